@@ -1,0 +1,1 @@
+"""databricks-bundle-decorators."""
