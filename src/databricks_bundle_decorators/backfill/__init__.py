@@ -1,0 +1,56 @@
+"""Backfill definitions, key windows, Quartz schedules and runtime key resolution.
+
+This layer is pure: values and arithmetic, no I/O, no imports from other layers.
+"""
+
+from .base import BackfillDef
+from .context import (
+    BACKFILL_EXACT_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_PARAMS,
+    BACKFILL_START_KEY_PARAM,
+    RunContext,
+    current_run_context,
+    run_context,
+)
+from .quartz import QuartzSchedule
+from .resolve import (
+    ResolvedKeys,
+    get_backfill_key,
+    get_backfill_keys,
+    get_run_logical_date,
+    resolve_keys,
+)
+from .static import StaticBackfill
+from .time_backfill import (
+    DailyBackfill,
+    HourlyBackfill,
+    MonthlyBackfill,
+    TimeBackfill,
+    WeeklyBackfill,
+)
+from .windows import TimeWindow
+
+__all__ = [
+    "BACKFILL_EXACT_PARAM",
+    "BACKFILL_KEY_PARAM",
+    "BACKFILL_PARAMS",
+    "BACKFILL_START_KEY_PARAM",
+    "BackfillDef",
+    "DailyBackfill",
+    "HourlyBackfill",
+    "MonthlyBackfill",
+    "QuartzSchedule",
+    "ResolvedKeys",
+    "RunContext",
+    "StaticBackfill",
+    "TimeBackfill",
+    "TimeWindow",
+    "WeeklyBackfill",
+    "current_run_context",
+    "get_backfill_key",
+    "get_backfill_keys",
+    "get_run_logical_date",
+    "resolve_keys",
+    "run_context",
+]

@@ -1,0 +1,185 @@
+"""Cadences: how a time-partitioned backfill cuts the calendar into keys.
+
+A cadence knows one key format and calendar arithmetic on *period starts*, which are
+wall-clock times (``PlainDateTime``) in the definition's time zone. Everything that
+involves instants (windows, DST) lives in :mod:`.time_backfill`, once for all cadences.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from whenever import Date, IsoWeekDate, PlainDateTime, Weekday
+
+
+class Cadence(ABC):
+    """Key format and wall-clock calendar arithmetic of one partition size."""
+
+    name: ClassVar[str]
+    key_format: ClassVar[str]
+    example: ClassVar[str]
+    _pattern: ClassVar[re.Pattern[str]]
+
+    def parse(self, key: str, *, what: str = "key") -> PlainDateTime:
+        """Parse ``key`` to the wall-clock start of its period.
+
+        Raises:
+            ValueError: the key is not in this cadence's format, naming the format.
+        """
+        if not isinstance(key, str):
+            raise ValueError(
+                f"{what} must be a string in {self.name} format {self.key_format}, "
+                f"got {type(key).__name__}"
+            )
+        match = self._pattern.fullmatch(key)
+        if match is None:
+            raise ValueError(self._format_error(key, what))
+        try:
+            return self._from_match(match)
+        except ValueError:
+            raise ValueError(self._format_error(key, what)) from None
+
+    def _format_error(self, key: str, what: str) -> str:
+        return (
+            f"{what} {key!r} is not a valid {self.name} key: expected {self.key_format} "
+            f"(e.g. {self.example!r})"
+        )
+
+    @abstractmethod
+    def _from_match(self, match: re.Match[str]) -> PlainDateTime: ...
+
+    @abstractmethod
+    def format(self, start: PlainDateTime) -> str:
+        """The key of the period that starts at ``start``."""
+
+    @abstractmethod
+    def floor(self, at: PlainDateTime) -> PlainDateTime:
+        """The start of the period that contains the wall-clock time ``at``."""
+
+    @abstractmethod
+    def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
+        """The start of the period ``periods`` periods after (or before) ``start``."""
+
+    def format_range(self, first: PlainDateTime, last: PlainDateTime) -> list[str]:
+        """Keys of every period from ``first`` to ``last`` inclusive (wall clock only)."""
+        keys: list[str] = []
+        start = first
+        while start <= last:
+            keys.append(self.format(start))
+            start = self.shift(start, 1)
+        return keys
+
+
+def _midnight(d: Date) -> PlainDateTime:
+    return PlainDateTime(d.year, d.month, d.day)
+
+
+class DailyCadence(Cadence):
+    name = "daily"
+    key_format = "YYYY-MM-DD"
+    example = "2024-01-31"
+    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+    def _from_match(self, match: re.Match[str]) -> PlainDateTime:
+        year, month, day = (int(g) for g in match.groups())
+        return PlainDateTime(year, month, day)
+
+    def format(self, start: PlainDateTime) -> str:
+        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
+
+    def floor(self, at: PlainDateTime) -> PlainDateTime:
+        return _midnight(at.date())
+
+    def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
+        return _midnight(start.date().add(days=periods))
+
+
+class WeeklyCadence(Cadence):
+    """ISO weeks, Monday to Sunday; ISO years have 52 or 53 weeks."""
+
+    name = "weekly"
+    key_format = "YYYY-Www (ISO week)"
+    example = "2024-W03"
+    _pattern = re.compile(r"(\d{4})-W(\d{2})")
+
+    def _from_match(self, match: re.Match[str]) -> PlainDateTime:
+        year, week = int(match.group(1)), int(match.group(2))
+        # IsoWeekDate rejects week 53 in 52-week years and week 0.
+        return _midnight(IsoWeekDate(year, week, Weekday.MONDAY).date())
+
+    def format(self, start: PlainDateTime) -> str:
+        iso = start.date().iso_week_date()
+        return f"{iso.year:04d}-W{iso.week:02d}"
+
+    def floor(self, at: PlainDateTime) -> PlainDateTime:
+        d = at.date()
+        return _midnight(d.subtract(days=d.day_of_week().value - 1))
+
+    def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
+        return _midnight(start.date().add(weeks=periods))
+
+
+class MonthlyCadence(Cadence):
+    """Calendar months; keys are pinned to day 01."""
+
+    name = "monthly"
+    key_format = "YYYY-MM-01"
+    example = "2024-01-01"
+    _pattern = re.compile(r"(\d{4})-(\d{2})-01")
+
+    def _from_match(self, match: re.Match[str]) -> PlainDateTime:
+        return PlainDateTime(int(match.group(1)), int(match.group(2)), 1)
+
+    def format(self, start: PlainDateTime) -> str:
+        return f"{start.year:04d}-{start.month:02d}-01"
+
+    def floor(self, at: PlainDateTime) -> PlainDateTime:
+        return PlainDateTime(at.year, at.month, 1)
+
+    def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
+        months = start.year * 12 + (start.month - 1) + periods
+        return PlainDateTime(months // 12, months % 12 + 1, 1)
+
+
+class HourlyCadence(Cadence):
+    """Wall-clock hours in the definition's time zone."""
+
+    name = "hourly"
+    key_format = "YYYY-MM-DDTHH"
+    example = "2024-01-31T13"
+    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2})")
+
+    def _from_match(self, match: re.Match[str]) -> PlainDateTime:
+        year, month, day, hour = (int(g) for g in match.groups())
+        return PlainDateTime(year, month, day, hour)
+
+    def format(self, start: PlainDateTime) -> str:
+        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}T{start.hour:02d}"
+
+    def floor(self, at: PlainDateTime) -> PlainDateTime:
+        return PlainDateTime(at.year, at.month, at.day, at.hour)
+
+    def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
+        days, hour = divmod(start.hour + periods, 24)
+        d = start.date().add(days=days)
+        return PlainDateTime(d.year, d.month, d.day, hour)
+
+    def format_range(self, first: PlainDateTime, last: PlainDateTime) -> list[str]:
+        # Decades of hourly keys are common; build each day's prefix once.
+        keys: list[str] = []
+        day, last_day = first.date(), last.date()
+        while day <= last_day:
+            prefix = f"{day.year:04d}-{day.month:02d}-{day.day:02d}T"
+            lo = first.hour if day == first.date() else 0
+            hi = last.hour if day == last_day else 23
+            keys.extend([f"{prefix}{hour:02d}" for hour in range(lo, hi + 1)])
+            day = day.add(days=1)
+        return keys
+
+
+DAILY = DailyCadence()
+WEEKLY = WeeklyCadence()
+MONTHLY = MonthlyCadence()
+HOURLY = HourlyCadence()

@@ -1,0 +1,88 @@
+"""The run context: what a running task knows about its job run.
+
+The runtime fills it (from ``dbxdec-run``'s named parameters on Databricks, or from
+the local runner); tests set it directly with :func:`run_context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from .base import BackfillDef
+
+if TYPE_CHECKING:
+    from .quartz import QuartzSchedule
+
+BACKFILL_KEY_PARAM = "backfill_key"
+BACKFILL_START_KEY_PARAM = "backfill_start_key"
+BACKFILL_EXACT_PARAM = "backfill_exact"
+BACKFILL_PARAMS: tuple[str, ...] = (
+    BACKFILL_KEY_PARAM,
+    BACKFILL_START_KEY_PARAM,
+    BACKFILL_EXACT_PARAM,
+)
+
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"", "false", "0", "no"})
+
+
+def parse_flag(value: str, *, name: str) -> bool:
+    """Parse a boolean job parameter (``"true"``/``"false"``, case-insensitive)."""
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(f"job parameter {name}={value!r} is not a boolean: expected 'true' or 'false'")
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Everything key resolution needs about the current run.
+
+    Args:
+        job_name: The job being run.
+        task_key: The task being run, if any.
+        params: Job parameters as strings (``backfill_key`` and friends included).
+        backfill: The job's backfill definition, if it has one.
+        schedule: The job's Quartz schedule, if it has one (for schedule gaps).
+        now: The clock; ``None`` reads the wall clock. Tests pass a fixed instant.
+    """
+
+    job_name: str | None = None
+    task_key: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+    backfill: BackfillDef | None = None
+    schedule: QuartzSchedule | None = None
+    now: datetime | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def param(self, name: str, default: str = "") -> str:
+        """A job parameter's value, or ``default`` when absent."""
+        return self.params.get(name, default)
+
+
+_CURRENT: ContextVar[RunContext | None] = ContextVar("dbxdec_run_context", default=None)
+
+
+@contextmanager
+def run_context(context: RunContext) -> Iterator[RunContext]:
+    """Make ``context`` the current run context inside the ``with`` block."""
+    token = _CURRENT.set(context)
+    try:
+        yield context
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_run_context() -> RunContext | None:
+    """The current run context, or ``None`` outside a run."""
+    return _CURRENT.get()

@@ -1,0 +1,258 @@
+"""Runtime key resolution: which keys does this run process?
+
+Rules (seed 001 and DESIGN.md):
+
+* ``backfill_key`` empty and a time-based definition: the key is derived from the clock
+  (``current_key``, ``data_lag`` applied) and a warning is logged; otherwise empty is a
+  ``RuntimeError``.
+* ``backfill_start_key`` set: a ranged run over the keys from it to ``backfill_key``.
+* ``lookback=N`` adds the N keys before the first key, in every run mode, never before
+  the definition's ``start_date``.
+* ``collect_schedule_gaps`` adds the keys ``k`` with ``key(previous fire) < k <=
+  current key``, only for auto-derived keys.
+* ``backfill_exact=true`` bypasses lookback and gap expansion.
+* The result is the sorted union.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from whenever import Instant
+
+from .base import BackfillDef
+from .context import (
+    BACKFILL_EXACT_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_START_KEY_PARAM,
+    RunContext,
+    current_run_context,
+    parse_flag,
+)
+from .time_backfill import TimeBackfill, to_instant
+
+_logger = logging.getLogger("databricks_bundle_decorators.backfill")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedKeys:
+    """The keys of one run.
+
+    Attributes:
+        primary: The run's ``backfill_key`` (given or derived).
+        keys: Every key the run processes, sorted, lookback and gaps included.
+        written: The keys the run writes (``keys`` minus lookback-only keys).
+        auto_derived: Whether ``primary`` came from the clock.
+    """
+
+    primary: str
+    keys: tuple[str, ...]
+    written: tuple[str, ...]
+    auto_derived: bool
+
+
+def _require_context() -> RunContext:
+    context = current_run_context()
+    if context is None:
+        raise RuntimeError(
+            "no run context: backfill keys are only known inside a task run "
+            "(dbxdec-run on Databricks, or the local runner)"
+        )
+    return context
+
+
+def resolve_primary_key(context: RunContext, *, validate: bool = True) -> tuple[str, bool]:
+    """The run's primary key and whether it was derived from the clock."""
+    raw = context.param(BACKFILL_KEY_PARAM)
+    backfill = context.backfill
+    auto_derived = False
+    if not raw:
+        derived = backfill.current_key(now=context.now) if backfill is not None else None
+        if derived is None:
+            reason = (
+                "the job has no backfill definition"
+                if backfill is None
+                else f"a {backfill.kind} backfill has no default key"
+            )
+            raise RuntimeError(
+                f"job parameter {BACKFILL_KEY_PARAM!r} is empty and no key can be derived: "
+                f"{reason}. Pass --key / backfill_key=..."
+            )
+        _logger.warning(
+            "%s is empty for job %r; derived %r from the current time (%s backfill)",
+            BACKFILL_KEY_PARAM,
+            context.job_name,
+            derived,
+            backfill.kind if backfill is not None else "no",
+        )
+        raw, auto_derived = derived, True
+    if validate and backfill is not None:
+        backfill.validate_key(raw, what=BACKFILL_KEY_PARAM)
+    return raw, auto_derived
+
+
+def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
+    """Every key a run processes, per the module rules."""
+    primary, auto_derived = resolve_primary_key(context, validate=validate)
+    backfill = context.backfill
+    if backfill is None:
+        return ResolvedKeys(primary, (primary,), (primary,), auto_derived)
+
+    written = _ranged_keys(context, backfill, primary, validate=validate)
+    exact = parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM)
+    if exact or not isinstance(backfill, TimeBackfill):
+        return ResolvedKeys(primary, tuple(written), tuple(written), auto_derived)
+
+    extra: list[str] = []
+    if backfill.collect_schedule_gaps and auto_derived and context.schedule is not None:
+        gaps = schedule_gap_keys(backfill, context, primary)
+        written = backfill.sort_keys([*written, *gaps])
+    if backfill.lookback:
+        extra = backfill.previous_keys(written[0], backfill.lookback)
+    keys = backfill.sort_keys([*extra, *written])
+    if len(keys) > 1:
+        _logger.info(
+            "expanded %s=%r to %d keys (lookback=%d, collect_schedule_gaps=%s): %s",
+            BACKFILL_KEY_PARAM,
+            primary,
+            len(keys),
+            backfill.lookback,
+            backfill.collect_schedule_gaps,
+            keys,
+        )
+    return ResolvedKeys(primary, tuple(keys), tuple(written), auto_derived)
+
+
+def _ranged_keys(
+    context: RunContext, backfill: BackfillDef, primary: str, *, validate: bool
+) -> list[str]:
+    start_key = context.param(BACKFILL_START_KEY_PARAM)
+    if not start_key:
+        return [primary]
+    if validate:
+        backfill.validate_key(start_key, what=BACKFILL_START_KEY_PARAM)
+    keys = backfill.keys(start_key, primary)
+    if not keys:
+        raise ValueError(
+            f"{BACKFILL_START_KEY_PARAM} {start_key!r} is after {BACKFILL_KEY_PARAM} {primary!r}"
+        )
+    return keys
+
+
+def schedule_gap_keys(backfill: TimeBackfill, context: RunContext, current: str) -> list[str]:
+    """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``.
+
+    The previous fire is the one before the fire that triggered this run (the latest
+    fire at or before now). A Mon-Fri schedule's Monday run thus collects Sat, Sun, Mon.
+    """
+    schedule = context.schedule
+    if schedule is None:
+        return [current]
+    now = to_instant(context.now) if context.now is not None else Instant.now()
+    at_or_before = now.to_stdlib() + timedelta(microseconds=1)
+    trigger = schedule.previous_fire(at_or_before.astimezone(timezone.utc))
+    previous = schedule.previous_fire(trigger) if trigger is not None else None
+    if previous is None:
+        return [current]
+    previous_key = backfill.current_key(now=previous)
+    keys: list[str] = []
+    key = current
+    while backfill.compare(key, previous_key) > 0:
+        keys.append(key)
+        earlier = backfill.previous_keys(key, 1)
+        if not earlier:
+            break
+        key = earlier[0]
+    keys.reverse()
+    return keys or [current]
+
+
+def get_backfill_key(*, validate: bool = True) -> str:
+    """Return the raw backfill key for the current job run.
+
+    Reads the ``backfill_key`` job parameter. When it is missing or empty and the job
+    has a time-based backfill definition, the key is derived from the current time
+    (``current_key()``, ``data_lag`` applied) and a warning is logged.
+
+    Args:
+        validate: Check the key against the job's backfill definition.
+
+    Returns:
+        The key string.
+
+    Raises:
+        RuntimeError: the key is empty and none can be derived (no backfill definition,
+            or a ``StaticBackfill``), or called outside a run.
+        ValueError: ``validate`` is true and the key is malformed or out of bounds.
+    """
+    return resolve_primary_key(_require_context(), validate=validate)[0]
+
+
+def get_backfill_keys(*, validate: bool = True) -> list[str]:
+    """Return all keys of the current run, sorted ascending.
+
+    ``[get_backfill_key()]`` plus: the range from ``backfill_start_key``, ``lookback``
+    keys before the first key, and schedule gaps for auto-derived keys;
+    ``backfill_exact=true`` disables lookback and gaps.
+
+    Example:
+        With ``DailyBackfill("2026-01-01", lookback=2)`` and ``backfill_key=2026-01-08``:
+        ``['2026-01-06', '2026-01-07', '2026-01-08']``.
+
+    Raises:
+        RuntimeError: as :func:`get_backfill_key`.
+        ValueError: as :func:`get_backfill_key`, or a malformed ``backfill_exact``.
+    """
+    return list(resolve_keys(_require_context(), validate=validate).keys)
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_HOUR = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}")
+_ISO_WEEK = re.compile(r"\d{4}-W\d{2}")
+
+
+def logical_date_of(key: str, backfill: BackfillDef | None) -> datetime:
+    """A key as a timezone-aware ``datetime``: the start of its window.
+
+    Raises:
+        ValueError: the key is not a date or time key.
+    """
+    if isinstance(backfill, TimeBackfill):
+        return backfill.key_start(key).to_stdlib()
+    try:
+        if _ISO_DATE.fullmatch(key):
+            return datetime.fromisoformat(key).replace(tzinfo=timezone.utc)
+        if _ISO_HOUR.fullmatch(key):
+            return datetime.fromisoformat(f"{key}:00").replace(tzinfo=timezone.utc)
+        if _ISO_WEEK.fullmatch(key):
+            return datetime.strptime(f"{key}-1", "%G-W%V-%u").replace(tzinfo=timezone.utc)
+        parsed = datetime.fromisoformat(key)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise ValueError(
+            f"backfill_key {key!r} cannot be read as a date: expected YYYY-MM-DD, YYYY-Www, "
+            "YYYY-MM-DDTHH or an ISO-8601 datetime with offset (use get_backfill_key() "
+            "for static keys)"
+        )
+    return parsed
+
+
+def get_run_logical_date(*, validate: bool = True) -> datetime:
+    """Return the backfill key as a timezone-aware ``datetime`` (its window's start).
+
+    The datetime is in the definition's time zone. Inside a repeated (fall-back) hour it
+    is the first occurrence; compare such datetimes by ``timestamp()``, since Python's
+    ``==`` across time zones is always false for ambiguous wall times (PEP 495).
+
+    Raises:
+        RuntimeError: the key is empty and cannot be derived.
+        ValueError: the key is not a date/time key, or is out of bounds when
+            ``validate`` is true.
+    """
+    context = _require_context()
+    key, _ = resolve_primary_key(context, validate=validate)
+    return logical_date_of(key, context.backfill)
