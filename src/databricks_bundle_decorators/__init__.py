@@ -1,1 +1,76 @@
-"""databricks-bundle-decorators."""
+"""databricks-bundle-decorators: decorated Spark pipelines for Databricks, built to backfill.
+
+Example:
+    >>> from databricks_bundle_decorators import DailyBackfill, job, task
+    >>> @job(backfill=DailyBackfill(start_date="2024-01-01"))
+    ... def sales():
+    ...     @task
+    ...     def extract(): ...
+    ...     extract()
+"""
+
+from .backfill import (
+    BackfillDef,
+    DailyBackfill,
+    HourlyBackfill,
+    MonthlyBackfill,
+    QuartzSchedule,
+    StaticBackfill,
+    TimeWindow,
+    WeeklyBackfill,
+    get_backfill_key,
+    get_backfill_keys,
+    get_run_logical_date,
+)
+from .definitions import (
+    JobCluster,
+    JobDefinition,
+    Registry,
+    RetryPolicy,
+    TaskDefinition,
+    all_partitions,
+    default_registry,
+    for_each_task,
+    get_task_value,
+    job,
+    job_cluster,
+    params,
+    set_task_value,
+    task,
+    task_value,
+)
+from .errors import DbxdecError, DefinitionError, UsageError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackfillDef",
+    "DailyBackfill",
+    "DbxdecError",
+    "DefinitionError",
+    "HourlyBackfill",
+    "JobCluster",
+    "JobDefinition",
+    "MonthlyBackfill",
+    "QuartzSchedule",
+    "Registry",
+    "RetryPolicy",
+    "StaticBackfill",
+    "TaskDefinition",
+    "TimeWindow",
+    "UsageError",
+    "WeeklyBackfill",
+    "all_partitions",
+    "default_registry",
+    "for_each_task",
+    "get_backfill_key",
+    "get_backfill_keys",
+    "get_run_logical_date",
+    "get_task_value",
+    "job",
+    "job_cluster",
+    "params",
+    "set_task_value",
+    "task",
+    "task_value",
+]

@@ -1,0 +1,45 @@
+"""What users declare: jobs, tasks, clusters, parameters. No I/O."""
+
+from .api import job
+from .cluster import JobCluster, job_cluster
+from .graph import InputEdge, TaskGraph, TaskNode
+from .job import JobDefinition
+from .params import JobParams, params
+from .refs import AllPartitions, TaskProxy, TaskValueRef, all_partitions
+from .registry import Diagnostic, Registry, default_registry
+from .task import ForEachSpec, RetryPolicy, TaskDefinition, for_each_task, task, task_value
+from .task_values import (
+    TaskValueStore,
+    get_task_value,
+    set_task_value,
+    use_task_value_store,
+)
+
+__all__ = [
+    "AllPartitions",
+    "Diagnostic",
+    "ForEachSpec",
+    "InputEdge",
+    "JobCluster",
+    "JobDefinition",
+    "JobParams",
+    "Registry",
+    "RetryPolicy",
+    "TaskDefinition",
+    "TaskGraph",
+    "TaskNode",
+    "TaskProxy",
+    "TaskValueRef",
+    "TaskValueStore",
+    "all_partitions",
+    "default_registry",
+    "for_each_task",
+    "get_task_value",
+    "job",
+    "job_cluster",
+    "params",
+    "set_task_value",
+    "task",
+    "task_value",
+    "use_task_value_store",
+]

@@ -1,0 +1,81 @@
+"""The module-level ``@job`` decorator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
+from ..backfill.base import BackfillDef
+from ..backfill.quartz import QuartzSchedule
+from .cluster import JobCluster
+from .job import JobDefinition, make_job
+from .registry import Registry, default_registry
+
+
+@overload
+def job(fn: Callable[..., Any], /) -> JobDefinition: ...
+@overload
+def job(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    params: Mapping[str, object] | None = None,
+    backfill: BackfillDef | None = None,
+    cluster: JobCluster | None = None,
+    schedule: str | QuartzSchedule | None = None,
+    registry: Registry | None = None,
+    **settings: Any,
+) -> Callable[[Callable[..., Any]], JobDefinition]: ...
+def job(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    params: Mapping[str, object] | None = None,
+    backfill: BackfillDef | None = None,
+    cluster: JobCluster | None = None,
+    schedule: str | QuartzSchedule | None = None,
+    registry: Registry | None = None,
+    **settings: Any,
+) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
+    """Declare a job. Tasks are defined and called inside the body; calls build the graph.
+
+    The body is not run at import: it is traced on first use, once.
+
+    Args:
+        name: Job name (default: the function name).
+        params: Job parameters with their default values.
+        backfill: Backfill definition; adds the ``backfill_key``, ``backfill_start_key``
+            and ``backfill_exact`` job parameters.
+        cluster: A :func:`job_cluster` for all tasks; ``None`` runs on serverless.
+        schedule: Quartz cron string (timezone: the backfill's ``tz``, else UTC) or a
+            :class:`QuartzSchedule`.
+        registry: Register into this registry instead of the default one.
+        **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
+            ``email_notifications``, ``queue``, ...), passed through.
+
+    Example:
+        >>> @job(params={"env": "dev"}, backfill=DailyBackfill("2024-01-01"),
+        ...      schedule="0 0 6 * * ?")
+        ... def sales():
+        ...     @task(io_manager=io)
+        ...     def extract(): ...
+        ...     @task
+        ...     def report(data): ...
+        ...     report(extract())
+    """
+
+    def decorate(f: Callable[..., Any]) -> JobDefinition:
+        return make_job(
+            f,
+            registry=registry if registry is not None else default_registry,
+            name=name,
+            params=params,
+            backfill=backfill,
+            cluster=cluster,
+            schedule=schedule,
+            settings=settings,
+        )
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,126 @@
+"""The task graph of one job, as traced from its body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import DefinitionError
+
+if TYPE_CHECKING:
+    from .task import TaskDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class InputEdge:
+    """A data edge: parameter ``param`` of the downstream task reads ``upstream``'s output."""
+
+    param: str
+    upstream: str
+    all_partitions: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNode:
+    """One task of a job: its definition plus the edges the call created."""
+
+    definition: TaskDefinition
+    inputs: tuple[InputEdge, ...] = ()
+    control_deps: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.definition.key
+
+    @property
+    def upstream(self) -> tuple[str, ...]:
+        """Every task this one depends on (data and control), in first-seen order."""
+        seen: dict[str, None] = {}
+        for edge in self.inputs:
+            seen.setdefault(edge.upstream)
+        for key in self.control_deps:
+            seen.setdefault(key)
+        for_each = self.definition.for_each
+        if for_each is not None and for_each.inputs_task is not None:
+            seen.setdefault(for_each.inputs_task)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class TaskGraph:
+    """The tasks of a job in call order, with a checked acyclic dependency relation."""
+
+    job_name: str
+    nodes: Mapping[str, TaskNode] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._check_references()
+        self._check_acyclic()
+
+    def __iter__(self) -> Iterator[TaskNode]:
+        return iter(self.nodes.values())
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, key: str) -> TaskNode:
+        return self.nodes[key]
+
+    def topological_order(self) -> list[str]:
+        """Task keys such that every task comes after its upstream tasks (stable)."""
+        order: list[str] = []
+        done: set[str] = set()
+        for key in self.nodes:
+            self._visit(key, done, order)
+        return order
+
+    def downstream_of(self, key: str) -> list[str]:
+        """Keys of the tasks that depend directly on ``key``."""
+        return [node.key for node in self if key in node.upstream]
+
+    def _visit(self, key: str, done: set[str], order: list[str]) -> None:
+        if key in done:
+            return
+        done.add(key)
+        for upstream in self.nodes[key].upstream:
+            self._visit(upstream, done, order)
+        order.append(key)
+
+    def _check_references(self) -> None:
+        for node in self:
+            for upstream in node.upstream:
+                if upstream not in self.nodes:
+                    raise DefinitionError(
+                        f"depends on task {upstream!r}, which is not called in this job body",
+                        job=self.job_name,
+                        task=node.key,
+                        location=str(node.definition.source),
+                    )
+
+    def _check_acyclic(self) -> None:
+        state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+        for start in self.nodes:
+            if state.get(start) == 2:
+                continue
+            stack: list[tuple[str, Iterator[str]]] = [(start, iter(self.nodes[start].upstream))]
+            state[start] = 1
+            while stack:
+                key, upstream = stack[-1]
+                nxt = next(upstream, None)
+                if nxt is None:
+                    state[key] = 2
+                    stack.pop()
+                elif state.get(nxt) == 1:
+                    path = [k for k, _ in stack]
+                    cycle = [*path[path.index(nxt) :], nxt]
+                    node = self.nodes[nxt]
+                    raise DefinitionError(
+                        f"dependency cycle: {' -> '.join(reversed(cycle))}",
+                        job=self.job_name,
+                        task=nxt,
+                        location=str(node.definition.source),
+                    )
+                elif state.get(nxt) is None:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(self.nodes[nxt].upstream)))

@@ -1,0 +1,216 @@
+"""``@job``: a captured job whose body is traced lazily, once."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..backfill.base import BackfillDef
+from ..backfill.context import BACKFILL_PARAMS
+from ..backfill.quartz import QuartzSchedule
+from ..errors import DefinitionError
+from .cluster import JobCluster
+from .graph import TaskGraph
+from .source import SourceLocation
+from .tracing import tracing
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+_JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
+_PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
+RESERVED_PARAM_PREFIX = "dbxdec_"
+
+
+class JobDefinition:
+    """A job as declared: settings captured at decoration, tasks traced on first use.
+
+    Attributes:
+        name: The job name (the resource key in the bundle).
+        fn: The undecorated job body.
+        params: User job parameters and their defaults.
+        backfill: The backfill definition, if any.
+        cluster: The job cluster shared by the tasks; ``None`` runs serverless.
+        schedule: The Quartz schedule, if any.
+        settings: Other Databricks job settings, passed through.
+        source: Where the job is defined.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[], Any],
+        *,
+        name: str,
+        params: Mapping[str, str],
+        backfill: BackfillDef | None,
+        cluster: JobCluster | None,
+        schedule: QuartzSchedule | None,
+        settings: Mapping[str, Any],
+        source: SourceLocation,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.params = dict(params)
+        self.backfill = backfill
+        self.cluster = cluster
+        self.schedule = schedule
+        self.settings = dict(settings)
+        self.source = source
+        self._graph: TaskGraph | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<JobDefinition {self.name!r} at {self.source}>"
+
+    @property
+    def is_traced(self) -> bool:
+        """Whether the body has been traced already."""
+        return self._graph is not None
+
+    @property
+    def graph(self) -> TaskGraph:
+        """The task graph, tracing the body on first access (once, thread-safe).
+
+        Raises:
+            DefinitionError: the body is wrong (cycle, duplicate key, bad argument...).
+        """
+        if self._graph is None:
+            with self._lock:
+                if self._graph is None:
+                    self._graph = self._trace()
+        return self._graph
+
+    def _trace(self) -> TaskGraph:
+        with tracing(self.name) as trace:
+            try:
+                self.fn()
+            except DefinitionError as exc:
+                if exc.job is None:
+                    exc.job = self.name
+                    exc.args = (exc.render(),)
+                raise
+            except Exception as exc:
+                raise DefinitionError(
+                    f"the job body raised {type(exc).__name__}: {exc}",
+                    job=self.name,
+                    location=str(self.source),
+                ) from exc
+        graph = trace.graph()
+        if not len(graph):
+            raise DefinitionError(
+                "the job body calls no task", job=self.name, location=str(self.source)
+            )
+        return graph
+
+
+def _check_params(params: Mapping[str, object] | None, job: str, where: str) -> dict[str, str]:
+    checked: dict[str, str] = {}
+    for name, value in (params or {}).items():
+        if not isinstance(name, str) or _PARAM_NAME.fullmatch(name) is None:
+            raise DefinitionError(
+                f"job parameter name {name!r} is invalid: expected a letter or _ then "
+                "letters, digits, _ . -",
+                job=job,
+                location=where,
+            )
+        if name in BACKFILL_PARAMS or name.startswith(RESERVED_PARAM_PREFIX):
+            raise DefinitionError(
+                f"job parameter {name!r} is reserved by dbxdec "
+                f"({', '.join(BACKFILL_PARAMS)} and names starting with {RESERVED_PARAM_PREFIX!r})",
+                job=job,
+                location=where,
+            )
+        if isinstance(value, bool):
+            checked[name] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            checked[name] = str(value)
+        else:
+            raise DefinitionError(
+                f"job parameter {name!r} has a {type(value).__name__} default; "
+                "job parameters are strings (or numbers/booleans, stored as strings)",
+                job=job,
+                location=where,
+            )
+    return checked
+
+
+def _schedule(
+    schedule: str | QuartzSchedule | None, backfill: BackfillDef | None, job: str, where: str
+) -> QuartzSchedule | None:
+    if schedule is None or isinstance(schedule, QuartzSchedule):
+        return schedule
+    if not isinstance(schedule, str):
+        raise DefinitionError(
+            "schedule must be a Quartz cron string or QuartzSchedule(...)", job=job, location=where
+        )
+    timezone = getattr(backfill, "tz", "UTC") if backfill is not None else "UTC"
+    try:
+        return QuartzSchedule(schedule, timezone=timezone)
+    except ValueError as exc:
+        raise DefinitionError(str(exc), job=job, location=where) from None
+
+
+def make_job(
+    fn: Callable[..., Any],
+    *,
+    registry: Registry,
+    name: str | None = None,
+    params: Mapping[str, object] | None = None,
+    backfill: BackfillDef | None = None,
+    cluster: JobCluster | None = None,
+    schedule: str | QuartzSchedule | None = None,
+    settings: Mapping[str, Any],
+) -> JobDefinition:
+    """Capture ``fn`` as a job and register it in ``registry`` (nothing is executed)."""
+    if not callable(fn):
+        raise TypeError(f"@job decorates a function, got {type(fn).__name__}")
+    source = SourceLocation.of(fn)
+    where = str(source)
+    job_name = name or fn.__name__
+    if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
+        raise DefinitionError(
+            f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "
+            "A-Z a-z 0-9 _ -",
+            location=where,
+        )
+    required = [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if required:
+        raise DefinitionError(
+            f"a job body takes no arguments (got {', '.join(required)}); use params=... "
+            "for job parameters",
+            job=job_name,
+            location=where,
+        )
+    if backfill is not None and not isinstance(backfill, BackfillDef):
+        raise DefinitionError(
+            f"backfill must be a BackfillDef such as DailyBackfill(...), got "
+            f"{type(backfill).__name__}",
+            job=job_name,
+            location=where,
+        )
+    if cluster is not None and not isinstance(cluster, JobCluster):
+        raise DefinitionError(
+            f"cluster must come from job_cluster(...), got {type(cluster).__name__}",
+            job=job_name,
+            location=where,
+        )
+    definition = JobDefinition(
+        fn,
+        name=job_name,
+        params=_check_params(params, job_name, where),
+        backfill=backfill,
+        cluster=cluster,
+        schedule=_schedule(schedule, backfill, job_name, where),
+        settings=settings,
+        source=source,
+    )
+    registry.add(definition)
+    return definition

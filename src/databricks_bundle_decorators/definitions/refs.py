@@ -1,0 +1,72 @@
+"""References created while a job body is traced: task outputs and task values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class TaskProxy:
+    """The output of a task call inside a job body.
+
+    Passing it to another task's call makes a data edge; the downstream task receives
+    the upstream output (through the upstream task's IoManager) filtered to the run's
+    keys.
+    """
+
+    task_key: str
+    job_name: str
+
+    def __bool__(self) -> bool:  # a proxy is a reference, never a value to branch on
+        raise TypeError(
+            f"the output of task {self.task_key!r} is not known while the job body is "
+            "traced; pass it to another task instead of using it as a value"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AllPartitions:
+    """A task output read across all partitions instead of the run's keys."""
+
+    proxy: TaskProxy
+
+    @property
+    def task_key(self) -> str:
+        return self.proxy.task_key
+
+
+@dataclass(frozen=True, slots=True)
+class TaskValueRef:
+    """A reference to a task value another task sets, e.g. for ``for_each_task`` inputs.
+
+    Renders as ``{{tasks.<task_key>.values.<key>}}`` in the generated job.
+    """
+
+    task_key: str
+    key: str
+
+    def render(self) -> str:
+        return f"{{{{tasks.{self.task_key}.values.{self.key}}}}}"
+
+
+def all_partitions(proxy: TaskProxy) -> AllPartitions:
+    """Mark an edge so the downstream task reads every partition of ``proxy``.
+
+    Example:
+        >>> @job(backfill=DailyBackfill(start_date="2024-01-01"))
+        ... def pipeline():
+        ...     @task(io_manager=io)
+        ...     def extract(): ...
+        ...     @task
+        ...     def aggregate(data): ...
+        ...     aggregate(all_partitions(extract()))
+
+    Raises:
+        TypeError: ``proxy`` is not the output of a task call inside a job body.
+    """
+    if not isinstance(proxy, TaskProxy):
+        raise TypeError(
+            "all_partitions() expects the output of a task call inside a @job body, "
+            f"got {type(proxy).__name__}"
+        )
+    return AllPartitions(proxy)

@@ -1,0 +1,267 @@
+"""``@task`` and ``@for_each_task``: decorators that capture, never execute."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from ..errors import DefinitionError
+from .refs import TaskProxy, TaskValueRef
+from .source import SourceLocation
+from .tracing import FOR_EACH_INPUT_PARAM, current_trace
+
+_TASK_KEY = re.compile(r"[A-Za-z0-9_\-]{1,100}")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How Databricks retries a failed task run.
+
+    Args:
+        max_retries: Retries after the first attempt (``-1``: retry forever).
+        min_retry_interval_millis: Minimum wait between attempts.
+        retry_on_timeout: Also retry when the task times out.
+    """
+
+    max_retries: int
+    min_retry_interval_millis: int = 0
+    retry_on_timeout: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
+            raise ValueError(f"max_retries must be an integer, got {self.max_retries!r}")
+        if self.max_retries < -1:
+            raise ValueError(f"max_retries must be >= -1, got {self.max_retries}")
+        if self.min_retry_interval_millis < 0:
+            raise ValueError("min_retry_interval_millis must be >= 0")
+
+
+@dataclass(frozen=True, slots=True)
+class ForEachSpec:
+    """The iteration of a for-each task: a JSON list, a task value, or a ``{{...}}`` reference."""
+
+    inputs: list[Any] | TaskValueRef | str
+    concurrency: int | None = None
+
+    @property
+    def inputs_task(self) -> str | None:
+        """The task whose value feeds the iteration, if any."""
+        return self.inputs.task_key if isinstance(self.inputs, TaskValueRef) else None
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    """A captured task: the function plus how it runs. ``fn`` stays callable for unit tests.
+
+    Calling the definition inside a ``@job`` body records a task and returns a
+    :class:`TaskProxy`; calling it anywhere else is an error (call ``.fn`` instead).
+    """
+
+    fn: Callable[..., Any]
+    key: str
+    io_manager: Any = None
+    checks: tuple[Any, ...] = ()
+    retries: RetryPolicy | None = None
+    depends_on: tuple[Any, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    for_each: ForEachSpec | None = None
+    source: SourceLocation = field(default_factory=lambda: SourceLocation("<unknown>", 0))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> TaskProxy:
+        trace = current_trace()
+        if trace is None:
+            raise DefinitionError(
+                "called outside a @job body; tasks are called inside a job body to build "
+                f"its graph (in a unit test, call {self.fn.__name__}.fn(...) instead)",
+                task=self.key,
+                location=str(self.source),
+            )
+        return trace.record_call(self, args, kwargs)
+
+    @property
+    def name(self) -> str:
+        return self.key
+
+
+def _retry_policy(retries: int | RetryPolicy | None, where: str, key: str) -> RetryPolicy | None:
+    if retries is None or isinstance(retries, RetryPolicy):
+        return retries
+    try:
+        return RetryPolicy(max_retries=retries)
+    except ValueError as exc:
+        raise DefinitionError(str(exc), task=key, location=where) from None
+
+
+def _make_task(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    io_manager: Any,
+    checks: Sequence[Any] | None,
+    retries: int | RetryPolicy | None,
+    depends_on: Sequence[Any] | None,
+    for_each: ForEachSpec | None,
+    settings: Mapping[str, Any],
+) -> TaskDefinition:
+    if not callable(fn):
+        raise TypeError(f"@task decorates a function, got {type(fn).__name__}")
+    source = SourceLocation.of(fn)
+    key = name or fn.__name__
+    if not isinstance(key, str) or _TASK_KEY.fullmatch(key) is None:
+        raise DefinitionError(
+            "task keys are 1-100 characters from A-Z a-z 0-9 _ -",
+            task=str(key),
+            location=str(source),
+        )
+    if depends_on is not None and (
+        isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence)
+    ):
+        depends_on = [depends_on]
+    return TaskDefinition(
+        fn=fn,
+        key=key,
+        io_manager=io_manager,
+        checks=tuple(checks or ()),
+        retries=_retry_policy(retries, str(source), key),
+        depends_on=tuple(depends_on or ()),
+        settings=dict(settings),
+        for_each=for_each,
+        source=source,
+    )
+
+
+@overload
+def task(fn: Callable[..., Any], /) -> TaskDefinition: ...
+@overload
+def task(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    io_manager: Any = None,
+    checks: Sequence[Any] | None = None,
+    retries: int | RetryPolicy | None = None,
+    depends_on: Sequence[Any] | Any = None,
+    **settings: Any,
+) -> Callable[[Callable[..., Any]], TaskDefinition]: ...
+def task(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    io_manager: Any = None,
+    checks: Sequence[Any] | None = None,
+    retries: int | RetryPolicy | None = None,
+    depends_on: Sequence[Any] | Any = None,
+    **settings: Any,
+) -> TaskDefinition | Callable[[Callable[..., Any]], TaskDefinition]:
+    """Declare a task. Use bare (``@task``) or with options.
+
+    Args:
+        name: Task key (default: the function name).
+        io_manager: Stores the task's return value and loads it for downstream tasks.
+        checks: Per-slice checks run on the output before it is written.
+        retries: Retries on Databricks: a count or a :class:`RetryPolicy`.
+        depends_on: Control-only upstream tasks (no data flows).
+        **settings: Any other Databricks task setting (``timeout_seconds``, ...).
+
+    Example:
+        >>> @job
+        ... def pipeline():
+        ...     @task(io_manager=io)
+        ...     def extract(): ...
+        ...     @task
+        ...     def load(rows): ...
+        ...     load(extract())
+    """
+
+    def decorate(f: Callable[..., Any]) -> TaskDefinition:
+        return _make_task(
+            f,
+            name=name,
+            io_manager=io_manager,
+            checks=checks,
+            retries=retries,
+            depends_on=depends_on,
+            for_each=None,
+            settings=settings,
+        )
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def for_each_task(
+    *,
+    inputs: list[Any] | TaskValueRef | str,
+    concurrency: int | None = None,
+    name: str | None = None,
+    io_manager: Any = None,
+    checks: Sequence[Any] | None = None,
+    retries: int | RetryPolicy | None = None,
+    depends_on: Sequence[Any] | Any = None,
+    **settings: Any,
+) -> Callable[[Callable[..., Any]], TaskDefinition]:
+    """Declare a task that Databricks runs once per element of ``inputs``.
+
+    The function receives the element as its ``inputs`` parameter; other parameters
+    are wired by calling the task in the job body, as with ``@task``.
+
+    Args:
+        inputs: A JSON-serialisable list, ``task_value(task, key)``, or a ``{{...}}``
+            dynamic value reference.
+        concurrency: Iterations run at the same time.
+    """
+    if isinstance(inputs, list):
+        import json
+
+        try:
+            json.dumps(inputs)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"for_each_task inputs must be JSON-serialisable: {exc}") from None
+    elif not isinstance(inputs, (TaskValueRef, str)):
+        raise ValueError(
+            "for_each_task inputs must be a list, task_value(task, key) or a '{{...}}' reference"
+        )
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
+        raise ValueError(
+            f"for_each_task concurrency must be a whole number >= 1, got {concurrency!r}"
+        )
+    spec = ForEachSpec(inputs, concurrency)
+
+    def decorate(f: Callable[..., Any]) -> TaskDefinition:
+        import inspect
+
+        if FOR_EACH_INPUT_PARAM not in inspect.signature(f).parameters:
+            raise DefinitionError(
+                f"a for-each task takes the iteration element as a parameter named "
+                f"{FOR_EACH_INPUT_PARAM!r}",
+                task=name or f.__name__,
+                location=str(SourceLocation.of(f)),
+            )
+        return _make_task(
+            f,
+            name=name,
+            io_manager=io_manager,
+            checks=checks,
+            retries=retries,
+            depends_on=depends_on,
+            for_each=spec,
+            settings=settings,
+        )
+
+    return decorate
+
+
+def task_value(source: TaskDefinition | TaskProxy | str, key: str) -> TaskValueRef:
+    """Reference the task value ``key`` that task ``source`` sets."""
+    if isinstance(source, (TaskDefinition, TaskProxy)):
+        task_key = source.key if isinstance(source, TaskDefinition) else source.task_key
+    elif isinstance(source, str):
+        task_key = source
+    else:
+        raise TypeError(f"task_value() expects a task, got {type(source).__name__}")
+    return TaskValueRef(task_key, key)
