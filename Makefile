@@ -1,0 +1,49 @@
+# One command sets everything up and runs the tests: `make test`.
+# One command runs the demo: `make demo`.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: setup java test lint demo bench clean
+
+setup: $(STAMP) java
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+# PySpark needs a Java runtime (17 or newer). Installed with apt when missing and we are
+# root; otherwise we say exactly what to install.
+java:
+	@if command -v java >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "java not found: installing openjdk-17-jre-headless with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	else \
+		echo "java not found: PySpark needs a Java 17 runtime. Install it, e.g." >&2; \
+		echo "  sudo apt-get install openjdk-17-jre-headless" >&2; \
+		exit 1; \
+	fi
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory lint
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy --strict src
+
+demo: setup
+	$(BIN)/python examples/demo.py
+
+bench: setup
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .dbxdec

@@ -1,0 +1,63 @@
+"""Imports flow down the layers; a module never imports a layer below its own.
+
+Order: backfill (pure values, no other layer) -> definitions -> bundle -> runtime ->
+launch -> cli -> testing. ``errors`` and the thin public modules sit outside the layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "databricks_bundle_decorators"
+ORDER = ["backfill", "definitions", "bundle", "runtime", "launch", "cli", "testing"]
+SHARED = {"errors"}
+
+
+def _layer_imports(source: str, layer_depth: int) -> set[str]:
+    """Top-level package modules imported by a module ``layer_depth`` packages deep."""
+    tree = ast.parse(source)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                if node.level <= layer_depth:
+                    continue  # inside the same layer package
+                target = (node.module or "").split(".")[0]
+                if not target:
+                    found.update(alias.name for alias in node.names)
+                else:
+                    found.add(target)
+            elif node.module and node.module.startswith("databricks_bundle_decorators."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("databricks_bundle_decorators."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+LAYER_FILES = [
+    pytest.param(layer, path, id=str(path.relative_to(PACKAGE)))
+    for layer in ORDER
+    for path in sorted((PACKAGE / layer).rglob("*.py"))
+]
+
+
+@pytest.mark.parametrize(("layer", "path"), LAYER_FILES)
+def test_imports_only_from_layers_above(layer: str, path: Path) -> None:
+    allowed = set(ORDER[: ORDER.index(layer) + 1]) | SHARED
+    depth = len(path.relative_to(PACKAGE).parts) - 1
+    imported = _layer_imports(path.read_text(), depth) & (set(ORDER) | SHARED | {"decorators"})
+    assert imported <= allowed, f"{path.name} in {layer}/ imports {sorted(imported - allowed)}"
+
+
+def test_layer_check_sees_violations() -> None:
+    """The checker itself must be able to fail."""
+    assert _layer_imports("from ..runtime import x\n", 1) == {"runtime"}
+    assert _layer_imports("from ...runtime.io import x\n", 2) == {"runtime"}
+    assert _layer_imports("from databricks_bundle_decorators.launch import y\n", 1) == {"launch"}
+    assert _layer_imports("from .sibling import z\n", 1) == set()
+    assert _layer_imports("from .. import errors\n", 1) == {"errors"}

@@ -1,0 +1,62 @@
+"""The public API is a file in the repo: changing it is a visible diff.
+
+Regenerate with ``python tests/test_public_api.py > docs/public_api.txt`` after a
+deliberate change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+PUBLIC_MODULES = [
+    "databricks_bundle_decorators",
+    "databricks_bundle_decorators.backfill",
+    "databricks_bundle_decorators.decorators",
+    "databricks_bundle_decorators.testing",
+]
+SNAPSHOT = Path(__file__).resolve().parents[1] / "docs" / "public_api.txt"
+
+
+def current_api() -> str:
+    lines = []
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for exported in sorted(getattr(module, "__all__", [])):
+            lines.append(f"{name}.{exported}")
+    return "\n".join(lines) + "\n"
+
+
+def test_public_api_matches_snapshot() -> None:
+    assert current_api() == SNAPSHOT.read_text(), (
+        "the public API changed; if on purpose, regenerate docs/public_api.txt "
+        "(python tests/test_public_api.py > docs/public_api.txt)"
+    )
+
+
+def test_seed_001_import_paths() -> None:
+    from databricks_bundle_decorators.backfill import (  # noqa: F401
+        BackfillDef,
+        DailyBackfill,
+        HourlyBackfill,
+        MonthlyBackfill,
+        StaticBackfill,
+        WeeklyBackfill,
+        get_backfill_key,
+        get_backfill_keys,
+        get_run_logical_date,
+    )
+    from databricks_bundle_decorators.decorators import all_partitions
+
+    assert callable(all_partitions)
+
+
+def test_exported_names_exist() -> None:
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for exported in getattr(module, "__all__", []):
+            assert hasattr(module, exported), f"{name}.__all__ names missing {exported}"
+
+
+if __name__ == "__main__":
+    print(current_api(), end="")
