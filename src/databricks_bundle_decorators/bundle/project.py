@@ -117,7 +117,8 @@ def _import(name: str) -> Any:
         return importlib.import_module(name)
     except SyntaxError as exc:
         raise PipelineImportError(
-            f"cannot import pipelines {name!r}: syntax error at {exc.filename}:{exc.lineno}: {exc.msg}"
+            f"cannot import pipelines {name!r}: syntax error at "
+            f"{exc.filename}:{exc.lineno}: {exc.msg}"
         ) from None
     except ModuleNotFoundError as exc:
         if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
