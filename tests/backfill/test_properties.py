@@ -127,3 +127,25 @@ def test_every_instant_has_exactly_one_key(kind: type[TimeBackfill], tz: str, se
     assert backfill.window(key).contains(instant)
     assert not backfill.window(backfill.shift_key(key, 1)).contains(instant)
     assert not backfill.window(backfill.shift_key(key, -1)).contains(instant)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([DailyBackfill, WeeklyBackfill, MonthlyBackfill, HourlyBackfill]),
+    st.one_of(
+        st.text(max_size=16),
+        st.from_regex(r"\d{4}-(W?\d{2}|\d{2}-\d{2}(T\d{2})?)", fullmatch=True),
+    ),
+)
+def test_malformed_keys_raise_value_error_naming_the_format(
+    kind: type[TimeBackfill], text: str
+) -> None:
+    """Any string either parses to a key that formats back to itself, or is a ValueError."""
+    backfill = kind(FIRST_KEY[kind], LAST_KEY[kind])
+    cadence = backfill.cadence
+    try:
+        parsed = cadence.parse(text)
+    except ValueError as exc:
+        assert cadence.key_format in str(exc)
+    else:
+        assert cadence.format(parsed) == text

@@ -252,3 +252,14 @@ class TestCurrentKey:
     def test_naive_now_rejected(self) -> None:
         with pytest.raises(ValueError, match="timezone-aware"):
             DailyBackfill("2024-01-01").current_key(now=datetime(2024, 1, 1))
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["２０２４-01-01", "2024-0١-01", "2024-01-01\n"],
+    ids=["fullwidth", "arabic-indic", "newline"],
+)
+def test_only_ascii_digits_make_a_key(key: str) -> None:
+    """Found by hypothesis: ``\\d`` matches any Unicode digit, and keys reach paths."""
+    with pytest.raises(ValueError, match="expected YYYY-MM-DD"):
+        DailyBackfill("2024-01-01", "2024-12-31").validate_key(key)

@@ -80,7 +80,7 @@ class DailyCadence(Cadence):
     name = "daily"
     key_format = "YYYY-MM-DD"
     example = "2024-01-31"
-    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 
     def _from_match(self, match: re.Match[str]) -> PlainDateTime:
         year, month, day = (int(g) for g in match.groups())
@@ -102,7 +102,7 @@ class WeeklyCadence(Cadence):
     name = "weekly"
     key_format = "YYYY-Www (ISO week)"
     example = "2024-W03"
-    _pattern = re.compile(r"(\d{4})-W(\d{2})")
+    _pattern = re.compile(r"(\d{4})-W(\d{2})", re.ASCII)
 
     def _from_match(self, match: re.Match[str]) -> PlainDateTime:
         year, week = int(match.group(1)), int(match.group(2))
@@ -127,7 +127,7 @@ class MonthlyCadence(Cadence):
     name = "monthly"
     key_format = "YYYY-MM-01"
     example = "2024-01-01"
-    _pattern = re.compile(r"(\d{4})-(\d{2})-01")
+    _pattern = re.compile(r"(\d{4})-(\d{2})-01", re.ASCII)
 
     def _from_match(self, match: re.Match[str]) -> PlainDateTime:
         return PlainDateTime(int(match.group(1)), int(match.group(2)), 1)
@@ -149,7 +149,7 @@ class HourlyCadence(Cadence):
     name = "hourly"
     key_format = "YYYY-MM-DDTHH"
     example = "2024-01-31T13"
-    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2})")
+    _pattern = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2})", re.ASCII)
 
     def _from_match(self, match: re.Match[str]) -> PlainDateTime:
         year, month, day, hour = (int(g) for g in match.groups())

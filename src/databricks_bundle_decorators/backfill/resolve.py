@@ -209,9 +209,9 @@ def get_backfill_keys(*, validate: bool = True) -> list[str]:
     return list(resolve_keys(_require_context(), validate=validate).keys)
 
 
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_ISO_HOUR = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}")
-_ISO_WEEK = re.compile(r"\d{4}-W\d{2}")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_ISO_HOUR = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}", re.ASCII)
+_ISO_WEEK = re.compile(r"\d{4}-W\d{2}", re.ASCII)
 
 
 def logical_date_of(key: str, backfill: BackfillDef | None) -> datetime:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -214,8 +216,6 @@ def for_each_task(
         concurrency: Iterations run at the same time.
     """
     if isinstance(inputs, list):
-        import json
-
         try:
             json.dumps(inputs)
         except (TypeError, ValueError) as exc:
@@ -233,8 +233,6 @@ def for_each_task(
     spec = ForEachSpec(inputs, concurrency)
 
     def decorate(f: Callable[..., Any]) -> TaskDefinition:
-        import inspect
-
         if FOR_EACH_INPUT_PARAM not in inspect.signature(f).parameters:
             raise DefinitionError(
                 f"a for-each task takes the iteration element as a parameter named "
