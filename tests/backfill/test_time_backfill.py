@@ -256,7 +256,7 @@ class TestCurrentKey:
 
 @pytest.mark.parametrize(
     "key",
-    ["２０２４-01-01", "2024-0١-01", "2024-01-01\n"],
+    ["\uff12\uff10\uff12\uff14-01-01", "2024-0\u0661-01", "2024-01-01\n"],
     ids=["fullwidth", "arabic-indic", "newline"],
 )
 def test_only_ascii_digits_make_a_key(key: str) -> None:
