@@ -33,12 +33,15 @@ class ProjectConfig:
         pipelines: Modules or packages that define jobs.
         warehouse: Local folder for tables when running on the embedded Spark.
         settings: The whole ``[tool.dbxdec]`` table, for settings of later layers.
+        distribution: The project's distribution name (``[project] name``), if any: the
+            ``package_name`` of the generated wheel tasks.
     """
 
     root: Path
     pipelines: tuple[str, ...]
     warehouse: Path
     settings: dict[str, Any] = field(default_factory=dict)
+    distribution: str | None = None
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -59,6 +62,7 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
     """
     root = find_root(start)
     table: dict[str, Any] = {}
+    distribution: str | None = None
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -66,6 +70,8 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise UsageError(f"cannot read {pyproject}: {exc}") from None
         table = dict(document.get("tool", {}).get("dbxdec", {}))
+        name = document.get("project", {}).get("name")
+        distribution = name if isinstance(name, str) and name else None
     modules = tuple(pipelines) or tuple(_string_list(table.get("pipelines", []), pyproject))
     if not modules:
         raise UsageError(
@@ -78,6 +84,7 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
         pipelines=modules,
         warehouse=warehouse if warehouse.is_absolute() else root / warehouse,
         settings=table,
+        distribution=distribution,
     )
 
 

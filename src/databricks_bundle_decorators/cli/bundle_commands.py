@@ -1,9 +1,173 @@
-"""Commands of this group are registered on the top-level ``dbxdec`` group."""
+"""``dbxdec generate``, ``validate``, ``deploy`` and ``init``: thin wrappers over
+:mod:`databricks_bundle_decorators.bundle`."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
+
+from .. import __version__
+from ..bundle.scaffold import init_project
+from ..bundle.workflows import (
+    BundleValidationError,
+    databricks_cli,
+    deploy_project,
+    generate_project,
+    open_project,
+    validate_project,
+)
+from .options import pipelines_option
+
+_TARGET_HELP = "Bundle target from databricks.yml (default: the target marked default)."
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+@click.command()
+@pipelines_option
+@click.option("-t", "--target", default=None, metavar="TARGET", help=_TARGET_HELP)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for the job files (default: resources/ in the project).",
+)
+def generate(
+    project: Path | None, pipelines: tuple[str, ...], target: str | None, out: Path | None
+) -> None:
+    """Write one YAML file per job: resources/<job>.job.yml (resources: jobs: <job>:).
+
+    Output is deterministic: the same definitions give byte-identical files. Files
+    dbxdec generated for jobs that no longer exist are removed. Nothing is written when
+    a job has a problem.
+
+    Use this when databricks.yml includes resources/*.yml instead of loading the jobs
+    with databricks_bundle_decorators.bundle:load_resources.
+    """
+    opened = open_project(project, pipelines, target)
+    written = generate_project(opened, out)
+    where = _shown(out or opened.config.root / "resources")
+    click.echo(f"Wrote {len(written)} job file(s) to {where}")
+    for path in written:
+        click.echo(f"  {_shown(path)}")
+
+
+@click.command()
+@pipelines_option
+@click.option("-t", "--target", default=None, metavar="TARGET", help=_TARGET_HELP)
+@click.option(
+    "--schema",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Bundle JSON schema ('databricks bundle schema > schema.json'). Default: "
+    "../shared/schemas/bundle_jsonschema.json beside the project, when present.",
+)
+def validate(
+    project: Path | None, pipelines: tuple[str, ...], target: str | None, schema: Path | None
+) -> None:
+    """Check definitions and generated jobs; exit 1 when there are problems.
+
+    \b
+    Checks, each problem naming job, task and field:
+      - the definitions (cycles, duplicate keys, bad arguments, reserved settings);
+      - a strict typed load of each job (databricks.bundles.jobs.Job), as the
+        Databricks CLI does: unknown or mistyped settings fail;
+      - the official bundle JSON schema, when one is given or found;
+      - ${var.x} references to variables that databricks.yml does not declare.
+    """
+    opened = open_project(project, pipelines, target)
+    report = validate_project(opened, schema)
+    for problem in report.problems:
+        click.echo(problem)
+    checks = "definitions, typed load" + (
+        f", schema {_shown(report.schema)}" if report.schema else " (no JSON schema: --schema PATH)"
+    )
+    if not report.ok:
+        raise BundleValidationError(
+            f"{len(report.problems)} problem(s) in {report.jobs} job(s) ({checks})"
+        )
+    click.echo(f"OK: {report.jobs} job(s) valid ({checks})")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@pipelines_option
+@click.option("-t", "--target", default=None, metavar="TARGET", help=_TARGET_HELP)
+@click.option("-p", "--profile", default=None, help="Databricks CLI profile (~/.databrickscfg).")
+@click.option(
+    "--schema",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Bundle JSON schema to validate against first (see dbxdec validate).",
+)
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED)
+def deploy(
+    project: Path | None,
+    pipelines: tuple[str, ...],
+    target: str | None,
+    profile: str | None,
+    schema: Path | None,
+    extra: tuple[str, ...],
+) -> None:
+    """Validate, then deploy the bundle with the Databricks CLI (databricks bundle deploy).
+
+    When databricks.yml does not load the jobs through load_resources, the YAML files
+    are generated into resources/ first. The Databricks CLI's output and exit code are
+    passed through; arguments after the options go to it unchanged
+    (dbxdec deploy -t dev -- --force-lock).
+    """
+    executable = databricks_cli()
+    opened = open_project(project, pipelines, target)
+    deploy_project(opened, executable=executable, profile=profile, schema=schema, extra=extra)
+
+
+@click.command()
+@click.argument("name")
+@click.option(
+    "--serverless",
+    "compute",
+    flag_value="serverless",
+    default=True,
+    help="Tasks run on serverless compute (default).",
+)
+@click.option("--classic", "compute", flag_value="classic", help="Tasks run on a job cluster.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to create the project (default: ./NAME).",
+)
+@click.option("--force", is_flag=True, help="Overwrite files that exist already.")
+def init(name: str, compute: str, directory: Path | None, force: bool) -> None:
+    """Create project NAME: pyproject with [tool.dbxdec], databricks.yml (dev and prod
+    targets), an example daily-partitioned pipeline and its tests.
+
+    Existing files are never overwritten without --force.
+    """
+    destination = directory or Path(name)
+    written = init_project(
+        destination,
+        name,
+        compute="classic" if compute == "classic" else "serverless",
+        force=force,
+        version=__version__,
+    )
+    click.echo(f"Created {name} ({compute}) in {_shown(destination)}: {len(written)} files")
+    click.echo(
+        f'Next: cd {_shown(destination)} && pip install -e ".[dev]" && pytest && dbxdec validate'
+    )
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
+    for command in (generate, validate, deploy, init):
+        group.add_command(command)

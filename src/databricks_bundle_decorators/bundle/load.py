@@ -1,0 +1,111 @@
+"""``load_resources`` for the ``python: resources:`` section of ``databricks.yml``.
+
+::
+
+    python:
+      venv_path: .venv
+      resources:
+        - "databricks_bundle_decorators.bundle:load_resources"
+
+The Databricks CLI runs it from the bundle root with the selected target and the
+target's variable values; problems become CLI diagnostics (with the job's file and line)
+instead of tracebacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..definitions import JobDefinition, Registry
+from ..errors import DbxdecError
+from .bundle_file import find_bundle_file
+from .codegen import job_resource
+from .options import CodegenOptions, options_from_config
+from .project import import_pipelines, load_config
+from .typed import typed_job
+from .validate import typed_problems
+
+if TYPE_CHECKING:
+    from databricks.bundles.core import Bundle, Resources
+
+
+def load_resources(bundle: Bundle) -> Resources:
+    """The dbxdec jobs of the project in the working directory, for ``bundle.target``.
+
+    Reads ``[tool.dbxdec]`` from ``pyproject.toml``, imports the pipeline modules,
+    applies the ``[tool.dbxdec.targets.<target>]`` settings (``${var.name}`` values take
+    the bundle's variable values) and returns one job resource per ``@job``.
+    """
+    from databricks.bundles.core import Location
+
+    root = Path.cwd()
+    try:
+        config = load_config(root)
+        registry = import_pipelines(config.pipelines, root=config.root)
+        options = options_from_config(
+            config, target=bundle.target, variables=dict(bundle.variables)
+        )
+    except DbxdecError as exc:
+        resources = _new_resources()
+        resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
+        return resources
+    bundle_file = find_bundle_file(config.root)
+    return resources_for(registry, options, bundle_file=bundle_file)
+
+
+def resources_for(
+    registry: Registry | Iterable[JobDefinition],
+    options: CodegenOptions,
+    *,
+    bundle_file: Path | None = None,
+) -> Resources:
+    """Job resources for every job of ``registry`` (the testable core of
+    :func:`load_resources`, which uses the registry the decorators fill).
+
+    Problems do not raise: each becomes an error diagnostic naming the job (and task and
+    field), located at the job's source line.
+
+    Args:
+        registry: The jobs.
+        options: Code generation options.
+        bundle_file: ``databricks.yml``: relative paths in the jobs (the wheel) resolve
+            from its directory, the bundle root.
+    """
+    from databricks.bundles.core import Location
+
+    resources = _new_resources()
+    anchor = Location(file=str(bundle_file or Path("databricks.yml")), line=1, column=1)
+    reported: list[str] = []
+    if isinstance(registry, Registry):
+        for diagnostic in registry.check():
+            reported.append(str(diagnostic))
+            resources.add_diagnostic_error(str(diagnostic))
+    for job in sorted(registry, key=lambda j: j.name):
+        source = Location(file=job.source.file, line=max(job.source.line, 1), column=1)
+        path = ("resources", "jobs", job.name)
+        try:
+            settings = job_resource(job, options=options)
+        except DbxdecError as exc:
+            if not any(exc.render() in message for message in reported):
+                resources.add_diagnostic_error(exc.render(), location=source, path=path)
+            continue
+        try:
+            resources.add_job(job.name, typed_job(settings), location=anchor)
+        except Exception:  # the typed load below names the field at fault
+            for problem in typed_problems(job.name, settings):
+                resources.add_diagnostic_error(str(problem), location=source, path=path)
+    return resources
+
+
+def _new_resources() -> Resources:
+    from databricks.bundles.core import Resources
+
+    resources: Resources = Resources()  # type: ignore[no-untyped-call]
+    return resources
+
+
+def as_dict(resources: Resources) -> dict[str, Any]:
+    """The jobs of ``resources`` as plain dicts, by name."""
+    return {name: job.as_dict() for name, job in resources.jobs.items()}

@@ -1,0 +1,172 @@
+"""Code generation options: ``[tool.dbxdec]`` settings, per target, with bundle variables.
+
+``pyproject.toml``::
+
+    [tool.dbxdec]
+    pipelines = ["my_project.pipelines"]
+    wheel = "dist/*.whl"            # the project's wheel, relative to the project root
+    environment_version = "3"       # serverless environment version
+
+    [tool.dbxdec.targets.dev]
+    pause_schedules = true
+    params = { catalog = "dev" }    # job parameter defaults for this target
+    tags = { env = "dev" }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import UsageError
+from .bundle_file import resolve_variables
+from .project import ProjectConfig
+
+DEFAULT_PACKAGE_NAME = "databricks-bundle-decorators"
+DEFAULT_WHEEL = "dist/*.whl"
+DEFAULT_ENVIRONMENT_VERSION = "3"
+DEFAULT_ENVIRONMENT_KEY = "default"
+
+_TARGET_KEYS = frozenset({"wheel", "environment_version", "pause_schedules", "params", "tags"})
+
+
+@dataclass(frozen=True, slots=True)
+class CodegenOptions:
+    """How definitions become Databricks job settings.
+
+    Attributes:
+        package_name: Distribution name of the wheel that holds the pipelines; its
+            ``dbxdec-run`` entry point runs each task.
+        wheel: The wheel as the job references it (a local glob relative to the file
+            that defines the job, or a ``/Volumes/...``/``/Workspace/...`` path).
+        environment_version: Serverless environment version (jobs without a cluster).
+        environment_key: Key of the serverless environment.
+        pause_schedules: Emit schedules with ``pause_status: PAUSED``.
+        params: Job parameter defaults that replace the declared ones, by name.
+        tags: Tags added to every job.
+        target: The bundle target the jobs are generated for, if any.
+    """
+
+    package_name: str = DEFAULT_PACKAGE_NAME
+    wheel: str = f"./{DEFAULT_WHEEL}"
+    environment_version: str = DEFAULT_ENVIRONMENT_VERSION
+    environment_key: str = DEFAULT_ENVIRONMENT_KEY
+    pause_schedules: bool = False
+    params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    target: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+
+
+def options_from_config(
+    config: ProjectConfig,
+    *,
+    target: str | None = None,
+    variables: Mapping[str, Any] | None = None,
+    wheel_prefix: str = "./",
+) -> CodegenOptions:
+    """Options from ``[tool.dbxdec]`` and its ``targets.<target>`` table.
+
+    Args:
+        config: The project configuration.
+        target: The bundle target; its table overrides the top-level settings.
+        variables: Bundle variable values; settings written as ``${var.name}`` take them.
+        wheel_prefix: Prefix of a relative ``wheel`` path, from the file that will hold
+            the job to the project root (``./`` for ``databricks.yml``, ``../`` for
+            ``resources/*.yml``).
+
+    Raises:
+        UsageError: a setting has the wrong type or a target table an unknown key.
+    """
+    table = dict(config.settings)
+    targets = table.get("targets", {})
+    if not isinstance(targets, dict):
+        raise UsageError("[tool.dbxdec] targets must be a table of target tables")
+    if target is not None and target in targets:
+        overrides = targets[target]
+        if not isinstance(overrides, dict):
+            raise UsageError(f"[tool.dbxdec.targets.{target}] must be a table")
+        unknown = sorted(set(overrides) - _TARGET_KEYS)
+        if unknown:
+            raise UsageError(
+                f"[tool.dbxdec.targets.{target}] has unknown setting {unknown[0]!r}; "
+                f"known: {', '.join(sorted(_TARGET_KEYS))}"
+            )
+        params = {
+            **_strings(table.get("params"), "params"),
+            **_strings(overrides.get("params"), f"targets.{target}.params"),
+        }
+        tags = {
+            **_strings(table.get("tags"), "tags"),
+            **_strings(overrides.get("tags"), f"targets.{target}.tags"),
+        }
+        table.update(overrides)
+        table["params"], table["tags"] = params, tags
+    if variables:
+        table = resolve_variables(table, variables)
+    wheel = _string(table.get("wheel", DEFAULT_WHEEL), "wheel")
+    options = CodegenOptions(
+        package_name=_string(
+            table.get("package_name", config.distribution or DEFAULT_PACKAGE_NAME), "package_name"
+        ),
+        wheel=wheel if _is_remote(wheel) else _join(wheel_prefix, wheel),
+        environment_version=_string(
+            table.get("environment_version", DEFAULT_ENVIRONMENT_VERSION), "environment_version"
+        ),
+        pause_schedules=_bool(table.get("pause_schedules", False), "pause_schedules"),
+        params=_strings(table.get("params"), "params"),
+        tags=_strings(table.get("tags"), "tags"),
+        target=target,
+    )
+    return options
+
+
+def with_target(options: CodegenOptions, target: str | None) -> CodegenOptions:
+    """``options`` for another target name (the settings stay as they are)."""
+    return replace(options, target=target)
+
+
+def _is_remote(path: str) -> bool:
+    return path.startswith(("/", "${")) or "://" in path or path.startswith("dbfs:")
+
+
+def _join(prefix: str, path: str) -> str:
+    path = path[2:] if path.startswith("./") else path
+    return f"{prefix}{path}" if prefix.endswith("/") else f"{prefix}/{path}"
+
+
+def _string(value: object, name: str) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"[tool.dbxdec] {name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _bool(value: object, name: str) -> bool:
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if not isinstance(value, bool):
+        raise UsageError(f"[tool.dbxdec] {name} must be true or false, got {value!r}")
+    return value
+
+
+def _strings(value: object, name: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"[tool.dbxdec] {name} must be a table of strings")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            out[str(key)] = "true" if item else "false"
+        elif isinstance(item, (str, int, float)):
+            out[str(key)] = str(item)
+        else:
+            raise UsageError(f"[tool.dbxdec] {name}.{key} must be a string, got {item!r}")
+    return out

@@ -1,0 +1,132 @@
+"""``dbxdec init``: a new project rendered from the ``templates/`` folder.
+
+The template is a folder of files (never strings in code): ``project/`` holds what every
+project gets, ``serverless/`` or ``classic/`` is laid over it. See ``templates/README.md``
+for the placeholders.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from ..errors import UsageError
+from .yaml_files import write_atomically
+
+Compute = Literal["serverless", "classic"]
+COMPUTE_CHOICES: tuple[Compute, ...] = ("serverless", "classic")
+TEMPLATE_SUFFIX = ".tmpl"
+_PROJECT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{0,63}")
+_COMMON = "project"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectNames:
+    """The names a new project is rendered with.
+
+    Attributes:
+        project: Distribution (and bundle) name, e.g. ``sales-etl``.
+        package: Python package name, e.g. ``sales_etl``.
+    """
+
+    project: str
+    package: str
+
+    @classmethod
+    def of(cls, name: str) -> ProjectNames:
+        """Names from the name given to ``dbxdec init``.
+
+        Raises:
+            UsageError: the name is not a valid project name.
+        """
+        if _PROJECT_NAME.fullmatch(name) is None:
+            raise UsageError(
+                f"invalid project name {name!r}: expected a letter, then up to 63 letters, "
+                "digits, '_' or '-'"
+            )
+        return cls(project=name, package=name.replace("-", "_").lower())
+
+
+def templates_root() -> Path:
+    """The template folder: package data when installed, else the source tree's ``templates/``.
+
+    Raises:
+        UsageError: neither exists (a broken installation).
+    """
+    packaged = Path(str(resources.files("databricks_bundle_decorators"))) / "templates"
+    source_tree = Path(__file__).resolve().parents[3] / "templates"
+    for candidate in (packaged, source_tree):
+        if (candidate / _COMMON).is_dir():
+            return candidate
+    raise UsageError(
+        f"dbxdec's project templates are missing (looked in {packaged} and {source_tree}); "
+        "reinstall databricks-bundle-decorators"
+    )
+
+
+def render_plan(
+    names: ProjectNames, compute: Compute, *, version: str, templates: Path | None = None
+) -> dict[Path, str]:
+    """Relative path -> content of every file of the new project, in path order."""
+    if compute not in COMPUTE_CHOICES:
+        raise UsageError(f"compute must be one of {', '.join(COMPUTE_CHOICES)}, got {compute!r}")
+    root = templates or templates_root()
+    replacements = {
+        "__PROJECT_NAME__": names.project,
+        "__PACKAGE__": names.package,
+        "__DBXDEC_VERSION__": version,
+    }
+    plan: dict[Path, str] = {}
+    for layer in (_COMMON, compute):
+        base = root / layer
+        for source in sorted(p for p in base.rglob(f"*{TEMPLATE_SUFFIX}") if p.is_file()):
+            relative = source.relative_to(base).as_posix()[: -len(TEMPLATE_SUFFIX)]
+            target = Path(relative.replace("__package__", names.package))
+            text = source.read_text(encoding="utf-8")
+            for placeholder, value in replacements.items():
+                text = text.replace(placeholder, value)
+            plan[target] = text
+    return dict(sorted(plan.items()))
+
+
+def init_project(
+    destination: Path,
+    name: str,
+    *,
+    compute: Compute = "serverless",
+    force: bool = False,
+    version: str,
+    templates: Path | None = None,
+) -> list[Path]:
+    """Create project ``name`` in ``destination``; return the files written.
+
+    Args:
+        destination: The project folder (created if missing).
+        name: Project name (``my-project``; the package is ``my_project``).
+        compute: ``serverless`` (no cluster) or ``classic`` (a job cluster).
+        force: Overwrite files that exist already.
+        version: The dbxdec version the project requires at least.
+        templates: Template folder (default: :func:`templates_root`).
+
+    Raises:
+        UsageError: bad name, or files exist and ``force`` is false (nothing is written).
+    """
+    names = ProjectNames.of(name)
+    plan = render_plan(names, compute, version=version, templates=templates)
+    existing = [path for path in plan if (destination / path).exists()]
+    if existing and not force:
+        listing = ", ".join(str(p) for p in existing[:3]) + (" ..." if len(existing) > 3 else "")
+        raise UsageError(
+            f"{destination} already has {len(existing)} of the template's files ({listing}); "
+            "nothing was written (use --force to overwrite them)"
+        )
+    written: list[Path] = []
+    for relative, text in plan.items():
+        path = destination / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+        written.append(path)
+    return written

@@ -1,0 +1,133 @@
+"""Job tags: the backfill definition written into tags, and read back from them.
+
+A deployed job carries its backfill definition as tags, so a tool that only sees the
+job in the workspace (``dbxdec status``, a dashboard) can enumerate its keys::
+
+    dbxdec_backfill: daily            dbxdec_backfill_tz: Europe/Berlin
+    dbxdec_backfill_start: 2024-01-01 dbxdec_backfill_lookback: "2"
+
+Databricks forwards job tags to job clusters, so they obey cluster tag rules: keys of 1-127
+and values of up to 255 characters, from letters, digits, spaces and ``_ . : / = + - @``,
+and at most 25 tags per job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ..backfill import (
+    BackfillDef,
+    DailyBackfill,
+    HourlyBackfill,
+    MonthlyBackfill,
+    StaticBackfill,
+    TimeBackfill,
+    WeeklyBackfill,
+)
+
+TAG_PREFIX = "dbxdec_"
+BACKFILL_TAG = "dbxdec_backfill"
+MAX_TAGS = 25
+MAX_TAG_KEY_LENGTH = 127
+MAX_TAG_VALUE_LENGTH = 255
+_TAG_TEXT = re.compile(r"[\w .:/=+\-@]*")
+_STATIC_SEPARATOR = ":"
+_MAX_KEY_CHUNKS = 4
+_TIME_CLASSES: dict[str, type[TimeBackfill]] = {
+    "daily": DailyBackfill,
+    "weekly": WeeklyBackfill,
+    "monthly": MonthlyBackfill,
+    "hourly": HourlyBackfill,
+}
+
+
+def tag_problem(key: str, value: str) -> str | None:
+    """Why ``key: value`` breaks Databricks' tag rules, or ``None`` when it is fine."""
+    if not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
+        return f"tag key {key!r} must be 1-{MAX_TAG_KEY_LENGTH} characters"
+    if len(value) > MAX_TAG_VALUE_LENGTH:
+        return f"tag {key!r} has a value longer than {MAX_TAG_VALUE_LENGTH} characters"
+    for what, text in (("key", key), ("value", value)):
+        if _TAG_TEXT.fullmatch(text) is None:
+            return f"tag {what} {text!r} may only hold letters, digits, spaces and _ . : / = + - @"
+    return None
+
+
+def backfill_tags(backfill: BackfillDef) -> dict[str, str]:
+    """The tags that describe ``backfill``.
+
+    Example:
+        >>> backfill_tags(DailyBackfill("2024-01-01", tz="Europe/Berlin", lookback=2))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'dbxdec_backfill': 'daily', 'dbxdec_backfill_start': '2024-01-01',
+         'dbxdec_backfill_tz': 'Europe/Berlin', 'dbxdec_backfill_lookback': '2',
+         'dbxdec_backfill_data_lag': '0', 'dbxdec_backfill_gaps': 'false'}
+    """
+    tags = {BACKFILL_TAG: backfill.kind}
+    if isinstance(backfill, TimeBackfill):
+        tags[f"{BACKFILL_TAG}_start"] = backfill.start_date
+        if backfill.end_date is not None:
+            tags[f"{BACKFILL_TAG}_end"] = backfill.end_date
+        tags[f"{BACKFILL_TAG}_tz"] = backfill.tz
+        tags[f"{BACKFILL_TAG}_lookback"] = str(backfill.lookback)
+        tags[f"{BACKFILL_TAG}_data_lag"] = str(backfill.data_lag)
+        tags[f"{BACKFILL_TAG}_gaps"] = "true" if backfill.collect_schedule_gaps else "false"
+    elif isinstance(backfill, StaticBackfill):
+        chunks = _chunks(backfill.declared_keys)
+        tags[f"{BACKFILL_TAG}_count"] = str(len(backfill.declared_keys))
+        if len(chunks) <= _MAX_KEY_CHUNKS:
+            for index, chunk in enumerate(chunks):
+                tags[f"{BACKFILL_TAG}_keys" + (f"_{index + 1}" if index else "")] = chunk
+    return tags
+
+
+def backfill_from_tags(tags: Mapping[str, str]) -> BackfillDef | None:
+    """The backfill definition written by :func:`backfill_tags`; ``None`` without one.
+
+    Raises:
+        ValueError: the tags are incomplete or malformed, or a static definition had
+            too many keys to be stored in tags.
+    """
+    kind = tags.get(BACKFILL_TAG)
+    if kind is None:
+        return None
+    if kind in _TIME_CLASSES:
+        try:
+            return _TIME_CLASSES[kind](
+                start_date=tags[f"{BACKFILL_TAG}_start"],
+                end_date=tags.get(f"{BACKFILL_TAG}_end"),
+                tz=tags.get(f"{BACKFILL_TAG}_tz", "UTC"),
+                lookback=int(tags.get(f"{BACKFILL_TAG}_lookback", "0")),
+                data_lag=int(tags.get(f"{BACKFILL_TAG}_data_lag", "0")),
+                collect_schedule_gaps=tags.get(f"{BACKFILL_TAG}_gaps", "false") == "true",
+            )
+        except KeyError as exc:
+            raise ValueError(f"backfill tags lack {exc.args[0]!r}") from None
+    if kind == "static":
+        parts = [tags.get(f"{BACKFILL_TAG}_keys", "")]
+        index = 2
+        while f"{BACKFILL_TAG}_keys_{index}" in tags:
+            parts.append(tags[f"{BACKFILL_TAG}_keys_{index}"])
+            index += 1
+        keys = [key for part in parts for key in part.split(_STATIC_SEPARATOR) if key]
+        expected = int(tags.get(f"{BACKFILL_TAG}_count", str(len(keys))))
+        if len(keys) != expected:
+            raise ValueError(
+                f"the job's {expected} static backfill keys are too many to be stored in tags"
+            )
+        return StaticBackfill(keys)
+    raise ValueError(f"unknown backfill kind {kind!r} in tag {BACKFILL_TAG!r}")
+
+
+def _chunks(keys: tuple[str, ...]) -> list[str]:
+    chunks: list[str] = []
+    current = ""
+    for key in keys:
+        candidate = f"{current}{_STATIC_SEPARATOR}{key}" if current else key
+        if len(candidate) > MAX_TAG_VALUE_LENGTH:
+            chunks.append(current)
+            candidate = key
+        current = candidate
+    chunks.append(current)
+    return chunks

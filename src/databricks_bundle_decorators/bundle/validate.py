@@ -1,0 +1,249 @@
+"""Validation of generated jobs: strict typed load and the official bundle JSON schema.
+
+Two independent checks, each reporting every problem with the job, task and field at
+fault:
+
+- the typed load of ``databricks-bundles`` (``Job.from_dict``): the same code the
+  Databricks CLI runs on ``python: resources:``; an unknown setting fails here;
+- the JSON schema that ``databricks bundle schema`` prints (JSON Schema 2020-12): each
+  job is embedded in a bundle document ``{"resources": {"jobs": {name: job}}}`` and
+  checked against the schema root.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .bundle_file import VARIABLE_REFERENCE
+
+TASK_LIST = "tasks"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One validation problem.
+
+    Attributes:
+        job: The job name.
+        task: The task key, when the problem is inside a task.
+        field: Dotted path of the field inside the job (or task), e.g. ``schedule.timezone_id``.
+        message: What is wrong.
+        check: Which check found it: ``typed``, ``schema`` or ``variables``.
+    """
+
+    job: str
+    task: str | None
+    field: str
+    message: str
+    check: str
+
+    def __str__(self) -> str:
+        where = f"job {self.job!r}"
+        if self.task is not None:
+            where += f", task {self.task!r}"
+        if self.field:
+            where += f", field {self.field!r}"
+        return f"{where}: {self.message}"
+
+
+def typed_problems(name: str, job: Mapping[str, Any]) -> list[Problem]:
+    """Problems of a strict typed load of ``job`` with ``databricks.bundles.jobs.Job``.
+
+    The load is tried on the whole job first (fast path); on failure each setting is
+    loaded on its own to name the field at fault.
+    """
+    from databricks.bundles.jobs import Job, Task
+
+    try:
+        Job.from_dict(_copy(job))
+        return []
+    except Exception:
+        pass  # located field by field below
+    problems: list[Problem] = []
+    for key, value in job.items():
+        if key == TASK_LIST and isinstance(value, list):
+            for index, task in enumerate(value):
+                problems.extend(_task_problems(Task, name, index, task))
+            continue
+        error = _load_error(Job, {key: _copy(value)})
+        if error is not None:
+            problems.append(Problem(name, None, key, error, "typed"))
+    if not problems:
+        error = _load_error(Job, _copy(job))
+        problems.append(Problem(name, None, "", error or "the job does not load", "typed"))
+    return problems
+
+
+def _task_problems(task_type: Any, job: str, index: int, task: object) -> Iterator[Problem]:
+    if not isinstance(task, Mapping):
+        yield Problem(job, None, f"tasks[{index}]", "a task must be a mapping", "typed")
+        return
+    key = str(task.get("task_key", f"tasks[{index}]"))
+    for field, value in task.items():
+        if field == "task_key":
+            continue
+        error = _load_error(task_type, {"task_key": key, field: _copy(value)})
+        if error is not None:
+            yield Problem(job, key, field, error, "typed")
+
+
+def _load_error(model: Any, value: dict[str, Any]) -> str | None:
+    try:
+        model.from_dict(value)
+    except Exception as exc:  # any failure: its message is the diagnostic
+        return str(exc).replace("Unexpected field", "unknown setting") or type(exc).__name__
+    return None
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+# -- JSON schema ---------------------------------------------------------------------------
+
+
+def default_schema_path(root: Path) -> Path:
+    """``../shared/schemas/bundle_jsonschema.json`` next to the project root."""
+    return root.parent / "shared" / "schemas" / "bundle_jsonschema.json"
+
+
+class SchemaValidator:
+    """Validates jobs against the bundle JSON schema (JSON Schema 2020-12).
+
+    The schema's patterns use ``\\p{L}``, which Python's ``re`` lacks, so the
+    ``pattern`` keyword is evaluated with the ``regex`` module.
+
+    Raises:
+        UsageError: the schema cannot be read, or ``jsonschema``/``regex`` are missing.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._validator = _compiled_validator(str(path.resolve()))
+
+    def problems(self, name: str, job: Mapping[str, Any]) -> list[Problem]:
+        """Leaf errors of ``job`` embedded in a bundle document, by job/task/field."""
+        document = {"resources": {"jobs": {name: job}}}
+        found: dict[tuple[str | None, str, str], Problem] = {}
+        for error in self._validator.iter_errors(document):
+            for path, message in _leaves(error):
+                problem = _problem(name, job, path, message)
+                found.setdefault((problem.task, problem.field, problem.message), problem)
+        return list(found.values())
+
+
+@lru_cache(maxsize=4)
+def _compiled_validator(path: str) -> Any:
+    try:  # optional dependencies, needed only for the schema check
+        jsonschema = importlib.import_module("jsonschema")
+        regex = importlib.import_module("regex")
+    except ImportError as exc:
+        raise UsageError(
+            f"--schema needs the {exc.name!r} package: pip install jsonschema regex"
+        ) from None
+    try:
+        schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the bundle schema {path}: {exc}") from None
+
+    def pattern(validator: Any, expected: str, instance: Any, schema: Any) -> Iterator[Any]:
+        if isinstance(instance, str) and regex.search(expected, instance) is None:
+            yield jsonschema.ValidationError(f"{instance!r} does not match {expected!r}")
+
+    base = jsonschema.Draft202012Validator
+    validator_type = jsonschema.validators.extend(base, {"pattern": pattern})
+    return validator_type(schema)
+
+
+def _leaves(error: Any) -> Iterator[tuple[list[Any], str]]:
+    """``(path, message)`` of the errors that say what is wrong, below ``oneOf`` branches.
+
+    Every field of the bundle schema is ``oneOf: [<the real type>, <${...} reference
+    strings>]``. A branch that fails only because the value has another JSON type (an
+    object is not a ``${var...}`` string) is not what the user got wrong, so it is
+    dropped and the branches left are searched. When only reference patterns are left,
+    the value simply has the wrong type, and one message says which type was expected.
+    """
+    if not error.context:
+        yield list(error.absolute_path), error.message
+        return
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context:
+        by_branch.setdefault(sub.schema_path[0] if sub.schema_path else 0, []).append(sub)
+    relevant: list[Any] = []
+    expected: list[str] = []
+    for subs in by_branch.values():
+        mismatch = [s for s in subs if s.validator == "type" and not s.relative_path]
+        if mismatch:
+            expected.extend(str(s.validator_value) for s in mismatch)
+        else:
+            relevant.extend(subs)
+    if not relevant or all(_is_reference_pattern(s) for s in relevant):
+        wanted = " or ".join(dict.fromkeys(expected)) or "another value"
+        yield list(error.absolute_path), f"{error.instance!r} is not of type {wanted}"
+        return
+    for sub in relevant:
+        if not _is_reference_pattern(sub):
+            yield from _leaves(sub)
+
+
+def _is_reference_pattern(error: Any) -> bool:
+    return error.validator == "pattern" and str(error.validator_value).startswith("\\$\\{")
+
+
+def _problem(name: str, job: Mapping[str, Any], path: list[Any], message: str) -> Problem:
+    """Map a path in the bundle document to job, task and field."""
+    inner = path[3:]  # skip resources.jobs.<name>
+    task: str | None = None
+    tasks = job.get(TASK_LIST)
+    if len(inner) >= 2 and inner[0] == TASK_LIST and isinstance(inner[1], int):
+        if isinstance(tasks, list) and inner[1] < len(tasks) and isinstance(tasks[inner[1]], dict):
+            task = str(tasks[inner[1]].get("task_key", inner[1]))
+        inner = inner[2:]
+    field = ""
+    for part in inner:
+        field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+    return Problem(name, task, field, message, "schema")
+
+
+# -- bundle variables ------------------------------------------------------------------------
+
+
+def variable_problems(name: str, job: Mapping[str, Any], declared: set[str]) -> list[Problem]:
+    """``${var.x}`` references in ``job`` to variables ``databricks.yml`` does not declare."""
+    problems: list[Problem] = []
+    for field, text in _strings(job, ""):
+        for match in VARIABLE_REFERENCE.finditer(text):
+            if match.group(1) not in declared:
+                problems.append(
+                    Problem(
+                        name,
+                        None,
+                        field,
+                        f"references undeclared bundle variable {match.group(1)!r}",
+                        "variables",
+                    )
+                )
+    return problems
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")

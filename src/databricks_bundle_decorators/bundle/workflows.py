@@ -1,0 +1,246 @@
+"""Project-level bundle operations behind ``dbxdec generate``, ``validate`` and ``deploy``.
+
+Each function takes plain arguments and returns values or raises a
+:class:`~databricks_bundle_decorators.errors.DbxdecError`; none prints or exits, so
+tests call them without a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..definitions import JobDefinition, Registry
+from ..errors import DbxdecError, UsageError
+from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
+from .codegen import job_resource
+from .options import CodegenOptions, options_from_config
+from .project import ProjectConfig, import_pipelines, load_config
+from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
+from .yaml_files import write_job_files
+
+DATABRICKS_CLI = "databricks"
+INSTALL_HINT = (
+    "install the Databricks CLI (v0.250 or newer): "
+    "https://docs.databricks.com/dev-tools/cli/install.html, e.g. "
+    "'brew tap databricks/tap && brew install databricks' or "
+    "'curl -fsSL https://raw.githubusercontent.com/databricks/setup-cli/main/install.sh | sh'"
+)
+
+
+class BundleValidationError(DbxdecError):
+    """Generated jobs or definitions have problems (exit 1)."""
+
+
+class DatabricksCliFailed(DbxdecError):
+    """The Databricks CLI exited with an error; dbxdec exits with the same code."""
+
+    def __init__(self, command: Sequence[str], exit_code: int) -> None:
+        self.exit_code = exit_code
+        super().__init__(
+            f"'databricks {' '.join(command[1:3])}' failed with exit code {exit_code} "
+            "(its output is above)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BundleProject:
+    """A project opened for bundle operations: config, jobs, bundle file and target."""
+
+    config: ProjectConfig
+    jobs: tuple[JobDefinition, ...]
+    registry: Registry
+    bundle_file: BundleFile | None
+    target: str | None
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def options(self, *, wheel_prefix: str = "./") -> CodegenOptions:
+        """Code generation options for this project's target."""
+        return options_from_config(
+            self.config, target=self.target, variables=self.variables, wheel_prefix=wheel_prefix
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """What ``validate_project`` found.
+
+    Attributes:
+        jobs: Number of jobs checked.
+        problems: One line per problem (job, task, field and message).
+        schema: The JSON schema used, or ``None`` when the schema check was skipped.
+    """
+
+    jobs: int
+    problems: tuple[str, ...]
+    schema: Path | None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def open_project(
+    project: Path | None, pipelines: Sequence[str] = (), target: str | None = None
+) -> BundleProject:
+    """Read the configuration, check the target, import the pipelines.
+
+    Raises:
+        UsageError: no pipelines configured, unknown target, unreadable config.
+        PipelineImportError: a pipeline module fails to import.
+    """
+    config = load_config(project, pipelines=pipelines)
+    bundle_path = find_bundle_file(config.root)
+    bundle_file = read_bundle_file(bundle_path) if bundle_path is not None else None
+    resolved = bundle_file.resolve_target(target) if bundle_file is not None else target
+    variables = bundle_file.variables_for(resolved) if bundle_file is not None else {}
+    registry = import_pipelines(config.pipelines, root=config.root)
+    jobs = tuple(job for job in registry if _defined_in(job, config.pipelines))
+    return BundleProject(config, jobs, registry, bundle_file, resolved, variables)
+
+
+def _defined_in(job: JobDefinition, modules: Sequence[str]) -> bool:
+    module = job.fn.__module__
+    return any(module == name or module.startswith(f"{name}.") for name in modules)
+
+
+def generate_project(project: BundleProject, out_dir: Path | None = None) -> list[Path]:
+    """Write ``<out_dir>/<job>.job.yml`` for every job (default ``resources/``).
+
+    Nothing is written unless every job generates and passes the typed load.
+
+    Raises:
+        BundleValidationError: a definition or generated job has problems.
+    """
+    out = (out_dir or project.config.root / "resources").resolve()
+    prefix = os.path.relpath(project.config.root.resolve(), out).replace(os.sep, "/")
+    options = project.options(wheel_prefix="./" if prefix == "." else f"{prefix}/")
+    jobs, problems = _generate(project, options)
+    for name, settings in jobs.items():
+        problems.extend(str(p) for p in typed_problems(name, settings))
+    if problems:
+        more = f" (and {len(problems) - 1} more; run dbxdec validate)" if len(problems) > 1 else ""
+        raise BundleValidationError(f"{problems[0]}{more}; nothing was written")
+    return write_job_files(jobs, out)
+
+
+def _generate(
+    project: BundleProject, options: CodegenOptions
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    files = _module_files(project.config.pipelines)
+    problems = [str(d) for d in project.registry.check() if any(f in str(d) for f in files)]
+    if not project.jobs and not problems:
+        raise UsageError(
+            f"no @job definitions found in {', '.join(project.config.pipelines)} "
+            "(check [tool.dbxdec] pipelines or --pipelines)"
+        )
+    jobs: dict[str, dict[str, Any]] = {}
+    for job in project.jobs:
+        try:
+            jobs[job.name] = job_resource(job, options=options)
+        except DbxdecError as exc:
+            if not any(exc.render() in problem for problem in problems):
+                problems.append(exc.render())
+    return jobs, problems
+
+
+def _module_files(modules: Sequence[str]) -> set[str]:
+    """Source files of the imported pipeline modules and their submodules."""
+    return {
+        str(module.__file__)
+        for name, module in list(sys.modules.items())
+        if getattr(module, "__file__", None)
+        and any(name == m or name.startswith(f"{m}.") for m in modules)
+    }
+
+
+def validate_project(project: BundleProject, schema: Path | None = None) -> ValidationReport:
+    """Check definitions and generated jobs: typed load, JSON schema, bundle variables.
+
+    Args:
+        project: The opened project.
+        schema: The bundle JSON schema (``databricks bundle schema`` output). Default:
+            ``../shared/schemas/bundle_jsonschema.json`` beside the project, when present.
+
+    Raises:
+        UsageError: ``schema`` was given but cannot be read.
+    """
+    if schema is not None and not schema.is_file():
+        raise UsageError(f"--schema {schema}: no such file")
+    if schema is None:
+        candidate = default_schema_path(project.config.root)
+        schema = candidate if candidate.is_file() else None
+    validator = SchemaValidator(schema) if schema is not None else None
+    jobs, problems = _generate(project, project.options())
+    declared = set(project.bundle_file.variables) if project.bundle_file is not None else None
+    for name, settings in jobs.items():
+        problems.extend(str(p) for p in typed_problems(name, settings))
+        if validator is not None:
+            problems.extend(str(p) for p in validator.problems(name, settings))
+        if declared is not None:
+            problems.extend(str(p) for p in variable_problems(name, settings, declared))
+    return ValidationReport(len(project.jobs), tuple(problems), schema)
+
+
+def databricks_cli() -> str:
+    """Path of the ``databricks`` executable.
+
+    Raises:
+        UsageError: it is not on ``PATH``; the message says how to install it.
+    """
+    found = shutil.which(DATABRICKS_CLI)
+    if found is None:
+        raise UsageError(f"the Databricks CLI ('databricks') is not on PATH: {INSTALL_HINT}")
+    return found
+
+
+def deploy_command(
+    executable: str, target: str | None, profile: str | None, extra: Sequence[str] = ()
+) -> list[str]:
+    """The ``databricks bundle deploy`` command line."""
+    command = [executable, "bundle", "deploy"]
+    if target is not None:
+        command += ["--target", target]
+    if profile is not None:
+        command += ["--profile", profile]
+    return [*command, *extra]
+
+
+def deploy_project(
+    project: BundleProject,
+    *,
+    executable: str,
+    profile: str | None = None,
+    schema: Path | None = None,
+    extra: Sequence[str] = (),
+) -> None:
+    """Validate, write YAML resources when the bundle does not load them itself, then run
+    ``databricks bundle deploy`` (its output goes straight to the terminal).
+
+    Raises:
+        BundleValidationError: validation found problems (nothing is deployed).
+        DatabricksCliFailed: the Databricks CLI failed; its exit code is the error's.
+    """
+    report = validate_project(project, schema)
+    if not report.ok:
+        raise BundleValidationError(
+            f"{report.problems[0]} ({len(report.problems)} problem(s); run dbxdec validate); "
+            "nothing was deployed"
+        )
+    if project.bundle_file is None:
+        raise UsageError(
+            f"no databricks.yml in {project.config.root}: dbxdec deploy deploys a Databricks "
+            "bundle (dbxdec init creates one)"
+        )
+    if not project.bundle_file.uses_load_resources:
+        generate_project(project)
+    command = deploy_command(executable, project.target, profile, extra)
+    code = subprocess.run(command, cwd=project.config.root, check=False).returncode
+    if code != 0:
+        raise DatabricksCliFailed(command, code)
