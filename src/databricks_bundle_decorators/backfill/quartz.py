@@ -1,6 +1,6 @@
 """Quartz cron schedules, the syntax of Databricks job schedules.
 
-Why not croniter (a dependency of this package)? croniter 7.0 numbers weekdays the
+Why not croniter, the usual cron library? croniter 7.0 numbers weekdays the
 Unix way, so it reads ``0 0 0 ? * 2`` as Tuesdays where Quartz means Mondays
 (1=SUN..7=SAT); it rejects Quartz's ``L-n``, ``LW``, ``nL`` and a lone ``L`` in
 day-of-week; it does not enforce Quartz's "exactly one day field is ``?``"; and with a
