@@ -8,7 +8,7 @@ from typing import Any, overload
 from ..backfill.base import BackfillDef
 from ..backfill.quartz import QuartzSchedule
 from .cluster import JobCluster
-from .job import JobDefinition, make_job
+from .job import JobDefinition
 from .registry import Registry, default_registry
 
 
@@ -66,16 +66,14 @@ def job(
         ...     report(extract())
     """
 
-    def decorate(f: Callable[..., Any]) -> JobDefinition:
-        return make_job(
-            f,
-            registry=registry if registry is not None else default_registry,
-            name=name,
-            params=params,
-            backfill=backfill,
-            cluster=cluster,
-            schedule=schedule,
-            settings=settings,
-        )
-
-    return decorate(fn) if fn is not None else decorate
+    target = registry if registry is not None else default_registry
+    decorated: JobDefinition | Callable[[Callable[..., Any]], JobDefinition] = target.job(
+        fn,
+        name=name,
+        params=params,
+        backfill=backfill,
+        cluster=cluster,
+        schedule=schedule,
+        **settings,
+    )
+    return decorated

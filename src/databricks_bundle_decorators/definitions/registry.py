@@ -110,7 +110,7 @@ class Registry:
         cluster: JobCluster | None = None,
         schedule: str | QuartzSchedule | None = None,
         **settings: Any,
-    ) -> Any:
+    ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
         """``@job`` bound to this registry (see :func:`databricks_bundle_decorators.job`)."""
 
         def decorate(f: Callable[..., Any]) -> JobDefinition:
