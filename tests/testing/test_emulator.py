@@ -354,3 +354,9 @@ def test_dropped_connections_and_idempotency(emu: JobsEmulator, w: WorkspaceClie
     assert len(duplicated) == 2 and duplicated[1].run_id == returned[lost_response_no_token]
     assert emu.faults["drop_before"] == 1 and emu.faults["drop_after"] == 2
     assert emu.requests[RUN_NOW] == 6
+
+
+def test_current_user_me_answers_the_emulator_user() -> None:
+    with JobsEmulator(user_name="jane.doe@example.com") as emulator:
+        me = emulator.workspace_client().current_user.me()
+    assert me.user_name == "jane.doe@example.com"

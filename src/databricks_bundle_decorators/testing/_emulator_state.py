@@ -16,163 +16,33 @@ around every call.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import copy
 import dataclasses
 import time
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-JsonDict = dict[str, Any]
-_T = TypeVar("_T")
-
-#: Life-cycle states in which a run still counts as active (``active_only``).
-ACTIVE_STATES = frozenset({"QUEUED", "PENDING", "RUNNING", "TERMINATING"})
-#: Results accepted by :meth:`JobsModel.set_outcome`.
-OUTCOME_RESULTS = frozenset(
-    {"SUCCESS", "FAILED", "TIMEDOUT", "CANCELED", "SUCCESS_WITH_FAILURES", "INTERNAL_ERROR"}
+from ._emulator_records import (
+    MAX_IDEMPOTENCY_TOKEN_LENGTH,
+    MAX_JOBS_LIST_LIMIT,
+    MAX_QUEUE_SIZE,
+    MAX_RUNS_LIST_LIMIT,
+    OUTCOME_RESULTS,
+    ApiError,
+    JobRecord,
+    JsonDict,
+    Outcome,
+    RunRecord,
+    _check_limit,
+    _encode_token,
+    _JobQueue,
+    _page,
+    _require_int,
+    invalid,
+    job_settings,
 )
-#: Per-job queue limit of the real service; runs beyond it are skipped.
-MAX_QUEUE_SIZE = 1000
-MAX_IDEMPOTENCY_TOKEN_LENGTH = 64
-MAX_RUNS_LIST_LIMIT = 25
-MAX_JOBS_LIST_LIMIT = 100
-DEFAULT_LIST_LIMIT = 20
+from ._emulator_render import job_json, run_json
 
-# termination_details (code, type) of the newer ``status`` object, per result.
-_TERMINATION: dict[str, tuple[str, str]] = {
-    "SUCCESS": ("SUCCESS", "SUCCESS"),
-    "SUCCESS_WITH_FAILURES": ("SUCCESS_WITH_FAILURES", "SUCCESS"),
-    "FAILED": ("RUN_EXECUTION_ERROR", "CLIENT_ERROR"),
-    "TIMEDOUT": ("CANCELED", "CLIENT_ERROR"),
-    "CANCELED": ("USER_CANCELED", "SUCCESS"),
-    "INTERNAL_ERROR": ("INTERNAL_ERROR", "INTERNAL_ERROR"),
-    "MAXIMUM_CONCURRENT_RUNS_REACHED": ("MAX_CONCURRENT_RUNS_EXCEEDED", "CLIENT_ERROR"),
-    "MAX_JOB_QUEUE_SIZE_EXCEEDED": ("MAX_JOB_QUEUE_SIZE_EXCEEDED", "CLIENT_ERROR"),
-}
-
-
-class ApiError(Exception):
-    """An error answer: HTTP status plus the ``{"error_code", "message"}`` body."""
-
-    def __init__(self, status: int, error_code: str, message: str) -> None:
-        super().__init__(f"{status} {error_code}: {message}")
-        self.status = status
-        self.error_code = error_code
-        self.message = message
-
-    def body(self) -> JsonDict:
-        return {"error_code": self.error_code, "message": self.message}
-
-
-def invalid(message: str) -> ApiError:
-    return ApiError(400, "INVALID_PARAMETER_VALUE", message)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How runs for one ``backfill_key`` value behave (see ``JobsEmulator.set_outcome``)."""
-
-    duration: float | None = None
-    fail_attempts: int = 0
-    result: str = "SUCCESS"
-    message: str = ""
-
-
-@dataclass
-class JobRecord:
-    """A job as stored by the emulator; ``settings`` is raw JobSettings JSON."""
-
-    job_id: int
-    settings: JsonDict
-    created_time_ms: int
-
-    @property
-    def name(self) -> str:
-        return str(self.settings.get("name", "Untitled"))
-
-    @property
-    def max_concurrent_runs(self) -> int:
-        return int(self.settings.get("max_concurrent_runs", 1))
-
-    @property
-    def queue_enabled(self) -> bool:
-        queue = self.settings.get("queue")
-        return bool(queue.get("enabled")) if isinstance(queue, dict) else False
-
-    @property
-    def timeout_seconds(self) -> float:
-        return float(self.settings.get("timeout_seconds") or 0)
-
-    @property
-    def parameter_defaults(self) -> dict[str, str]:
-        params = self.settings.get("parameters") or []
-        return {str(p["name"]): str(p.get("default", "")) for p in params}
-
-    @property
-    def task_keys(self) -> list[str]:
-        return [str(t.get("task_key", "")) for t in self.settings.get("tasks") or []]
-
-
-@dataclass
-class RunRecord:
-    """One job run.  Times are ``time.monotonic()`` values; ``None`` = not reached.
-
-    ``attempt`` is the 1-based number of this execution among the runs of the same
-    job and outcome key (the ``backfill_key`` job parameter) that actually started
-    executing; it is assigned when the run gets a concurrency slot (0 before that,
-    and for runs that were skipped or cancelled while queued).
-    """
-
-    run_id: int
-    job_id: int
-    run_name: str
-    job_parameters: dict[str, str]
-    idempotency_token: str | None
-    outcome_key: str | None
-    queue_enabled: bool
-    created: float
-    attempt: int = 0
-    admitted: float | None = None  # got a concurrency slot (PENDING begins)
-    started: float | None = None  # RUNNING begins
-    ended: float | None = None
-    planned_end: float | None = None
-    planned_result: str = "SUCCESS"
-    planned_message: str = ""
-    was_queued: bool = False
-    life_cycle_state: str = "PENDING"
-    result_state: str | None = None
-    state_message: str = ""
-    user_cancelled_or_timedout: bool = False
-    task_run_ids: tuple[int, ...] = ()
-
-    @property
-    def active(self) -> bool:
-        return self.life_cycle_state in ACTIVE_STATES
-
-
-@dataclass
-class _JobQueue:
-    active: list[RunRecord] = field(default_factory=list)
-    waiting: deque[RunRecord] = field(default_factory=deque)
-
-
-def _encode_token(last_id: int) -> str:
-    return base64.urlsafe_b64encode(f"after:{last_id}".encode()).decode().rstrip("=")
-
-
-def _decode_token(token: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        kind, _, value = raw.partition(":")
-        if kind != "after":
-            raise ValueError(raw)
-        return int(value)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise invalid(f"Invalid page_token: {token!r}") from None
+__all__ = ["ApiError", "JobsModel", "JsonDict", "Outcome", "RunRecord", "invalid"]
 
 
 class JobsModel:
@@ -294,26 +164,7 @@ class JobsModel:
     # -- jobs ----------------------------------------------------------------------
 
     def create_job(self, body: Mapping[str, Any], now: float) -> int:
-        settings = copy.deepcopy(dict(body))
-        for not_a_setting in ("access_control_list", "run_as"):
-            settings.pop(not_a_setting, None)
-        settings.setdefault("name", "Untitled")
-        settings.setdefault("max_concurrent_runs", 1)
-        settings.setdefault("timeout_seconds", 0)
-        settings.setdefault("email_notifications", {})
-        settings.setdefault("format", "MULTI_TASK")
-        mcr = settings["max_concurrent_runs"]
-        if not isinstance(mcr, int) or isinstance(mcr, bool) or not 0 <= mcr <= 1000:
-            raise invalid("max_concurrent_runs must be an integer between 0 and 1000")
-        queue = settings.get("queue")
-        if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
-            raise invalid("queue must be an object with the required field 'enabled'")
-        params = settings.get("parameters") or []
-        if not isinstance(params, list) or not all(
-            isinstance(p, dict) and isinstance(p.get("name"), str) and "default" in p
-            for p in params
-        ):
-            raise invalid("parameters must be a list of {name, default} objects")
+        settings = job_settings(body)
         job_id = self._next_job_id
         self._next_job_id += 1
         self._jobs[job_id] = JobRecord(job_id, settings, self.epoch_ms(now))
@@ -327,17 +178,7 @@ class JobsModel:
         return job
 
     def _job_json(self, job: JobRecord, *, expand_tasks: bool) -> JsonDict:
-        settings = copy.deepcopy(job.settings)
-        if not expand_tasks:
-            settings.pop("tasks", None)
-            settings.pop("job_clusters", None)
-        return {
-            "job_id": job.job_id,
-            "creator_user_name": self.user_name,
-            "run_as_user_name": self.user_name,
-            "created_time": job.created_time_ms,
-            "settings": settings,
-        }
+        return job_json(job, self.user_name, expand_tasks=expand_tasks)
 
     def get_job(self, job_id: int) -> JsonDict:
         return self._job_json(self._job(job_id), expand_tasks=True)
@@ -527,136 +368,13 @@ class JobsModel:
     # -- rendering -----------------------------------------------------------------
 
     def _run_json(self, run: RunRecord, now: float, *, include_tasks: bool) -> JsonDict:
-        job = self._jobs[run.job_id]
-        state = self._state_json(run)
-        status = self._status_json(run)
-        end = run.ended
-        queue_end = run.admitted if run.admitted is not None else (end if end is not None else now)
-        exec_ms = 0
-        if run.started is not None:
-            exec_ms = max(0, int(((end if end is not None else now) - run.started) * 1000))
-        defaults = job.parameter_defaults
-        params: list[JsonDict] = []
-        for name, value in run.job_parameters.items():
-            param: JsonDict = {"name": name, "value": value}
-            if name in defaults:
-                param["default"] = defaults[name]
-            params.append(param)
-        out: JsonDict = {
-            "job_id": run.job_id,
-            "run_id": run.run_id,
-            "job_run_id": run.run_id,
-            "number_in_job": run.run_id,
-            "original_attempt_run_id": run.run_id,
-            "attempt_number": 0,
-            "creator_user_name": self.user_name,
-            "run_name": run.run_name,
-            "run_type": "JOB_RUN",
-            "trigger": "ONE_TIME",
-            "format": "MULTI_TASK",
-            "state": state,
-            "status": status,
-            "start_time": self.epoch_ms(run.created),
-            "end_time": self.epoch_ms(end) if end is not None else 0,
-            "setup_duration": 0,
-            "execution_duration": 0,
-            "cleanup_duration": 0,
-            "run_duration": int(((end if end is not None else now) - run.created) * 1000),
-            "queue_duration": max(0, int((queue_end - run.created) * 1000)),
-            "run_page_url": (
-                f"{self.base_url}/?o={self.workspace_id}#job/{run.job_id}/run/{run.run_id}"
-            ),
-            "job_parameters": params,
-        }
-        if include_tasks and run.task_run_ids:
-            out["tasks"] = [
-                {
-                    "task_key": key,
-                    "run_id": task_run_id,
-                    "attempt_number": 0,
-                    "state": state,
-                    "status": status,
-                    "start_time": self.epoch_ms(run.started) if run.started else 0,
-                    "end_time": out["end_time"],
-                    "setup_duration": 0,
-                    "execution_duration": exec_ms,
-                    "cleanup_duration": 0,
-                    "run_page_url": f"{out['run_page_url']}/task/{task_run_id}",
-                }
-                for key, task_run_id in zip(job.task_keys, run.task_run_ids, strict=True)
-            ]
-        return out
-
-    @staticmethod
-    def _state_json(run: RunRecord) -> JsonDict:
-        state: JsonDict = {
-            "life_cycle_state": run.life_cycle_state,
-            "state_message": run.state_message,
-            "user_cancelled_or_timedout": run.user_cancelled_or_timedout,
-        }
-        if run.result_state is not None:
-            state["result_state"] = run.result_state
-        if run.life_cycle_state == "QUEUED":
-            state["queue_reason"] = run.state_message
-        return state
-
-    @staticmethod
-    def _status_json(run: RunRecord) -> JsonDict:
-        lcs = run.life_cycle_state
-        if lcs == "QUEUED":
-            return {
-                "state": "QUEUED",
-                "queue_details": {
-                    "code": "MAX_CONCURRENT_RUNS_REACHED",
-                    "message": run.state_message,
-                },
-            }
-        if lcs in ("PENDING", "RUNNING", "TERMINATING"):
-            return {"state": lcs}
-        # TERMINATED, SKIPPED and INTERNAL_ERROR all map to the v2 TERMINATED state.
-        result = "INTERNAL_ERROR" if lcs == "INTERNAL_ERROR" else (run.result_state or "SUCCESS")
-        code, kind = _TERMINATION.get(result, ("SUCCESS", "SUCCESS"))
-        return {
-            "state": "TERMINATED",
-            "termination_details": {"code": code, "type": kind, "message": run.state_message},
-        }
-
-
-# -- parameter helpers ---------------------------------------------------------------
-
-
-def _require_int(value: object, name: str) -> int:
-    if value is None:
-        raise invalid(f"Missing required field: {name}")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise invalid(f"Invalid value for {name}: {value!r}")
-    try:
-        return int(value)
-    except ValueError:
-        raise invalid(f"Invalid value for {name}: {value!r}") from None
-
-
-def _check_limit(limit: int | None, maximum: int, *, zero_means_max: bool) -> int:
-    if limit is None:
-        return DEFAULT_LIST_LIMIT
-    if limit == 0 and zero_means_max:
-        return maximum
-    if not 0 < limit <= maximum:
-        raise invalid(f"limit must be between 1 and {maximum}, got {limit}")
-    return limit
-
-
-def _page(
-    items: list[_T], ids: list[int], limit: int, offset: int | None, page_token: str | None
-) -> tuple[list[_T], bool]:
-    """Slice a newest-first list by cursor token (ids are descending) or offset."""
-    start = 0
-    if page_token:
-        after = _decode_token(page_token)
-        start = next((i for i, item_id in enumerate(ids) if item_id < after), len(ids))
-    elif offset:
-        if offset < 0:
-            raise invalid(f"offset must not be negative, got {offset}")
-        start = offset
-    page = items[start : start + limit]
-    return page, start + limit < len(items)
+        return run_json(
+            self._jobs[run.job_id],
+            run,
+            now,
+            epoch_ms=self.epoch_ms,
+            base_url=self.base_url,
+            workspace_id=self.workspace_id,
+            user_name=self.user_name,
+            include_tasks=include_tasks,
+        )

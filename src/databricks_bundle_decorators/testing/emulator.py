@@ -19,7 +19,8 @@ Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
 ``GET /.well-known/databricks-config`` (the SDK's host-metadata probe, sent when a
 ``Config`` is built), ``GET jobs/list``, ``GET jobs/get``, ``POST jobs/create``,
 ``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/list``,
-``POST jobs/runs/cancel`` and ``POST jobs/runs/cancel-all``.  Errors use the
+``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all`` and ``GET
+/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``).  Errors use the
 ``{"error_code", "message"}`` body the SDK maps onto its typed exceptions (unknown
 job -> 400 ``INVALID_PARAMETER_VALUE`` "Job N does not exist.", which the SDK turns
 into ``ResourceDoesNotExist`` on ``jobs/get`` and ``InvalidParameterValue`` elsewhere).
@@ -42,119 +43,25 @@ was lost is sent again; only an ``idempotency_token`` prevents a duplicate run.
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import socket
 import threading
 import time
 from collections import Counter, deque
 from collections.abc import Mapping
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qs, urlsplit
+from typing import TYPE_CHECKING, Any
 
-from databricks_bundle_decorators.testing._emulator_state import (
-    ApiError,
-    JobsModel,
-    JsonDict,
-    Outcome,
-    RunRecord,
-    invalid,
-)
+from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
+from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
-FaultKind = Literal["error", "drop_before", "drop_after"]
-_API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
-_ERROR_CODES = {
-    429: ("REQUEST_LIMIT_EXCEEDED", "Too many requests. Please wait a moment and try again."),
-    500: ("INTERNAL_ERROR", "Internal error (emulated fault)."),
-    503: ("TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable (emulated)."),
-}
 
-
-@dataclass
-class _Reply:
-    status: int
-    body: JsonDict
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass
-class _ScriptedFault:
-    path: str
-    kind: FaultKind
-    status: int
-    job_id: int | None
-    remaining: int
-
-
-@dataclass(frozen=True)
-class _FaultConfig:
-    error_rate: float = 0.0
-    drop_rate: float = 0.0
-    retry_after: float = 0.0
-    statuses: tuple[int, ...] = (429, 503)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, emulator: JobsEmulator) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.emulator = emulator
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like the real service
-    disable_nagle_algorithm = True  # else Nagle + delayed ACK add ~40 ms per request
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.emulator._track(self.connection, opened=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.emulator._track(self.connection, opened=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output quiet
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        reply = self.server.emulator._dispatch(
-            self.command, self.path, self.headers.get("Authorization"), body
-        )
-        if reply is None:  # dropped: close the socket without answering
-            self.close_connection = True
-            return
-        payload = json.dumps(reply.body).encode()
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in reply.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-
-class JobsEmulator:
+class JobsEmulator(HttpFrontEnd):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -180,7 +87,7 @@ class JobsEmulator:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
-        self._fault_config = _FaultConfig()
+        self._fault_config = FaultConfig()
         self._rng = random.Random(0)
         self._scripted: list[_ScriptedFault] = []
         self.url = ""
@@ -339,7 +246,7 @@ class JobsEmulator:
         if error_rate and (not statuses or any(s < 400 or s > 599 for s in statuses)):
             raise ValueError("statuses must be HTTP error codes")
         with self._lock:
-            self._fault_config = _FaultConfig(error_rate, drop_rate, retry_after, statuses)
+            self._fault_config = FaultConfig(error_rate, drop_rate, retry_after, statuses)
             self._rng = random.Random(seed)
 
     def inject_fault(
@@ -405,200 +312,3 @@ class JobsEmulator:
             if now >= deadline:
                 raise TimeoutError(f"runs still active after {timeout} s")
             time.sleep(min(max(upcoming - now, 0.001), 0.05, max(deadline - now, 0.001)))
-
-    # -- HTTP plumbing ---------------------------------------------------------------
-
-    def _track(self, conn: socket.socket, *, opened: bool) -> None:
-        with self._lock:
-            if opened:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
-
-    def _dispatch(
-        self, method: str, raw_path: str, authorization: str | None, raw_body: bytes
-    ) -> _Reply | None:
-        split = urlsplit(raw_path)
-        path = split.path
-        query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
-        body: object = None
-        if raw_body:
-            try:
-                body = json.loads(raw_body)
-            except ValueError:
-                body = None
-        job_hint = (body if isinstance(body, dict) else query).get("job_id")
-        with self._lock:
-            self.requests[path] += 1
-            self.requests["total"] += 1
-            self.request_log.append((method, raw_path))
-            fault = self._pick_fault(method, path, job_hint) if path.startswith("/api/") else None
-        if fault is not None and fault[0] == "error":
-            status = fault[1]
-            code, message = _ERROR_CODES.get(status, ("TEMPORARILY_UNAVAILABLE", "Emulated."))
-            extra: tuple[tuple[str, str], ...] = ()
-            if status in (429, 503):
-                extra = (("Retry-After", str(int(self._fault_config.retry_after))),)
-            return _Reply(status, {"error_code": code, "message": message}, extra)
-        if fault is not None and fault[0] == "drop_before":
-            return None
-        try:
-            reply = self._route(method, path, query, raw_body, body, authorization)
-        except ApiError as err:
-            reply = _Reply(err.status, err.body())
-        except Exception as err:  # a bug in the emulator: report it, don't hang the client
-            reply = _Reply(500, {"error_code": "INTERNAL_ERROR", "message": repr(err)})
-        return None if fault is not None else reply  # "drop_after": applied, answer lost
-
-    def _pick_fault(self, method: str, path: str, job_hint: object) -> tuple[FaultKind, int] | None:
-        """Choose (kind, status) for this request; the caller holds the lock."""
-        chosen: tuple[FaultKind, int] | None = None
-        for scripted in self._scripted:
-            if scripted.path == path and scripted.job_id in (None, _as_int(job_hint)):
-                scripted.remaining -= 1
-                if scripted.remaining <= 0:
-                    self._scripted.remove(scripted)
-                chosen = (scripted.kind, scripted.status)
-                break
-        cfg = self._fault_config
-        if chosen is None and (cfg.error_rate or cfg.drop_rate):
-            roll = self._rng.random()
-            if roll < cfg.drop_rate:
-                after = method == "POST" and self._rng.random() < 0.5
-                chosen = ("drop_after" if after else "drop_before", 0)
-            elif roll < cfg.drop_rate + cfg.error_rate:
-                chosen = ("error", self._rng.choice(cfg.statuses))
-        if chosen is not None:
-            label = str(chosen[1]) if chosen[0] == "error" else chosen[0]
-            self.faults[label] += 1
-            self.faults[f"{label} {path}"] += 1
-            self.faults["total"] += 1
-        return chosen
-
-    def _route(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str],
-        raw_body: bytes,
-        body: object,
-        authorization: str | None,
-    ) -> _Reply:
-        if path == "/.well-known/databricks-config" and method == "GET":
-            return _Reply(
-                200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
-            )
-        endpoint = next((path[len(p) :] for p in _API_PREFIXES if path.startswith(p)), None)
-        if endpoint is None or (method, endpoint) not in _ENDPOINTS:
-            return _Reply(
-                404,
-                {
-                    "error_code": "ENDPOINT_NOT_FOUND",
-                    "message": f"No API found for '{method} {path}'",
-                },
-            )
-        if self.token is not None and authorization != f"Bearer {self.token}":
-            return _Reply(
-                401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
-            )
-        if method == "POST":
-            if raw_body and not isinstance(body, dict):
-                raise ApiError(
-                    400, "MALFORMED_REQUEST", "Invalid JSON given in the body of the request"
-                )
-            params: Mapping[str, Any] = body if isinstance(body, dict) else {}
-        else:
-            params = query
-        model, now = self._model, time.monotonic()
-        with self._lock:
-            if endpoint == "create":
-                return _Reply(200, {"job_id": model.create_job(params, now)})
-            if endpoint == "get":
-                return _Reply(200, model.get_job(_req_int(params, "job_id")))
-            if endpoint == "list":
-                return _Reply(
-                    200,
-                    model.list_jobs(
-                        name=params.get("name"),
-                        limit=_opt_int(params, "limit"),
-                        offset=_opt_int(params, "offset"),
-                        page_token=params.get("page_token") or None,
-                        expand_tasks=_opt_bool(params, "expand_tasks"),
-                    ),
-                )
-            if endpoint == "run-now":
-                return _Reply(200, model.run_now(params, now))
-            if endpoint == "runs/get":
-                return _Reply(200, model.get_run(_req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel":
-                return _Reply(200, model.cancel_run(_req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel-all":
-                return _Reply(
-                    200,
-                    model.cancel_all(
-                        _opt_int(params, "job_id"), _opt_bool(params, "all_queued_runs"), now
-                    ),
-                )
-            return _Reply(
-                200,
-                model.list_runs(
-                    job_id=_opt_int(params, "job_id"),
-                    active_only=_opt_bool(params, "active_only"),
-                    completed_only=_opt_bool(params, "completed_only"),
-                    limit=_opt_int(params, "limit"),
-                    offset=_opt_int(params, "offset"),
-                    page_token=params.get("page_token") or None,
-                    start_time_from=_opt_int(params, "start_time_from"),
-                    start_time_to=_opt_int(params, "start_time_to"),
-                    run_type=params.get("run_type"),
-                    expand_tasks=_opt_bool(params, "expand_tasks"),
-                    now=now,
-                ),
-            )
-
-
-_ENDPOINTS = frozenset(
-    {
-        ("POST", "create"),
-        ("GET", "get"),
-        ("GET", "list"),
-        ("POST", "run-now"),
-        ("GET", "runs/get"),
-        ("GET", "runs/list"),
-        ("POST", "runs/cancel"),
-        ("POST", "runs/cancel-all"),
-    }
-)
-
-
-def _as_int(value: object) -> int | None:
-    try:
-        return int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-    except ValueError:
-        return None
-
-
-def _opt_int(params: Mapping[str, Any], name: str) -> int | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    number = _as_int(value)
-    if number is None:
-        raise invalid(f"Invalid value for {name}: {value!r}")
-    return number
-
-
-def _req_int(params: Mapping[str, Any], name: str) -> int:
-    number = _opt_int(params, name)
-    if number is None:
-        raise invalid(f"Missing required field: {name}")
-    return number
-
-
-def _opt_bool(params: Mapping[str, Any], name: str) -> bool:
-    value = params.get(name)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if value in ("true", "false"):
-        return bool(value == "true")
-    raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")

@@ -1,0 +1,93 @@
+"""What the scheduler needs from a place that runs jobs: submit, poll in batches, cancel.
+
+The scheduler never knows whether runs happen on Databricks or on the local Spark; it
+drives a :class:`Backend` and records what it answers in the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+RunState = Literal["queued", "running", "succeeded", "failed", "canceled"]
+TERMINAL_STATES: frozenset[RunState] = frozenset({"succeeded", "failed", "canceled"})
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitRequest:
+    """One run to start.
+
+    Attributes:
+        token: Idempotency token: submitting the same token twice returns the first run.
+        parameters: The run's job parameters.
+        label: The slice, for messages (``2024-01-01`` or ``2024-01-01..2024-01-07``).
+    """
+
+    token: str
+    parameters: Mapping[str, str]
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """A started (or found again) run."""
+
+    run_id: str
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A run's state as last seen; ``message`` explains a failure."""
+
+    state: RunState
+    message: str = ""
+    url: str | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class SubmitRejected(Exception):
+    """The backend refused the submission; no run was created.
+
+    ``fatal``: no later submission can succeed either (credentials, permissions, a
+    deleted job), so the backfill stops launching.
+    """
+
+    def __init__(self, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+
+
+class Backend(Protocol):
+    """A place to run one job's runs."""
+
+    @property
+    def kind(self) -> str:
+        """``databricks`` or ``local``."""
+
+    def submit(self, request: SubmitRequest) -> Submitted:
+        """Start a run (or return the run already started with ``request.token``).
+
+        May block while the backend retries; thread-safe.
+
+        Raises:
+            SubmitRejected: the request was refused and no run exists.
+            Exception: anything else leaves it unknown whether a run exists; the
+                scheduler re-submits the same token later.
+        """
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        """The status of the given runs, in as few requests as possible.
+
+        Runs missing from the answer are still in flight as far as the backend knows.
+        """
+
+    def cancel(self, run_id: str) -> None:
+        """Ask for a run to be cancelled (best effort, returns without waiting)."""
+
+    def close(self) -> None:
+        """Release resources (threads, connections)."""

@@ -1,0 +1,55 @@
+"""The exact commands printed for rerunning failures and resuming a backfill."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from .ledger import Ledger
+
+MAX_LISTED_KEYS = 100
+
+
+def _connection_args(ledger: Ledger) -> list[str]:
+    spec = ledger.backend
+    if spec.kind == "local":
+        return ["--local"]
+    args: list[str] = []
+    if spec.job_id is not None:
+        args += ["--job-id", str(spec.job_id)]
+    if spec.profile:
+        args += ["--profile", spec.profile]
+    return args
+
+
+def rerun_command(
+    ledger: Ledger, failed_keys: Sequence[str], context_args: Sequence[str] = ()
+) -> str:
+    """``dbxdec backfill JOB --keys a,b ...`` rerunning exactly ``failed_keys``.
+
+    Beyond :data:`MAX_LISTED_KEYS` keys the command selects them from run history
+    instead: ``--rerun failed --start FIRST --end LAST``.
+    """
+    options = ledger.options
+    args = ["dbxdec", "backfill", ledger.job, *context_args]
+    if len(failed_keys) <= MAX_LISTED_KEYS:
+        args += ["--keys", ",".join(failed_keys)]
+    else:
+        ordered = sorted(failed_keys)
+        args += ["--rerun", "failed", "--start", ordered[0], "--end", ordered[-1]]
+    args += _connection_args(ledger)
+    if options.batch_size > 1:
+        args += ["--batch-size", str(options.batch_size)]
+    if options.exact:
+        args.append("--exact")
+    for name, value in sorted(options.params.items()):
+        args += ["--param", f"{name}={value}"]
+    args += ["--max-concurrent", str(options.max_concurrent)]
+    if options.retries:
+        args += ["--retries", str(options.retries)]
+    return shlex.join(args)
+
+
+def resume_command(ledger: Ledger, context_args: Sequence[str] = ()) -> str:
+    """``dbxdec backfill --resume ID``."""
+    return shlex.join(["dbxdec", "backfill", *context_args, "--resume", ledger.id])

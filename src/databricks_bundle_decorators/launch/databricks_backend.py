@@ -1,0 +1,270 @@
+"""The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
+
+Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
+polled in batches: one ``jobs/runs/list?completed_only=true`` page (newest first) covers
+every run that finished since the oldest run in flight, so a poll costs one request
+whatever the number of runs in flight; only a run older than the pages read (a
+straggler) is looked up on its own, at a slower cadence.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from databricks.sdk.errors import (
+    BadRequest,
+    InvalidParameterValue,
+    NotFound,
+    PermissionDenied,
+    ResourceDoesNotExist,
+    Unauthenticated,
+)
+
+from ..backfill.base import BackfillDef
+from ..errors import UsageError
+from .backends import RunStatus, SubmitRejected, SubmitRequest, Submitted
+from .history import RunObservation, keys_of_parameters
+from .target import needs_short_name, with_short_name
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun, Run
+
+RUNS_PAGE = 25  # the Jobs API's largest runs/list page
+_QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
+_RUNNING = {"RUNNING", "TERMINATING"}
+
+
+def connect(
+    *, host: str | None = None, profile: str | None = None, **config: Any
+) -> WorkspaceClient:
+    """A ``WorkspaceClient`` from the usual environment (``DATABRICKS_HOST``,
+    ``DATABRICKS_TOKEN``, ``~/.databrickscfg``), ``host`` and ``profile``.
+
+    Raises:
+        UsageError: no usable credentials were found.
+    """
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.config import Config
+
+    try:
+        cfg = Config(host=host, profile=profile, **config)
+    except Exception as exc:  # the SDK raises ValueError subclasses with long texts
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0].split(", please check")[0]
+        raise UsageError(
+            f"no usable Databricks credentials ({reason[:160]}): set DATABRICKS_HOST and "
+            "DATABRICKS_TOKEN, pass --profile NAME, or run locally with --local"
+        ) from None
+    return WorkspaceClient(config=cfg)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteJob:
+    """A deployed job."""
+
+    job_id: int
+    name: str
+    max_concurrent_runs: int
+    queue_enabled: bool
+
+
+def find_job(
+    client: WorkspaceClient,
+    name: str,
+    *,
+    job_id: int | None = None,
+    name_prefix: str | None = None,
+    dev_mode: bool = False,
+) -> RemoteJob:
+    """The deployed job for dbxdec job ``name``.
+
+    ``job_id`` skips the lookup. Otherwise the job is found by name, with
+    ``name_prefix`` in front (a target's ``presets.name_prefix``), or for a
+    development-mode target the ``[dev <user>] `` prefix bundles add.
+
+    Raises:
+        UsageError: no such job, or several jobs of that name.
+    """
+    if job_id is not None:
+        try:
+            return _remote(client.jobs.get(job_id))
+        except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
+            raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
+    if name_prefix and needs_short_name(name_prefix):
+        wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
+    elif name_prefix:
+        wanted = [f"{name_prefix}{name}"]
+    elif dev_mode:
+        wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
+    else:
+        wanted = [name]
+    for candidate in wanted:
+        found = [_remote(j) for j in client.jobs.list(name=candidate)]
+        if len(found) > 1:
+            ids = ", ".join(str(j.job_id) for j in found)
+            raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
+        if found:
+            return found[0]
+    hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
+    raise UsageError(
+        f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
+        "or pass --job-id ID"
+    )
+
+
+def _short_names(client: WorkspaceClient) -> list[str]:
+    """Spellings of the user's short name as bundles use it in ``[dev <name>]``."""
+    me = client.current_user.me()
+    local = (me.user_name or me.display_name or "").split("@")[0]
+    normalised = "".join(c if c.isalnum() else "_" for c in local)
+    return list(dict.fromkeys([normalised, normalised.lower(), local]))
+
+
+def _remote(job: Any) -> RemoteJob:
+    settings = job.settings
+    queue = getattr(settings, "queue", None)
+    return RemoteJob(
+        job_id=int(job.job_id),
+        name=str(getattr(settings, "name", "") or ""),
+        max_concurrent_runs=int(getattr(settings, "max_concurrent_runs", None) or 1),
+        queue_enabled=bool(queue is not None and queue.enabled),
+    )
+
+
+def run_status(run: BaseRun | Run) -> RunStatus:
+    """A Jobs API run as a :class:`RunStatus`."""
+    state = run.state
+    lcs = state.life_cycle_state.value if state and state.life_cycle_state else "PENDING"
+    message = (state.state_message if state else None) or ""
+    url = run.run_page_url
+    if lcs in _QUEUED:
+        return RunStatus("queued", url=url)
+    if lcs in _RUNNING:
+        return RunStatus("running", url=url)
+    result = state.result_state.value if state and state.result_state else ""
+    if result == "SUCCESS":
+        return RunStatus("succeeded", url=url)
+    if result == "CANCELED":
+        return RunStatus("canceled", message or "run cancelled", url=url)
+    if result == "SUCCESS_WITH_FAILURES":
+        message = message or "some tasks failed"
+    detail = f"{lcs} {result}".strip() if not message else f"{result or lcs}: {message}"
+    return RunStatus("failed", detail, url=url)
+
+
+class DatabricksBackend:
+    """Runs of one deployed job, through a ``WorkspaceClient``.
+
+    Args:
+        client: The workspace client (thread-safe for these calls).
+        job_id: The deployed job.
+        straggler_interval: Seconds between individual lookups of a run older than
+            the pages a batched poll reads.
+    """
+
+    kind = "databricks"
+
+    def __init__(
+        self, client: WorkspaceClient, job_id: int, *, straggler_interval: float = 5.0
+    ) -> None:
+        self.client = client
+        self.job_id = job_id
+        self.straggler_interval = straggler_interval
+        self._looked_up: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, request: SubmitRequest) -> Submitted:
+        try:
+            waiter = self.client.jobs.run_now(
+                self.job_id,
+                job_parameters=dict(request.parameters),
+                idempotency_token=request.token,
+            )
+        except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
+            raise SubmitRejected(_one_line(exc), fatal=True) from None
+        except (BadRequest, InvalidParameterValue, NotFound) as exc:
+            raise SubmitRejected(_one_line(exc)) from None
+        return Submitted(str(waiter.run_id))
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        wanted = {int(r) for r in run_ids}
+        if not wanted:
+            return {}
+        floor = min(wanted)
+        found: dict[str, RunStatus] = {}
+        covered_down_to: int | None = None  # None: every completed run was seen
+        for seen, run in enumerate(
+            self.client.jobs.list_runs(job_id=self.job_id, completed_only=True, limit=RUNS_PAGE)
+        ):
+            run_id = int(run.run_id or 0)
+            if run_id in wanted:
+                found[str(run_id)] = run_status(run)
+            if run_id <= floor:
+                break
+            if seen + 1 >= 2 * RUNS_PAGE:  # stop paging; look stragglers up one by one
+                covered_down_to = run_id
+                break
+        if covered_down_to is not None:
+            found.update(self._look_up(r for r in wanted if r < covered_down_to))
+        return found
+
+    def _look_up(self, run_ids: Iterable[int]) -> dict[str, RunStatus]:
+        now = time.monotonic()
+        out: dict[str, RunStatus] = {}
+        for run_id in run_ids:
+            with self._lock:
+                if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
+                    continue
+                self._looked_up[run_id] = now
+            status = run_status(self.client.jobs.get_run(run_id))
+            if status.is_terminal:
+                out[str(run_id)] = status
+        return out
+
+    def cancel(self, run_id: str) -> None:
+        self.client.jobs.cancel_run(int(run_id))
+
+    def close(self) -> None:
+        pass
+
+
+def run_history(
+    client: WorkspaceClient, job_id: int, backfill: BackfillDef
+) -> list[RunObservation]:
+    """Every run of the job as the keys it wrote (from its ``job_parameters``)."""
+    observations: list[RunObservation] = []
+    for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
+        params = {
+            p.name: (p.value if p.value is not None else p.default or "")
+            for p in run.job_parameters or []
+            if p.name
+        }
+        started = (run.start_time or 0) / 1000
+        keys = keys_of_parameters(backfill, params, started=started)
+        if not keys:
+            continue
+        status = run_status(run)
+        state = "running" if not status.is_terminal else status.state
+        observations.append(
+            RunObservation(
+                keys,
+                "succeeded"
+                if state == "succeeded"
+                else "running"
+                if state == "running"
+                else "failed",
+                started,
+                str(run.run_id),
+                status.message,
+            )
+        )
+    return observations
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

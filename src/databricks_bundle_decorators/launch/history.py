@@ -1,0 +1,97 @@
+"""Partition health from past runs: which keys succeeded, failed, are running or missing.
+
+Both backends describe their past runs as :class:`RunObservation` values (the
+Databricks backend from ``job_parameters`` on runs, the local backend from ledgers);
+:func:`key_history` folds them into one state per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Literal
+
+from ..backfill.base import BackfillDef
+from ..backfill.context import BACKFILL_KEY_PARAM, BACKFILL_START_KEY_PARAM
+
+KeyState = Literal["succeeded", "failed", "running", "missing"]
+ObservedState = Literal["succeeded", "failed", "running"]
+RerunMode = Literal["all", "failed", "missing"]
+RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
+KeyHistory = Mapping[str, KeyState]
+
+
+@dataclass(frozen=True, slots=True)
+class RunObservation:
+    """One past or current run and the keys it writes.
+
+    Attributes:
+        keys: The keys the run writes.
+        state: How it ended (``running`` while it is queued or running).
+        started: When it started, seconds since the epoch (orders the runs).
+        run_id: The backend's run id.
+        error: The error message of a failed run.
+    """
+
+    keys: tuple[str, ...]
+    state: ObservedState
+    started: float
+    run_id: str = ""
+    error: str = ""
+
+
+def key_history(observations: Iterable[RunObservation]) -> dict[str, KeyState]:
+    """The state of every observed key: its latest run decides, a running run wins.
+
+    Keys never observed are absent (``missing``).
+    """
+    latest: dict[str, RunObservation] = {}
+    running: set[str] = set()
+    for obs in sorted(observations, key=lambda o: o.started):
+        for key in obs.keys:
+            latest[key] = obs
+            if obs.state == "running":
+                running.add(key)
+    return {key: "running" if key in running else obs.state for key, obs in latest.items()}
+
+
+def state_of(history: KeyHistory, key: str) -> KeyState:
+    return history.get(key, "missing")
+
+
+def select_keys(keys: Sequence[str], history: KeyHistory, rerun: RerunMode) -> list[str]:
+    """The keys to run for ``--rerun``: ``all``, ``failed`` (latest run failed) or
+    ``missing`` (never run)."""
+    if rerun == "all":
+        return list(keys)
+    return [key for key in keys if state_of(history, key) == rerun]
+
+
+def keys_without_success(keys: Sequence[str], history: KeyHistory) -> list[str]:
+    """The keys ``dbxdec catchup`` runs: failed or never run (running ones excluded)."""
+    return [key for key in keys if state_of(history, key) in ("failed", "missing")]
+
+
+def keys_of_parameters(
+    backfill: BackfillDef, parameters: Mapping[str, str], *, started: float | None = None
+) -> tuple[str, ...]:
+    """The keys a run with these job parameters writes; ``()`` when unknown.
+
+    A run without ``backfill_key`` (a scheduled run) wrote the key current when it
+    started, for time-based definitions.
+    """
+    key = parameters.get(BACKFILL_KEY_PARAM, "")
+    start = parameters.get(BACKFILL_START_KEY_PARAM, "")
+    try:
+        if not key:
+            if started is None or not backfill.is_time_based:
+                return ()
+            current = backfill.current_key(now=datetime.fromtimestamp(started, timezone.utc))
+            return (current,) if current is not None else ()
+        if start:
+            return tuple(backfill.keys(start, key))
+        backfill.validate_key(key)
+    except ValueError:
+        return ()  # a run of an older definition: its keys no longer exist
+    return (key,)

@@ -1,0 +1,344 @@
+"""``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions: plan, connect, run, sum up.
+
+The CLI only parses options into a :class:`BackfillRequest` and prints; everything a
+test wants to call without a terminal is here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..bundle.project import ProjectConfig
+from ..definitions import JobDefinition, Registry
+from .backends import Backend
+from .databricks_backend import DatabricksBackend, connect, find_job, run_history
+from .events import Counts, LaunchEvent, LaunchSummary
+from .history import KeyHistory, RerunMode, key_history, keys_without_success
+from .interrupts import Interrupts
+from .ledger import (
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    ledger_observations,
+    list_ledgers,
+    load_ledger,
+)
+from .pacing import SchedulerOptions
+from .plan import BackfillPlan, Order, Slice, build_plan
+from .scheduler import Scheduler
+from .summary import summarize
+from .target import read_target
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+    from .progress import Reporter
+
+DEFAULT_MAX_CONCURRENT = 4
+DEFAULT_LOCAL_CONCURRENT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where runs go: ``local``, or a workspace (host/profile) and how to find the job."""
+
+    local: bool = False
+    target: str | None = None
+    job_id: int | None = None
+    profile: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillRequest:
+    """Everything ``dbxdec backfill`` was asked to do.
+
+    ``max_concurrent`` ``None`` means the backend's default (4 on Databricks, 1 locally).
+    ``context_args`` are the CLI arguments that select the project (``--project``,
+    ``--pipelines``), repeated in the printed rerun and resume commands.
+    """
+
+    job: str
+    start: str | None = None
+    end: str | None = None
+    keys: tuple[str, ...] = ()
+    order: Order = "forward"
+    batch_size: int = 1
+    rerun: RerunMode = "all"
+    catchup: bool = False
+    exact: bool = False
+    final_sync: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)
+    connection: Connection = field(default_factory=Connection)
+    max_concurrent: int | None = None
+    retries: int = 0
+    retry_delay: float = 10.0
+    halt_on_error: bool = False
+    poll_interval: float = 1.0
+    context_args: tuple[str, ...] = ()
+
+
+@dataclass
+class PreparedBackfill:
+    """A planned backfill with its ledger and a connected backend, ready to run."""
+
+    plan: BackfillPlan
+    ledger: Ledger
+    backend: Backend | None
+    options: SchedulerOptions
+    warnings: list[str] = field(default_factory=list)
+    context_args: tuple[str, ...] = ()
+
+
+def plan_backfill(
+    request: BackfillRequest,
+    *,
+    root: Path,
+    registry: Registry,
+    warehouse: Path,
+    client: WorkspaceClient | None = None,
+    dry_run: bool = False,
+) -> PreparedBackfill:
+    """Plan ``request``; connect the backend unless a dry run needs no history.
+
+    Raises:
+        UsageError: bad job, keys, options, target or credentials.
+    """
+    job = registry.get(request.job)
+    _checked_plan(job, request)  # bad keys and options fail before any connection
+    conn = request.connection
+    needs_history = request.rerun != "all" or request.catchup
+    backend: Backend | None = None
+    history: KeyHistory | None = None
+    warnings: list[str] = []
+    cap = request.max_concurrent or (
+        DEFAULT_LOCAL_CONCURRENT if conn.local else DEFAULT_MAX_CONCURRENT
+    )
+    spec = BackendSpec("local")
+    if conn.local:
+        if needs_history:
+            history = key_history(ledger_observations(list_ledgers(root, job.name)))
+        if not dry_run:
+            from .local_backend import LocalBackend
+
+            backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
+    elif not dry_run or needs_history:
+        client, spec, cap, warnings = connect_job(job, conn, root, cap, client)
+        if needs_history:
+            assert job.backfill is not None and spec.job_id is not None
+            history = key_history(run_history(client, spec.job_id, job.backfill))
+        if not dry_run:
+            assert spec.job_id is not None
+            backend = DatabricksBackend(client, spec.job_id)
+    plan = _checked_plan(job, request, history)
+    if request.catchup and history is not None:
+        wanted = set(keys_without_success(plan.keys, history))
+        plan = replace(
+            plan,
+            slices=tuple(
+                replace(s, index=i)
+                for i, s in enumerate(
+                    s for s in plan.slices if s.is_final_sync or set(s.keys) & wanted
+                )
+            ),
+        )
+    launch_options = LaunchOptions(
+        max_concurrent=cap,
+        retries=request.retries,
+        retry_delay=request.retry_delay,
+        halt_on_error=request.halt_on_error,
+        exact=request.exact,
+        batch_size=request.batch_size,
+        order=request.order,
+        final_sync=request.final_sync,
+        params=dict(request.params),
+    )
+    ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
+    return PreparedBackfill(
+        plan,
+        ledger,
+        backend,
+        scheduler_options(launch_options, request.poll_interval),
+        warnings,
+        request.context_args,
+    )
+
+
+def _checked_plan(
+    job: JobDefinition, request: BackfillRequest, history: KeyHistory | None = None
+) -> BackfillPlan:
+    return build_plan(
+        job,
+        start=request.start,
+        end=request.end,
+        keys=request.keys,
+        order=request.order,
+        batch_size=request.batch_size,
+        rerun=request.rerun if history is not None else "all",
+        history=history,
+        exact=request.exact,
+        final_sync=request.final_sync,
+        params=request.params,
+    )
+
+
+def scheduler_options(options: LaunchOptions, poll_interval: float) -> SchedulerOptions:
+    return SchedulerOptions(
+        max_concurrent=options.max_concurrent,
+        retries=options.retries,
+        retry_delay=options.retry_delay,
+        halt_on_error=options.halt_on_error,
+        poll_interval=poll_interval,
+        max_poll_interval=max(poll_interval, 15.0),
+    )
+
+
+def connect_job(
+    job: JobDefinition,
+    conn: Connection,
+    root: Path,
+    cap: int,
+    client: WorkspaceClient | None,
+) -> tuple[WorkspaceClient, BackendSpec, int, list[str]]:
+    target = read_target(root, conn.target) if conn.target else None
+    host = conn.host or (target.host if target else None)
+    profile = conn.profile or (target.profile if target else None)
+    if client is None:
+        client = connect(host=host, profile=profile)
+    remote = find_job(
+        client,
+        job.name,
+        job_id=conn.job_id,
+        name_prefix=target.name_prefix if target else None,
+        dev_mode=bool(target and target.dev_mode),
+    )
+    warnings: list[str] = []
+    if remote.max_concurrent_runs < cap:
+        if remote.queue_enabled:
+            warnings.append(
+                f"job {remote.name!r} allows {remote.max_concurrent_runs} concurrent runs; "
+                f"with queueing on, runs beyond that wait in the job queue"
+            )
+        else:
+            warnings.append(
+                f"job {remote.name!r} allows only {remote.max_concurrent_runs} concurrent runs "
+                f"and queueing is off: using --max-concurrent {remote.max_concurrent_runs} "
+                f"instead of {cap} (set max_concurrent_runs on the job to go faster)"
+            )
+            cap = max(1, remote.max_concurrent_runs)
+    spec = BackendSpec(
+        "databricks",
+        job_id=remote.job_id,
+        remote_name=remote.name,
+        host=client.config.host,
+        profile=profile,
+        target=conn.target,
+    )
+    return client, spec, cap, warnings
+
+
+def prepare_resume(
+    backfill_id: str,
+    *,
+    root: Path,
+    project_loader: Callable[[], tuple[ProjectConfig, Registry]],
+    client: WorkspaceClient | None = None,
+    host: str | None = None,
+    profile: str | None = None,
+    max_concurrent: int | None = None,
+    retries: int | None = None,
+    retry_delay: float | None = None,
+    halt_on_error: bool = False,
+    poll_interval: float = 1.0,
+    context_args: tuple[str, ...] = (),
+) -> PreparedBackfill:
+    """Load backfill ``backfill_id`` and reconnect its backend; pacing may be changed.
+
+    Slices already succeeded are skipped; open attempts are re-submitted with their
+    own idempotency token (which finds the run they started); failed and cancelled
+    slices get a new attempt.
+
+    Raises:
+        UsageError: unknown id, missing credentials, or the job no longer exists.
+    """
+    ledger = load_ledger(root, backfill_id)
+    old = ledger.options
+    ledger.options = replace(
+        old,
+        max_concurrent=max_concurrent or old.max_concurrent,
+        retries=old.retries if retries is None else retries,
+        retry_delay=old.retry_delay if retry_delay is None else retry_delay,
+        halt_on_error=halt_on_error or old.halt_on_error,
+    )
+    spec = ledger.backend
+    backend: Backend
+    if spec.kind == "local":
+        config, registry = project_loader()
+        registry.get(ledger.job)
+        from .local_backend import LocalBackend
+
+        backend = LocalBackend(
+            registry,
+            ledger.job,
+            warehouse=config.warehouse,
+            max_workers=ledger.options.max_concurrent,
+        )
+    else:
+        if client is None:
+            client = connect(host=host or spec.host, profile=profile or spec.profile)
+        assert spec.job_id is not None
+        find_job(client, ledger.job, job_id=spec.job_id)
+        backend = DatabricksBackend(client, spec.job_id)
+    slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
+    plan = BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params)
+    left = [r for r in ledger.slices if r.state != "succeeded"]
+    if not left:
+        ledger.slices = []  # nothing to run; the ledger file is left as it is
+    return PreparedBackfill(
+        plan,
+        ledger,
+        backend,
+        scheduler_options(ledger.options, poll_interval),
+        [],
+        context_args,
+    )
+
+
+def run_backfill(
+    prepared: PreparedBackfill,
+    reporter: Reporter,
+    *,
+    interrupts: Interrupts | None = None,
+    header: str | None = None,
+) -> LaunchSummary:
+    """Run a prepared backfill to the end (or an interrupt) and sum it up."""
+    ledger = prepared.ledger
+    assert prepared.backend is not None
+    ledger.save()  # the id exists on disk before the first run is launched
+    interrupts = interrupts or Interrupts()
+    started = time.monotonic()
+    reporter.start(
+        len(ledger.slices),
+        header
+        or f"Backfill {ledger.id}: {prepared.plan.job}, {len(ledger.slices)} runs "
+        f"({prepared.backend.kind}, up to {prepared.options.max_concurrent} at once)",
+    )
+    for warning in prepared.warnings:
+        reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
+    scheduler = Scheduler(
+        prepared.backend, ledger, prepared.options, emit=reporter, interrupts=interrupts
+    )
+    try:
+        with interrupts.installed():
+            scheduler.run()
+    finally:
+        prepared.backend.close()
+    summary = summarize(
+        ledger, scheduler.counts(), time.monotonic() - started, prepared.context_args
+    )
+    reporter.finish(summary)
+    return summary

@@ -1,0 +1,368 @@
+"""The backfill ledger: a JSON file per backfill, rewritten atomically on every change.
+
+``<project root>/.dbxdec/backfills/<id>.json`` holds the plan, each slice's attempts
+(idempotency token, run id, state, timings, error) and how to reach the backend (host,
+profile, job id -- never a credential). An attempt is recorded *before* its run is
+submitted, so a launcher killed at any point resumes by re-submitting the same token,
+which the Jobs API answers with the run it already created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import UsageError, did_you_mean
+from .history import ObservedState, RunObservation
+from .plan import BackfillPlan
+
+AttemptState = Literal["submitting", "running", "succeeded", "failed", "canceled", "rejected"]
+SliceState = Literal["pending", "submitting", "running", "succeeded", "failed", "canceled"]
+LedgerState = Literal["running", "succeeded", "failed", "interrupted"]
+BackendKind = Literal["databricks", "local"]
+
+LEDGER_VERSION = 1
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")
+
+
+def ledger_dir(root: Path) -> Path:
+    """Where the ledgers of a project live."""
+    return root / ".dbxdec" / "backfills"
+
+
+def new_backfill_id(job: str, *, now: float | None = None) -> str:
+    """A unique, sortable id: ``<job>-<UTC yyyymmddThhmmss>-<4 hex>``."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if now is None else now))
+    return f"{job}-{stamp}-{secrets.token_hex(2)}"
+
+
+def attempt_token(backfill_id: str, keys: tuple[str, ...], attempt: int) -> str:
+    """The idempotency token of one attempt of one slice (at most 64 characters).
+
+    Derived, not random: the same backfill, keys and attempt always give the same
+    token, so a re-submission after a crash cannot create a second run.
+    """
+    material = "\0".join((backfill_id, keys[0] if keys else "", keys[-1] if keys else ""))
+    digest = hashlib.sha256(f"{material}\0{attempt}".encode()).hexdigest()
+    return f"dbxdec-{digest[:40]}-{attempt}"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One submission of a slice. Times are seconds since the epoch.
+
+    ``rejected``: the backend refused the submission, so no run exists.
+    """
+
+    number: int
+    token: str
+    state: AttemptState = "submitting"
+    run_id: str | None = None
+    url: str | None = None
+    submitted_at: float | None = None
+    ended_at: float | None = None
+    error: str = ""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the outcome is still unknown (submitted or running)."""
+        return self.state in ("submitting", "running")
+
+    @property
+    def seconds(self) -> float | None:
+        if self.submitted_at is None or self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - self.submitted_at)
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRecord:
+    """A slice of the plan and its attempts so far."""
+
+    index: int
+    keys: tuple[str, ...]
+    parameters: Mapping[str, str]
+    attempts: tuple[Attempt, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.keys:
+            return "final sync"
+        return self.keys[0] if len(self.keys) == 1 else f"{self.keys[0]}..{self.keys[-1]}"
+
+    @property
+    def last(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def state(self) -> SliceState:
+        last = self.last
+        if last is None:
+            return "pending"
+        if last.state == "rejected":
+            return "failed"
+        return last.state
+
+    def attempt(self, number: int) -> Attempt:
+        """The attempt numbered ``number``."""
+        return next(a for a in self.attempts if a.number == number)
+
+    def with_attempt(self, attempt: Attempt) -> SliceRecord:
+        """This slice with ``attempt`` added, or replacing the attempt of its number."""
+        kept = tuple(a for a in self.attempts if a.number != attempt.number)
+        return replace(self, attempts=(*kept, attempt))
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    """How to reach the backend again on ``--resume`` (no credentials)."""
+
+    kind: BackendKind
+    job_id: int | None = None
+    remote_name: str | None = None
+    host: str | None = None
+    profile: str | None = None
+    target: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchOptions:
+    """The user's choices, kept to build the rerun and resume commands."""
+
+    max_concurrent: int = 4
+    retries: int = 0
+    retry_delay: float = 10.0
+    halt_on_error: bool = False
+    exact: bool = False
+    batch_size: int = 1
+    order: str = "forward"
+    final_sync: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+class Ledger:
+    """The durable state of one backfill. :meth:`save` writes it atomically."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        backfill_id: str,
+        job: str,
+        backend: BackendSpec,
+        options: LaunchOptions,
+        slices: list[SliceRecord],
+        created_at: float | None = None,
+        state: LedgerState = "running",
+    ) -> None:
+        self.path = path
+        self.id = backfill_id
+        self.job = job
+        self.backend = backend
+        self.options = options
+        self.slices = slices
+        self.created_at = time.time() if created_at is None else created_at
+        self.updated_at = self.created_at
+        self.state: LedgerState = state
+        self.dirty = True
+        self._fragments: dict[int, str] = {}  # serialised slices, redone only on change
+
+    @classmethod
+    def create(
+        cls,
+        root: Path,
+        plan: BackfillPlan,
+        *,
+        backend: BackendSpec,
+        options: LaunchOptions,
+        backfill_id: str | None = None,
+    ) -> Ledger:
+        """A new ledger for ``plan`` (not yet saved)."""
+        bid = backfill_id or new_backfill_id(plan.job)
+        slices = [SliceRecord(s.index, s.keys, plan.parameters(s)) for s in plan.slices]
+        return cls(
+            ledger_dir(root) / f"{bid}.json",
+            backfill_id=bid,
+            job=plan.job,
+            backend=backend,
+            options=options,
+            slices=slices,
+        )
+
+    def update(self, record: SliceRecord) -> None:
+        self.slices[record.index] = record
+        self._fragments.pop(record.index, None)
+        self.dirty = True
+
+    def set_state(self, state: LedgerState) -> None:
+        if state != self.state:
+            self.state = state
+            self.dirty = True
+
+    def counts(self) -> dict[str, int]:
+        """Slices per state (every state present, zero included)."""
+        out = dict.fromkeys(("pending", "submitting", "running", "succeeded", "failed"), 0)
+        out["canceled"] = 0
+        for record in self.slices:
+            out[record.state] += 1
+        return out
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "version": LEDGER_VERSION,
+            "id": self.id,
+            "job": self.job,
+            "state": self.state,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "backend": asdict(self.backend),
+            "options": {**asdict(self.options), "params": dict(self.options.params)},
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._header(), "slices": [_slice_json(r) for r in self.slices]}
+
+    def to_text(self) -> str:
+        """The ledger file's text; only slices changed since the last call are encoded."""
+        for record in self.slices:
+            if record.index not in self._fragments:
+                self._fragments[record.index] = json.dumps(_slice_json(record))
+        header = json.dumps(self._header(), indent=1)[:-2]  # drop the closing "\n}"
+        slices = ",\n  ".join(self._fragments[r.index] for r in self.slices)
+        return f'{header},\n "slices": [\n  {slices}\n ]\n}}\n'
+
+    @classmethod
+    def from_json(cls, path: Path, data: Mapping[str, Any]) -> Ledger:
+        slices = [
+            SliceRecord(
+                int(s["index"]),
+                tuple(s["keys"]),
+                dict(s["parameters"]),
+                tuple(Attempt(**a) for a in s["attempts"]),
+            )
+            for s in data["slices"]
+        ]
+        ledger = cls(
+            path,
+            backfill_id=str(data["id"]),
+            job=str(data["job"]),
+            backend=BackendSpec(**data["backend"]),
+            options=LaunchOptions(**data["options"]),
+            slices=slices,
+            created_at=float(data["created_at"]),
+            state=data["state"],
+        )
+        ledger.updated_at = float(data.get("updated_at", ledger.created_at))
+        ledger.dirty = False
+        return ledger
+
+    def save(self) -> None:
+        """Write the ledger atomically: temp file, fsync, rename, fsync the folder."""
+        self.updated_at = time.time()
+        write_atomically(self.path, self.to_text())
+        self.dirty = False
+
+    def save_if_dirty(self) -> None:
+        if self.dirty:
+            self.save()
+
+
+def _slice_json(record: SliceRecord) -> dict[str, Any]:
+    return {
+        "index": record.index,
+        "keys": list(record.keys),
+        "parameters": dict(record.parameters),
+        "attempts": [asdict(a) for a in record.attempts],
+    }
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so readers see the old or the new file, never half."""
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def load_ledger(root: Path, backfill_id: str) -> Ledger:
+    """The ledger of backfill ``backfill_id`` in the project at ``root``.
+
+    Raises:
+        UsageError: the id is malformed, unknown, or its file is unreadable.
+    """
+    if _ID.fullmatch(backfill_id) is None:
+        raise UsageError(f"--resume: {backfill_id!r} is not a backfill id (see: dbxdec backfills)")
+    path = ledger_dir(root) / f"{backfill_id}.json"
+    if not path.is_file():
+        known = [p.stem for p in sorted(ledger_dir(root).glob("*.json"))]
+        hint = did_you_mean(backfill_id, known) or " List them with: dbxdec backfills"
+        raise UsageError(f"no backfill {backfill_id!r} in {ledger_dir(root)}.{hint}")
+    return read_ledger(path)
+
+
+def read_ledger(path: Path) -> Ledger:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Ledger.from_json(path, data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read backfill ledger {path}: {exc}") from None
+
+
+def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
+    """Every readable ledger of the project (of one job), newest first."""
+    found: list[Ledger] = []
+    for path in ledger_dir(root).glob("*.json"):
+        try:
+            ledger = read_ledger(path)
+        except UsageError:
+            continue  # a damaged file must not hide the others
+        if job is None or ledger.job == job:
+            found.append(ledger)
+    return sorted(found, key=lambda item: item.created_at, reverse=True)
+
+
+def ledger_observations(ledgers: list[Ledger]) -> list[RunObservation]:
+    """Every attempt recorded in ``ledgers`` as a run observation (for local history)."""
+    observed: list[RunObservation] = []
+    for ledger in ledgers:
+        for record in ledger.slices:
+            for attempt in record.attempts:
+                if attempt.state == "rejected" or not record.keys:
+                    continue
+                state: ObservedState = (
+                    "succeeded"
+                    if attempt.state == "succeeded"
+                    else "running"
+                    if attempt.is_open and ledger.state == "running"
+                    else "failed"
+                )
+                started = attempt.submitted_at or ledger.created_at
+                observed.append(
+                    RunObservation(record.keys, state, started, attempt.run_id or "", attempt.error)
+                )
+    return observed

@@ -1,0 +1,96 @@
+"""The local backend: slices run in-process on the embedded Spark via the local runner.
+
+Runs execute on a thread pool sharing the one embedded SparkSession. A run cannot be
+stopped half-way; cancelling one that has not started yet drops it. Local runs die with
+the launcher process, so ``--resume`` starts interrupted slices again (local writes are
+idempotent: a slice's partitions are replaced, not appended).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Collection
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from ..definitions import Registry
+from ..runtime.local import JobRunResult, run_job_locally
+from ..runtime.spark import local_spark_session
+from .backends import RunStatus, SubmitRequest, Submitted
+
+
+class LocalBackend:
+    """Runs of one job on the local Spark.
+
+    Args:
+        registry: Where the job is defined.
+        job_name: The job.
+        warehouse: Folder of the local tables.
+        max_workers: Runs executing at once.
+    """
+
+    kind = "local"
+
+    def __init__(
+        self, registry: Registry, job_name: str, *, warehouse: Path, max_workers: int = 1
+    ) -> None:
+        self.registry = registry
+        self.job_name = job_name
+        self.warehouse = warehouse
+        self._pool = ThreadPoolExecutor(max(1, max_workers), thread_name_prefix="dbxdec-local")
+        self._runs: dict[str, Future[JobRunResult]] = {}
+        self._by_token: dict[str, str] = {}
+        self._cancelled: set[str] = set()
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+        self._spark_lock = threading.Lock()
+
+    def submit(self, request: SubmitRequest) -> Submitted:
+        with self._lock:
+            existing = self._by_token.get(request.token)
+            if existing is not None:
+                return Submitted(existing)
+            run_id = f"local-{next(self._numbers)}"
+            self._by_token[request.token] = run_id
+            self._runs[run_id] = self._pool.submit(self._run, dict(request.parameters))
+        return Submitted(run_id)
+
+    def _run(self, parameters: dict[str, str]) -> JobRunResult:
+        with self._spark_lock:  # one session, created once even when runs start together
+            local_spark_session()
+        return run_job_locally(
+            self.registry, self.job_name, params=parameters, warehouse=self.warehouse
+        )
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        out: dict[str, RunStatus] = {}
+        for run_id in run_ids:
+            future = self._runs.get(run_id)
+            if future is None:
+                out[run_id] = RunStatus("failed", "unknown local run (the launcher restarted)")
+            elif future.cancelled() or (run_id in self._cancelled and future.done()):
+                out[run_id] = RunStatus("canceled", "cancelled before it started")
+            elif future.done():
+                out[run_id] = _status(future)
+        return out
+
+    def cancel(self, run_id: str) -> None:
+        future = self._runs.get(run_id)
+        if future is not None and future.cancel():
+            self._cancelled.add(run_id)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _status(future: Future[JobRunResult]) -> RunStatus:
+    error = future.exception()
+    if error is not None:
+        return RunStatus("failed", f"{type(error).__name__}: {error}")
+    result = future.result()
+    if result.succeeded:
+        return RunStatus("succeeded")
+    failed = result.failed
+    message = "; ".join(f"{t.task_key}: {t.error}" for t in failed) or "the run failed"
+    return RunStatus("failed", message)

@@ -1,0 +1,211 @@
+"""Progress output: a live display on a terminal, plain lines otherwise, or JSON lines.
+
+Every reporter takes the scheduler's :class:`LaunchEvent` values one by one and the
+final :class:`LaunchSummary`; none of them decides anything.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Protocol
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from .events import Counts, LaunchEvent, LaunchSummary
+
+_SLOWEST = 5
+
+
+class Reporter(Protocol):
+    """Receives events, then the summary."""
+
+    def __call__(self, event: LaunchEvent) -> None: ...
+
+    def start(self, total: int, header: str) -> None: ...
+
+    def finish(self, summary: LaunchSummary) -> None: ...
+
+
+def _eta(counts: Counts, elapsed: float) -> str:
+    finished = counts.done + counts.failed
+    if not finished or elapsed <= 0:
+        return "?"
+    left = (counts.total - finished) / (finished / elapsed)
+    return _duration(left)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def summary_lines(summary: LaunchSummary) -> list[str]:
+    """The final summary as plain lines (also used under the live display)."""
+    c = summary.counts
+    lines = [
+        f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
+        f"{c.done} succeeded, {c.failed} failed, {c.remaining + c.running} not run, "
+        f"of {c.total} runs in {_duration(summary.seconds)}"
+    ]
+    if summary.durations:
+        values = list(summary.durations.values())
+        slowest = sorted(summary.durations.items(), key=lambda kv: -kv[1])[:_SLOWEST]
+        lines.append(
+            f"Run durations: mean {_duration(statistics.mean(values))}, "
+            f"median {_duration(statistics.median(values))}, max {_duration(max(values))}; "
+            "slowest: " + ", ".join(f"{label} {_duration(s)}" for label, s in slowest)
+        )
+    for failed in summary.failed:
+        where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
+        lines.append(f"  FAILED {failed.label}: {failed.error or 'no error message'}{where}")
+    if summary.rerun_command:
+        lines.append(f"Rerun the failed keys: {summary.rerun_command}")
+    if summary.resume_command and summary.state != "succeeded":
+        lines.append(f"Resume this backfill:  {summary.resume_command}")
+    return lines
+
+
+class JsonReporter:
+    """One JSON object per line: every event, then ``{"event": "summary", ...}``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def _write(self, data: object) -> None:
+        with self._lock:
+            self.stream.write(json.dumps(data) + "\n")
+            self.stream.flush()
+
+    def start(self, total: int, header: str) -> None:
+        self._write({"event": "start", "message": header, "total": total, "at": time.time()})
+
+    def __call__(self, event: LaunchEvent) -> None:
+        self._write(event.to_json())
+
+    def finish(self, summary: LaunchSummary) -> None:
+        self._write(summary.to_json())
+
+
+class PlainReporter:
+    """One line per state change, for logs and pipes."""
+
+    def __init__(self, stream: IO[str], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream
+        self.clock = clock
+        self._t0 = clock()
+        self._lock = threading.Lock()
+
+    def _line(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def start(self, total: int, header: str) -> None:
+        self._t0 = self.clock()
+        self._line(header)
+
+    def __call__(self, event: LaunchEvent) -> None:
+        c = event.counts
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
+        what = event.label or event.kind
+        parts = [f"{stamp} {event.kind:<10} {what}"]
+        if event.attempt and event.attempt > 1:
+            parts.append(f"attempt {event.attempt}")
+        if event.seconds is not None:
+            parts.append(f"in {_duration(event.seconds)}")
+        if event.run_id:
+            parts.append(f"run {event.run_id}")
+        if event.message and event.label:
+            parts.append(f"- {event.message}")
+        elif event.message:
+            parts[0] = f"{stamp} {event.kind:<10} {event.message}"
+        progress = (
+            f"[{c.done}/{c.total} done, {c.running} running, {c.failed} failed, "
+            f"{c.remaining} left, ETA {_eta(c, self.clock() - self._t0)}]"
+        )
+        self._line(" ".join(parts) + "  " + progress)
+
+    def finish(self, summary: LaunchSummary) -> None:
+        for line in summary_lines(summary):
+            self._line(line)
+
+
+class LiveReporter:
+    """A rich live display: bar, counts, throughput, ETA, slowest runs, recent events."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            console=self.console,
+        )
+        self._task = self._progress.add_task("backfill", total=1)
+        self._counts = Counts()
+        self._slowest: list[tuple[float, str]] = []
+        self._recent: list[str] = []
+        self._t0 = time.monotonic()
+        self._live: Live | None = None
+        self._lock = threading.Lock()
+
+    def start(self, total: int, header: str) -> None:
+        self._t0 = time.monotonic()
+        self._counts = Counts(total=total)
+        self._progress.update(self._task, total=max(total, 1), description=header)
+        self._live = Live(self._render(), console=self.console, refresh_per_second=4)
+        self._live.start()
+
+    def _render(self) -> Group:
+        c = self._counts
+        elapsed = time.monotonic() - self._t0
+        finished = c.done + c.failed
+        rate = finished / elapsed * 60 if elapsed > 0 else 0.0
+        stats = Table.grid(padding=(0, 2))
+        stats.add_row(
+            Text(f"done {c.done}", style="green"),
+            Text(f"running {c.running}", style="yellow"),
+            Text(f"failed {c.failed}", style="red"),
+            Text(f"remaining {c.remaining}"),
+            Text(f"{rate:.1f} runs/min"),
+            Text(f"ETA {_eta(c, elapsed)}"),
+        )
+        parts: list[Table | Progress | Text] = [self._progress, stats]
+        if self._slowest:
+            slow = ", ".join(f"{label} {_duration(s)}" for s, label in self._slowest)
+            parts.append(Text(f"slowest: {slow}", style="dim"))
+        parts.extend(Text(line, style="dim") for line in self._recent[-5:])
+        return Group(*parts)
+
+    def __call__(self, event: LaunchEvent) -> None:
+        with self._lock:
+            self._counts = event.counts
+            self._progress.update(self._task, completed=event.counts.done + event.counts.failed)
+            if event.kind == "succeeded" and event.seconds is not None:
+                self._slowest = sorted([*self._slowest, (event.seconds, event.label)])[-_SLOWEST:][
+                    ::-1
+                ]
+            if event.kind in ("failed", "retrying", "warning", "draining", "cancelling"):
+                self._recent.append(f"{event.kind}: {event.label} {event.message}".strip())
+            if self._live is not None:
+                self._live.update(self._render())
+
+    def finish(self, summary: LaunchSummary) -> None:
+        if self._live is not None:
+            self._live.update(self._render())
+            self._live.stop()
+        for line in summary_lines(summary):
+            self.console.print(line, markup=False, highlight=False)

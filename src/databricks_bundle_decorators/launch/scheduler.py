@@ -1,0 +1,397 @@
+"""The scheduler: up to N runs in flight, a slot refilled as soon as a run ends.
+
+One loop thread owns the ledger and all decisions. Submissions run on a small thread
+pool (a slow or retried ``run-now`` never blocks the others) and status is polled in
+batches on one more thread; their completions wake the loop, which otherwise sleeps
+until the next poll or retry is due -- there is no busy loop.
+
+Durability: an attempt (with its idempotency token) is written to the ledger *before*
+its submission is sent, and every change is saved before the loop acts on it, so a
+launcher killed at any instant resumes without creating a second run for an attempt.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from .backends import Backend, RunStatus, SubmitRejected, SubmitRequest, Submitted
+from .events import Counts, EventKind, LaunchEvent
+from .interrupts import CANCEL, DRAIN, Interrupts
+from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
+from .pacing import PollPacer, SchedulerOptions, backoff
+
+_SUBMIT_RETRY_CAP = 60.0
+_CANCEL_WAIT = 30.0
+
+
+@dataclass
+class _Flight:
+    index: int
+    attempt: int
+    token: str
+    run_id: str | None = None
+    future: Future[Submitted] | None = None
+    submit_errors: int = 0
+    not_before: float = 0.0
+    submitted: float = 0.0
+    dispatched: bool = False
+
+
+class Scheduler:
+    """Drives one backfill's ledger to completion on a backend.
+
+    Args:
+        backend: Where runs happen.
+        ledger: The backfill's ledger; slices not yet succeeded are run.
+        options: Concurrency, retries and polling.
+        emit: Receives every :class:`LaunchEvent`.
+        interrupts: Drain/cancel requests (Ctrl-C); a fresh one when omitted.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        ledger: Ledger,
+        options: SchedulerOptions,
+        *,
+        emit: Callable[[LaunchEvent], None] = lambda event: None,
+        interrupts: Interrupts | None = None,
+    ) -> None:
+        self.backend = backend
+        self.ledger = ledger
+        self.options = options
+        self.emit = emit
+        self.interrupts = interrupts or Interrupts()
+        self._wake = self.interrupts.wake
+        self._flights: dict[int, _Flight] = {}
+        self._by_run: dict[str, _Flight] = {}
+        self._queue: deque[int] = deque()
+        self._delayed: list[tuple[float, int]] = []
+        self._final: int | None = None
+        self._failed_for_good: set[int] = set()
+        self._session_failures: dict[int, int] = {}
+        self._halted = ""
+        self._poll: Future[dict[str, RunStatus]] | None = None
+        self._pacer = PollPacer(options)
+        self._next_poll = 0.0
+        self._cancelled = False
+        self._drain_announced = False
+        self._succeeded = 0
+
+    # -- public ------------------------------------------------------------------------
+
+    def run(self) -> LedgerState:
+        """Run every unfinished slice; return the ledger's final state."""
+        workers = max(1, min(self.options.max_concurrent, 32))
+        submitter = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-submit")
+        poller = ThreadPoolExecutor(1, thread_name_prefix="dbxdec-poll")
+        try:
+            self._prepare()
+            while True:
+                self._harvest_submissions()
+                self._harvest_poll()
+                self._announce_interrupt()
+                if self.interrupts.level >= CANCEL:
+                    self._cancel_all(submitter)
+                    break
+                self._launch_ready()
+                self.ledger.save_if_dirty()  # write-ahead: attempts exist before submission
+                self._dispatch(submitter)
+                self._start_poll(poller)
+                if self._done():
+                    break
+                self._sleep()
+        finally:
+            submitter.shutdown(wait=False, cancel_futures=True)
+            poller.shutdown(wait=False, cancel_futures=True)
+        state = self._final_state()
+        self.ledger.set_state(state)
+        self.ledger.save_if_dirty()
+        return state
+
+    def counts(self) -> Counts:
+        return Counts(
+            total=len(self.ledger.slices),
+            done=self._succeeded,
+            failed=len(self._failed_for_good),
+            running=len(self._flights),
+        )
+
+    # -- setup -------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        self.ledger.set_state("running")
+        for record in self.ledger.slices:
+            last = record.last
+            if record.state == "succeeded":
+                self._succeeded += 1
+                continue
+            if last is not None and last.is_open:  # resumed: same token finds the same run
+                flight = _Flight(record.index, last.number, last.token, run_id=last.run_id)
+                self._flights[record.index] = flight
+                if last.run_id is not None:
+                    self._by_run[last.run_id] = flight
+                continue
+            if not record.keys:
+                self._final = record.index
+            else:
+                self._queue.append(record.index)
+
+    # -- launching ---------------------------------------------------------------------
+
+    def _launching(self) -> bool:
+        return self.interrupts.level < DRAIN and not self._halted
+
+    def _launch_ready(self) -> None:
+        now = time.monotonic()
+        while self._delayed and self._delayed[0][0] <= now:
+            _, index = heapq.heappop(self._delayed)
+            self._queue.appendleft(index)  # a retry goes before untried slices
+        if not self._launching():
+            return
+        if self._final is not None and self._only_final_left():
+            self._queue.append(self._final)
+            self._final = None
+        while self._queue and len(self._flights) < self.options.max_concurrent:
+            self._start_attempt(self._queue.popleft())
+
+    def _only_final_left(self) -> bool:
+        return (
+            not self._queue
+            and not self._delayed
+            and not self._flights
+            and not self._failed_for_good
+        )
+
+    def _start_attempt(self, index: int) -> None:
+        record = self.ledger.slices[index]
+        number = (record.last.number + 1) if record.last else 1
+        token = attempt_token(self.ledger.id, record.keys, number)
+        attempt = Attempt(number, token, "submitting", submitted_at=time.time())
+        self.ledger.update(record.with_attempt(attempt))
+        self._flights[index] = _Flight(index, number, token)
+
+    def _dispatch(self, pool: ThreadPoolExecutor) -> None:
+        now = time.monotonic()
+        for flight in self._flights.values():
+            if flight.run_id is None and not flight.dispatched and flight.not_before <= now:
+                record = self.ledger.slices[flight.index]
+                request = SubmitRequest(flight.token, dict(record.parameters), record.label)
+                flight.future = pool.submit(self.backend.submit, request)
+                flight.future.add_done_callback(lambda _: self._wake.set())
+                flight.dispatched = True
+                flight.submitted = now
+
+    def _harvest_submissions(self) -> None:
+        for flight in list(self._flights.values()):
+            future = flight.future
+            if future is None or not future.done():
+                continue
+            flight.future = None
+            flight.dispatched = False
+            record = self.ledger.slices[flight.index]
+            attempt = record.attempt(flight.attempt)
+            try:
+                submitted = future.result()
+            except SubmitRejected as exc:
+                self._close(flight, replace(attempt, state="rejected", error=str(exc)))
+                if exc.fatal:
+                    self._halt(f"the backend refused a submission: {exc}")
+                continue
+            except Exception as exc:  # unknown whether a run exists: same token again
+                self._submit_failed(flight, attempt, exc)
+                continue
+            flight.run_id = submitted.run_id
+            self._by_run[submitted.run_id] = flight
+            running = replace(attempt, state="running", run_id=submitted.run_id, url=submitted.url)
+            self.ledger.update(record.with_attempt(running))
+            self._event("submitted", record, running)
+
+    def _submit_failed(self, flight: _Flight, attempt: Attempt, exc: Exception) -> None:
+        flight.submit_errors += 1
+        message = f"could not submit {self.ledger.slices[flight.index].label}: {exc}"
+        if flight.submit_errors >= self.options.submit_attempts:
+            self._halt(f"{message} (gave up after {flight.submit_errors} tries)")
+            self._flights.pop(flight.index)  # the attempt stays open in the ledger
+            self._failed_for_good.add(flight.index)
+            self._event("failed", self.ledger.slices[flight.index], attempt, message=message)
+            return
+        delay = min(backoff(self.options, flight.submit_errors), _SUBMIT_RETRY_CAP)
+        flight.not_before = time.monotonic() + delay
+        self._warn(f"{message}; trying again in {delay:g} s")
+
+    # -- polling -----------------------------------------------------------------------
+
+    def _start_poll(self, pool: ThreadPoolExecutor) -> None:
+        if self._poll is not None or not self._by_run or time.monotonic() < self._next_poll:
+            return
+        self._poll = pool.submit(self.backend.poll, list(self._by_run))
+        self._poll.add_done_callback(lambda _: self._wake.set())
+
+    def _harvest_poll(self) -> None:
+        future = self._poll
+        if future is None or not future.done():
+            return
+        self._poll = None
+        try:
+            statuses = future.result()
+        except Exception as exc:
+            self._warn(f"status poll failed, will retry: {exc}")
+            statuses = {}
+        ended = False
+        for run_id, status in statuses.items():
+            flight = self._by_run.get(run_id)
+            if flight is None or not status.is_terminal:
+                continue
+            ended = True
+            self._finish(flight, status)
+        starts = (f.submitted for f in self._by_run.values() if f.submitted)
+        self._next_poll = self._pacer.next_poll(time.monotonic(), ended=ended, starts=starts)
+
+    def _finish(self, flight: _Flight, status: RunStatus) -> None:
+        if flight.submitted:
+            self._pacer.record(time.monotonic() - flight.submitted)
+        record = self.ledger.slices[flight.index]
+        attempt = record.attempt(flight.attempt)
+        url = status.url or attempt.url
+        if status.state == "succeeded":
+            self._close(flight, replace(attempt, state="succeeded", url=url))
+            return
+        state: AttemptState = (
+            "canceled" if status.state == "canceled" and self._cancelled else "failed"
+        )
+        self._close(flight, replace(attempt, state=state, url=url, error=status.message))
+
+    def _close(self, flight: _Flight, attempt: Attempt) -> None:
+        """Record the end of an attempt; plan a retry or give the slice up."""
+        self._flights.pop(flight.index, None)
+        if flight.run_id is not None:
+            self._by_run.pop(flight.run_id, None)
+        attempt = replace(attempt, ended_at=time.time())
+        record = self.ledger.slices[flight.index].with_attempt(attempt)
+        self.ledger.update(record)
+        if attempt.state == "succeeded":
+            self._succeeded += 1
+        if attempt.state in ("succeeded", "canceled"):
+            self._event(attempt.state, record, attempt)
+            return
+        failures = self._session_failures.get(flight.index, 0) + 1
+        self._session_failures[flight.index] = failures
+        if attempt.state != "rejected" and failures <= self.options.retries and self._launching():
+            delay = backoff(self.options, failures)
+            heapq.heappush(self._delayed, (time.monotonic() + delay, flight.index))
+            self._event(
+                "retrying", record, attempt, message=f"{attempt.error} (retry in {delay:g} s)"
+            )
+            return
+        self._failed_for_good.add(flight.index)
+        self._event("failed", record, attempt)
+        if self.options.halt_on_error:
+            self._halt(f"slice {record.label} failed and --halt-on-error is set")
+
+    # -- stopping ----------------------------------------------------------------------
+
+    def _halt(self, reason: str) -> None:
+        if not self._halted:
+            self._halted = reason
+            self._warn(f"{reason}; no new runs will be launched")
+
+    def _cancel_all(self, pool: ThreadPoolExecutor) -> None:
+        self._cancelled = True
+        self._event_plain("cancelling", f"cancelling {len(self._flights)} in-flight runs")
+        deadline = time.monotonic() + _CANCEL_WAIT
+        for flight in list(self._flights.values()):
+            if flight.future is not None:  # learn the run id of a submission under way
+                try:
+                    submitted = flight.future.result(timeout=max(0.0, deadline - time.monotonic()))
+                    flight.run_id = submitted.run_id
+                except Exception:
+                    continue  # stays open in the ledger: --resume finds it by token
+        cancels = {
+            flight.index: pool.submit(self.backend.cancel, flight.run_id)
+            for flight in self._flights.values()
+            if flight.run_id is not None
+        }
+        for index, future in cancels.items():
+            flight = self._flights[index]
+            record = self.ledger.slices[index]
+            attempt = replace(record.attempt(flight.attempt), run_id=flight.run_id)
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except Exception as exc:
+                self._warn(f"could not cancel run {flight.run_id} ({record.label}): {exc}")
+                self.ledger.update(record.with_attempt(attempt))
+                continue
+            self._close(flight, replace(attempt, state="canceled", error="cancelled by the user"))
+        self.ledger.save_if_dirty()
+
+    def _announce_interrupt(self) -> None:
+        level = self.interrupts.level
+        if level == DRAIN and not self._drain_announced:
+            self._drain_announced = True
+            self._event_plain(
+                "draining",
+                f"draining: no new runs; waiting for {len(self._flights)} in flight "
+                "(Ctrl-C again cancels them)",
+            )
+
+    def _done(self) -> bool:
+        if self._flights:
+            return False
+        if not self._launching():
+            return True
+        # A final sync waits for every slice; after a failure it is left for --resume.
+        final_left = self._final is not None and not self._failed_for_good
+        return not self._queue and not self._delayed and not final_left
+
+    def _final_state(self) -> LedgerState:
+        if self.interrupts.level >= DRAIN:
+            return "interrupted"
+        if any(r.state != "succeeded" for r in self.ledger.slices):
+            return "failed"
+        return "succeeded"
+
+    def _sleep(self) -> None:
+        now = time.monotonic()
+        wake_at = now + 0.5  # heartbeat: progress displays and signal checks
+        if self._by_run and self._poll is None:
+            wake_at = min(wake_at, self._next_poll)
+        if self._delayed and self._launching():
+            wake_at = min(wake_at, self._delayed[0][0])
+        for flight in self._flights.values():
+            if flight.run_id is None and not flight.dispatched:
+                wake_at = min(wake_at, flight.not_before)
+        if wake_at > now:
+            self._wake.wait(wake_at - now)
+        self._wake.clear()
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _event(
+        self, kind: EventKind, record: SliceRecord, attempt: Attempt, *, message: str = ""
+    ) -> None:
+        self.emit(
+            LaunchEvent(
+                kind,
+                time.time(),
+                self.counts(),
+                label=record.label,
+                keys=record.keys,
+                attempt=attempt.number,
+                run_id=attempt.run_id,
+                url=attempt.url,
+                seconds=attempt.seconds,
+                message=message or attempt.error,
+            )
+        )
+
+    def _event_plain(self, kind: EventKind, message: str) -> None:
+        self.emit(LaunchEvent(kind, time.time(), self.counts(), message=message))
+
+    def _warn(self, message: str) -> None:
+        self._event_plain("warning", message)

@@ -1,0 +1,139 @@
+"""JSON rendering of emulated runs, shaped like the Jobs 2.2 API responses."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from ._emulator_records import JobRecord, JsonDict, RunRecord
+
+# termination_details (code, type) of the newer ``status`` object, per result.
+_TERMINATION: dict[str, tuple[str, str]] = {
+    "SUCCESS": ("SUCCESS", "SUCCESS"),
+    "SUCCESS_WITH_FAILURES": ("SUCCESS_WITH_FAILURES", "SUCCESS"),
+    "FAILED": ("RUN_EXECUTION_ERROR", "CLIENT_ERROR"),
+    "TIMEDOUT": ("CANCELED", "CLIENT_ERROR"),
+    "CANCELED": ("USER_CANCELED", "SUCCESS"),
+    "INTERNAL_ERROR": ("INTERNAL_ERROR", "INTERNAL_ERROR"),
+    "MAXIMUM_CONCURRENT_RUNS_REACHED": ("MAX_CONCURRENT_RUNS_EXCEEDED", "CLIENT_ERROR"),
+    "MAX_JOB_QUEUE_SIZE_EXCEEDED": ("MAX_JOB_QUEUE_SIZE_EXCEEDED", "CLIENT_ERROR"),
+}
+
+
+def job_json(job: JobRecord, user_name: str, *, expand_tasks: bool) -> JsonDict:
+    """A job as ``jobs/get`` and ``jobs/list`` return it."""
+    settings = copy.deepcopy(job.settings)
+    if not expand_tasks:
+        settings.pop("tasks", None)
+        settings.pop("job_clusters", None)
+    return {
+        "job_id": job.job_id,
+        "creator_user_name": user_name,
+        "run_as_user_name": user_name,
+        "created_time": job.created_time_ms,
+        "settings": settings,
+    }
+
+
+def run_json(
+    job: JobRecord,
+    run: RunRecord,
+    now: float,
+    *,
+    epoch_ms: Callable[[float], int],
+    base_url: str,
+    workspace_id: str,
+    user_name: str,
+    include_tasks: bool,
+) -> JsonDict:
+    """A run as ``runs/get`` and ``runs/list`` return it."""
+    state = state_json(run)
+    status = status_json(run)
+    end = run.ended
+    queue_end = run.admitted if run.admitted is not None else (end if end is not None else now)
+    exec_ms = 0
+    if run.started is not None:
+        exec_ms = max(0, int(((end if end is not None else now) - run.started) * 1000))
+    defaults = job.parameter_defaults
+    params: list[JsonDict] = []
+    for name, value in run.job_parameters.items():
+        param: JsonDict = {"name": name, "value": value}
+        if name in defaults:
+            param["default"] = defaults[name]
+        params.append(param)
+    out: JsonDict = {
+        "job_id": run.job_id,
+        "run_id": run.run_id,
+        "job_run_id": run.run_id,
+        "number_in_job": run.run_id,
+        "original_attempt_run_id": run.run_id,
+        "attempt_number": 0,
+        "creator_user_name": user_name,
+        "run_name": run.run_name,
+        "run_type": "JOB_RUN",
+        "trigger": "ONE_TIME",
+        "format": "MULTI_TASK",
+        "state": state,
+        "status": status,
+        "start_time": epoch_ms(run.created),
+        "end_time": epoch_ms(end) if end is not None else 0,
+        "setup_duration": 0,
+        "execution_duration": 0,
+        "cleanup_duration": 0,
+        "run_duration": int(((end if end is not None else now) - run.created) * 1000),
+        "queue_duration": max(0, int((queue_end - run.created) * 1000)),
+        "run_page_url": (f"{base_url}/?o={workspace_id}#job/{run.job_id}/run/{run.run_id}"),
+        "job_parameters": params,
+    }
+    if include_tasks and run.task_run_ids:
+        out["tasks"] = [
+            {
+                "task_key": key,
+                "run_id": task_run_id,
+                "attempt_number": 0,
+                "state": state,
+                "status": status,
+                "start_time": epoch_ms(run.started) if run.started else 0,
+                "end_time": out["end_time"],
+                "setup_duration": 0,
+                "execution_duration": exec_ms,
+                "cleanup_duration": 0,
+                "run_page_url": f"{out['run_page_url']}/task/{task_run_id}",
+            }
+            for key, task_run_id in zip(job.task_keys, run.task_run_ids, strict=True)
+        ]
+    return out
+
+
+def state_json(run: RunRecord) -> JsonDict:
+    state: JsonDict = {
+        "life_cycle_state": run.life_cycle_state,
+        "state_message": run.state_message,
+        "user_cancelled_or_timedout": run.user_cancelled_or_timedout,
+    }
+    if run.result_state is not None:
+        state["result_state"] = run.result_state
+    if run.life_cycle_state == "QUEUED":
+        state["queue_reason"] = run.state_message
+    return state
+
+
+def status_json(run: RunRecord) -> JsonDict:
+    lcs = run.life_cycle_state
+    if lcs == "QUEUED":
+        return {
+            "state": "QUEUED",
+            "queue_details": {
+                "code": "MAX_CONCURRENT_RUNS_REACHED",
+                "message": run.state_message,
+            },
+        }
+    if lcs in ("PENDING", "RUNNING", "TERMINATING"):
+        return {"state": lcs}
+    # TERMINATED, SKIPPED and INTERNAL_ERROR all map to the v2 TERMINATED state.
+    result = "INTERNAL_ERROR" if lcs == "INTERNAL_ERROR" else (run.result_state or "SUCCESS")
+    code, kind = _TERMINATION.get(result, ("SUCCESS", "SUCCESS"))
+    return {
+        "state": "TERMINATED",
+        "termination_details": {"code": code, "type": kind, "message": run.state_message},
+    }

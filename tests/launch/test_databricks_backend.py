@@ -1,0 +1,119 @@
+"""The Databricks backend over the real WorkspaceClient and the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from databricks_bundle_decorators.backfill import DailyBackfill
+from databricks_bundle_decorators.errors import UsageError
+from databricks_bundle_decorators.launch.backends import SubmitRejected, SubmitRequest
+from databricks_bundle_decorators.launch.databricks_backend import (
+    DatabricksBackend,
+    connect,
+    find_job,
+    run_history,
+)
+from databricks_bundle_decorators.testing import JobsEmulator
+
+from .conftest import BACKFILL_PARAMS
+
+LIST = "/api/2.2/jobs/runs/list"
+
+
+def request(key: str, token: str | None = None) -> SubmitRequest:
+    return SubmitRequest(token or f"tok-{key}", {**BACKFILL_PARAMS, "backfill_key": key}, key)
+
+
+def test_one_batched_request_polls_many_runs(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    backend = DatabricksBackend(emu.workspace_client(), job_id)
+    ids = [backend.submit(request(f"k{i}")).run_id for i in range(30)]
+    emu.wait_until_idle()
+    emu.requests.clear()
+
+    statuses = backend.poll(ids[2:])
+
+    assert set(statuses) == set(ids[2:]) and all(s.state == "succeeded" for s in statuses.values())
+    assert emu.requests[LIST] == 2  # 28 completed runs: two pages of 25, no runs/get
+
+
+def test_a_straggler_is_looked_up_alone_and_not_every_poll(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    emu.set_outcome("slow", duration=0.3)
+    backend = DatabricksBackend(emu.workspace_client(), job_id, straggler_interval=60)
+    slow = backend.submit(request("slow")).run_id
+    for i in range(60):
+        backend.submit(request(f"k{i}"))
+    emu.wait_until_idle()
+
+    assert backend.poll([slow])[slow].state == "succeeded"  # via runs/get after 2 pages
+    assert emu.requests["/api/2.2/jobs/runs/get"] == 1
+    assert backend.poll([slow]) == {}  # looked up recently: waits for the next turn
+    assert emu.requests["/api/2.2/jobs/runs/get"] == 1
+
+
+def test_failed_runs_carry_the_state_message(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    emu.set_outcome("bad", result="FAILED", message="disk full")
+    backend = DatabricksBackend(emu.workspace_client(), job_id)
+    run_id = backend.submit(request("bad")).run_id
+    emu.wait_until_idle()
+    status = backend.poll([run_id])[run_id]
+    assert status.state == "failed" and status.message == "FAILED: disk full"
+    assert status.url and f"/run/{run_id}" in status.url
+
+
+def test_same_token_same_run_and_rejections(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    backend = DatabricksBackend(emu.workspace_client(), job_id)
+    assert backend.submit(request("a", "t1")) == backend.submit(request("a", "t1"))
+    with pytest.raises(SubmitRejected) as rejected:
+        backend.submit(request("a", "x" * 65))  # token too long: 400
+    assert not rejected.value.fatal
+    with pytest.raises(SubmitRejected) as gone:
+        DatabricksBackend(emu.workspace_client(), 999).submit(request("a"))
+    assert "999" in str(gone.value)
+
+
+def test_find_job_by_name_prefix_and_id(emu: JobsEmulator) -> None:
+    w = emu.workspace_client()
+    prod = emu.create_job("nightly", max_concurrent_runs=3, queue=False)
+    dev = emu.create_job("[dev emulator] nightly")
+    staged = emu.create_job("[stage emulator] nightly")
+    assert find_job(w, "nightly").job_id == prod
+    assert find_job(w, "nightly").max_concurrent_runs == 3
+    assert not find_job(w, "nightly").queue_enabled
+    assert find_job(w, "nightly", dev_mode=True).job_id == dev
+    prefix = "[stage ${workspace.current_user.short_name}] "
+    assert find_job(w, "nightly", name_prefix=prefix).job_id == staged
+    assert find_job(w, "whatever", job_id=dev).name == "[dev emulator] nightly"
+    emu.create_job("nightly")
+    with pytest.raises(UsageError, match="several jobs are named 'nightly'"):
+        find_job(w, "nightly")
+
+
+def test_run_history_maps_runs_to_keys(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    backend = DatabricksBackend(emu.workspace_client(), job_id)
+    emu.set_outcome("2024-01-03", result="FAILED")
+    backend.submit(
+        SubmitRequest("r", {"backfill_key": "2024-01-02", "backfill_start_key": "2024-01-01"}, "r")
+    )
+    backend.submit(request("2024-01-03"))
+    backend.submit(request("1999-01-01"))  # not a key of this definition: ignored
+    emu.wait_until_idle()
+    history = run_history(emu.workspace_client(), job_id, DailyBackfill(start_date="2024-01-01"))
+    assert sorted((o.keys, o.state) for o in history) == [
+        (("2024-01-01", "2024-01-02"), "succeeded"),
+        (("2024-01-03",), "failed"),
+    ]
+
+
+def test_connect_names_the_way_to_fix_missing_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    for name in ("DATABRICKS_HOST", "DATABRICKS_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent/databrickscfg")
+    with pytest.raises(UsageError, match="set DATABRICKS_HOST and DATABRICKS_TOKEN"):
+        connect()
