@@ -1,0 +1,5 @@
+"""Public module: per-slice checks for ``@task(checks=[...])``."""
+
+from .runtime.checks import Check, Expect, FrameCheck, MaxNullFraction, MinRowCount, Unique
+
+__all__ = ["Check", "Expect", "FrameCheck", "MaxNullFraction", "MinRowCount", "Unique"]

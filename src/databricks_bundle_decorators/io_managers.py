@@ -1,0 +1,13 @@
+"""Public module: IoManagers users pass to ``@task(io_manager=...)``."""
+
+from .runtime.context import InputContext, OutputContext
+from .runtime.io import IoManager, SparkTableIoManager
+from .runtime.keys import get_written_keys
+
+__all__ = [
+    "InputContext",
+    "IoManager",
+    "OutputContext",
+    "SparkTableIoManager",
+    "get_written_keys",
+]

@@ -1,0 +1,78 @@
+"""What an IoManager is told about the read or write it performs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .scope import KeyScope
+
+if TYPE_CHECKING:
+    from .checks import Check
+
+DATABRICKS_RUNTIME_ENV = "DATABRICKS_RUNTIME_VERSION"
+
+
+def on_databricks() -> bool:
+    """Whether this process runs on a Databricks cluster (its runtime sets the variable)."""
+    return bool(os.environ.get(DATABRICKS_RUNTIME_ENV))
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnvironment:
+    """Where a task runs.
+
+    Attributes:
+        spark: The ``SparkSession`` (``None`` until a task needs one).
+        warehouse: Local folder that holds tables when not on Databricks.
+        databricks: Whether tables are Unity Catalog Delta tables.
+        run_id: Identifies the job run (task values of one run live together).
+    """
+
+    spark: Any
+    warehouse: Path
+    databricks: bool = False
+    run_id: str = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputContext:
+    """A write: the task that produced the output and the keys the run writes.
+
+    Attributes:
+        job_name: The job being run.
+        task_key: The task whose output is written.
+        scope: The keys the run writes (``ResolvedKeys.written``), with their windows.
+        environment: Spark session and storage location.
+        checks: The task's per-slice checks; an IoManager whose ``evaluates_checks`` is
+            true evaluates them before its write commits.
+    """
+
+    job_name: str
+    task_key: str
+    scope: KeyScope
+    environment: RunEnvironment
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InputContext:
+    """A read: the downstream task, its parameter, and the keys it reads.
+
+    Attributes:
+        job_name: The job being run.
+        task_key: The task that reads (downstream).
+        upstream_task_key: The task whose output is read.
+        param: The downstream function's parameter receiving the value.
+        scope: The keys read: the run's keys with lookback, or all partitions.
+        environment: Spark session and storage location.
+    """
+
+    job_name: str
+    task_key: str
+    upstream_task_key: str
+    param: str
+    scope: KeyScope
+    environment: RunEnvironment

@@ -1,0 +1,264 @@
+"""Run one task: the single code path shared by ``dbxdec-run`` and the local runner."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..backfill import (
+    BACKFILL_EXACT_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_START_KEY_PARAM,
+    ResolvedKeys,
+    RunContext,
+    resolve_keys,
+    run_context,
+)
+from ..definitions import JobDefinition, TaskNode, TaskValueStore, use_task_value_store
+from ..errors import DbxdecError, UsageError, did_you_mean
+from .checks import Check, check_list, measure, slice_failures
+from .context import InputContext, OutputContext, RunEnvironment
+from .errors import CheckFailed, TaskRunError
+from .io.base import IoManager
+from .scope import KeyScope
+
+BACKFILL_DEFAULTS: dict[str, str] = {
+    BACKFILL_KEY_PARAM: "",
+    BACKFILL_START_KEY_PARAM: "",
+    BACKFILL_EXACT_PARAM: "false",
+}
+
+
+def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, str]:
+    """The run's job parameters: the job's defaults overlaid with ``given``.
+
+    Raises:
+        UsageError: ``given`` names a parameter the job does not have.
+    """
+    defaults = dict(job.params)
+    if job.backfill is not None:
+        defaults.update(BACKFILL_DEFAULTS)
+    for name in given:
+        if name not in defaults:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise UsageError(
+                f"job {job.name!r} has no parameter {name!r}.{did_you_mean(name, defaults)} "
+                f"Parameters: {known}"
+            )
+    return {**defaults, **{name: str(value) for name, value in given.items()}}
+
+
+def run_keys(
+    job: JobDefinition, params: Mapping[str, str], *, now: datetime | None = None
+) -> ResolvedKeys | None:
+    """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill.
+
+    Raises:
+        UsageError: a key is malformed, out of bounds, or cannot be derived.
+    """
+    if job.backfill is None:
+        return None
+    context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
+    try:
+        return resolve_keys(context)
+    except (ValueError, RuntimeError) as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def find_task(job: JobDefinition, task_key: str) -> TaskNode:
+    """The node of ``task_key`` in the job's graph (traces the job once).
+
+    Raises:
+        UsageError: no such task; the message lists the job's tasks.
+    """
+    graph = job.graph
+    if task_key not in graph.nodes:
+        known = list(graph.nodes)
+        raise UsageError(
+            f"job {job.name!r} has no task {task_key!r}.{did_you_mean(task_key, known)} "
+            f"Tasks: {', '.join(known)}"
+        )
+    return graph[task_key]
+
+
+def keys_label(keys: ResolvedKeys | None) -> str:
+    """The written keys for messages: ``2024-01-03`` or ``2024-01-01..2024-01-30``."""
+    if keys is None:
+        return "(no backfill key)"
+    written = keys.written
+    return written[0] if len(written) == 1 else f"{written[0]}..{written[-1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRunRequest:
+    """One task of one job run.
+
+    Attributes:
+        job: The job definition.
+        task_key: The task to run.
+        params: Every job parameter of the run (see :func:`job_parameters`).
+        keys: The run's resolved keys (see :func:`run_keys`), ``None`` without backfill.
+        now: The clock for key resolution inside the task; ``None`` reads the wall clock.
+    """
+
+    job: JobDefinition
+    task_key: str
+    params: Mapping[str, str]
+    keys: ResolvedKeys | None
+    now: datetime | None = None
+
+
+def run_task(
+    request: TaskRunRequest, *, environment: RunEnvironment, task_values: TaskValueStore
+) -> None:
+    """Load the task's inputs, call it, check and write its output.
+
+    Raises:
+        TaskRunError: the function raised (chained), or the output was rejected, a check
+            failed, or an input is missing; the message names the task and the keys.
+        UsageError: unknown task.
+    """
+    job = request.job
+    node = find_task(job, request.task_key)
+    definition = node.definition
+    context = RunContext(
+        job.name, node.key, request.params, job.backfill, job.schedule, request.now
+    )
+    label = keys_label(request.keys)
+    try:
+        checks = check_list(definition.checks, where=f"task {node.key!r}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    with run_context(context), use_task_value_store(task_values):
+        inputs = _load_inputs(request, node, environment)
+        try:
+            if definition.for_each is not None:
+                _run_for_each(request, node, inputs, task_values)
+                return
+            output = definition.fn(**inputs)
+        except DbxdecError:
+            raise
+        except Exception as exc:
+            raise TaskRunError(
+                f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {exc}"
+            ) from exc
+        _store_output(request, node, output, checks, environment)
+
+
+def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
+    keys = request.keys
+    backfill = request.job.backfill
+    if keys is None:
+        return KeyScope(backfill)
+    return KeyScope(backfill, keys.written if written else keys.keys)
+
+
+def _io_manager(node: TaskNode, job: JobDefinition) -> IoManager | None:
+    manager = node.definition.io_manager
+    if manager is not None and not isinstance(manager, IoManager):
+        raise UsageError(
+            f"job {job.name!r}, task {node.key!r}: io_manager must be an IoManager such as "
+            f"SparkTableIoManager(...), got {type(manager).__name__}"
+        )
+    return manager
+
+
+def _load_inputs(
+    request: TaskRunRequest, node: TaskNode, environment: RunEnvironment
+) -> dict[str, Any]:
+    job = request.job
+    graph = job.graph
+    inputs: dict[str, Any] = {}
+    for edge in node.inputs:
+        upstream = graph[edge.upstream]
+        manager = _io_manager(upstream, job)
+        if manager is None:
+            raise UsageError(
+                f"job {job.name!r}, task {node.key!r} reads the output of task "
+                f"{edge.upstream!r}, which has no io_manager to store it; give "
+                f"{edge.upstream!r} an io_manager (e.g. SparkTableIoManager)"
+            )
+        scope = (
+            KeyScope.everything(job.backfill)
+            if edge.all_partitions
+            else _scope(request, written=False)
+        )
+        context = InputContext(job.name, node.key, edge.upstream, edge.param, scope, environment)
+        inputs[edge.param] = manager.load_input(context)
+    return inputs
+
+
+def _store_output(
+    request: TaskRunRequest,
+    node: TaskNode,
+    output: Any,
+    checks: tuple[Check, ...],
+    environment: RunEnvironment,
+) -> None:
+    manager = _io_manager(node, request.job)
+    scope = _scope(request, written=True)
+    if manager is None or not manager.evaluates_checks:
+        if checks:
+            _evaluate_checks(node.key, output, checks, request.keys)
+        if manager is None:
+            return
+    if output is None:
+        raise TaskRunError(
+            f"task {node.key!r} returned None for key {keys_label(request.keys)}; a task with "
+            "an io_manager returns the output to store"
+        )
+    context = OutputContext(request.job.name, node.key, scope, environment, checks)
+    manager.handle_output(context, output)
+
+
+def _evaluate_checks(
+    task_key: str, output: Any, checks: tuple[Check, ...], keys: ResolvedKeys | None
+) -> None:
+    if not hasattr(output, "groupBy"):
+        raise TaskRunError(
+            f"task {task_key!r} has checks but returned a {type(output).__name__}; checks "
+            "apply to Spark DataFrames"
+        )
+    measured = measure(output, slice_column=None, checks=checks)
+    failures = slice_failures(measured, checks, keys=[None])
+    for check in checks:
+        detail = check.frame_failure(output)
+        if detail is not None:
+            from .checks import SliceFailure
+
+            failures.append(SliceFailure(check.name, None, detail))
+    if failures:
+        raise CheckFailed(
+            f"task {task_key!r}, key {keys_label(keys)}: {failures[0].render()}"
+            + (f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else "")
+        )
+
+
+def _run_for_each(
+    request: TaskRunRequest, node: TaskNode, inputs: dict[str, Any], store: TaskValueStore
+) -> None:
+    from ..definitions import TaskValueRef
+
+    spec = node.definition.for_each
+    assert spec is not None
+    if _io_manager(node, request.job) is not None:
+        raise UsageError(
+            f"task {node.key!r}: a for-each task's iterations cannot share one io_manager "
+            "output; write from the iterations or use a plain task"
+        )
+    elements: Any = spec.inputs
+    if isinstance(elements, TaskValueRef):
+        elements = store.get(elements.task_key, elements.key)
+    elif isinstance(elements, str):
+        raise UsageError(
+            f"task {node.key!r}: for-each inputs {elements!r} are a Databricks reference; "
+            "locally use a list or task_value(...)"
+        )
+    if not isinstance(elements, list):
+        raise TaskRunError(
+            f"task {node.key!r}: for-each inputs must be a JSON list, got {type(elements).__name__}"
+        )
+    for element in elements:
+        node.definition.fn(inputs=element, **inputs)

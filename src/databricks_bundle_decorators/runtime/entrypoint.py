@@ -1,0 +1,170 @@
+"""``dbxdec-run``: the wheel entry point every generated Databricks task calls.
+
+Databricks passes the task's named parameters as ``--name=value`` arguments::
+
+    dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=examples.sales_pipeline \\
+        --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
+
+Only ``dbxdec_module`` is imported and only its job is traced. Other parameters are the
+job parameters of the run. Exit codes: 0 success, 1 the task failed, 2 bad arguments
+or unknown job/task (the message lists what exists).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from ..definitions import JobDefinition, default_registry
+from ..errors import DbxdecError, UsageError, did_you_mean
+from .context import RunEnvironment, on_databricks
+from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+from .local import new_run_id
+
+JOB_ARG = "dbxdec_job"
+TASK_ARG = "dbxdec_task"
+MODULE_ARG = "dbxdec_module"
+WAREHOUSE_ENV = "DBXDEC_WAREHOUSE"
+RUN_ID_ENV = "DBXDEC_RUN_ID"
+STATE_DIR_ENV = "DBXDEC_STATE_DIR"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryArguments:
+    """The parsed command line: which task of which job, and the job parameters."""
+
+    job: str
+    task: str
+    module: str
+    params: dict[str, str]
+
+
+def parse_arguments(argv: Sequence[str]) -> EntryArguments:
+    """Parse ``--name=value`` arguments; a repeated name keeps its last value.
+
+    ``--name value`` is accepted too, for runs by hand.
+
+    Raises:
+        UsageError: a positional argument, a missing value, or a missing
+            ``--dbxdec_job``/``--dbxdec_task``/``--dbxdec_module``.
+    """
+    values: dict[str, str] = {}
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        index += 1
+        if not item.startswith("--") or item == "--":
+            raise UsageError(f"unexpected argument {item!r}: dbxdec-run takes --name=value")
+        name, sep, value = item[2:].partition("=")
+        if not sep:
+            if index >= len(items) or items[index].startswith("--"):
+                raise UsageError(f"argument --{name} has no value (use --{name}=VALUE)")
+            value = items[index]
+            index += 1
+        if not name:
+            raise UsageError(f"argument {item!r} has no name")
+        values[name] = value
+    missing = [f"--{n}" for n in (JOB_ARG, TASK_ARG, MODULE_ARG) if not values.get(n)]
+    if missing:
+        raise UsageError(f"dbxdec-run needs {', '.join(missing)}")
+    job, task, module = values.pop(JOB_ARG), values.pop(TASK_ARG), values.pop(MODULE_ARG)
+    return EntryArguments(job, task, module, values)
+
+
+def import_module(name: str) -> ModuleType:
+    """Import the module that defines the job.
+
+    Raises:
+        UsageError: the module does not exist.
+        DbxdecError: it failed to import (the message names file and line).
+    """
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
+            raise UsageError(f"--{MODULE_ARG}={name}: module not found") from None
+        raise DbxdecError(_import_failure(name, exc)) from exc
+    except DbxdecError as exc:
+        raise DbxdecError(f"cannot import {name}: {exc.render()}") from None
+    except Exception as exc:
+        raise DbxdecError(_import_failure(name, exc)) from exc
+
+
+def _import_failure(name: str, exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"cannot import {name}{where}: {type(exc).__name__}: {exc}"
+
+
+def find_job(module: ModuleType, name: str) -> JobDefinition:
+    """The job ``name`` defined in ``module`` (module attributes first, then the default
+    registry, so jobs registered in a custom registry are found too).
+
+    Raises:
+        UsageError: no such job; the message lists the module's jobs.
+    """
+    found = {
+        value.name: value for value in vars(module).values() if isinstance(value, JobDefinition)
+    }
+    if name in found:
+        return found[name]
+    if name in default_registry:
+        return default_registry.get(name)
+    known = sorted(found) or default_registry.names
+    raise UsageError(
+        f"module {module.__name__} defines no job {name!r}.{did_you_mean(name, known)} "
+        f"Jobs: {', '.join(known) or 'none'}"
+    )
+
+
+def run(argv: Sequence[str]) -> None:
+    """Run the task the arguments name. Raises the errors :func:`main` reports."""
+    arguments = parse_arguments(argv)
+    job = find_job(import_module(arguments.module), arguments.job)
+    from .dispatch import find_task
+
+    find_task(job, arguments.task)  # unknown task: fail before starting Spark
+    params = job_parameters(job, arguments.params)
+    keys = run_keys(job, params)
+    request = TaskRunRequest(job, arguments.task, params, keys)
+    if on_databricks():
+        from .spark import databricks_spark_session
+        from .task_values import databricks_task_value_store
+
+        spark = databricks_spark_session()
+        environment = RunEnvironment(spark, Path("."), True, os.environ.get(RUN_ID_ENV, ""))
+        run_task(request, environment=environment, task_values=databricks_task_value_store(spark))
+        return
+    from .spark import local_spark_session
+    from .task_values import LocalTaskValueStore
+
+    warehouse = Path(os.environ.get(WAREHOUSE_ENV, ".dbxdec/warehouse")).resolve()
+    state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
+    run_id = os.environ.get(RUN_ID_ENV) or new_run_id()
+    environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)
+    store = LocalTaskValueStore(state / "task_values" / run_id)
+    run_task(request, environment=environment, task_values=store)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: one ``Error:`` line and the exit code on failure.
+
+    A failure inside the task's own code also prints its traceback, for the job logs.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        run(args)
+    except DbxdecError as exc:
+        cause = exc.__cause__
+        if cause is not None and not isinstance(cause, DbxdecError):
+            traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+        print(f"Error: {exc.render()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    sys.exit(0)

@@ -1,0 +1,15 @@
+"""IoManagers: how task outputs are stored and read back, filtered to the run's keys."""
+
+from .base import IoManager
+from .formats import DeltaFormat, LocalParquetFormat, TableFormat, TableRef
+from .spark_table import SparkTableIoManager, TableName
+
+__all__ = [
+    "DeltaFormat",
+    "IoManager",
+    "LocalParquetFormat",
+    "SparkTableIoManager",
+    "TableFormat",
+    "TableName",
+    "TableRef",
+]

@@ -1,0 +1,341 @@
+"""The Spark table IoManager: one class owns naming, key predicates, window validation
+and checks; a :class:`~.formats.TableFormat` only reads and writes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from ..checks import ROWS_METRIC, SliceFailure, aggregates_of, measure, slice_failures
+from ..context import InputContext, OutputContext, RunEnvironment
+from ..errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
+from ..predicates import (
+    check_column,
+    conjunction,
+    keys_predicate,
+    quote_identifier,
+    windows_predicate,
+)
+from ..scope import KeyScope
+from .base import IoManager
+from .formats import DeltaFormat, LocalParquetFormat, TableFormat, TableRef, WriteRequest
+
+FormatName = Literal["auto", "delta", "parquet"]
+_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+_OUTSIDE_TIME = "__outside_windows"
+_STRAY = "__stray_rows"
+
+
+@dataclass(frozen=True, slots=True)
+class TableName:
+    """A three-part Unity Catalog name ``catalog.schema.table``.
+
+    Locally the same name maps to ``<warehouse>/<catalog>/<schema>/<table>/``.
+    """
+
+    catalog: str
+    schema: str
+    table: str
+
+    @classmethod
+    def parse(cls, name: str) -> TableName:
+        """Parse ``catalog.schema.table``.
+
+        Raises:
+            ValueError: not three dot-separated parts of A-Z a-z 0-9 _.
+        """
+        parts = name.split(".") if isinstance(name, str) else []
+        if len(parts) != 3 or not all(_PART.fullmatch(part) for part in parts):
+            raise ValueError(
+                f"table name {name!r} must be catalog.schema.table, each part a letter or _ "
+                "then letters, digits or _ (e.g. 'main.sales.daily_orders')"
+            )
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return f"{self.catalog}.{self.schema}.{self.table}"
+
+    @property
+    def quoted(self) -> str:
+        """The name with each part backtick-quoted, for SQL and ``saveAsTable``."""
+        return ".".join(quote_identifier(p) for p in (self.catalog, self.schema, self.table))
+
+    def local_path(self, warehouse: Path) -> Path:
+        """The table's folder under a local warehouse."""
+        return warehouse / self.catalog / self.schema / self.table
+
+
+class SparkTableIoManager(IoManager):
+    """Stores a task's Spark ``DataFrame`` output in a table partitioned by backfill key.
+
+    On Databricks (``DATABRICKS_RUNTIME_VERSION`` set) the table is the Unity Catalog
+    Delta table ``catalog.schema.table``, written with ``replaceWhere`` over the run's
+    keys, one commit per run. Elsewhere it is a parquet dataset under the local
+    warehouse (default ``.dbxdec/warehouse``), written with dynamic partition
+    overwrite. Either way a write replaces exactly the run's keys, so re-running a
+    slice is idempotent.
+
+    Args:
+        table: ``catalog.schema.table``.
+        partition_column: Column holding each row's backfill key: the key string
+            (``2024-01-31``, ``2024-W05``, ``2024-01-31T13``, a static key) or, for daily
+            keys, a ``DATE``. ``None`` makes a snapshot table that each run replaces
+            whole (for outputs computed from ``all_partitions``).
+        time_column: Optional event-time column. For time keys, rows must lie in the
+            run's half-open windows, and reads keep only rows inside the windows read.
+        format: ``"auto"`` (Delta on Databricks, parquet elsewhere), ``"delta"`` or
+            ``"parquet"``.
+
+    Before anything is written, the output is measured in one Spark aggregation per
+    key: rows outside the run's keys or windows reject the write (the error says how
+    many and which window), then the task's checks run per key. Reads are filtered
+    to the downstream run's keys, lookback included, unless the edge is
+    ``all_partitions``.
+
+    Example:
+        >>> clean_io = SparkTableIoManager(
+        ...     "main.sales.clean", partition_column="event_date", time_column="event_ts")
+    """
+
+    evaluates_checks: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        table: str,
+        *,
+        partition_column: str | None = None,
+        time_column: str | None = None,
+        format: FormatName = "auto",
+    ) -> None:
+        self.table = TableName.parse(table)
+        self.partition_column = (
+            None
+            if partition_column is None
+            else check_column(partition_column, what="partition_column")
+        )
+        self.time_column = (
+            None if time_column is None else check_column(time_column, what="time_column")
+        )
+        if format not in ("auto", "delta", "parquet"):
+            raise ValueError(f"format must be 'auto', 'delta' or 'parquet', got {format!r}")
+        self.format: FormatName = format
+
+    def __repr__(self) -> str:
+        return (
+            f"SparkTableIoManager({str(self.table)!r}, partition_column="
+            f"{self.partition_column!r}, time_column={self.time_column!r})"
+        )
+
+    # -- naming ------------------------------------------------------------------
+
+    def table_format(self, environment: RunEnvironment) -> TableFormat:
+        """The format this environment uses."""
+        delta = self.format == "delta" or (self.format == "auto" and environment.databricks)
+        return DeltaFormat() if delta else LocalParquetFormat()
+
+    def table_ref(self, environment: RunEnvironment) -> TableRef:
+        """The table's name and, when stored locally, its folder."""
+        local = isinstance(self.table_format(environment), LocalParquetFormat)
+        return TableRef(
+            str(self.table),
+            self.table.quoted,
+            self.table.local_path(environment.warehouse) if local else None,
+        )
+
+    # -- predicates --------------------------------------------------------------
+
+    def read_predicate(self, scope: KeyScope) -> str | None:
+        """The filter a read applies: the scope's keys (and windows), or ``None`` for all.
+
+        Example: ``(`event_date` IN ('2024-01-06', '2024-01-07')) AND ((`event_ts` >=
+        TIMESTAMP '2024-01-06 00:00:00Z' AND `event_ts` < TIMESTAMP '2024-01-08 00:00:00Z'))``.
+        """
+        if self.partition_column is None or not scope.bounded:
+            return None
+        return conjunction(
+            keys_predicate(self.partition_column, scope.keys), self._window_predicate(scope)
+        )
+
+    def replace_predicate(self, scope: KeyScope) -> str | None:
+        """The ``replaceWhere`` of a write: exactly the written keys (``None``: no keys known)."""
+        if self.partition_column is None or not scope.bounded:
+            return None
+        return keys_predicate(self.partition_column, scope.keys)
+
+    def _window_predicate(self, scope: KeyScope) -> str | None:
+        if self.time_column is None or not scope.is_time_based:
+            return None
+        return windows_predicate(self.time_column, scope.spans())
+
+    # -- IoManager ---------------------------------------------------------------
+
+    def load_input(self, context: InputContext) -> Any:
+        environment = context.environment
+        ref = self.table_ref(environment)
+        scope = context.scope
+        frame = self.table_format(environment).read(
+            environment.spark,
+            ref,
+            partition_column=self.partition_column,
+            keys=scope.keys if scope.bounded else (),
+        )
+        if frame is None:
+            where = f" ({ref.path})" if ref.path is not None else ""
+            raise InputMissing(
+                f"task {context.task_key!r} reads table {ref.name}{where}, output of task "
+                f"{context.upstream_task_key!r}, which has not been written yet; run "
+                f"{context.upstream_task_key!r} first"
+            )
+        predicate = self.read_predicate(scope)
+        return frame if predicate is None else frame.where(predicate)
+
+    def handle_output(self, context: OutputContext, obj: Any) -> None:
+        frame = self._require_frame(context, obj)
+        scope = context.scope
+        environment = context.environment
+        extra = self._outside_metric(scope)
+        observe = self._observable(context, extra)
+        staged = self.table_format(environment).stage(
+            frame,
+            self.table_ref(environment),
+            partition_column=self.partition_column,
+            observe=observe,
+        )
+        try:
+            measured = self._observed_slices(scope, staged.observed) if observe else None
+            if measured is None:
+                measured = measure(
+                    staged.frame,
+                    slice_column=self.partition_column,
+                    checks=context.checks,
+                    extra=extra,
+                )
+            self._reject_outside(context, measured)
+            self._raise_failures(context, measured, staged.frame)
+            present = {k for k, v in measured.items() if k is not None and v[ROWS_METRIC]}
+            cleared = tuple(k for k in scope.keys if k not in present) if scope.bounded else ()
+            staged.commit(
+                WriteRequest(self.partition_column, self.replace_predicate(scope), cleared)
+            )
+        finally:
+            staged.discard()
+
+    def _observable(self, context: OutputContext, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """Metrics computed while staging, when one slice is written and no check needs a
+        grouped aggregation: validation then costs no extra pass."""
+        scope = context.scope
+        single = self.partition_column is None or (scope.bounded and len(scope.keys) == 1)
+        if not single or any(check.needs_grouping for check in context.checks):
+            return {}
+        from pyspark.sql import functions as F
+
+        metrics = aggregates_of(context.checks, extra)
+        if self.partition_column is not None:
+            key = F.col(self.partition_column).cast("string")
+            inside = F.coalesce(key == F.lit(scope.keys[0]), F.lit(False))
+            metrics[_STRAY] = F.count_if(~inside)
+        return metrics
+
+    def _observed_slices(
+        self, scope: KeyScope, observed: Mapping[str, Any] | None
+    ) -> dict[str | None, dict[str, Any]] | None:
+        """The observed metrics as per-slice metrics, or ``None`` to measure instead
+        (the format cannot observe, or rows lie outside the key: the message needs the
+        grouped breakdown)."""
+        if observed is None or observed.get(_STRAY):
+            return None
+        values = {k: v for k, v in observed.items() if k != _STRAY}
+        if self.partition_column is None:
+            return {None: values}
+        return {scope.keys[0]: values} if values.get(ROWS_METRIC) else {}
+
+    # -- internals ---------------------------------------------------------------
+
+    def _require_frame(self, context: OutputContext, obj: Any) -> Any:
+        columns = getattr(obj, "columns", None)
+        if not hasattr(obj, "write") or not isinstance(columns, list):
+            raise TaskRunError(
+                f"task {context.task_key!r} returned a {type(obj).__name__}; "
+                f"SparkTableIoManager({str(self.table)!r}) stores a Spark DataFrame"
+            )
+        for column in (self.partition_column, self.time_column):
+            if column is not None and column not in columns:
+                raise TaskRunError(
+                    f"task {context.task_key!r}: the output has no column {column!r} for table "
+                    f"{self.table} (columns: {', '.join(columns)})"
+                )
+        return obj
+
+    def _outside_metric(self, scope: KeyScope) -> dict[str, Any]:
+        predicate = self._window_predicate(scope)
+        if predicate is None or self.partition_column is None or not scope.bounded:
+            return {}
+        from pyspark.sql import functions as F
+
+        return {_OUTSIDE_TIME: F.count_if(~F.coalesce(F.expr(predicate), F.lit(False)))}
+
+    def _reject_outside(
+        self, context: OutputContext, measured: Mapping[str | None, Mapping[str, Any]]
+    ) -> None:
+        scope = context.scope
+        if self.partition_column is None or not scope.bounded:
+            return
+        allowed = set(scope.keys)
+        stray = {k: int(v[ROWS_METRIC]) for k, v in measured.items() if k not in allowed}
+        late = sum(int(v.get(_OUTSIDE_TIME) or 0) for k, v in measured.items() if k in allowed)
+        total = sum(stray.values()) + late
+        if not total:
+            return
+        details = []
+        if stray:
+            listed = sorted(stray.items(), key=lambda kv: str(kv[0]))
+            shown = ", ".join(f"{k if k is not None else 'null'} ({n})" for k, n in listed[:5])
+            more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+            details.append(f"{self.partition_column} values {shown}{more}")
+        if late:
+            details.append(f"{late} with {self.time_column} outside the window")
+        raise OutputRejected(
+            f"task {context.task_key!r}: {total} rows of the output are outside the run's "
+            f"{scope.describe()} ({'; '.join(details)}); nothing was written to {self.table}"
+        )
+
+    def _raise_failures(
+        self,
+        context: OutputContext,
+        measured: Mapping[str | None, Mapping[str, Any]],
+        frame: Any,
+    ) -> None:
+        checks = list(context.checks)
+        if not checks:
+            return
+        scope = context.scope
+        keys: list[str | None]
+        if self.partition_column is not None and scope.bounded:
+            keys = list(scope.keys)
+        elif self.partition_column is not None:
+            keys = list(measured) or [None]
+        else:
+            keys = [None]
+        failures = slice_failures(measured, checks, keys=keys)
+        if not failures:
+            for check in checks:
+                detail = check.frame_failure(frame)
+                if detail is not None:
+                    failures.append(SliceFailure(check.name, _keys_label(scope), detail))
+        if failures:
+            raise CheckFailed(_failure_message(context, failures, str(self.table)))
+
+
+def _keys_label(scope: KeyScope) -> str | None:
+    if not scope.keys:
+        return None
+    return scope.keys[0] if len(scope.keys) == 1 else f"{scope.keys[0]}..{scope.keys[-1]}"
+
+
+def _failure_message(context: OutputContext, failures: list[SliceFailure], target: str) -> str:
+    first = failures[0].render()
+    more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
+    return f"task {context.task_key!r}: {first}{more}; nothing was written to {target}"

@@ -1,0 +1,216 @@
+"""The local runner: a job's DAG in-process on the embedded SparkSession."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from ..backfill import (
+    BACKFILL_EXACT_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_START_KEY_PARAM,
+    ResolvedKeys,
+)
+from ..definitions import Registry
+from ..errors import DbxdecError, UsageError, did_you_mean
+from .context import RunEnvironment
+from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+from .spark import local_spark_session
+from .task_values import LocalTaskValueStore
+
+TaskStatus = Literal["succeeded", "failed", "skipped"]
+EventKind = Literal["started", "finished"]
+
+_logger = logging.getLogger("databricks_bundle_decorators.runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """How one task of a run ended.
+
+    Attributes:
+        task_key: The task.
+        status: ``succeeded``, ``failed``, or ``skipped`` (an upstream task failed).
+        seconds: Wall time of the task (0 when skipped).
+        error: The one-line error of a failed or skipped task.
+    """
+
+    task_key: str
+    status: TaskStatus
+    seconds: float
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRunResult:
+    """The tasks of one local job run, in the order they ran; ``keys`` are the keys
+    the run writes (lookback keys excluded)."""
+
+    succeeded: bool
+    tasks: list[TaskResult] = field(default_factory=list)
+    run_id: str = ""
+    keys: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> list[TaskResult]:
+        return [t for t in self.tasks if t.status == "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvent:
+    """A task started or finished (``result`` set when finished)."""
+
+    kind: EventKind
+    task_key: str
+    keys: tuple[str, ...]
+    result: TaskResult | None = None
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable, unique local run id such as ``20240131T120000-1a2b3c4d``."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def run_job_locally(
+    registry: Registry,
+    job_name: str,
+    *,
+    params: Mapping[str, str],
+    tasks: Sequence[str] | None = None,
+    warehouse: Path,
+    on_event: Callable[[TaskEvent], None] | None = None,
+    state_dir: Path | None = None,
+    now: datetime | None = None,
+) -> JobRunResult:
+    """Run one job run (one slice, or a ranged run) in dependency order, in-process.
+
+    Every task goes through :func:`~.dispatch.run_task`, the code ``dbxdec-run`` uses on
+    Databricks, on one embedded SparkSession reused across runs. A failed task marks
+    its downstream tasks ``skipped``; independent tasks still run.
+
+    Args:
+        registry: Where the job is defined.
+        job_name: The job.
+        params: Job parameters (``backfill_key``, ``backfill_start_key``, user params).
+        tasks: Run only these tasks (in dependency order); their inputs are read from
+            the tables earlier runs wrote. Default: every task.
+        warehouse: Folder of the local tables.
+        on_event: Called when a task starts and finishes.
+        state_dir: Folder for ``task_values/<run id>/`` (default: the warehouse's parent,
+            i.e. ``.dbxdec``).
+        now: The clock for keys derived from the current time.
+
+    Raises:
+        UsageError: unknown job, task or parameter, or a bad key (nothing runs).
+    """
+    job = registry.get(job_name)
+    full_params = job_parameters(job, params)
+    keys = run_keys(job, full_params, now=now)
+    order = job.graph.topological_order()
+    selected = _select(order, tasks, job_name)
+    run_id = new_run_id()
+    store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
+    environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)
+    key_tuple = keys.written if keys is not None else ()
+    graph = job.graph
+    results: list[TaskResult] = []
+    broken: dict[str, str] = {}
+    for task_key in selected:
+        blocked = next((u for u in graph[task_key].upstream if u in broken), None)
+        if blocked is not None:
+            broken[task_key] = blocked
+            result = TaskResult(task_key, "skipped", 0.0, f"upstream task {blocked!r} failed")
+            results.append(result)
+            _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+            continue
+        _emit(on_event, TaskEvent("started", task_key, key_tuple))
+        result = _run_one(TaskRunRequest(job, task_key, full_params, keys, now), environment, store)
+        if result.status == "failed":
+            broken[task_key] = task_key
+        results.append(result)
+        _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+    return JobRunResult(not broken, results, run_id, key_tuple)
+
+
+def _run_one(
+    request: TaskRunRequest, environment: RunEnvironment, store: LocalTaskValueStore
+) -> TaskResult:
+    started = time.perf_counter()
+    try:
+        run_task(request, environment=environment, task_values=store)
+    except DbxdecError as exc:
+        if exc.__cause__ is not None:
+            _logger.error("task %s failed", request.task_key, exc_info=exc.__cause__)
+        return TaskResult(request.task_key, "failed", time.perf_counter() - started, exc.render())
+    except Exception as exc:  # a bug outside user code still fails only this task
+        _logger.exception("task %s failed", request.task_key)
+        message = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
+        return TaskResult(request.task_key, "failed", time.perf_counter() - started, message)
+    return TaskResult(request.task_key, "succeeded", time.perf_counter() - started)
+
+
+def slice_parameters(
+    *,
+    key: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    exact: bool = False,
+    params: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Job parameters of one run from ``--key`` or ``--start/--end`` and ``--exact``.
+
+    ``--start A --end B`` is one ranged run over the keys A..B (``backfill_start_key=A``,
+    ``backfill_key=B``). Neither: the key is derived from the clock (time backfills).
+
+    Raises:
+        UsageError: ``--key`` with ``--start``/``--end``, or only one of ``--start``/``--end``.
+    """
+    out = dict(params or {})
+    if key is not None and (start is not None or end is not None):
+        raise UsageError("use either --key K or --start A --end B, not both")
+    if (start is None) != (end is None):
+        missing = "--end" if end is None else "--start"
+        raise UsageError(f"a ranged run needs both --start and --end (missing {missing})")
+    if key is not None:
+        out[BACKFILL_KEY_PARAM] = key
+    if start is not None and end is not None:
+        out[BACKFILL_START_KEY_PARAM] = start
+        out[BACKFILL_KEY_PARAM] = end
+    if exact:
+        out[BACKFILL_EXACT_PARAM] = "true"
+    return out
+
+
+def _select(order: list[str], tasks: Sequence[str] | None, job_name: str) -> list[str]:
+    if not tasks:
+        return order
+    for name in tasks:
+        if name not in order:
+            raise UsageError(
+                f"job {job_name!r} has no task {name!r}.{did_you_mean(name, order)} "
+                f"Tasks: {', '.join(order)}"
+            )
+    wanted = set(tasks)
+    return [key for key in order if key in wanted]
+
+
+def _emit(on_event: Callable[[TaskEvent], None] | None, event: TaskEvent) -> None:
+    if on_event is not None:
+        on_event(event)
+
+
+def describe_keys(keys: ResolvedKeys | None) -> str:
+    """``2024-01-01`` / ``2024-01-01..2024-01-31 (31 keys)`` for summaries."""
+    if keys is None:
+        return "no backfill key"
+    written = keys.written
+    if len(written) == 1:
+        return written[0]
+    return f"{written[0]}..{written[-1]} ({len(written)} keys)"

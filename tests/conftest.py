@@ -1,0 +1,42 @@
+"""Shared fixtures. ``spark``: ONE local SparkSession for the whole test session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SPARK_TEST_CONF = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The test session's SparkSession: ``local[2]``, UI off, 2 shuffle partitions.
+
+    Created on first use and stopped at the end; every runtime helper reuses it.
+    """
+    pytest.importorskip("pyspark")
+    from databricks_bundle_decorators.runtime.spark import local_spark_session
+
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    session = local_spark_session(
+        master="local[2]",
+        app_name="dbxdec-tests",
+        conf={**SPARK_TEST_CONF, "spark.sql.warehouse.dir": str(warehouse)},
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """A fresh local warehouse folder (``<tmp>/.dbxdec/warehouse``)."""
+    folder = tmp_path / ".dbxdec" / "warehouse"
+    folder.mkdir(parents=True)
+    return folder

@@ -1,0 +1,71 @@
+"""The example pipeline: its graph, deterministic data, and the demo end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from examples.sales_pipeline import clean_sales, daily_revenue_of, generate_sales
+
+from examples import demo, sales_pipeline
+
+
+def test_graph_and_backfill() -> None:
+    job = sales_pipeline.sales_pipeline
+    graph = job.graph
+    assert graph.topological_order() == [
+        "generate_events",
+        "clean_events",
+        "daily_revenue",
+        "region_totals",
+    ]
+    (edge,) = graph["region_totals"].inputs
+    assert edge.all_partitions and edge.upstream == "daily_revenue"
+    assert job.backfill is sales_pipeline.BACKFILL and sales_pipeline.BACKFILL.lookback == 2
+
+
+@pytest.mark.spark
+def test_events_are_deterministic_per_day_whatever_the_range(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    alone = generate_sales(spark, ["2024-01-02"], 300, 7)
+    ranged = generate_sales(spark, ["2024-01-01", "2024-01-02", "2024-01-03"], 300, 7).where(
+        F.col("event_date") == "2024-01-02"
+    )
+    assert sorted(alone.collect()) == sorted(ranged.collect())
+    assert alone.subtract(generate_sales(spark, ["2024-01-02"], 300, 8)).count() > 0
+    clean = clean_sales(alone)
+    assert 0 < clean.count() < alone.count()
+    assert clean.where("customer_id IS NULL OR amount <= 0").count() == 0
+    stamps = alone.agg(F.min("event_ts"), F.max("event_ts")).first()
+    assert str(stamps[0]) >= "2024-01-02" and str(stamps[1]) < "2024-01-03"
+
+
+@pytest.mark.spark
+def test_rolling_revenue_uses_lookback_days_but_writes_only_the_run(spark: Any) -> None:
+    clean = clean_sales(generate_sales(spark, ["2024-01-01", "2024-01-02", "2024-01-03"], 200, 7))
+    daily = daily_revenue_of(clean, ["2024-01-03"]).collect()
+    assert {r.event_date for r in daily} == {"2024-01-03"}
+    per_day = daily_revenue_of(clean, ["2024-01-01", "2024-01-02", "2024-01-03"]).collect()
+    for row in daily:
+        expected = sum(r.revenue for r in per_day if r.region == row.region)
+        assert row.revenue_3d == pytest.approx(expected)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_demo_backfills_and_prints_tables(
+    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = demo.main(["--days", "3", "--events-per-day", "100", "--warehouse", str(warehouse)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "[ 3/3] 2024-01-03  ok" in out
+    assert (
+        f"main.dbxdec_demo.sales_daily            {warehouse / 'main/dbxdec_demo/sales_daily'}"
+        in out
+    )
+    assert "|2024-01-03|east  |" in out
+    totals = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_region_totals"))
+    assert {r.days for r in totals.collect()} == {3}

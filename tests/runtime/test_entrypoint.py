@@ -1,0 +1,155 @@
+"""``dbxdec-run``: argument parsing, job/task resolution, and a real subprocess run with
+exactly the named parameters the generated Databricks job passes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from databricks_bundle_decorators.errors import UsageError
+from databricks_bundle_decorators.runtime.entrypoint import main, parse_arguments
+
+REPO = Path(__file__).resolve().parents[2]
+DBXDEC_RUN = Path(sys.executable).with_name("dbxdec-run")
+names = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True).filter(
+    lambda n: not n.startswith("dbxdec_")
+)
+
+
+@given(
+    params=st.dictionaries(names, st.text(alphabet=st.characters(exclude_categories=["Cs"]))),
+    seed=st.randoms(),
+)
+def test_named_parameters_round_trip_in_any_order(params: dict[str, str], seed: Any) -> None:
+    args = [f"--{k}={v}" for k, v in params.items()]
+    args += ["--dbxdec_job=j", "--dbxdec_task=t", "--dbxdec_module=m"]
+    seed.shuffle(args)
+    parsed = parse_arguments(args)
+    assert (parsed.job, parsed.task, parsed.module, parsed.params) == ("j", "t", "m", params)
+
+
+def test_repeated_name_last_wins_and_values_may_contain_equals() -> None:
+    parsed = parse_arguments(
+        ["--dbxdec_job=j", "--dbxdec_task=t", "--dbxdec_module=m", "--a=1", "--a=x=y", "--b="]
+    )
+    assert parsed.params == {"a": "x=y", "b": ""}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dbxdec_job=j"], "dbxdec-run needs --dbxdec_task, --dbxdec_module"),
+        (["positional"], "unexpected argument 'positional'"),
+        (["--dbxdec_job"], "argument --dbxdec_job has no value"),
+    ],
+)
+def test_bad_arguments(args: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        parse_arguments(args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--dbxdec_job=sales_pipelin", "--dbxdec_task=x"],
+            "Error: module examples.sales_pipeline defines no job 'sales_pipelin'. Did you mean "
+            "'sales_pipeline'? Jobs: sales_pipeline",
+        ),
+        (
+            ["--dbxdec_job=sales_pipeline", "--dbxdec_task=clean"],
+            "Error: job 'sales_pipeline' has no task 'clean'. Tasks: generate_events, "
+            "clean_events, daily_revenue, region_totals",
+        ),
+        (
+            ["--dbxdec_job=sales_pipeline", "--dbxdec_task=clean_events", "--region=eu"],
+            "Error: job 'sales_pipeline' has no parameter 'region'. Parameters: backfill_exact, "
+            "backfill_key, backfill_start_key, events_per_day, seed",
+        ),
+        (
+            [
+                "--dbxdec_job=sales_pipeline",
+                "--dbxdec_task=clean_events",
+                "--backfill_key=2023-01-01",
+            ],
+            "Error: job 'sales_pipeline': backfill_key '2023-01-01' is before the backfill's "
+            "start_date '2024-01-01'",
+        ),
+    ],
+)
+def test_unknown_job_task_or_parameter_exits_2_listing_what_exists(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--dbxdec_module=examples.sales_pipeline", *args])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_missing_module(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--dbxdec_module=examples.nope", "--dbxdec_job=j", "--dbxdec_task=t"])
+    assert exited.value.code == 2
+    assert "module not found" in capsys.readouterr().err
+
+
+def _resolve(value: str, run_params: dict[str, str]) -> str:
+    """Substitute ``{{job.parameters.X}}`` the way Databricks does at run time."""
+    return re.sub(r"\{\{job\.parameters\.([\w.-]+)\}\}", lambda m: run_params[m.group(1)], value)
+
+
+def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, str]) -> list[str]:
+    (task,) = [t for t in resource["tasks"] if t["task_key"] == task_key]
+    wheel = task["python_wheel_task"]
+    assert wheel["entry_point"] == "dbxdec-run"
+    named = wheel["named_parameters"]
+    return [f"--{name}={_resolve(value, run_params)}" for name, value in named.items()]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, warehouse: Path) -> None:
+    from examples.sales_pipeline import sales_pipeline
+
+    from databricks_bundle_decorators.bundle.codegen import job_resource
+
+    resource = job_resource(sales_pipeline)
+    defaults = {p["name"]: p["default"] for p in resource["parameters"]}
+    run_params = {**defaults, "backfill_key": "2024-02-10", "events_per_day": "400"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "DBXDEC_WAREHOUSE": str(warehouse),
+        "DBXDEC_RUN_ID": "run-1",
+        "DBXDEC_SPARK_MASTER": "local[1]",
+    }
+    env.pop("DATABRICKS_RUNTIME_VERSION", None)
+    for task_key in ("generate_events", "clean_events"):
+        args = _task_args(resource, task_key, run_params)
+        done = subprocess.run(
+            [str(DBXDEC_RUN), *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    raw = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_raw"))
+    clean = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_clean"))
+    assert {r.event_date for r in raw.select("event_date").distinct().collect()} == {"2024-02-10"}
+    assert 0 < clean.count() < raw.count()
+    assert (warehouse.parent / "task_values/run-1/generate_events.json").read_text() == (
+        '{"days": ["2024-02-10"]}'
+    )
+    # An unknown task fails before Spark starts, listing the job's tasks.
+    args = _task_args(resource, "clean_events", run_params)
+    args.append("--dbxdec_task=cleaning")
+    done = subprocess.run(
+        [str(DBXDEC_RUN), *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert "has no task 'cleaning'. Did you mean 'clean_events'?" in done.stderr
