@@ -12,7 +12,9 @@ from pathlib import Path
 PUBLIC_MODULES = [
     "databricks_bundle_decorators",
     "databricks_bundle_decorators.backfill",
+    "databricks_bundle_decorators.checks",
     "databricks_bundle_decorators.decorators",
+    "databricks_bundle_decorators.io_managers",
     "databricks_bundle_decorators.testing",
 ]
 SNAPSHOT = Path(__file__).resolve().parents[1] / "docs" / "public_api.txt"
