@@ -153,3 +153,37 @@ def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, wareh
     )
     assert done.returncode == 2
     assert "has no task 'cleaning'. Did you mean 'clean_events'?" in done.stderr
+
+
+def test_for_each_iteration_receives_its_element_from_dbxdec_input(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Databricks runs each iteration task with the element as ``{{input}}``."""
+    from databricks_bundle_decorators.bundle.codegen import job_resource
+    from tests.runtime import foreach_pipeline
+
+    monkeypatch.setenv("DBXDEC_WAREHOUSE", str(tmp_path / "warehouse"))
+    resource = job_resource(foreach_pipeline.fan_out)
+    (loop,) = resource["tasks"]
+    nested = loop["for_each_task"]["task"]
+    named = nested["python_wheel_task"]["named_parameters"]
+    assert named["dbxdec_input"] == "{{input}}"
+    foreach_pipeline.SEEN.clear()
+    with pytest.raises(SystemExit) as exited:
+        main([f"--{name}={value.replace('{{input}}', 'eu')}" for name, value in named.items()])
+    assert exited.value.code == 0
+    assert foreach_pipeline.SEEN == ["eu"]  # one iteration, not the whole list
+
+
+def test_dbxdec_input_rejected_for_plain_task(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(
+            [
+                "--dbxdec_module=examples.sales_pipeline",
+                "--dbxdec_job=sales_pipeline",
+                "--dbxdec_task=clean_events",
+                "--dbxdec_input=eu",
+            ]
+        )
+    assert exited.value.code == 2
+    assert "only for for-each tasks" in capsys.readouterr().err

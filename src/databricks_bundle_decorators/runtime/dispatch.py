@@ -101,6 +101,8 @@ class TaskRunRequest:
         params: Every job parameter of the run (see :func:`job_parameters`).
         keys: The run's resolved keys (see :func:`run_keys`), ``None`` without backfill.
         now: The clock for key resolution inside the task; ``None`` reads the wall clock.
+        for_each_element: On Databricks, the one iteration element of a for-each task
+            (Databricks runs the iterations); ``None`` runs every element in turn.
     """
 
     job: JobDefinition
@@ -108,6 +110,7 @@ class TaskRunRequest:
     params: Mapping[str, str]
     keys: ResolvedKeys | None
     now: datetime | None = None
+    for_each_element: str | None = None
 
 
 def run_task(
@@ -134,6 +137,9 @@ def run_task(
     with run_context(context), use_task_value_store(task_values):
         inputs = _load_inputs(request, node, environment)
         try:
+            if definition.for_each is not None and request.for_each_element is not None:
+                definition.fn(inputs=request.for_each_element, **inputs)
+                return
             if definition.for_each is not None:
                 _run_for_each(request, node, inputs, task_values)
                 return

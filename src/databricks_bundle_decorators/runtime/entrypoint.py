@@ -30,6 +30,8 @@ from .local import new_run_id
 JOB_ARG = "dbxdec_job"
 TASK_ARG = "dbxdec_task"
 MODULE_ARG = "dbxdec_module"
+# A for-each iteration task receives its element here (bundle codegen's contract).
+INPUT_ARG = "dbxdec_input"
 WAREHOUSE_ENV = "DBXDEC_WAREHOUSE"
 RUN_ID_ENV = "DBXDEC_RUN_ID"
 STATE_DIR_ENV = "DBXDEC_STATE_DIR"
@@ -43,6 +45,7 @@ class EntryArguments:
     task: str
     module: str
     params: dict[str, str]
+    for_each_element: str | None = None
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
@@ -75,7 +78,8 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
     if missing:
         raise UsageError(f"dbxdec-run needs {', '.join(missing)}")
     job, task, module = values.pop(JOB_ARG), values.pop(TASK_ARG), values.pop(MODULE_ARG)
-    return EntryArguments(job, task, module, values)
+    element = values.pop(INPUT_ARG, None)
+    return EntryArguments(job, task, module, values, element)
 
 
 def import_module(name: str) -> ModuleType:
@@ -130,10 +134,14 @@ def run(argv: Sequence[str]) -> None:
     job = find_job(import_module(arguments.module), arguments.job)
     from .dispatch import find_task
 
-    find_task(job, arguments.task)  # unknown task: fail before starting Spark
+    node = find_task(job, arguments.task)  # unknown task: fail before starting Spark
+    if arguments.for_each_element is not None and node.definition.for_each is None:
+        raise UsageError(f"--{INPUT_ARG} is only for for-each tasks; {arguments.task!r} is not one")
     params = job_parameters(job, arguments.params)
     keys = run_keys(job, params)
-    request = TaskRunRequest(job, arguments.task, params, keys)
+    request = TaskRunRequest(
+        job, arguments.task, params, keys, for_each_element=arguments.for_each_element
+    )
     if on_databricks():
         from .spark import databricks_spark_session
         from .task_values import databricks_task_value_store
