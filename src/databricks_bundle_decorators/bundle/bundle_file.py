@@ -24,6 +24,20 @@ VARIABLE_REFERENCE = re.compile(r"\$\{var\.([A-Za-z_][A-Za-z0-9_\-]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
+class TargetSettings:
+    """How a target deploys: its mode, job-name prefix and workspace.
+
+    ``host``/``profile`` are ``None`` when unset or when they hold a ``${...}`` reference
+    that only the Databricks CLI can resolve.
+    """
+
+    mode: str | None = None
+    name_prefix: str | None = None
+    host: str | None = None
+    profile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BundleFile:
     """What dbxdec needs from ``databricks.yml``.
 
@@ -35,6 +49,7 @@ class BundleFile:
         target_variables: Per target, the variable values it sets.
         python_resources: The ``python: resources:`` entries.
         includes: The ``include:`` globs.
+        target_settings: Per target, its mode, name prefix and workspace.
     """
 
     path: Path
@@ -44,6 +59,7 @@ class BundleFile:
     target_variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     python_resources: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
+    target_settings: Mapping[str, TargetSettings] = field(default_factory=dict)
 
     @property
     def uses_load_resources(self) -> bool:
@@ -116,6 +132,11 @@ def read_bundle_file(path: Path) -> BundleFile:
         }
         for name, spec in targets.items()
     }
+    workspace = _mapping(document.get("workspace"), f"{path.name}: workspace")
+    settings = {
+        str(name): _target_settings(spec if isinstance(spec, dict) else {}, workspace)
+        for name, spec in targets.items()
+    }
     python = document.get("python") or {}
     resources = python.get("resources") if isinstance(python, dict) else None
     includes = document.get("include") or []
@@ -127,7 +148,25 @@ def read_bundle_file(path: Path) -> BundleFile:
         target_variables=target_variables,
         python_resources=tuple(str(r) for r in resources or ()),
         includes=tuple(str(i) for i in includes) if isinstance(includes, list) else (),
+        target_settings=settings,
     )
+
+
+def _target_settings(spec: Mapping[str, Any], workspace: Mapping[str, Any]) -> TargetSettings:
+    merged = {**workspace, **(spec.get("workspace") or {})}
+    presets = spec.get("presets") or {}
+    prefix = presets.get("name_prefix") if isinstance(presets, dict) else None
+    mode = spec.get("mode")
+    return TargetSettings(
+        mode=str(mode) if mode else None,
+        name_prefix=str(prefix) if prefix else None,
+        host=_literal(merged.get("host")),
+        profile=_literal(merged.get("profile")),
+    )
+
+
+def _literal(value: object) -> str | None:
+    return value if isinstance(value, str) and value and "${" not in value else None
 
 
 def resolve_variables(value: Any, variables: Mapping[str, Any]) -> Any:

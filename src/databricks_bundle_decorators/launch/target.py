@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from ..bundle.bundle_file import TargetSettings, find_bundle_file, read_bundle_file
 from ..errors import UsageError, did_you_mean
 
-_BUNDLE_FILES = ("databricks.yml", "databricks.yaml")
 _SHORT_NAME = "${workspace.current_user.short_name}"
 
 
@@ -36,29 +33,22 @@ def read_target(root: Path, target: str) -> TargetInfo:
     Raises:
         UsageError: no ``databricks.yml``, it is unreadable, or the target is unknown.
     """
-    path = next((root / n for n in _BUNDLE_FILES if (root / n).is_file()), None)
+    path = find_bundle_file(root)
     if path is None:
         raise UsageError(f"-t {target}: no databricks.yml in {root}; pass --job-id ID instead")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    targets = _mapping(document.get("targets"))
-    if target not in targets:
-        known = sorted(str(t) for t in targets)
+    bundle = read_bundle_file(path)
+    if target not in bundle.targets:
         raise UsageError(
-            f"-t {target}: no such target in {path}.{did_you_mean(target, known)} "
-            f"Targets: {', '.join(known) or 'none'}"
+            f"-t {target}: no such target in {path}.{did_you_mean(target, bundle.targets)} "
+            f"Targets: {', '.join(bundle.targets) or 'none'}"
         )
-    spec = _mapping(targets[target])
-    workspace = {**_mapping(document.get("workspace")), **_mapping(spec.get("workspace"))}
-    prefix = _mapping(spec.get("presets")).get("name_prefix")
+    settings = bundle.target_settings.get(target, TargetSettings())
     return TargetInfo(
         name=target,
-        dev_mode=spec.get("mode") == "development",
-        name_prefix=str(prefix) if prefix else None,
-        host=_text(workspace.get("host")),
-        profile=_text(workspace.get("profile")),
+        dev_mode=settings.mode == "development",
+        name_prefix=settings.name_prefix,
+        host=settings.host,
+        profile=settings.profile,
     )
 
 
@@ -68,11 +58,3 @@ def needs_short_name(prefix: str | None) -> bool:
 
 def with_short_name(prefix: str, short_name: str) -> str:
     return prefix.replace(_SHORT_NAME, short_name)
-
-
-def _mapping(value: object) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value and "${" not in value else None
