@@ -261,15 +261,7 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
         return
     if job is None:
         raise UsageError("missing JOB (or --resume ID)")
-    config, registry = load_project(kw["project"], kw["pipelines"])
-    request = _request(job, kw, rerun=kw["rerun"])
-    prepared = plan_backfill(
-        request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
-    )
-    if dry_run:
-        _print_plan(prepared, kw["as_json"])
-        return
-    _launch(prepared, kw["as_json"])
+    _plan_and_launch(_request(job, kw, rerun=kw["rerun"]), kw, dry_run=dry_run)
 
 
 @click.command("catchup")
@@ -290,8 +282,12 @@ def catchup_command(job: str, dry_run: bool, **kw: Any) -> None:
     Keys whose latest run failed and keys never run are launched; keys with a run in
     progress are left alone. Same options and exit codes as dbxdec backfill.
     """
+    _plan_and_launch(_request(job, kw, catchup=True), kw, dry_run=dry_run)
+
+
+def _plan_and_launch(request: BackfillRequest, kw: dict[str, Any], *, dry_run: bool) -> None:
+    """Plan ``request``; print the plan on a dry run, else launch it."""
     config, registry = load_project(kw["project"], kw["pipelines"])
-    request = _request(job, kw, catchup=True)
     prepared = plan_backfill(
         request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
     )
