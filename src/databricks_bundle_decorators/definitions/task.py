@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, overload
 
 from ..errors import DefinitionError
@@ -96,42 +97,52 @@ def _retry_policy(retries: int | RetryPolicy | None, where: str, key: str) -> Re
         raise DefinitionError(str(exc), task=key, location=where) from None
 
 
-def _make_task(
-    fn: Callable[..., Any],
-    *,
-    name: str | None,
-    io_manager: Any,
-    checks: Sequence[Any] | None,
-    retries: int | RetryPolicy | None,
-    depends_on: Sequence[Any] | None,
-    for_each: ForEachSpec | None,
-    settings: Mapping[str, Any],
-) -> TaskDefinition:
-    if not callable(fn):
-        raise TypeError(f"@task decorates a function, got {type(fn).__name__}")
-    source = SourceLocation.of(fn)
-    key = name or fn.__name__
-    if not isinstance(key, str) or _TASK_KEY.fullmatch(key) is None:
-        raise DefinitionError(
-            "task keys are 1-100 characters from A-Z a-z 0-9 _ -",
-            task=str(key),
-            location=str(source),
+@dataclass(frozen=True, slots=True)
+class _TaskOptions:
+    """What ``@task(...)``/``@for_each_task(...)`` were given, before the function."""
+
+    name: str | None
+    io_manager: Any
+    checks: Sequence[Any] | None
+    retries: int | RetryPolicy | None
+    depends_on: Sequence[Any] | Any
+    settings: Mapping[str, Any]
+
+    def make(self, fn: Callable[..., Any], for_each: ForEachSpec | None) -> TaskDefinition:
+        """Capture ``fn`` as a task with these options."""
+        if not callable(fn):
+            raise TypeError(f"@task decorates a function, got {type(fn).__name__}")
+        source = SourceLocation.of(fn)
+        key = self.name or fn.__name__
+        if not isinstance(key, str) or _TASK_KEY.fullmatch(key) is None:
+            raise DefinitionError(
+                "task keys are 1-100 characters from A-Z a-z 0-9 _ -",
+                task=str(key),
+                location=str(source),
+            )
+        if for_each is not None and FOR_EACH_INPUT_PARAM not in inspect.signature(fn).parameters:
+            raise DefinitionError(
+                "a for-each task takes the iteration element as a parameter named "
+                f"{FOR_EACH_INPUT_PARAM!r}",
+                task=key,
+                location=str(source),
+            )
+        depends_on = self.depends_on
+        if depends_on is not None and (
+            isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence)
+        ):
+            depends_on = [depends_on]
+        return TaskDefinition(
+            fn=fn,
+            key=key,
+            io_manager=self.io_manager,
+            checks=tuple(self.checks or ()),
+            retries=_retry_policy(self.retries, str(source), key),
+            depends_on=tuple(depends_on or ()),
+            settings=dict(self.settings),
+            for_each=for_each,
+            source=source,
         )
-    if depends_on is not None and (
-        isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence)
-    ):
-        depends_on = [depends_on]
-    return TaskDefinition(
-        fn=fn,
-        key=key,
-        io_manager=io_manager,
-        checks=tuple(checks or ()),
-        retries=_retry_policy(retries, str(source), key),
-        depends_on=tuple(depends_on or ()),
-        settings=dict(settings),
-        for_each=for_each,
-        source=source,
-    )
 
 
 @overload
@@ -179,19 +190,8 @@ def task(
         ...     load(extract())
     """
 
-    def decorate(f: Callable[..., Any]) -> TaskDefinition:
-        return _make_task(
-            f,
-            name=name,
-            io_manager=io_manager,
-            checks=checks,
-            retries=retries,
-            depends_on=depends_on,
-            for_each=None,
-            settings=settings,
-        )
-
-    return decorate(fn) if fn is not None else decorate
+    options = _TaskOptions(name, io_manager, checks, retries, depends_on, settings)
+    return options.make(fn, None) if fn is not None else partial(options.make, for_each=None)
 
 
 def for_each_task(
@@ -230,28 +230,8 @@ def for_each_task(
         raise ValueError(
             f"for_each_task concurrency must be a whole number >= 1, got {concurrency!r}"
         )
-    spec = ForEachSpec(inputs, concurrency)
-
-    def decorate(f: Callable[..., Any]) -> TaskDefinition:
-        if FOR_EACH_INPUT_PARAM not in inspect.signature(f).parameters:
-            raise DefinitionError(
-                f"a for-each task takes the iteration element as a parameter named "
-                f"{FOR_EACH_INPUT_PARAM!r}",
-                task=name or f.__name__,
-                location=str(SourceLocation.of(f)),
-            )
-        return _make_task(
-            f,
-            name=name,
-            io_manager=io_manager,
-            checks=checks,
-            retries=retries,
-            depends_on=depends_on,
-            for_each=spec,
-            settings=settings,
-        )
-
-    return decorate
+    options = _TaskOptions(name, io_manager, checks, retries, depends_on, settings)
+    return partial(options.make, for_each=ForEachSpec(inputs, concurrency))
 
 
 def task_value(source: TaskDefinition | TaskProxy | str, key: str) -> TaskValueRef:
