@@ -41,8 +41,8 @@ def test_non_checks_are_named() -> None:
 def test_each_key_is_checked_and_a_key_without_rows_has_zero_rows() -> None:
     checks = [MinRowCount(2), MaxNullFraction("c", 0.25), Unique("id"), Expect("x > 0")]
     measured = {
-        "2024-01-01": {ROWS_METRIC: 4, "c1_nulls": 1, "c2_distinct": 4, "c3_failing": 0},
-        "2024-01-02": {ROWS_METRIC: 4, "c1_nulls": 2, "c2_distinct": 3, "c3_failing": 1},
+        "2024-01-01": {ROWS_METRIC: 4, "c1_nulls": 1, "c2_duplicates": 0, "c3_failing": 0},
+        "2024-01-02": {ROWS_METRIC: 4, "c1_nulls": 2, "c2_duplicates": 1, "c3_failing": 1},
     }
     failures = slice_failures(measured, checks, keys=["2024-01-01", "2024-01-02", "2024-01-03"])
     assert [f.render() for f in failures] == [

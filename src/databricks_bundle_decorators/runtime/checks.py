@@ -1,10 +1,11 @@
 """Per-slice checks on a task's output, evaluated before the write commits.
 
-Each check contributes aggregate expressions; all checks of a task (and the output's
-window validation) are computed together in one Spark aggregation grouped by the
-partition column, so a check costs no extra pass over the data. A check holds per
-slice: a ranged run of 30 keys checks each of the 30 keys, and a key with no rows
-counts as a slice with 0 rows.
+Each check contributes row counters: boolean conditions whose metric, per slice, is the
+number of rows where they hold (``Unique`` counts the rows that repeat an earlier row of
+the slice). All checks of a task and the output's window validation are counted
+together (see :mod:`.metering`), so a check costs no pass of its own over the data. A
+check holds per slice: a ranged run of 30 keys checks each of the 30 keys, and a key
+with no rows counts as a slice with 0 rows.
 
 Example:
     >>> @task(
@@ -31,17 +32,36 @@ class Check(ABC):
     """A condition each slice of a task's output must meet before it is written."""
 
     needs_grouping: ClassVar[bool] = False
-    """Whether the metrics need a grouped aggregation (distinct counts cannot be
-    observed while the output is written)."""
+    """Whether the counters compare rows with each other (a window over the slice and
+    some columns): they are computed as helper columns first, which shuffles by those
+    columns unless the output is already partitioned by them."""
 
     @property
     @abstractmethod
     def name(self) -> str:
         """How messages name the check, e.g. ``min_row_count(100)``."""
 
-    def metrics(self, prefix: str) -> dict[str, Any]:
-        """Aggregate ``Column`` expressions this check needs, by unique metric name."""
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
+        """Boolean ``Column``s by unique metric name; a metric's value for a slice is the
+        number of the slice's rows where its condition is true (null counts as false).
+
+        ``failure`` must pass a slice whose counters are all 0 whatever its row count
+        allows, so a zero total over a run proves every key of the run (see
+        :mod:`.metering`). ``slice_column`` is the partition column (``None``: one slice).
+        """
         return {}
+
+    def metrics(self, prefix: str) -> dict[str, Any]:
+        """Other aggregate ``Column``s per slice, for checks that need more than counts
+        (they are computed in a grouped pass over the staged output)."""
+        return {}
+
+    @property
+    def row_floor(self) -> int | None:
+        """The fewest rows a slice whose counters are all 0 needs to pass, when that is
+        all the verdict depends on; ``None`` when the check needs the exact row count.
+        With floors of at most 1, knowing which keys have rows decides every key."""
+        return None
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         """Why the slice fails (``values`` holds the metrics and ``__rows``), or ``None``."""
@@ -72,6 +92,10 @@ class MinRowCount(Check):
     def name(self) -> str:
         return f"min_row_count({self.min_rows})"
 
+    @property
+    def row_floor(self) -> int | None:
+        return self.min_rows
+
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         rows = _rows(values)
         return f"{rows} rows, expected at least {self.min_rows}" if rows < self.min_rows else None
@@ -95,10 +119,14 @@ class MaxNullFraction(Check):
     def name(self) -> str:
         return f"max_null_fraction({self.column}, {self.max_fraction:g})"
 
-    def metrics(self, prefix: str) -> dict[str, Any]:
+    @property
+    def row_floor(self) -> int | None:
+        return 0
+
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
         from pyspark.sql import functions as F
 
-        return {f"{prefix}nulls": F.count_if(F.col(self.column).isNull())}
+        return {f"{prefix}nulls": F.col(self.column).isNull()}
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         rows = _rows(values)
@@ -126,14 +154,24 @@ class Unique(Check):
     def name(self) -> str:
         return f"unique({', '.join(self.columns)})"
 
-    def metrics(self, prefix: str) -> dict[str, Any]:
+    @property
+    def row_floor(self) -> int | None:
+        return 0
+
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
+        """Rows after the first of each group of equal ``columns`` within the slice: their
+        count is the slice's rows minus its distinct values."""
+        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        return {f"{prefix}distinct": F.count_distinct(F.struct(*self.columns))}
+        group = [*([slice_column] if slice_column is not None else []), *self.columns]
+        window = Window.partitionBy(*[F.col(c) for c in group]).orderBy(
+            *[F.col(c) for c in self.columns]
+        )
+        return {f"{prefix}duplicates": F.row_number().over(window) > 1}
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
-        rows = _rows(values)
-        duplicates = rows - int(values.get(f"{prefix}distinct") or 0)
+        duplicates = int(values.get(f"{prefix}duplicates") or 0)
         if duplicates <= 0:
             return None
         return f"{duplicates} duplicate rows on ({', '.join(self.columns)})"
@@ -167,11 +205,15 @@ class Expect(Check):
         )
         return f"expect({text})"
 
-    def metrics(self, prefix: str) -> dict[str, Any]:
+    @property
+    def row_floor(self) -> int | None:
+        return 0
+
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
         from pyspark.sql import functions as F
 
         condition = F.expr(self.condition) if isinstance(self.condition, str) else self.condition
-        return {f"{prefix}failing": F.count_if(~F.coalesce(condition, F.lit(False)))}
+        return {f"{prefix}failing": ~F.coalesce(condition, F.lit(False))}
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         failing = int(values.get(f"{prefix}failing") or 0)
@@ -195,6 +237,10 @@ class FrameCheck(Check):
     @property
     def name(self) -> str:
         return f"frame_check({self.label or getattr(self.fn, '__name__', 'fn')})"
+
+    @property
+    def row_floor(self) -> int | None:
+        return 0
 
     def frame_failure(self, frame: Any) -> str | None:
         verdict = self.fn(frame)
@@ -225,47 +271,6 @@ class SliceFailure:
     def render(self) -> str:
         where = f" for key {self.key}" if self.key is not None else ""
         return f"check {self.check} failed{where}: {self.detail}"
-
-
-def aggregates_of(
-    checks: Sequence[Check], extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The row count, every check's metrics and ``extra``, by metric name."""
-    from pyspark.sql import functions as F
-
-    aggregates: dict[str, Any] = {ROWS_METRIC: F.count(F.lit(1))}
-    for index, check in enumerate(checks):
-        aggregates.update(check.metrics(f"c{index}_"))
-    aggregates.update(extra or {})
-    return aggregates
-
-
-def measure(
-    frame: Any,
-    *,
-    slice_column: str | None,
-    checks: Sequence[Check],
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str | None, dict[str, Any]]:
-    """Row count, check metrics and ``extra`` aggregates per slice, in one Spark job.
-
-    Returns:
-        ``{slice key (as a string) or None: {metric: value}}``; a slice column that is
-        null is reported under the key ``None``.
-    """
-    from pyspark.sql import functions as F
-
-    aggregates = aggregates_of(checks, extra)
-    columns = [expr.alias(name) for name, expr in aggregates.items()]
-    if slice_column is None:
-        rows = frame.agg(*columns).collect()
-        return {None: rows[0].asDict()} if rows else {}
-    key = F.col(slice_column).cast("string").alias("__slice")
-    measured: dict[str | None, dict[str, Any]] = {}
-    for row in frame.groupBy(key).agg(*columns).collect():
-        values = row.asDict()
-        measured[values.pop("__slice")] = values
-    return measured
 
 
 def slice_failures(

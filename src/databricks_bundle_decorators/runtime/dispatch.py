@@ -18,10 +18,11 @@ from ..backfill import (
 )
 from ..definitions import JobDefinition, TaskNode, TaskValueStore, use_task_value_store
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .checks import Check, check_list, measure, slice_failures
+from .checks import Check, SliceFailure, check_list, slice_failures
 from .context import InputContext, OutputContext, RunEnvironment
 from .errors import CheckFailed, TaskRunError
 from .io.base import IoManager
+from .metering import Metering
 from .scope import KeyScope
 
 BACKFILL_DEFAULTS: dict[str, str] = {
@@ -227,13 +228,11 @@ def _evaluate_checks(
             f"task {task_key!r} has checks but returned a {type(output).__name__}; checks "
             "apply to Spark DataFrames"
         )
-    measured = measure(output, slice_column=None, checks=checks)
+    measured = Metering(checks, None).measure(output)
     failures = slice_failures(measured, checks, keys=[None])
     for check in checks:
         detail = check.frame_failure(output)
         if detail is not None:
-            from .checks import SliceFailure
-
             failures.append(SliceFailure(check.name, None, detail))
     if failures:
         raise CheckFailed(

@@ -17,6 +17,12 @@ SQL_CONF: dict[str, str] = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 
+LOCAL_SQL_CONF: dict[str, str] = {
+    # List partition folders in the driver: a distributed listing (Spark's default from
+    # 32 folders on, e.g. an all_partitions read) costs a Spark job per read locally.
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+}
+
 LOCAL_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -55,11 +61,14 @@ def local_spark_session(
         # Another thread's session: getOrCreate without settings reuses it unchanged.
         active = SparkSession.builder.getOrCreate()
     if active is not None:
+        if str(active.sparkContext.master).startswith("local"):
+            for key, value in LOCAL_SQL_CONF.items():
+                active.conf.set(key, value)
         return configure(active)
     builder = SparkSession.builder.master(
         master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
     ).appName(app_name)
-    for key, value in {**LOCAL_CONF, **SQL_CONF, **(conf or {})}.items():
+    for key, value in {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

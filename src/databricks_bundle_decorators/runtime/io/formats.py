@@ -3,8 +3,10 @@ belong to :class:`~.spark_table.SparkTableIoManager`.
 
 A write has two phases so that nothing becomes visible before the output is validated:
 :meth:`TableFormat.stage` materialises the output where readers cannot see it, the
-IoManager measures :attr:`StagedWrite.frame`, then :meth:`StagedWrite.commit` replaces
-the run's partitions or :meth:`StagedWrite.discard` drops everything.
+IoManager measures it (from metrics observed while a format that writes on
+:meth:`~TableFormat.stage` wrote it, or by reading :attr:`StagedWrite.frame`), then
+:meth:`StagedWrite.commit` replaces the run's partitions or :meth:`StagedWrite.discard`
+drops everything.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import shutil
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import unquote
 
 from ..errors import TaskRunError
+from ..predicates import quote_identifier
 
 META_FILE = "_dbxdec_table.json"
 """Schema and partition column of a local table (Spark ignores ``_`` files on read)."""
@@ -61,9 +65,9 @@ class StagedWrite(ABC):
     def frame(self) -> Any:
         """The rows that a commit makes visible (for validation and checks)."""
 
-    @property
-    def observed(self) -> dict[str, Any] | None:
-        """The ``observe`` aggregates computed while staging; ``None`` if not supported."""
+    def present_keys(self, partition_column: str) -> frozenset[str] | None:
+        """The partition values that have staged rows, when known without reading the
+        rows; ``None`` otherwise."""
         return None
 
     @abstractmethod
@@ -78,6 +82,10 @@ class StagedWrite(ABC):
 class TableFormat(ABC):
     """Reads and writes one kind of table."""
 
+    writes_on_stage: ClassVar[bool] = False
+    """Whether :meth:`stage` computes the frame (writes it somewhere private): then an
+    observation attached to the frame is filled when ``stage`` returns."""
+
     @abstractmethod
     def read(
         self, spark: Any, table: TableRef, *, partition_column: str | None, keys: Sequence[str]
@@ -89,19 +97,8 @@ class TableFormat(ABC):
         """
 
     @abstractmethod
-    def stage(
-        self,
-        frame: Any,
-        table: TableRef,
-        *,
-        partition_column: str | None,
-        observe: Mapping[str, Any] | None = None,
-    ) -> StagedWrite:
-        """Materialise ``frame`` for a later commit.
-
-        ``observe`` names aggregate ``Column``s a format may compute in the same pass
-        (see :attr:`StagedWrite.observed`).
-        """
+    def stage(self, frame: Any, table: TableRef, *, partition_column: str | None) -> StagedWrite:
+        """Materialise ``frame`` for a later commit."""
 
 
 # -- local parquet ---------------------------------------------------------------------
@@ -111,12 +108,15 @@ class LocalParquetFormat(TableFormat):
     """A Hive-partitioned parquet dataset in a local folder.
 
     Staging: Spark writes the output once, partitioned, into
-    ``<warehouse>/.dbxdec_staging/<id>/``; checks read those very files. Commit:
+    ``<warehouse>/.dbxdec_staging/<id>/``; metrics are observed in that job, and
+    anything that reads the output back reads those very files. Commit:
     dynamic partition overwrite, done as Spark's own ``partitionOverwriteMode=dynamic``
     commit does it: each written partition folder replaces the table's folder of the
     same key (a rename), other partitions are untouched. Commits of one table are
     serialised with a lock file.
     """
+
+    writes_on_stage: ClassVar[bool] = True
 
     def read(
         self, spark: Any, table: TableRef, *, partition_column: str | None, keys: Sequence[str]
@@ -140,69 +140,48 @@ class LocalParquetFormat(TableFormat):
         else:
             frame = reader.parquet(str(path))
         # Spark puts partition columns last; restore the declared order.
-        return frame.select(*[f"`{name}`" for name in schema.fieldNames()])
+        return frame.select(*[quote_identifier(name) for name in schema.fieldNames()])
 
-    def stage(
-        self,
-        frame: Any,
-        table: TableRef,
-        *,
-        partition_column: str | None,
-        observe: Mapping[str, Any] | None = None,
-    ) -> StagedWrite:
+    def stage(self, frame: Any, table: TableRef, *, partition_column: str | None) -> StagedWrite:
         path = _path(table)
         staging = path.parent / STAGING_DIR / f"{path.name}-{uuid.uuid4().hex}"
-        schema = frame.schema
-        observation = None
-        if observe:
-            from pyspark.sql import Observation
-
-            observation = Observation(f"dbxdec-{uuid.uuid4().hex}")
-            frame = frame.observe(observation, *[c.alias(n) for n, c in observe.items()])
+        # The folder is new: a plain (static) write, without dynamic overwrite's extra
+        # staging and renames inside Spark.
         writer = frame.write.mode("overwrite").format("parquet")
         if partition_column is not None:
-            writer = writer.option("partitionOverwriteMode", "dynamic").partitionBy(
-                partition_column
-            )
+            writer = writer.option("partitionOverwriteMode", "static").partitionBy(partition_column)
         try:
             writer.save(str(staging))
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        spark = frame.sparkSession
-        staged = spark.read.schema(schema).parquet(str(staging))
-        observed = dict(observation.get) if observation is not None else None
-        return _LocalStagedWrite(
-            table,
-            staging,
-            staged.select(*[f"`{n}`" for n in schema.fieldNames()]),
-            schema,
-            observed,
-        )
+        return _LocalStagedWrite(table, staging, frame.sparkSession, frame.schema)
 
 
 class _LocalStagedWrite(StagedWrite):
-    def __init__(
-        self,
-        table: TableRef,
-        staging: Path,
-        frame: Any,
-        schema: Any,
-        observed: dict[str, Any] | None,
-    ) -> None:
+    def __init__(self, table: TableRef, staging: Path, spark: Any, schema: Any) -> None:
         self._table = table
         self._staging = staging
-        self._frame = frame
+        self._spark = spark
+        self._struct = schema
         self._schema = schema.jsonValue()
-        self._observed = observed
+        self._frame: Any = None
 
     @property
     def frame(self) -> Any:
+        if self._frame is None:  # listed only when something reads the staged rows
+            staged = self._spark.read.schema(self._struct).parquet(str(self._staging))
+            names = self._struct.fieldNames()
+            self._frame = staged.select(*[quote_identifier(n) for n in names])
         return self._frame
 
-    @property
-    def observed(self) -> dict[str, Any] | None:
-        return self._observed
+    def present_keys(self, partition_column: str) -> frozenset[str] | None:
+        prefix = f"{partition_column}="
+        return frozenset(
+            unquote(folder.name[len(prefix) :])
+            for folder in self._staging.iterdir()
+            if folder.is_dir() and folder.name.startswith(prefix)
+        )
 
     def commit(self, request: WriteRequest) -> None:
         path = _path(self._table)
@@ -245,14 +224,7 @@ class DeltaFormat(TableFormat):
             return None
         return spark.read.table(table.qualified)
 
-    def stage(
-        self,
-        frame: Any,
-        table: TableRef,
-        *,
-        partition_column: str | None,
-        observe: Mapping[str, Any] | None = None,
-    ) -> StagedWrite:
+    def stage(self, frame: Any, table: TableRef, *, partition_column: str | None) -> StagedWrite:
         return _DeltaStagedWrite(frame, table)
 
 

@@ -4,14 +4,15 @@ and checks; a :class:`~.formats.TableFormat` only reads and writes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ..checks import ROWS_METRIC, SliceFailure, aggregates_of, measure, slice_failures
+from ..checks import ROWS_METRIC, SliceFailure, slice_failures
 from ..context import InputContext, OutputContext, RunEnvironment
 from ..errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
+from ..metering import Measured, Metering
 from ..predicates import (
     check_column,
     conjunction,
@@ -26,7 +27,6 @@ from .formats import DeltaFormat, LocalParquetFormat, TableFormat, TableRef, Wri
 FormatName = Literal["auto", "delta", "parquet"]
 _PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _OUTSIDE_TIME = "__outside_windows"
-_STRAY = "__stray_rows"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +89,10 @@ class SparkTableIoManager(IoManager):
         format: ``"auto"`` (Delta on Databricks, parquet elsewhere), ``"delta"`` or
             ``"parquet"``.
 
-    Before anything is written, the output is measured in one Spark aggregation per
-    key: rows outside the run's keys or windows reject the write (the error says how
-    many and which window), then the task's checks run per key. Reads are filtered
+    Before anything is written, the output is measured per key (observed while it is
+    staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
+    outside the run's keys or windows reject the write (the error says how many and
+    which window), then the task's checks run per key. Reads are filtered
     to the downstream run's keys, lookback included, unless the edge is
     ``all_partitions``.
 
@@ -196,25 +197,28 @@ class SparkTableIoManager(IoManager):
         frame = self._require_frame(context, obj)
         scope = context.scope
         environment = context.environment
-        extra = self._outside_metric(scope)
-        observe = self._observable(context, extra)
-        staged = self.table_format(environment).stage(
-            frame,
+        table_format = self.table_format(environment)
+        metering = Metering(context.checks, self.partition_column, self._outside_counter(scope))
+        keys = scope.keys if self.partition_column is not None and scope.bounded else None
+        pending = metering.observe(frame, keys) if table_format.writes_on_stage else None
+        staged = table_format.stage(
+            frame if pending is None else pending.frame,
             self.table_ref(environment),
             partition_column=self.partition_column,
-            observe=observe,
         )
         try:
-            measured = self._observed_slices(scope, staged.observed) if observe else None
-            if measured is None:
-                measured = measure(
-                    staged.frame,
-                    slice_column=self.partition_column,
-                    checks=context.checks,
-                    extra=extra,
+            measured = (
+                None
+                if pending is None
+                else pending.resolve(
+                    lambda: staged.frame,
+                    lambda: staged.present_keys(self.partition_column or ""),
                 )
+            )
+            if measured is None:
+                measured = metering.measure(staged.frame)
             self._reject_outside(context, measured)
-            self._raise_failures(context, measured, staged.frame)
+            self._raise_failures(context, measured, lambda: staged.frame)
             present = {k for k, v in measured.items() if k is not None and v[ROWS_METRIC]}
             cleared = tuple(k for k in scope.keys if k not in present) if scope.bounded else ()
             staged.commit(
@@ -222,35 +226,6 @@ class SparkTableIoManager(IoManager):
             )
         finally:
             staged.discard()
-
-    def _observable(self, context: OutputContext, extra: Mapping[str, Any]) -> dict[str, Any]:
-        """Metrics computed while staging, when one slice is written and no check needs a
-        grouped aggregation: validation then costs no extra pass."""
-        scope = context.scope
-        single = self.partition_column is None or (scope.bounded and len(scope.keys) == 1)
-        if not single or any(check.needs_grouping for check in context.checks):
-            return {}
-        from pyspark.sql import functions as F
-
-        metrics = aggregates_of(context.checks, extra)
-        if self.partition_column is not None:
-            key = F.col(self.partition_column).cast("string")
-            inside = F.coalesce(key == F.lit(scope.keys[0]), F.lit(False))
-            metrics[_STRAY] = F.count_if(~inside)
-        return metrics
-
-    def _observed_slices(
-        self, scope: KeyScope, observed: Mapping[str, Any] | None
-    ) -> dict[str | None, dict[str, Any]] | None:
-        """The observed metrics as per-slice metrics, or ``None`` to measure instead
-        (the format cannot observe, or rows lie outside the key: the message needs the
-        grouped breakdown)."""
-        if observed is None or observed.get(_STRAY):
-            return None
-        values = {k: v for k, v in observed.items() if k != _STRAY}
-        if self.partition_column is None:
-            return {None: values}
-        return {scope.keys[0]: values} if values.get(ROWS_METRIC) else {}
 
     # -- internals ---------------------------------------------------------------
 
@@ -269,17 +244,16 @@ class SparkTableIoManager(IoManager):
                 )
         return obj
 
-    def _outside_metric(self, scope: KeyScope) -> dict[str, Any]:
+    def _outside_counter(self, scope: KeyScope) -> dict[str, Any]:
+        """Rows whose ``time_column`` is outside the written windows (or null)."""
         predicate = self._window_predicate(scope)
         if predicate is None or self.partition_column is None or not scope.bounded:
             return {}
         from pyspark.sql import functions as F
 
-        return {_OUTSIDE_TIME: F.count_if(~F.coalesce(F.expr(predicate), F.lit(False)))}
+        return {_OUTSIDE_TIME: ~F.coalesce(F.expr(predicate), F.lit(False))}
 
-    def _reject_outside(
-        self, context: OutputContext, measured: Mapping[str | None, Mapping[str, Any]]
-    ) -> None:
+    def _reject_outside(self, context: OutputContext, measured: Measured) -> None:
         scope = context.scope
         if self.partition_column is None or not scope.bounded:
             return
@@ -303,10 +277,7 @@ class SparkTableIoManager(IoManager):
         )
 
     def _raise_failures(
-        self,
-        context: OutputContext,
-        measured: Mapping[str | None, Mapping[str, Any]],
-        frame: Any,
+        self, context: OutputContext, measured: Measured, frame: Callable[[], Any]
     ) -> None:
         checks = list(context.checks)
         if not checks:
@@ -322,7 +293,7 @@ class SparkTableIoManager(IoManager):
         failures = slice_failures(measured, checks, keys=keys)
         if not failures:
             for check in checks:
-                detail = check.frame_failure(frame)
+                detail = check.frame_failure(frame())
                 if detail is not None:
                     failures.append(SliceFailure(check.name, _keys_label(scope), detail))
         if failures:
