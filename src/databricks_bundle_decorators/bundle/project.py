@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..definitions import Registry, default_registry
@@ -112,31 +113,44 @@ def import_pipelines(
             if path.is_dir() and str(path) not in sys.path:
                 sys.path.insert(0, str(path))
     for name in modules:
-        module = _import(name)
+        module = import_module(name)
         if hasattr(module, "__path__"):
             for info in pkgutil.walk_packages(module.__path__, prefix=f"{name}."):
-                _import(info.name)
+                import_module(info.name)
     return registry if registry is not None else default_registry
 
 
-def _import(name: str) -> Any:
+def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
+    """Import one module, turning failures into one-line errors.
+
+    Args:
+        name: The module.
+        not_found: The message when the module itself does not exist.
+
+    Raises:
+        UsageError: the module does not exist.
+        PipelineImportError: it failed to import (file, line and the original error,
+            which stays chained for logs).
+    """
     try:
         return importlib.import_module(name)
     except SyntaxError as exc:
         raise PipelineImportError(
             f"cannot import pipelines {name!r}: syntax error at "
             f"{exc.filename}:{exc.lineno}: {exc.msg}"
-        ) from None
+        ) from exc
     except ModuleNotFoundError as exc:
         if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
             raise UsageError(
-                f"pipeline module {name!r} not found (check [tool.dbxdec] pipelines or --pipelines)"
+                not_found
+                or f"pipeline module {name!r} not found (check [tool.dbxdec] pipelines or "
+                "--pipelines)"
             ) from None
-        raise PipelineImportError(_describe(name, exc)) from None
+        raise PipelineImportError(_describe(name, exc)) from exc
     except DbxdecError as exc:
         raise PipelineImportError(f"cannot import pipelines {name!r}: {exc.render()}") from None
     except Exception as exc:
-        raise PipelineImportError(_describe(name, exc)) from None
+        raise PipelineImportError(_describe(name, exc)) from exc
 
 
 def _describe(name: str, exc: BaseException) -> str:

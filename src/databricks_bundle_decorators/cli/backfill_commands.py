@@ -30,7 +30,7 @@ from ..launch.plan import ORDERS
 from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
 from ..launch.status import job_history, partition_grid
 from ..launch.status_grid import grid_html, grid_table
-from .options import load_project, pipelines_option
+from .options import load_project, parse_params, pipelines_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,16 +109,6 @@ def _reporter(as_json: bool) -> Reporter:
     return PlainReporter(sys.stdout)
 
 
-def _params(values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--param {item!r}: expected NAME=VALUE")
-        out[name] = value
-    return out
-
-
 def _keys(value: str | None) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -176,7 +166,7 @@ def _request(job: str, kw: dict[str, Any], **extra: Any) -> BackfillRequest:
         batch_size=kw.get("batch_size") or 1,
         exact=bool(kw.get("exact")),
         final_sync=bool(kw.get("final_sync")),
-        params=_params(kw.get("param") or ()),
+        params=parse_params(kw.get("param") or ()),
         connection=Connection(
             local=kw["local"],
             target=kw["target"],

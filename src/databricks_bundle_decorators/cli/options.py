@@ -10,6 +10,7 @@ import click
 
 from ..bundle.project import ProjectConfig, import_pipelines, load_config
 from ..definitions import Registry
+from ..errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,3 +40,18 @@ def load_project(
     """Read the project config and import its pipelines."""
     config = load_config(project, pipelines=pipelines)
     return config, import_pipelines(config.pipelines, root=config.root)
+
+
+def parse_params(values: tuple[str, ...]) -> dict[str, str]:
+    """``--param NAME=VALUE`` options as a mapping (a repeated name: last wins).
+
+    Raises:
+        UsageError: an item without ``=`` or without a name.
+    """
+    parsed: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--param {item!r}: expected NAME=VALUE")
+        parsed[name] = value
+    return parsed

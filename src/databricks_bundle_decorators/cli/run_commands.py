@@ -9,19 +9,9 @@ import click
 from ..errors import UsageError
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, run_job_locally, slice_parameters
-from .options import load_project, pipelines_option
+from .options import load_project, parse_params, pipelines_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
-
-
-def _param(values: tuple[str, ...]) -> dict[str, str]:
-    parsed: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"--param {item!r}: expected NAME=VALUE")
-        parsed[name] = value
-    return parsed
 
 
 def _print_event(event: TaskEvent) -> None:
@@ -93,7 +83,9 @@ def run_command(
             "dbxdec run executes on the local Spark only: add --local. On Databricks, deploy "
             f"the bundle and use 'dbxdec backfill {job_name} --start A --end B'"
         )
-    run_params = slice_parameters(key=key, start=start, end=end, exact=exact, params=_param(params))
+    run_params = slice_parameters(
+        key=key, start=start, end=end, exact=exact, params=parse_params(params)
+    )
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     click.echo(f"Running {job_name} locally (tables under {target})")

@@ -12,7 +12,6 @@ or unknown job/task (the message lists what exists).
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import traceback
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ..bundle.project import import_module
 from ..definitions import JobDefinition, default_registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment, on_databricks
@@ -82,31 +82,6 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
     return EntryArguments(job, task, module, values, element)
 
 
-def import_module(name: str) -> ModuleType:
-    """Import the module that defines the job.
-
-    Raises:
-        UsageError: the module does not exist.
-        DbxdecError: it failed to import (the message names file and line).
-    """
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
-            raise UsageError(f"--{MODULE_ARG}={name}: module not found") from None
-        raise DbxdecError(_import_failure(name, exc)) from exc
-    except DbxdecError as exc:
-        raise DbxdecError(f"cannot import {name}: {exc.render()}") from None
-    except Exception as exc:
-        raise DbxdecError(_import_failure(name, exc)) from exc
-
-
-def _import_failure(name: str, exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return f"cannot import {name}{where}: {type(exc).__name__}: {exc}"
-
-
 def find_job(module: ModuleType, name: str) -> JobDefinition:
     """The job ``name`` defined in ``module`` (module attributes first, then the default
     registry, so jobs registered in a custom registry are found too).
@@ -131,7 +106,10 @@ def find_job(module: ModuleType, name: str) -> JobDefinition:
 def run(argv: Sequence[str]) -> None:
     """Run the task the arguments name. Raises the errors :func:`main` reports."""
     arguments = parse_arguments(argv)
-    job = find_job(import_module(arguments.module), arguments.job)
+    module = import_module(
+        arguments.module, not_found=f"--{MODULE_ARG}={arguments.module}: module not found"
+    )
+    job = find_job(module, arguments.job)
     from .dispatch import find_task
 
     node = find_task(job, arguments.task)  # unknown task: fail before starting Spark
