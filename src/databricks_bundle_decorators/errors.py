@@ -1,7 +1,8 @@
 """The dbxdec error hierarchy. Each error renders itself; the CLI maps it to an exit code.
 
 Exit codes: 1 for a failure of the work itself (definitions, runs), 2 for usage errors
-(bad option values, unknown names, missing configuration).
+(bad option values, unknown names, missing configuration), 3 for a broken environment
+(PySpark, Delta Lake or Java missing: something to install, not something to retry).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ class UsageError(DbxdecError):
     """The user asked for something that cannot be done as asked (exit 2)."""
 
     exit_code = 2
+
+
+class EnvironmentProblem(DbxdecError):
+    """Something this machine lacks (PySpark, the Delta Lake jars, Java); the message
+    says what to install or run (exit 3)."""
+
+    exit_code = 3
 
 
 class DefinitionError(DbxdecError):
