@@ -61,3 +61,25 @@ def test_layer_check_sees_violations() -> None:
     assert _layer_imports("from databricks_bundle_decorators.launch import y\n", 1) == {"launch"}
     assert _layer_imports("from .sibling import z\n", 1) == set()
     assert _layer_imports("from .. import errors\n", 1) == {"errors"}
+
+
+PUBLIC_MODULES = {"backfill", "checks", "decorators", "io_managers"}
+EXAMPLE_FILES = [
+    pytest.param(path, id=str(path.relative_to(PACKAGE)))
+    for path in sorted((PACKAGE / "examples").rglob("*.py"))
+]
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES)
+def test_examples_import_only_the_public_api(path: Path) -> None:
+    """The shipped examples are a leaf: they use dbxdec as a user's project does."""
+    tree = ast.parse(path.read_text())
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            imported.add(f"relative {node.module or ''}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            parts = node.module.split(".")
+            if parts[0] == "databricks_bundle_decorators" and len(parts) > 1:
+                imported.add(parts[1])
+    assert imported <= PUBLIC_MODULES, f"{path.name} imports {sorted(imported - PUBLIC_MODULES)}"

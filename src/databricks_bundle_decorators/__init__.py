@@ -1,4 +1,4 @@
-"""databricks-bundle-decorators: decorated Spark pipelines for Databricks, built to backfill.
+"""dbxdec: decorated Spark pipelines for Databricks, built to backfill.
 
 Example:
     >>> from databricks_bundle_decorators import DailyBackfill, job, task

@@ -90,8 +90,6 @@ def test_the_cli_phase_reports_a_broken_module_as_a_diagnostic(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_the_repository_bundle_loads(tmp_path: Path) -> None:
-    if not (REPO_ROOT / "examples" / "sales_pipeline.py").is_file():
-        pytest.skip("examples/sales_pipeline.py is not written yet")
     code, output, diagnostics, stderr = _build(REPO_ROOT, tmp_path, "dev", {"catalog": "dev"})
     assert [d for d in diagnostics if d.get("severity") == "error"] == [], stderr
     assert code == 0

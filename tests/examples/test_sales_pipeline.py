@@ -6,9 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from examples.sales_pipeline import clean_sales, daily_revenue_of, generate_sales
 
-from examples import demo, sales_pipeline
+from databricks_bundle_decorators.examples import sales_pipeline
+from databricks_bundle_decorators.examples.sales_pipeline import (
+    clean_sales,
+    daily_revenue_of,
+    generate_sales,
+)
+from examples import demo
 
 
 def test_graph_and_backfill() -> None:

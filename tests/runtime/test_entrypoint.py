@@ -61,7 +61,7 @@ def test_bad_arguments(args: list[str], message: str) -> None:
     [
         (
             ["--dbxdec_job=sales_pipelin", "--dbxdec_task=x"],
-            "Error: module examples.sales_pipeline defines no job 'sales_pipelin'. Did you mean "
+            "Error: module databricks_bundle_decorators.examples.sales_pipeline defines no job 'sales_pipelin'. Did you mean "
             "'sales_pipeline'? Jobs: sales_pipeline",
         ),
         (
@@ -89,14 +89,20 @@ def test_unknown_job_task_or_parameter_exits_2_listing_what_exists(
     capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["--dbxdec_module=examples.sales_pipeline", *args])
+        main(["--dbxdec_module=databricks_bundle_decorators.examples.sales_pipeline", *args])
     assert exited.value.code == 2
     assert capsys.readouterr().err.strip() == message
 
 
 def test_missing_module(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["--dbxdec_module=examples.nope", "--dbxdec_job=j", "--dbxdec_task=t"])
+        main(
+            [
+                "--dbxdec_module=databricks_bundle_decorators.examples.nope",
+                "--dbxdec_job=j",
+                "--dbxdec_task=t",
+            ]
+        )
     assert exited.value.code == 2
     assert "module not found" in capsys.readouterr().err
 
@@ -117,9 +123,8 @@ def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, st
 @pytest.mark.slow
 @pytest.mark.spark
 def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, warehouse: Path) -> None:
-    from examples.sales_pipeline import sales_pipeline
-
     from databricks_bundle_decorators.bundle.codegen import job_resource
+    from databricks_bundle_decorators.examples.sales_pipeline import sales_pipeline
 
     resource = job_resource(sales_pipeline)
     defaults = {p["name"]: p["default"] for p in resource["parameters"]}
@@ -179,7 +184,7 @@ def test_dbxdec_input_rejected_for_plain_task(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as exited:
         main(
             [
-                "--dbxdec_module=examples.sales_pipeline",
+                "--dbxdec_module=databricks_bundle_decorators.examples.sales_pipeline",
                 "--dbxdec_job=sales_pipeline",
                 "--dbxdec_task=clean_events",
                 "--dbxdec_input=eu",

@@ -24,7 +24,7 @@ from ..errors import UsageError
 from .bundle_file import resolve_variables
 from .project import ProjectConfig
 
-DEFAULT_PACKAGE_NAME = "databricks-bundle-decorators"
+DEFAULT_PACKAGE_NAME = "dbxdec"
 DEFAULT_WHEEL = "dist/*.whl"
 DEFAULT_ENVIRONMENT_VERSION = "3"
 DEFAULT_ENVIRONMENT_KEY = "default"

@@ -63,7 +63,7 @@ def templates_root() -> Path:
             return candidate
     raise UsageError(
         f"dbxdec's project templates are missing (looked in {packaged} and {source_tree}); "
-        "reinstall databricks-bundle-decorators"
+        "reinstall dbxdec"
     )
 
 
