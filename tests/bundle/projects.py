@@ -11,10 +11,14 @@ from __future__ import annotations
 import itertools
 import json
 import textwrap
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from databricks_bundle_decorators import __version__
+from databricks_bundle_decorators.bundle.framework_wheel import framework_wheel_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO_ROOT.parent / "shared" / "schemas" / "bundle_jsonschema.json"
@@ -126,3 +130,19 @@ def nightly():
 
     cleanup()
 """
+
+
+def fake_framework_wheel(folder: Path, version: str = __version__) -> Path:
+    """A stand-in dbxdec wheel (only its metadata) named as the real one, in ``folder``.
+
+    Enough for what reads the version (init, deploy); the real wheel is built once per
+    session by the ``framework_wheel`` fixture.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / framework_wheel_name(version)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(
+            f"dbxdec-{version}.dist-info/METADATA",
+            f"Metadata-Version: 2.4\nName: dbxdec\nVersion: {version}\n",
+        )
+    return path

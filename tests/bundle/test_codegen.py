@@ -29,9 +29,12 @@ from databricks_bundle_decorators.bundle import (
     parameter_reference,
     typed_problems,
 )
+from databricks_bundle_decorators.bundle.framework_wheel import default_framework_wheel
 from databricks_bundle_decorators.errors import DefinitionError
 
 from .projects import schema_path
+
+FRAMEWORK = f"./{default_framework_wheel()}"
 
 SMALL = job_cluster(
     "small", spark_version="16.4.x-scala2.12", node_type_id="i3.xlarge", num_workers=2
@@ -173,7 +176,7 @@ def test_serverless_jobs_share_an_environment_with_the_wheel() -> None:
     assert job["environments"] == [
         {
             "environment_key": "default",
-            "spec": {"environment_version": "3", "dependencies": ["./dist/*.whl"]},
+            "spec": {"environment_version": "3", "dependencies": [FRAMEWORK, "./dist/*.whl"]},
         }
     ]
     assert "job_clusters" not in job
@@ -197,7 +200,7 @@ def test_classic_jobs_use_the_job_cluster_and_install_the_wheel() -> None:
     assert "environments" not in job
     for spec in job["tasks"]:
         assert spec["job_cluster_key"] == "small"
-        assert spec["libraries"] == [{"whl": "./dist/*.whl"}]
+        assert spec["libraries"] == [{"whl": FRAMEWORK}, {"whl": "./dist/*.whl"}]
 
 
 def test_extra_libraries_follow_the_wheel_on_classic_compute() -> None:
@@ -210,8 +213,12 @@ def test_extra_libraries_follow_the_wheel_on_classic_compute() -> None:
 
         fetch()
 
-    spec = job_resource(registry.get("lib_job"))["tasks"][0]
-    assert spec["libraries"] == [{"whl": "./dist/*.whl"}, {"pypi": {"package": "requests==2.32.3"}}]
+    spec = job_resource(registry.get("lib_job"), package_name="lib-pkg")["tasks"][0]
+    assert spec["libraries"] == [
+        {"whl": FRAMEWORK},
+        {"whl": "./dist/*.whl"},
+        {"pypi": {"package": "requests==2.32.3"}},
+    ]
 
 
 def test_libraries_on_serverless_tasks_are_rejected() -> None:

@@ -1,7 +1,8 @@
 """Definitions -> Databricks job settings (what goes under ``resources.jobs.<name>``).
 
 Each ``@task`` becomes a ``python_wheel_task`` that runs the ``dbxdec-run`` entry point of
-the project's wheel. Its ``named_parameters`` name the job, the task and the module that
+the project's wheel; dbxdec's own wheel is installed beside it, so a job runs the dbxdec
+that generated it. Its ``named_parameters`` name the job, the task and the module that
 defines the job, and push every job parameter down as ``{{job.parameters.<name>}}``, so
 Databricks calls::
 
@@ -182,7 +183,7 @@ class _JobBuilder:
                     "environment_key": options.environment_key,
                     "spec": {
                         "environment_version": options.environment_version,
-                        "dependencies": [options.wheel],
+                        "dependencies": list(options.wheels),
                     },
                 }
             ]
@@ -314,7 +315,8 @@ class _JobBuilder:
         extra_libraries = settings.get("libraries")
         if self.job.cluster is not None:
             task["job_cluster_key"] = self.job.cluster.name
-            task["libraries"] = [{"whl": self.options.wheel}, *(_plain(extra_libraries) or [])]
+            wheels = [{"whl": wheel} for wheel in self.options.wheels]
+            task["libraries"] = [*wheels, *(_plain(extra_libraries) or [])]
         else:
             if extra_libraries:
                 raise DefinitionError(

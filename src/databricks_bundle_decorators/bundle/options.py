@@ -5,6 +5,8 @@
     [tool.dbxdec]
     pipelines = ["my_project.pipelines"]
     wheel = "dist/*.whl"            # the project's wheel, relative to the project root
+    # dbxdec's own wheel, shipped beside it (default: the running dbxdec's version)
+    framework_wheel = "wheels/dbxdec-0.1.0-py3-none-any.whl"
     environment_version = "3"       # serverless environment version
 
     [tool.dbxdec.targets.dev]
@@ -15,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -22,6 +25,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .bundle_file import resolve_variables
+from .framework_wheel import FRAMEWORK_DISTRIBUTION, default_framework_wheel
 from .project import ProjectConfig
 
 DEFAULT_PACKAGE_NAME = "dbxdec"
@@ -29,7 +33,9 @@ DEFAULT_WHEEL = "dist/*.whl"
 DEFAULT_ENVIRONMENT_VERSION = "3"
 DEFAULT_ENVIRONMENT_KEY = "default"
 
-_TARGET_KEYS = frozenset({"wheel", "environment_version", "pause_schedules", "params", "tags"})
+_TARGET_KEYS = frozenset(
+    {"wheel", "framework_wheel", "environment_version", "pause_schedules", "params", "tags"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +47,8 @@ class CodegenOptions:
             ``dbxdec-run`` entry point runs each task.
         wheel: The wheel as the job references it (a local glob relative to the file
             that defines the job, or a ``/Volumes/...``/``/Workspace/...`` path).
+        framework_wheel: dbxdec's own wheel, referenced the same way; jobs install it
+            beside ``wheel`` unless the project's distribution is dbxdec itself.
         environment_version: Serverless environment version (jobs without a cluster).
         environment_key: Key of the serverless environment.
         pause_schedules: Emit schedules with ``pause_status: PAUSED``.
@@ -51,6 +59,7 @@ class CodegenOptions:
 
     package_name: str = DEFAULT_PACKAGE_NAME
     wheel: str = f"./{DEFAULT_WHEEL}"
+    framework_wheel: str = f"./{default_framework_wheel()}"
     environment_version: str = DEFAULT_ENVIRONMENT_VERSION
     environment_key: str = DEFAULT_ENVIRONMENT_KEY
     pause_schedules: bool = False
@@ -61,6 +70,24 @@ class CodegenOptions:
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+
+    @property
+    def wheels(self) -> tuple[str, ...]:
+        """The wheels every task installs: dbxdec's, then the project's (unless the
+        project is dbxdec itself, whose wheel is both).
+
+        dbxdec's comes first: the project's wheel requires ``dbxdec==<version>``, which
+        the installed framework wheel then satisfies, so nothing is looked up by name
+        on a public index (where ``dbxdec`` may be another project).
+        """
+        if is_framework(self.package_name):
+            return (self.wheel,)
+        return (self.framework_wheel, self.wheel)
+
+
+def is_framework(distribution: str) -> bool:
+    """Whether ``distribution`` names dbxdec (PEP 503 normalised)."""
+    return re.sub(r"[-_.]+", "-", distribution).lower() == FRAMEWORK_DISTRIBUTION
 
 
 def options_from_config(
@@ -110,11 +137,13 @@ def options_from_config(
     if variables:
         table = resolve_variables(table, variables)
     wheel = _string(table.get("wheel", DEFAULT_WHEEL), "wheel")
+    framework = _string(table.get("framework_wheel", default_framework_wheel()), "framework_wheel")
     options = CodegenOptions(
         package_name=_string(
             table.get("package_name", config.distribution or DEFAULT_PACKAGE_NAME), "package_name"
         ),
         wheel=wheel if _is_remote(wheel) else _join(wheel_prefix, wheel),
+        framework_wheel=framework if _is_remote(framework) else _join(wheel_prefix, framework),
         environment_version=_string(
             table.get("environment_version", DEFAULT_ENVIRONMENT_VERSION), "environment_version"
         ),

@@ -8,12 +8,21 @@ for the placeholders.
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from ..errors import UsageError
+from .framework_wheel import (
+    WHEELS_DIR,
+    framework_wheel_name,
+    wheel_version,
+    write_framework_wheel,
+)
 from .yaml_files import write_atomically
 
 Compute = Literal["serverless", "classic"]
@@ -21,6 +30,9 @@ COMPUTE_CHOICES: tuple[Compute, ...] = ("serverless", "classic")
 TEMPLATE_SUFFIX = ".tmpl"
 _PROJECT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]{0,63}")
 _COMMON = "project"
+PYSPARK_PIN = "pyspark==4.0.1"
+DELTA_SPARK_PIN = "delta-spark==4.0.1"
+"""The Spark pair a new project's ``dev`` extra pins (dbxdec's own ``spark`` extra too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +90,9 @@ def render_plan(
         "__PROJECT_NAME__": names.project,
         "__PACKAGE__": names.package,
         "__DBXDEC_VERSION__": version,
+        "__DBXDEC_WHEEL__": framework_wheel_name(version),
+        "__PYSPARK_PIN__": PYSPARK_PIN,
+        "__DELTA_SPARK_PIN__": DELTA_SPARK_PIN,
     }
     plan: dict[Path, str] = {}
     for layer in (_COMMON, compute):
@@ -99,34 +114,58 @@ def init_project(
     compute: Compute = "serverless",
     force: bool = False,
     version: str,
+    framework_wheel: Callable[[Path], Path] = write_framework_wheel,
     templates: Path | None = None,
 ) -> list[Path]:
     """Create project ``name`` in ``destination``; return the files written.
+
+    Besides the rendered templates, the project gets dbxdec's wheel as
+    ``wheels/dbxdec-<version>-py3-none-any.whl``: its venv and its deployed jobs install
+    that exact dbxdec.
 
     Args:
         destination: The project folder (created if missing).
         name: Project name (``my-project``; the package is ``my_project``).
         compute: ``serverless`` (no cluster) or ``classic`` (a job cluster).
         force: Overwrite files that exist already.
-        version: The dbxdec version the project requires at least.
+        version: The dbxdec version the project pins.
+        framework_wheel: Writes dbxdec's wheel of that version into the folder it is
+            given and returns its path; called once the destination is known to be free.
         templates: Template folder (default: :func:`templates_root`).
 
     Raises:
-        UsageError: bad name, or files exist and ``force`` is false (nothing is written).
+        UsageError: bad name, a wheel of another version, or files exist and ``force``
+            is false (nothing is written).
     """
     names = ProjectNames.of(name)
     plan = render_plan(names, compute, version=version, templates=templates)
-    existing = [path for path in plan if (destination / path).exists()]
+    wheel = Path(WHEELS_DIR, framework_wheel_name(version))
+    existing = [path for path in (*plan, wheel) if (destination / path).exists()]
     if existing and not force:
         listing = ", ".join(str(p) for p in existing[:3]) + (" ..." if len(existing) > 3 else "")
         raise UsageError(
             f"{destination} already has {len(existing)} of the template's files ({listing}); "
             "nothing was written (use --force to overwrite them)"
         )
+    with tempfile.TemporaryDirectory(prefix="dbxdec-init-") as scratch:
+        built = framework_wheel(Path(scratch))
+        found = wheel_version(built)
+        if found != version:
+            held = f"dbxdec {found}" if found else "no dbxdec"
+            raise UsageError(
+                f"{built.name} is not dbxdec {version}'s wheel (it holds {held}); "
+                "nothing was written"
+            )
+        copied = destination / wheel
+        copied.parent.mkdir(parents=True, exist_ok=True)
+        partial = copied.with_name(f".{copied.name}.partial")
+        shutil.copyfile(built, partial)
+        partial.replace(copied)
     written: list[Path] = []
     for relative, text in plan.items():
         path = destination / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, text)
         written.append(path)
+    written.append(copied)
     return written

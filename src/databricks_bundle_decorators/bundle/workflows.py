@@ -20,7 +20,8 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
 from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
 from .codegen import job_resource
-from .options import CodegenOptions, options_from_config
+from .framework_wheel import check_framework_wheel
+from .options import CodegenOptions, is_framework, options_from_config
 from .project import ProjectConfig, import_pipelines, load_config
 from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
 from .yaml_files import write_job_files
@@ -224,6 +225,7 @@ def deploy_project(
     ``databricks bundle deploy`` (its output goes straight to the terminal).
 
     Raises:
+        UsageError: the framework wheel is missing or of another dbxdec version.
         BundleValidationError: validation found problems (nothing is deployed).
         DatabricksCliFailed: the Databricks CLI failed; its exit code is the error's.
     """
@@ -238,6 +240,9 @@ def deploy_project(
             f"no databricks.yml in {project.config.root}: dbxdec deploy deploys a Databricks "
             "bundle (dbxdec init creates one)"
         )
+    options = project.options()
+    if not is_framework(options.package_name):
+        check_framework_wheel(project.config.root, options.framework_wheel)
     if not project.bundle_file.uses_load_resources:
         generate_project(project)
     command = deploy_command(executable, project.target, profile, extra)

@@ -1,5 +1,5 @@
-"""``dbxdec generate``, ``validate``, ``deploy`` and ``init``: thin wrappers over
-:mod:`databricks_bundle_decorators.bundle`."""
+"""``dbxdec generate``, ``validate``, ``deploy``, ``init`` and ``wheel``: thin wrappers
+over :mod:`databricks_bundle_decorators.bundle`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from .. import __version__
+from ..bundle.framework_wheel import WHEELS_DIR, write_framework_wheel
+from ..bundle.project import find_root
 from ..bundle.scaffold import init_project
 from ..bundle.workflows import (
     BundleValidationError,
@@ -123,6 +125,10 @@ def deploy(
     are generated into resources/ first. The Databricks CLI's output and exit code are
     passed through; arguments after the options go to it unchanged
     (dbxdec deploy -t dev -- --force-lock).
+
+    Before anything is deployed, the framework wheel ([tool.dbxdec] framework_wheel,
+    default wheels/dbxdec-<version>-py3-none-any.whl) must exist and be this dbxdec's
+    version; 'dbxdec wheel' writes it.
     """
     executable = databricks_cli()
     opened = open_project(project, pipelines, target)
@@ -149,7 +155,8 @@ def deploy(
 @click.option("--force", is_flag=True, help="Overwrite files that exist already.")
 def init(name: str, compute: str, directory: Path | None, force: bool) -> None:
     """Create project NAME: pyproject with [tool.dbxdec], databricks.yml (dev and prod
-    targets), an example daily-partitioned pipeline and its tests.
+    targets), an example daily-partitioned pipeline and its tests, and this dbxdec's
+    wheel in wheels/ (what the project's venv and its deployed jobs install).
 
     Existing files are never overwritten without --force.
     """
@@ -163,11 +170,35 @@ def init(name: str, compute: str, directory: Path | None, force: bool) -> None:
     )
     click.echo(f"Created {name} ({compute}) in {_shown(destination)}: {len(written)} files")
     click.echo(
-        f'Next: cd {_shown(destination)} && pip install -e ".[dev]" && pytest && dbxdec validate'
+        f"Next: cd {_shown(destination)}, then follow README.md: pip install "
+        f'{os.path.relpath(written[-1], destination)} && pip install -e ".[dev]" && pytest'
     )
+
+
+@click.command()
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=f"Folder for the wheel (default: {WHEELS_DIR}/ in the project).",
+)
+def wheel(out: Path | None) -> None:
+    """Write this dbxdec's wheel: wheels/dbxdec-<version>-py3-none-any.whl.
+
+    Run it in a project after upgrading dbxdec: deployed jobs install this wheel beside
+    the project's, and dbxdec deploy refuses a wheel of another version. Then pin the
+    same version in pyproject.toml (dependencies = ["dbxdec==<version>"]).
+
+    The wheel is built from dbxdec's source folder when it was installed from one
+    (pip install -e), copied when it was installed from a wheel file, and otherwise
+    rebuilt from the installed files.
+    """
+    written = write_framework_wheel(out or find_root() / WHEELS_DIR)
+    click.echo(f"Wrote {_shown(written)}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
-    for command in (generate, validate, deploy, init):
+    for command in (generate, validate, deploy, init, wheel):
         group.add_command(command)

@@ -1,0 +1,44 @@
+"""Run the ``dbxdec`` entry point in-process, as the CLI tests do."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from databricks_bundle_decorators.cli.main import main
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run ``dbxdec argv`` in-process; return exit code, stdout, stderr."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    captured = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+
+def assert_one_error_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
+    return lines[0]
+
+
+def stand_in_databricks(bin_dir: Path, record: Path, exit_code: int) -> None:
+    """A ``databricks`` executable in ``bin_dir`` that records its argv and working
+    directory in ``record`` and exits with ``exit_code``."""
+    bin_dir.mkdir()
+    script = bin_dir / "databricks"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        f"with open({str(record)!r}, 'w') as f:\n"
+        "    json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd()}, f)\n"
+        "print('Deploying resources... (stand-in)')\n"
+        f"sys.exit({exit_code})\n",
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)

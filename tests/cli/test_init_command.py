@@ -1,0 +1,159 @@
+"""dbxdec init and dbxdec wheel, through the real entry point; the slow test installs an
+initialised project in a fresh venv from the wheel init copied into it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+from databricks_bundle_decorators import __version__
+from databricks_bundle_decorators.bundle import SchemaValidator
+from databricks_bundle_decorators.bundle.framework_wheel import wheel_version
+from tests.bundle.projects import schema_path, unique_module
+from tests.cli.clirun import assert_one_error_line, run
+
+# -- init -------------------------------------------------------------------------------------------
+
+
+def test_init_creates_a_project_that_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = unique_module("init")
+    destination = tmp_path / name
+    code, out, _ = run(["init", name, "--classic", "--dir", str(destination)], capsys)
+    assert code == 0
+    assert f"Created {name} (classic)" in out
+    assert (destination / "src" / name / "pipelines" / "daily_orders.py").is_file()
+    assert (destination / "wheels" / f"dbxdec-{__version__}-py3-none-any.whl").is_file()
+    assert f"pip install wheels/dbxdec-{__version__}-py3-none-any.whl" in out
+
+    code, out, err = run(
+        ["validate", "--project", str(destination), "--schema", str(schema_path())], capsys
+    )
+    assert (code, err) == (0, "")
+    assert out.startswith("OK: 1 job(s) valid")
+
+    code, _, err = run(["init", name, "--dir", str(destination)], capsys)
+    assert code == 2
+    assert "use --force" in assert_one_error_line(err)
+
+
+def test_wheel_writes_the_running_dbxdec_into_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")
+    code, out, err = run(["wheel"], capsys)
+    assert (code, err) == (0, "")
+    written = tmp_path / "wheels" / f"dbxdec-{__version__}-py3-none-any.whl"
+    assert out == f"Wrote {os.path.relpath(written)}\n"
+    assert wheel_version(written) == __version__
+
+
+def _project_texts(project: Path) -> dict[Path, str]:
+    """Every text file of ``project`` (the wheel and caches aside), by path."""
+    skipped = {".whl", ".pyc"}
+    return {
+        path: path.read_text(encoding="utf-8")
+        for path in sorted(project.rglob("*"))
+        if path.is_file()
+        and path.suffix not in skipped
+        and ".pytest_cache" not in path.parts
+        and "egg-info" not in str(path)
+    }
+
+
+@pytest.mark.slow
+def test_an_initialised_project_installs_and_passes_its_own_tests(tmp_path: Path) -> None:
+    """The Must-show path: dbxdec init, install dbxdec from the wheel init copied, pip
+    install -e ".[dev]", pytest, validate, generate.
+
+    Kept fast: the throw-away venv has no pip of its own (this interpreter's pip installs
+    into it with --python) and sees this environment's packages through a .pth file, so
+    the dependencies (PySpark included) are already satisfied and only dbxdec (from
+    wheels/) and the project itself are installed. The venv's own site-packages come
+    first on sys.path, so its dbxdec is the wheel's, not this checkout. The build keeps
+    pip's build isolation: the template's build requirements come from pip's cache or
+    index.
+    """
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
+    parent = sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "dbxdec_parent_env.pth").write_text(
+        f"import site; site.addsitedir({parent!r})\n", encoding="utf-8"
+    )
+    dbxdec = [str(python), "-c", "from databricks_bundle_decorators.cli.main import main; main()"]
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
+    project = tmp_path / "shop-etl"
+
+    def call(*args: str, cwd: Path = project) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            list(args), cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+        )
+
+    created = call(*dbxdec, "init", "shop-etl", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    wheel = f"wheels/dbxdec-{__version__}-py3-none-any.whl"
+    assert [p.relative_to(project).as_posix() for p in project.glob("wheels/*")] == [wheel]
+    for path, text in _project_texts(project).items():
+        assert "databricks-bundle-decorators" not in text, path
+    readme = (project / "README.md").read_text(encoding="utf-8")
+    assert f"pip install {wheel}\n" in readme
+
+    installed = call(*pip, "--no-deps", wheel)
+    assert installed.returncode == 0, installed.stderr
+    installed = call(*pip, "-e", ".[dev]")
+    assert installed.returncode == 0, installed.stderr
+    origin = call(
+        str(python),
+        "-c",
+        "import json, databricks_bundle_decorators as d, importlib.metadata as m; "
+        "print(d.__file__); print(m.distribution('dbxdec').read_text('direct_url.json'))",
+        cwd=tmp_path,
+    )
+    module_file, direct_url = origin.stdout.strip().splitlines()
+    assert Path(module_file).is_relative_to(purelib), module_file
+    assert json.loads(direct_url)["url"] == (project / wheel).as_uri()
+    imported = call(
+        str(python),
+        "-c",
+        "import shop_etl.pipelines.daily_orders as m; print(m.__file__)",
+        cwd=tmp_path,
+    )
+    assert imported.stdout.strip() == str(
+        project / "src" / "shop_etl" / "pipelines" / "daily_orders.py"
+    )
+    tests = call(str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "7 passed" in tests.stdout, tests.stdout
+    validated = call(*dbxdec, "validate", "--schema", str(schema_path()))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    generated = call(*dbxdec, "generate")
+    assert generated.returncode == 0, generated.stderr
+    document = yaml.safe_load(
+        (project / "resources" / "daily_orders.job.yml").read_text(encoding="utf-8")
+    )
+    job = document["resources"]["jobs"]["daily_orders"]
+    assert SchemaValidator(schema_path()).problems("daily_orders", job) == []
+    assert job["tasks"][0]["python_wheel_task"]["package_name"] == "shop-etl"
+    assert job["environments"][0]["spec"]["dependencies"] == [f"../{wheel}", "../dist/*.whl"]
+    for path, text in _project_texts(project).items():
+        assert "databricks-bundle-decorators" not in text, path
