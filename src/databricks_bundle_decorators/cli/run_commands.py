@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, run_job_locally, slice_parameters
 from .options import load_project, parse_params, pipelines_option
@@ -83,6 +84,7 @@ def run_command(
             "dbxdec run executes on the local Spark only: add --local. On Databricks, deploy "
             f"the bundle and use 'dbxdec backfill {job_name} --start A --end B'"
         )
+    require_local_spark()
     run_params = slice_parameters(
         key=key, start=start, end=end, exact=exact, params=parse_params(params)
     )

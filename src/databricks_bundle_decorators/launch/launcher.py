@@ -30,6 +30,7 @@ from .ledger import (
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, Order, Slice, build_plan
 from .scheduler import Scheduler
+from .spark_extra import require_local_spark
 from .summary import summarize
 from .target import read_target
 
@@ -123,6 +124,7 @@ def plan_backfill(
         if needs_history:
             history = key_history(ledger_observations(list_ledgers(root, job.name)))
         if not dry_run:
+            require_local_spark()
             from .local_backend import LocalBackend
 
             backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
@@ -277,6 +279,7 @@ def prepare_resume(
     spec = ledger.backend
     backend: Backend
     if spec.kind == "local":
+        require_local_spark()
         config, registry = project_loader()
         registry.get(ledger.job)
         from .local_backend import LocalBackend

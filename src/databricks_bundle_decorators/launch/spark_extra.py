@@ -1,0 +1,41 @@
+"""Whether this environment can run slices locally: PySpark and Delta Lake installed.
+
+Checked before any local work starts (``dbxdec run --local``, ``dbxdec backfill --local``,
+resuming a local backfill), so a missing extra is one line saying what to install rather
+than an ``ImportError`` from deep inside the first run. ``dbxdec status --local`` reads
+only ledgers and needs neither.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from ..errors import UsageError
+
+SPARK_EXTRA_INSTALL = 'pip install "dbxdec[spark]"'
+LOCAL_SPARK_MODULES = ("pyspark", "delta")
+"""Top-level modules local runs import: PySpark's, and delta-spark's (``delta``)."""
+
+
+class MissingSparkExtra(UsageError):
+    """PySpark or Delta Lake is not installed (exit 2, like the missing Databricks CLI:
+    the fix is a command to run)."""
+
+
+def missing_local_spark_modules() -> list[str]:
+    """The modules of :data:`LOCAL_SPARK_MODULES` that cannot be imported here."""
+    return [name for name in LOCAL_SPARK_MODULES if importlib.util.find_spec(name) is None]
+
+
+def require_local_spark() -> None:
+    """Raise unless PySpark and Delta Lake are installed.
+
+    Raises:
+        MissingSparkExtra: one of them is missing; the message says what to install.
+    """
+    missing = missing_local_spark_modules()
+    if missing:
+        raise MissingSparkExtra(
+            f"local runs need PySpark and Delta Lake ({' and '.join(missing)} not installed): "
+            f"{SPARK_EXTRA_INSTALL}"
+        )
