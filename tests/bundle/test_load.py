@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators import Registry, task
+from databricks_bundle_decorators import Registry, __version__, task
 from databricks_bundle_decorators.bundle import CodegenOptions, SchemaValidator, resources_for
 from databricks_bundle_decorators.bundle.load import as_dict
 
@@ -71,6 +71,10 @@ def test_the_cli_phase_loads_every_job_with_no_error_diagnostics(tmp_path: Path)
     sales = jobs[p.job("sales")]
     assert {"name": "catalog", "default": "dev"} in sales["parameters"]
     assert sales["tasks"][0]["python_wheel_task"]["package_name"] == "test-project"
+    framework = f"./wheels/dbxdec-{__version__}-py3-none-any.whl"
+    assert sales["environments"][0]["spec"]["dependencies"] == [framework, "./dist/*.whl"]
+    nightly = jobs[p.job("nightly")]["tasks"][0]
+    assert nightly["libraries"] == [{"whl": framework}, {"whl": "./dist/*.whl"}]
     validator = SchemaValidator(schema_path())
     for name, job in jobs.items():
         assert validator.problems(name, job) == []
@@ -96,6 +100,8 @@ def test_the_repository_bundle_loads(tmp_path: Path) -> None:
     validator = SchemaValidator(schema_path())
     for name, job in output["resources"]["jobs"].items():
         assert validator.problems(name, job) == []
+        # The repository's wheel is dbxdec itself: no second (framework) wheel.
+        assert job["environments"][0]["spec"]["dependencies"] == ["./dist/*.whl"]
 
 
 def test_resources_for_turns_definition_errors_into_diagnostics() -> None:
