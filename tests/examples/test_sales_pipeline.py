@@ -72,5 +72,5 @@ def test_demo_backfills_and_prints_tables(
         in out
     )
     assert "|2024-01-03|east  |" in out
-    totals = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_region_totals"))
+    totals = spark.read.format("delta").load(str(warehouse / "main/dbxdec_demo/sales_region_totals"))
     assert {r.days for r in totals.collect()} == {3}

@@ -24,12 +24,10 @@ from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_wr
 
 registry = Registry()
 
-events_io = SparkTableIoManager(
-    "main.test.events", partition_column="day", time_column="ts", format="parquet"
-)
-seen_io = SparkTableIoManager("main.test.seen", partition_column="day", format="parquet")
-history_io = SparkTableIoManager("main.test.history", format="parquet")
-region_io = SparkTableIoManager("main.test.regions", partition_column="region", format="parquet")
+events_io = SparkTableIoManager("main.test.events", partition_column="day", time_column="ts")
+seen_io = SparkTableIoManager("main.test.seen", partition_column="day")
+history_io = SparkTableIoManager("main.test.history")
+region_io = SparkTableIoManager("main.test.regions", partition_column="region")
 
 
 def _spark() -> Any:
@@ -130,3 +128,26 @@ def table_files(warehouse: Path, name: str) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
+
+
+def read_local(spark: Any, warehouse: Path, name: str) -> Any:
+    """The local Delta table ``name`` as a DataFrame."""
+    from databricks_bundle_decorators.runtime.tables import read_table
+
+    return read_table(name, spark=spark, warehouse=warehouse)
+
+
+def table_version(spark: Any, warehouse: Path, name: str) -> int:
+    """The newest commit version of the local Delta table ``name`` (-1: no table)."""
+    from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
+
+    if not local_table_exists(name, warehouse):
+        return -1
+    path = local_table_path(name, warehouse)
+    return int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").first().version)
+
+
+def partition_values(spark: Any, warehouse: Path, name: str, column: str) -> list[str]:
+    """The distinct values of ``column`` in the table, sorted."""
+    frame = read_local(spark, warehouse, name)
+    return sorted(str(r[0]) for r in frame.select(column).distinct().collect())

@@ -143,8 +143,8 @@ def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, wareh
             [str(DBXDEC_RUN), *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr[-3000:]
-    raw = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_raw"))
-    clean = spark.read.parquet(str(warehouse / "main/dbxdec_demo/sales_clean"))
+    raw = spark.read.format("delta").load(str(warehouse / "main/dbxdec_demo/sales_raw"))
+    clean = spark.read.format("delta").load(str(warehouse / "main/dbxdec_demo/sales_clean"))
     assert {r.event_date for r in raw.select("event_date").distinct().collect()} == {"2024-02-10"}
     assert 0 < clean.count() < raw.count()
     assert (warehouse.parent / "task_values/run-1/generate_events.json").read_text() == (

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,13 +31,15 @@ class RunEnvironment:
         spark: The ``SparkSession`` (``None`` until a task needs one).
         warehouse: Local folder that holds tables when not on Databricks.
         databricks: Whether tables are Unity Catalog Delta tables.
-        run_id: Identifies the job run (task values of one run live together).
+        run_id: Identifies the job run: task values of one run live together, and
+            Delta commits carry it so a retried attempt of the run never commits twice.
+            Unique per run; empty when unknown (then commits carry no id).
     """
 
     spark: Any
     warehouse: Path
     databricks: bool = False
-    run_id: str = "local"
+    run_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +81,22 @@ class InputContext:
     param: str
     scope: KeyScope
     environment: RunEnvironment
+
+
+_ENVIRONMENT: ContextVar[RunEnvironment | None] = ContextVar("dbxdec_environment", default=None)
+
+
+def current_environment() -> RunEnvironment | None:
+    """The environment of the task running in this context, if any."""
+    return _ENVIRONMENT.get()
+
+
+@contextlib.contextmanager
+def use_environment(environment: RunEnvironment) -> Iterator[None]:
+    """Make ``environment`` the current one while a task runs."""
+    token = _ENVIRONMENT.set(environment)
+    try:
+        yield
+    finally:
+        _ENVIRONMENT.reset(token)
+

@@ -19,7 +19,7 @@ from ..backfill import (
 from ..definitions import JobDefinition, TaskNode, TaskValueStore, use_task_value_store
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .checks import Check, SliceFailure, check_list, slice_failures
-from .context import InputContext, OutputContext, RunEnvironment
+from .context import InputContext, OutputContext, RunEnvironment, use_environment
 from .errors import CheckFailed, TaskRunError
 from .io.base import IoManager
 from .metering import Metering
@@ -135,7 +135,7 @@ def run_task(
         checks = check_list(definition.checks, where=f"task {node.key!r}")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    with run_context(context), use_task_value_store(task_values):
+    with run_context(context), use_task_value_store(task_values), use_environment(environment):
         inputs = _load_inputs(request, node, environment)
         try:
             if definition.for_each is not None and request.for_each_element is not None:

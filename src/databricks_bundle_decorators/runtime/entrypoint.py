@@ -26,13 +26,13 @@ from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment, on_databricks
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .local import new_run_id
+from .tables import WAREHOUSE_ENV
 
 JOB_ARG = "dbxdec_job"
 TASK_ARG = "dbxdec_task"
 MODULE_ARG = "dbxdec_module"
 # A for-each iteration task receives its element here (bundle codegen's contract).
 INPUT_ARG = "dbxdec_input"
-WAREHOUSE_ENV = "DBXDEC_WAREHOUSE"
 RUN_ID_ENV = "DBXDEC_RUN_ID"
 STATE_DIR_ENV = "DBXDEC_STATE_DIR"
 

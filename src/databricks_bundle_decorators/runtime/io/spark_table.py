@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ...errors import EnvironmentProblem
 from ..checks import ROWS_METRIC, SliceFailure, slice_failures
 from ..context import InputContext, OutputContext, RunEnvironment
 from ..errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
@@ -21,8 +22,11 @@ from ..predicates import (
     windows_predicate,
 )
 from ..scope import KeyScope
+from ..spark import has_delta
 from .base import IoManager
-from .formats import DeltaFormat, LocalParquetFormat, TableFormat, TableRef, WriteRequest
+from .delta import DeltaFormat
+from .formats import TableFormat, TableRef, WriteRequest
+from .parquet import LocalParquetFormat
 
 FormatName = Literal["auto", "delta", "parquet"]
 _PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
@@ -71,12 +75,14 @@ class TableName:
 class SparkTableIoManager(IoManager):
     """Stores a task's Spark ``DataFrame`` output in a table partitioned by backfill key.
 
-    On Databricks (``DATABRICKS_RUNTIME_VERSION`` set) the table is the Unity Catalog
-    Delta table ``catalog.schema.table``, written with ``replaceWhere`` over the run's
-    keys, one commit per run. Elsewhere it is a parquet dataset under the local
-    warehouse (default ``.dbxdec/warehouse``), written with dynamic partition
-    overwrite. Either way a write replaces exactly the run's keys, so re-running a
-    slice is idempotent.
+    The table is a Delta table written with ``replaceWhere`` over the run's keys, one
+    commit per run, on Databricks and locally alike. On Databricks
+    (``DATABRICKS_RUNTIME_VERSION`` set) it is the Unity Catalog table
+    ``catalog.schema.table``; locally the same name is the Delta folder
+    ``<warehouse>/<catalog>/<schema>/<table>`` (default warehouse ``.dbxdec/warehouse``),
+    so two catalogs never collide. A write replaces exactly the run's keys, so re-running
+    a slice is idempotent, and a retried attempt of the same run never commits twice
+    (the commit carries the run's id as Delta ``txnAppId``).
 
     Args:
         table: ``catalog.schema.table``.
@@ -86,8 +92,8 @@ class SparkTableIoManager(IoManager):
             whole (for outputs computed from ``all_partitions``).
         time_column: Optional event-time column. For time keys, rows must lie in the
             run's half-open windows, and reads keep only rows inside the windows read.
-        format: ``"auto"`` (Delta on Databricks, parquet elsewhere), ``"delta"`` or
-            ``"parquet"``.
+        format: ``"auto"`` or ``"delta"`` (Delta everywhere), or ``"parquet"``: plain
+            Hive-partitioned parquet folders, only locally and only when asked for.
 
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
@@ -134,17 +140,32 @@ class SparkTableIoManager(IoManager):
 
     def table_format(self, environment: RunEnvironment) -> TableFormat:
         """The format this environment uses."""
-        delta = self.format == "delta" or (self.format == "auto" and environment.databricks)
-        return DeltaFormat() if delta else LocalParquetFormat()
+        if self.format == "parquet" and not environment.databricks:
+            return LocalParquetFormat()
+        if not environment.databricks and not has_delta(environment.spark):
+            raise EnvironmentProblem(
+                f"table {self.table} is a Delta table, and the SparkSession has no Delta Lake; "
+                "create it with databricks_bundle_decorators.runtime.spark.local_spark_session() "
+                "(or pass format='parquet')"
+            )
+        return DeltaFormat()
 
     def table_ref(self, environment: RunEnvironment) -> TableRef:
         """The table's name and, when stored locally, its folder."""
-        local = isinstance(self.table_format(environment), LocalParquetFormat)
         return TableRef(
             str(self.table),
             self.table.quoted,
-            self.table.local_path(environment.warehouse) if local else None,
+            None if environment.databricks else self.table.local_path(environment.warehouse),
         )
+
+    def transaction(self, context: OutputContext) -> tuple[str, int] | None:
+        """The commit's idempotence id: one per run and task, so that a retried attempt
+        of the run is skipped while every new run of a key commits (``None`` when the
+        run has no id)."""
+        run_id = context.environment.run_id
+        if not run_id:
+            return None
+        return (f"dbxdec:{context.job_name}:{context.task_key}:{run_id}", 0)
 
     # -- predicates --------------------------------------------------------------
 
@@ -222,7 +243,12 @@ class SparkTableIoManager(IoManager):
             present = {k for k, v in measured.items() if k is not None and v[ROWS_METRIC]}
             cleared = tuple(k for k in scope.keys if k not in present) if scope.bounded else ()
             staged.commit(
-                WriteRequest(self.partition_column, self.replace_predicate(scope), cleared)
+                WriteRequest(
+                    self.partition_column,
+                    self.replace_predicate(scope),
+                    cleared,
+                    self.transaction(context),
+                )
             )
         finally:
             staged.discard()
