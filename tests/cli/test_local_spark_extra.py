@@ -1,5 +1,5 @@
-"""Local commands without PySpark or Delta Lake: one line saying what to install, exit 2,
-before any local work starts (launch/spark_extra.py)."""
+"""Local commands without PySpark or Delta Lake: one line saying what to install, exit 3
+(a broken environment), before any local work starts (launch/spark_extra.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_local_runs_say_to_install_the_spark_extra(
     keys = ["--key", "2024-01-02"] if command == "run" else ["--start", "2024-01-02"]
     argv = [command, job, *keys, "--local", "--project", str(root)]
     code, _, err = run([*argv, "--end", "2024-01-03"] if command == "backfill" else argv, capsys)
-    assert code == 2
+    assert code == 3
     assert assert_one_error_line(err) == (
         f'Error: local runs need PySpark and Delta Lake ({named} not installed): pip install "dbxdec[spark]"'
     )

@@ -1,7 +1,7 @@
 """The ``dbxdec`` command: one place maps errors to exit codes.
 
-Exit codes: 0 success, 1 the work failed, 2 usage error (a missing prerequisite too:
-the Databricks CLI, the spark extra for local runs), 130 interrupted.
+Exit codes: 0 success, 1 the work failed, 2 usage error, 3 broken environment (e.g. local
+runs without the spark extra), 130 interrupted.
 """
 
 from __future__ import annotations

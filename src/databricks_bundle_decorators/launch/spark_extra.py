@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import importlib.util
 
-from ..errors import UsageError
+from ..errors import EnvironmentProblem
 
 SPARK_EXTRA_INSTALL = 'pip install "dbxdec[spark]"'
 LOCAL_SPARK_MODULES = ("pyspark", "delta")
 """Top-level modules local runs import: PySpark's, and delta-spark's (``delta``)."""
 
 
-class MissingSparkExtra(UsageError):
-    """PySpark or Delta Lake is not installed (exit 2, like the missing Databricks CLI:
-    the fix is a command to run)."""
+class MissingSparkExtra(EnvironmentProblem):
+    """PySpark or Delta Lake is not installed (exit 3, a broken environment: the fix is
+    something to install)."""
 
 
 def missing_local_spark_modules() -> list[str]:
