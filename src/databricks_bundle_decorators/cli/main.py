@@ -13,7 +13,7 @@ import click
 
 from .. import __version__
 from ..errors import DbxdecError
-from . import backfill_commands, bundle_commands, run_commands
+from . import backfill_commands, bundle_commands, run_commands, setup_commands
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,6 +25,7 @@ def cli() -> None:
     \b
     Typical flow:
       dbxdec init my_project          scaffold a project
+      dbxdec setup-spark              fetch the Delta jars for local runs
       dbxdec validate                 check definitions and generated jobs
       dbxdec run JOB --key K --local  run one slice on the local Spark
       dbxdec deploy -t dev            generate resources and deploy the bundle
@@ -35,6 +36,7 @@ def cli() -> None:
 bundle_commands.register(cli)
 run_commands.register(cli)
 backfill_commands.register(cli)
+setup_commands.register(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
