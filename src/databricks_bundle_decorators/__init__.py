@@ -27,6 +27,7 @@ from .definitions import (
     JobDefinition,
     Registry,
     RetryPolicy,
+    Source,
     TaskDefinition,
     all_partitions,
     default_registry,
@@ -36,6 +37,7 @@ from .definitions import (
     job_cluster,
     params,
     set_task_value,
+    source,
     task,
     task_value,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "QuartzSchedule",
     "Registry",
     "RetryPolicy",
+    "Source",
     "StaticBackfill",
     "TaskDefinition",
     "TimeWindow",
@@ -71,6 +74,7 @@ __all__ = [
     "job_cluster",
     "params",
     "set_task_value",
+    "source",
     "task",
     "task_value",
 ]

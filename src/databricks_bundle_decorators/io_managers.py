@@ -3,6 +3,7 @@
 from .runtime.context import InputContext, OutputContext
 from .runtime.io import IoManager, SparkTableIoManager
 from .runtime.keys import get_written_keys
+from .runtime.tables import local_table_path, read_table
 
 __all__ = [
     "InputContext",
@@ -10,4 +11,6 @@ __all__ = [
     "OutputContext",
     "SparkTableIoManager",
     "get_written_keys",
+    "local_table_path",
+    "read_table",
 ]

@@ -7,6 +7,7 @@ from .job import JobDefinition
 from .params import JobParams, params
 from .refs import AllPartitions, TaskProxy, TaskValueRef, all_partitions
 from .registry import Diagnostic, Registry, default_registry
+from .sources import Source, source, use_source_reader
 from .task import ForEachSpec, RetryPolicy, TaskDefinition, for_each_task, task, task_value
 from .task_values import (
     TaskValueStore,
@@ -25,6 +26,7 @@ __all__ = [
     "JobParams",
     "Registry",
     "RetryPolicy",
+    "Source",
     "TaskDefinition",
     "TaskGraph",
     "TaskNode",
@@ -39,7 +41,9 @@ __all__ = [
     "job_cluster",
     "params",
     "set_task_value",
+    "source",
     "task",
     "task_value",
+    "use_source_reader",
     "use_task_value_store",
 ]

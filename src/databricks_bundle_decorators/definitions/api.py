@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
 from ..backfill.base import BackfillDef
@@ -10,6 +10,7 @@ from ..backfill.quartz import QuartzSchedule
 from .cluster import JobCluster
 from .job import JobDefinition
 from .registry import Registry, default_registry
+from .sources import Source
 
 
 @overload
@@ -24,6 +25,7 @@ def job(
     backfill: BackfillDef | None = None,
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
+    sources: Sequence[Source] | None = None,
     registry: Registry | None = None,
     **settings: Any,
 ) -> Callable[[Callable[..., Any]], JobDefinition]: ...
@@ -36,6 +38,7 @@ def job(
     backfill: BackfillDef | None = None,
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
+    sources: Sequence[Source] | None = None,
     registry: Registry | None = None,
     **settings: Any,
 ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
@@ -51,6 +54,8 @@ def job(
         cluster: A :func:`job_cluster` for all tasks; ``None`` runs on serverless.
         schedule: Quartz cron string (timezone: the backfill's ``tz``, else UTC) or a
             :class:`QuartzSchedule`.
+        sources: The :func:`source` tables the tasks read (``SOURCE.read()``); a local
+            run checks before Spark starts that each has a local table or stand-in.
         registry: Register into this registry instead of the default one.
         **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
             ``email_notifications``, ``queue``, ...), passed through.
@@ -74,6 +79,7 @@ def job(
         backfill=backfill,
         cluster=cluster,
         schedule=schedule,
+        sources=sources,
         **settings,
     )
     return decorated

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..backfill.base import BackfillDef
@@ -15,6 +15,7 @@ from ..errors import DefinitionError
 from .cluster import JobCluster
 from .graph import TaskGraph
 from .source import SourceLocation
+from .sources import Source, check_sources
 from .tracing import tracing
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class JobDefinition:
         schedule: The Quartz schedule, if any.
         settings: Other Databricks job settings, passed through.
         source: Where the job is defined.
+        sources: The source tables the tasks read.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class JobDefinition:
         schedule: QuartzSchedule | None,
         settings: Mapping[str, Any],
         source: SourceLocation,
+        sources: tuple[Source, ...] = (),
     ) -> None:
         self.fn = fn
         self.name = name
@@ -59,6 +62,7 @@ class JobDefinition:
         self.schedule = schedule
         self.settings = dict(settings)
         self.source = source
+        self.sources = sources
         self._graph: TaskGraph | None = None
         self._lock = threading.Lock()
 
@@ -162,6 +166,7 @@ def make_job(
     backfill: BackfillDef | None = None,
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
+    sources: Sequence[Source] | None = None,
     settings: Mapping[str, Any],
 ) -> JobDefinition:
     """Capture ``fn`` as a job and register it in ``registry`` (nothing is executed)."""
@@ -211,6 +216,7 @@ def make_job(
         schedule=_schedule(schedule, backfill, job_name, where),
         settings=settings,
         source=source,
+        sources=check_sources(sources, job_name, where),
     )
     registry.add(definition)
     return definition

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +11,7 @@ from ..backfill.quartz import QuartzSchedule
 from ..errors import DefinitionError, UsageError, did_you_mean
 from .cluster import JobCluster
 from .job import JobDefinition, make_job
+from .sources import Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,7 @@ class Registry:
         backfill: BackfillDef | None = None,
         cluster: JobCluster | None = None,
         schedule: str | QuartzSchedule | None = None,
+        sources: Sequence[Source] | None = None,
         **settings: Any,
     ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
         """``@job`` bound to this registry (see :func:`databricks_bundle_decorators.job`)."""
@@ -122,6 +124,7 @@ class Registry:
                 backfill=backfill,
                 cluster=cluster,
                 schedule=schedule,
+                sources=sources,
                 settings=settings,
             )
 

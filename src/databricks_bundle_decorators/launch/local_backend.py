@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..definitions import Registry
 from ..runtime.local import JobRunResult, run_job_locally
+from ..runtime.sources import check_local_sources
 from ..runtime.spark import local_spark_session
 from .backends import RunStatus, SubmitRequest, Submitted
 
@@ -35,6 +36,7 @@ class LocalBackend:
     def __init__(
         self, registry: Registry, job_name: str, *, warehouse: Path, max_workers: int = 1
     ) -> None:
+        check_local_sources(registry.get(job_name), warehouse)  # before Spark starts
         self.registry = registry
         self.job_name = job_name
         self.warehouse = warehouse

@@ -99,4 +99,3 @@ def use_environment(environment: RunEnvironment) -> Iterator[None]:
         yield
     finally:
         _ENVIRONMENT.reset(token)
-

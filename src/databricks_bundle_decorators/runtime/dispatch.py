@@ -16,7 +16,13 @@ from ..backfill import (
     resolve_keys,
     run_context,
 )
-from ..definitions import JobDefinition, TaskNode, TaskValueStore, use_task_value_store
+from ..definitions import (
+    JobDefinition,
+    TaskNode,
+    TaskValueStore,
+    use_source_reader,
+    use_task_value_store,
+)
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .checks import Check, SliceFailure, check_list, slice_failures
 from .context import InputContext, OutputContext, RunEnvironment, use_environment
@@ -24,6 +30,7 @@ from .errors import CheckFailed, TaskRunError
 from .io.base import IoManager
 from .metering import Metering
 from .scope import KeyScope
+from .sources import read_source
 
 BACKFILL_DEFAULTS: dict[str, str] = {
     BACKFILL_KEY_PARAM: "",
@@ -135,7 +142,12 @@ def run_task(
         checks = check_list(definition.checks, where=f"task {node.key!r}")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    with run_context(context), use_task_value_store(task_values), use_environment(environment):
+    with (
+        run_context(context),
+        use_task_value_store(task_values),
+        use_environment(environment),
+        use_source_reader(read_source),
+    ):
         inputs = _load_inputs(request, node, environment)
         try:
             if definition.for_each is not None and request.for_each_element is not None:

@@ -21,6 +21,7 @@ from ..definitions import Registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+from .sources import check_local_sources
 from .spark import local_spark_session
 from .task_values import LocalTaskValueStore
 
@@ -115,6 +116,7 @@ def run_job_locally(
     keys = run_keys(job, full_params, now=now)
     order = job.graph.topological_order()
     selected = _select(order, tasks, job_name)
+    check_local_sources(job, warehouse)  # before Spark starts
     run_id = new_run_id()
     store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
     environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)

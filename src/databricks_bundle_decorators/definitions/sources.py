@@ -1,0 +1,162 @@
+"""Source tables: the inputs a job reads from outside dbxdec, filtered to the run's windows.
+
+A source is declared once, next to the jobs that read it, and handed to ``@job(sources=[...])``.
+Inside a task, ``ORDERS.read()`` returns the rows of the run's key windows (lookback
+included) — dbt's microbatch ``event_time`` idea — from the workspace table on Databricks.
+Locally the same name is the project's local Delta table of that name, or, for a table
+that exists only in a workspace (``samples.tpch.orders``), the declared stand-in: a seed
+file under the project or a function that returns a DataFrame for a time range.
+
+This module only declares; the runtime layer installs the reader while a task runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import DefinitionError
+
+StandInFunction = Callable[[Any, datetime, datetime], Any]
+"""``(spark, start, end) -> DataFrame``: rows of a local stand-in for ``[start, end)``."""
+
+SEED_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
+_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+_COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+SourceReader = Callable[["Source"], Any]
+"""Reads a source for the running task (installed by the runtime)."""
+
+_READER: ContextVar[SourceReader | None] = ContextVar("dbxdec_source_reader", default=None)
+
+
+@contextlib.contextmanager
+def use_source_reader(reader: SourceReader) -> Iterator[None]:
+    """Make ``reader`` serve :meth:`Source.read` while a task runs."""
+    token = _READER.set(reader)
+    try:
+        yield
+    finally:
+        _READER.reset(token)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A table a job reads, with its event-time column and its local stand-in.
+
+    Attributes:
+        name: ``catalog.schema.table``, as on Databricks.
+        event_time: Column whose value places a row in time (``TIMESTAMP`` or ``DATE``);
+            reads keep only rows inside the run's windows. ``None`` reads every row.
+        local: The local stand-in: a seed file (absolute, or relative to the project
+            root: the nearest folder above the declaring module with a
+            ``pyproject.toml``), or a function ``(spark, start, end) -> DataFrame``.
+            ``None``: locally the source is the local Delta table of the same name.
+        project_root: Where relative seed paths resolve.
+    """
+
+    name: str
+    event_time: str | None = None
+    local: str | Path | StandInFunction | None = None
+    project_root: Path | None = None
+
+    @property
+    def seed_path(self) -> Path | None:
+        """The seed file of a file stand-in, resolved; ``None`` for other stand-ins."""
+        if self.local is None or callable(self.local):
+            return None
+        path = Path(self.local)
+        if not path.is_absolute():
+            path = (self.project_root or Path.cwd()) / path
+        return path
+
+    def read(self) -> Any:
+        """The rows of this run's windows (lookback included), as a Spark DataFrame.
+
+        Raises:
+            RuntimeError: called outside a task run.
+        """
+        reader = _READER.get()
+        if reader is None:
+            raise RuntimeError(
+                f"source {self.name}: read() works inside a task run (dbxdec-run on "
+                "Databricks, or a local run); outside one, read the table directly"
+            )
+        return reader(self)
+
+
+def source(
+    name: str,
+    *,
+    event_time: str | None = None,
+    local: str | Path | StandInFunction | None = None,
+) -> Source:
+    """Declare a source table.
+
+    Example:
+        >>> ORDERS = source("samples.tpch.orders", event_time="o_orderdate",
+        ...                 local="seeds/orders.csv")
+        >>> ORDERS.name
+        'samples.tpch.orders'
+
+    Raises:
+        DefinitionError: a malformed name, column or stand-in (named in the message).
+    """
+    parts = name.split(".") if isinstance(name, str) else []
+    if len(parts) != 3 or not all(_PART.fullmatch(p) for p in parts):
+        raise DefinitionError(
+            f"source name {name!r} must be catalog.schema.table, each part a letter or _ then "
+            "letters, digits or _ (e.g. 'samples.tpch.orders')"
+        )
+    if event_time is not None and (
+        not isinstance(event_time, str) or _COLUMN.fullmatch(event_time) is None
+    ):
+        raise DefinitionError(f"source {name}: event_time {event_time!r} is not a column name")
+    seed_ok = isinstance(local, str | Path) and Path(local).suffix.lower() in SEED_SUFFIXES
+    if local is not None and not callable(local) and not seed_ok:
+        raise DefinitionError(
+            f"source {name}: local={local!r} must be a seed file ending in "
+            f"{', '.join(SEED_SUFFIXES)} or a function (spark, start, end) -> DataFrame"
+        )
+    return Source(name, event_time, local, _caller_project_root())
+
+
+def _caller_project_root() -> Path | None:
+    """The project root of the module that called :func:`source`."""
+    frame = sys._getframe(2)  # source() -> its caller
+    file = frame.f_globals.get("__file__")
+    if not isinstance(file, str):
+        return None
+    folder = Path(file).resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return folder
+
+
+def check_sources(sources: object, job: str, where: str) -> tuple[Source, ...]:
+    """``@job(sources=...)`` as a tuple of distinct sources.
+
+    Raises:
+        DefinitionError: not a list of :func:`source` declarations, or a name twice.
+    """
+    if sources is None:
+        return ()
+    items = list(sources) if isinstance(sources, list | tuple) else None
+    if items is None or not all(isinstance(s, Source) for s in items):
+        raise DefinitionError(
+            "sources must be a list of source(...) declarations", job=job, location=where
+        )
+    names = [s.name for s in items]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DefinitionError(f"source {twice[0]} is declared twice", job=job, location=where)
+    return tuple(items)
