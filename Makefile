@@ -7,9 +7,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup java test lint demo bench clean
+.PHONY: setup java spark test lint demo bench clean
 
-setup: $(STAMP) java
+setup: $(STAMP) java spark
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ java:
 		exit 1; \
 	fi
 
+# Local runs write Delta: fetch the Delta Lake jars once, into a cache outside the
+# repository (~/.cache/dbxdec/jars, or $$DBXDEC_JARS_DIR); a no-op when they are there.
+spark: $(STAMP) java
+	@$(BIN)/dbxdec setup-spark
+
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
@@ -39,8 +44,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy --strict src
 
+# The CLI as a user runs it: a week of the example pipeline in one ranged local run
+# (one Spark job per table for all seven days), then the partition health grid.
+DEMO_JOB := sales_pipeline
 demo: setup
-	$(BIN)/python examples/demo.py
+	$(BIN)/dbxdec backfill $(DEMO_JOB) --start 2024-01-01 --end 2024-01-07 --batch-size 7 --local
+	$(BIN)/dbxdec status $(DEMO_JOB) --local --start 2024-01-01 --end 2024-01-31
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

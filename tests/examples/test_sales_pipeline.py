@@ -1,4 +1,4 @@
-"""The example pipeline: its graph, deterministic data, and the demo end to end."""
+"""The example pipeline: its graph, deterministic data, and the demo's commands end to end."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from databricks_bundle_decorators.examples.sales_pipeline import (
     daily_revenue_of,
     generate_sales,
 )
-from examples import demo
+from tests.cli.clirun import run
 
 
 def test_graph_and_backfill() -> None:
@@ -60,17 +60,30 @@ def test_rolling_revenue_uses_lookback_days_but_writes_only_the_run(spark: Any) 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_demo_backfills_and_prints_tables(
-    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
+def test_the_demo_commands_backfill_a_ranged_run_and_draw_its_health(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = demo.main(["--days", "3", "--events-per-day", "100", "--warehouse", str(warehouse)])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "[ 3/3] 2024-01-03  ok" in out
-    assert (
-        f"main.dbxdec_demo.sales_daily            {warehouse / 'main/dbxdec_demo/sales_daily'}"
-        in out
+    """What ``make demo`` runs (fewer days and events): ``dbxdec backfill --local`` in
+    ranged runs, then ``dbxdec status --local``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[tool.dbxdec]\npipelines = ["{sales_pipeline.__name__}"]\n', encoding="utf-8"
     )
-    assert "|2024-01-03|east  |" in out
-    totals = spark.read.format("delta").load(str(warehouse / "main/dbxdec_demo/sales_region_totals"))
+    where = ["--project", str(project)]
+    backfill = ["backfill", "sales_pipeline", "--start", "2024-01-01", "--end", "2024-01-03"]
+    code, out, err = run(
+        [*backfill, "--batch-size", "3", "--local", "--param", "events_per_day=100", *where],
+        capsys,
+    )
+    assert code == 0, out + err
+    assert "1 succeeded, 0 failed" in out
+
+    code, out, err = run(
+        ["status", "sales_pipeline", "--local", "--end", "2024-01-05", *where], capsys
+    )
+    assert code == 0, out + err
+    assert "succeeded 3" in out and "missing 2" in out
+    tables = project / ".dbxdec" / "warehouse" / "main" / "dbxdec_demo"
+    totals = spark.read.format("delta").load(str(tables / "sales_region_totals"))
     assert {r.days for r in totals.collect()} == {3}
