@@ -33,6 +33,7 @@ EXPECTED_FILES = [
     "README.md",
     "databricks.yml",
     "pyproject.toml",
+    "seeds/orders.csv",
     "src/sales_etl/__init__.py",
     "src/sales_etl/pipelines/__init__.py",
     "src/sales_etl/pipelines/daily_orders.py",
