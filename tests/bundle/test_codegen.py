@@ -91,6 +91,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "dbxdec_job": "sales",
             "dbxdec_task": "clean",
             "dbxdec_module": __name__,
+            "dbxdec_run_id": "{{job.run_id}}",
             "source": "{{job.parameters.source}}",
             "backfill_key": "{{job.parameters.backfill_key}}",
             "backfill_start_key": "{{job.parameters.backfill_start_key}}",
@@ -117,6 +118,7 @@ def test_a_job_without_backfill_or_params_has_no_parameters() -> None:
         "dbxdec_job",
         "dbxdec_task",
         "dbxdec_module",
+        "dbxdec_run_id",
     }
 
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.runtime.entrypoint import main, parse_arguments
+from databricks_bundle_decorators.runtime.entrypoint import main, parse_arguments, resolve_run_id
 
 REPO = Path(__file__).resolve().parents[2]
 DBXDEC_RUN = Path(sys.executable).with_name("dbxdec-run")
@@ -108,7 +108,9 @@ def test_missing_module(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _resolve(value: str, run_params: dict[str, str]) -> str:
-    """Substitute ``{{job.parameters.X}}`` the way Databricks does at run time."""
+    """Substitute ``{{job.parameters.X}}`` and ``{{job.run_id}}`` the way Databricks does
+    at run time."""
+    value = value.replace("{{job.run_id}}", "run-1")
     return re.sub(r"\{\{job\.parameters\.([\w.-]+)\}\}", lambda m: run_params[m.group(1)], value)
 
 
@@ -133,10 +135,10 @@ def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, wareh
         **os.environ,
         "PYTHONPATH": str(REPO),
         "DBXDEC_WAREHOUSE": str(warehouse),
-        "DBXDEC_RUN_ID": "run-1",
         "DBXDEC_SPARK_MASTER": "local[1]",
     }
     env.pop("DATABRICKS_RUNTIME_VERSION", None)
+    env.pop("DBXDEC_RUN_ID", None)  # the run id comes from the rendered --dbxdec_run_id
     for task_key in ("generate_events", "clean_events"):
         args = _task_args(resource, task_key, run_params)
         done = subprocess.run(
@@ -150,6 +152,9 @@ def test_dbxdec_run_subprocess_with_generated_named_parameters(spark: Any, wareh
     assert (warehouse.parent / "task_values/run-1/generate_events.json").read_text() == (
         '{"days": ["2024-02-10"]}'
     )
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{warehouse}/main/dbxdec_demo/sales_raw`")
+    (commit,) = history.where("operation = 'WRITE'").collect()
+    assert "dbxdec:sales_pipeline:generate_events:run-1" in str(commit.asDict())
     # An unknown task fails before Spark starts, listing the job's tasks.
     args = _task_args(resource, "clean_events", run_params)
     args.append("--dbxdec_task=cleaning")
@@ -192,3 +197,36 @@ def test_dbxdec_input_rejected_for_plain_task(capsys: pytest.CaptureFixture[str]
         )
     assert exited.value.code == 2
     assert "only for for-each tasks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "databricks", "expected"),
+    [
+        ("550315892394120", "from-env", True, "550315892394120"),
+        (None, "from-env", True, "from-env"),
+        ("{{job.run_id}}", "", True, ""),
+        (None, "", True, ""),
+        ("{{job.run_id}}", "from-env", False, "from-env"),
+    ],
+    ids=[
+        "parameter-wins",
+        "env-fallback",
+        "unrendered-on-databricks",
+        "none",
+        "unrendered-locally",
+    ],
+)
+def test_run_id_comes_from_dbxdec_run_id_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch, given: str | None, env: str, databricks: bool, expected: str
+) -> None:
+    monkeypatch.setenv("DBXDEC_RUN_ID", env)
+    assert resolve_run_id(given, databricks=databricks) == expected
+    args = ["--dbxdec_job=j", "--dbxdec_task=t", "--dbxdec_module=m", "--dbxdec_run_id=42", "--a=1"]
+    parsed = parse_arguments(args)
+    assert parsed.run_id == "42" and parsed.params == {"a": "1"}
+
+
+def test_without_any_run_id_a_local_run_gets_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DBXDEC_RUN_ID", raising=False)
+    first, second = (resolve_run_id(None, databricks=False) for _ in range(2))
+    assert first and second and first != second

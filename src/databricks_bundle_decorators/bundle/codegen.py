@@ -2,11 +2,12 @@
 
 Each ``@task`` becomes a ``python_wheel_task`` that runs the ``dbxdec-run`` entry point of
 the project's wheel; dbxdec's own wheel is installed beside it, so a job runs the dbxdec
-that generated it. Its ``named_parameters`` name the job, the task and the module that
-defines the job, and push every job parameter down as ``{{job.parameters.<name>}}``, so
-Databricks calls::
+that generated it. Its ``named_parameters`` (see :mod:`.wheel_task`) name the job, the
+task and the module that defines the job, carry the job run id (``{{job.run_id}}``), and
+push every job parameter down as ``{{job.parameters.<name>}}``, so Databricks calls::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
+        --dbxdec_run_id=550315892394120 \\
         --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
 
 Output is deterministic: the same definitions and options give equal dicts with the
@@ -28,13 +29,17 @@ from ..definitions.refs import TaskValueRef
 from ..errors import DefinitionError
 from .options import CodegenOptions
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
+from .wheel_task import (
+    ENTRY_POINT,
+    FOR_EACH_INPUT_PARAM,
+    FOR_EACH_INPUT_VALUE,
+    JOB_PARAM,
+    MODULE_PARAM,
+    RUN_ID_PARAM,
+    RUN_ID_VALUE,
+    TASK_PARAM,
+)
 
-ENTRY_POINT = "dbxdec-run"
-JOB_PARAM = "dbxdec_job"
-TASK_PARAM = "dbxdec_task"
-MODULE_PARAM = "dbxdec_module"
-FOR_EACH_INPUT_PARAM = "dbxdec_input"
-"""Named parameter of a for-each iteration: the element, as ``{{input}}``."""
 FOR_EACH_TASK_SUFFIX = "_iteration"
 BACKFILL_PARAM_DEFAULTS: tuple[tuple[str, str], ...] = (
     (BACKFILL_KEY_PARAM, ""),
@@ -300,11 +305,16 @@ class _JobBuilder:
     ) -> dict[str, Any]:
         """The part of a task that runs code: wheel task, compute, retries, settings."""
         definition = node.definition
-        named = {JOB_PARAM: self.job.name, TASK_PARAM: node.key, MODULE_PARAM: self.module}
+        named = {
+            JOB_PARAM: self.job.name,
+            TASK_PARAM: node.key,
+            MODULE_PARAM: self.module,
+            RUN_ID_PARAM: RUN_ID_VALUE,
+        }
         for name in self.parameters:
             named[name] = parameter_reference(name)
         if for_each_input:
-            named[FOR_EACH_INPUT_PARAM] = "{{input}}"
+            named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
         task: dict[str, Any] = {
             "python_wheel_task": {
                 "package_name": self.options.package_name,

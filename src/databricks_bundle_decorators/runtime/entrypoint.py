@@ -3,9 +3,11 @@
 Databricks passes the task's named parameters as ``--name=value`` arguments::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=examples.sales_pipeline \\
+        --dbxdec_run_id=550315892394120 \\
         --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
 
-Only ``dbxdec_module`` is imported and only its job is traced. Other parameters are the
+Only ``dbxdec_module`` is imported and only its job is traced. ``dbxdec_run_id`` (the
+Databricks job run id) identifies the run's Delta commits. Other parameters are the
 job parameters of the run. Exit codes: 0 success, 1 the task failed, 2 bad arguments
 or unknown job/task (the message lists what exists).
 """
@@ -21,6 +23,13 @@ from pathlib import Path
 from types import ModuleType
 
 from ..bundle.project import import_module
+from ..bundle.wheel_task import (
+    FOR_EACH_INPUT_PARAM,
+    JOB_PARAM,
+    MODULE_PARAM,
+    RUN_ID_PARAM,
+    TASK_PARAM,
+)
 from ..definitions import JobDefinition, default_registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment, on_databricks
@@ -28,11 +37,6 @@ from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .local import new_run_id
 from .tables import WAREHOUSE_ENV
 
-JOB_ARG = "dbxdec_job"
-TASK_ARG = "dbxdec_task"
-MODULE_ARG = "dbxdec_module"
-# A for-each iteration task receives its element here (bundle codegen's contract).
-INPUT_ARG = "dbxdec_input"
 RUN_ID_ENV = "DBXDEC_RUN_ID"
 STATE_DIR_ENV = "DBXDEC_STATE_DIR"
 
@@ -46,6 +50,7 @@ class EntryArguments:
     module: str
     params: dict[str, str]
     for_each_element: str | None = None
+    run_id: str | None = None
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
@@ -74,12 +79,28 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
         if not name:
             raise UsageError(f"argument {item!r} has no name")
         values[name] = value
-    missing = [f"--{n}" for n in (JOB_ARG, TASK_ARG, MODULE_ARG) if not values.get(n)]
+    missing = [f"--{n}" for n in (JOB_PARAM, TASK_PARAM, MODULE_PARAM) if not values.get(n)]
     if missing:
         raise UsageError(f"dbxdec-run needs {', '.join(missing)}")
-    job, task, module = values.pop(JOB_ARG), values.pop(TASK_ARG), values.pop(MODULE_ARG)
-    element = values.pop(INPUT_ARG, None)
-    return EntryArguments(job, task, module, values, element)
+    job, task, module = values.pop(JOB_PARAM), values.pop(TASK_PARAM), values.pop(MODULE_PARAM)
+    element = values.pop(FOR_EACH_INPUT_PARAM, None)
+    return EntryArguments(job, task, module, values, element, values.pop(RUN_ID_PARAM, None))
+
+
+def resolve_run_id(given: str | None, *, databricks: bool) -> str:
+    """The run's id: ``--dbxdec_run_id`` (Databricks renders ``{{job.run_id}}`` into it),
+    else ``$DBXDEC_RUN_ID``, else ``""`` on Databricks (commits without a transaction id)
+    or a new local id.
+
+    A value still holding ``{{...}}`` (generated parameters run by hand, unrendered) is
+    not an id: every such run would share it, and Delta would skip their writes.
+    """
+    if given and "{{" not in given:
+        return given
+    from_env = os.environ.get(RUN_ID_ENV, "")
+    if from_env or databricks:
+        return from_env
+    return new_run_id()
 
 
 def find_job(module: ModuleType, name: str) -> JobDefinition:
@@ -107,14 +128,16 @@ def run(argv: Sequence[str]) -> None:
     """Run the task the arguments name. Raises the errors :func:`main` reports."""
     arguments = parse_arguments(argv)
     module = import_module(
-        arguments.module, not_found=f"--{MODULE_ARG}={arguments.module}: module not found"
+        arguments.module, not_found=f"--{MODULE_PARAM}={arguments.module}: module not found"
     )
     job = find_job(module, arguments.job)
     from .dispatch import find_task
 
     node = find_task(job, arguments.task)  # unknown task: fail before starting Spark
     if arguments.for_each_element is not None and node.definition.for_each is None:
-        raise UsageError(f"--{INPUT_ARG} is only for for-each tasks; {arguments.task!r} is not one")
+        raise UsageError(
+            f"--{FOR_EACH_INPUT_PARAM} is only for for-each tasks; {arguments.task!r} is not one"
+        )
     params = job_parameters(job, arguments.params)
     keys = run_keys(job, params)
     request = TaskRunRequest(
@@ -125,7 +148,8 @@ def run(argv: Sequence[str]) -> None:
         from .task_values import databricks_task_value_store
 
         spark = databricks_spark_session()
-        environment = RunEnvironment(spark, Path("."), True, os.environ.get(RUN_ID_ENV, ""))
+        run_id = resolve_run_id(arguments.run_id, databricks=True)
+        environment = RunEnvironment(spark, Path("."), True, run_id)
         run_task(request, environment=environment, task_values=databricks_task_value_store(spark))
         return
     from .spark import local_spark_session
@@ -133,7 +157,7 @@ def run(argv: Sequence[str]) -> None:
 
     warehouse = Path(os.environ.get(WAREHOUSE_ENV, ".dbxdec/warehouse")).resolve()
     state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
-    run_id = os.environ.get(RUN_ID_ENV) or new_run_id()
+    run_id = resolve_run_id(arguments.run_id, databricks=False)
     environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)
     store = LocalTaskValueStore(state / "task_values" / run_id)
     run_task(request, environment=environment, task_values=store)
