@@ -91,7 +91,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "dbxdec_job": "sales",
             "dbxdec_task": "clean",
             "dbxdec_module": __name__,
-            "dbxdec_run_id": "{{job.run_id}}",
+            "dbxdec_run_id": "{{job.run_id}}-{{job.repair_count}}",
             "source": "{{job.parameters.source}}",
             "backfill_key": "{{job.parameters.backfill_key}}",
             "backfill_start_key": "{{job.parameters.backfill_start_key}}",

@@ -108,9 +108,9 @@ def test_missing_module(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _resolve(value: str, run_params: dict[str, str]) -> str:
-    """Substitute ``{{job.parameters.X}}`` and ``{{job.run_id}}`` the way Databricks does
-    at run time."""
-    value = value.replace("{{job.run_id}}", "run-1")
+    """Substitute ``{{job.parameters.X}}``, ``{{job.run_id}}`` and ``{{job.repair_count}}``
+    the way Databricks does at run time."""
+    value = value.replace("{{job.run_id}}", "run").replace("{{job.repair_count}}", "1")
     return re.sub(r"\{\{job\.parameters\.([\w.-]+)\}\}", lambda m: run_params[m.group(1)], value)
 
 

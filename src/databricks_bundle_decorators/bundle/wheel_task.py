@@ -22,6 +22,7 @@ FOR_EACH_INPUT_VALUE = "{{input}}"
 RUN_ID_PARAM = "dbxdec_run_id"
 """The Databricks job run's id: the run's identity in Delta's ``txnAppId``, so a retried
 attempt of a task never commits its write twice."""
-RUN_ID_VALUE = "{{job.run_id}}"
-"""Databricks' dynamic value reference for the job run id (the same for every task and
-for-each iteration of one run)."""
+RUN_ID_VALUE = "{{job.run_id}}-{{job.repair_count}}"
+"""Databricks' dynamic value references for the job run id and its repair count: the same
+for every task, task retry and for-each iteration of one run, so a retried attempt is
+skipped; a repair of the run (a deliberate re-run) gets a new id and commits again."""

@@ -88,7 +88,7 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
 
 
 def resolve_run_id(given: str | None, *, databricks: bool) -> str:
-    """The run's id: ``--dbxdec_run_id`` (Databricks renders ``{{job.run_id}}`` into it),
+    """The run's id: ``--dbxdec_run_id`` (Databricks renders :data:`RUN_ID_VALUE` into it),
     else ``$DBXDEC_RUN_ID``, else ``""`` on Databricks (commits without a transaction id)
     or a new local id.
 
