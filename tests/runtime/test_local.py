@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,34 @@ def test_slice_parameters() -> None:
         slice_parameters(key="a", start="b", end="c")
     with pytest.raises(UsageError, match="missing --end"):
         slice_parameters(start="a")
+
+
+failing = Registry()
+
+
+@failing.job(backfill=DailyBackfill("2024-01-01"))
+def always_fails() -> None:
+    @task
+    def explode() -> None:
+        raise ValueError("the source is empty")
+
+    explode()
+
+
+@pytest.mark.spark
+def test_the_same_failure_shows_its_traceback_once(
+    spark: Any, warehouse: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="databricks_bundle_decorators.runtime")
+    errors = []
+    for key in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        result = run_job_locally(
+            failing, "always_fails", params={"backfill_key": key}, warehouse=warehouse
+        )
+        errors.append(result.failed[0].error)
+    assert errors == [
+        f"task 'explode' failed for key {key}: ValueError: the source is empty"
+        for key in ("2024-01-01", "2024-01-02", "2024-01-03")
+    ]
+    with_traceback = [r for r in caplog.records if r.exc_info is not None]
+    assert len(with_traceback) == 1

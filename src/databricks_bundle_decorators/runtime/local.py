@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -148,7 +149,7 @@ def _run_one(
     try:
         run_task(request, environment=environment, task_values=store)
     except DbxdecError as exc:
-        if exc.__cause__ is not None:
+        if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
             _logger.error("task %s failed", request.task_key, exc_info=exc.__cause__)
         return TaskResult(request.task_key, "failed", time.perf_counter() - started, exc.render())
     except Exception as exc:  # a bug outside user code still fails only this task
@@ -156,6 +157,26 @@ def _run_one(
         message = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
         return TaskResult(request.task_key, "failed", time.perf_counter() - started, message)
     return TaskResult(request.task_key, "succeeded", time.perf_counter() - started)
+
+
+_shown_lock = threading.Lock()
+_shown: set[tuple[str, str, str]] = set()
+
+
+def _first_time(task_key: str, error: BaseException) -> bool:
+    """Whether this task's error has not had its traceback shown in this process yet.
+
+    A backfill whose slices all fail the same way shows the traceback once; each slice
+    still reports its one-line error. Bounded, so a long-lived process cannot grow it.
+    """
+    signature = (task_key, type(error).__name__, str(error))
+    with _shown_lock:
+        if signature in _shown:
+            return False
+        if len(_shown) >= 1000:
+            _shown.clear()
+        _shown.add(signature)
+        return True
 
 
 def slice_parameters(
