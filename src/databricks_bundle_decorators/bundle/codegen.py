@@ -2,7 +2,7 @@
 
 Each ``@task`` becomes a ``python_wheel_task`` that runs the ``dbxdec-run`` entry point of
 the project's wheel; dbxdec's own wheel is installed beside it, so a job runs the dbxdec
-that generated it. Its ``named_parameters`` (see :mod:`.wheel_task`) name the job, the
+that generated it. Its ``named_parameters`` (see :mod:`..backfill.wire`) name the job, the
 task and the module that defines the job, carry the job run id (``{{job.run_id}}``), and
 push every job parameter down as ``{{job.parameters.<name>}}``, so Databricks calls::
 
@@ -24,12 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..backfill import BACKFILL_EXACT_PARAM, BACKFILL_KEY_PARAM, BACKFILL_START_KEY_PARAM
-from ..definitions import JobDefinition, Registry, TaskNode
-from ..definitions.refs import TaskValueRef
-from ..errors import DefinitionError
-from .options import CodegenOptions
-from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
-from .wheel_task import (
+from ..backfill.wire import (
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
@@ -39,6 +34,11 @@ from .wheel_task import (
     RUN_ID_VALUE,
     TASK_PARAM,
 )
+from ..definitions import JobDefinition, Registry, TaskNode
+from ..definitions.refs import TaskValueRef
+from ..errors import DefinitionError
+from .options import CodegenOptions
+from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
 
 FOR_EACH_TASK_SUFFIX = "_iteration"
 BACKFILL_PARAM_DEFAULTS: tuple[tuple[str, str], ...] = (

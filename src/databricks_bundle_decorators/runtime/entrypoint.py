@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..bundle.project import import_module
-from ..bundle.wheel_task import (
+from ..backfill.wire import (
     FOR_EACH_INPUT_PARAM,
     JOB_PARAM,
     MODULE_PARAM,
     RUN_ID_PARAM,
     TASK_PARAM,
 )
+from ..bundle.project import import_module
 from ..definitions import JobDefinition, default_registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment, on_databricks

@@ -1,4 +1,10 @@
-"""The ``python_wheel_task`` contract: what codegen writes and ``dbxdec-run`` reads.
+"""The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
+
+Bundle codegen (the producer), the launcher, the local runner and the runtime entry point
+(the consumers) all import these names, so they cannot drift apart. It lives in the
+lowest layer so that ``dbxdec-run`` needs nothing from bundle generation.
+
+The ``python_wheel_task`` contract: what codegen writes and ``dbxdec-run`` reads.
 
 Every generated task runs ``dbxdec-run`` with these named parameters (besides the job
 parameters, pushed down by name)::
@@ -6,8 +12,6 @@ parameters, pushed down by name)::
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
         --dbxdec_run_id=550315892394120 ...
 
-Bundle codegen (the producer) and the runtime entry point (the consumer) both import
-these names, so they cannot drift apart.
 """
 
 from __future__ import annotations
