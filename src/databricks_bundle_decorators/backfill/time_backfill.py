@@ -56,12 +56,25 @@ class TimeBackfill(BackfillDef):
     """Keys that partition time in a time zone, one key per period of a cadence.
 
     Every key has a half-open window ``[start, end)`` of instants; the windows of
-    consecutive keys tile the timeline with no gap and no overlap. DST policy
-    (``window_policy = "earliest-wall-time"``): a period starts at the first instant at
-    which the zone's wall clock reaches the period's start. So a local hour skipped by
-    a DST change has an empty window and no key, and a repeated local hour has one key
-    whose window spans both occurrences (two real hours). No instant is left without a
-    key.
+    consecutive keys tile the timeline with no gap and no overlap. Clock-change policy
+    ("earliest wall time"): a period starts at the first instant at which the zone's
+    wall clock reaches *or passes* the period's start. Equivalently, an instant belongs
+    to the period of the latest wall time the clock has shown so far. So:
+
+    * a period the clock skips entirely (a DST hour, both hours of a two-hour jump, or
+      a whole day when a zone crosses the date line) has an empty window and no key:
+      ``keys()`` leaves it out and ``window()``/``validate_key()`` reject it;
+    * a *partly* skipped period (Pacific/Chatham jumps from 02:45 to 03:45, so only
+      03:45-04:00 of hour 03 exists) is a key whose window covers its existing instants
+      (15 real minutes), and the period before it ends at the jump;
+    * a repeated local hour has one key whose window spans both occurrences (two real
+      hours); when a fall-back is not aligned to the period (Chatham 03:45 back to
+      02:45), the second pass of 02:45-03:00 belongs to hour 03, which the clock had
+      already reached.
+
+    No instant is left without a key, and ``keys()``, ``window()``, ``key_of()``,
+    ``validate_key()``, ``previous_keys()`` (lookback) and ``current_key()``
+    (``data_lag``) all follow this one rule.
 
     Args:
         start_date: First key (inclusive).
@@ -126,6 +139,9 @@ class TimeBackfill(BackfillDef):
         self, start: str | None = None, end: str | None = None, *, now: datetime | None = None
     ) -> list[str]:
         """Enumerate keys from ``start`` to ``end``, both inclusive, in order.
+
+        With an open ``end_date`` the last key is ``current_key(now=now)``; a run passes
+        its own logical time as ``now`` (``None`` reads the wall clock).
 
         Example:
             >>> HourlyBackfill("2024-03-31T00", "2024-03-31T04", tz="Europe/Berlin").keys()
@@ -218,9 +234,19 @@ class TimeBackfill(BackfillDef):
     # -- internals -------------------------------------------------------------------
 
     def _instant_of(self, wall: PlainDateTime) -> Instant:
-        # "compatible": a repeated wall time maps to its earlier occurrence, a skipped
-        # one forward to the transition, i.e. the first instant the clock reaches it.
-        return wall.assume_tz(self.tz, disambiguation="compatible").to_instant()
+        """The first instant at which the wall clock reaches or passes ``wall``."""
+        # A repeated wall time: "compatible" picks its earlier occurrence.
+        zoned = wall.assume_tz(self.tz, disambiguation="compatible")
+        if zoned.to_plain() == wall:
+            return zoned.to_instant()
+        # A skipped wall time: the clock passes it at the transition that skips it.
+        # ("compatible" would shift it forward by the gap's length, which lands past the
+        # transition whenever the gap is longer than, or not aligned to, the period.)
+        before = wall.assume_tz(self.tz, disambiguation="earlier")
+        transition = before.next_transition()
+        if transition is None:  # pragma: no cover - a skipped time has a transition
+            return zoned.to_instant()
+        return transition.to_instant()
 
     def _exists(self, start: PlainDateTime) -> bool:
         return self._instant_of(start) < self._instant_of(self.cadence.shift(start, 1))
