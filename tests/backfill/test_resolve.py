@@ -21,6 +21,7 @@ from databricks_bundle_decorators.backfill import (
     get_backfill_key,
     get_backfill_keys,
     get_run_logical_date,
+    resolve_keys,
     run_context,
 )
 
@@ -157,13 +158,21 @@ class TestScheduleGaps:
         ]
 
     def test_gaps_with_lookback_is_sorted_union(self) -> None:
+        # Seed 001: lookback counts from the run's key (Mon 12th), not from the earliest
+        # gap key; the result is the sorted union of both.
         backfill = DailyBackfill("2025-01-01", collect_schedule_gaps=True, lookback=1)
         assert keys_for(backfill, {}, schedule=MON_TO_FRI) == [
-            "2026-01-09",
             "2026-01-10",
             "2026-01-11",
             "2026-01-12",
         ]
+
+    def test_lookback_beyond_the_gap_reads_before_it(self) -> None:
+        backfill = DailyBackfill("2025-01-01", collect_schedule_gaps=True, lookback=3)
+        context = RunContext("job", "task", {}, backfill, MON_TO_FRI, MONDAY_MORNING)
+        resolved = resolve_keys(context)
+        assert resolved.keys == ("2026-01-09", "2026-01-10", "2026-01-11", "2026-01-12")
+        assert resolved.written == ("2026-01-10", "2026-01-11", "2026-01-12")
 
     def test_gaps_with_data_lag(self) -> None:
         backfill = DailyBackfill("2025-01-01", collect_schedule_gaps=True, data_lag=1)
@@ -201,6 +210,16 @@ class TestRangedRuns:
             "eu",
             "jp",
         ]
+
+    def test_open_end_is_bounded_by_the_run_clock(self) -> None:
+        # The run's clock (2026-01-12), not the wall clock, bounds an open end_date.
+        backfill = DailyBackfill("2026-01-01")
+        past = {"backfill_key": "2026-01-13", "backfill_start_key": "2026-01-11"}
+        with pytest.raises(ValueError, match="after the current key '2026-01-12'"):
+            keys_for(backfill, past)
+        ahead = datetime(2099, 1, 1, tzinfo=timezone.utc)
+        future = {"backfill_key": "2098-12-31", "backfill_start_key": "2098-12-30"}
+        assert keys_for(backfill, future, now=ahead) == ["2098-12-30", "2098-12-31"]
 
     def test_reversed_range_rejected(self) -> None:
         params = {"backfill_key": "2026-01-02", "backfill_start_key": "2026-01-04"}

@@ -28,12 +28,16 @@ class BackfillDef(ABC):
         """The expected key format, for messages (e.g. ``YYYY-MM-DD``)."""
 
     @abstractmethod
-    def keys(self, start: str | None = None, end: str | None = None) -> list[str]:
+    def keys(
+        self, start: str | None = None, end: str | None = None, *, now: datetime | None = None
+    ) -> list[str]:
         """Enumerate concrete backfill keys, in order.
 
         Args:
             start: Override the start bound (inclusive). Same format as the keys.
             end: Override the end bound (inclusive). Same format as the keys.
+            now: The clock that bounds an open ``end_date`` (a run passes its own
+                logical time); ``None`` reads the wall clock. Static keys ignore it.
 
         Raises:
             ValueError: a bound is malformed, outside the definition, or ``start`` is

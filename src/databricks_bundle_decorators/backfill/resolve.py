@@ -6,8 +6,9 @@ Rules (seed 001 and DESIGN.md):
   (``current_key``, ``data_lag`` applied) and a warning is logged; otherwise empty is a
   ``RuntimeError``.
 * ``backfill_start_key`` set: a ranged run over the keys from it to ``backfill_key``.
-* ``lookback=N`` adds the N keys before the first key, in every run mode, never before
-  the definition's ``start_date``.
+* ``lookback=N`` adds the N keys before the run's own first key (``backfill_start_key``
+  or ``backfill_key``; never counted from a schedule-gap key), in every run mode, never
+  before the definition's ``start_date``.
 * ``collect_schedule_gaps`` adds the keys ``k`` with ``key(previous fire) < k <=
   current key``, only for auto-derived keys.
 * ``backfill_exact=true`` bypasses lookback and gap expansion.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from whenever import Instant
@@ -95,23 +96,30 @@ def resolve_primary_key(context: RunContext, *, validate: bool = True) -> tuple[
 
 
 def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
-    """Every key a run processes, per the module rules."""
+    """Every key a run processes, per the module rules.
+
+    The run's clock is read once: ``context.now``, or the wall clock when the context
+    has none. The derived key, an open ``end_date`` and schedule gaps all use it.
+    Lookback counts back from the run's own first key (``backfill_start_key`` of a
+    ranged run, else ``backfill_key``), never from a schedule-gap key (seed 001: the
+    N prior keys plus the current key, united with the gap keys).
+    """
+    if context.now is None:
+        context = replace(context, now=datetime.now(timezone.utc))
     primary, auto_derived = resolve_primary_key(context, validate=validate)
     backfill = context.backfill
     if backfill is None:
         return ResolvedKeys(primary, (primary,), (primary,), auto_derived)
 
-    written = _ranged_keys(context, backfill, primary, validate=validate)
+    own = _ranged_keys(context, backfill, primary, validate=validate)
     exact = parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM)
     if exact or not isinstance(backfill, TimeBackfill):
-        return ResolvedKeys(primary, tuple(written), tuple(written), auto_derived)
+        return ResolvedKeys(primary, tuple(own), tuple(own), auto_derived)
 
-    extra: list[str] = []
+    written = own
     if backfill.collect_schedule_gaps and auto_derived and context.schedule is not None:
-        gaps = schedule_gap_keys(backfill, context, primary)
-        written = backfill.sort_keys([*written, *gaps])
-    if backfill.lookback:
-        extra = backfill.previous_keys(written[0], backfill.lookback)
+        written = backfill.sort_keys([*own, *schedule_gap_keys(backfill, context, primary)])
+    extra = backfill.previous_keys(own[0], backfill.lookback) if backfill.lookback else []
     keys = backfill.sort_keys([*extra, *written])
     if len(keys) > 1:
         _logger.info(
@@ -129,12 +137,17 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 def _ranged_keys(
     context: RunContext, backfill: BackfillDef, primary: str, *, validate: bool
 ) -> list[str]:
+    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` inclusive.
+
+    An open ``end_date`` bounds the range at the current key of the run's clock
+    (``context.now``), never of the wall clock.
+    """
     start_key = context.param(BACKFILL_START_KEY_PARAM)
     if not start_key:
         return [primary]
     if validate:
         backfill.validate_key(start_key, what=BACKFILL_START_KEY_PARAM)
-    keys = backfill.keys(start_key, primary)
+    keys = backfill.keys(start_key, primary, now=context.now)
     if not keys:
         raise ValueError(
             f"{BACKFILL_START_KEY_PARAM} {start_key!r} is after {BACKFILL_KEY_PARAM} {primary!r}"
@@ -146,7 +159,8 @@ def schedule_gap_keys(backfill: TimeBackfill, context: RunContext, current: str)
     """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``.
 
     The previous fire is the one before the fire that triggered this run (the latest
-    fire at or before now). A Mon-Fri schedule's Monday run thus collects Sat, Sun, Mon.
+    fire at or before the run's clock, ``context.now``). A Mon-Fri schedule's Monday run
+    thus collects Sat, Sun, Mon.
     """
     schedule = context.schedule
     if schedule is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from datetime import datetime
 
 from .base import BackfillDef
 
@@ -79,7 +80,10 @@ class StaticBackfill(BackfillDef):
         """The declared keys, in order."""
         return self._keys
 
-    def keys(self, start: str | None = None, end: str | None = None) -> list[str]:
+    def keys(
+        self, start: str | None = None, end: str | None = None, *, now: datetime | None = None
+    ) -> list[str]:
+        """The declared keys from ``start`` to ``end`` (inclusive); ``now`` is ignored."""
         lo = 0 if start is None else self._position(start, "start")
         hi = len(self._keys) - 1 if end is None else self._position(end, "end")
         if lo > hi:
