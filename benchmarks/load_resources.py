@@ -29,12 +29,15 @@ def _body(index: int) -> Any:
         previous = None
         for position in range(TASKS_PER_JOB):
 
-            def step(upstream: Any = None) -> None: ...
+            def step() -> None: ...
 
             definition = task(
-                name=f"step_{position}", retries=RetryPolicy(2, 1000), timeout_seconds=600
+                name=f"step_{position}",
+                depends_on=[previous] if previous is not None else None,
+                retries=RetryPolicy(2, 1000),
+                timeout_seconds=600,
             )(step)
-            previous = definition(previous) if previous is not None else definition()
+            previous = definition()
 
     body.__name__ = f"job_{index:05d}"
     return body

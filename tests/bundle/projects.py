@@ -97,6 +97,7 @@ def make_project(
 
 DAILY_PIPELINE = """\
 from databricks_bundle_decorators import DailyBackfill, RetryPolicy, job, job_cluster, task
+from databricks_bundle_decorators.io_managers import SparkTableIoManager
 
 @job(
     name="JOBPREFIX_sales",
@@ -108,7 +109,11 @@ from databricks_bundle_decorators import DailyBackfill, RetryPolicy, job, job_cl
 def sales():
     \"\"\"Daily sales.\"\"\"
 
-    @task(retries=RetryPolicy(max_retries=3, min_retry_interval_millis=1000), timeout_seconds=900)
+    @task(
+        io_manager=SparkTableIoManager("main.sales.raw", partition_column="day"),
+        retries=RetryPolicy(max_retries=3, min_retry_interval_millis=1000),
+        timeout_seconds=900,
+    )
     def extract():
         \"\"\"Read the day's sales.\"\"\"
 

@@ -31,6 +31,7 @@ from databricks_bundle_decorators.bundle import (
 )
 from databricks_bundle_decorators.bundle.framework_wheel import default_framework_wheel
 from databricks_bundle_decorators.errors import DefinitionError
+from databricks_bundle_decorators.io_managers import SparkTableIoManager
 
 from .projects import schema_path
 
@@ -49,7 +50,11 @@ def _pipeline(registry: Registry, **job_kwargs: Any) -> None:
         Second paragraph, not in the description.
         """
 
-        @task(retries=RetryPolicy(3, 5_000, True), timeout_seconds=1800)
+        @task(
+            io_manager=SparkTableIoManager("main.sales.raw", partition_column="day"),
+            retries=RetryPolicy(3, 5_000, True),
+            timeout_seconds=1800,
+        )
         def extract() -> None:
             """Read raw sales."""
 

@@ -10,6 +10,7 @@ import pytest
 from databricks_bundle_decorators import DailyBackfill, Registry, task
 from databricks_bundle_decorators.bundle import SchemaValidator, job_resource, typed_problems
 from databricks_bundle_decorators.bundle.validate import variable_problems
+from databricks_bundle_decorators.io_managers import SparkTableIoManager
 
 from .projects import schema_path
 
@@ -25,7 +26,7 @@ def good_job() -> dict[str, Any]:
 
     @registry.job(params={"catalog": "${var.catalog}"}, backfill=DailyBackfill("2024-01-01"))
     def sales() -> None:
-        @task
+        @task(io_manager=SparkTableIoManager("main.sales.raw", partition_column="day"))
         def extract() -> None: ...
 
         @task

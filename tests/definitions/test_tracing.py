@@ -18,6 +18,8 @@ from databricks_bundle_decorators import (
 )
 from databricks_bundle_decorators.definitions import RetryPolicy
 
+from .stores import STORED
+
 THIS_FILE = __file__
 
 
@@ -29,10 +31,10 @@ def registry() -> Registry:
 def test_calls_build_data_edges_in_order(registry: Registry) -> None:
     @registry.job(backfill=DailyBackfill("2024-01-01"))
     def pipeline() -> None:
-        @task
+        @task(io_manager=STORED)
         def extract() -> None: ...
 
-        @task
+        @task(io_manager=STORED)
         def clean(raw: Any) -> None: ...
 
         @task
@@ -280,7 +282,7 @@ def test_for_each_task_with_task_value_inputs(registry: Registry) -> None:
         @task
         def discover() -> None: ...
 
-        @task
+        @task(io_manager=STORED)
         def load() -> None: ...
 
         @for_each_task(inputs=task_value(discover, "regions"), concurrency=3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from databricks_bundle_decorators.runtime.checking import TaskChecks, slice_failures
 from databricks_bundle_decorators.runtime.checks import (
     ROWS_METRIC,
     Expect,
@@ -11,9 +12,8 @@ from databricks_bundle_decorators.runtime.checks import (
     MaxNullFraction,
     MinRowCount,
     Unique,
-    check_list,
-    slice_failures,
 )
+from databricks_bundle_decorators.runtime.errors import CheckFailed
 
 
 @pytest.mark.parametrize(
@@ -33,9 +33,27 @@ def test_invalid_checks_fail_at_definition(make: object, message: str) -> None:
         make()  # type: ignore[operator]
 
 
-def test_non_checks_are_named() -> None:
-    with pytest.raises(ValueError, match=r"task 't': checks must be Check objects.*got int"):
-        check_list([MinRowCount(1), 3], where="task 't'")
+def test_one_verdict_names_the_first_failure_and_counts_the_rest() -> None:
+    checks = TaskChecks("t", (MinRowCount(2), FrameCheck(lambda frame: "never reached")))
+    measured = {"2024-01-01": {ROWS_METRIC: 1}}
+    with pytest.raises(CheckFailed) as raised:
+        checks.judge(measured, keys=["2024-01-01", "2024-01-02"], frame=lambda: None, target="t1")
+    assert str(raised.value) == (
+        "task 't': check min_row_count(2) failed for key 2024-01-01: 1 rows, expected at "
+        "least 2 (and 1 more failures); nothing was written to t1"
+    )
+
+
+def test_frame_checks_run_once_every_slice_passes() -> None:
+    frames: list[str] = []
+    checks = TaskChecks("t", (FrameCheck(lambda frame: frames.append(frame) or "too odd"),))
+    with pytest.raises(
+        CheckFailed,
+        match=r"check frame_check\(<lambda>\) failed for key "
+        r"2024-01-01\.\.2024-01-02: too odd$",
+    ):
+        checks.judge({}, keys=[None], frame=lambda: "output", label="2024-01-01..2024-01-02")
+    assert frames == ["output"]
 
 
 def test_each_key_is_checked_and_a_key_without_rows_has_zero_rows() -> None:

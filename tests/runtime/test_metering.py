@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from databricks_bundle_decorators.runtime.checking import slice_failures
 from databricks_bundle_decorators.runtime.checks import (
     ROWS_METRIC,
     Check,
@@ -17,7 +18,6 @@ from databricks_bundle_decorators.runtime.checks import (
     MaxNullFraction,
     MinRowCount,
     Unique,
-    slice_failures,
 )
 from databricks_bundle_decorators.runtime.errors import CheckFailed
 from databricks_bundle_decorators.runtime.metering import Metering

@@ -56,6 +56,7 @@ class TaskGraph:
 
     def __post_init__(self) -> None:
         self._check_references()
+        self._check_inputs_stored()
         self._check_acyclic()
 
     def __iter__(self) -> Iterator[TaskNode]:
@@ -93,6 +94,23 @@ class TaskGraph:
                 if upstream not in self.nodes:
                     raise DefinitionError(
                         f"depends on task {upstream!r}, which is not called in this job body",
+                        job=self.job_name,
+                        task=node.key,
+                        location=str(node.definition.source),
+                    )
+
+    def _check_inputs_stored(self) -> None:
+        """A task output reaches another task only through its IoManager (tasks run as
+        separate processes on Databricks): an edge from a task without one is refused
+        here rather than failing on the cluster."""
+        for node in self:
+            for edge in node.inputs:
+                if self.nodes[edge.upstream].definition.io_manager is None:
+                    raise DefinitionError(
+                        f"argument {edge.param!r} reads the output of task {edge.upstream!r}, "
+                        "which has no io_manager to store it; give that task an io_manager "
+                        "(e.g. SparkTableIoManager(...)), or use "
+                        f"depends_on=[{edge.upstream}] to run after it without its output",
                         job=self.job_name,
                         task=node.key,
                         location=str(node.definition.source),

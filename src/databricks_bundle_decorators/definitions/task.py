@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any, overload
 
 from ..errors import DefinitionError
+from .contracts import Check, IoManager
 from .refs import TaskProxy, TaskValueRef
 from .source import SourceLocation
 from .tracing import FOR_EACH_INPUT_PARAM, current_trace
@@ -60,17 +61,31 @@ class TaskDefinition:
 
     Calling the definition inside a ``@job`` body records a task and returns a
     :class:`TaskProxy`; calling it anywhere else is an error (call ``.fn`` instead).
+
+    Raises:
+        DefinitionError: ``io_manager`` is not an :class:`IoManager` or a check is not a
+            :class:`Check` (named with the job being traced, the task and its file:line).
     """
 
     fn: Callable[..., Any]
     key: str
-    io_manager: Any = None
-    checks: tuple[Any, ...] = ()
+    io_manager: IoManager | None = None
+    checks: tuple[Check, ...] = ()
     retries: RetryPolicy | None = None
     depends_on: tuple[Any, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
     for_each: ForEachSpec | None = None
     source: SourceLocation = field(default_factory=lambda: SourceLocation("<unknown>", 0))
+
+    def __post_init__(self) -> None:
+        problem = _contract_problem(self.io_manager, self.checks)
+        if problem is not None:
+            raise DefinitionError(
+                problem,
+                job=_traced_job(),
+                task=self.key,
+                location=str(self.source),
+            )
 
     def __call__(self, *args: Any, **kwargs: Any) -> TaskProxy:
         trace = current_trace()
@@ -86,6 +101,28 @@ class TaskDefinition:
     @property
     def name(self) -> str:
         return self.key
+
+
+def _traced_job() -> str | None:
+    trace = current_trace()
+    return trace.job_name if trace is not None else None
+
+
+def _contract_problem(io_manager: object, checks: object) -> str | None:
+    """What is wrong with a task's ``io_manager`` and ``checks``, if anything."""
+    if io_manager is not None and not isinstance(io_manager, IoManager):
+        return (
+            "io_manager must be an IoManager such as SparkTableIoManager(...), got "
+            f"{type(io_manager).__name__}"
+        )
+    if not isinstance(checks, tuple):
+        return f"checks must be a list of checks, got {type(checks).__name__}"
+    for check in checks:
+        if not isinstance(check, Check):
+            return (
+                f"checks must be Check objects such as MinRowCount(1), got {type(check).__name__}"
+            )
+    return None
 
 
 def _retry_policy(retries: int | RetryPolicy | None, where: str, key: str) -> RetryPolicy | None:
@@ -127,6 +164,14 @@ class _TaskOptions:
                 task=key,
                 location=str(source),
             )
+        checks = self.checks
+        if isinstance(checks, (str, bytes)) or not isinstance(checks, (Sequence, type(None))):
+            raise DefinitionError(
+                f"checks must be a list of checks, got {type(checks).__name__}",
+                job=_traced_job(),
+                task=key,
+                location=str(source),
+            )
         depends_on = self.depends_on
         if depends_on is not None and (
             isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence)
@@ -136,7 +181,7 @@ class _TaskOptions:
             fn=fn,
             key=key,
             io_manager=self.io_manager,
-            checks=tuple(self.checks or ()),
+            checks=tuple(checks or ()),
             retries=_retry_policy(self.retries, str(source), key),
             depends_on=tuple(depends_on or ()),
             settings=dict(self.settings),

@@ -1,4 +1,5 @@
-"""Per-slice checks on a task's output, evaluated before the write commits.
+"""The per-slice checks dbxdec ships, on Spark DataFrames (the :class:`Check` contract
+itself is declared with the definitions; :mod:`.checking` evaluates them).
 
 Each check contributes row counters: boolean conditions whose metric, per slice, is the
 number of rows where they hold (``Unique`` counts the rows that repeat an earlier row of
@@ -18,58 +19,13 @@ Example:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..definitions.contracts import ROWS_METRIC as ROWS_METRIC
+from ..definitions.contracts import Check as Check
 from .predicates import check_column
-
-ROWS_METRIC = "__rows"
-
-
-class Check(ABC):
-    """A condition each slice of a task's output must meet before it is written."""
-
-    needs_grouping: ClassVar[bool] = False
-    """Whether the counters compare rows with each other (a window over the slice and
-    some columns): they are computed as helper columns first, which shuffles by those
-    columns unless the output is already partitioned by them."""
-
-    @property
-    @abstractmethod
-    def name(self) -> str:
-        """How messages name the check, e.g. ``min_row_count(100)``."""
-
-    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
-        """Boolean ``Column``s by unique metric name; a metric's value for a slice is the
-        number of the slice's rows where its condition is true (null counts as false).
-
-        ``failure`` must pass a slice whose counters are all 0 whatever its row count
-        allows, so a zero total over a run proves every key of the run (see
-        :mod:`.metering`). ``slice_column`` is the partition column (``None``: one slice).
-        """
-        return {}
-
-    def metrics(self, prefix: str) -> dict[str, Any]:
-        """Other aggregate ``Column``s per slice, for checks that need more than counts
-        (they are computed in a grouped pass over the staged output)."""
-        return {}
-
-    @property
-    def row_floor(self) -> int | None:
-        """The fewest rows a slice whose counters are all 0 needs to pass, when that is
-        all the verdict depends on; ``None`` when the check needs the exact row count.
-        With floors of at most 1, knowing which keys have rows decides every key."""
-        return None
-
-    def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
-        """Why the slice fails (``values`` holds the metrics and ``__rows``), or ``None``."""
-        return None
-
-    def frame_failure(self, frame: Any) -> str | None:
-        """Why the whole output fails, for checks that need the frame itself."""
-        return None
 
 
 def _rows(values: Mapping[str, Any]) -> int:
@@ -247,44 +203,3 @@ class FrameCheck(Check):
         if verdict is None or verdict is True:
             return None
         return verdict if isinstance(verdict, str) and verdict else "returned False"
-
-
-def check_list(checks: Sequence[object], *, where: str) -> tuple[Check, ...]:
-    """The checks of a task, or ``ValueError`` naming the one that is not a check."""
-    for check in checks:
-        if not isinstance(check, Check):
-            raise ValueError(
-                f"{where}: checks must be Check objects such as MinRowCount(1), got "
-                f"{type(check).__name__}"
-            )
-    return tuple(checks)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class SliceFailure:
-    """A check that failed for one key (``key`` is ``None`` for unpartitioned output)."""
-
-    check: str
-    key: str | None
-    detail: str
-
-    def render(self) -> str:
-        where = f" for key {self.key}" if self.key is not None else ""
-        return f"check {self.check} failed{where}: {self.detail}"
-
-
-def slice_failures(
-    measured: Mapping[str | None, Mapping[str, Any]],
-    checks: Sequence[Check],
-    *,
-    keys: Sequence[str | None],
-) -> list[SliceFailure]:
-    """Failures of every check for every key in ``keys`` (a key with no rows has 0 rows)."""
-    failures: list[SliceFailure] = []
-    for key in keys:
-        values = measured.get(key, {ROWS_METRIC: 0})
-        for index, check in enumerate(checks):
-            detail = check.failure(values, f"c{index}_")
-            if detail is not None:
-                failures.append(SliceFailure(check.name, key, detail))
-    return failures

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .scope import KeyScope
 
 if TYPE_CHECKING:
-    from .checks import Check
+    from ..definitions.contracts import Check
 
 DATABRICKS_RUNTIME_ENV = "DATABRICKS_RUNTIME_VERSION"
 

@@ -24,11 +24,9 @@ from ..definitions import (
     use_task_value_store,
 )
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .checks import Check, SliceFailure, check_list, slice_failures
+from .checking import TaskChecks
 from .context import InputContext, OutputContext, RunEnvironment, use_environment
-from .errors import CheckFailed, TaskRunError
-from .io.base import IoManager
-from .metering import Metering
+from .errors import TaskRunError
 from .scope import KeyScope
 from .sources import read_source
 
@@ -138,10 +136,6 @@ def run_task(
         job.name, node.key, request.params, job.backfill, job.schedule, request.now
     )
     label = keys_label(request.keys)
-    try:
-        checks = check_list(definition.checks, where=f"task {node.key!r}")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     with (
         run_context(context),
         use_task_value_store(task_values),
@@ -163,7 +157,7 @@ def run_task(
             raise TaskRunError(
                 f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {exc}"
             ) from exc
-        _store_output(request, node, output, checks, environment)
+        _check_and_store(request, node, output, environment)
 
 
 def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
@@ -174,16 +168,6 @@ def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
     return KeyScope(backfill, keys.written if written else keys.keys)
 
 
-def _io_manager(node: TaskNode, job: JobDefinition) -> IoManager | None:
-    manager = node.definition.io_manager
-    if manager is not None and not isinstance(manager, IoManager):
-        raise UsageError(
-            f"job {job.name!r}, task {node.key!r}: io_manager must be an IoManager such as "
-            f"SparkTableIoManager(...), got {type(manager).__name__}"
-        )
-    return manager
-
-
 def _load_inputs(
     request: TaskRunRequest, node: TaskNode, environment: RunEnvironment
 ) -> dict[str, Any]:
@@ -191,14 +175,9 @@ def _load_inputs(
     graph = job.graph
     inputs: dict[str, Any] = {}
     for edge in node.inputs:
-        upstream = graph[edge.upstream]
-        manager = _io_manager(upstream, job)
-        if manager is None:
-            raise UsageError(
-                f"job {job.name!r}, task {node.key!r} reads the output of task "
-                f"{edge.upstream!r}, which has no io_manager to store it; give "
-                f"{edge.upstream!r} an io_manager (e.g. SparkTableIoManager)"
-            )
+        manager = graph[edge.upstream].definition.io_manager
+        if manager is None:  # the traced graph refuses such an edge; a hand-built one
+            raise UsageError(f"task {node.key!r}: task {edge.upstream!r} has no io_manager")
         scope = (
             KeyScope.everything(job.backfill)
             if edge.all_partitions
@@ -209,48 +188,26 @@ def _load_inputs(
     return inputs
 
 
-def _store_output(
-    request: TaskRunRequest,
-    node: TaskNode,
-    output: Any,
-    checks: tuple[Check, ...],
-    environment: RunEnvironment,
+def _check_and_store(
+    request: TaskRunRequest, node: TaskNode, output: Any, environment: RunEnvironment
 ) -> None:
-    manager = _io_manager(node, request.job)
-    scope = _scope(request, written=True)
+    """Check the output, then write it: an IoManager that fuses the checks into its
+    write (``evaluates_checks``) has :mod:`.checking` judge them before it commits."""
+    definition = node.definition
+    manager = definition.io_manager
+    checks = TaskChecks(node.key, definition.checks)
     if manager is None or not manager.evaluates_checks:
-        if checks:
-            _evaluate_checks(node.key, output, checks, request.keys)
-        if manager is None:
-            return
+        checks.evaluate(output, label=None if request.keys is None else keys_label(request.keys))
+    if manager is None:
+        return
     if output is None:
         raise TaskRunError(
             f"task {node.key!r} returned None for key {keys_label(request.keys)}; a task with "
             "an io_manager returns the output to store"
         )
-    context = OutputContext(request.job.name, node.key, scope, environment, checks)
+    scope = _scope(request, written=True)
+    context = OutputContext(request.job.name, node.key, scope, environment, definition.checks)
     manager.handle_output(context, output)
-
-
-def _evaluate_checks(
-    task_key: str, output: Any, checks: tuple[Check, ...], keys: ResolvedKeys | None
-) -> None:
-    if not hasattr(output, "groupBy"):
-        raise TaskRunError(
-            f"task {task_key!r} has checks but returned a {type(output).__name__}; checks "
-            "apply to Spark DataFrames"
-        )
-    measured = Metering(checks, None).measure(output)
-    failures = slice_failures(measured, checks, keys=[None])
-    for check in checks:
-        detail = check.frame_failure(output)
-        if detail is not None:
-            failures.append(SliceFailure(check.name, None, detail))
-    if failures:
-        raise CheckFailed(
-            f"task {task_key!r}, key {keys_label(keys)}: {failures[0].render()}"
-            + (f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else "")
-        )
 
 
 def _run_for_each(
@@ -260,7 +217,7 @@ def _run_for_each(
 
     spec = node.definition.for_each
     assert spec is not None
-    if _io_manager(node, request.job) is not None:
+    if node.definition.io_manager is not None:
         raise UsageError(
             f"task {node.key!r}: a for-each task's iterations cannot share one io_manager "
             "output; write from the iterations or use a plain task"

@@ -2,7 +2,7 @@
 jobs as possible.
 
 Every metric is a row counter (a boolean condition counted per slice, see
-:meth:`.checks.Check.counters`) plus the row count. Two ways to get them:
+:meth:`Check.counters`) plus the row count. Two ways to get them:
 
 - :meth:`Metering.measure`: one grouped aggregation over a frame (the staged output).
 - :meth:`Metering.observe`: the run-wide totals are observed while the output is
@@ -10,7 +10,7 @@ Every metric is a row counter (a boolean condition counted per slice, see
   metrics. For several slices they decide every slice as long as each counter's total
   is 0 (a count that is 0 in total is 0 for every slice); then only the row count per
   slice is missing. When no check needs more than "has rows" (every
-  :attr:`~.checks.Check.row_floor` is at most 1) the staged partitions say which keys
+  :attr:`Check.row_floor` is at most 1) the staged partitions say which keys
   have rows; otherwise :meth:`PendingMetrics.resolve` counts rows per key reading the
   partition column alone. Any rows outside the run's keys or any non-zero counter across
   several slices fall back to :meth:`Metering.measure`, whose breakdown the error
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import ROWS_METRIC, Check
+from ..definitions.contracts import ROWS_METRIC, Check
 from .predicates import quote_identifier
 
 Measured = dict[str | None, dict[str, Any]]

@@ -4,16 +4,16 @@ and checks; a :class:`~.formats.TableFormat` only reads and writes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ...definitions.contracts import ROWS_METRIC
 from ...errors import EnvironmentProblem
-from ..checks import ROWS_METRIC, SliceFailure, slice_failures
+from ..checking import TaskChecks
 from ..context import InputContext, OutputContext, RunEnvironment
-from ..errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
-from ..metering import Measured, Metering
+from ..errors import InputMissing, OutputRejected, TaskRunError
+from ..metering import Measured
 from ..predicates import (
     check_column,
     conjunction,
@@ -98,7 +98,7 @@ class SparkTableIoManager(IoManager):
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
     outside the run's keys or windows reject the write (the error says how many and
-    which window), then the task's checks run per key. Reads are filtered
+    which window), then :mod:`..checking` judges the task's checks per key. Reads are filtered
     to the downstream run's keys, lookback included, unless the edge is
     ``all_partitions``.
 
@@ -219,7 +219,8 @@ class SparkTableIoManager(IoManager):
         scope = context.scope
         environment = context.environment
         table_format = self.table_format(environment)
-        metering = Metering(context.checks, self.partition_column, self._outside_counter(scope))
+        checks = TaskChecks(context.task_key, tuple(context.checks))
+        metering = checks.metering(self.partition_column, self._outside_counter(scope))
         keys = scope.keys if self.partition_column is not None and scope.bounded else None
         pending = metering.observe(frame, keys) if table_format.writes_on_stage else None
         staged = table_format.stage(
@@ -239,7 +240,13 @@ class SparkTableIoManager(IoManager):
             if measured is None:
                 measured = metering.measure(staged.frame)
             self._reject_outside(context, measured)
-            self._raise_failures(context, measured, lambda: staged.frame)
+            checks.judge(
+                measured,
+                keys=self._judged_keys(scope, measured),
+                frame=lambda: staged.frame,
+                label=_keys_label(scope),
+                target=str(self.table),
+            )
             present = {k for k, v in measured.items() if k is not None and v[ROWS_METRIC]}
             cleared = tuple(k for k in scope.keys if k not in present) if scope.bounded else ()
             staged.commit(
@@ -302,37 +309,16 @@ class SparkTableIoManager(IoManager):
             f"{scope.describe()} ({'; '.join(details)}); nothing was written to {self.table}"
         )
 
-    def _raise_failures(
-        self, context: OutputContext, measured: Measured, frame: Callable[[], Any]
-    ) -> None:
-        checks = list(context.checks)
-        if not checks:
-            return
-        scope = context.scope
-        keys: list[str | None]
+    def _judged_keys(self, scope: KeyScope, measured: Measured) -> list[str | None]:
+        """The slices checks hold for: the run's keys, else the keys written."""
         if self.partition_column is not None and scope.bounded:
-            keys = list(scope.keys)
-        elif self.partition_column is not None:
-            keys = list(measured) or [None]
-        else:
-            keys = [None]
-        failures = slice_failures(measured, checks, keys=keys)
-        if not failures:
-            for check in checks:
-                detail = check.frame_failure(frame())
-                if detail is not None:
-                    failures.append(SliceFailure(check.name, _keys_label(scope), detail))
-        if failures:
-            raise CheckFailed(_failure_message(context, failures, str(self.table)))
+            return list(scope.keys)
+        if self.partition_column is not None:
+            return list(measured) or [None]
+        return [None]
 
 
 def _keys_label(scope: KeyScope) -> str | None:
     if not scope.keys:
         return None
     return scope.keys[0] if len(scope.keys) == 1 else f"{scope.keys[0]}..{scope.keys[-1]}"
-
-
-def _failure_message(context: OutputContext, failures: list[SliceFailure], target: str) -> str:
-    first = failures[0].render()
-    more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
-    return f"task {context.task_key!r}: {first}{more}; nothing was written to {target}"

@@ -1,0 +1,91 @@
+"""The contracts a task's options must meet: :class:`IoManager` and :class:`Check`.
+
+They live with the definitions so ``@task(io_manager=..., checks=[...])`` is checked
+when it is written, not on the cluster. The implementations (``SparkTableIoManager``,
+``MinRowCount``, ...) are runtime code and subclass these; the runtime evaluates checks
+in one place (:mod:`databricks_bundle_decorators.runtime.checking`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+ROWS_METRIC = "__rows"
+"""The metric holding a slice's row count in :meth:`Check.failure`'s ``values``."""
+
+
+class IoManager(ABC):
+    """Stores a task's output and loads it for downstream tasks.
+
+    ``handle_output`` receives the keys the run writes (``context.scope``) and must
+    replace exactly those partitions; ``load_input`` receives the keys the downstream
+    run reads (lookback included) or ``all_partitions``. The contexts are
+    ``runtime.context.OutputContext`` and ``InputContext``.
+
+    When ``evaluates_checks`` is true the IoManager fuses the task's checks
+    (``context.checks``) into its write and has them judged, through
+    ``runtime.checking``, before its write commits; otherwise the runtime judges them
+    on the output before calling ``handle_output``.
+    """
+
+    evaluates_checks: ClassVar[bool] = False
+
+    @abstractmethod
+    def handle_output(self, context: Any, obj: Any) -> None:
+        """Write ``obj`` for the keys in ``context.scope``."""
+
+    @abstractmethod
+    def load_input(self, context: Any) -> Any:
+        """Read the upstream output for the keys in ``context.scope``."""
+
+
+class Check(ABC):
+    """A condition each slice of a task's output must meet before it is written.
+
+    A check contributes row counters (boolean conditions counted per slice), optional
+    aggregates, and a verdict per slice from those values; the runtime counts every
+    check of a task together with the output's window validation.
+    """
+
+    needs_grouping: ClassVar[bool] = False
+    """Whether the counters compare rows with each other (a window over the slice and
+    some columns): they are computed as helper columns first, which shuffles by those
+    columns unless the output is already partitioned by them."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """How messages name the check, e.g. ``min_row_count(100)``."""
+
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
+        """Boolean ``Column``s by unique metric name; a metric's value for a slice is the
+        number of the slice's rows where its condition is true (null counts as false).
+
+        ``failure`` must pass a slice whose counters are all 0 whatever its row count
+        allows, so a zero total over a run proves every key of the run.
+        ``slice_column`` is the partition column (``None``: one slice).
+        """
+        return {}
+
+    def metrics(self, prefix: str) -> dict[str, Any]:
+        """Other aggregate ``Column``s per slice, for checks that need more than counts
+        (they are computed in a grouped pass over the staged output)."""
+        return {}
+
+    @property
+    def row_floor(self) -> int | None:
+        """The fewest rows a slice whose counters are all 0 needs to pass, when that is
+        all the verdict depends on; ``None`` when the check needs the exact row count.
+        With floors of at most 1, knowing which keys have rows decides every key."""
+        return None
+
+    def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
+        """Why the slice fails (``values`` holds the metrics and :data:`ROWS_METRIC`),
+        or ``None``."""
+        return None
+
+    def frame_failure(self, frame: Any) -> str | None:
+        """Why the whole output fails, for checks that need the frame itself."""
+        return None

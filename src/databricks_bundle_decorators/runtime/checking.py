@@ -1,0 +1,134 @@
+"""Check evaluation: the one place where a task's checks are judged.
+
+A task run visits the runtime in order: resolve keys, read inputs, call the function,
+check the output, write it. For an output no IoManager fuses checks into, the
+dispatcher calls :meth:`TaskChecks.evaluate` between the call and the write. An
+IoManager whose ``evaluates_checks`` is true counts the checks' metrics in its own write
+(:meth:`TaskChecks.metering`, with its window validation) and has them judged by
+:meth:`TaskChecks.judge` before its write commits. Either way the verdicts and the
+messages come from here.
+
+Example:
+    >>> TaskChecks("clean", (MinRowCount(1),)).judge(
+    ...     {"2024-01-01": {ROWS_METRIC: 3}}, keys=["2024-01-01", "2024-01-02"],
+    ...     frame=lambda: None)
+    Traceback (most recent call last):
+    CheckFailed: task 'clean': check min_row_count(1) failed for key 2024-01-02: 0 rows,
+    expected at least 1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..definitions.contracts import ROWS_METRIC, Check
+from .errors import CheckFailed, TaskRunError
+from .metering import Measured, Metering
+
+
+@dataclass(frozen=True, slots=True)
+class SliceFailure:
+    """A check that failed for one key (``key`` is ``None`` for unpartitioned output)."""
+
+    check: str
+    key: str | None
+    detail: str
+
+    def render(self) -> str:
+        where = f" for key {self.key}" if self.key is not None else ""
+        return f"check {self.check} failed{where}: {self.detail}"
+
+
+def slice_failures(
+    measured: Mapping[str | None, Mapping[str, Any]],
+    checks: Sequence[Check],
+    *,
+    keys: Sequence[str | None],
+) -> list[SliceFailure]:
+    """Failures of every check for every key in ``keys`` (a key with no rows has 0 rows)."""
+    failures: list[SliceFailure] = []
+    for key in keys:
+        values = measured.get(key, {ROWS_METRIC: 0})
+        for index, check in enumerate(checks):
+            detail = check.failure(values, f"c{index}_")
+            if detail is not None:
+                failures.append(SliceFailure(check.name, key, detail))
+    return failures
+
+
+@dataclass(frozen=True, slots=True)
+class TaskChecks:
+    """The checks of one task run's output.
+
+    Attributes:
+        task_key: The task, for messages.
+        checks: Its checks; metric names are prefixed ``c<index>_``.
+    """
+
+    task_key: str
+    checks: tuple[Check, ...] = field(default_factory=tuple)
+
+    def __bool__(self) -> bool:
+        return bool(self.checks)
+
+    def metering(
+        self, slice_column: str | None, extra: Mapping[str, Any] | None = None
+    ) -> Metering:
+        """What to count for the checks (plus ``extra`` counters) per ``slice_column``."""
+        return Metering(self.checks, slice_column, dict(extra or {}))
+
+    def judge(
+        self,
+        measured: Measured,
+        *,
+        keys: Sequence[str | None],
+        frame: Callable[[], Any],
+        label: str | None = None,
+        target: str | None = None,
+    ) -> None:
+        """Judge every check for every key of ``keys``; frame checks run when every slice
+        passes (``frame`` returns the output, only then).
+
+        Args:
+            measured: The metrics per slice (see :mod:`.metering`).
+            keys: The slices to judge (a key without metrics has 0 rows).
+            frame: Returns the output frame, for :meth:`Check.frame_failure`.
+            label: The run's keys, e.g. ``2024-01-01..2024-01-30``: where frame checks fail.
+            target: The table that would have been written, for the message.
+
+        Raises:
+            CheckFailed: the first failure, with how many more there are.
+        """
+        if not self.checks:
+            return
+        failures = slice_failures(measured, self.checks, keys=keys)
+        if not failures:
+            output = frame()
+            for check in self.checks:
+                detail = check.frame_failure(output)
+                if detail is not None:
+                    failures.append(SliceFailure(check.name, label, detail))
+        if failures:
+            more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
+            written = f"; nothing was written to {target}" if target is not None else ""
+            raise CheckFailed(f"task {self.task_key!r}: {failures[0].render()}{more}{written}")
+
+    def evaluate(self, output: Any, *, label: str | None) -> None:
+        """Measure ``output`` as one slice and judge it (for outputs no IoManager fuses).
+
+        Raises:
+            TaskRunError: ``output`` is not a Spark DataFrame.
+            CheckFailed: a check failed.
+        """
+        if not self.checks:
+            return
+        if not hasattr(output, "groupBy"):
+            raise TaskRunError(
+                f"task {self.task_key!r} has checks but returned a {type(output).__name__}; "
+                "checks apply to Spark DataFrames"
+            )
+        measured = self.metering(None).measure(output)
+        renamed = {label: measured[None]} if None in measured else {}
+        self.judge(renamed, keys=[label], frame=lambda: output, label=label)
