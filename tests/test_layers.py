@@ -7,6 +7,9 @@ launch -> cli -> testing. ``errors`` and the thin public modules sit outside the
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +86,36 @@ def test_examples_import_only_the_public_api(path: Path) -> None:
             if parts[0] == "databricks_bundle_decorators" and len(parts) > 1:
                 imported.add(parts[1])
     assert imported <= PUBLIC_MODULES, f"{path.name} imports {sorted(imported - PUBLIC_MODULES)}"
+
+
+BUNDLE_GENERATION = ("databricks_bundle_decorators.bundle", "databricks.bundles")
+
+
+def _loaded_after_import(module: str) -> list[str]:
+    """The bundle-generation modules in ``sys.modules`` after importing ``module`` in a
+    fresh interpreter."""
+    code = (
+        "import importlib, json, sys\n"
+        f"importlib.import_module({module!r})\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = json.loads(completed.stdout)
+    return [
+        name
+        for name in loaded
+        if any(name == root or name.startswith(f"{root}.") for root in BUNDLE_GENERATION)
+    ]
+
+
+def test_dbxdec_run_imports_no_bundle_generation_code() -> None:
+    """``dbxdec-run`` on the cluster loads the runtime and the definitions, not codegen."""
+    assert _loaded_after_import("databricks_bundle_decorators.runtime.entrypoint") == []
+
+
+def test_bundle_import_check_sees_bundle_code() -> None:
+    """The checker itself must be able to fail."""
+    loaded = _loaded_after_import("databricks_bundle_decorators.bundle.load")
+    assert "databricks_bundle_decorators.bundle.codegen" in loaded

@@ -23,7 +23,7 @@ from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource
 from .options import CodegenOptions, options_from_config
-from .project import import_pipelines, load_config
+from .project import PipelineImportError, import_pipelines, load_config
 from .typed import typed_job
 from .validate import typed_problems
 
@@ -47,6 +47,13 @@ def load_resources(bundle: Bundle) -> Resources:
         options = options_from_config(
             config, target=bundle.target, variables=dict(bundle.variables)
         )
+    except PipelineImportError as exc:
+        resources = _new_resources()
+        for diagnostic in exc.diagnostics:
+            resources.add_diagnostic_error(
+                diagnostic.message, location=_location(diagnostic.location)
+            )
+        return resources
     except DbxdecError as exc:
         resources = _new_resources()
         resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
@@ -109,3 +116,13 @@ def _new_resources() -> Resources:
 def as_dict(resources: Resources) -> dict[str, Any]:
     """The jobs of ``resources`` as plain dicts, by name."""
     return {name: job.as_dict() for name, job in resources.jobs.items()}
+
+
+def _location(where: str | None) -> Any:
+    """A bundle ``Location`` from ``file:line`` (the project file when unknown)."""
+    from databricks.bundles.core import Location
+
+    if where is None:
+        return Location(file="pyproject.toml")
+    file, _, line = where.rpartition(":")
+    return Location(file=file, line=int(line)) if file and line.isdigit() else Location(file=where)

@@ -1,28 +1,26 @@
-"""The user's project: ``[tool.dbxdec]`` settings and pipeline discovery."""
+"""The user's project: ``[tool.dbxdec]`` settings (pipelines load through
+:mod:`databricks_bundle_decorators.definitions.loader`, re-exported here)."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
-import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from ..definitions import Registry, default_registry
-from ..errors import DbxdecError, UsageError
+from ..definitions.loader import (
+    PipelineImportError,
+    import_module,
+    import_pipelines,
+    load_pipelines,
+)
+from ..errors import UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
-
-
-class PipelineImportError(DbxdecError):
-    """A pipeline module failed to import; the message names file, line and error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,64 +95,12 @@ def _string_list(value: object, source: Path) -> list[str]:
     raise UsageError(f"[tool.dbxdec] pipelines in {source} must be a list of module names")
 
 
-def import_pipelines(
-    modules: Iterable[str], *, root: Path | None = None, registry: Registry | None = None
-) -> Registry:
-    """Import pipeline modules (a package with all its submodules); return the registry.
-
-    ``root`` and ``root/src`` are put on ``sys.path`` so a project's own package imports
-    without being installed.
-
-    Raises:
-        PipelineImportError: a module failed to import (file, line and the error).
-    """
-    if root is not None:
-        for path in (root / "src", root):
-            if path.is_dir() and str(path) not in sys.path:
-                sys.path.insert(0, str(path))
-    for name in modules:
-        module = import_module(name)
-        if hasattr(module, "__path__"):
-            for info in pkgutil.walk_packages(module.__path__, prefix=f"{name}."):
-                import_module(info.name)
-    return registry if registry is not None else default_registry
-
-
-def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
-    """Import one module, turning failures into one-line errors.
-
-    Args:
-        name: The module.
-        not_found: The message when the module itself does not exist.
-
-    Raises:
-        UsageError: the module does not exist.
-        PipelineImportError: it failed to import (file, line and the original error,
-            which stays chained for logs).
-    """
-    try:
-        return importlib.import_module(name)
-    except SyntaxError as exc:
-        raise PipelineImportError(
-            f"cannot import pipelines {name!r}: syntax error at "
-            f"{exc.filename}:{exc.lineno}: {exc.msg}"
-        ) from exc
-    except ModuleNotFoundError as exc:
-        if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
-            raise UsageError(
-                not_found
-                or f"pipeline module {name!r} not found (check [tool.dbxdec] pipelines or "
-                "--pipelines)"
-            ) from None
-        raise PipelineImportError(_describe(name, exc)) from exc
-    except DbxdecError as exc:
-        raise PipelineImportError(f"cannot import pipelines {name!r}: {exc.render()}") from None
-    except Exception as exc:
-        raise PipelineImportError(_describe(name, exc)) from exc
-
-
-def _describe(name: str, exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    user = [f for f in frames if "importlib" not in f.filename]
-    where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
-    return f"cannot import pipelines {name!r}{where}: {type(exc).__name__}: {exc}"
+__all__ = [
+    "PipelineImportError",
+    "ProjectConfig",
+    "find_root",
+    "import_module",
+    "import_pipelines",
+    "load_config",
+    "load_pipelines",
+]

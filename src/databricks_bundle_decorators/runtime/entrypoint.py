@@ -29,8 +29,8 @@ from ..backfill.wire import (
     RUN_ID_PARAM,
     TASK_PARAM,
 )
-from ..bundle.project import import_module
 from ..definitions import JobDefinition, default_registry
+from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment, on_databricks
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task

@@ -1,0 +1,137 @@
+"""Loading pipeline modules into a registry, every failure reported with file and line.
+
+As databricks-bundles does with its diagnostics, loading does not stop at the first
+module that fails: every module is imported, and each failure becomes a
+:class:`~.registry.Diagnostic` in the registry. ``dbxdec-run`` imports one module
+through :func:`import_module` and needs nothing from bundle generation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+
+from ..errors import DbxdecError, UsageError
+from .registry import Diagnostic, Registry, default_registry
+
+
+class PipelineImportError(DbxdecError):
+    """Pipeline modules failed to import; the message names each file, line and error.
+
+    Attributes:
+        diagnostics: One per failed module, in import order.
+    """
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        super().__init__("; ".join(str(d) for d in self.diagnostics))
+
+
+def load_pipelines(
+    modules: Iterable[str], *, root: Path | None = None, registry: Registry | None = None
+) -> list[Diagnostic]:
+    """Import every pipeline module (a package with all its submodules).
+
+    A module that fails to import is recorded in ``registry`` (default: the default
+    registry) as a diagnostic and loading goes on with the next one.
+
+    Args:
+        modules: Module or package names.
+        root: The project's directory: ``root`` and ``root/src`` are put on
+            ``sys.path`` so its package imports without being installed.
+        registry: Where the failures are recorded.
+
+    Returns:
+        The diagnostics of the modules that failed, in import order.
+
+    Raises:
+        UsageError: a configured module does not exist.
+    """
+    target = registry if registry is not None else default_registry
+    if root is not None:
+        for path in (root / "src", root):
+            if path.is_dir() and str(path) not in sys.path:
+                sys.path.insert(0, str(path))
+    found: list[Diagnostic] = []
+    for name in modules:
+        for diagnostic in _import_tree(name):
+            target.record(diagnostic)
+            found.append(diagnostic)
+    return found
+
+
+def import_pipelines(
+    modules: Iterable[str], *, root: Path | None = None, registry: Registry | None = None
+) -> Registry:
+    """Import pipeline modules (see :func:`load_pipelines`); return the registry.
+
+    Raises:
+        UsageError: a configured module does not exist.
+        PipelineImportError: modules failed to import (each with file, line and error).
+    """
+    target = registry if registry is not None else default_registry
+    failures = load_pipelines(modules, root=root, registry=target)
+    if failures:
+        raise PipelineImportError(failures)
+    return target
+
+
+def _import_tree(name: str) -> Iterator[Diagnostic]:
+    """Import ``name`` and, for a package, its submodules; yield each failure."""
+    try:
+        module = import_module(name)
+    except PipelineImportError as exc:
+        yield from exc.diagnostics
+        return
+    path = getattr(module, "__path__", None)
+    if path is None:
+        return
+    for info in sorted(pkgutil.iter_modules(path, prefix=f"{name}."), key=lambda i: i.name):
+        yield from _import_tree(info.name)
+
+
+def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
+    """Import one module, turning failures into one-line errors.
+
+    Args:
+        name: The module.
+        not_found: The message when the module itself does not exist.
+
+    Raises:
+        UsageError: the module does not exist.
+        PipelineImportError: it failed to import (file, line and the original error,
+            which stays chained for logs).
+    """
+    try:
+        return importlib.import_module(name)
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else None
+        raise PipelineImportError(
+            [Diagnostic(f"cannot import pipelines {name!r}: syntax error: {exc.msg}", where)]
+        ) from exc
+    except ModuleNotFoundError as exc:
+        if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
+            raise UsageError(
+                not_found
+                or f"pipeline module {name!r} not found (check [tool.dbxdec] pipelines or "
+                "--pipelines)"
+            ) from None
+        raise PipelineImportError([_diagnostic(name, exc)]) from exc
+    except DbxdecError as exc:
+        raise PipelineImportError(
+            [Diagnostic(f"cannot import pipelines {name!r}: {exc.render()}")]
+        ) from None
+    except Exception as exc:
+        raise PipelineImportError([_diagnostic(name, exc)]) from exc
+
+
+def _diagnostic(name: str, exc: BaseException) -> Diagnostic:
+    frames = traceback.extract_tb(exc.__traceback__)
+    user = [f for f in frames if "importlib" not in f.filename]
+    where = f"{user[-1].filename}:{user[-1].lineno}" if user else None
+    return Diagnostic(f"cannot import pipelines {name!r}: {type(exc).__name__}: {exc}", where)
