@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup java spark test lint demo bench clean
+.PHONY: setup java spark faketime test lint demo bench clean
 
 setup: $(STAMP) java spark
 
@@ -35,7 +35,19 @@ java:
 spark: $(STAMP) java
 	@$(BIN)/dbxdec setup-spark
 
-test: setup
+# The tests run dbxdec-run under a deliberately wrong clock with Debian's faketime.
+faketime:
+	@if command -v faketime >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "faketime not found: installing it with apt-get"; \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null 2>&1 || \
+		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null)); \
+	else \
+		echo "faketime not found: the clock tests need it, e.g. sudo apt-get install faketime" >&2; \
+		exit 1; \
+	fi
+
+test: setup faketime
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
 

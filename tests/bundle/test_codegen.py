@@ -101,6 +101,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "backfill_key": "{{job.parameters.backfill_key}}",
             "backfill_start_key": "{{job.parameters.backfill_start_key}}",
             "backfill_exact": "{{job.parameters.backfill_exact}}",
+            "backfill_run_time": "{{job.parameters.backfill_run_time}}",
         },
     }
 
@@ -113,6 +114,7 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_key", "default": ""},
         {"name": "backfill_start_key", "default": ""},
         {"name": "backfill_exact", "default": "false"},
+        {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
     ]
 
 
@@ -470,7 +472,7 @@ def test_generated_jobs_pass_the_typed_load_and_the_bundle_schema(
 _PARAM_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True).filter(
     lambda n: (
         not n.startswith("dbxdec_")
-        and n not in {"backfill_key", "backfill_start_key", "backfill_exact"}
+        and n not in {"backfill_key", "backfill_start_key", "backfill_exact", "backfill_run_time"}
     )
 )
 

@@ -71,9 +71,6 @@ def test_concurrency_is_capped_and_slots_refill_without_waves(
     # While a slow run was running, other slots were refilled several times over.
     refills = [sum(1 for s, _, _ in timeline if a < s < b) for a, b in slow]
     assert max(refills) >= 8
-    busy = sum(e - s for s, e, _ in timeline)
-    span = max(e for _, e, _ in timeline) - min(s for s, _, _ in timeline)
-    assert busy / (5 * span) > 0.6
     assert sorted(keys_of(emu, job_id)) == keys  # exactly one run per key
     assert all(r.state == "succeeded" for r in read_ledger(ledger.path).slices)
 

@@ -122,7 +122,11 @@ def test_usage_errors_run_nothing(tmp_path: Path, kwargs: dict[str, Any], messag
 
 
 def test_slice_parameters() -> None:
-    assert slice_parameters(key="2024-01-01") == {"backfill_key": "2024-01-01"}
+    assert slice_parameters(key="2024-01-01") == {
+        "backfill_key": "2024-01-01",
+        "backfill_start_key": "",
+        "backfill_exact": "false",
+    }
     assert slice_parameters(start="a", end="b", exact=True, params={"x": "1"}) == {
         "x": "1",
         "backfill_start_key": "a",

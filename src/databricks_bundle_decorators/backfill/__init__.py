@@ -20,6 +20,7 @@ from .resolve import (
     get_backfill_keys,
     get_run_logical_date,
     resolve_keys,
+    run_keys_of,
 )
 from .static import StaticBackfill
 from .time_backfill import (
@@ -53,4 +54,5 @@ __all__ = [
     "get_run_logical_date",
     "resolve_keys",
     "run_context",
+    "run_keys_of",
 ]

@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING
 
 from .base import BackfillDef
 
+# The parameter names live in the wire contract; re-exported for existing imports.
+from .wire import BACKFILL_EXACT_PARAM as BACKFILL_EXACT_PARAM
+from .wire import BACKFILL_KEY_PARAM as BACKFILL_KEY_PARAM
+from .wire import BACKFILL_PARAMS as BACKFILL_PARAMS
+from .wire import BACKFILL_START_KEY_PARAM as BACKFILL_START_KEY_PARAM
+
 if TYPE_CHECKING:
     from .quartz import QuartzSchedule
+    from .resolve import ResolvedKeys
 
-BACKFILL_KEY_PARAM = "backfill_key"
-BACKFILL_START_KEY_PARAM = "backfill_start_key"
-BACKFILL_EXACT_PARAM = "backfill_exact"
-BACKFILL_PARAMS: tuple[str, ...] = (
-    BACKFILL_KEY_PARAM,
-    BACKFILL_START_KEY_PARAM,
-    BACKFILL_EXACT_PARAM,
-)
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"", "false", "0", "no"})
@@ -52,7 +51,11 @@ class RunContext:
         params: Job parameters as strings (``backfill_key`` and friends included).
         backfill: The job's backfill definition, if it has one.
         schedule: The job's Quartz schedule, if it has one (for schedule gaps).
-        now: The clock; ``None`` reads the wall clock. Tests pass a fixed instant.
+        now: The run's logical time, pinned once where the run starts (the trigger
+            time on Databricks, the start of a local run); ``None`` reads the wall clock
+            (only for code outside a run, e.g. tests of key rules).
+        resolved: The run's keys, resolved once from the above when the run started;
+            every helper inside the run returns these instead of resolving again.
     """
 
     job_name: str | None = None
@@ -61,6 +64,7 @@ class RunContext:
     backfill: BackfillDef | None = None
     schedule: QuartzSchedule | None = None
     now: datetime | None = None
+    resolved: ResolvedKeys | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))

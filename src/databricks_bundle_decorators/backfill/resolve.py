@@ -184,6 +184,15 @@ def schedule_gap_keys(backfill: TimeBackfill, context: RunContext, current: str)
     return keys or [current]
 
 
+def run_keys_of(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
+    """The run's keys: those resolved once when the run started, else resolved now."""
+    return (
+        context.resolved
+        if context.resolved is not None
+        else resolve_keys(context, validate=validate)
+    )
+
+
 def get_backfill_key(*, validate: bool = True) -> str:
     """Return the raw backfill key for the current job run.
 
@@ -202,7 +211,10 @@ def get_backfill_key(*, validate: bool = True) -> str:
             or a ``StaticBackfill``), or called outside a run.
         ValueError: ``validate`` is true and the key is malformed or out of bounds.
     """
-    return resolve_primary_key(_require_context(), validate=validate)[0]
+    context = _require_context()
+    if context.resolved is not None:
+        return context.resolved.primary
+    return resolve_primary_key(context, validate=validate)[0]
 
 
 def get_backfill_keys(*, validate: bool = True) -> list[str]:
@@ -220,7 +232,7 @@ def get_backfill_keys(*, validate: bool = True) -> list[str]:
         RuntimeError: as :func:`get_backfill_key`.
         ValueError: as :func:`get_backfill_key`, or a malformed ``backfill_exact``.
     """
-    return list(resolve_keys(_require_context(), validate=validate).keys)
+    return list(run_keys_of(_require_context(), validate=validate).keys)
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
@@ -268,5 +280,7 @@ def get_run_logical_date(*, validate: bool = True) -> datetime:
             ``validate`` is true.
     """
     context = _require_context()
+    if context.resolved is not None:
+        return logical_date_of(context.resolved.primary, context.backfill)
     key, _ = resolve_primary_key(context, validate=validate)
     return logical_date_of(key, context.backfill)

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..backfill import BACKFILL_EXACT_PARAM, BACKFILL_KEY_PARAM, BACKFILL_START_KEY_PARAM
 from ..backfill.wire import (
+    BACKFILL_PARAM_DEFAULTS,
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
@@ -41,11 +41,6 @@ from .options import CodegenOptions
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
 
 FOR_EACH_TASK_SUFFIX = "_iteration"
-BACKFILL_PARAM_DEFAULTS: tuple[tuple[str, str], ...] = (
-    (BACKFILL_KEY_PARAM, ""),
-    (BACKFILL_START_KEY_PARAM, ""),
-    (BACKFILL_EXACT_PARAM, "false"),
-)
 BACKFILL_MAX_CONCURRENT_RUNS = 10
 """Default ``max_concurrent_runs`` of a job with a backfill definition: the launcher runs
 several slices at once, and a lower job limit would queue them."""

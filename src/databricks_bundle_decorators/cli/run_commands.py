@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..backfill.wire import KeyRange
 from ..errors import UsageError
 from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
@@ -111,7 +112,7 @@ def run_command(
 def _label(keys: tuple[str, ...]) -> str:
     if not keys:
         return "the run (no backfill key)"
-    return f"key {keys[0]}" if len(keys) == 1 else f"keys {keys[0]}..{keys[-1]}"
+    return f"{'key' if len(keys) == 1 else 'keys'} {KeyRange.of(keys).label}"
 
 
 def register(group: click.Group) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.context import BACKFILL_KEY_PARAM, BACKFILL_START_KEY_PARAM
+from ..backfill.wire import KeyRange
 
 KeyState = Literal["succeeded", "failed", "running", "missing"]
 ObservedState = Literal["succeeded", "failed", "running"]
@@ -81,17 +81,16 @@ def keys_of_parameters(
     A run without ``backfill_key`` (a scheduled run) wrote the key current when it
     started, for time-based definitions.
     """
-    key = parameters.get(BACKFILL_KEY_PARAM, "")
-    start = parameters.get(BACKFILL_START_KEY_PARAM, "")
+    encoded = KeyRange.from_params(parameters)
     try:
-        if not key:
+        if encoded is None:
             if started is None or not backfill.is_time_based:
                 return ()
             current = backfill.current_key(now=datetime.fromtimestamp(started, timezone.utc))
             return (current,) if current is not None else ()
-        if start:
-            return tuple(backfill.keys(start, key))
-        backfill.validate_key(key)
+        if encoded.first != encoded.last:
+            return tuple(backfill.keys(encoded.first, encoded.last))
+        backfill.validate_key(encoded.last)
     except ValueError:
         return ()  # a run of an older definition: its keys no longer exist
-    return (key,)
+    return (encoded.last,)

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ..backfill.wire import keys_label
 from ..errors import UsageError, did_you_mean
 from .history import ObservedState, RunObservation
 from .plan import BackfillPlan
@@ -96,9 +97,7 @@ class SliceRecord:
 
     @property
     def label(self) -> str:
-        if not self.keys:
-            return "final sync"
-        return self.keys[0] if len(self.keys) == 1 else f"{self.keys[0]}..{self.keys[-1]}"
+        return keys_label(self.keys)
 
     @property
     def last(self) -> Attempt | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.context import BACKFILL_EXACT_PARAM, BACKFILL_KEY_PARAM, BACKFILL_START_KEY_PARAM
+from ..backfill.wire import KeyRange, keys_label
 from ..definitions import JobDefinition
 from ..errors import UsageError, did_you_mean
 from .history import KeyHistory, RerunMode, select_keys
@@ -46,9 +46,7 @@ class Slice:
     @property
     def label(self) -> str:
         """``"2024-01-01"``, ``"2024-01-01..2024-01-07"`` or ``"final sync"``."""
-        if not self.keys:
-            return "final sync"
-        return self.keys[0] if len(self.keys) == 1 else f"{self.keys[0]}..{self.keys[-1]}"
+        return keys_label(self.keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +78,10 @@ class BackfillPlan:
 def slice_parameters(
     keys: Sequence[str], *, exact: bool, params: Mapping[str, str]
 ) -> dict[str, str]:
-    """Job parameters for a run writing ``keys`` (ranged when more than one)."""
-    out = dict(params)
-    out[BACKFILL_KEY_PARAM] = keys[-1] if keys else ""
-    out[BACKFILL_START_KEY_PARAM] = keys[0] if len(keys) > 1 else ""
-    out[BACKFILL_EXACT_PARAM] = "true" if exact else "false"
-    return out
+    """Job parameters for a run writing ``keys`` (ranged when more than one); the final
+    sync (no keys) has an empty ``backfill_key``."""
+    encoded = KeyRange.of(keys) if keys else KeyRange.single("")
+    return {**params, **encoded.to_params(exact=exact)}
 
 
 def build_plan(

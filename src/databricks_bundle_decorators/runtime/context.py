@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +24,43 @@ def on_databricks() -> bool:
     return bool(os.environ.get(DATABRICKS_RUNTIME_ENV))
 
 
+class LazySession:
+    """A ``SparkSession`` made on first use, once: a task that reads and writes nothing
+    through Spark (no IoManager on it or its inputs, no source, no ``read_table``)
+    never starts a JVM.
+
+    Example:
+        >>> session = LazySession(local_spark_session)
+        >>> session.started
+        False
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        """Whether the session has been made."""
+        return self._session is not None
+
+    def get(self) -> Any:
+        """The session, made by the factory on the first call."""
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._session = self._factory()
+        return self._session
+
+
 @dataclass(frozen=True, slots=True)
 class RunEnvironment:
     """Where a task runs.
 
     Attributes:
-        spark: The ``SparkSession`` (``None`` until a task needs one).
+        session: The ``SparkSession``, a :class:`LazySession` that makes it on first
+            use, or ``None`` (no Spark). Read it as :attr:`spark`.
         warehouse: Local folder that holds tables when not on Databricks.
         databricks: Whether tables are Unity Catalog Delta tables.
         run_id: Identifies the job run: task values of one run live together, and
@@ -36,10 +68,16 @@ class RunEnvironment:
             Unique per run; empty when unknown (then commits carry no id).
     """
 
-    spark: Any
+    session: Any
     warehouse: Path
     databricks: bool = False
     run_id: str = ""
+
+    @property
+    def spark(self) -> Any:
+        """The ``SparkSession``; a lazy one is made now if it was not yet."""
+        session = self.session
+        return session.get() if isinstance(session, LazySession) else session
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from ..backfill import (
-    BACKFILL_EXACT_PARAM,
-    BACKFILL_KEY_PARAM,
-    BACKFILL_START_KEY_PARAM,
     ResolvedKeys,
     RunContext,
     resolve_keys,
     run_context,
+)
+from ..backfill.wire import (
+    BACKFILL_PARAM_DEFAULTS,
+    BACKFILL_RUN_TIME_PARAM,
+    KeyRange,
+    parse_run_time,
 )
 from ..definitions import (
     JobDefinition,
@@ -30,12 +33,6 @@ from .errors import TaskRunError
 from .scope import KeyScope
 from .sources import read_source
 
-BACKFILL_DEFAULTS: dict[str, str] = {
-    BACKFILL_KEY_PARAM: "",
-    BACKFILL_START_KEY_PARAM: "",
-    BACKFILL_EXACT_PARAM: "false",
-}
-
 
 def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, str]:
     """The run's job parameters: the job's defaults overlaid with ``given``.
@@ -45,7 +42,7 @@ def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, st
     """
     defaults = dict(job.params)
     if job.backfill is not None:
-        defaults.update(BACKFILL_DEFAULTS)
+        defaults.update(BACKFILL_PARAM_DEFAULTS)
     for name in given:
         if name not in defaults:
             known = ", ".join(sorted(defaults)) or "none"
@@ -66,11 +63,18 @@ def run_keys(
     """
     if job.backfill is None:
         return None
-    context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
     try:
+        if now is None:
+            now = parse_run_time(params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=_zone(job))
+        context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
         return resolve_keys(context)
     except (ValueError, RuntimeError) as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def _zone(job: JobDefinition) -> str:
+    zone = getattr(job.backfill, "tz", None)
+    return zone if isinstance(zone, str) else "UTC"
 
 
 def find_task(job: JobDefinition, task_key: str) -> TaskNode:
@@ -91,10 +95,7 @@ def find_task(job: JobDefinition, task_key: str) -> TaskNode:
 
 def keys_label(keys: ResolvedKeys | None) -> str:
     """The written keys for messages: ``2024-01-03`` or ``2024-01-01..2024-01-30``."""
-    if keys is None:
-        return "(no backfill key)"
-    written = keys.written
-    return written[0] if len(written) == 1 else f"{written[0]}..{written[-1]}"
+    return "(no backfill key)" if keys is None else KeyRange.of(keys.written).label
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,13 @@ def run_task(
     node = find_task(job, request.task_key)
     definition = node.definition
     context = RunContext(
-        job.name, node.key, request.params, job.backfill, job.schedule, request.now
+        job.name,
+        node.key,
+        request.params,
+        job.backfill,
+        job.schedule,
+        request.now,
+        resolved=request.keys,
     )
     label = keys_label(request.keys)
     with (

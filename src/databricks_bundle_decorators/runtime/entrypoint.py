@@ -6,7 +6,9 @@ Databricks passes the task's named parameters as ``--name=value`` arguments::
         --dbxdec_run_id=550315892394120 \\
         --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
 
-Only ``dbxdec_module`` is imported and only its job is traced. ``dbxdec_run_id`` (the
+Only ``dbxdec_module`` is imported and only its job is traced; the SparkSession is made
+on first use (an IoManager, a source, ``read_table``), so a task that needs no Spark
+starts no JVM. ``dbxdec_run_id`` (the
 Databricks job run id) identifies the run's Delta commits. Other parameters are the
 job parameters of the run. Exit codes: 0 success, 1 the task failed, 2 bad arguments
 or unknown job/task (the message lists what exists).
@@ -32,7 +34,7 @@ from ..backfill.wire import (
 from ..definitions import JobDefinition, default_registry
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .context import RunEnvironment, on_databricks
+from .context import LazySession, RunEnvironment, on_databricks
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .local import new_run_id
 from .tables import WAREHOUSE_ENV
@@ -147,10 +149,11 @@ def run(argv: Sequence[str]) -> None:
         from .spark import databricks_spark_session
         from .task_values import databricks_task_value_store
 
-        spark = databricks_spark_session()
+        session = LazySession(databricks_spark_session)
         run_id = resolve_run_id(arguments.run_id, databricks=True)
-        environment = RunEnvironment(spark, Path("."), True, run_id)
-        run_task(request, environment=environment, task_values=databricks_task_value_store(spark))
+        environment = RunEnvironment(session, Path("."), True, run_id)
+        values = databricks_task_value_store(session.get)
+        run_task(request, environment=environment, task_values=values)
         return
     from .spark import local_spark_session
     from .task_values import LocalTaskValueStore
@@ -158,7 +161,7 @@ def run(argv: Sequence[str]) -> None:
     warehouse = Path(os.environ.get(WAREHOUSE_ENV, ".dbxdec/warehouse")).resolve()
     state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
     run_id = resolve_run_id(arguments.run_id, databricks=False)
-    environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)
+    environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
     store = LocalTaskValueStore(state / "task_values" / run_id)
     run_task(request, environment=environment, task_values=store)
 

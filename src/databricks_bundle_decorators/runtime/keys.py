@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..backfill import current_run_context, resolve_keys
+from ..backfill import current_run_context, run_keys_of
 
 
 def get_written_keys() -> list[str]:
@@ -26,4 +26,4 @@ def get_written_keys() -> list[str]:
             "no run context: the written keys are only known inside a task run "
             "(dbxdec-run on Databricks, or the local runner)"
         )
-    return list(resolve_keys(context).written)
+    return list(run_keys_of(context).written)

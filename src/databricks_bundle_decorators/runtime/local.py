@@ -12,13 +12,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from ..backfill import (
-    BACKFILL_EXACT_PARAM,
-    BACKFILL_KEY_PARAM,
-    BACKFILL_START_KEY_PARAM,
-    ResolvedKeys,
+from ..backfill import BACKFILL_EXACT_PARAM, ResolvedKeys
+from ..backfill.wire import (
+    BACKFILL_RUN_TIME_PARAM,
+    RUN_TIME_DEFAULT,
+    KeyRange,
+    parse_run_time,
+    run_time_param,
 )
-from ..definitions import Registry
+from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
@@ -107,14 +109,16 @@ def run_job_locally(
         on_event: Called when a task starts and finishes.
         state_dir: Folder for ``task_values/<run id>/`` (default: the warehouse's parent,
             i.e. ``.dbxdec``).
-        now: The clock for keys derived from the current time.
+        now: The run's logical time (default: now, when the run starts); pinned once,
+            as ``backfill_run_time``, unless ``params`` give one. Every task of the run
+            resolves its keys from it.
 
     Raises:
         UsageError: unknown job, task or parameter, or a bad key (nothing runs).
     """
     job = registry.get(job_name)
-    full_params = job_parameters(job, params)
-    keys = run_keys(job, full_params, now=now)
+    full_params = job_parameters(job, pin_run_time(job, params, now))
+    keys = run_keys(job, full_params)
     order = job.graph.topological_order()
     selected = _select(order, tasks, job_name)
     check_local_sources(job, warehouse)  # before Spark starts
@@ -134,12 +138,30 @@ def run_job_locally(
             _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
             continue
         _emit(on_event, TaskEvent("started", task_key, key_tuple))
-        result = _run_one(TaskRunRequest(job, task_key, full_params, keys, now), environment, store)
+        request = TaskRunRequest(job, task_key, full_params, keys, _run_time(job, full_params))
+        result = _run_one(request, environment, store)
         if result.status == "failed":
             broken[task_key] = task_key
         results.append(result)
         _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
     return JobRunResult(not broken, results, run_id, key_tuple)
+
+
+def pin_run_time(
+    job: JobDefinition, params: Mapping[str, str], now: datetime | None = None
+) -> dict[str, str]:
+    """``params`` with ``backfill_run_time`` set to the run's start (or ``now``) when they
+    give none: the local equivalent of Databricks' trigger time, fixed once per run."""
+    out = dict(params)
+    given = out.get(BACKFILL_RUN_TIME_PARAM, "")
+    if job.backfill is not None and given in ("", RUN_TIME_DEFAULT):
+        out[BACKFILL_RUN_TIME_PARAM] = run_time_param(now or datetime.now(timezone.utc))
+    return out
+
+
+def _run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
+    zone = getattr(job.backfill, "tz", "UTC")
+    return parse_run_time(params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=str(zone))
 
 
 def _run_one(
@@ -202,11 +224,10 @@ def slice_parameters(
         missing = "--end" if end is None else "--start"
         raise UsageError(f"a ranged run needs both --start and --end (missing {missing})")
     if key is not None:
-        out[BACKFILL_KEY_PARAM] = key
-    if start is not None and end is not None:
-        out[BACKFILL_START_KEY_PARAM] = start
-        out[BACKFILL_KEY_PARAM] = end
-    if exact:
+        out.update(KeyRange.single(key).to_params(exact=exact))
+    elif start is not None and end is not None:
+        out.update(KeyRange(start, end).to_params(exact=exact))
+    elif exact:
         out[BACKFILL_EXACT_PARAM] = "true"
     return out
 
@@ -234,6 +255,5 @@ def describe_keys(keys: ResolvedKeys | None) -> str:
     if keys is None:
         return "no backfill key"
     written = keys.written
-    if len(written) == 1:
-        return written[0]
-    return f"{written[0]}..{written[-1]} ({len(written)} keys)"
+    label = KeyRange.of(written).label
+    return label if len(written) == 1 else f"{label} ({len(written)} keys)"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..backfill import TimeWindow, current_run_context, resolve_keys
+from ..backfill import TimeWindow, current_run_context, run_keys_of
 from ..definitions import JobDefinition, Source
 from ..errors import UsageError
 from .context import RunEnvironment, current_environment
@@ -68,7 +68,7 @@ def read_source(declared: Source) -> Any:
         raise TaskRunError(f"source {declared.name}: read() works only inside a task run")
     spans: Sequence[TimeWindow] = ()
     if context.backfill is not None and context.backfill.is_time_based:
-        keys = resolve_keys(context).keys
+        keys = run_keys_of(context).keys
         spans = KeyScope(context.backfill, keys).spans()
     frame = _frame(declared, environment, spans)
     if declared.event_time is None or context.backfill is None or not spans:

@@ -80,7 +80,7 @@ def read_table(name: str, *, spark: Any = None, warehouse: Path | None = None) -
 
 def _session() -> Any:
     environment = current_environment()
-    if environment is not None and environment.spark is not None:
+    if environment is not None and environment.session is not None:
         return environment.spark
     from pyspark.sql import SparkSession
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +68,23 @@ class LocalTaskValueStore:
 
 
 class DbutilsTaskValueStore:
-    """Task values through ``dbutils.jobs.taskValues`` (on a Databricks cluster)."""
+    """Task values through ``dbutils.jobs.taskValues`` (on a Databricks cluster).
+
+    Args:
+        dbutils: The cluster's ``dbutils``, or a function returning it on first use
+            (so a task that sets no value needs no SparkSession for it).
+    """
 
     def __init__(self, dbutils: Any) -> None:
-        self._values = dbutils.jobs.taskValues
+        self._dbutils = dbutils
+        self._resolved: Any = None
+
+    @property
+    def _values(self) -> Any:
+        if self._resolved is None:
+            source = self._dbutils
+            self._resolved = source() if callable(source) else source
+        return self._resolved.jobs.taskValues
 
     def set(self, task_key: str, key: str, value: Any) -> None:
         """Set ``key`` for the running task (Databricks knows which task that is)."""
@@ -83,12 +97,17 @@ class DbutilsTaskValueStore:
         return self._values.get(taskKey=task_key, key=key, default=default, debugValue=default)
 
 
-def databricks_task_value_store(spark: Any) -> DbutilsTaskValueStore:
-    """The store of the Databricks cluster this process runs on."""
-    try:
-        from pyspark.dbutils import DBUtils
-    except ImportError:  # pragma: no cover - only on Databricks
-        from databricks.sdk.runtime import dbutils
+def databricks_task_value_store(spark: Callable[[], Any]) -> DbutilsTaskValueStore:
+    """The store of the Databricks cluster this process runs on; ``spark`` returns the
+    session, called only when a task value is first set or read."""
 
-        return DbutilsTaskValueStore(dbutils)
-    return DbutilsTaskValueStore(DBUtils(spark))  # pragma: no cover - only on Databricks
+    def dbutils() -> Any:  # pragma: no cover - only on Databricks
+        try:
+            from pyspark.dbutils import DBUtils
+        except ImportError:
+            from databricks.sdk.runtime import dbutils
+
+            return dbutils
+        return DBUtils(spark())
+
+    return DbutilsTaskValueStore(dbutils)

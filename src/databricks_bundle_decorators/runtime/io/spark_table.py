@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ...backfill.wire import KeyRange
 from ...definitions.contracts import ROWS_METRIC
 from ...errors import EnvironmentProblem
 from ..checking import TaskChecks
@@ -319,6 +320,4 @@ class SparkTableIoManager(IoManager):
 
 
 def _keys_label(scope: KeyScope) -> str | None:
-    if not scope.keys:
-        return None
-    return scope.keys[0] if len(scope.keys) == 1 else f"{scope.keys[0]}..{scope.keys[-1]}"
+    return KeyRange.of(scope.keys).label if scope.keys else None
