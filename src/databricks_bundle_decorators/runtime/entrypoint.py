@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..backfill.wire import (
+    BACKFILL_RUN_TIME_PARAM,
     FOR_EACH_INPUT_PARAM,
     JOB_PARAM,
     MODULE_PARAM,
@@ -36,7 +37,7 @@ from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment, on_databricks
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
-from .local import new_run_id
+from .local import new_run_id, pin_run_time
 from .tables import WAREHOUSE_ENV
 
 RUN_ID_ENV = "DBXDEC_RUN_ID"
@@ -140,7 +141,10 @@ def run(argv: Sequence[str]) -> None:
         raise UsageError(
             f"--{FOR_EACH_INPUT_PARAM} is only for for-each tasks; {arguments.task!r} is not one"
         )
-    params = job_parameters(job, arguments.params)
+    given = dict(arguments.params)
+    if BACKFILL_RUN_TIME_PARAM not in given:  # run by hand: the run starts now
+        given = pin_run_time(job, given)
+    params = job_parameters(job, given)
     keys = run_keys(job, params)
     request = TaskRunRequest(
         job, arguments.task, params, keys, for_each_element=arguments.for_each_element
