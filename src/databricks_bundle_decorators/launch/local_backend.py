@@ -17,7 +17,6 @@ from pathlib import Path
 from ..definitions import Registry
 from ..runtime.local import JobRunResult, run_job_locally
 from ..runtime.sources import check_local_sources
-from ..runtime.spark import local_spark_session
 from .backends import RunStatus, SubmitRequest, Submitted
 
 
@@ -46,7 +45,6 @@ class LocalBackend:
         self._cancelled: set[str] = set()
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
-        self._spark_lock = threading.Lock()
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with self._lock:
@@ -59,8 +57,6 @@ class LocalBackend:
         return Submitted(run_id)
 
     def _run(self, parameters: dict[str, str]) -> JobRunResult:
-        with self._spark_lock:  # one session, created once even when runs start together
-            local_spark_session()
         return run_job_locally(
             self.registry, self.job_name, params=parameters, warehouse=self.warehouse
         )

@@ -22,7 +22,7 @@ from ..backfill.wire import (
 )
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .context import RunEnvironment
+from .context import LazySession, RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .sources import check_local_sources
 from .spark import local_spark_session
@@ -124,7 +124,7 @@ def run_job_locally(
     check_local_sources(job, warehouse)  # before Spark starts
     run_id = new_run_id()
     store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
-    environment = RunEnvironment(local_spark_session(), warehouse, False, run_id)
+    environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
     key_tuple = keys.written if keys is not None else ()
     graph = job.graph
     results: list[TaskResult] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,6 +76,14 @@ def local_spark_session(
             are missing and cannot be fetched.
     """
     require_local_spark()
+    with _CREATING:  # the session is process-wide: threads that start runs together share one
+        return _local_spark_session(master, app_name, conf)
+
+
+_CREATING = threading.Lock()
+
+
+def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, str] | None) -> Any:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
