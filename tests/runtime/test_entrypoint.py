@@ -83,6 +83,17 @@ def test_bad_arguments(args: list[str], message: str) -> None:
             "Error: job 'sales_pipeline': backfill_key '2023-01-01' is before the backfill's "
             "start_date '2024-01-01'",
         ),
+        (
+            [
+                "--dbxdec_job=sales_pipeline",
+                "--dbxdec_task=clean_events",
+                "--backfill_run_time={{job.trigger.time.timestamp_ms}}",
+            ],
+            "Error: job 'sales_pipeline': job parameter "
+            "backfill_run_time='{{job.trigger.time.timestamp_ms}}' (a Databricks reference that "
+            "was not rendered) is not a time: expected epoch milliseconds, an ISO datetime (with "
+            "offset or Z; without one it is UTC) or an ISO date",
+        ),
     ],
 )
 def test_unknown_job_task_or_parameter_exits_2_listing_what_exists(
