@@ -119,10 +119,11 @@ def test_missing_module(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _resolve(value: str, run_params: dict[str, str]) -> str:
-    """Substitute ``{{job.parameters.X}}``, ``{{job.run_id}}`` and ``{{job.repair_count}}``
-    the way Databricks does at run time."""
+    """Substitute ``{{job.parameters.X}}``, ``{{job.run_id}}``, ``{{job.repair_count}}`` and
+    the trigger time the way Databricks does at run time."""
+    value = re.sub(r"\{\{job\.parameters\.([\w.-]+)\}\}", lambda m: run_params[m.group(1)], value)
     value = value.replace("{{job.run_id}}", "run").replace("{{job.repair_count}}", "1")
-    return re.sub(r"\{\{job\.parameters\.([\w.-]+)\}\}", lambda m: run_params[m.group(1)], value)
+    return value.replace("{{job.trigger.time.timestamp_ms}}", "1707566400000")  # 2024-02-10
 
 
 def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, str]) -> list[str]:

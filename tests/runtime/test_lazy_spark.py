@@ -81,3 +81,20 @@ def test_a_lazy_session_is_made_once_on_first_use(tmp_path: Path) -> None:
 @pytest.mark.parametrize("given", ["a session", None])
 def test_a_session_given_directly_is_used_as_is(tmp_path: Path, given: str | None) -> None:
     assert RunEnvironment(given, tmp_path).spark == given
+
+
+def test_a_session_task_code_creates_itself_gets_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Task code may create the session first (SparkSession.builder.getOrCreate()): the
+    JVM PySpark launches then carries the Delta jars and settings all the same."""
+    from databricks_bundle_decorators.runtime import spark as spark_module
+
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    monkeypatch.setattr("pyspark.SparkContext._active_spark_context", None)
+    spark_module.prepare_local_spark()
+    args = os.environ["PYSPARK_SUBMIT_ARGS"]
+    assert args.endswith(" pyspark-shell")
+    assert "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension" in args
+    assert "delta-spark_2.13-4.0.1.jar" in args
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master local[1] pyspark-shell")
+    spark_module.prepare_local_spark()  # the user's own setting wins
+    assert os.environ["PYSPARK_SUBMIT_ARGS"] == "--master local[1] pyspark-shell"

@@ -159,9 +159,10 @@ def run(argv: Sequence[str]) -> None:
         values = databricks_task_value_store(session.get)
         run_task(request, environment=environment, task_values=values)
         return
-    from .spark import local_spark_session
+    from .spark import local_spark_session, prepare_local_spark
     from .task_values import LocalTaskValueStore
 
+    prepare_local_spark()  # a session task code creates itself is a Delta one too
     warehouse = Path(os.environ.get(WAREHOUSE_ENV, ".dbxdec/warehouse")).resolve()
     state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
     run_id = resolve_run_id(arguments.run_id, databricks=False)

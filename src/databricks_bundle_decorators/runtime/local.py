@@ -25,7 +25,7 @@ from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .sources import check_local_sources
-from .spark import local_spark_session
+from .spark import local_spark_session, prepare_local_spark
 from .task_values import LocalTaskValueStore
 
 TaskStatus = Literal["succeeded", "failed", "skipped"]
@@ -122,6 +122,7 @@ def run_job_locally(
     order = job.graph.topological_order()
     selected = _select(order, tasks, job_name)
     check_local_sources(job, warehouse)  # before Spark starts
+    prepare_local_spark()  # a session task code creates itself is a Delta one too
     run_id = new_run_id()
     store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
     environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)

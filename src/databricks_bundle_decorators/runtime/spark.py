@@ -99,7 +99,11 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     builder = SparkSession.builder.master(
         master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
     ).appName(app_name)
-    jars = ",".join(str(path) for path in ensure_delta_jars())
+    try:
+        found = ensure_delta_jars()
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return
+    jars = ",".join(str(path) for path in found)
     settings = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF, **(conf or {})}
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
@@ -107,6 +111,36 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return configure(spark)
+
+
+SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
+
+
+def prepare_local_spark() -> None:
+    """Make any local SparkSession of this process a Delta one, without starting a JVM.
+
+    The session is created lazily (a Spark-free task never starts one), so task code may
+    well create it first with ``SparkSession.builder.getOrCreate()``. PySpark launches its
+    JVM with ``$PYSPARK_SUBMIT_ARGS``; setting the Delta jars and settings there makes that
+    session the same Delta session dbxdec would create. Does nothing when PySpark is not
+    installed, a JVM already runs, or the variable is set by the user.
+    """
+    if os.environ.get(SUBMIT_ARGS_ENV) or importlib.util.find_spec("pyspark") is None:
+        return
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return
+    try:
+        found = ensure_delta_jars()
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return
+    jars = ",".join(str(path) for path in found)
+    settings = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
+    args = ["--jars", jars]
+    for key, value in settings.items():
+        args += ["--conf", f"{key}={value}"]
+    os.environ[SUBMIT_ARGS_ENV] = " ".join([*args, "pyspark-shell"])
 
 
 def require_local_spark() -> None:
