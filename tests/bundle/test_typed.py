@@ -20,7 +20,8 @@ from databricks_bundle_decorators import (
 from databricks_bundle_decorators.bundle import job_resource
 from databricks_bundle_decorators.bundle.typed import typed_job
 
-from .test_codegen import JOB_SHAPES, _job
+from .codegen_jobs import JOB_SHAPES
+from .codegen_jobs import sales_job as _job
 
 SMALL = job_cluster("small", spark_version="16.4.x-scala2.12", num_workers=1)
 
