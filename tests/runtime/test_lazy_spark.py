@@ -83,18 +83,33 @@ def test_a_session_given_directly_is_used_as_is(tmp_path: Path, given: str | Non
     assert RunEnvironment(given, tmp_path).spark == given
 
 
-def test_a_session_task_code_creates_itself_gets_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_task_code_creates_itself_gets_delta() -> None:
     """Task code may create the session first (SparkSession.builder.getOrCreate()): the
-    JVM PySpark launches then carries the Delta jars and settings all the same."""
-    from databricks_bundle_decorators.runtime import spark as spark_module
+    JVM PySpark launches then carries the Delta jars and settings all the same. Checked
+    in a fresh interpreter, where no JVM runs yet."""
+    probe = (
+        "import os\n"
+        "from databricks_bundle_decorators.runtime.spark import prepare_local_spark\n"
+        "prepare_local_spark()\n"
+        "print(os.environ.get('PYSPARK_SUBMIT_ARGS', ''))\n"
+    )
 
-    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
-    monkeypatch.setattr("pyspark.SparkContext._active_spark_context", None)
-    spark_module.prepare_local_spark()
-    args = os.environ["PYSPARK_SUBMIT_ARGS"]
+    def submit_args(**extra: str) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    args = submit_args()
     assert args.endswith(" pyspark-shell")
     assert "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension" in args
     assert "delta-spark_2.13-4.0.1.jar" in args
-    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master local[1] pyspark-shell")
-    spark_module.prepare_local_spark()  # the user's own setting wins
-    assert os.environ["PYSPARK_SUBMIT_ARGS"] == "--master local[1] pyspark-shell"
+    # the user's own setting wins
+    mine = "--master local[1] pyspark-shell"
+    assert submit_args(PYSPARK_SUBMIT_ARGS=mine) == mine
