@@ -65,16 +65,23 @@ def run_keys(
         return None
     try:
         if now is None:
-            now = parse_run_time(params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=_zone(job))
+            now = run_time(job, params)
         context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
         return resolve_keys(context)
     except (ValueError, RuntimeError) as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
 
 
-def _zone(job: JobDefinition) -> str:
+def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
+    """The run's logical time from ``backfill_run_time`` (``None`` when empty).
+
+    Raises:
+        ValueError: the value is not a time (see :func:`~..backfill.wire.parse_run_time`).
+    """
     zone = getattr(job.backfill, "tz", None)
-    return zone if isinstance(zone, str) else "UTC"
+    return parse_run_time(
+        params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=zone if isinstance(zone, str) else "UTC"
+    )
 
 
 def find_task(job: JobDefinition, task_key: str) -> TaskNode:

@@ -38,7 +38,7 @@ from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment, on_databricks
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
 from .local import new_run_id, pin_run_time
-from .tables import WAREHOUSE_ENV
+from .tables import local_warehouse
 
 RUN_ID_ENV = "DBXDEC_RUN_ID"
 STATE_DIR_ENV = "DBXDEC_STATE_DIR"
@@ -163,7 +163,7 @@ def run(argv: Sequence[str]) -> None:
     from .task_values import LocalTaskValueStore
 
     prepare_local_spark()  # a session task code creates itself is a Delta one too
-    warehouse = Path(os.environ.get(WAREHOUSE_ENV, ".dbxdec/warehouse")).resolve()
+    warehouse = local_warehouse()
     state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
     run_id = resolve_run_id(arguments.run_id, databricks=False)
     environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)

@@ -17,13 +17,12 @@ from ..backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
     RUN_TIME_DEFAULT,
     KeyRange,
-    parse_run_time,
     run_time_param,
 )
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment
-from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task, run_time
 from .sources import check_local_sources
 from .spark import local_spark_session, prepare_local_spark
 from .task_values import LocalTaskValueStore
@@ -139,7 +138,7 @@ def run_job_locally(
             _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
             continue
         _emit(on_event, TaskEvent("started", task_key, key_tuple))
-        request = TaskRunRequest(job, task_key, full_params, keys, _run_time(job, full_params))
+        request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
         result = _run_one(request, environment, store)
         if result.status == "failed":
             broken[task_key] = task_key
@@ -158,11 +157,6 @@ def pin_run_time(
     if job.backfill is not None and given in ("", RUN_TIME_DEFAULT):
         out[BACKFILL_RUN_TIME_PARAM] = run_time_param(now or datetime.now(timezone.utc))
     return out
-
-
-def _run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
-    zone = getattr(job.backfill, "tz", "UTC")
-    return parse_run_time(params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=str(zone))
 
 
 def _run_one(

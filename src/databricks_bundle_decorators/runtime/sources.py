@@ -19,10 +19,10 @@ from ..definitions import JobDefinition, Source
 from ..errors import UsageError
 from .context import RunEnvironment, current_environment
 from .errors import TaskRunError
-from .io.delta import DELTA_LOG
 from .io.spark_table import TableName
 from .predicates import quote_identifier, quote_literal, windows_predicate
 from .scope import KeyScope
+from .tables import local_table_exists, local_table_path
 
 
 def missing_stand_ins(job: JobDefinition, warehouse: Path) -> list[str]:
@@ -33,8 +33,8 @@ def missing_stand_ins(job: JobDefinition, warehouse: Path) -> list[str]:
         if seed is not None and not seed.exists():
             problems.append(f"source {declared.name}: its stand-in {seed} does not exist")
         elif declared.local is None:
-            table = TableName.parse(declared.name).local_path(warehouse)
-            if not (table / DELTA_LOG).is_dir():
+            table = local_table_path(declared.name, warehouse)
+            if not local_table_exists(declared.name, warehouse):
                 problems.append(
                     f"source {declared.name} of job {job.name!r} has no local table ({table}) and "
                     f"no stand-in; declare one: source({declared.name!r}, ..., "
@@ -95,7 +95,7 @@ def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWi
     if seed is not None:
         return _read_seed(spark, seed, declared.name)
     table = name.local_path(environment.warehouse)
-    if not (table / DELTA_LOG).is_dir():
+    if not local_table_exists(declared.name, environment.warehouse):
         raise TaskRunError(
             f"source {declared.name} has no local table ({table}) and no stand-in; "
             "declare one with source(..., local=...)"

@@ -51,6 +51,10 @@ LOCAL_CONF: dict[str, str] = {
 }
 
 
+LOCAL_SESSION_CONF: dict[str, str] = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
+"""Every setting of a new local session (dbxdec's own, or one task code creates)."""
+
+
 def configure(spark: Any) -> Any:
     """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``."""
     for key, value in SQL_CONF.items():
@@ -104,7 +108,7 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
         return
     jars = ",".join(str(path) for path in found)
-    settings = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF, **(conf or {})}
+    settings = {**LOCAL_SESSION_CONF, **(conf or {})}
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -136,7 +140,7 @@ def prepare_local_spark() -> None:
     except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
         return
     jars = ",".join(str(path) for path in found)
-    settings = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
+    settings = LOCAL_SESSION_CONF
     args = ["--jars", jars]
     for key, value in settings.items():
         args += ["--conf", f"{key}={value}"]
