@@ -13,8 +13,8 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,12 +31,14 @@ from databricks_bundle_decorators.launch.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
+from databricks_bundle_decorators.testing.emulator import RunRecord
 
 from .conftest import BACKFILL_PARAMS, write_project
 
 DBXDEC = str(Path(sys.executable).parent / "dbxdec")
 START, END, KEYS = "2024-01-01", "2024-07-18", 200
 NIGHTLY_PARAMS = {**BACKFILL_PARAMS, "source": "x"}
+RUN_NOW = "/api/2.2/jobs/run-now"
 
 
 def launcher_env(emu: JobsEmulator, home: Path) -> dict[str, str]:
@@ -50,25 +52,33 @@ def launcher_env(emu: JobsEmulator, home: Path) -> dict[str, str]:
     return env
 
 
-def start_launcher(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [DBXDEC, "backfill", *args, "--project", str(project), "--json", "--poll-interval", "0.01"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def start_launcher(
+    project: Path, env: dict[str, str], *args: str, log: Path | None = None
+) -> subprocess.Popen[str]:
+    """``dbxdec backfill`` as a subprocess; its output goes to ``log`` when given (a
+    launcher the test holds at a gate must never block on a full pipe)."""
+    command = [DBXDEC, "backfill", *args, "--project", str(project), "--json"]
+    command += ["--poll-interval", "0.01"]
+    if log is None:
+        return subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    with log.open("w") as sink:
+        return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
 
 
-def wait_for_ledger(project: Path, proc: subprocess.Popen[str], timeout: float = 30) -> Path:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = list(ledger_dir(project).glob("*.json"))
-        if found:
-            return found[0]
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.005)
-    raise AssertionError("the launcher wrote no ledger")
+def the_ledger(project: Path) -> Path:
+    (found,) = ledger_dir(project).glob("*.json")
+    return found
+
+
+def park_next_submission(emu: JobsEmulator, proc: subprocess.Popen[str]) -> None:
+    """Block until the launcher has a ``run-now`` parked at the emulator's gate."""
+    try:
+        emu.wait_for_blocked_submissions(1, timeout=120)
+    except TimeoutError:
+        proc.kill()
+        raise AssertionError(f"the launcher never reached the gate (exit {proc.wait()})") from None
 
 
 def assert_each_key_ran_once(emu: JobsEmulator, job_id: int, expected: int) -> None:
@@ -85,25 +95,46 @@ def assert_each_key_ran_once(emu: JobsEmulator, job_id: int, expected: int) -> N
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_then_resume_runs_every_key_exactly_once(tmp_path: Path) -> None:
+    """The launcher dies at a random point, chosen by how many runs exist, not by time.
+
+    The emulator's gate parks the next ``run-now`` (before it is applied) once the
+    chosen number of runs exists and one earlier run is held RUNNING; SIGKILL lands
+    while that request waits. The parked request is then applied with nobody to read
+    the reply, like a response lost in the network.
+    """
     rng = random.Random(20240101)
-    killed_mid_backfill = 0
+    keys = [(date(2024, 1, 1) + timedelta(days=i)).isoformat() for i in range(KEYS)]
     for trial in range(10):
         project = write_project(tmp_path / f"trial{trial}")
         with JobsEmulator() as emu:
-            emu.default_duration = 0.1
+            emu.default_duration = 0.05
             job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=100)
+            created = 0 if trial == 0 else rng.randrange(1, 150)  # trial 0: before any run
+            held = keys[rng.randrange(max(0, created - 15), created)] if created else None
+            if held is not None:
+                emu.set_outcome(held, hold=True)  # in flight when the launcher dies
+
+            def kill_point(runs: list[RunRecord], created: int = created) -> bool:
+                return len(runs) >= created and (created == 0 or any(r.active for r in runs))
+
+            emu.block_submissions(kill_point)
             env = launcher_env(emu, tmp_path)
             proc = start_launcher(
-                project, env, "nightly", "--start", START, "--end", END, "--max-concurrent", "16"
+                project,
+                env,
+                *("nightly", "--start", START, "--end", END, "--max-concurrent", "16"),
+                log=tmp_path / f"trial{trial}.log",
             )
-            ledger_path = wait_for_ledger(project, proc)
-            time.sleep(rng.uniform(0.0, 1.2))
+            park_next_submission(emu, proc)
             proc.send_signal(signal.SIGKILL)
-            proc.communicate()
+            proc.wait()
             at_kill = emu.runs(job_id)
-            assert len(at_kill) < KEYS, "killed too late to test anything"
-            killed_mid_backfill += bool(at_kill) and any(r.active for r in at_kill)
+            assert created <= len(at_kill) < KEYS
+            assert any(r.active for r in at_kill) == (held is not None)
+            emu.unblock_submissions()
+            emu.release()
 
+            ledger_path = the_ledger(project)
             resume = start_launcher(project, env, "--resume", ledger_path.stem)
             out, err = resume.communicate(timeout=120)
             assert resume.returncode == 0, err
@@ -111,14 +142,13 @@ def test_sigkill_at_random_points_then_resume_runs_every_key_exactly_once(tmp_pa
             emu.wait_until_idle()
             assert_each_key_ran_once(emu, job_id, KEYS)
             assert read_ledger(ledger_path).state == "succeeded"
-    assert killed_mid_backfill >= 6  # most kills left runs in flight for --resume to find
 
 
 @pytest.mark.slow
 def test_sigint_drains_then_prints_the_resume_command(tmp_path: Path) -> None:
     project = write_project(tmp_path / "proj")
     with JobsEmulator() as emu:
-        emu.default_duration = 0.5
+        emu.hold_runs = True  # the three first runs are in flight when Ctrl-C comes
         job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=100)
         proc = start_launcher(
             project,
@@ -131,16 +161,20 @@ def test_sigint_drains_then_prints_the_resume_command(tmp_path: Path) -> None:
             "--max-concurrent",
             "3",
         )
-        ledger_path = wait_for_ledger(project, proc)
-        deadline = time.monotonic() + 20
-        while len(emu.runs(job_id)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        emu.wait_for_runs(3, job_id=job_id)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        assert proc.stdout is not None
+        events = []
+        for line in proc.stdout:  # the launcher flushes one JSON event per line
+            events.append(json.loads(line))
+            if events[-1].get("event") == "draining":
+                break
+        emu.release()
+        _, err = proc.communicate(timeout=60)
 
         assert proc.returncode == 130
+        ledger_path = the_ledger(project)
         assert f"--resume {ledger_path.stem}" in err
-        assert any(json.loads(line).get("event") == "draining" for line in out.splitlines())
         runs = emu.runs(job_id)
         assert len(runs) == 3 and all(r.result_state == "SUCCESS" for r in runs)  # drained
         assert read_ledger(ledger_path).state == "interrupted"
@@ -152,6 +186,10 @@ def test_backfill_completes_through_throttling_and_dropped_connections(tmp_path:
         emu.default_duration = 0.02
         job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=100)
         emu.set_faults(error_rate=0.2, drop_rate=0.03, retry_after=0, seed=7)
+        # Scripted faults come first and are certain to fire; the random ones add noise.
+        emu.inject_fault(RUN_NOW, kind="drop_after")  # a run-now applied, its reply lost
+        emu.inject_fault(RUN_NOW, status=429, count=3)
+        emu.inject_fault(RUN_NOW, status=503, count=3)
         keys = [f"k{i:03d}" for i in range(KEYS)]
         plan = BackfillPlan("nightly", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
         ledger = Ledger.create(
@@ -163,7 +201,7 @@ def test_backfill_completes_through_throttling_and_dropped_connections(tmp_path:
         state = Scheduler(DatabricksBackend(client, job_id), ledger, options).run()
 
         assert state == "succeeded"
-        assert emu.faults["429"] + emu.faults["503"] >= 40
-        assert emu.faults["drop_after /api/2.2/jobs/run-now"] >= 1  # a lost run-now reply
+        assert emu.faults[f"429 {RUN_NOW}"] >= 3 and emu.faults[f"503 {RUN_NOW}"] >= 3
+        assert emu.faults[f"drop_after {RUN_NOW}"] >= 1
         emu.wait_until_idle()
         assert_each_key_ran_once(emu, job_id, KEYS)

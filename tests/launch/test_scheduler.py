@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,10 +47,51 @@ def run(
     interrupts: Interrupts | None = None,
     **options: object,
 ) -> str:
-    opts = SchedulerOptions(**{"poll_interval": 0.01, "retry_delay": 0.01, **options})  # type: ignore[arg-type]
+    opts = SchedulerOptions(
+        **{"poll_interval": 0.01, "max_poll_interval": 0.1, "retry_delay": 0.01, **options}  # type: ignore[arg-type]
+    )
     backend = DatabricksBackend(emu.workspace_client(), job_id)
     sink = events if events is not None else []
     return Scheduler(backend, ledger, opts, emit=sink.append, interrupts=interrupts).run()
+
+
+@contextmanager
+def in_background(
+    emu: JobsEmulator, ledger: Ledger, job_id: int, **kwargs: object
+) -> Iterator[Future[str]]:
+    """The scheduler on another thread while the test steers the emulator."""
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(run, emu, ledger, job_id, **kwargs)  # type: ignore[arg-type]
+        try:
+            yield future
+        finally:
+            emu.release()  # never leave the scheduler waiting on a held run
+            emu.unblock_submissions()
+            future.result(timeout=120)
+
+
+class EventSignals:
+    """Scheduler events as a list, with a threading.Event per kind that has occurred."""
+
+    def __init__(self) -> None:
+        self.events: list[LaunchEvent] = []
+        self._seen: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def _flag(self, kind: str) -> threading.Event:
+        with self._lock:
+            return self._seen.setdefault(kind, threading.Event())
+
+    def append(self, event: LaunchEvent) -> None:
+        self.events.append(event)
+        self._flag(event.kind).set()
+
+    def wait(self, kind: str, count: int = 1) -> None:
+        """Block until ``count`` events of ``kind`` were emitted."""
+        while sum(e.kind == kind for e in list(self.events)) < count:
+            flag = self._flag(kind)
+            assert flag.wait(60), f"no {kind!r} event"
+            flag.clear()
 
 
 def test_concurrency_is_capped_and_slots_refill_without_waves(
@@ -55,22 +99,30 @@ def test_concurrency_is_capped_and_slots_refill_without_waves(
 ) -> None:
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
     keys = [day(i) for i in range(40)]
-    for i, key in enumerate(keys):  # every 7th run is slow: waves would stall on it
-        emu.set_outcome(key, duration=0.4 if i % 7 == 0 else 0.05)
+    for key in keys[:5]:  # the first five runs stay RUNNING until released
+        emu.set_outcome(key, hold=True)
     ledger = make_ledger(root, keys)
 
-    assert run(emu, ledger, job_id, max_concurrent=5) == "succeeded"
+    with in_background(emu, ledger, job_id, max_concurrent=5) as result:
+        at_cap = emu.wait_for(lambda runs: sum(r.active for r in runs) == 5, job_id=job_id)
+        assert len(at_cap) == 5  # five slots full: no sixth submission
+        for key in keys[1:5]:
+            emu.release(key)
+        # The first run stays held: waves would stall on it; the four free slots must
+        # serve every other key meanwhile.
+        emu.wait_for(
+            lambda runs: len(runs) == 40 and [r.active for r in runs].count(True) == 1,
+            job_id=job_id,
+            what="every other key done while the first run is held",
+        )
+        emu.release(keys[0])
+        assert result.result(timeout=120) == "succeeded"
 
     assert emu.max_concurrency(job_id) == 5  # reached, never exceeded
-    timeline = emu.timeline(job_id)
-    slow = [
-        (s, e)
-        for (s, e, _), k in zip(timeline, keys_of(emu, job_id), strict=True)
-        if k in keys[::7]
-    ]
-    # While a slow run was running, other slots were refilled several times over.
-    refills = [sum(1 for s, _, _ in timeline if a < s < b) for a, b in slow]
-    assert max(refills) >= 8
+    first = emu.runs(job_id)[0]
+    assert first.job_parameters["backfill_key"] == keys[0]
+    assert first.ended is not None
+    assert all(r.created < first.ended for r in emu.runs(job_id)[1:])
     assert sorted(keys_of(emu, job_id)) == keys  # exactly one run per key
     assert all(r.state == "succeeded" for r in read_ledger(ledger.path).slices)
 
@@ -99,12 +151,17 @@ def test_exhausted_retries_fail_the_slice_and_halt_on_error_stops_launching(
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
     keys = [day(i) for i in range(10)]
     emu.set_outcome(keys[0], result="FAILED", message="boom")
+    emu.set_outcome(keys[1], duration=0.2)  # outlasts the retry delay: the retry comes next
     ledger = make_ledger(root, keys)
 
     assert run(emu, ledger, job_id, max_concurrent=1, retries=1, halt_on_error=True) == "failed"
 
-    # The slot serves the next slice during the retry delay; nothing new after the failure.
-    assert keys_of(emu, job_id) == [keys[0], keys[1], keys[0]]
+    # The slot may serve the next slice during the retry delay (how soon the loop wakes
+    # decides); after the retry's failure nothing new is launched.
+    launched = keys_of(emu, job_id)
+    assert launched in ([keys[0], keys[1], keys[0]], [keys[0], keys[0]])
+    last_failure = emu.runs(job_id)[-1]
+    assert last_failure.result_state == "FAILED" and last_failure.ended is not None
     record = read_ledger(ledger.path).slices[0]
     assert record.state == "failed" and "boom" in record.attempts[-1].error
 
@@ -135,13 +192,20 @@ def test_drain_lets_in_flight_runs_finish_and_resume_completes(
     emu: JobsEmulator, root: Path
 ) -> None:
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
-    emu.default_duration = 0.3
+    emu.hold_runs = True
     keys = [day(i) for i in range(8)]
     ledger = make_ledger(root, keys)
     interrupts = Interrupts()
-    threading.Timer(0.1, interrupts.escalate).start()  # a first Ctrl-C
+    signals = EventSignals()
 
-    assert run(emu, ledger, job_id, interrupts=interrupts, max_concurrent=2) == "interrupted"
+    with in_background(
+        emu, ledger, job_id, events=signals, interrupts=interrupts, max_concurrent=2
+    ) as result:
+        signals.wait("submitted", 2)
+        interrupts.escalate()  # a first Ctrl-C, while both slots hold a running run
+        signals.wait("draining")
+        emu.release()
+        assert result.result(timeout=120) == "interrupted"
 
     assert interrupts.level == DRAIN
     runs = emu.runs(job_id)
@@ -149,20 +213,24 @@ def test_drain_lets_in_flight_runs_finish_and_resume_completes(
     saved = read_ledger(ledger.path)
     assert saved.state == "interrupted" and saved.counts()["succeeded"] == 2
 
-    emu.default_duration = 0.01
     assert run(emu, saved, job_id, max_concurrent=4) == "succeeded"
     assert sorted(keys_of(emu, job_id)) == keys
 
 
 def test_second_interrupt_cancels_in_flight_runs(emu: JobsEmulator, root: Path) -> None:
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
-    emu.default_duration = 5.0
+    emu.hold_runs = True
     keys = [day(i) for i in range(6)]
     ledger = make_ledger(root, keys)
     interrupts = Interrupts()
-    threading.Timer(0.2, interrupts.escalate, kwargs={"level": CANCEL}).start()  # SIGTERM
+    signals = EventSignals()
 
-    assert run(emu, ledger, job_id, interrupts=interrupts, max_concurrent=3) == "interrupted"
+    with in_background(
+        emu, ledger, job_id, events=signals, interrupts=interrupts, max_concurrent=3
+    ) as result:
+        signals.wait("submitted", 3)
+        interrupts.escalate(level=CANCEL)  # SIGTERM
+        assert result.result(timeout=120) == "interrupted"
 
     assert [r.result_state for r in emu.runs(job_id)] == ["CANCELED"] * 3
     saved = read_ledger(ledger.path)

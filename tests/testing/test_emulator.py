@@ -41,7 +41,7 @@ def w(emu: JobsEmulator) -> WorkspaceClient:
 
 
 def wait_for_run(
-    w: WorkspaceClient, run_id: int, *states: RunLifeCycleState, timeout: float = 5.0
+    w: WorkspaceClient, run_id: int, *states: RunLifeCycleState, timeout: float = 60.0
 ) -> Run:
     """Poll runs/get (quickly, unlike the SDK's waiter) until a state in ``states``."""
     wanted = states or (RunLifeCycleState.TERMINATED, RunLifeCycleState.SKIPPED)
@@ -108,13 +108,14 @@ def test_jobs_list_pages_with_next_page_token(emu: JobsEmulator, w: WorkspaceCli
 
 def test_run_goes_running_then_terminated_success(emu: JobsEmulator, w: WorkspaceClient) -> None:
     job_id = emu.create_job("daily", parameters={"backfill_key": "", "env": "dev"})
-    emu.set_outcome("2024-01-01", duration=0.3)
+    emu.set_outcome("2024-01-01", hold=True)  # RUNNING until released, however slow we are
 
     waiter = w.jobs.run_now(job_id, job_parameters={"backfill_key": "2024-01-01"})
     run = w.jobs.get_run(waiter.run_id)
     assert lifecycle(run) == RunLifeCycleState.RUNNING
     assert run.status is not None and run.status.state == RunLifecycleStateV2State.RUNNING
     assert run.end_time == 0 and result(run) is None
+    assert emu.release("2024-01-01") == 1
 
     done = wait_for_run(w, waiter.run_id)
     assert lifecycle(done) == RunLifeCycleState.TERMINATED
@@ -122,7 +123,6 @@ def test_run_goes_running_then_terminated_success(emu: JobsEmulator, w: Workspac
     assert done.status is not None and done.status.termination_details is not None
     assert done.status.termination_details.code == TerminationCodeCode.SUCCESS
     assert done.start_time is not None and done.end_time is not None
-    assert 280 <= done.end_time - done.start_time < 2000
     assert done.run_id == done.number_in_job == done.original_attempt_run_id == waiter.run_id
     assert done.job_id == job_id
     assert done.run_page_url == f"{emu.url}/?o={emu.workspace_id}#job/{job_id}/run/{done.run_id}"
@@ -133,11 +133,31 @@ def test_run_goes_running_then_terminated_success(emu: JobsEmulator, w: Workspac
     assert record.attempt == 1 and record.result_state == "SUCCESS"
 
 
+def test_run_lasts_exactly_its_duration(emu: JobsEmulator, w: WorkspaceClient) -> None:
+    job_id = emu.create_job("daily", parameters={"backfill_key": ""})
+    emu.set_outcome("2024-01-05", duration=0.3)
+    run_id = w.jobs.run_now(job_id, job_parameters={"backfill_key": "2024-01-05"}).run_id
+    done = wait_for_run(w, run_id)
+    assert done.start_time is not None and done.end_time is not None
+    assert 299 <= done.end_time - done.start_time <= 301  # planned, not observed
+
+
 def test_pending_phase_before_running(emu: JobsEmulator, w: WorkspaceClient) -> None:
+    emu.pending_duration = 3600.0
+    stuck = w.jobs.run_now(emu.create_job("pending")).run_id
+    assert lifecycle(w.jobs.get_run(stuck)) == RunLifeCycleState.PENDING
+    w.jobs.cancel_run(stuck)  # cancelled while PENDING: it never ran
+    assert result(w.jobs.get_run(stuck)) == RunResultState.CANCELED
+    assert emu.runs()[0].started is None
+
     emu.pending_duration = 0.15
-    run_id = w.jobs.run_now(emu.create_job("pending")).run_id
-    assert lifecycle(w.jobs.get_run(run_id)) == RunLifeCycleState.PENDING
-    wait_for_run(w, run_id, RunLifeCycleState.RUNNING)
+    emu.hold_runs = True
+    run_id = w.jobs.run_now(emu.create_job("pending-then-running")).run_id
+    wait_for_run(w, run_id, RunLifeCycleState.RUNNING)  # held: it stays RUNNING
+    (_, record) = emu.runs()
+    assert record.started is not None and record.admitted is not None
+    assert record.started - record.admitted == pytest.approx(0.15)
+    emu.release()
     assert result(wait_for_run(w, run_id)) == RunResultState.SUCCESS
 
 
@@ -184,9 +204,11 @@ def test_idempotency_token(emu: JobsEmulator, w: WorkspaceClient) -> None:
 
 
 def test_queue_caps_concurrency_fifo(emu: JobsEmulator, w: WorkspaceClient) -> None:
-    emu.default_duration = 0.25
-    job_id = emu.create_job("capped", max_concurrent_runs=2, queue=True)
-    run_ids = [w.jobs.run_now(job_id).run_id for _ in range(5)]
+    job_id = emu.create_job("capped", parameters=BACKFILL, max_concurrent_runs=2, queue=True)
+    keys = [f"k{i}" for i in range(5)]
+    for key in keys[:2]:
+        emu.set_outcome(key, hold=True)  # both slots busy until released
+    run_ids = [w.jobs.run_now(job_id, job_parameters={"backfill_key": k}).run_id for k in keys]
     states = [lifecycle(w.jobs.get_run(r)) for r in run_ids]
     assert states.count(RunLifeCycleState.RUNNING) == 2
     assert states[2:] == [RunLifeCycleState.QUEUED] * 3
@@ -195,6 +217,9 @@ def test_queue_caps_concurrency_fifo(emu: JobsEmulator, w: WorkspaceClient) -> N
     active = list(w.jobs.list_runs(job_id=job_id, active_only=True))
     assert len(active) == 5
 
+    emu.release("k0")  # k2, k3, k4 run one after another in the freed slot
+    emu.wait_for(lambda runs: runs[4].started is not None, job_id=job_id, what="k4 started")
+    emu.release("k1")
     emu.wait_until_idle()
     assert emu.max_concurrency(job_id) == 2
     assert all(result(w.jobs.get_run(r)) == RunResultState.SUCCESS for r in run_ids)
@@ -206,7 +231,7 @@ def test_queue_caps_concurrency_fifo(emu: JobsEmulator, w: WorkspaceClient) -> N
 
 
 def test_without_queue_extra_runs_are_skipped(emu: JobsEmulator, w: WorkspaceClient) -> None:
-    emu.default_duration = 0.3
+    emu.hold_runs = True  # the first run keeps the only slot
     job_id = emu.create_job("no-queue", max_concurrent_runs=1, queue=False)
     first = w.jobs.run_now(job_id).run_id
     skipped = w.jobs.get_run(w.jobs.run_now(job_id).run_id)
@@ -227,7 +252,7 @@ def test_without_queue_extra_runs_are_skipped(emu: JobsEmulator, w: WorkspaceCli
 
 
 def test_cancel_frees_slot(emu: JobsEmulator, w: WorkspaceClient) -> None:
-    emu.default_duration = 30.0
+    emu.hold_runs = True
     job_id = emu.create_job("cancel", max_concurrent_runs=1)
     running, queued = w.jobs.run_now(job_id).run_id, w.jobs.run_now(job_id).run_id
     assert lifecycle(w.jobs.get_run(queued)) == RunLifeCycleState.QUEUED
@@ -247,7 +272,7 @@ def test_cancel_frees_slot(emu: JobsEmulator, w: WorkspaceClient) -> None:
 
 
 def test_runs_list_paging_and_filters(emu: JobsEmulator, w: WorkspaceClient) -> None:
-    emu.default_duration = 10.0
+    emu.hold_runs = True
     job_id = emu.create_job("many", parameters=BACKFILL, max_concurrent_runs=10)
     other = emu.create_job("other")
     run_ids = [
@@ -345,7 +370,7 @@ def test_dropped_connections_and_idempotency(emu: JobsEmulator, w: WorkspaceClie
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=10)
+        t.join(timeout=60)
     assert len(returned) == 3
 
     assert [r.run_id for r in emu.runs(lost_request)] == [returned[lost_request]]

@@ -13,13 +13,13 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from ._emulator_state import ApiError, JobsModel, JsonDict, invalid
+from ._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
 
 FaultKind = Literal["error", "drop_before", "drop_after"]
 _API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
@@ -30,6 +30,9 @@ _ERROR_CODES = {
 }
 
 _SCIM_ME = "/api/2.0/preview/scim/v2/Me"
+_RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
+
+SubmissionGate = Callable[[list[RunRecord]], bool]
 
 
 @dataclass
@@ -123,6 +126,9 @@ class HttpFrontEnd:
     faults: Counter[str]
     request_log: deque[tuple[str, str]]
     _lock: threading.Lock
+    _changed: threading.Condition  # on _lock; notified whenever the state may have changed
+    _gate: SubmissionGate | None
+    _blocked: int
     _connections: set[socket.socket]
     _fault_config: FaultConfig
     _rng: random.Random
@@ -163,13 +169,29 @@ class HttpFrontEnd:
             return _Reply(status, {"error_code": code, "message": message}, extra)
         if fault is not None and fault[0] == "drop_before":
             return None
+        if method == "POST" and path in _RUN_NOW:
+            self._wait_at_gate()
         try:
             reply = self._route(method, path, query, raw_body, body, authorization)
         except ApiError as err:
             reply = _Reply(err.status, err.body())
         except Exception as err:  # a bug in the emulator: report it, don't hang the client
             reply = _Reply(500, {"error_code": "INTERNAL_ERROR", "message": repr(err)})
+        with self._lock:
+            self._changed.notify_all()
         return None if fault is not None else reply  # "drop_after": applied, answer lost
+
+    def _wait_at_gate(self) -> None:
+        """Hold a ``run-now`` (not yet applied) while the submission gate says so."""
+        with self._lock:
+            while self._gate is not None:
+                self._model.advance(time.monotonic())
+                if not self._gate(self._model.snapshot_runs(None)):
+                    return
+                self._blocked += 1
+                self._changed.notify_all()
+                self._changed.wait()
+                self._blocked -= 1
 
     def _pick_fault(self, method: str, path: str, job_hint: object) -> tuple[FaultKind, int] | None:
         """Choose (kind, status) for this request; the caller holds the lock."""

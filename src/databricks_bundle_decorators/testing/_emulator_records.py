@@ -56,6 +56,7 @@ class Outcome:
     fail_attempts: int = 0
     result: str = "SUCCESS"
     message: str = ""
+    hold: bool = False  # stay RUNNING until ``JobsEmulator.release``
 
 
 @dataclass

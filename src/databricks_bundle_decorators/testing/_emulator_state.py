@@ -17,6 +17,7 @@ around every call.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -54,6 +55,7 @@ class JobsModel:
         self.user_name = user_name
         self.default_duration = 0.05
         self.pending_duration = 0.0
+        self.hold_runs = False  # every run stays RUNNING until released
         self.outcome_parameter = "backfill_key"
         self._jobs: dict[int, JobRecord] = {}
         self._runs: dict[int, RunRecord] = {}
@@ -88,9 +90,31 @@ class JobsModel:
                 run.life_cycle_state = "RUNNING" if now >= run.started else "PENDING"
 
     def next_event(self) -> float | None:
-        """Earliest planned end among active runs (``None`` when idle)."""
+        """Earliest planned end among active runs (``None`` when idle, ``inf`` when held)."""
         ends = [r.planned_end for q in self._queues.values() for r in q.active if r.planned_end]
         return min(ends) if ends else None
+
+    def release(self, key: str | None, now: float) -> int:
+        """End the hold on runs of ``key`` (every key when ``None``); return how many.
+
+        A released run ends now (or when it starts, if still PENDING); later runs of
+        the key are no longer held.
+        """
+        if key is None:
+            self.hold_runs = False
+        self._outcomes = {
+            scope: dataclasses.replace(o, hold=False) if key in (None, scope[1]) else o
+            for scope, o in self._outcomes.items()
+        }
+        released = 0
+        for q in self._queues.values():
+            for run in q.active:
+                if run.planned_end == math.inf and key in (None, run.outcome_key):
+                    assert run.started is not None
+                    run.planned_end = max(now, run.started)
+                    released += 1
+        self.advance(now)
+        return released
 
     def _admit_waiting(self, job_id: int, at: float) -> None:
         job = self._jobs[job_id]
@@ -118,7 +142,7 @@ class JobsModel:
         run.attempt = attempt
         run.admitted = at
         run.started = at + self.pending_duration
-        run.planned_end = run.started + duration
+        run.planned_end = math.inf if outcome.hold or self.hold_runs else run.started + duration
         run.planned_result = result
         run.planned_message = message
         run.life_cycle_state = "PENDING"

@@ -29,6 +29,11 @@ Runs follow real time (``time.monotonic``): QUEUED (waiting for one of the job's
 ``max_concurrent_runs`` slots) -> PENDING (``pending_duration``, default 0) ->
 RUNNING (the per-key duration) -> TERMINATED.  State is computed lazily on access.
 
+Synchronisation (see ``_emulator_sync``): ``wait_for``/``wait_for_runs`` block until a
+condition over the runs holds, held runs stay RUNNING until ``release``, and
+``block_submissions`` parks ``run-now`` requests before they are applied -- tests sync
+on these instead of sleeping.
+
 Fault injection: :meth:`JobsEmulator.set_faults` answers a random fraction of API
 requests with 429/503 + ``Retry-After`` and drops another fraction of connections
 without an answer -- for POSTs either *before* applying the request (request lost)
@@ -54,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
+from ._emulator_sync import SyncControls
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -61,7 +67,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd):
+class JobsEmulator(HttpFrontEnd, SyncControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -84,6 +90,9 @@ class JobsEmulator(HttpFrontEnd):
         self.faults: Counter[str] = Counter()
         self.request_log: deque[tuple[str, str]] = deque(maxlen=10_000)
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._gate = None
+        self._blocked = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
@@ -116,6 +125,7 @@ class JobsEmulator(HttpFrontEnd):
         server, self._server = self._server, None
         if server is None:
             return
+        self.unblock_submissions()  # no handler thread stays parked at the gate
         server.shutdown()
         with self._lock:
             connections = list(self._connections)
@@ -213,6 +223,7 @@ class JobsEmulator(HttpFrontEnd):
         fail_attempts: int = 0,
         result: str = "SUCCESS",
         message: str = "",
+        hold: bool = False,
     ) -> None:
         """Script runs whose ``backfill_key`` job parameter equals ``key``.
 
@@ -220,10 +231,12 @@ class JobsEmulator(HttpFrontEnd):
         ``fail_attempts`` executions end FAILED, later ones end with ``result``
         (SUCCESS, FAILED, TIMEDOUT, CANCELED, SUCCESS_WITH_FAILURES or
         INTERNAL_ERROR) and ``message`` as ``state_message``.  Attempts are counted
-        per job; ``job_id`` restricts the outcome to one job.
+        per job; ``job_id`` restricts the outcome to one job.  ``hold``: the runs stay
+        RUNNING until :meth:`release` (``duration`` counts from nothing then).
         """
+        outcome = Outcome(duration, fail_attempts, result, message, hold)
         with self._lock:
-            self._model.set_outcome(key, job_id, Outcome(duration, fail_attempts, result, message))
+            self._model.set_outcome(key, job_id, outcome)
 
     def set_faults(
         self,
@@ -300,15 +313,7 @@ class JobsEmulator(HttpFrontEnd):
         return peak
 
     def wait_until_idle(self, timeout: float = 10.0) -> None:
-        """Sleep until no run is active any more (raises ``TimeoutError``)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            now = time.monotonic()
-            with self._lock:
-                self._model.advance(now)
-                upcoming = self._model.next_event()
-            if upcoming is None:
-                return
-            if now >= deadline:
-                raise TimeoutError(f"runs still active after {timeout} s")
-            time.sleep(min(max(upcoming - now, 0.001), 0.05, max(deadline - now, 0.001)))
+        """Block until no run is active any more (raises ``TimeoutError``)."""
+        self.wait_for(
+            lambda runs: not any(r.active for r in runs), timeout=timeout, what="no active run"
+        )

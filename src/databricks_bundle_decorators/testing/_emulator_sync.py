@@ -1,0 +1,120 @@
+"""Synchronisation for tests: wait on emulator events instead of sleeping and hoping.
+
+A test that must act "while three runs are in flight" or "before the next submission"
+cannot rely on run durations or sleeps: a loaded machine stretches every interval.
+These controls make such moments exact:
+
+* :meth:`SyncControls.wait_for` blocks until a condition over the runs holds; it wakes
+  on every request the emulator applies and at every planned run end, never polls.
+* Held runs (``set_outcome(key, hold=True)`` or ``hold_runs = True``) stay RUNNING
+  until :meth:`SyncControls.release` ends them.
+* A submission gate (:meth:`SyncControls.block_submissions`) holds ``run-now``
+  requests before they are applied, so a client can be killed or cancelled at an
+  exactly known point; :meth:`SyncControls.unblock_submissions` lets them through.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+
+from ._emulator_http import SubmissionGate
+from ._emulator_state import JobsModel, RunRecord
+
+__all__ = ["SyncControls"]
+
+
+class SyncControls:
+    """Mixed into :class:`~.emulator.JobsEmulator`; every wait has a generous timeout
+    that raises ``TimeoutError`` naming what was awaited, so a broken test fails loudly
+    instead of hanging."""
+
+    _lock: threading.Lock
+    _changed: threading.Condition
+    _gate: SubmissionGate | None
+    _blocked: int
+    _model: JobsModel
+
+    @property
+    def hold_runs(self) -> bool:
+        """When true, every run admitted from now on stays RUNNING until released."""
+        return self._model.hold_runs
+
+    @hold_runs.setter
+    def hold_runs(self, value: bool) -> None:
+        with self._lock:
+            self._model.hold_runs = bool(value)
+
+    def release(self, key: str | None = None) -> int:
+        """End held runs of ``key`` (all keys when ``None``) now; return how many.
+
+        Later runs of the key (all runs, for ``None``) are no longer held.
+        """
+        with self._lock:
+            released = self._model.release(key, time.monotonic())
+            self._changed.notify_all()
+        return released
+
+    def wait_for(
+        self,
+        condition: Callable[[list[RunRecord]], bool],
+        *,
+        job_id: int | None = None,
+        timeout: float = 60.0,
+        what: str = "the awaited condition",
+    ) -> list[RunRecord]:
+        """Block until ``condition(runs)`` holds for the runs (of ``job_id``); return them."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                self._model.advance(now)
+                runs = self._model.snapshot_runs(job_id)
+                if condition(runs):
+                    return runs
+                if now >= deadline:
+                    raise TimeoutError(f"JobsEmulator: {what} not reached in {timeout:g} s")
+                wait = deadline - now
+                upcoming = self._model.next_event()
+                if upcoming is not None and upcoming != math.inf:
+                    wait = min(wait, max(upcoming - now, 0.001))  # a run ends on time
+                self._changed.wait(wait)
+
+    def wait_for_runs(self, count: int, *, job_id: int | None = None) -> list[RunRecord]:
+        """Block until at least ``count`` runs (of ``job_id``) exist; return them all."""
+        return self.wait_for(
+            lambda runs: len(runs) >= count, job_id=job_id, what=f"{count} runs created"
+        )
+
+    def block_submissions(self, when: SubmissionGate | None = None) -> None:
+        """Hold every ``run-now`` request, before it is applied, while ``when(runs)``
+        is true for all runs (always, when ``None``)."""
+        with self._lock:
+            self._gate = when or (lambda runs: True)
+            self._changed.notify_all()
+
+    def unblock_submissions(self) -> None:
+        """Open the gate: held ``run-now`` requests are applied now."""
+        with self._lock:
+            self._gate = None
+            self._changed.notify_all()
+
+    def wait_for_blocked_submissions(self, count: int = 1, *, timeout: float = 60.0) -> None:
+        """Block until ``count`` ``run-now`` requests are waiting at the gate."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._blocked < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"JobsEmulator: {count} blocked submissions not reached in {timeout:g} s"
+                    )
+                self._changed.wait(left)
+
+    @property
+    def blocked_submissions(self) -> int:
+        """How many ``run-now`` requests wait at the gate now."""
+        with self._lock:
+            return self._blocked
