@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup java spark faketime test lint demo bench clean
+.PHONY: setup java spark faketime test lint demo bench soak clean
 
 setup: $(STAMP) java spark
 
@@ -64,7 +64,16 @@ demo: setup
 	$(BIN)/dbxdec status $(DEMO_JOB) --local --start 2024-01-01 --end 2024-01-31
 
 bench: setup
-	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@for script in benchmarks/*.py; do \
+		case $$script in */soak.py) continue;; esac; \
+		echo "== $$script"; $(BIN)/python $$script || exit 1; \
+	done
+
+# The timing-sensitive tests (launch, CLI, emulator, durability) 10 times and the whole
+# suite twice, with every core busy; prints each run and every flake. SOAK_ARGS to tune.
+SOAK_ARGS ?=
+soak: setup faketime
+	$(BIN)/python benchmarks/soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .dbxdec

@@ -1,0 +1,139 @@
+"""Soak: run the timing-sensitive tests again and again with every core busy; report flakes.
+
+A test that passes on an idle laptop and fails on a loaded CI machine throws a day's
+work away. This script loads every core with a busy loop (one process per core, at the
+lowest priority so the tests still get a share), runs the launcher, CLI, emulator and
+durability tests ``--runs`` times and the whole suite ``--full-runs`` times, and prints
+each run's outcome, the tests that failed and how often, and the load average seen.
+
+Usage: python benchmarks/soak.py [--runs 10] [--full-runs 2] [--no-load]
+           [--subset tests/launch tests/cli tests/testing] [-- extra pytest args]
+
+Exit status: 0 when no run failed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SUBSET = ("tests/launch", "tests/cli", "tests/testing")
+# pytest's "FAILED tests/x.py::test_y - ..." / "ERROR tests/x.py::test_y" summary lines.
+FAILED_LINE = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
+TOTALS_LINE = re.compile(r"=+ (.*(?:passed|failed|error).*) in [\d.]+s")
+
+
+def _burn() -> None:  # pragma: no cover - runs in the load processes
+    os.nice(19)
+    while True:
+        pass
+
+
+@contextmanager
+def cpu_load(enabled: bool) -> Iterator[int]:
+    """One busy process per core while inside the block; yields how many."""
+    if not enabled:
+        yield 0
+        return
+    workers = [
+        multiprocessing.Process(target=_burn, daemon=True) for _ in range(os.cpu_count() or 1)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        yield len(workers)
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join()
+
+
+@dataclass
+class RunResult:
+    label: str
+    returncode: int
+    seconds: float
+    totals: str
+    failures: list[str]
+    load: float
+
+
+def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
+    """One pytest run without coverage (timing, not coverage, is what is soaked)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += ["-p", "no:cov", *paths, *extra]
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as log:
+        done = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, check=False)
+        log.seek(0)
+        output = log.read()
+    seconds = time.monotonic() - started
+    totals = TOTALS_LINE.findall(output)
+    failures = [name for _, name in FAILED_LINE.findall(output)]
+    if done.returncode != 0 and not failures:  # collection error, crash, interrupted
+        failures = [f"<pytest exit {done.returncode}: {output.strip().splitlines()[-1:]}>"]
+    return RunResult(
+        label,
+        done.returncode,
+        seconds,
+        totals[-1] if totals else "no summary",
+        failures,
+        os.getloadavg()[0],
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs of the subset (default 10)")
+    parser.add_argument("--full-runs", type=int, default=2, help="runs of the whole suite")
+    parser.add_argument("--subset", nargs="+", default=list(SUBSET), help="the soaked tests")
+    parser.add_argument("--no-load", action="store_true", help="do not load the cores")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args()
+    if args.runs < 0 or args.full_runs < 0:
+        parser.error("--runs and --full-runs must not be negative")
+
+    results: list[RunResult] = []
+    with cpu_load(not args.no_load) as burners:
+        print(f"soak: {burners} busy processes on {os.cpu_count()} cores", flush=True)
+        plan = [(f"subset {i + 1}/{args.runs}", args.subset) for i in range(args.runs)]
+        plan += [(f"suite {i + 1}/{args.full_runs}", []) for i in range(args.full_runs)]
+        for label, paths in plan:
+            result = run_pytest(label, paths, args.pytest_args)
+            results.append(result)
+            verdict = "ok" if result.returncode == 0 else "FAILED"
+            print(
+                f"{label:12} {verdict:6} {result.seconds:7.1f} s  load {result.load:4.1f}  "
+                f"{result.totals}",
+                flush=True,
+            )
+            for name in result.failures:
+                print(f"    {name}", flush=True)
+
+    flaky = Counter(name for result in results for name in result.failures)
+    failed_runs = sum(result.returncode != 0 for result in results)
+    print(f"\nsoak: {len(results)} runs, {failed_runs} failed; {len(flaky)} distinct failures")
+    for name, count in flaky.most_common():
+        print(f"  {count} x {name}")
+    for kind in ("subset", "suite"):
+        times = [r.seconds for r in results if r.label.startswith(kind)]
+        if times:
+            print(f"  {kind}: {len(times)} runs, {min(times):.0f}-{max(times):.0f} s each")
+    return 1 if failed_runs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
