@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-# Property tests draw the same examples on every run (CI must not fail by chance); set
-# HYPOTHESIS_PROFILE=explore to search new examples locally.
-settings.register_profile("deterministic", derandomize=True, database=None)
+# Property tests draw the same examples on every run (CI must not fail by chance) and
+# have no per-example deadline (a loaded machine must not turn slowness into a failure);
+# set HYPOTHESIS_PROFILE=explore to search new examples locally.
+settings.register_profile("deterministic", derandomize=True, database=None, deadline=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
