@@ -1,12 +1,15 @@
 """dbxdec: decorated Spark pipelines for Databricks, built to backfill.
 
 Example:
-    >>> from databricks_bundle_decorators import DailyBackfill, job, task
-    >>> @job(backfill=DailyBackfill(start_date="2024-01-01"))
+    >>> from databricks_bundle_decorators import DailyBackfill, Registry, job, task
+    >>> registry = Registry()  # without registry=, jobs go to default_registry
+    >>> @job(backfill=DailyBackfill(start_date="2024-01-01"), registry=registry)
     ... def sales():
     ...     @task
     ...     def extract(): ...
     ...     extract()
+    >>> registry.names
+    ['sales']
 """
 
 from .backfill import (

@@ -225,8 +225,17 @@ def get_backfill_keys(*, validate: bool = True) -> list[str]:
     ``backfill_exact=true`` disables lookback and gaps.
 
     Example:
-        With ``DailyBackfill("2026-01-01", lookback=2)`` and ``backfill_key=2026-01-08``:
-        ``['2026-01-06', '2026-01-07', '2026-01-08']``.
+        With ``DailyBackfill("2026-01-01", lookback=2)`` and ``backfill_key=2026-01-08``
+        (a run context set by hand, as the runtime sets it for a task run):
+
+        >>> from databricks_bundle_decorators import DailyBackfill
+        >>> from databricks_bundle_decorators.backfill.context import RunContext, run_context
+        >>> context = RunContext(params={"backfill_key": "2026-01-08"},
+        ...                      backfill=DailyBackfill("2026-01-01", lookback=2),
+        ...                      now=datetime(2026, 1, 9, 6, tzinfo=timezone.utc))
+        >>> with run_context(context):
+        ...     get_backfill_keys()
+        ['2026-01-06', '2026-01-07', '2026-01-08']
 
     Raises:
         RuntimeError: as :func:`get_backfill_key`.

@@ -61,14 +61,19 @@ def job(
             ``email_notifications``, ``queue``, ...), passed through.
 
     Example:
+        >>> from databricks_bundle_decorators import DailyBackfill, Registry, task
+        >>> from databricks_bundle_decorators.io_managers import SparkTableIoManager
+        >>> io = SparkTableIoManager("main.sales.raw", partition_column="event_date")
         >>> @job(params={"env": "dev"}, backfill=DailyBackfill("2024-01-01"),
-        ...      schedule="0 0 6 * * ?")
+        ...      schedule="0 0 6 * * ?", registry=Registry())
         ... def sales():
         ...     @task(io_manager=io)
         ...     def extract(): ...
         ...     @task
         ...     def report(data): ...
         ...     report(extract())
+        >>> sales.graph.topological_order(), sales.graph["report"].upstream
+        (['extract', 'report'], ('extract',))
     """
 
     target = registry if registry is not None else default_registry

@@ -53,13 +53,18 @@ def all_partitions(proxy: TaskProxy) -> AllPartitions:
     """Mark an edge so the downstream task reads every partition of ``proxy``.
 
     Example:
-        >>> @job(backfill=DailyBackfill(start_date="2024-01-01"))
+        >>> from databricks_bundle_decorators import DailyBackfill, Registry, job, task
+        >>> from databricks_bundle_decorators.io_managers import SparkTableIoManager
+        >>> io = SparkTableIoManager("main.sales.raw", partition_column="event_date")
+        >>> @job(backfill=DailyBackfill(start_date="2024-01-01"), registry=Registry())
         ... def pipeline():
         ...     @task(io_manager=io)
         ...     def extract(): ...
         ...     @task
         ...     def aggregate(data): ...
         ...     aggregate(all_partitions(extract()))
+        >>> pipeline.graph["aggregate"].inputs
+        (InputEdge(param='data', upstream='extract', all_partitions=True),)
 
     Raises:
         TypeError: ``proxy`` is not the output of a task call inside a job body.

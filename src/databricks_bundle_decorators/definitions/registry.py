@@ -38,6 +38,8 @@ class Registry:
         >>> @registry.job
         ... def nightly():
         ...     ...
+        >>> "nightly" in registry, registry.names
+        (True, ['nightly'])
     """
 
     def __init__(self) -> None:

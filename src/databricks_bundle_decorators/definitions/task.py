@@ -226,13 +226,18 @@ def task(
         **settings: Any other Databricks task setting (``timeout_seconds``, ...).
 
     Example:
-        >>> @job
+        >>> from databricks_bundle_decorators import Registry
+        >>> from databricks_bundle_decorators.io_managers import SparkTableIoManager
+        >>> registry = Registry()
+        >>> @registry.job
         ... def pipeline():
-        ...     @task(io_manager=io)
+        ...     @task(io_manager=SparkTableIoManager("main.shop.orders"))
         ...     def extract(): ...
         ...     @task
         ...     def load(rows): ...
         ...     load(extract())
+        >>> pipeline.graph["load"].inputs
+        (InputEdge(param='rows', upstream='extract', all_partitions=False),)
     """
 
     options = _TaskOptions(name, io_manager, checks, retries, depends_on, settings)

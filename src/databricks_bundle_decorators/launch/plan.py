@@ -5,9 +5,17 @@ nothing here talks to a workspace. Key ranges are inclusive at both ends, like
 ``BackfillDef.keys(start, end)``.
 
 Example:
-    >>> plan = build_plan(job, start="2024-01-01", end="2024-01-05", batch_size=2)
+    >>> from databricks_bundle_decorators import DailyBackfill, Registry, job, task
+    >>> @job(backfill=DailyBackfill("2024-01-01"), registry=Registry())
+    ... def nightly():
+    ...     @task
+    ...     def load(): ...
+    ...     load()
+    >>> plan = build_plan(nightly, start="2024-01-01", end="2024-01-05", batch_size=2)
     >>> [s.label for s in plan.slices]
     ['2024-01-01..2024-01-02', '2024-01-03..2024-01-04', '2024-01-05']
+    >>> plan.parameters(plan.slices[0])  # a ranged run names its last key and its first
+    {'backfill_key': '2024-01-02', 'backfill_start_key': '2024-01-01', 'backfill_exact': 'false'}
 """
 
 from __future__ import annotations

@@ -9,12 +9,13 @@ IoManager whose ``evaluates_checks`` is true counts the checks' metrics in its o
 messages come from here.
 
 Example:
-    >>> TaskChecks("clean", (MinRowCount(1),)).judge(
+    >>> from databricks_bundle_decorators.runtime.checks import MinRowCount
+    >>> TaskChecks("clean", (MinRowCount(1),)).judge(  # doctest: +NORMALIZE_WHITESPACE
     ...     {"2024-01-01": {ROWS_METRIC: 3}}, keys=["2024-01-01", "2024-01-02"],
     ...     frame=lambda: None)
     Traceback (most recent call last):
-    CheckFailed: task 'clean': check min_row_count(1) failed for key 2024-01-02: 0 rows,
-    expected at least 1
+    databricks_bundle_decorators.runtime.errors.CheckFailed: task 'clean': check
+    min_row_count(1) failed for key 2024-01-02: 0 rows, expected at least 1
 """
 
 from __future__ import annotations

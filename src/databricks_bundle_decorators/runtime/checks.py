@@ -9,12 +9,17 @@ check holds per slice: a ranged run of 30 keys checks each of the 30 keys, and a
 with no rows counts as a slice with 0 rows.
 
 Example:
+    >>> from databricks_bundle_decorators import task
+    >>> from databricks_bundle_decorators.io_managers import SparkTableIoManager
     >>> @task(
     ...     io_manager=SparkTableIoManager("main.sales.clean", partition_column="event_date"),
     ...     checks=[MinRowCount(100), MaxNullFraction("customer_id", 0.01), Unique("order_id"),
     ...             Expect("amount >= 0")],
     ... )
     ... def clean(raw): ...
+    >>> [check.name for check in clean.checks]  # doctest: +NORMALIZE_WHITESPACE
+    ['min_row_count(100)', 'max_null_fraction(customer_id, 0.01)', 'unique(order_id)',
+     'expect(amount >= 0)']
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ class LazySession:
     never starts a JVM.
 
     Example:
-        >>> session = LazySession(local_spark_session)
+        >>> from databricks_bundle_decorators.runtime.spark import local_spark_session
+        >>> session = LazySession(local_spark_session)  # no JVM yet
         >>> session.started
         False
     """

@@ -12,9 +12,18 @@ def get_written_keys() -> list[str]:
     Spark table IoManager rejects rows outside them.
 
     Example:
-        With ``DailyBackfill("2024-01-01", lookback=2)`` and ``backfill_key=2024-01-08``:
-        ``get_backfill_keys()`` is ``['2024-01-06', '2024-01-07', '2024-01-08']`` and
-        ``get_written_keys()`` is ``['2024-01-08']``.
+        With ``DailyBackfill("2024-01-01", lookback=2)`` and ``backfill_key=2024-01-08``
+        (a run context set by hand, as the runtime sets it for a task run):
+
+        >>> from datetime import datetime, timezone
+        >>> from databricks_bundle_decorators import DailyBackfill, get_backfill_keys
+        >>> from databricks_bundle_decorators.backfill.context import RunContext, run_context
+        >>> context = RunContext(params={"backfill_key": "2024-01-08"},
+        ...                      backfill=DailyBackfill("2024-01-01", lookback=2),
+        ...                      now=datetime(2024, 1, 9, 6, tzinfo=timezone.utc))
+        >>> with run_context(context):
+        ...     get_backfill_keys(), get_written_keys()
+        (['2024-01-06', '2024-01-07', '2024-01-08'], ['2024-01-08'])
 
     Raises:
         RuntimeError: outside a task run, or the key cannot be derived.
