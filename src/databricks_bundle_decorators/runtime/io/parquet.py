@@ -117,12 +117,13 @@ class _LocalStagedWrite(StagedWrite):
             if column is None:
                 _swap(self._staging, path)
             else:
+                # Every key is named before the first swap: a refused key writes nothing.
+                cleared = [path / _partition_folder(column, key) for key in request.cleared_keys]
                 path.mkdir(exist_ok=True)
                 for folder in sorted(self._staging.iterdir()):
                     if folder.is_dir() and folder.name.startswith(f"{column}="):
                         _swap(folder, path / folder.name)
-                for key in request.cleared_keys:
-                    target = path / _partition_folder(column, key)
+                for target in cleared:
                     if target.is_dir():
                         shutil.rmtree(target)
             if meta != wanted or not (path / META_FILE).is_file():
@@ -178,7 +179,11 @@ def _read_meta(path: Path) -> dict[str, Any] | None:
         return None
     except (OSError, ValueError) as exc:
         raise TaskRunError(f"cannot read {path / META_FILE}: {exc}") from None
-    return loaded if isinstance(loaded, dict) else None
+    if not isinstance(loaded, dict):  # ignoring it would skip the schema check
+        raise TaskRunError(
+            f"cannot read {path / META_FILE}: expected a JSON object, got {type(loaded).__name__}"
+        )
+    return loaded
 
 
 def _check_compatible(
