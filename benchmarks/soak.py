@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 SUBSET = ("tests/launch", "tests/cli", "tests/testing")
 # pytest's "FAILED tests/x.py::test_y - ..." / "ERROR tests/x.py::test_y" summary lines.
 FAILED_LINE = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
-TOTALS_LINE = re.compile(r"=+ (.*(?:passed|failed|error).*) in [\d.]+s")
+TOTALS_LINE = re.compile(r"^(?:=+ )?(\d+ (?:passed|failed|errors?)\b.*?) in [\d.]+s", re.MULTILINE)
+LOGS = Path(tempfile.gettempdir()) / "dbxdec-soak"
 
 
 def _burn() -> None:  # pragma: no cover - runs in the load processes
@@ -69,6 +70,7 @@ class RunResult:
     totals: str
     failures: list[str]
     load: float
+    log: Path | None
 
 
 def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
@@ -85,6 +87,11 @@ def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
     failures = [name for _, name in FAILED_LINE.findall(output)]
     if done.returncode != 0 and not failures:  # collection error, crash, interrupted
         failures = [f"<pytest exit {done.returncode}: {output.strip().splitlines()[-1:]}>"]
+    kept = None
+    if done.returncode != 0:  # keep the whole output of a failed run for the post-mortem
+        LOGS.mkdir(exist_ok=True)
+        kept = LOGS / f"{label.replace(' ', '-').replace('/', 'of')}-{os.getpid()}.log"
+        kept.write_text(output)
     return RunResult(
         label,
         done.returncode,
@@ -92,6 +99,7 @@ def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
         totals[-1] if totals else "no summary",
         failures,
         os.getloadavg()[0],
+        kept,
     )
 
 
@@ -122,6 +130,8 @@ def main() -> int:
             )
             for name in result.failures:
                 print(f"    {name}", flush=True)
+            if result.log is not None:
+                print(f"    output: {result.log}", flush=True)
 
     flaky = Counter(name for result in results for name in result.failures)
     failed_runs = sum(result.returncode != 0 for result in results)
