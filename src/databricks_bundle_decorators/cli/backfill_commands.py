@@ -118,9 +118,23 @@ def _keys(value: str | None) -> tuple[str, ...]:
     return keys
 
 
-def _launch(prepared: PreparedBackfill, as_json: bool) -> None:
+_ALL_DONE = "nothing to run: every selected key is already done"
+
+
+def _nothing_to_run(request: BackfillRequest) -> str:
+    """Why a plan is empty, in the terms of the selection that emptied it."""
+    if request.catchup:
+        return "nothing to run: every selected key has succeeded or is running"
+    if request.rerun == "failed":
+        return "nothing to run: no selected key's latest run failed"
+    if request.rerun == "missing":
+        return "nothing to run: every selected key has run before"
+    return _ALL_DONE
+
+
+def _launch(prepared: PreparedBackfill, as_json: bool, nothing: str = _ALL_DONE) -> None:
     if not prepared.ledger.slices:
-        message = "nothing to run: every selected key is already done"
+        message = nothing
         if as_json:
             click.echo(json.dumps({"event": "summary", "state": "succeeded", "message": message}))
         else:
@@ -130,9 +144,11 @@ def _launch(prepared: PreparedBackfill, as_json: bool) -> None:
     if summary.exit_code == 130:
         raise BackfillInterrupted(f"backfill interrupted; resume with: {summary.resume_command}")
     if summary.exit_code:
-        failed = len(summary.failed)
-        hint = summary.rerun_command or summary.resume_command
-        raise BackfillFailed(f"{failed} of {summary.counts.total} runs failed; rerun: {hint}")
+        counts = summary.counts
+        # after a halt some slices never ran: only --resume runs them with the failed ones
+        rerun = None if counts.remaining else summary.rerun_command
+        hint = rerun or summary.resume_command
+        raise BackfillFailed(f"{counts.failed} of {counts.total} runs failed; rerun: {hint}")
 
 
 def _print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
@@ -284,7 +300,7 @@ def _plan_and_launch(request: BackfillRequest, kw: dict[str, Any], *, dry_run: b
     if dry_run:
         _print_plan(prepared, kw["as_json"])
         return
-    _launch(prepared, kw["as_json"])
+    _launch(prepared, kw["as_json"], _nothing_to_run(request))
 
 
 @click.command("backfills")
@@ -316,7 +332,9 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
         click.echo("No backfills yet.")
         return
     table = Table()
-    for column in ("id", "job", "backend", "state", "succeeded", "failed", "runs"):
+    # the id is what --resume takes: never cut or wrapped
+    table.add_column("id", no_wrap=True, min_width=max(len(ledger.id) for ledger in ledgers))
+    for column in ("job", "backend", "state", "succeeded", "failed", "runs"):
         table.add_column(column)
     for row in rows:
         table.add_row(
@@ -325,7 +343,7 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
             str(row["failed"]),
             str(row["runs"]),
         )
-    Console().print(table)
+    Console(width=200 if not sys.stdout.isatty() else None).print(table)
 
 
 @click.command("status")

@@ -187,7 +187,10 @@ class DatabricksBackend:
         except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
             raise SubmitRejected(_one_line(exc), fatal=True) from None
         except (BadRequest, InvalidParameterValue, NotFound) as exc:
-            raise SubmitRejected(_one_line(exc)) from None
+            message = _one_line(exc)
+            # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
+            gone = message.startswith(f"Job {self.job_id} does not exist")
+            raise SubmitRejected(message, fatal=gone) from None
         return Submitted(str(waiter.run_id))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:

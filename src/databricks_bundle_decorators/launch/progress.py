@@ -68,7 +68,9 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
             "slowest: " + ", ".join(f"{label} {_duration(s)}" for label, s in slowest)
         )
     for failed in summary.failed:
-        where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
+        where = ""
+        if failed.run_id:  # a rejected submission started no run
+            where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
         lines.append(f"  FAILED {failed.label}: {failed.error or 'no error message'}{where}")
     if summary.rerun_command:
         lines.append(f"Rerun the failed keys: {summary.rerun_command}")
