@@ -1,5 +1,6 @@
-"""``dbxdec backfill``, ``catchup``, ``backfills`` and ``status``: thin wrappers over
-:mod:`databricks_bundle_decorators.launch`."""
+"""``dbxdec backfill`` and ``catchup``: thin wrappers over
+:mod:`databricks_bundle_decorators.launch` (``backfills`` and ``status`` live in
+:mod:`.report_commands`)."""
 
 from __future__ import annotations
 
@@ -25,17 +26,14 @@ from ..launch.launcher import (
     prepare_resume,
     run_backfill,
 )
-from ..launch.ledger import list_ledgers, write_atomically
 from ..launch.plan import ORDERS
 from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
-from ..launch.status import job_history, partition_grid
-from ..launch.status_grid import grid_html, grid_table
 from .options import load_project, parse_params, pipelines_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _connection_options(fn: F) -> F:
+def connection_options(fn: F) -> F:
     for decorator in reversed(
         [
             click.option("--local", is_flag=True, help="Run on the embedded local Spark."),
@@ -228,7 +226,7 @@ _PLAN_ONLY = ("start", "end", "keys_text", "batch_size", "exact", "final_sync", 
 @click.option("--param", multiple=True, metavar="NAME=VALUE", help="Job parameter (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
-@_connection_options
+@connection_options
 @_pacing_options
 @pipelines_option
 def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw: Any) -> None:
@@ -279,7 +277,7 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @click.option("--param", multiple=True, metavar="NAME=VALUE", help="Job parameter (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
-@_connection_options
+@connection_options
 @_pacing_options
 @pipelines_option
 def catchup_command(job: str, dry_run: bool, **kw: Any) -> None:
@@ -303,92 +301,7 @@ def _plan_and_launch(request: BackfillRequest, kw: dict[str, Any], *, dry_run: b
     _launch(prepared, kw["as_json"], _nothing_to_run(request))
 
 
-@click.command("backfills")
-@click.option("--job", metavar="JOB", help="Only backfills of JOB.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output.")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None)
-def backfills_command(job: str | None, as_json: bool, project: Path | None) -> None:
-    """List the backfills recorded under .dbxdec/backfills/, newest first."""
-    ledgers = list_ledgers(find_root(project), job)
-    rows = []
-    for ledger in ledgers:
-        counts = ledger.counts()
-        rows.append(
-            {
-                "id": ledger.id,
-                "job": ledger.job,
-                "backend": ledger.backend.kind,
-                "state": ledger.state,
-                "runs": len(ledger.slices),
-                "succeeded": counts["succeeded"],
-                "failed": counts["failed"],
-                "created_at": ledger.created_at,
-            }
-        )
-    if as_json:
-        click.echo(json.dumps(rows))
-        return
-    if not rows:
-        click.echo("No backfills yet.")
-        return
-    table = Table()
-    # the id is what --resume takes: never cut or wrapped
-    table.add_column("id", no_wrap=True, min_width=max(len(ledger.id) for ledger in ledgers))
-    for column in ("job", "backend", "state", "succeeded", "failed", "runs"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            *(str(row[c]) for c in ("id", "job", "backend", "state")),
-            str(row["succeeded"]),
-            str(row["failed"]),
-            str(row["runs"]),
-        )
-    Console(width=200 if not sys.stdout.isatty() else None).print(table)
-
-
-@click.command("status")
-@click.argument("job")
-@click.option("--start", metavar="KEY", help="First key (inclusive).")
-@click.option("--end", metavar="KEY", help="Last key (inclusive).")
-@click.option(
-    "--html",
-    "html_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the grid as a standalone HTML page.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
-@_connection_options
-@pipelines_option
-def status_command(
-    job: str, start: str | None, end: str | None, html_file: Path | None, as_json: bool, **kw: Any
-) -> None:
-    """Partition health of JOB: one cell per key (succeeded, failed, running, missing).
-
-    From the workspace's run history (job_parameters on runs), or with --local from
-    the local backfill ledgers. Daily keys are drawn as a calendar.
-    """
-    config, registry = load_project(kw["project"], kw["pipelines"])
-    definition = registry.get(job)
-    connection = Connection(
-        local=kw["local"],
-        target=kw["target"],
-        job_id=kw["job_id"],
-        profile=kw["profile"],
-        host=kw["host"],
-    )
-    history = job_history(definition, connection, root=config.root)
-    grid = partition_grid(definition, history, start=start, end=end)
-    if html_file is not None:
-        write_atomically(html_file, grid_html(grid))
-    if as_json:
-        click.echo(json.dumps({"job": job, "states": dict(grid.states)}))
-        return
-    Console().print(grid_table(grid))
-    if html_file is not None:
-        click.echo(f"Wrote {html_file}")
-
-
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
-    for command in (backfill_command, catchup_command, backfills_command, status_command):
+    for command in (backfill_command, catchup_command):
         group.add_command(command)
