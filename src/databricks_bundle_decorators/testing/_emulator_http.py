@@ -1,7 +1,8 @@
 """The HTTP front end of :class:`~.emulator.JobsEmulator`: server, routing, faults.
 
 Requests are parsed here, faults are injected here, and everything else is handed to
-the in-memory :class:`~._emulator_state.JobsModel`.
+the in-memory :class:`~._emulator_state.JobsModel` (Jobs API) or
+:class:`~._emulator_workspace.WorkspaceModel` (Workspace API).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from ._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
+from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
+from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
 
 FaultKind = Literal["error", "drop_before", "drop_after"]
 _API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
@@ -38,7 +41,7 @@ SubmissionGate = Callable[[list[RunRecord]], bool]
 @dataclass
 class _Reply:
     status: int
-    body: JsonDict
+    body: JsonDict | bytes  # bytes: a raw answer (a workspace file's content)
     headers: tuple[tuple[str, str], ...] = ()
 
 
@@ -101,14 +104,19 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         reply = self.server.emulator._dispatch(
-            self.command, self.path, self.headers.get("Authorization"), body
+            self.command,
+            self.path,
+            self.headers.get("Authorization"),
+            body,
+            self.headers.get("Content-Type"),
         )
         if reply is None:  # dropped: close the socket without answering
             self.close_connection = True
             return
-        payload = json.dumps(reply.body).encode()
+        raw = isinstance(reply.body, bytes)
+        payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/octet-stream" if raw else "application/json")
         self.send_header("Content-Length", str(len(payload)))
         for name, value in reply.headers:
             self.send_header(name, value)
@@ -134,6 +142,7 @@ class HttpFrontEnd:
     _rng: random.Random
     _scripted: list[_ScriptedFault]
     _model: JobsModel
+    _workspace: WorkspaceModel
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
         with self._lock:
@@ -143,13 +152,20 @@ class HttpFrontEnd:
                 self._connections.discard(conn)
 
     def _dispatch(
-        self, method: str, raw_path: str, authorization: str | None, raw_body: bytes
+        self,
+        method: str,
+        raw_path: str,
+        authorization: str | None,
+        raw_body: bytes,
+        content_type: str | None = None,
     ) -> _Reply | None:
         split = urlsplit(raw_path)
         path = split.path
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         body: object = None
-        if raw_body:
+        if raw_body and (content_type or "").startswith("multipart/form-data"):
+            body = parse_form(content_type or "", raw_body)  # workspace.upload
+        elif raw_body:
             try:
                 body = json.loads(raw_body)
             except ValueError:
@@ -234,8 +250,14 @@ class HttpFrontEnd:
         if path == _SCIM_ME and method == "GET":
             name = self._model.user_name
             return _Reply(200, {"id": "1", "userName": name, "displayName": name, "active": True})
-        endpoint = next((path[len(p) :] for p in _API_PREFIXES if path.startswith(p)), None)
-        if endpoint is None or (method, endpoint) not in _ENDPOINTS:
+        workspace = path.startswith(WORKSPACE_PREFIX)
+        endpoint = (
+            path[len(WORKSPACE_PREFIX) :]
+            if workspace
+            else next((path[len(p) :] for p in _API_PREFIXES if path.startswith(p)), None)
+        )
+        known = WORKSPACE_ENDPOINTS if workspace else _ENDPOINTS
+        if endpoint is None or (method, endpoint) not in known:
             return _Reply(
                 404,
                 {
@@ -255,6 +277,9 @@ class HttpFrontEnd:
             params: Mapping[str, Any] = body if isinstance(body, dict) else {}
         else:
             params = query
+        if workspace:
+            with self._lock:
+                return _Reply(200, self._workspace.handle(method, endpoint, params))
         model, now = self._model, time.monotonic()
         with self._lock:
             if endpoint == "create":

@@ -19,8 +19,10 @@ Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
 ``GET /.well-known/databricks-config`` (the SDK's host-metadata probe, sent when a
 ``Config`` is built), ``GET jobs/list``, ``GET jobs/get``, ``POST jobs/create``,
 ``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/list``,
-``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all`` and ``GET
-/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``).  Errors use the
+``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
+/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``) and the
+Workspace API's files and folders (``/api/2.0/workspace/get-status``, ``import``,
+``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``).  Errors use the
 ``{"error_code", "message"}`` body the SDK maps onto its typed exceptions (unknown
 job -> 400 ``INVALID_PARAMETER_VALUE`` "Job N does not exist.", which the SDK turns
 into ``ResourceDoesNotExist`` on ``jobs/get`` and ``InvalidParameterValue`` elsewhere).
@@ -60,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 from ._emulator_sync import SyncControls
+from ._emulator_workspace import WorkspaceModel
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -102,6 +105,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         self.url = ""
         self._model = JobsModel(base_url="", workspace_id=workspace_id, user_name=user_name)
         self._model.outcome_parameter = outcome_parameter
+        self._workspace = WorkspaceModel(lambda: int(time.time() * 1000), user_name)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -287,6 +291,16 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         with self._lock:
             self._model.advance(time.monotonic())
             return self._model.snapshot_runs(job_id)
+
+    def workspace_files(self, under: str = "/") -> dict[str, bytes]:
+        """The workspace's files and notebooks under the folder ``under``: path -> content."""
+        with self._lock:
+            return self._workspace.files(under)
+
+    def put_workspace_file(self, path: str, content: bytes) -> None:
+        """Write a workspace file (creating its folders) as if someone had imported it."""
+        with self._lock:
+            self._workspace.put(path, content)
 
     def timeline(self, job_id: int | None = None) -> list[tuple[float, float, int]]:
         """``(start, end, run_id)`` RUNNING intervals (monotonic seconds), by start.
