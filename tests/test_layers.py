@@ -1,7 +1,8 @@
 """Imports flow down the layers; a module never imports a layer below its own.
 
 Order: backfill (pure values, no other layer) -> definitions -> bundle -> runtime ->
-launch -> cli -> testing. ``errors`` and the thin public modules sit outside the layers.
+launch -> cli -> testing. ``errors``, ``atomic`` and the thin public modules sit outside the
+layers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "databricks_bundle_decorators"
 ORDER = ["backfill", "definitions", "bundle", "runtime", "launch", "cli", "testing"]
-SHARED = {"errors"}
+SHARED = {"errors", "atomic"}
 
 
 def _layer_imports(source: str, layer_depth: int) -> set[str]:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from databricks_bundle_decorators.atomic import write_atomically
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.launch.ledger import (
     Attempt,
@@ -20,7 +21,6 @@ from databricks_bundle_decorators.launch.ledger import (
     ledger_observations,
     list_ledgers,
     load_ledger,
-    write_atomically,
 )
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 

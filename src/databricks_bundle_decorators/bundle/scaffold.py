@@ -23,7 +23,7 @@ from .framework_wheel import (
     wheel_version,
     write_framework_wheel,
 )
-from .yaml_files import write_atomically
+from .yaml_files import write_if_changed
 
 Compute = Literal["serverless", "classic"]
 COMPUTE_CHOICES: tuple[Compute, ...] = ("serverless", "classic")
@@ -165,7 +165,7 @@ def init_project(
     for relative, text in plan.items():
         path = destination / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text)
+        write_if_changed(path, text)
         written.append(path)
     written.append(copied)
     return written

@@ -11,9 +11,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..atomic import write_atomically
 from ..bundle.project import find_root
 from ..launch.launcher import Connection
-from ..launch.ledger import list_ledgers, write_atomically
+from ..launch.ledger import list_ledgers
 from ..launch.status import job_history, partition_grid
 from ..launch.status_grid import grid_html, grid_table
 from .backfill_commands import connection_options

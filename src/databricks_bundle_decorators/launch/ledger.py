@@ -9,19 +9,17 @@ which the Jobs API answers with the run it already created.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
 import secrets
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ..atomic import write_atomically
 from ..backfill.wire import keys_label
 from ..errors import UsageError, did_you_mean
 from .history import ObservedState, RunObservation
@@ -283,29 +281,6 @@ def _slice_json(record: SliceRecord) -> dict[str, Any]:
         "parameters": dict(record.parameters),
         "attempts": [asdict(a) for a in record.attempts],
     }
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so readers see the old or the new file, never half."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def load_ledger(root: Path, backfill_id: str) -> Ledger:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomically
 from ..definitions.task_values import check_task_value
 from ..errors import UsageError
 
@@ -42,15 +41,7 @@ class LocalTaskValueStore:
         check_task_value(key, value)
         values = self._load(task_key)
         values[key] = value
-        self.folder.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(values, out, allow_nan=False, sort_keys=True)
-            os.replace(temp, self._file(task_key))
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_atomically(self._file(task_key), json.dumps(values, allow_nan=False, sort_keys=True))
 
     def get(self, task_key: str, key: str, default: Any = _MISSING) -> Any:
         """The value task ``task_key`` set, or ``default``.

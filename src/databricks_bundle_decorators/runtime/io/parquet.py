@@ -10,13 +10,13 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
+from ...atomic import write_atomically
 from ..errors import TaskRunError
 from ..predicates import quote_identifier
 from .formats import StagedWrite, TableFormat, TableRef, WriteRequest, schema_difference
@@ -127,7 +127,7 @@ class _LocalStagedWrite(StagedWrite):
                     if target.is_dir():
                         shutil.rmtree(target)
             if meta != wanted or not (path / META_FILE).is_file():
-                _write_json_atomic(path / META_FILE, wanted)
+                write_atomically(path / META_FILE, json.dumps(wanted, indent=1, sort_keys=True))
 
     def discard(self) -> None:
         shutil.rmtree(self._staging, ignore_errors=True)
@@ -201,14 +201,3 @@ def _check_compatible(
             f"the output schema differs from table {table.name} ({difference}); "
             f"nothing was written. Delete {table.path} to rebuild the table with the new schema"
         )
-
-
-def _write_json_atomic(target: Path, document: dict[str, Any]) -> None:
-    handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(document, out, indent=1, sort_keys=True)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -1,0 +1,53 @@
+"""Whole-file replacement: a reader sees the old file or the new one, never half of one.
+
+Outside the layers (like :mod:`.errors`): the ledger, generated YAML, task values and
+table metadata all write through :func:`write_atomically`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) in one step.
+
+    The text goes to a temporary file in the same folder, is flushed to disk and renamed
+    over ``path``; then the folder is synced so the rename survives a crash. A missing
+    folder is created.
+
+    Args:
+        path: The file to replace.
+        text: Its new content.
+        mode: Permission bits of the new file (``0o600``, as ``mkstemp`` creates it,
+            when omitted).
+
+    Raises:
+        OSError: the folder cannot be created or written (a full disk, a read-only file
+            system, a file where the folder should be); ``path`` is left as it was and
+            no temporary file stays behind.
+    """
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
