@@ -8,14 +8,13 @@ idempotent: a slice's partitions are replaced, not appended).
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..definitions import Registry
-from ..runtime.local import JobRunResult, run_job_locally
+from ..runtime.local import JobRunResult, new_run_id, run_job_locally
 from ..runtime.sources import check_local_sources
 from .backends import RunStatus, SubmitRequest, Submitted
 
@@ -43,7 +42,6 @@ class LocalBackend:
         self._runs: dict[str, Future[JobRunResult]] = {}
         self._by_token: dict[str, str] = {}
         self._cancelled: set[str] = set()
-        self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
     def submit(self, request: SubmitRequest) -> Submitted:
@@ -51,14 +49,14 @@ class LocalBackend:
             existing = self._by_token.get(request.token)
             if existing is not None:
                 return Submitted(existing)
-            run_id = f"local-{next(self._numbers)}"
+            run_id = new_run_id()  # the id its Delta commits carry, recorded in the ledger
             self._by_token[request.token] = run_id
-            self._runs[run_id] = self._pool.submit(self._run, dict(request.parameters))
+            self._runs[run_id] = self._pool.submit(self._run, dict(request.parameters), run_id)
         return Submitted(run_id)
 
-    def _run(self, parameters: dict[str, str]) -> JobRunResult:
+    def _run(self, parameters: dict[str, str], run_id: str) -> JobRunResult:
         return run_job_locally(
-            self.registry, self.job_name, params=parameters, warehouse=self.warehouse
+            self.registry, self.job_name, params=parameters, warehouse=self.warehouse, run_id=run_id
         )
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:

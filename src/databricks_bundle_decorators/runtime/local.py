@@ -91,6 +91,7 @@ def run_job_locally(
     on_event: Callable[[TaskEvent], None] | None = None,
     state_dir: Path | None = None,
     now: datetime | None = None,
+    run_id: str | None = None,
 ) -> JobRunResult:
     """Run one job run (one slice, or a ranged run) in dependency order, in-process.
 
@@ -111,6 +112,9 @@ def run_job_locally(
         now: The run's logical time (default: now, when the run starts); pinned once,
             as ``backfill_run_time``, unless ``params`` give one. Every task of the run
             resolves its keys from it.
+        run_id: The run's id (default: :func:`new_run_id`): its Delta commits carry it,
+            so the caller that records it (a backfill's ledger) knows which commits
+            are the run's.
 
     Raises:
         UsageError: unknown job, task or parameter, or a bad key (nothing runs).
@@ -122,7 +126,7 @@ def run_job_locally(
     selected = _select(order, tasks, job_name)
     check_local_sources(job, warehouse)  # before Spark starts
     prepare_local_spark()  # a session task code creates itself is a Delta one too
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
     environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
     key_tuple = keys.written if keys is not None else ()

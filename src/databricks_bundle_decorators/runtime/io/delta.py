@@ -2,10 +2,12 @@
 
 A commit is one ``replaceWhere`` overwrite over the run's keys, so a ranged run replaces
 all its keys in a single Delta commit, and a retried attempt of the same run never
-commits twice (``txnAppId``/``txnVersion``). On Databricks the table is addressed by its
-catalog name (``saveAsTable``); locally by its folder (``save(path)``), because
-open-source Spark keeps Delta tables only in ``spark_catalog``. Everything else (the
-options of the write, the schema check, the idempotence) is the same.
+commits twice (``txnAppId``/``txnVersion``); the commit's ``userMetadata`` repeats the
+id, so ``DESCRIBE HISTORY`` tells which run wrote each version (``dbxdec backfill undo``
+reads it). On Databricks the table is addressed by its catalog name (``saveAsTable``);
+locally by its folder (``save(path)``), because open-source Spark keeps Delta tables only
+in ``spark_catalog``. Everything else (the options of the write, the schema check, the
+idempotence) is the same.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class _DeltaStagedWrite(StagedWrite):
         if request.transaction is not None:
             app_id, version = request.transaction
             writer = writer.option("txnAppId", app_id).option("txnVersion", str(version))
+            # the same id in DESCRIBE HISTORY: which run wrote which version (undo reads it)
+            writer = writer.option("userMetadata", app_id)
         try:
             if self._table.path is not None:
                 writer.save(str(self._table.path))

@@ -73,6 +73,19 @@ class TableName:
         return warehouse / self.catalog / self.schema / self.table
 
 
+COMMIT_ID_PREFIX = "dbxdec:"
+
+
+def commit_identity(job_name: str, task_key: str, run_id: str) -> str:
+    """Who wrote a commit: Delta's ``txnAppId`` and the commit's ``userMetadata``.
+
+    Example:
+        >>> commit_identity("sales", "clean", "550315892394120-0")
+        'dbxdec:sales:clean:550315892394120-0'
+    """
+    return f"{COMMIT_ID_PREFIX}{job_name}:{task_key}:{run_id}"
+
+
 class SparkTableIoManager(IoManager):
     """Stores a task's Spark ``DataFrame`` output in a table partitioned by backfill key.
 
@@ -166,7 +179,7 @@ class SparkTableIoManager(IoManager):
         run_id = context.environment.run_id
         if not run_id:
             return None
-        return (f"dbxdec:{context.job_name}:{context.task_key}:{run_id}", 0)
+        return (commit_identity(context.job_name, context.task_key, run_id), 0)
 
     # -- predicates --------------------------------------------------------------
 
