@@ -13,7 +13,14 @@ import click
 
 from .. import __version__
 from ..errors import DbxdecError
-from . import backfill_commands, bundle_commands, report_commands, run_commands, setup_commands
+from . import (
+    backfill_commands,
+    bundle_commands,
+    report_commands,
+    run_commands,
+    setup_commands,
+    undo_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,6 +43,7 @@ def cli() -> None:
 bundle_commands.register(cli)
 run_commands.register(cli)
 backfill_commands.register(cli)
+undo_commands.register(cli)  # `backfill` becomes a group: `backfill undo ID` beside it
 report_commands.register(cli)
 setup_commands.register(cli)
 

@@ -1,0 +1,131 @@
+"""``dbxdec backfill undo ID``, and the ``backfill`` group that holds it beside the
+launcher command (``dbxdec backfill JOB ...``, ``dbxdec backfill --resume ID``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..bundle.project import find_root
+from ..launch.undo import prepare_undo
+from ..runtime.undo import UndoRefused
+from .options import load_project, pipelines_option
+
+_DEFAULT = "\0job"
+"""The launcher command's name inside the group: no argument a user types can equal it."""
+
+
+class BackfillGroup(click.Group):
+    """``backfill``: a subcommand when the first argument names one (``undo``), else the
+    launcher command with every argument as given.
+
+    So ``dbxdec backfill sales --start A --end B`` and ``dbxdec backfill --resume ID`` keep
+    working, and ``dbxdec backfill undo ID`` is the undo command. A job literally named
+    like a subcommand is reached with an option before its name:
+    ``dbxdec backfill --start A --end B undo``.
+
+    Example:
+        >>> group = BackfillGroup(click.Command("backfill"), [click.Command("undo")])
+        >>> sorted(group.commands)
+        ['undo']
+    """
+
+    def __init__(self, default: click.Command, subcommands: list[click.Command]) -> None:
+        super().__init__(
+            default.name,
+            commands=subcommands,
+            help=default.help,
+            short_help=default.short_help,
+            no_args_is_help=False,
+        )
+        self.default = default
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        own_help = len(args) == 1 and args[0] in ctx.help_option_names
+        if not own_help and (not args or args[0] not in self.commands):
+            args = [_DEFAULT, *args]
+        return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.default if cmd_name == _DEFAULT else super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        return (self.name if command is self.default else name), command, rest
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """``dbxdec backfill --help``: the launcher's own help, then the subcommands."""
+        self.default.format_help(ctx, formatter)
+        self.format_commands(ctx, formatter)
+
+
+@click.command("undo")
+@click.argument("backfill_id", metavar="ID")
+@click.option("--yes", "-y", is_flag=True, help="Restore without asking.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Restore even over later commits of other writers, and empty tables the backfill created.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be restored; change nothing.")
+@pipelines_option
+def undo_command(
+    backfill_id: str,
+    yes: bool,
+    force: bool,
+    dry_run: bool,
+    project: Path | None,
+    pipelines: tuple[str, ...],
+) -> None:
+    """Restore every Delta table backfill ID wrote to its version before the backfill.
+
+    \b
+    Examples:
+      dbxdec backfill undo sales-20240601T020000-1a2b --dry-run
+      dbxdec backfill undo sales-20240601T020000-1a2b --yes
+
+    Each table the job's tasks write through SparkTableIoManager goes back to the version
+    before the backfill's first commit (Delta RESTORE); the commits are recognised by the
+    run ids in the backfill's ledger. Undo refuses, naming the table and the commit, when
+    another writer committed to a table after the backfill's first write (undo would
+    discard that commit too), or when the backfill created a table (there is no earlier
+    version: --force deletes its rows). Undoing twice does nothing the second time.
+    Local backfills only for now. Exit codes: 0 restored (or nothing to do), 2 unknown
+    ID or refused, 130 not confirmed.
+    """
+    prepared = prepare_undo(
+        backfill_id,
+        root=find_root(project),
+        project_loader=lambda: load_project(project, pipelines),
+    )
+    for line in prepared.lines():
+        click.echo(line)
+    if not prepared.plan.changes:
+        click.echo("Nothing to undo.")
+        return
+    refusals = [] if force else prepared.refusals()
+    if dry_run:
+        for refusal in refusals:
+            click.echo(f"Needs --force: {refusal}.")
+        click.echo("Dry run: nothing was restored.")
+        return
+    if refusals:
+        more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+        raise UndoRefused(
+            f"{refusals[0]}{more}; nothing was restored (rerun with --force to undo anyway)"
+        )
+    if not yes:
+        count = len(prepared.plan.changes)
+        click.confirm(f"Restore {count} table{'s' * (count != 1)} as shown?", abort=True, err=True)
+    for table in prepared.apply(force=force):
+        done = "Emptied" if table.action == "empty" else "Restored"
+        click.echo(f"{done} {table.table.name}.")
+
+
+def register(group: click.Group) -> None:
+    """Make ``group``'s ``backfill`` command (registered before) a :class:`BackfillGroup`
+    holding ``undo``."""
+    group.add_command(BackfillGroup(group.commands["backfill"], [undo_command]))

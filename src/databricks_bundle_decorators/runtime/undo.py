@@ -1,0 +1,367 @@
+"""Undo a backfill: restore the Delta tables its runs wrote to their version before it.
+
+Every commit of :class:`~.io.spark_table.SparkTableIoManager` carries the writing run's
+identity, ``dbxdec:<job>:<task>:<run id>``, as Delta's ``txnAppId`` and as the commit's
+``userMetadata``, which ``DESCRIBE HISTORY`` shows on Databricks and in open-source Delta
+alike. Given the run ids of a backfill (its ledger records them), a table's history says
+which versions the backfill committed. Undo restores each table to the version before
+the backfill's first commit (``RESTORE TABLE ... TO VERSION AS OF n``), on the session
+where the table lives: the embedded Spark locally, the job's compute on Databricks.
+
+Per table (``first``: the backfill's first commit, ``current``: the latest version):
+
+- ``restore``: ``RESTORE`` to ``first - 1``. Refused without ``force`` when another
+  writer committed after ``first`` (its commit would be discarded too); the refusal
+  names the table and that commit.
+- ``empty``: the backfill created the table (``first == 0``): there is no earlier
+  version. Refused without ``force``; with it every row is deleted (the table, its
+  schema and its history stay, so the rows can still be recovered by time travel).
+- ``none``: the backfill committed nothing to the table (or it does not exist).
+- ``done``: undone already: the restore is itself a commit whose ``userMetadata`` is
+  ``dbxdec-undo:<backfill id>``; only commits after the last such one are considered, so
+  undoing twice does nothing the second time.
+
+Before anything is restored, every table is planned and checked; a table that changed
+between the plan and the restore is refused, so what was shown is what is restored.
+
+Example (``ours``: commits whose metadata names a run of the backfill)::
+
+    version 0 WRITE  dbxdec:sales:clean:20240101T000000-aaaa     (an earlier run)
+    version 1 WRITE  dbxdec:sales:clean:20240601T120000-bbbb     ours
+    version 2 WRITE  dbxdec:sales:clean:20240601T120003-cccc     ours
+    -> restore version 2 to version 0 (undoes 2 commits)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..definitions import JobDefinition
+from ..errors import UsageError
+from .context import RunEnvironment
+from .errors import TaskRunError
+from .io.delta import DeltaFormat, delta_table_exists
+from .io.formats import TableRef
+from .io.spark_table import COMMIT_ID_PREFIX, SparkTableIoManager
+from .predicates import quote_identifier
+
+UndoAction = Literal["restore", "empty", "none", "done"]
+UNDO_MARK_PREFIX = "dbxdec-undo:"
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+_REPAIR_SUFFIX = re.compile(r"-\d{1,9}")
+
+
+class UndoRefused(UsageError):
+    """Undo would discard someone else's commit, or empty a table the backfill created;
+    nothing was restored (exit 2). ``force`` restores anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillRuns:
+    """The runs of one backfill: which commits in a table's history are its own.
+
+    A commit is the backfill's when its ``userMetadata`` is ``dbxdec:<job>:<task>:<run>``
+    with ``<run>`` one of ``run_ids``, or, on Databricks, ``<run id>-<repair count>``
+    (a run repaired in the UI still belongs to the backfill).
+
+    Example:
+        >>> runs = BackfillRuns("sales-20240601T120000-1a2b", "sales", frozenset({"42"}))
+        >>> runs.wrote("dbxdec:sales:clean:42-0"), runs.wrote("dbxdec:sales:clean:43-0")
+        (True, False)
+    """
+
+    backfill_id: str
+    job: str
+    run_ids: frozenset[str]
+
+    @property
+    def undo_mark(self) -> str:
+        """The ``userMetadata`` of the commits undo makes."""
+        return f"{UNDO_MARK_PREFIX}{self.backfill_id}"
+
+    def wrote(self, metadata: str | None) -> bool:
+        """Whether a commit with this ``userMetadata`` was made by one of the runs."""
+        prefix = f"{COMMIT_ID_PREFIX}{self.job}:"
+        if not metadata or not metadata.startswith(prefix):
+            return False
+        run = metadata.rpartition(":")[2]
+        if run in self.run_ids:
+            return True
+        repair = _REPAIR_SUFFIX.search(run)
+        return (
+            repair is not None
+            and repair.end() == len(run)
+            and run[: repair.start()] in (self.run_ids)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One version in a table's history (``at``: the commit time, UTC, for messages)."""
+
+    version: int
+    operation: str
+    metadata: str | None = None
+    at: str = ""
+
+    def describe(self) -> str:
+        """``version 6 (WRITE at 2024-06-01 12:00:00Z by 'dbxdec:other:t:9')``."""
+        at = f" at {self.at}" if self.at else ""
+        by = f" by {self.metadata!r}" if self.metadata else " without userMetadata"
+        return f"version {self.version} ({self.operation}{at}{by})"
+
+
+@dataclass(frozen=True, slots=True)
+class TableUndo:
+    """What undo does to one table (see the module docs for ``action``).
+
+    Attributes:
+        table: The table.
+        tasks: The tasks that write it.
+        action: ``restore``, ``empty``, ``none`` or ``done``.
+        current: Its latest version when planned (``None``: it does not exist).
+        to_version: The version ``restore`` goes back to.
+        ours: The backfill's commits that are undone.
+        others: Other writers' commits after the backfill's first, discarded with ``force``.
+    """
+
+    table: TableRef
+    tasks: tuple[str, ...]
+    action: UndoAction
+    current: int | None = None
+    to_version: int | None = None
+    ours: tuple[Commit, ...] = ()
+    others: tuple[Commit, ...] = ()
+
+    def describe(self) -> str:
+        """One line for the confirmation prompt."""
+        name = self.table.name
+        if self.action == "none":
+            what = "has no commit of this backfill" if self.current is not None else "not written"
+            return f"{name}: {what}; nothing to undo"
+        if self.action == "done":
+            return f"{name}: already undone (version {self.current})"
+        undone = f"{len(self.ours)} commit{'s' * (len(self.ours) != 1)} of this backfill"
+        span = _versions(self.ours)
+        others = (
+            f"; also discards {len(self.others)} commit{'s' * (len(self.others) != 1)} "
+            f"by other writers: {', '.join(c.describe() for c in self.others[:3])}"
+            f"{' ...' if len(self.others) > 3 else ''}"
+            if self.others
+            else ""
+        )
+        if self.action == "empty":
+            return (
+                f"{name}: created by this backfill ({span}); deletes every row "
+                f"(undoes {undone}){others}"
+            )
+        return (
+            f"{name}: restore version {self.current} to version {self.to_version} "
+            f"(undoes {undone}, {span}){others}"
+        )
+
+    def refusal(self) -> str | None:
+        """Why this table needs ``force``, in one line; ``None`` when it does not."""
+        if self.action not in ("restore", "empty"):
+            return None
+        first = self.ours[0].version
+        if self.others:
+            more = f" and {len(self.others) - 1} more" if len(self.others) > 1 else ""
+            return (
+                f"table {self.table.name}: {self.others[0].describe()}{more} was committed by "
+                f"another writer after this backfill's first write (version {first}); "
+                "undo would discard it too"
+            )
+        if self.action == "empty":
+            return (
+                f"table {self.table.name} was created by this backfill (version {first} is its "
+                "first write), so it has no earlier version; undo would delete every row"
+            )
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class JobUndo:
+    """The undo of one backfill over a job's tables, planned; :meth:`apply` restores.
+
+    ``notes``: outputs undo cannot restore (not Delta, or not a dbxdec table).
+    """
+
+    runs: BackfillRuns
+    tables: tuple[TableUndo, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> tuple[TableUndo, ...]:
+        """The tables that would change."""
+        return tuple(t for t in self.tables if t.action in ("restore", "empty"))
+
+    def refusals(self) -> list[str]:
+        """One line per table that needs ``force``."""
+        return [r for r in (t.refusal() for t in self.tables) if r is not None]
+
+    def apply(self, spark: Any, *, force: bool = False) -> tuple[TableUndo, ...]:
+        """Restore every table of :attr:`changes`; returns them.
+
+        Raises:
+            UndoRefused: a table needs ``force`` (nothing is restored), or changed since
+                it was planned (the tables before it are restored).
+            TaskRunError: Delta refused a restore (e.g. the old files were vacuumed).
+        """
+        refusals = self.refusals()
+        if refusals and not force:
+            raise UndoRefused(refusals[0] + _more(len(refusals) - 1))
+        for table in self.changes:
+            restore_table(spark, table, self.runs)
+        return self.changes
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more table{'s' * (count != 1)})" if count > 0 else ""
+
+
+def _versions(commits: Sequence[Commit]) -> str:
+    first, last = commits[0].version, commits[-1].version
+    return f"version {first}" if first == last else f"versions {first}-{last}"
+
+
+def sql_target(table: TableRef) -> str:
+    """The table in SQL: ``delta.`/path``` locally, the quoted catalog name otherwise."""
+    if table.path is not None:
+        return f"delta.{quote_identifier(str(table.path))}"
+    return table.qualified
+
+
+def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
+    """The table's history, oldest first (empty when the table does not exist)."""
+    if not delta_table_exists(spark, table):
+        return ()
+    from pyspark.sql import functions as F
+
+    rows = (
+        spark.sql(f"DESCRIBE HISTORY {sql_target(table)}")
+        .select(
+            "version",
+            "operation",
+            "userMetadata",
+            F.date_format("timestamp", "yyyy-MM-dd HH:mm:ss'Z'").alias("at"),
+        )
+        .collect()
+    )
+    commits = (Commit(int(r[0]), str(r[1]), r[2], str(r[3] or "")) for r in rows)
+    return tuple(sorted(commits, key=lambda c: c.version))
+
+
+def plan_table(
+    table: TableRef, tasks: tuple[str, ...], commits: Sequence[Commit], runs: BackfillRuns
+) -> TableUndo:
+    """What undoing ``runs`` does to a table with this history (oldest first)."""
+    if not commits:
+        return TableUndo(table, tasks, "none")
+    current = commits[-1].version
+    undone_at = [c.version for c in commits if c.metadata == runs.undo_mark]
+    considered = [c for c in commits if not undone_at or c.version > undone_at[-1]]
+    ours = tuple(c for c in considered if runs.wrote(c.metadata))
+    if not ours:
+        return TableUndo(table, tasks, "done" if undone_at else "none", current)
+    first = ours[0].version
+    others = tuple(c for c in considered if c.version > first and not runs.wrote(c.metadata))
+    if first == 0:
+        return TableUndo(table, tasks, "empty", current, None, ours, others)
+    return TableUndo(table, tasks, "restore", current, first - 1, ours, others)
+
+
+def output_tables(
+    job: JobDefinition, environment: RunEnvironment, tasks: Collection[str] | None = None
+) -> tuple[dict[str, tuple[TableRef, tuple[str, ...]]], list[str]]:
+    """The Delta tables the job's tasks (or only ``tasks``) write through
+    :class:`~.io.spark_table.SparkTableIoManager`, by name, each with its tasks; and a note
+    for each output that has no Delta history to restore from."""
+    found: dict[str, tuple[TableRef, tuple[str, ...]]] = {}
+    notes: list[str] = []
+    graph = job.graph
+    for key in graph.topological_order():
+        manager = graph[key].definition.io_manager
+        if manager is None or (tasks is not None and key not in tasks):
+            continue
+        if not isinstance(manager, SparkTableIoManager):
+            notes.append(
+                f"task {key!r}: its io_manager {type(manager).__name__} keeps no Delta "
+                "history; not undone"
+            )
+            continue
+        if not isinstance(manager.table_format(environment), DeltaFormat):
+            notes.append(f"task {key!r}: table {manager.table} is parquet (no history); not undone")
+            continue
+        ref = manager.table_ref(environment)
+        known = found.get(ref.name)
+        found[ref.name] = (ref, (*known[1], key) if known else (key,))
+    return found, notes
+
+
+def plan_undo(
+    job: JobDefinition,
+    runs: BackfillRuns,
+    environment: RunEnvironment,
+    tasks: Collection[str] | None = None,
+) -> JobUndo:
+    """Plan the undo of ``runs`` over the tables of ``job`` (or of ``tasks``)."""
+    found, notes = output_tables(job, environment, tasks)
+    spark = environment.spark if found else None
+    tables = tuple(
+        plan_table(ref, writers, read_commits(spark, ref), runs) for ref, writers in found.values()
+    )
+    return JobUndo(runs, tables, tuple(notes))
+
+
+def restore_table(spark: Any, table: TableUndo, runs: BackfillRuns) -> None:
+    """Restore one planned table (``restore`` or ``empty``), marked as this undo.
+
+    Raises:
+        UndoRefused: the table has a newer version than the plan saw.
+        TaskRunError: Delta refused the restore.
+    """
+    now = read_commits(spark, table.table)
+    latest = now[-1].version if now else None
+    if latest != table.current:
+        raise UndoRefused(
+            f"table {table.table.name} changed since undo was planned (version {latest}, "
+            f"planned at {table.current}); it was not restored: run undo again"
+        )
+    target = sql_target(table.table)
+    if table.action == "restore":
+        statement = f"RESTORE TABLE {target} TO VERSION AS OF {int(table.to_version or 0)}"
+    elif table.action == "empty":
+        statement = f"DELETE FROM {target}"
+    else:
+        return
+    from pyspark.errors import PySparkException
+
+    try:
+        with _user_metadata(spark, runs.undo_mark):
+            spark.sql(statement).collect()
+    except PySparkException as exc:  # Spark's own errors (converted from the JVM)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TaskRunError(
+            f"Delta refused to {'restore' if table.action == 'restore' else 'empty'} table "
+            f"{table.table.name}: {first}"
+        ) from None
+
+
+@contextlib.contextmanager
+def _user_metadata(spark: Any, value: str) -> Iterator[None]:
+    """Commits made inside carry ``value`` as ``userMetadata`` (a session setting, since
+    ``RESTORE`` and ``DELETE`` take no write options)."""
+    previous = spark.conf.get(USER_METADATA_CONF, None)
+    spark.conf.set(USER_METADATA_CONF, value)
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(USER_METADATA_CONF)
+        else:
+            spark.conf.set(USER_METADATA_CONF, previous)
