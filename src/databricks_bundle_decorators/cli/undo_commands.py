@@ -62,7 +62,21 @@ class BackfillGroup(click.Group):
         self.format_commands(ctx, formatter)
 
 
-@click.command("undo")
+class _UndoCommand(click.Command):
+    """``undo``, whose unknown-option error says how to reach a job named ``undo``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise click.UsageError(
+                f"{exc.format_message()} To backfill a job named 'undo', put an option "
+                "before its name: dbxdec backfill --start A --end B undo",
+                ctx,
+            ) from None
+
+
+@click.command("undo", cls=_UndoCommand)
 @click.argument("backfill_id", metavar="ID")
 @click.option("--yes", "-y", is_flag=True, help="Restore without asking.")
 @click.option(

@@ -1,0 +1,166 @@
+"""``dbxdec backfill undo``: local backfills on real Delta tables, undone from the tables'
+histories (``DESCRIBE HISTORY``), compared row by row with the content before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from databricks_bundle_decorators.cli.main import main
+from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.runtime.tables import local_table_exists
+
+from .undo_project import table_history, table_rows, write_undo_project
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+ORDERS = "main.undo.orders"
+FRESH = "main.undo.fresh"
+FIVE_DAYS = ("--start", "2024-01-03", "--end", "2024-01-07")
+
+
+class Dbxdec:
+    """``dbxdec ... --project ROOT`` in-process: exit code, stdout, stderr."""
+
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.root = root
+        self.capsys = capsys
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            main([*args, "--project", str(self.root)])
+        out, err = self.capsys.readouterr()
+        code = exit_info.value.code
+        return (code if isinstance(code, int) else 1), out, err
+
+    def backfill(self, job: str, *args: str) -> str:
+        """A local backfill that must succeed; returns its id."""
+        code, out, err = self("backfill", job, "--local", "--poll-interval", "0.05", *args)
+        assert code == 0, out + err
+        return list_ledgers(self.root, job)[0].id
+
+    def run(self, *args: str) -> None:
+        """One local run of ``undo_orders`` that belongs to no backfill."""
+        code, out, err = self("run", "undo_orders", "--local", *args)
+        assert code == 0, out + err
+
+
+@pytest.fixture
+def dbxdec(tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> Dbxdec:
+    """A fresh project whose orders table already has content from an earlier run
+    (2024-01-01..2024-01-04, label ``before``), written before any backfill."""
+    cli = Dbxdec(write_undo_project(tmp_path / "proj"), capsys)
+    cli.run("--start", "2024-01-01", "--end", "2024-01-04", "--param", "label=before")
+    return cli
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
+    return lines[0]
+
+
+def test_undo_restores_the_content_from_before_a_five_day_backfill(
+    dbxdec: Dbxdec, spark: Any
+) -> None:
+    before = table_rows(spark, dbxdec.root, ORDERS)
+    assert {(day, label) for day, label, _ in before} >= {("2024-01-04", "before")}
+    backfill_id = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
+    during = table_rows(spark, dbxdec.root, ORDERS)
+    assert during != before
+    assert {day for day, label, _ in during if label == "backfill"} == {
+        f"2024-01-0{d}" for d in range(3, 8)
+    }
+    # the ledger's run ids are the ones the commits carry
+    (ledger,) = list_ledgers(dbxdec.root, "undo_orders")
+    run_ids = {a.run_id for r in ledger.slices for a in r.attempts}
+    history = table_history(spark, dbxdec.root, ORDERS)
+    assert [v for v, _, _ in history] == [0, 1, 2, 3, 4, 5]
+    assert {m.rpartition(":")[2] for _, _, m in history[1:] if m} == run_ids
+    assert all(m == f"dbxdec:undo_orders:write_orders:{m.rpartition(':')[2]}" for *_, m in history)
+
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--dry-run")
+    assert code == 0, out + err
+    assert (
+        f"{ORDERS}: restore version 5 to version 0 (undoes 5 commits of this backfill, "
+        "versions 1-5)" in out
+    )
+    assert "Dry run: nothing was restored." in out
+    assert table_rows(spark, dbxdec.root, ORDERS) == during
+
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    assert code == 0, out + err
+    assert f"Restored {ORDERS}." in out
+    assert table_rows(spark, dbxdec.root, ORDERS) == before
+    assert table_history(spark, dbxdec.root, ORDERS)[-1] == (
+        6,
+        "RESTORE",
+        f"dbxdec-undo:{backfill_id}",
+    )
+    # undoing twice changes nothing
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    assert code == 0, out + err
+    assert f"{ORDERS}: already undone (version 6)" in out and "Nothing to undo." in out
+    assert len(table_history(spark, dbxdec.root, ORDERS)) == 7
+
+
+def test_a_later_writer_makes_undo_refuse_and_force_restores(dbxdec: Dbxdec, spark: Any) -> None:
+    before = table_rows(spark, dbxdec.root, ORDERS)
+    backfill_id = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
+    dbxdec.run("--key", "2024-01-05", "--param", "label=later")  # not one of the backfill's runs
+    later = table_history(spark, dbxdec.root, ORDERS)[-1]
+    assert later[0] == 6 and later[2] is not None
+    with_later = table_rows(spark, dbxdec.root, ORDERS)
+
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    assert code == 2, out + err
+    line = one_error_line(err)
+    assert line.startswith(f"Error: table {ORDERS}: version 6 (WRITE at 20") and line.endswith(
+        f"by {later[2]!r}) was committed by another writer after this backfill's first write "
+        "(version 1); undo would discard it too; nothing was restored (rerun with --force to undo anyway)"
+    )
+    assert "also discards 1 commit by other writers: version 6" in out
+    assert table_rows(spark, dbxdec.root, ORDERS) == with_later
+
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes", "--force")
+    assert code == 0, out + err
+    assert table_rows(spark, dbxdec.root, ORDERS) == before
+
+
+def test_a_table_the_backfill_created_is_emptied_only_with_force(
+    dbxdec: Dbxdec, spark: Any
+) -> None:
+    assert not local_table_exists(FRESH, dbxdec.root / ".dbxdec" / "warehouse")
+    backfill_id = dbxdec.backfill("undo_fresh", "--start", "2024-02-01", "--end", "2024-02-02")
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    assert code == 2, out + err
+    assert one_error_line(err) == (
+        f"Error: table {FRESH} was created by this backfill (version 0 is its first write), so "
+        "it has no earlier version; undo would delete every row; nothing was restored "
+        "(rerun with --force to undo anyway)"
+    )
+    assert len(table_rows(spark, dbxdec.root, FRESH)) == 4
+    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes", "--force")
+    assert code == 0, out + err
+    assert table_rows(spark, dbxdec.root, FRESH) == []
+    assert table_history(spark, dbxdec.root, FRESH)[-1][1:] == (
+        "DELETE",
+        f"dbxdec-undo:{backfill_id}",
+    )
+
+
+def test_undo_asks_first_and_a_no_changes_nothing(
+    dbxdec: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backfill_id = dbxdec.backfill("undo_orders", "--keys", "2024-01-02", "--param", "label=b")
+    during = table_rows(spark, dbxdec.root, ORDERS)
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    code, out, err = dbxdec("backfill", "undo", backfill_id)
+    assert code == 130, out + err
+    assert "Restore 1 table as shown? [y/N]" in err
+    assert table_rows(spark, dbxdec.root, ORDERS) == during
