@@ -1,14 +1,27 @@
 """The dbxdec error hierarchy. Each error renders itself; the CLI maps it to an exit code.
 
-Exit codes: 1 for a failure of the work itself (definitions, runs), 2 for usage errors
-(bad option values, unknown names, missing configuration), 3 for a broken environment
-(PySpark, Delta Lake or Java missing: something to install, not something to retry).
+Exit codes: every class names its own ``exit_code``, and :data:`EXIT_CODES` says what each
+code means; ``cli/main.py`` (its docstring and ``--help``) and the README show that table.
+4, 5 and 6 are about the surroundings, not the pipeline: fix what the line says, then run
+the same command again (or ``--resume`` the backfill that was under way).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+EXIT_CODES: Mapping[int, str] = {
+    0: "success",
+    1: "the work failed (a definition, a run, a slice of a backfill)",
+    2: "usage error (an option, a name, missing configuration, a refused rerun)",
+    3: "something to install (PySpark, Delta Lake jars, Java)",
+    4: "the workspace rejected the credentials or a permission is missing",
+    5: "the workspace is unreachable (closed port, DNS, timeout, not Databricks)",
+    6: "local state unwritable or damaged (.dbxdec folder, full disk, ledger file)",
+    130: "interrupted (Ctrl-C); a backfill prints its --resume command",
+}
+"""What each exit code of ``dbxdec`` means; the error classes below carry codes 1-6."""
 
 
 class DbxdecError(Exception):
@@ -32,6 +45,27 @@ class EnvironmentProblem(DbxdecError):
     says what to install or run (exit 3)."""
 
     exit_code = 3
+
+
+class WorkspaceRejected(DbxdecError):
+    """The workspace answered but refused: rejected credentials (401) or a missing
+    permission (403). The message names the workspace and what to check (exit 4)."""
+
+    exit_code = 4
+
+
+class WorkspaceUnreachable(DbxdecError):
+    """No usable answer from the workspace: connection refused, unknown host name,
+    timeouts, or a server that is not a Databricks workspace (exit 5)."""
+
+    exit_code = 5
+
+
+class LocalStateProblem(DbxdecError):
+    """dbxdec's own files cannot be written or read: an unwritable ``.dbxdec`` folder, a
+    full disk, a damaged backfill ledger (exit 6)."""
+
+    exit_code = 6
 
 
 class DefinitionError(DbxdecError):

@@ -1,18 +1,30 @@
 """The ``dbxdec`` command: one place maps errors to exit codes.
 
-Exit codes: 0 success, 1 the work failed, 2 usage error, 3 broken environment (e.g. local
-runs without the spark extra), 130 interrupted.
+Every failure ends with one line on stderr (``Error: ...``, what is wrong and what to
+do) and its exit code; a workspace or local-state failure never shows a traceback.
+
+Exit codes (:data:`~databricks_bundle_decorators.errors.EXIT_CODES`)::
+
+    0    success
+    1    the work failed (a definition, a run, a slice of a backfill)
+    2    usage error (an option, a name, missing configuration, a refused rerun)
+    3    something to install (PySpark, Delta Lake jars, Java)
+    4    the workspace rejected the credentials or a permission is missing
+    5    the workspace is unreachable (closed port, DNS, timeout, not Databricks)
+    6    local state unwritable or damaged (.dbxdec folder, full disk, ledger file)
+    130  interrupted (Ctrl-C); a backfill prints its --resume command
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 
 import click
 
 from .. import __version__
-from ..errors import DbxdecError
+from ..errors import EXIT_CODES, DbxdecError
 from . import (
     backfill_commands,
     bundle_commands,
@@ -22,8 +34,12 @@ from . import (
     undo_commands,
 )
 
+_EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(
+    f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items()
+)
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="dbxdec")
 def cli() -> None:
     """dbxdec: Spark pipelines as decorated Python, deployed as Databricks bundle jobs,
@@ -50,6 +66,7 @@ setup_commands.register(cli)
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    _quiet_sdk_logging()
     try:
         cli.main(
             args=list(argv) if argv is not None else None, prog_name="dbxdec", standalone_mode=False
@@ -68,4 +85,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     except DbxdecError as exc:
         click.echo(f"Error: {exc.render()}", err=True)
         sys.exit(exc.exit_code)
+    except Exception as exc:  # a workspace or disk failure the commands did not name
+        problem = _environment_problem(exc)
+        if problem is None:
+            raise
+        click.echo(f"Error: {problem.render()}", err=True)
+        sys.exit(problem.exit_code)
     sys.exit(0)
+
+
+def _environment_problem(exc: Exception) -> DbxdecError | None:
+    from ..launch.local_state import os_problem
+    from ..launch.workspace import environment_problem
+
+    return environment_problem(exc) or os_problem(exc)
+
+
+def _quiet_sdk_logging() -> None:
+    """The SDK logs warnings (host metadata it could not fetch) that Python would print
+    on stderr: dbxdec says what matters in its own one line."""
+    sdk = logging.getLogger("databricks.sdk")
+    if not sdk.handlers:
+        sdk.addHandler(logging.NullHandler())
+        sdk.propagate = False

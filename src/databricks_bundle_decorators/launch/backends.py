@@ -10,6 +10,19 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from .errors import BackendUnavailable, SubmitRejected
+
+__all__ = [
+    "TERMINAL_STATES",
+    "Backend",
+    "BackendUnavailable",
+    "RunState",
+    "RunStatus",
+    "SubmitRejected",
+    "SubmitRequest",
+    "Submitted",
+]
+
 RunState = Literal["queued", "running", "succeeded", "failed", "canceled"]
 TERMINAL_STATES: frozenset[RunState] = frozenset({"succeeded", "failed", "canceled"})
 
@@ -50,18 +63,6 @@ class RunStatus:
         return self.state in TERMINAL_STATES
 
 
-class SubmitRejected(Exception):
-    """The backend refused the submission; no run was created.
-
-    ``fatal``: no later submission can succeed either (credentials, permissions, a
-    deleted job), so the backfill stops launching.
-    """
-
-    def __init__(self, message: str, *, fatal: bool = False) -> None:
-        super().__init__(message)
-        self.fatal = fatal
-
-
 class Backend(Protocol):
     """A place to run one job's runs."""
 
@@ -76,6 +77,8 @@ class Backend(Protocol):
 
         Raises:
             SubmitRejected: the request was refused and no run exists.
+            BackendUnavailable: the backend did not answer; the scheduler re-submits
+                the same token once it answers again, without counting a try.
             Exception: anything else leaves it unknown whether a run exists; the
                 scheduler re-submits the same token later.
         """
@@ -84,6 +87,9 @@ class Backend(Protocol):
         """The status of the given runs, in as few requests as possible.
 
         Runs missing from the answer are still in flight as far as the backend knows.
+
+        Raises:
+            BackendUnavailable: the backend did not answer (the scheduler polls again).
         """
 
     def cancel(self, run_id: str) -> None:

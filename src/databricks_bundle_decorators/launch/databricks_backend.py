@@ -5,13 +5,18 @@ polled in batches: one ``jobs/runs/list?completed_only=true`` page (newest first
 every run that finished since the oldest run in flight, so a poll costs one request
 whatever the number of runs in flight; only a run older than the pages read (a
 straggler) is looked up on its own, at a slower cadence.
+
+A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
+retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
+(:func:`~.workspace.backfill_client`) so that an outage is reported, not waited out.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +31,20 @@ from databricks.sdk.errors import (
 
 from ..backfill.base import BackfillDef
 from ..errors import UsageError
-from .backends import RunStatus, SubmitRejected, SubmitRequest, Submitted
+from .backends import RunStatus, SubmitRequest, Submitted
+from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .target import needs_short_name, with_short_name
+from .workspace import backfill_client, classify, connect, workspace_errors
+
+__all__ = [
+    "DatabricksBackend",
+    "RemoteJob",
+    "connect",
+    "find_job",
+    "run_history",
+    "run_status",
+]
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -37,29 +53,6 @@ if TYPE_CHECKING:
 RUNS_PAGE = 25  # the Jobs API's largest runs/list page
 _QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
 _RUNNING = {"RUNNING", "TERMINATING"}
-
-
-def connect(
-    *, host: str | None = None, profile: str | None = None, **config: Any
-) -> WorkspaceClient:
-    """A ``WorkspaceClient`` from the usual environment (``DATABRICKS_HOST``,
-    ``DATABRICKS_TOKEN``, ``~/.databrickscfg``), ``host`` and ``profile``.
-
-    Raises:
-        UsageError: no usable credentials were found.
-    """
-    from databricks.sdk import WorkspaceClient
-    from databricks.sdk.config import Config
-
-    try:
-        cfg = Config(host=host, profile=profile, **config)
-    except Exception as exc:  # the SDK raises ValueError subclasses with long texts
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0].split(", please check")[0]
-        raise UsageError(
-            f"no usable Databricks credentials ({reason[:160]}): set DATABRICKS_HOST and "
-            "DATABRICKS_TOKEN, pass --profile NAME, or run locally with --local"
-        ) from None
-    return WorkspaceClient(config=cfg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +81,20 @@ def find_job(
 
     Raises:
         UsageError: no such job, or several jobs of that name.
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
     """
+    with workspace_errors(client.config.host):
+        return _find_job(client, name, job_id, name_prefix, dev_mode)
+
+
+def _find_job(
+    client: WorkspaceClient,
+    name: str,
+    job_id: int | None,
+    name_prefix: str | None,
+    dev_mode: bool,
+) -> RemoteJob:
     if job_id is not None:
         try:
             return _remote(client.jobs.get(job_id))
@@ -160,7 +166,9 @@ class DatabricksBackend:
     """Runs of one deployed job, through a ``WorkspaceClient``.
 
     Args:
-        client: The workspace client (thread-safe for these calls).
+        client: The workspace client (thread-safe for these calls); the backend calls
+            through a copy whose calls each end within
+            :data:`~.workspace.BACKFILL_CALL_SECONDS`.
         job_id: The deployed job.
         straggler_interval: Seconds between individual lookups of a run older than
             the pages a batched poll reads.
@@ -171,13 +179,17 @@ class DatabricksBackend:
     def __init__(
         self, client: WorkspaceClient, job_id: int, *, straggler_interval: float = 5.0
     ) -> None:
-        self.client = client
+        self.client = backfill_client(client)
         self.job_id = job_id
         self.straggler_interval = straggler_interval
         self._looked_up: dict[int, float] = {}
         self._lock = threading.Lock()
 
     def submit(self, request: SubmitRequest) -> Submitted:
+        with _unanswered_as_unavailable():
+            return self._submit(request)
+
+    def _submit(self, request: SubmitRequest) -> Submitted:
         try:
             waiter = self.client.jobs.run_now(
                 self.job_id,
@@ -194,6 +206,10 @@ class DatabricksBackend:
         return Submitted(str(waiter.run_id))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        with _unanswered_as_unavailable():
+            return self._poll(run_ids)
+
+    def _poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         wanted = {int(r) for r in run_ids}
         if not wanted:
             return {}
@@ -229,7 +245,8 @@ class DatabricksBackend:
         return out
 
     def cancel(self, run_id: str) -> None:
-        self.client.jobs.cancel_run(int(run_id))
+        with _unanswered_as_unavailable():
+            self.client.jobs.cancel_run(int(run_id))
 
     def close(self) -> None:
         pass
@@ -238,7 +255,19 @@ class DatabricksBackend:
 def run_history(
     client: WorkspaceClient, job_id: int, backfill: BackfillDef
 ) -> list[RunObservation]:
-    """Every run of the job as the keys it wrote (from its ``job_parameters``)."""
+    """Every run of the job as the keys it wrote (from its ``job_parameters``).
+
+    Raises:
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    with workspace_errors(client.config.host):
+        return _run_history(client, job_id, backfill)
+
+
+def _run_history(
+    client: WorkspaceClient, job_id: int, backfill: BackfillDef
+) -> list[RunObservation]:
     observations: list[RunObservation] = []
     for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
         params = {
@@ -266,6 +295,18 @@ def run_history(
             )
         )
     return observations
+
+
+@contextmanager
+def _unanswered_as_unavailable() -> Iterator[None]:
+    """Raise :class:`BackendUnavailable` for a call the workspace did not answer."""
+    try:
+        yield
+    except Exception as exc:
+        found = classify(exc)
+        if found is None or found[0] in ("credentials", "permission"):
+            raise
+        raise BackendUnavailable(found[1]) from None
 
 
 def _one_line(exc: BaseException) -> str:

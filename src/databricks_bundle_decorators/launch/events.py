@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..errors import LocalStateProblem
+
 EventKind = Literal[
     "submitted",
     "succeeded",
@@ -15,6 +17,8 @@ EventKind = Literal[
     "draining",
     "cancelling",
     "warning",
+    "unreachable",
+    "reachable",
 ]
 
 
@@ -93,6 +97,8 @@ class LaunchSummary:
         failed: Slices that failed or were left unfinished.
         rerun_command: The command that reruns only the failed keys.
         resume_command: The command that finishes what is left.
+        unsaved: Why the ledger could not be saved during the session (a full disk):
+            launching stopped there; the exit code is then 6.
     """
 
     backfill_id: str
@@ -104,9 +110,12 @@ class LaunchSummary:
     failed: tuple[FailedSlice, ...] = ()
     rerun_command: str | None = None
     resume_command: str | None = None
+    unsaved: str = ""
 
     @property
     def exit_code(self) -> int:
+        if self.unsaved:
+            return LocalStateProblem.exit_code
         return {"succeeded": 0, "interrupted": 130}.get(self.state, 1)
 
     def to_json(self) -> dict[str, Any]:

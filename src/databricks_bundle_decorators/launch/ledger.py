@@ -21,8 +21,10 @@ from typing import Any, Literal
 
 from ..atomic import write_atomically
 from ..backfill.wire import keys_label
-from ..errors import UsageError, did_you_mean
+from ..errors import LocalStateProblem, UsageError, did_you_mean
 from .history import ObservedState, RunObservation
+from .local_state import one_line, os_reason
+from .pacing import SchedulerOptions
 from .plan import BackfillPlan
 
 AttemptState = Literal["submitting", "running", "succeeded", "failed", "canceled", "rejected"]
@@ -146,6 +148,17 @@ class LaunchOptions:
     final_sync: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
 
+    def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
+        """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""
+        return SchedulerOptions(
+            max_concurrent=self.max_concurrent,
+            retries=self.retries,
+            retry_delay=self.retry_delay,
+            halt_on_error=self.halt_on_error,
+            poll_interval=poll_interval,
+            max_poll_interval=max(poll_interval, 15.0),
+        )
+
 
 class Ledger:
     """The durable state of one backfill. :meth:`save` writes it atomically."""
@@ -172,6 +185,8 @@ class Ledger:
         self.updated_at = self.created_at
         self.state: LedgerState = state
         self.dirty = True
+        self.save_failure = ""
+        """Why a save failed in this session (kept after a later save succeeds)."""
         self._fragments: dict[int, str] = {}  # serialised slices, redone only on change
 
     @classmethod
@@ -264,9 +279,19 @@ class Ledger:
         return ledger
 
     def save(self) -> None:
-        """Write the ledger atomically: temp file, fsync, rename, fsync the folder."""
+        """Write the ledger atomically: temp file, fsync, rename, fsync the folder.
+
+        Raises:
+            LocalStateProblem: the file cannot be written (full disk, unwritable
+                folder); the file on disk is the last saved one, whole.
+        """
         self.updated_at = time.time()
-        write_atomically(self.path, self.to_text())
+        try:
+            write_atomically(self.path, self.to_text())
+        except OSError as exc:
+            reason = os_reason(exc, self.path.parent)
+            self.save_failure = self.save_failure or reason
+            raise LocalStateProblem(f"cannot save backfill ledger {self.path}: {reason}") from None
         self.dirty = False
 
     def save_if_dirty(self) -> None:
@@ -287,7 +312,8 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
     """The ledger of backfill ``backfill_id`` in the project at ``root``.
 
     Raises:
-        UsageError: the id is malformed, unknown, or its file is unreadable.
+        UsageError: the id is malformed or unknown.
+        LocalStateProblem: the file cannot be read or is damaged.
     """
     if _ID.fullmatch(backfill_id) is None:
         raise UsageError(f"--resume: {backfill_id!r} is not a backfill id (see: dbxdec backfills)")
@@ -300,11 +326,27 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
 
 
 def read_ledger(path: Path) -> Ledger:
+    """The ledger in ``path``.
+
+    Raises:
+        LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
+            message says how to go on without it.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Ledger.from_json(path, data)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"cannot read backfill ledger {path}: {exc}") from None
+    except OSError as exc:
+        raise LocalStateProblem(
+            f"cannot read backfill ledger {path}: {os_reason(exc, path.parent)}"
+        ) from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        job = path.stem.rsplit("-", 2)[0]
+        raise LocalStateProblem(
+            f"backfill ledger {path} is damaged ({type(exc).__name__}: {one_line(exc)}), so "
+            "it cannot be resumed: restore the file from a backup, or move it aside and launch "
+            f"the keys that have no successful run yet with: dbxdec catchup {job} --start KEY "
+            "--end KEY"
+        ) from None
 
 
 def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
@@ -313,7 +355,7 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
     for path in ledger_dir(root).glob("*.json"):
         try:
             ledger = read_ledger(path)
-        except UsageError:
+        except LocalStateProblem:
             continue  # a damaged file must not hide the others
         if job is None or ledger.job == job:
             found.append(ledger)

@@ -1,7 +1,9 @@
 """Progress output: a live display on a terminal, plain lines otherwise, or JSON lines.
 
 Every reporter takes the scheduler's :class:`LaunchEvent` values one by one and the
-final :class:`LaunchSummary`; none of them decides anything.
+final :class:`LaunchSummary`; none of them decides anything. While the workspace does not
+answer, the plain lines and the live display say since when (``unreachable`` events,
+repeated every 30 s) until a ``reachable`` event ends it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rich.text import Text
 from .events import Counts, LaunchEvent, LaunchSummary
 
 _SLOWEST = 5
+_RECENT_KINDS = frozenset({"failed", "retrying", "warning", "draining", "cancelling", "reachable"})
 
 
 class Reporter(Protocol):
@@ -160,6 +163,7 @@ class LiveReporter:
         self._counts = Counts()
         self._slowest: list[tuple[float, str]] = []
         self._recent: list[str] = []
+        self._outage = ""
         self._t0 = time.monotonic()
         self._live: Live | None = None
         self._lock = threading.Lock()
@@ -186,6 +190,8 @@ class LiveReporter:
             Text(f"ETA {_eta(c, elapsed)}"),
         )
         parts: list[Table | Progress | Text] = [self._progress, stats]
+        if self._outage:
+            parts.append(Text(self._outage, style="bold red"))
         if self._slowest:
             slow = ", ".join(f"{label} {_duration(s)}" for s, label in self._slowest)
             parts.append(Text(f"slowest: {slow}", style="dim"))
@@ -200,8 +206,11 @@ class LiveReporter:
                 self._slowest = sorted([*self._slowest, (event.seconds, event.label)])[-_SLOWEST:][
                     ::-1
                 ]
-            if event.kind in ("failed", "retrying", "warning", "draining", "cancelling"):
-                self._recent.append(f"{event.kind}: {event.label} {event.message}".strip())
+            if event.kind in ("unreachable", "reachable"):
+                self._outage = event.message if event.kind == "unreachable" else ""
+            if event.kind in _RECENT_KINDS:
+                parts = (f"{event.kind}:", event.label, event.message)
+                self._recent.append(" ".join(part for part in parts if part))
             if self._live is not None:
                 self._live.update(self._render())
 

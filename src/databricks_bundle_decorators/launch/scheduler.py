@@ -8,6 +8,10 @@ until the next poll or retry is due -- there is no busy loop.
 Durability: an attempt (with its idempotency token) is written to the ledger *before*
 its submission is sent, and every change is saved before the loop acts on it, so a
 launcher killed at any instant resumes without creating a second run for an attempt.
+When the ledger cannot be saved (a full disk), attempts not yet on disk are dropped, no
+new run is launched, and the runs in flight are watched to their end. When the backend
+does not answer, runs in flight go on: the loop keeps polling, re-sends submissions with
+their tokens without counting a try, and says since when it has been unreachable.
 """
 
 from __future__ import annotations
@@ -17,29 +21,22 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from .backends import Backend, RunStatus, SubmitRejected, SubmitRequest, Submitted
+from ..errors import LocalStateProblem
+from .backends import Backend, RunStatus, SubmitRejected, SubmitRequest
+from .errors import BackendUnavailable
 from .events import Counts, EventKind, LaunchEvent
+from .flights import Flight, cancel_flights
 from .interrupts import CANCEL, DRAIN, Interrupts
 from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
+from .outage import OutageTracker, TrackedBackend
 from .pacing import PollPacer, SchedulerOptions, backoff
+from .summary import attempt_event
 
 _SUBMIT_RETRY_CAP = 60.0
+_UNREACHABLE_RETRY = 2.0  # each unanswered call already took the client's whole budget
 _CANCEL_WAIT = 30.0
-
-
-@dataclass
-class _Flight:
-    index: int
-    attempt: int
-    token: str
-    run_id: str | None = None
-    future: Future[Submitted] | None = None
-    submit_errors: int = 0
-    not_before: float = 0.0
-    submitted: float = 0.0
-    dispatched: bool = False
 
 
 class Scheduler:
@@ -62,15 +59,17 @@ class Scheduler:
         emit: Callable[[LaunchEvent], None] = lambda event: None,
         interrupts: Interrupts | None = None,
     ) -> None:
-        self.backend = backend
+        self.outage = OutageTracker()
+        self.backend = TrackedBackend(backend, self.outage)
         self.ledger = ledger
         self.options = options
         self.emit = emit
         self.interrupts = interrupts or Interrupts()
         self._wake = self.interrupts.wake
-        self._flights: dict[int, _Flight] = {}
-        self._by_run: dict[str, _Flight] = {}
+        self._flights: dict[int, Flight] = {}
+        self._by_run: dict[str, Flight] = {}
         self._queue: deque[int] = deque()
+        self._unsaved: list[int] = []  # slices whose new attempt is not on disk yet
         self._delayed: list[tuple[float, int]] = []
         self._final: int | None = None
         self._failed_for_good: set[int] = set()
@@ -95,12 +94,14 @@ class Scheduler:
             while True:
                 self._harvest_submissions()
                 self._harvest_poll()
+                for kind, line in self.outage.pending(len(self._flights)):
+                    self._event_plain(kind, line)
                 self._announce_interrupt()
                 if self.interrupts.level >= CANCEL:
                     self._cancel_all(submitter)
                     break
                 self._launch_ready()
-                self.ledger.save_if_dirty()  # write-ahead: attempts exist before submission
+                self._save()  # write-ahead: attempts exist before submission
                 self._dispatch(submitter)
                 self._start_poll(poller)
                 if self._done():
@@ -111,7 +112,7 @@ class Scheduler:
             poller.shutdown(wait=False, cancel_futures=True)
         state = self._final_state()
         self.ledger.set_state(state)
-        self.ledger.save_if_dirty()
+        self._save()
         return state
 
     def counts(self) -> Counts:
@@ -132,7 +133,7 @@ class Scheduler:
                 self._succeeded += 1
                 continue
             if last is not None and last.is_open:  # resumed: same token finds the same run
-                flight = _Flight(record.index, last.number, last.token, run_id=last.run_id)
+                flight = Flight(record.index, last.number, last.token, run_id=last.run_id)
                 self._flights[record.index] = flight
                 if last.run_id is not None:
                     self._by_run[last.run_id] = flight
@@ -174,7 +175,21 @@ class Scheduler:
         token = attempt_token(self.ledger.id, record.keys, number)
         attempt = Attempt(number, token, "submitting", submitted_at=time.time())
         self.ledger.update(record.with_attempt(attempt))
-        self._flights[index] = _Flight(index, number, token)
+        self._flights[index] = Flight(index, number, token)
+        self._unsaved.append(index)
+
+    def _save(self) -> None:
+        """Save the ledger; if that fails, forget the attempts it would have recorded
+        (never sent, so nothing is lost) and launch nothing more."""
+        try:
+            self.ledger.save_if_dirty()
+        except LocalStateProblem as exc:
+            for index in self._unsaved:
+                self._flights.pop(index)
+                record = self.ledger.slices[index]
+                self.ledger.update(replace(record, attempts=record.attempts[:-1]))
+            self._halt(f"{exc}; watching the {len(self._flights)} runs in flight")
+        self._unsaved.clear()
 
     def _dispatch(self, pool: ThreadPoolExecutor) -> None:
         now = time.monotonic()
@@ -203,6 +218,10 @@ class Scheduler:
                 if exc.fatal:
                     self._halt(f"the backend refused a submission: {exc}")
                 continue
+            except BackendUnavailable:  # not this slice's fault: the outage is reported
+                delay = min(self.options.retry_delay, _UNREACHABLE_RETRY)
+                flight.not_before = time.monotonic() + delay
+                continue
             except Exception as exc:  # unknown whether a run exists: same token again
                 self._submit_failed(flight, attempt, exc)
                 continue
@@ -212,7 +231,7 @@ class Scheduler:
             self.ledger.update(record.with_attempt(running))
             self._event("submitted", record, running)
 
-    def _submit_failed(self, flight: _Flight, attempt: Attempt, exc: Exception) -> None:
+    def _submit_failed(self, flight: Flight, attempt: Attempt, exc: Exception) -> None:
         flight.submit_errors += 1
         message = f"could not submit {self.ledger.slices[flight.index].label}: {exc}"
         if flight.submit_errors >= self.options.submit_attempts:
@@ -240,6 +259,8 @@ class Scheduler:
         self._poll = None
         try:
             statuses = future.result()
+        except BackendUnavailable:  # reported as an outage
+            statuses = {}
         except Exception as exc:
             self._warn(f"status poll failed, will retry: {exc}")
             statuses = {}
@@ -253,7 +274,7 @@ class Scheduler:
         starts = (f.submitted for f in self._by_run.values() if f.submitted)
         self._next_poll = self._pacer.next_poll(time.monotonic(), ended=ended, starts=starts)
 
-    def _finish(self, flight: _Flight, status: RunStatus) -> None:
+    def _finish(self, flight: Flight, status: RunStatus) -> None:
         if flight.submitted:
             self._pacer.record(time.monotonic() - flight.submitted)
         record = self.ledger.slices[flight.index]
@@ -267,7 +288,7 @@ class Scheduler:
         )
         self._close(flight, replace(attempt, state=state, url=url, error=status.message))
 
-    def _close(self, flight: _Flight, attempt: Attempt) -> None:
+    def _close(self, flight: Flight, attempt: Attempt) -> None:
         """Record the end of an attempt; plan a retry or give the slice up."""
         self._flights.pop(flight.index, None)
         if flight.run_id is not None:
@@ -304,31 +325,17 @@ class Scheduler:
     def _cancel_all(self, pool: ThreadPoolExecutor) -> None:
         self._cancelled = True
         self._event_plain("cancelling", f"cancelling {len(self._flights)} in-flight runs")
-        deadline = time.monotonic() + _CANCEL_WAIT
-        for flight in list(self._flights.values()):
-            if flight.future is not None:  # learn the run id of a submission under way
-                try:
-                    submitted = flight.future.result(timeout=max(0.0, deadline - time.monotonic()))
-                    flight.run_id = submitted.run_id
-                except Exception:
-                    continue  # stays open in the ledger: --resume finds it by token
-        cancels = {
-            flight.index: pool.submit(self.backend.cancel, flight.run_id)
-            for flight in self._flights.values()
-            if flight.run_id is not None
-        }
-        for index, future in cancels.items():
+        outcomes = cancel_flights(self.backend, list(self._flights.values()), pool, _CANCEL_WAIT)
+        for index, error in outcomes.items():
             flight = self._flights[index]
             record = self.ledger.slices[index]
             attempt = replace(record.attempt(flight.attempt), run_id=flight.run_id)
-            try:
-                future.result(timeout=max(0.0, deadline - time.monotonic()))
-            except Exception as exc:
-                self._warn(f"could not cancel run {flight.run_id} ({record.label}): {exc}")
+            if error is not None:
+                self._warn(f"could not cancel run {flight.run_id} ({record.label}): {error}")
                 self.ledger.update(record.with_attempt(attempt))
                 continue
             self._close(flight, replace(attempt, state="canceled", error="cancelled by the user"))
-        self.ledger.save_if_dirty()
+        self._save()
 
     def _announce_interrupt(self) -> None:
         level = self.interrupts.level
@@ -350,7 +357,7 @@ class Scheduler:
         return not self._queue and not self._delayed and not final_left
 
     def _final_state(self) -> LedgerState:
-        if self.interrupts.level >= DRAIN:
+        if self.interrupts.level >= DRAIN or self.ledger.save_failure:
             return "interrupted"
         if any(r.state != "succeeded" for r in self.ledger.slices):
             return "failed"
@@ -375,20 +382,7 @@ class Scheduler:
     def _event(
         self, kind: EventKind, record: SliceRecord, attempt: Attempt, *, message: str = ""
     ) -> None:
-        self.emit(
-            LaunchEvent(
-                kind,
-                time.time(),
-                self.counts(),
-                label=record.label,
-                keys=record.keys,
-                attempt=attempt.number,
-                run_id=attempt.run_id,
-                url=attempt.url,
-                seconds=attempt.seconds,
-                message=message or attempt.error,
-            )
-        )
+        self.emit(attempt_event(kind, self.counts(), record, attempt, message=message))
 
     def _event_plain(self, kind: EventKind, message: str) -> None:
         self.emit(LaunchEvent(kind, time.time(), self.counts(), message=message))

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import importlib.util
 
-from ..errors import EnvironmentProblem
+from .errors import MissingSparkExtra
 
 SPARK_EXTRA_INSTALL = 'pip install "dbxdec[spark]"'
 LOCAL_SPARK_MODULES = ("pyspark", "delta")
 """Top-level modules local runs import: PySpark's, and delta-spark's (``delta``)."""
 
-
-class MissingSparkExtra(EnvironmentProblem):
-    """PySpark or Delta Lake is not installed (exit 3, a broken environment: the fix is
-    something to install)."""
+__all__ = ["MissingSparkExtra", "missing_local_spark_modules", "require_local_spark"]
 
 
 def missing_local_spark_modules() -> list[str]:

@@ -1,10 +1,30 @@
-"""The end-of-backfill summary built from the ledger."""
+"""Events and the end-of-backfill summary, built from the ledger's records."""
 
 from __future__ import annotations
 
+import time
+
 from .commands import rerun_command, resume_command
-from .events import Counts, FailedSlice, LaunchSummary
-from .ledger import Ledger
+from .events import Counts, EventKind, FailedSlice, LaunchEvent, LaunchSummary
+from .ledger import Attempt, Ledger, SliceRecord
+
+
+def attempt_event(
+    kind: EventKind, counts: Counts, record: SliceRecord, attempt: Attempt, *, message: str = ""
+) -> LaunchEvent:
+    """The event of ``attempt`` of ``record`` (``message`` defaults to its error)."""
+    return LaunchEvent(
+        kind,
+        time.time(),
+        counts,
+        label=record.label,
+        keys=record.keys,
+        attempt=attempt.number,
+        run_id=attempt.run_id,
+        url=attempt.url,
+        seconds=attempt.seconds,
+        message=message or attempt.error,
+    )
 
 
 def summarize(
@@ -30,4 +50,5 @@ def summarize(
         failed=tuple(failed),
         rerun_command=rerun_command(ledger, failed_keys, context_args) if failed_keys else None,
         resume_command=resume_command(ledger, context_args),
+        unsaved=ledger.save_failure,
     )
