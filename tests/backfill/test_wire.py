@@ -1,4 +1,5 @@
-"""The wire contract: KeyRange's encoding and the forms of ``backfill_run_time``."""
+"""The wire contract: KeyRange's encoding, the forms of ``backfill_run_time`` and the
+undo order of ``backfill_undo``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from databricks_bundle_decorators.backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     KeyRange,
+    UndoOrder,
     keys_label,
     parse_run_time,
     run_time_param,
@@ -84,3 +86,28 @@ def test_anything_else_is_refused_naming_the_parameter(value: str) -> None:
     message = str(caught.value)
     assert message.startswith(f"job parameter backfill_run_time={value!r}")
     assert ("not rendered" in message) == ("{{" in value)
+
+
+RUN_IDS = st.lists(st.from_regex(r"[0-9A-Za-z_][0-9A-Za-z_\-]{0,20}", fullmatch=True), min_size=1)
+
+
+@given(RUN_IDS, st.booleans())
+def test_an_undo_order_round_trips_through_its_job_parameter(runs: list[str], force: bool) -> None:
+    order = UndoOrder("sales-20240601T120000-1a2b", tuple(runs), force)
+    encoded = order.to_param()
+    assert "{" not in encoded and UndoOrder.from_param(encoded) == order
+    assert UndoOrder.from_param("") is None and BACKFILL_PARAM_DEFAULTS["backfill_undo"] == ""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "x",
+        "backfill=a;force=maybe;runs=1",
+        "backfill=a;force=true;runs=",
+        "backfill=../a;force=true;runs=1",
+    ],
+)
+def test_a_malformed_undo_order_names_the_parameter(value: str) -> None:
+    with pytest.raises(ValueError, match=r"^job parameter backfill_undo='.*' is not an undo order"):
+        UndoOrder.from_param(value)

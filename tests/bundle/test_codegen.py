@@ -45,6 +45,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "backfill_start_key": "{{job.parameters.backfill_start_key}}",
             "backfill_exact": "{{job.parameters.backfill_exact}}",
             "backfill_run_time": "{{job.parameters.backfill_run_time}}",
+            "backfill_undo": "{{job.parameters.backfill_undo}}",
         },
     }
 
@@ -58,6 +59,7 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_start_key", "default": ""},
         {"name": "backfill_exact", "default": "false"},
         {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
+        {"name": "backfill_undo", "default": ""},
     ]
 
 

@@ -19,6 +19,7 @@ from databricks_bundle_decorators import (
     task,
     task_value,
 )
+from databricks_bundle_decorators.backfill import BACKFILL_PARAMS
 from databricks_bundle_decorators.bundle import (
     SchemaValidator,
     generate_jobs,
@@ -249,10 +250,7 @@ def test_generated_jobs_pass_the_typed_load_and_the_bundle_schema(
 
 
 _PARAM_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True).filter(
-    lambda n: (
-        not n.startswith("dbxdec_")
-        and n not in {"backfill_key", "backfill_start_key", "backfill_exact", "backfill_run_time"}
-    )
+    lambda n: not n.startswith("dbxdec_") and n not in BACKFILL_PARAMS
 )
 
 

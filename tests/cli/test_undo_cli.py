@@ -1,21 +1,18 @@
-"""``dbxdec backfill undo`` refusals and the ``backfill`` group, without Spark: unknown
-ids, Databricks backfills (not yet), help, and the launcher forms that must keep working."""
+"""``dbxdec backfill undo`` without Spark: unknown ids, Databricks backfills undone by a
+run of the job (against the Jobs API emulator), help, and the launcher forms that must
+keep working beside the subcommand."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import (
-    Attempt,
-    BackendSpec,
-    LaunchOptions,
-    Ledger,
-    SliceRecord,
-    ledger_dir,
-)
+from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.undo_project import write_undo_project
 
 from .clirun import assert_one_error_line, run
@@ -50,26 +47,115 @@ def test_an_unknown_backfill_id_is_one_line_and_exit_2(
     assert out == ""
 
 
-def test_a_databricks_backfill_is_refused_as_not_yet_supported(
-    root: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    attempt = Attempt(1, "dbxdec-token-1", "succeeded", "5501")
-    Ledger(
-        ledger_dir(root) / "undo_orders-20240601T000000-beef.json",
-        backfill_id="undo_orders-20240601T000000-beef",
-        job="undo_orders",
-        backend=BackendSpec("databricks", job_id=7, host="https://example.invalid"),
-        options=LaunchOptions(),
-        slices=[SliceRecord(0, ("2024-06-01",), {"backfill_key": "2024-06-01"}, (attempt,))],
-    ).save()
+UNDO_JOB_PARAMS = {
+    "label": "first",
+    "backfill_key": "",
+    "backfill_start_key": "",
+    "backfill_exact": "false",
+    "backfill_run_time": "{{job.trigger.time.timestamp_ms}}",
+    "backfill_undo": "",
+}
+FAST = ("--poll-interval", "0.01")
+
+
+@pytest.fixture
+def emu() -> Iterator[JobsEmulator]:
+    with JobsEmulator() as emulator:
+        emulator.default_duration = 0.02
+        yield emulator
+
+
+@pytest.fixture
+def workspace(emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> JobsEmulator:
+    """The emulator as the workspace of the environment (no ~/.databrickscfg)."""
+    for name in list(os.environ):
+        if name.startswith("DATABRICKS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
+    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
+    return emu
+
+
+def databricks_backfill(
+    capsys: pytest.CaptureFixture[str], root: Path, emu: JobsEmulator, job_id: int
+) -> tuple[str, list[str]]:
+    """A 3-day backfill of ``undo_orders`` on the emulator: its id and run ids."""
     code, out, err = dbxdec(
-        capsys, root, "backfill", "undo", "undo_orders-20240601T000000-beef", "--yes"
+        capsys,
+        root,
+        "backfill",
+        "undo_orders",
+        "--start",
+        "2024-01-02",
+        "--end",
+        "2024-01-04",
+        *FAST,
     )
+    assert code == 0, out + err
+    (ledger,) = list_ledgers(root, "undo_orders")
+    return ledger.id, sorted(str(r.run_id) for r in emu.runs(job_id))
+
+
+def test_a_databricks_backfill_is_undone_by_a_run_of_the_job(
+    root: Path, capsys: pytest.CaptureFixture[str], workspace: JobsEmulator
+) -> None:
+    job_id = workspace.create_job("undo_orders", parameters=UNDO_JOB_PARAMS, max_concurrent_runs=5)
+    backfill_id, run_ids = databricks_backfill(capsys, root, workspace, job_id)
+    code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--dry-run")
+    assert code == 0, out + err
+    assert "a run of job 'undo_orders' (id " in out
+    assert "    main.undo.orders (task write_orders)" in out
+    assert "Dry run: nothing was restored." in out
+    assert len(workspace.runs(job_id)) == 3  # nothing triggered
+
+    code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--yes", *FAST)
+    assert code == 0, out + err
+    undo_run = workspace.runs(job_id)[-1]
+    assert undo_run.job_parameters["backfill_undo"] == (
+        f"backfill={backfill_id};force=false;runs={','.join(run_ids)}"
+    )
+    assert undo_run.job_parameters["backfill_key"] == ""  # an undo run processes no key
+    assert f"Undo run {undo_run.run_id} succeeded" in out
+
+    code, out, err = dbxdec(
+        capsys, root, "backfill", "undo", backfill_id, "--yes", "--force", *FAST
+    )
+    assert code == 0, out + err
+    forced = workspace.runs(job_id)[-1].job_parameters["backfill_undo"]
+    assert forced.startswith(f"backfill={backfill_id};force=true;runs=")
+
+
+def test_a_failed_undo_run_is_one_line_and_exit_1(
+    root: Path, capsys: pytest.CaptureFixture[str], workspace: JobsEmulator
+) -> None:
+    job_id = workspace.create_job("undo_orders", parameters=UNDO_JOB_PARAMS, max_concurrent_runs=5)
+    backfill_id, _ = databricks_backfill(capsys, root, workspace, job_id)
+    workspace.set_outcome("", result="FAILED", message="Task write_orders failed")
+    code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--yes", *FAST)
+    assert code == 1, out + err
+    run_id = workspace.runs(job_id)[-1].run_id
+    line = assert_one_error_line(err)
+    assert line.startswith(
+        f"Error: the undo run {run_id} of job 'undo_orders' failed: FAILED: Task write_orders "
+        "failed; each task's output names what it restored or refused ("
+    ), line
+
+
+def test_a_job_deployed_without_the_undo_parameter_is_refused(
+    root: Path, capsys: pytest.CaptureFixture[str], workspace: JobsEmulator
+) -> None:
+    old = {k: v for k, v in UNDO_JOB_PARAMS.items() if k != "backfill_undo"}
+    job_id = workspace.create_job("undo_orders", parameters=old, max_concurrent_runs=5)
+    backfill_id, _ = databricks_backfill(capsys, root, workspace, job_id)
+    code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--yes", *FAST)
     assert code == 2, out + err
     assert assert_one_error_line(err) == (
-        "Error: backfill undo_orders-20240601T000000-beef ran on Databricks: undo is not yet "
-        "supported there (only local backfills can be undone for now); nothing was restored"
+        f"Error: job 'undo_orders' (id {job_id}) was deployed without the backfill_undo "
+        "parameter (by an older dbxdec): deploy it again (dbxdec deploy), then undo; nothing "
+        "was restored"
     )
+    assert len(workspace.runs(job_id)) == 3
 
 
 def test_backfill_help_shows_the_launcher_and_undo(
@@ -125,7 +211,8 @@ def test_a_job_named_undo_is_reached_with_an_option_first(
     # as the first argument, 'undo' is the subcommand, and a plan option is refused
     code, out, err = dbxdec(capsys, root, "backfill", "undo", "--start", "2024-01-01")
     assert code == 2
-    assert (
-        "Error: No such option '--start'. To backfill a job named 'undo', put an option "
-        "before its name: dbxdec backfill --start A --end B undo"
-    ) in err
+    assert "Error: No such option '--start'." in err
+    assert err.rstrip().endswith(
+        "To backfill a job named 'undo', put an option before its name: "
+        "dbxdec backfill --start A --end B undo"
+    )

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire import UndoOrder
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.tables import local_table_exists
 
-from .undo_project import table_history, table_rows, write_undo_project
+from .undo_project import MODULE, table_history, table_rows, write_undo_project
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -164,3 +166,44 @@ def test_undo_asks_first_and_a_no_changes_nothing(
     assert code == 130, out + err
     assert "Restore 1 table as shown? [y/N]" in err
     assert table_rows(spark, dbxdec.root, ORDERS) == during
+
+
+def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
+    dbxdec: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The code a Databricks undo run executes (``dbxdec-run --backfill_undo=...`` per
+    task), here on the local warehouse: refused over a later writer, restored with force."""
+    before = table_rows(spark, dbxdec.root, ORDERS)
+    backfill_id = dbxdec.backfill("undo_orders", "--keys", "2024-01-03,2024-01-04")
+    dbxdec.run("--key", "2024-01-04", "--param", "label=later")
+    (ledger,) = list_ledgers(dbxdec.root, "undo_orders")
+    run_ids = tuple(sorted(a.run_id or "" for r in ledger.slices for a in r.attempts))
+    monkeypatch.setenv("DBXDEC_WAREHOUSE", str(dbxdec.root / ".dbxdec" / "warehouse"))
+    monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
+
+    def dbxdec_run(task: str, order: UndoOrder) -> tuple[int, str, str]:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            entrypoint.main(
+                [
+                    "--dbxdec_job=undo_orders",
+                    f"--dbxdec_task={task}",
+                    f"--dbxdec_module={MODULE}",
+                    "--dbxdec_run_id=4242-0",
+                    f"--backfill_undo={order.to_param()}",
+                ]
+            )
+        out, err = capsys.readouterr()
+        return int(exited.value.code or 0), out, err
+
+    code, out, err = dbxdec_run("write_orders", UndoOrder(backfill_id, run_ids))
+    assert code == 2, out + err
+    assert one_error_line(err).startswith(f"Error: table {ORDERS}: version 3 (WRITE at ")
+    assert f"undo of backfill {backfill_id}: {ORDERS}: restore version 3 to version 0" in out
+    code, out, err = dbxdec_run("write_orders", UndoOrder(backfill_id, run_ids, force=True))
+    assert code == 0, out + err
+    assert table_rows(spark, dbxdec.root, ORDERS) == before
+    code, out, err = dbxdec_run("noop", UndoOrder(backfill_id, run_ids, force=True))
+    assert code == 0, out + err
+    assert f"undo of backfill {backfill_id}: task 'noop' writes no table" in out
+    assert table_history(spark, dbxdec.root, ORDERS)[-1][2] == f"dbxdec-undo:{backfill_id}"

@@ -34,6 +34,10 @@ BACKFILL_RUN_TIME_PARAM = "backfill_run_time"
 RUN_TIME_DEFAULT = "{{job.trigger.time.timestamp_ms}}"
 """Databricks' dynamic value reference for the trigger time, epoch milliseconds: a repair
 run or a retried task resolves the same keys as the run's first attempt."""
+BACKFILL_UNDO_PARAM = "backfill_undo"
+"""Empty, except in a run ``dbxdec backfill undo`` triggers: then it carries an
+:class:`UndoOrder`, and every task restores the Delta tables it writes to their version
+before that backfill instead of running."""
 NAIVE_RUN_TIME_ZONE = "UTC"
 """How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
 Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
@@ -43,6 +47,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_START_KEY_PARAM,
     BACKFILL_EXACT_PARAM,
     BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_UNDO_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -50,6 +55,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_START_KEY_PARAM: "",
         BACKFILL_EXACT_PARAM: "false",
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
+        BACKFILL_UNDO_PARAM: "",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""
@@ -126,6 +132,58 @@ class KeyRange:
 def keys_label(keys: Sequence[str]) -> str:
     """``KeyRange.of(keys).label``, or ``"final sync"`` for a run with no key."""
     return KeyRange.of(keys).label if keys else "final sync"
+
+
+# -- undo runs ----------------------------------------------------------------------------
+
+_UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
+_UNDO_ORDER = re.compile(
+    rf"backfill=(?P<backfill>{_UNDO_ID});force=(?P<force>true|false);"
+    rf"runs=(?P<runs>{_UNDO_ID}(?:,{_UNDO_ID})*)",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UndoOrder:
+    """What an undo run restores: the tables backfill ``backfill_id``'s runs wrote.
+
+    Encoded in ``backfill_undo`` as plain text (no braces, which Databricks would read
+    as a reference; no quoting needed: ids are letters, digits, ``_`` and ``-``).
+
+    Example:
+        >>> UndoOrder("sales-20240601T120000-1a2b", ("5501-0", "5502-0")).to_param()
+        'backfill=sales-20240601T120000-1a2b;force=false;runs=5501-0,5502-0'
+    """
+
+    backfill_id: str
+    run_ids: tuple[str, ...]
+    force: bool = False
+
+    def to_param(self) -> str:
+        """The ``backfill_undo`` value (see :meth:`from_param`)."""
+        force = "true" if self.force else "false"
+        return f"backfill={self.backfill_id};force={force};runs={','.join(self.run_ids)}"
+
+    @classmethod
+    def from_param(cls, value: str) -> UndoOrder | None:
+        """The order in a ``backfill_undo`` value; ``None`` when it is empty.
+
+        Raises:
+            ValueError: not an encoded order; the message names the parameter.
+        """
+        text = value.strip()
+        if not text:
+            return None
+        found = _UNDO_ORDER.fullmatch(text)
+        if found is None:
+            shown = text if len(text) <= 80 else f"{text[:77]}..."
+            raise ValueError(
+                f"job parameter {BACKFILL_UNDO_PARAM}={shown!r} is not an undo order: expected "
+                "backfill=ID;force=true|false;runs=RUN,RUN... (set by dbxdec backfill undo)"
+            )
+        runs = tuple(found["runs"].split(","))
+        return cls(found["backfill"], runs, found["force"] == "true")
 
 
 # -- the run's logical time -------------------------------------------------------------

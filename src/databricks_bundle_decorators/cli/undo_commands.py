@@ -9,7 +9,6 @@ import click
 
 from ..bundle.project import find_root
 from ..launch.undo import prepare_undo
-from ..runtime.undo import UndoRefused
 from .options import load_project, pipelines_option
 
 _DEFAULT = "\0job"
@@ -85,12 +84,24 @@ class _UndoCommand(click.Command):
     help="Restore even over later commits of other writers, and empty tables the backfill created.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would be restored; change nothing.")
+@click.option("--profile", help="Databricks: ~/.databrickscfg profile (default: the ledger's).")
+@click.option("--host", help="Databricks: workspace URL (default: the ledger's).")
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0.005),
+    default=5.0,
+    show_default=True,
+    help="Databricks: seconds between looks at the undo run.",
+)
 @pipelines_option
 def undo_command(
     backfill_id: str,
     yes: bool,
     force: bool,
     dry_run: bool,
+    profile: str | None,
+    host: str | None,
+    poll_interval: float,
     project: Path | None,
     pipelines: tuple[str, ...],
 ) -> None:
@@ -107,36 +118,41 @@ def undo_command(
     another writer committed to a table after the backfill's first write (undo would
     discard that commit too), or when the backfill created a table (there is no earlier
     version: --force deletes its rows). Undoing twice does nothing the second time.
-    Local backfills only for now. Exit codes: 0 restored (or nothing to do), 2 unknown
-    ID or refused, 130 not confirmed.
+
+    A local backfill's tables are checked, shown and restored on the local Spark. A
+    Databricks backfill is undone by a run of the deployed job on its own compute
+    (job parameter backfill_undo): each task restores the tables it writes, or fails
+    with the reason when one needs --force.
+
+    Exit codes: 0 restored (or nothing to do), 1 the undo run failed, 2 unknown ID or
+    refused, 130 not confirmed.
     """
     prepared = prepare_undo(
         backfill_id,
         root=find_root(project),
         project_loader=lambda: load_project(project, pipelines),
+        host=host,
+        profile=profile,
+        poll_interval=poll_interval,
     )
     for line in prepared.lines():
         click.echo(line)
-    if not prepared.plan.changes:
+    if not prepared.count:
         click.echo("Nothing to undo.")
         return
-    refusals = [] if force else prepared.refusals()
     if dry_run:
-        for refusal in refusals:
+        for refusal in [] if force else prepared.refusals():
             click.echo(f"Needs --force: {refusal}.")
         click.echo("Dry run: nothing was restored.")
         return
-    if refusals:
-        more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
-        raise UndoRefused(
-            f"{refusals[0]}{more}; nothing was restored (rerun with --force to undo anyway)"
-        )
+    refused = None if force else prepared.refused()
+    if refused is not None:
+        raise refused
     if not yes:
-        count = len(prepared.plan.changes)
+        count = prepared.count
         click.confirm(f"Restore {count} table{'s' * (count != 1)} as shown?", abort=True, err=True)
-    for table in prepared.apply(force=force):
-        done = "Emptied" if table.action == "empty" else "Restored"
-        click.echo(f"{done} {table.table.name}.")
+    for line in prepared.apply(force=force):
+        click.echo(line)
 
 
 def register(group: click.Group) -> None:

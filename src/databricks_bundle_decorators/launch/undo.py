@@ -4,25 +4,45 @@ restores, and the restore itself (the CLI only prints and asks).
 The ledger recorded the id of every run the backfill started (every attempt, failed
 ones too: a run can commit one table and fail in a later task). Each of those runs'
 Delta commits carries its id (see :mod:`..runtime.undo`), so the tables' histories say
-which versions to undo. A local backfill's tables are restored on the embedded Spark,
-where they live. A backfill that ran on Databricks is refused for now: its tables live
-in Unity Catalog and are to be restored by a run of the job on its own compute.
+which versions to undo. Undo runs where the tables are:
+
+- a local backfill's tables are planned and restored on the embedded Spark, every table
+  checked before any is restored (:class:`LocalUndo`);
+- a Databricks backfill's tables live in Unity Catalog: undo is a run of the deployed
+  job with ``backfill_undo`` set (:class:`~..backfill.wire.UndoOrder`), in which every
+  task restores the tables it writes on the job's own compute, through the same runtime
+  code, and refuses (failing that task) what needs ``--force`` (:class:`RemoteUndo`).
 """
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist
+
+from ..backfill.wire import BACKFILL_UNDO_PARAM, UndoOrder
 from ..bundle.project import ProjectConfig
-from ..definitions import Registry
-from ..errors import UsageError
+from ..definitions import JobDefinition, Registry
+from ..errors import DbxdecError, UsageError
 from ..runtime.context import LazySession, RunEnvironment
-from ..runtime.undo import BackfillRuns, JobUndo, TableUndo, plan_undo
+from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
 from .ledger import Ledger, load_ledger
 from .spark_extra import require_local_spark
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+_REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
+"""Answers that refuse the request itself (a job gone, a parameter refused)."""
+
+
+class UndoFailed(DbxdecError):
+    """The undo run on Databricks did not succeed (exit 1)."""
 
 
 def backfill_runs(ledger: Ledger) -> BackfillRuns:
@@ -36,43 +56,134 @@ def backfill_runs(ledger: Ledger) -> BackfillRuns:
     return BackfillRuns(ledger.id, ledger.job, ids)
 
 
+def _header(ledger: Ledger, runs: BackfillRuns) -> str:
+    count = len(runs.run_ids)
+    return f"Undo of backfill {ledger.id} ({ledger.job}, {count} run{'s' * (count != 1)}):"
+
+
+def _in_flight(ledger: Ledger) -> list[str]:
+    open_runs = sum(1 for r in ledger.slices for a in r.attempts if a.is_open)
+    if not open_runs:
+        return []
+    return [
+        f"  warning: {open_runs} run(s) were in flight when the ledger was last saved; if "
+        "they are still running, they may write after the undo"
+    ]
+
+
 @dataclass(frozen=True, slots=True)
-class PreparedUndo:
-    """A planned undo: the backfill's ledger, the plan per table, and where to apply it."""
+class LocalUndo:
+    """A local backfill's undo, planned from the tables' histories; :meth:`apply` restores."""
 
     ledger: Ledger
     plan: JobUndo
     spark: Any
 
     @property
-    def in_flight(self) -> int:
-        """Runs still open when the ledger was last saved (they may still write)."""
-        return sum(1 for r in self.ledger.slices for a in r.attempts if a.is_open)
+    def count(self) -> int:
+        """Tables that would change."""
+        return len(self.plan.changes)
 
     def lines(self) -> list[str]:
         """What undo will do, one line per table, then notes and warnings."""
-        runs = len(self.plan.runs.run_ids)
-        out = [
-            f"Undo of backfill {self.ledger.id} ({self.ledger.job}, {runs} run{'s' * (runs != 1)}):"
-        ]
+        out = [_header(self.ledger, self.plan.runs)]
         out += [f"  {table.describe()}" for table in self.plan.tables]
         if not self.plan.tables:
             out.append("  the job writes no Delta table through an IoManager")
         out += [f"  note: {note}" for note in self.plan.notes]
-        if self.in_flight:
-            out.append(
-                f"  warning: {self.in_flight} run(s) were in flight when the ledger was last "
-                "saved; if they are still running, they may write after the undo"
-            )
-        return out
+        return out + _in_flight(self.ledger)
 
     def refusals(self) -> list[str]:
         """One line per table that needs ``force``."""
         return self.plan.refusals()
 
-    def apply(self, *, force: bool = False) -> tuple[TableUndo, ...]:
-        """Restore the tables (see :meth:`~..runtime.undo.JobUndo.apply`)."""
-        return self.plan.apply(self.spark, force=force)
+    def refused(self) -> UndoRefused | None:
+        """The error undo without ``force`` raises, if any."""
+        return self.plan.refused()
+
+    def apply(self, *, force: bool = False) -> list[str]:
+        """Restore every table (all were checked first); one line per table restored."""
+        return [
+            f"{'Emptied' if t.action == 'empty' else 'Restored'} {t.table.name}."
+            for t in self.plan.apply(self.spark, force=force)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteUndo:
+    """A Databricks backfill's undo: a run of the deployed job that restores its tables.
+
+    The versions are read by the run, on the job's compute; a table that needs
+    ``force`` fails its task there, with the one-line reason in the task's output.
+    """
+
+    ledger: Ledger
+    runs: BackfillRuns
+    client: WorkspaceClient
+    job_id: int
+    job_name: str
+    tables: tuple[tuple[str, tuple[str, ...]], ...]
+    notes: tuple[str, ...] = ()
+    poll_interval: float = 5.0
+
+    @property
+    def count(self) -> int:
+        """Tables the undo run restores (0 when the backfill started no run)."""
+        return len(self.tables) if self.runs.run_ids else 0
+
+    def lines(self) -> list[str]:
+        out = [_header(self.ledger, self.runs)]
+        out.append(
+            f"  a run of job {self.job_name!r} (id {self.job_id}) restores, on the job's "
+            "compute, each table to its version before the backfill's first commit:"
+        )
+        out += [f"    {name} (task {', '.join(tasks)})" for name, tasks in self.tables]
+        if not self.tables:
+            out.append("  the job writes no Delta table through an IoManager")
+        out += [f"  note: {note}" for note in self.notes]
+        return out + _in_flight(self.ledger)
+
+    def refusals(self) -> list[str]:
+        return []  # decided by the run, which reads the histories
+
+    def refused(self) -> UndoRefused | None:
+        return None
+
+    def apply(self, *, force: bool = False) -> list[str]:
+        """Trigger the undo run and wait for it to end.
+
+        Raises:
+            UndoFailed: the run failed (a refusal or a restore Delta refused) or was
+                cancelled; the message gives its page.
+            UsageError: the workspace refused the run.
+        """
+        from .databricks_backend import run_status
+
+        order = UndoOrder(self.ledger.id, tuple(sorted(self.runs.run_ids)), force)
+        token = f"dbxdec-undo-{secrets.token_hex(16)}"  # a new run per undo asked for
+        try:
+            waiter = self.client.jobs.run_now(
+                self.job_id,
+                job_parameters={BACKFILL_UNDO_PARAM: order.to_param()},
+                idempotency_token=token,
+            )
+            run_id = int(waiter.run_id)
+            while True:
+                status = run_status(self.client.jobs.get_run(run_id))
+                if status.is_terminal:
+                    break
+                time.sleep(self.poll_interval)
+        except _REFUSED as exc:  # transport and credential failures go to the CLI's mapping
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UsageError(f"the workspace refused the undo run: {first}") from None
+        page = f" ({status.url})" if status.url else ""
+        if status.state != "succeeded":
+            raise UndoFailed(
+                f"the undo run {run_id} of job {self.job_name!r} {status.state}: "
+                f"{status.message or 'no message'}; each task's output names what it restored "
+                f"or refused{page}"
+            )
+        return [f"Undo run {run_id} succeeded{page}: restored {len(self.tables)} table(s)."]
 
 
 def prepare_undo(
@@ -81,25 +192,35 @@ def prepare_undo(
     root: Path,
     project_loader: Callable[[], tuple[ProjectConfig, Registry]],
     spark: Any = None,
-) -> PreparedUndo:
+    client: WorkspaceClient | None = None,
+    host: str | None = None,
+    profile: str | None = None,
+    poll_interval: float = 5.0,
+) -> LocalUndo | RemoteUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
     Args:
         backfill_id: The backfill (``dbxdec backfills`` lists them).
         root: The project root (its ``.dbxdec/backfills``).
         project_loader: Reads the project's config and definitions.
-        spark: The session the local tables are read with (default: the embedded one).
+        spark: Local: the session the tables are read with (default: the embedded one).
+        client: Databricks: the workspace client (default: from the ledger's host and
+            profile, or ``host``/``profile``).
+        host: Databricks: workspace URL instead of the ledger's.
+        profile: Databricks: ``~/.databrickscfg`` profile instead of the ledger's.
+        poll_interval: Databricks: seconds between looks at the undo run.
 
     Raises:
-        UsageError: unknown id, a backfill that ran on Databricks (not yet supported),
-            or its job is no longer defined.
-        EnvironmentProblem: PySpark or Delta Lake is missing.
+        UsageError: unknown id, its job is no longer defined, or (Databricks) the
+            deployed job has no ``backfill_undo`` parameter.
+        EnvironmentProblem: (local) PySpark or Delta Lake is missing.
     """
     ledger = load_ledger(root, backfill_id)
+    runs = backfill_runs(ledger)
     if ledger.backend.kind != "local":
-        raise UsageError(
-            f"backfill {ledger.id} ran on Databricks: undo is not yet supported there "
-            "(only local backfills can be undone for now); nothing was restored"
+        _, registry = project_loader()
+        return _prepare_remote(
+            ledger, runs, registry.get(ledger.job), client, host, profile, poll_interval
         )
     require_local_spark()
     config, registry = project_loader()
@@ -111,5 +232,41 @@ def prepare_undo(
     else:
         session = spark
     environment = RunEnvironment(session, config.warehouse, False)
-    plan = plan_undo(job, backfill_runs(ledger), environment)
-    return PreparedUndo(ledger, plan, environment.spark if plan.tables else None)
+    plan = plan_undo(job, runs, environment)
+    return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
+
+
+def _prepare_remote(
+    ledger: Ledger,
+    runs: BackfillRuns,
+    job: JobDefinition,
+    client: WorkspaceClient | None,
+    host: str | None,
+    profile: str | None,
+    poll_interval: float,
+) -> RemoteUndo:
+    from .databricks_backend import connect, find_job
+
+    spec = ledger.backend
+    if spec.job_id is None:
+        raise UsageError(f"backfill {ledger.id}'s ledger names no job id; nothing was restored")
+    if client is None:
+        client = connect(host=host or spec.host, profile=profile or spec.profile)
+    remote = find_job(client, ledger.job, job_id=spec.job_id)
+    try:
+        settings = client.jobs.get(remote.job_id).settings
+    except _REFUSED as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"cannot read job {remote.job_id}: {first}") from None
+    declared = {p.name for p in (settings.parameters if settings else None) or []}
+    if BACKFILL_UNDO_PARAM not in declared:
+        raise UsageError(
+            f"job {remote.name!r} (id {remote.job_id}) was deployed without the "
+            f"{BACKFILL_UNDO_PARAM} parameter (by an older dbxdec): deploy it again "
+            "(dbxdec deploy), then undo; nothing was restored"
+        )
+    found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
+    tables = tuple((name, tasks) for name, (_, tasks) in found.items())
+    return RemoteUndo(
+        ledger, runs, client, remote.job_id, remote.name, tables, tuple(notes), poll_interval
+    )

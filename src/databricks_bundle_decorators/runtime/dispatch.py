@@ -16,7 +16,9 @@ from ..backfill import (
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_UNDO_PARAM,
     KeyRange,
+    UndoOrder,
     parse_run_time,
 )
 from ..definitions import (
@@ -32,6 +34,7 @@ from .context import InputContext, OutputContext, RunEnvironment, use_environmen
 from .errors import TaskRunError
 from .scope import KeyScope
 from .sources import read_source
+from .undo import undo_outputs
 
 
 def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, str]:
@@ -56,12 +59,13 @@ def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, st
 def run_keys(
     job: JobDefinition, params: Mapping[str, str], *, now: datetime | None = None
 ) -> ResolvedKeys | None:
-    """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill.
+    """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill,
+    and in an undo run (see :func:`undo_order`), which processes no key.
 
     Raises:
         UsageError: a key is malformed, out of bounds, or cannot be derived.
     """
-    if job.backfill is None:
+    if job.backfill is None or undo_order(job, params) is not None:
         return None
     try:
         if now is None:
@@ -69,6 +73,18 @@ def run_keys(
         context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
         return resolve_keys(context)
     except (ValueError, RuntimeError) as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def undo_order(job: JobDefinition, params: Mapping[str, str]) -> UndoOrder | None:
+    """The undo order of the run (``backfill_undo``); ``None`` in an ordinary run.
+
+    Raises:
+        UsageError: the parameter is set but is not an order.
+    """
+    try:
+        return UndoOrder.from_param(params.get(BACKFILL_UNDO_PARAM, ""))
+    except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
 
 
@@ -130,7 +146,9 @@ class TaskRunRequest:
 def run_task(
     request: TaskRunRequest, *, environment: RunEnvironment, task_values: TaskValueStore
 ) -> None:
-    """Load the task's inputs, call it, check and write its output.
+    """Load the task's inputs, call it, check and write its output; in an undo run
+    (``backfill_undo`` set), restore the tables the task writes instead (see
+    :mod:`.undo`).
 
     Raises:
         TaskRunError: the function raised (chained), or the output was rejected, a check
@@ -139,6 +157,11 @@ def run_task(
     """
     job = request.job
     node = find_task(job, request.task_key)
+    order = undo_order(job, request.params)
+    if order is not None:
+        with use_environment(environment):
+            undo_outputs(job, node.key, order, environment)
+        return
     definition = node.definition
     context = RunContext(
         job.name,

@@ -23,35 +23,26 @@ Per table (``first``: the backfill's first commit, ``current``: the latest versi
 
 Before anything is restored, every table is planned and checked; a table that changed
 between the plan and the restore is refused, so what was shown is what is restored.
-
-Example (``ours``: commits whose metadata names a run of the backfill)::
-
-    version 0 WRITE  dbxdec:sales:clean:20240101T000000-aaaa     (an earlier run)
-    version 1 WRITE  dbxdec:sales:clean:20240601T120000-bbbb     ours
-    version 2 WRITE  dbxdec:sales:clean:20240601T120003-cccc     ours
-    -> restore version 2 to version 0 (undoes 2 commits)
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..backfill.wire import UndoOrder
 from ..definitions import JobDefinition
 from ..errors import UsageError
 from .context import RunEnvironment
-from .errors import TaskRunError
-from .io.delta import DeltaFormat, delta_table_exists
+from .io.delta import DeltaFormat
+from .io.delta_history import Commit, read_commits, restore_version
 from .io.formats import TableRef
 from .io.spark_table import COMMIT_ID_PREFIX, SparkTableIoManager
-from .predicates import quote_identifier
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
-USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 _REPAIR_SUFFIX = re.compile(r"-\d{1,9}")
 
 
@@ -97,22 +88,6 @@ class BackfillRuns:
             and repair.end() == len(run)
             and run[: repair.start()] in (self.run_ids)
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Commit:
-    """One version in a table's history (``at``: the commit time, UTC, for messages)."""
-
-    version: int
-    operation: str
-    metadata: str | None = None
-    at: str = ""
-
-    def describe(self) -> str:
-        """``version 6 (WRITE at 2024-06-01 12:00:00Z by 'dbxdec:other:t:9')``."""
-        at = f" at {self.at}" if self.at else ""
-        by = f" by {self.metadata!r}" if self.metadata else " without userMetadata"
-        return f"version {self.version} ({self.operation}{at}{by})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +144,17 @@ class TableUndo:
         if self.action not in ("restore", "empty"):
             return None
         first = self.ours[0].version
-        if self.others:
-            more = f" and {len(self.others) - 1} more" if len(self.others) > 1 else ""
+        if len(self.others) == 1:
             return (
-                f"table {self.table.name}: {self.others[0].describe()}{more} was committed by "
+                f"table {self.table.name}: {self.others[0].describe()} was committed by "
                 f"another writer after this backfill's first write (version {first}); "
                 "undo would discard it too"
+            )
+        if self.others:
+            return (
+                f"table {self.table.name}: {self.others[0].describe()} and "
+                f"{len(self.others) - 1} more were committed by other writers after this "
+                f"backfill's first write (version {first}); undo would discard them too"
             )
         if self.action == "empty":
             return (
@@ -204,6 +184,16 @@ class JobUndo:
         """One line per table that needs ``force``."""
         return [r for r in (t.refusal() for t in self.tables) if r is not None]
 
+    def refused(self) -> UndoRefused | None:
+        """The error undo without ``force`` raises (the first table's reason), if any."""
+        refusals = self.refusals()
+        if not refusals:
+            return None
+        more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+        return UndoRefused(
+            f"{refusals[0]}{more}; nothing was restored (rerun with --force to undo anyway)"
+        )
+
     def apply(self, spark: Any, *, force: bool = False) -> tuple[TableUndo, ...]:
         """Restore every table of :attr:`changes`; returns them.
 
@@ -212,48 +202,17 @@ class JobUndo:
                 it was planned (the tables before it are restored).
             TaskRunError: Delta refused a restore (e.g. the old files were vacuumed).
         """
-        refusals = self.refusals()
-        if refusals and not force:
-            raise UndoRefused(refusals[0] + _more(len(refusals) - 1))
+        refused = None if force else self.refused()
+        if refused is not None:
+            raise refused
         for table in self.changes:
             restore_table(spark, table, self.runs)
         return self.changes
 
 
-def _more(count: int) -> str:
-    return f" (and {count} more table{'s' * (count != 1)})" if count > 0 else ""
-
-
 def _versions(commits: Sequence[Commit]) -> str:
     first, last = commits[0].version, commits[-1].version
     return f"version {first}" if first == last else f"versions {first}-{last}"
-
-
-def sql_target(table: TableRef) -> str:
-    """The table in SQL: ``delta.`/path``` locally, the quoted catalog name otherwise."""
-    if table.path is not None:
-        return f"delta.{quote_identifier(str(table.path))}"
-    return table.qualified
-
-
-def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
-    """The table's history, oldest first (empty when the table does not exist)."""
-    if not delta_table_exists(spark, table):
-        return ()
-    from pyspark.sql import functions as F
-
-    rows = (
-        spark.sql(f"DESCRIBE HISTORY {sql_target(table)}")
-        .select(
-            "version",
-            "operation",
-            "userMetadata",
-            F.date_format("timestamp", "yyyy-MM-dd HH:mm:ss'Z'").alias("at"),
-        )
-        .collect()
-    )
-    commits = (Commit(int(r[0]), str(r[1]), r[2], str(r[3] or "")) for r in rows)
-    return tuple(sorted(commits, key=lambda c: c.version))
 
 
 def plan_table(
@@ -318,6 +277,26 @@ def plan_undo(
     return JobUndo(runs, tables, tuple(notes))
 
 
+def undo_outputs(
+    job: JobDefinition, task_key: str, order: UndoOrder, environment: RunEnvironment
+) -> JobUndo:
+    """The task of an undo run (``backfill_undo`` set): plan and restore the tables
+    ``task_key`` writes, printing one line per table (for the run's logs).
+
+    Raises:
+        UndoRefused: a table needs ``order.force`` (nothing of this task is restored).
+        TaskRunError: Delta refused a restore.
+    """
+    runs = BackfillRuns(order.backfill_id, job.name, frozenset(order.run_ids))
+    plan = plan_undo(job, runs, environment, tasks={task_key})
+    for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:
+        print(f"undo of backfill {order.backfill_id}: {line}", flush=True)
+    if not plan.tables:
+        print(f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table")
+    plan.apply(environment.spark if plan.changes else None, force=order.force)
+    return plan
+
+
 def restore_table(spark: Any, table: TableUndo, runs: BackfillRuns) -> None:
     """Restore one planned table (``restore`` or ``empty``), marked as this undo.
 
@@ -332,36 +311,5 @@ def restore_table(spark: Any, table: TableUndo, runs: BackfillRuns) -> None:
             f"table {table.table.name} changed since undo was planned (version {latest}, "
             f"planned at {table.current}); it was not restored: run undo again"
         )
-    target = sql_target(table.table)
-    if table.action == "restore":
-        statement = f"RESTORE TABLE {target} TO VERSION AS OF {int(table.to_version or 0)}"
-    elif table.action == "empty":
-        statement = f"DELETE FROM {target}"
-    else:
-        return
-    from pyspark.errors import PySparkException
-
-    try:
-        with _user_metadata(spark, runs.undo_mark):
-            spark.sql(statement).collect()
-    except PySparkException as exc:  # Spark's own errors (converted from the JVM)
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise TaskRunError(
-            f"Delta refused to {'restore' if table.action == 'restore' else 'empty'} table "
-            f"{table.table.name}: {first}"
-        ) from None
-
-
-@contextlib.contextmanager
-def _user_metadata(spark: Any, value: str) -> Iterator[None]:
-    """Commits made inside carry ``value`` as ``userMetadata`` (a session setting, since
-    ``RESTORE`` and ``DELETE`` take no write options)."""
-    previous = spark.conf.get(USER_METADATA_CONF, None)
-    spark.conf.set(USER_METADATA_CONF, value)
-    try:
-        yield
-    finally:
-        if previous is None:
-            spark.conf.unset(USER_METADATA_CONF)
-        else:
-            spark.conf.set(USER_METADATA_CONF, previous)
+    if table.action in ("restore", "empty"):
+        restore_version(spark, table.table, table.to_version, user_metadata=runs.undo_mark)
