@@ -186,6 +186,9 @@ def test_the_launcher_forms_still_work_beside_undo(
     code, out, err = dbxdec(capsys, root, "backfill")
     assert code == 2
     assert assert_one_error_line(err) == "Error: missing JOB (or --resume ID)"
+    code, out, err = dbxdec(capsys, root, "backfill", "undo_orders", "--bogus")
+    assert code == 2
+    assert err.startswith("Usage: dbxdec backfill [OPTIONS] [JOB]\nTry 'dbxdec backfill --help'")
 
 
 def test_a_job_named_undo_is_reached_with_an_option_first(

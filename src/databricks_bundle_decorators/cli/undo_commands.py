@@ -11,8 +11,7 @@ from ..bundle.project import find_root
 from ..launch.undo import prepare_undo
 from .options import load_project, pipelines_option
 
-_DEFAULT = "\0job"
-"""The launcher command's name inside the group: no argument a user types can equal it."""
+_LAUNCHER_ARGS = "dbxdec.backfill.launcher_args"
 
 
 class BackfillGroup(click.Group):
@@ -20,8 +19,9 @@ class BackfillGroup(click.Group):
     launcher command with every argument as given.
 
     So ``dbxdec backfill sales --start A --end B`` and ``dbxdec backfill --resume ID`` keep
-    working, and ``dbxdec backfill undo ID`` is the undo command. A job literally named
-    like a subcommand is reached with an option before its name:
+    working (usage lines and errors still say ``dbxdec backfill``), and
+    ``dbxdec backfill undo ID`` is the undo command. A job literally named like a
+    subcommand is reached with an option before its name:
     ``dbxdec backfill --start A --end B undo``.
 
     Example:
@@ -42,18 +42,18 @@ class BackfillGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         own_help = len(args) == 1 and args[0] in ctx.help_option_names
-        if not own_help and (not args or args[0] not in self.commands):
-            args = [_DEFAULT, *args]
-        return super().parse_args(ctx, args)
+        if own_help or (args and args[0] in self.commands):
+            return super().parse_args(ctx, args)
+        ctx.meta[_LAUNCHER_ARGS] = list(args)  # the launcher parses them, in invoke
+        return []
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return self.default if cmd_name == _DEFAULT else super().get_command(ctx, cmd_name)
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name, command, rest = super().resolve_command(ctx, args)
-        return (self.name if command is self.default else name), command, rest
+    def invoke(self, ctx: click.Context) -> object:
+        args = ctx.meta.pop(_LAUNCHER_ARGS, None)
+        if args is None:
+            return super().invoke(ctx)
+        # the launcher takes this group's place: its usage line is `dbxdec backfill ...`
+        with self.default.make_context(ctx.info_name, args, parent=ctx.parent) as launcher:
+            return self.default.invoke(launcher)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """``dbxdec backfill --help``: the launcher's own help, then the subcommands."""

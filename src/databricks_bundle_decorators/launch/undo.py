@@ -91,6 +91,11 @@ class LocalUndo:
         if not self.plan.tables:
             out.append("  the job writes no Delta table through an IoManager")
         out += [f"  note: {note}" for note in self.plan.notes]
+        if any(run.startswith("local-") for run in self.plan.runs.run_ids):
+            out.append(
+                "  warning: this backfill ran before dbxdec recorded the run ids its commits "
+                "carry; its commits cannot be told from others, so none is undone"
+            )
         return out + _in_flight(self.ledger)
 
     def refusals(self) -> list[str]:

@@ -43,7 +43,7 @@ from .io.spark_table import COMMIT_ID_PREFIX, SparkTableIoManager
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
-_REPAIR_SUFFIX = re.compile(r"-\d{1,9}")
+_REPAIRED = re.compile(r"(?P<run>.+)-\d{1,9}")
 
 
 class UndoRefused(UsageError):
@@ -80,14 +80,8 @@ class BackfillRuns:
         if not metadata or not metadata.startswith(prefix):
             return False
         run = metadata.rpartition(":")[2]
-        if run in self.run_ids:
-            return True
-        repair = _REPAIR_SUFFIX.search(run)
-        return (
-            repair is not None
-            and repair.end() == len(run)
-            and run[: repair.start()] in (self.run_ids)
-        )
+        repaired = _REPAIRED.fullmatch(run)
+        return run in self.run_ids or (repaired is not None and repaired["run"] in self.run_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +286,9 @@ def undo_outputs(
     for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:
         print(f"undo of backfill {order.backfill_id}: {line}", flush=True)
     if not plan.tables:
-        print(f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table")
+        print(
+            f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table", flush=True
+        )
     plan.apply(environment.spark if plan.changes else None, force=order.force)
     return plan
 
