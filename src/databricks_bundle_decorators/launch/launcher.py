@@ -1,11 +1,13 @@
 """``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions: plan, connect, run, sum up.
 
 The CLI only parses options into a :class:`BackfillRequest` and prints; everything a
-test wants to call without a terminal is here.
+test wants to call without a terminal is here. A backfill runs under a claim on its
+keys (:mod:`.claims`): a second launcher over overlapping keys of the job is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -14,11 +16,13 @@ from typing import TYPE_CHECKING
 
 from ..bundle.project import ProjectConfig
 from ..definitions import JobDefinition, Registry
+from ..errors import DbxdecError
 from .backends import Backend
+from .claims import BackfillGuard
 from .databricks_backend import DatabricksBackend, connect, find_job, run_history
 from .events import Counts, LaunchEvent, LaunchSummary
 from .history import KeyHistory, RerunMode, key_history, keys_without_success
-from .interrupts import Interrupts
+from .interrupts import DRAIN, Interrupts
 from .ledger import (
     BackendSpec,
     LaunchOptions,
@@ -27,12 +31,14 @@ from .ledger import (
     list_ledgers,
     load_ledger,
 )
+from .local_lock import LocalLock
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, Order, Slice, build_plan
 from .scheduler import Scheduler
 from .spark_extra import require_local_spark
 from .summary import summarize
 from .target import read_target
+from .workspace_claims import WorkspaceClaims
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -60,7 +66,8 @@ class BackfillRequest:
 
     ``max_concurrent`` ``None`` means the backend's default (4 on Databricks, 1 locally).
     ``context_args`` are the CLI arguments that select the project (``--project``,
-    ``--pipelines``), repeated in the printed rerun and resume commands.
+    ``--pipelines``), repeated in the printed rerun and resume commands. ``force``
+    takes over expired claims of other backfills on the same keys.
     """
 
     job: str
@@ -81,11 +88,13 @@ class BackfillRequest:
     halt_on_error: bool = False
     poll_interval: float = 1.0
     context_args: tuple[str, ...] = ()
+    force: bool = False
 
 
 @dataclass
 class PreparedBackfill:
-    """A planned backfill with its ledger and a connected backend, ready to run."""
+    """A planned backfill with its ledger and a connected backend, ready to run;
+    ``guard`` claims its keys while it runs (none for a dry run)."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -93,6 +102,7 @@ class PreparedBackfill:
     options: SchedulerOptions
     warnings: list[str] = field(default_factory=list)
     context_args: tuple[str, ...] = ()
+    guard: BackfillGuard | None = None
 
 
 def plan_backfill(
@@ -114,6 +124,7 @@ def plan_backfill(
     conn = request.connection
     needs_history = request.rerun != "all" or request.catchup
     backend: Backend | None = None
+    guard: BackfillGuard | None = None
     history: KeyHistory | None = None
     warnings: list[str] = []
     cap = request.max_concurrent or (
@@ -128,6 +139,7 @@ def plan_backfill(
             from .local_backend import LocalBackend
 
             backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
+            guard = LocalLock(root, job.name, force=request.force)
     elif not dry_run or needs_history:
         client, spec, cap, warnings = connect_job(job, conn, root, cap, client)
         if needs_history:
@@ -136,6 +148,9 @@ def plan_backfill(
         if not dry_run:
             assert spec.job_id is not None
             backend = DatabricksBackend(client, spec.job_id)
+            guard = WorkspaceClaims(
+                client, job=job.name, job_id=spec.job_id, backfill=job.backfill, force=request.force
+            )
     plan = _checked_plan(job, request, history)
     if request.catchup and history is not None:
         wanted = set(keys_without_success(plan.keys, history))
@@ -167,6 +182,7 @@ def plan_backfill(
         scheduler_options(launch_options, request.poll_interval),
         warnings,
         request.context_args,
+        guard,
     )
 
 
@@ -257,12 +273,14 @@ def prepare_resume(
     halt_on_error: bool = False,
     poll_interval: float = 1.0,
     context_args: tuple[str, ...] = (),
+    force: bool = False,
 ) -> PreparedBackfill:
     """Load backfill ``backfill_id`` and reconnect its backend; pacing may be changed.
 
     Slices already succeeded are skipped; open attempts are re-submitted with their
     own idempotency token (which finds the run they started); failed and cancelled
-    slices get a new attempt.
+    slices get a new attempt. The keys left are claimed again when it runs
+    (``force``: taking over expired claims).
 
     Raises:
         UsageError: unknown id, missing credentials, or the job no longer exists.
@@ -278,6 +296,7 @@ def prepare_resume(
     )
     spec = ledger.backend
     backend: Backend
+    guard: BackfillGuard
     if spec.kind == "local":
         require_local_spark()
         config, registry = project_loader()
@@ -290,12 +309,20 @@ def prepare_resume(
             warehouse=config.warehouse,
             max_workers=ledger.options.max_concurrent,
         )
+        guard = LocalLock(root, ledger.job, force=force)
     else:
         if client is None:
             client = connect(host=host or spec.host, profile=profile or spec.profile)
         assert spec.job_id is not None
         find_job(client, ledger.job, job_id=spec.job_id)
         backend = DatabricksBackend(client, spec.job_id)
+        try:  # the definition reads the keys of ranged runs; the ledger runs without it
+            definition = project_loader()[1].get(ledger.job).backfill
+        except DbxdecError:
+            definition = None
+        guard = WorkspaceClaims(
+            client, job=ledger.job, job_id=spec.job_id, backfill=definition, force=force
+        )
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
     plan = BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params)
     left = [r for r in ledger.slices if r.state != "succeeded"]
@@ -308,6 +335,7 @@ def prepare_resume(
         scheduler_options(ledger.options, poll_interval),
         [],
         context_args,
+        guard,
     )
 
 
@@ -318,28 +346,52 @@ def run_backfill(
     interrupts: Interrupts | None = None,
     header: str | None = None,
 ) -> LaunchSummary:
-    """Run a prepared backfill to the end (or an interrupt) and sum it up."""
-    ledger = prepared.ledger
-    assert prepared.backend is not None
-    ledger.save()  # the id exists on disk before the first run is launched
+    """Claim the backfill's keys, run it to the end (or an interrupt) and sum it up.
+
+    Raises:
+        UsageError: another backfill holds some of the keys; nothing was launched and
+            no ledger was written.
+    """
+    ledger, backend = prepared.ledger, prepared.backend
+    assert backend is not None
     interrupts = interrupts or Interrupts()
+    lost: list[str] = []
+
+    def claim_lost(message: str) -> None:  # called from the claim's renewal thread
+        lost.append(message)
+        interrupts.escalate(DRAIN)
+
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(backend.close)
+        if prepared.guard is not None:
+            cleanup.enter_context(prepared.guard.hold(ledger, claim_lost))
+        ledger.save()  # the id exists on disk before the first run is launched
+        return _run(prepared, backend, reporter, interrupts, header, lost)
+
+
+def _run(
+    prepared: PreparedBackfill,
+    backend: Backend,
+    reporter: Reporter,
+    interrupts: Interrupts,
+    header: str | None,
+    lost: list[str],
+) -> LaunchSummary:
+    ledger = prepared.ledger
     started = time.monotonic()
     reporter.start(
         len(ledger.slices),
         header
         or f"Backfill {ledger.id}: {prepared.plan.job}, {len(ledger.slices)} runs "
-        f"({prepared.backend.kind}, up to {prepared.options.max_concurrent} at once)",
+        f"({backend.kind}, up to {prepared.options.max_concurrent} at once)",
     )
     for warning in prepared.warnings:
         reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
-    scheduler = Scheduler(
-        prepared.backend, ledger, prepared.options, emit=reporter, interrupts=interrupts
-    )
-    try:
-        with interrupts.installed():
-            scheduler.run()
-    finally:
-        prepared.backend.close()
+    scheduler = Scheduler(backend, ledger, prepared.options, emit=reporter, interrupts=interrupts)
+    with interrupts.installed():
+        scheduler.run()
+    for message in lost:
+        reporter(LaunchEvent("warning", time.time(), scheduler.counts(), message=message))
     summary = summarize(
         ledger, scheduler.counts(), time.monotonic() - started, prepared.context_args
     )
