@@ -90,6 +90,15 @@ def _pacing_options(fn: F) -> F:
     return fn
 
 
+_force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Take over the claim of another backfill of the job on some of the same keys "
+    "once it is stale: expired (its launcher stopped renewing it) or left by a launcher "
+    "that died on this machine. Refused while that claim is live.",
+)
+
+
 def _context_args(project: Path | None, pipelines: tuple[str, ...]) -> tuple[str, ...]:
     args: list[str] = []
     if project is not None:
@@ -194,6 +203,7 @@ def _request(job: str, kw: dict[str, Any], **extra: Any) -> BackfillRequest:
         halt_on_error=kw["halt_on_error"],
         poll_interval=kw["poll_interval"],
         context_args=_context_args(kw["project"], kw["pipelines"]),
+        force=kw["force"],
         **extra,
     )
 
@@ -226,6 +236,7 @@ _PLAN_ONLY = ("start", "end", "keys_text", "batch_size", "exact", "final_sync", 
 @click.option("--param", multiple=True, metavar="NAME=VALUE", help="Job parameter (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
+@_force_option
 @connection_options
 @_pacing_options
 @pipelines_option
@@ -242,6 +253,9 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
 
     Every backfill gets an id and a ledger under .dbxdec/backfills/. Ctrl-C once
     drains (no new runs, in-flight runs finish); twice cancels in-flight runs.
+    A running backfill claims its keys: launching another backfill of the job over
+    any of them (from any machine; locally, any backfill of the job) is refused
+    until it ends, unless its claim is stale (--force).
     Exit codes: 0 all succeeded, 1 some runs failed, 2 usage error, 130 interrupted.
     """
     if resume_id is not None:
@@ -260,6 +274,7 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
             halt_on_error=kw["halt_on_error"],
             poll_interval=kw["poll_interval"],
             context_args=_context_args(kw["project"], kw["pipelines"]),
+            force=kw["force"],
         )
         _launch(prepared, kw["as_json"])
         return
@@ -277,6 +292,7 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @click.option("--param", multiple=True, metavar="NAME=VALUE", help="Job parameter (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
+@_force_option
 @connection_options
 @_pacing_options
 @pipelines_option
