@@ -94,28 +94,6 @@ class JobsModel:
         ends = [r.planned_end for q in self._queues.values() for r in q.active if r.planned_end]
         return min(ends) if ends else None
 
-    def release(self, key: str | None, now: float) -> int:
-        """End the hold on runs of ``key`` (every key when ``None``); return how many.
-
-        A released run ends now (or when it starts, if still PENDING); later runs of
-        the key are no longer held.
-        """
-        if key is None:
-            self.hold_runs = False
-        self._outcomes = {
-            scope: dataclasses.replace(o, hold=False) if key in (None, scope[1]) else o
-            for scope, o in self._outcomes.items()
-        }
-        released = 0
-        for q in self._queues.values():
-            for run in q.active:
-                if run.planned_end == math.inf and key in (None, run.outcome_key):
-                    assert run.started is not None
-                    run.planned_end = max(now, run.started)
-                    released += 1
-        self.advance(now)
-        return released
-
     def _admit_waiting(self, job_id: int, at: float) -> None:
         job = self._jobs[job_id]
         q = self._queues[job_id]

@@ -15,6 +15,7 @@ These controls make such moments exact:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -53,7 +54,7 @@ class SyncControls:
         Later runs of the key (all runs, for ``None``) are no longer held.
         """
         with self._lock:
-            released = self._model.release(key, time.monotonic())
+            released = _release(self._model, key, time.monotonic())
             self._changed.notify_all()
         return released
 
@@ -118,3 +119,27 @@ class SyncControls:
         """How many ``run-now`` requests wait at the gate now."""
         with self._lock:
             return self._blocked
+
+
+def _release(model: JobsModel, key: str | None, now: float) -> int:
+    """End the hold on runs of ``key`` (every key when ``None``); return how many.
+
+    A released run ends now (or when it starts, if still PENDING); later runs of the
+    key are no longer held.  Part of the model's state kept here, beside the other
+    test-side controls; the caller holds the emulator's lock.
+    """
+    if key is None:
+        model.hold_runs = False
+    model._outcomes = {
+        scope: dataclasses.replace(o, hold=False) if key in (None, scope[1]) else o
+        for scope, o in model._outcomes.items()
+    }
+    released = 0
+    for q in model._queues.values():
+        for run in q.active:
+            if run.planned_end == math.inf and key in (None, run.outcome_key):
+                assert run.started is not None
+                run.planned_end = max(now, run.started)
+                released += 1
+    model.advance(now)
+    return released
