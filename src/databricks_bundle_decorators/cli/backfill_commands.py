@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..bundle.project import find_root
-from ..errors import UsageError
+from ..errors import LocalStateProblem, UsageError
 from ..launch.errors import BackfillFailed, BackfillInterrupted
 from ..launch.history import RERUN_MODES
 from ..launch.launcher import (
@@ -148,6 +148,13 @@ def _launch(prepared: PreparedBackfill, as_json: bool, nothing: str = _ALL_DONE)
             click.echo(message)
         return
     summary = run_backfill(prepared, _reporter(as_json))
+    if summary.unsaved:
+        counts = summary.counts
+        raise LocalStateProblem(
+            f"cannot save the backfill ledger ({summary.unsaved}): stopped launching with "
+            f"{counts.remaining} of {counts.total} runs not launched, after watching the runs "
+            f"in flight to their end; free disk space, then finish with: {summary.resume_command}"
+        )
     if summary.exit_code == 130:
         raise BackfillInterrupted(f"backfill interrupted; resume with: {summary.resume_command}")
     if summary.exit_code:
@@ -208,7 +215,7 @@ def _request(job: str, kw: dict[str, Any], **extra: Any) -> BackfillRequest:
     )
 
 
-_PLAN_ONLY = ("start", "end", "keys_text", "batch_size", "exact", "final_sync", "param")
+_PLAN_ONLY = ("start", "end", "keys_text", "batch_size", "exact", "final_sync", "param", "new")
 
 
 @click.command("backfill")
@@ -236,6 +243,12 @@ _PLAN_ONLY = ("start", "end", "keys_text", "batch_size", "exact", "final_sync", 
 @click.option("--param", multiple=True, metavar="NAME=VALUE", help="Job parameter (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
+@click.option(
+    "--new",
+    is_flag=True,
+    help="Start a new backfill even though the last one over the same keys did not finish "
+    "(without it that is refused, pointing at --resume).",
+)
 @_force_option
 @connection_options
 @_pacing_options
@@ -256,7 +269,9 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
     A running backfill claims its keys: launching another backfill of the job over
     any of them (from any machine; locally, any backfill of the job) is refused
     until it ends, unless its claim is stale (--force).
-    Exit codes: 0 all succeeded, 1 some runs failed, 2 usage error, 130 interrupted.
+    Exit codes: 0 all succeeded, 1 some runs failed, 2 usage error, 4 credentials or
+    permission refused, 5 workspace unreachable, 6 ledger unwritable or damaged (a full
+    disk stops launching; runs in flight are watched to their end), 130 interrupted.
     """
     if resume_id is not None:
         given = [name for name in _PLAN_ONLY if kw.get(name) not in (None, (), False, 1)]
@@ -280,7 +295,7 @@ def backfill_command(job: str | None, dry_run: bool, resume_id: str | None, **kw
         return
     if job is None:
         raise UsageError("missing JOB (or --resume ID)")
-    _plan_and_launch(_request(job, kw, rerun=kw["rerun"]), kw, dry_run=dry_run)
+    _plan_and_launch(_request(job, kw, rerun=kw["rerun"], new=kw["new"]), kw, dry_run=dry_run)
 
 
 @click.command("catchup")

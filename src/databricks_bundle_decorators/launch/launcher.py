@@ -34,6 +34,7 @@ from .ledger import (
 from .local_lock import LocalLock
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, Order, Slice, build_plan
+from .reruns import check_can_start
 from .scheduler import Scheduler
 from .spark_extra import require_local_spark
 from .summary import summarize
@@ -67,7 +68,7 @@ class BackfillRequest:
     ``max_concurrent`` ``None`` means the backend's default (4 on Databricks, 1 locally).
     ``context_args`` are the CLI arguments that select the project (``--project``,
     ``--pipelines``), repeated in the printed rerun and resume commands. ``force``
-    takes over expired claims of other backfills on the same keys.
+    takes over expired claims of other backfills on the same keys. ``new``: see :mod:`.reruns`.
     """
 
     job: str
@@ -89,6 +90,7 @@ class BackfillRequest:
     poll_interval: float = 1.0
     context_args: tuple[str, ...] = ()
     force: bool = False
+    new: bool = False
 
 
 @dataclass
@@ -117,12 +119,15 @@ def plan_backfill(
     """Plan ``request``; connect the backend unless a dry run needs no history.
 
     Raises:
-        UsageError: bad job, keys, options, target or credentials.
+        UsageError: bad job, keys, options, target or credentials; an unfinished twin.
     """
     job = registry.get(request.job)
-    _checked_plan(job, request)  # bad keys and options fail before any connection
+    selected = _checked_plan(job, request)  # bad keys and options fail before any connection
     conn = request.connection
     needs_history = request.rerun != "all" or request.catchup
+    if not dry_run:  # before connecting: fails in milliseconds (history picks its own keys)
+        fresh = request.new or needs_history
+        check_can_start(root, job.name, selected.keys, request.context_args, new=fresh)
     backend: Backend | None = None
     guard: BackfillGuard | None = None
     history: KeyHistory | None = None
@@ -179,7 +184,7 @@ def plan_backfill(
         plan,
         ledger,
         backend,
-        scheduler_options(launch_options, request.poll_interval),
+        launch_options.for_scheduler(request.poll_interval),
         warnings,
         request.context_args,
         guard,
@@ -201,17 +206,6 @@ def _checked_plan(
         exact=request.exact,
         final_sync=request.final_sync,
         params=request.params,
-    )
-
-
-def scheduler_options(options: LaunchOptions, poll_interval: float) -> SchedulerOptions:
-    return SchedulerOptions(
-        max_concurrent=options.max_concurrent,
-        retries=options.retries,
-        retry_delay=options.retry_delay,
-        halt_on_error=options.halt_on_error,
-        poll_interval=poll_interval,
-        max_poll_interval=max(poll_interval, 15.0),
     )
 
 
@@ -332,7 +326,7 @@ def prepare_resume(
         plan,
         ledger,
         backend,
-        scheduler_options(ledger.options, poll_interval),
+        ledger.options.for_scheduler(poll_interval),
         [],
         context_args,
         guard,

@@ -18,17 +18,20 @@ _LOCAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EAC
 
 
 def check_writable(folder: Path) -> None:
-    """Make sure files can be written in ``folder`` (created if missing) before any
-    work starts.
+    """Make sure files can be written in ``folder`` before any work starts (folders
+    created for the check are removed again).
 
     Raises:
         LocalStateProblem: it cannot be created or written (a file in its way, a
             read-only file system, a full disk).
     """
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
     probe = folder / f".write-check-{secrets.token_hex(4)}"
     try:
         write_atomically(probe, "{}\n")
         probe.unlink()
+        for created in missing:  # deepest first: a check leaves nothing behind
+            created.rmdir()
     except OSError as exc:
         raise LocalStateProblem(
             f"cannot write backfill ledgers to {folder} ({os_reason(exc, folder)}): make it "
