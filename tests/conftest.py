@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from databricks_bundle_decorators.testing import JobsEmulator
+
 # Property tests draw the same examples on every run (CI must not fail by chance) and
 # have no per-example deadline (a loaded machine must not turn slowness into a failure);
 # set HYPOTHESIS_PROFILE=explore to search new examples locally.
@@ -49,3 +51,25 @@ def warehouse(tmp_path: Path) -> Path:
     folder = tmp_path / ".dbxdec" / "warehouse"
     folder.mkdir(parents=True)
     return folder
+
+
+@pytest.fixture
+def emu() -> Iterator[JobsEmulator]:
+    """A Jobs API emulator whose runs last 20 ms unless a test says otherwise."""
+    with JobsEmulator() as emulator:
+        emulator.default_duration = 0.02
+        yield emulator
+
+
+@pytest.fixture
+def workspace_env(
+    emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> JobsEmulator:
+    """The emulator as the environment's workspace (its credentials, no ~/.databrickscfg)."""
+    for name in list(os.environ):
+        if name.startswith("DATABRICKS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
+    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
+    return emu

@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
+from tests.launch.conftest import BACKFILL_PARAMS
+
+NIGHTLY_PARAMS = {**BACKFILL_PARAMS, "source": "x"}
+FAST = ("--poll-interval", "0.01", "--retry-delay", "0.01")
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -18,6 +22,18 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     captured = capsys.readouterr()
     code = exited.value.code
     return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+
+class Cli:
+    """``dbxdec ARGS --project P`` in-process: ``(exit code, stdout, stderr)``."""
+
+    def __init__(self, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.project = project
+        self.capsys = capsys
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        self.capsys.readouterr()
+        return run([*args, "--project", str(self.project)], self.capsys)
 
 
 def assert_one_error_line(err: str) -> str:

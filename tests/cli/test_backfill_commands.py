@@ -4,57 +4,14 @@ Jobs API emulator through the real WorkspaceClient."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.testing import JobsEmulator
-from tests.launch.conftest import BACKFILL_PARAMS, keys_of, write_project
+from tests.launch.conftest import keys_of
 
-NIGHTLY_PARAMS = {**BACKFILL_PARAMS, "source": "x"}
-
-
-@pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        emulator.default_duration = 0.02
-        yield emulator
-
-
-@pytest.fixture
-def project(tmp_path: Path, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("DATABRICKS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    return write_project(tmp_path / "proj")
-
-
-class Cli:
-    def __init__(self, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.project = project
-        self.capsys = capsys
-
-    def __call__(self, *args: str) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([*args, "--project", str(self.project)])
-        out, err = self.capsys.readouterr()
-        code = exit_info.value.code
-        return (code if isinstance(code, int) else 1), out, err
-
-
-@pytest.fixture
-def dbxdec(project: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(project, capsys)
-
-
-FAST = ("--poll-interval", "0.01", "--retry-delay", "0.01")
+from .clirun import FAST, NIGHTLY_PARAMS, Cli
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,8 +28,7 @@ from databricks_bundle_decorators.launch.ledger import (
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.workspace_claims import CLAIMS_DIR, WorkspaceClaims
 from databricks_bundle_decorators.testing import JobsEmulator
-from tests.cli.clirun import assert_one_error_line
-from tests.cli.test_backfill_commands import NIGHTLY_PARAMS, Cli
+from tests.cli.clirun import NIGHTLY_PARAMS, Cli, assert_one_error_line
 from tests.launch.conftest import write_project
 from tests.launch.test_durability import DBXDEC, launcher_env, start_launcher, the_ledger
 
@@ -43,22 +41,9 @@ RUN_NOW = "/api/2.2/jobs/run-now"
 
 
 @pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        emulator.default_duration = 0.02
-        yield emulator
-
-
-@pytest.fixture
-def job_id(emu: JobsEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+def job_id(workspace_env: JobsEmulator) -> int:
     """The deployed job, and the emulator's credentials in this process's environment."""
-    for name in list(os.environ):
-        if name.startswith("DATABRICKS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    return emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=100)
+    return workspace_env.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=100)
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ keep working beside the subcommand."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,22 +57,9 @@ FAST = ("--poll-interval", "0.01")
 
 
 @pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        emulator.default_duration = 0.02
-        yield emulator
-
-
-@pytest.fixture
-def workspace(emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> JobsEmulator:
+def workspace(workspace_env: JobsEmulator) -> JobsEmulator:
     """The emulator as the workspace of the environment (no ~/.databrickscfg)."""
-    for name in list(os.environ):
-        if name.startswith("DATABRICKS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    return emu
+    return workspace_env
 
 
 def databricks_backfill(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,24 +81,6 @@ def registry(project: Path) -> Registry:
 def root(tmp_path: Path) -> Path:
     """A fresh project root for ledgers (the pipelines come from ``project``)."""
     return tmp_path
-
-
-@pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        emulator.default_duration = 0.02
-        yield emulator
-
-
-@pytest.fixture
-def workspace_env(emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Credentials for the emulator in the environment, and no ~/.databrickscfg."""
-    for name in list(os.environ):
-        if name.startswith("DATABRICKS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
 
 
 def keys_of(emu: JobsEmulator, job_id: int) -> list[str]:

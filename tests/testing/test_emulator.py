@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from databricks.sdk import WorkspaceClient
@@ -27,17 +26,6 @@ from databricks_bundle_decorators.testing.emulator import JobsEmulator
 
 RUN_NOW = "/api/2.2/jobs/run-now"
 BACKFILL = {"backfill_key": ""}
-
-
-@pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def w(emu: JobsEmulator) -> WorkspaceClient:
-    return emu.workspace_client()
 
 
 def wait_for_run(

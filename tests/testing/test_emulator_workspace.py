@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 
 import pytest
 from databricks.sdk import WorkspaceClient
@@ -19,17 +18,6 @@ from databricks.sdk.service.workspace import ExportFormat, ImportFormat, Languag
 from databricks_bundle_decorators.testing import JobsEmulator
 
 FOLDER = "/Shared/dbxdec/claims"
-
-
-@pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture
-def w(emu: JobsEmulator) -> WorkspaceClient:
-    return emu.workspace_client()
 
 
 def b64(data: bytes) -> str:

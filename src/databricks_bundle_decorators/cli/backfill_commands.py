@@ -55,6 +55,17 @@ def connection_options(fn: F) -> F:
     return fn
 
 
+def connection_from(kw: dict[str, Any]) -> Connection:
+    """The :class:`Connection` the options of :func:`connection_options` ask for."""
+    return Connection(
+        local=kw["local"],
+        target=kw["target"],
+        job_id=kw["job_id"],
+        profile=kw["profile"],
+        host=kw["host"],
+    )
+
+
 def _pacing_options(fn: F) -> F:
     for decorator in reversed(
         [
@@ -197,13 +208,7 @@ def _request(job: str, kw: dict[str, Any], **extra: Any) -> BackfillRequest:
         exact=bool(kw.get("exact")),
         final_sync=bool(kw.get("final_sync")),
         params=parse_params(kw.get("param") or ()),
-        connection=Connection(
-            local=kw["local"],
-            target=kw["target"],
-            job_id=kw["job_id"],
-            profile=kw["profile"],
-            host=kw["host"],
-        ),
+        connection=connection_from(kw),
         max_concurrent=kw["max_concurrent"],
         retries=kw["retries"] or 0,
         retry_delay=10.0 if kw["retry_delay"] is None else kw["retry_delay"],

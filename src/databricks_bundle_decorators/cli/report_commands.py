@@ -13,11 +13,10 @@ from rich.table import Table
 
 from ..atomic import write_atomically
 from ..bundle.project import find_root
-from ..launch.launcher import Connection
 from ..launch.ledger import list_ledgers
 from ..launch.status import job_history, partition_grid
 from ..launch.status_grid import grid_html, grid_table
-from .backfill_commands import connection_options
+from .backfill_commands import connection_from, connection_options
 from .options import load_project, pipelines_option
 
 
@@ -87,14 +86,7 @@ def status_command(
     """
     config, registry = load_project(kw["project"], kw["pipelines"])
     definition = registry.get(job)
-    connection = Connection(
-        local=kw["local"],
-        target=kw["target"],
-        job_id=kw["job_id"],
-        profile=kw["profile"],
-        host=kw["host"],
-    )
-    history = job_history(definition, connection, root=config.root)
+    history = job_history(definition, connection_from(kw), root=config.root)
     grid = partition_grid(definition, history, start=start, end=end)
     if html_file is not None:
         write_atomically(html_file, grid_html(grid))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from ..backfill.wire import KeyRange
 from .ledger import Ledger
 
 CLAIM_VERSION = 1
@@ -162,7 +163,7 @@ def key_summary(keys: Sequence[str]) -> str:
     if not keys:
         return "no keys"
     ordered = sorted(keys)
-    span = ordered[0] if len(ordered) == 1 else f"{ordered[0]}..{ordered[-1]}"
+    span = KeyRange(ordered[0], ordered[-1]).label
     return f"{span} ({len(ordered)} key{'s' if len(ordered) != 1 else ''})"
 
 

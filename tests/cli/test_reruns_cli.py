@@ -5,45 +5,17 @@ emulator; nothing is launched and no ledger is written by the refusal."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from databricks_bundle_decorators.launch.ledger import ledger_dir
 from databricks_bundle_decorators.testing import JobsEmulator
-from tests.cli.test_backfill_commands import FAST, NIGHTLY_PARAMS, Cli
+from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli
 from tests.cli.test_refusals_cli import backfill_id
-
-from .conftest import keys_of, write_project
+from tests.launch.conftest import keys_of
 
 RUN_NOW = "/api/2.2/jobs/run-now"
 DAYS = [f"2024-01-0{d}" for d in range(1, 5)]
 COMMAND = ("backfill", "nightly", "--keys", ",".join(DAYS), "--max-concurrent", "1", *FAST)
-
-
-@pytest.fixture
-def emu() -> Iterator[JobsEmulator]:
-    with JobsEmulator() as emulator:
-        emulator.default_duration = 0.02
-        yield emulator
-
-
-@pytest.fixture
-def project(tmp_path: Path, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("DATABRICKS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", emu.url)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    return write_project(tmp_path / "proj")
-
-
-@pytest.fixture
-def dbxdec(project: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(project, capsys)
 
 
 def ledgers(project: Path) -> set[str]:
