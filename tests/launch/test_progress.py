@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from databricks_bundle_decorators.launch.events import (
@@ -13,12 +15,20 @@ from databricks_bundle_decorators.launch.events import (
     LaunchEvent,
     LaunchSummary,
 )
+from databricks_bundle_decorators.launch.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.progress import (
     JsonReporter,
     LiveReporter,
     PlainReporter,
     summary_lines,
 )
+from databricks_bundle_decorators.launch.summary import summarize
 
 SUMMARY = LaunchSummary(
     backfill_id="nightly-1",
@@ -51,7 +61,7 @@ def test_plain_lines_show_state_changes_with_progress() -> None:
 def test_summary_lists_failures_durations_and_commands() -> None:
     text = "\n".join(summary_lines(SUMMARY))
     assert "failed - 2 succeeded, 1 failed, 0 not run, of 3 runs in 1m15s" in text
-    assert "FAILED 2024-01-02: FAILED: boom (run 77, https://h/run/77)" in text
+    assert "  FAILED 2024-01-02: boom (run 77, https://h/run/77)" in text
     assert "slowest: 2024-01-03 30.0s, 2024-01-01 10.0s" in text
     assert "Rerun the failed keys: dbxdec backfill nightly --keys 2024-01-02" in text
     assert "Resume this backfill:  dbxdec backfill --resume nightly-1" in text
@@ -81,3 +91,122 @@ def test_live_display_renders_counts_and_slowest() -> None:
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "running 1" in text and "slowest: 2024-01-01 12.0s" in text
     assert "failed: 2024-01-02 boom" in text and "Rerun the failed keys" in text
+
+
+# -- an 80-column terminal without colour (issue 14) ------------------------------------------
+
+BACKFILL_ID = "nightly_orders-20240601T020000-1a2b"
+HEADER = f"Backfill {BACKFILL_ID}: nightly_orders, 30 runs (databricks, up to 4 at once)"
+
+
+@pytest.fixture
+def narrow(monkeypatch: pytest.MonkeyPatch) -> Console:
+    """An 80-column console with NO_COLOR; not a terminal, so the live display prints its
+    last frame once when it stops, then the summary."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    return Console(file=io.StringIO(), width=80, force_terminal=False)
+
+
+def printed(console: Console) -> list[str]:
+    return console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+
+
+def days(n: int) -> list[str]:
+    return [f"2024-04-{i + 1:02d}" for i in range(n)]
+
+
+def ledger_after_ctrl_c_during_a_retry(root: Path) -> Ledger:
+    """30 daily slices: 12 succeeded, 04-13 failed for good, 04-14 failed once and was
+    waiting for its retry when Ctrl-C drained the backfill, 16 never launched."""
+    plan = BackfillPlan("nightly_orders", tuple(Slice(i, (k,)) for i, k in enumerate(days(30))))
+    ledger = Ledger.create(
+        root,
+        plan,
+        backend=BackendSpec("databricks", 1),
+        options=LaunchOptions(retries=1),
+        backfill_id=BACKFILL_ID,
+    )
+    for record in ledger.slices[:12]:
+        ledger.update(record.with_attempt(Attempt(1, "t", "succeeded", str(record.index), None)))
+    failed_for_good = ledger.slices[12]
+    for number in (1, 2):
+        attempt = Attempt(number, "t", "failed", f"9{number}", error="FAILED: table locked")
+        failed_for_good = failed_for_good.with_attempt(attempt)
+    ledger.update(failed_for_good)
+    waiting = Attempt(1, "t", "failed", "95", error="FAILED: disk quota")
+    ledger.update(ledger.slices[13].with_attempt(waiting))
+    ledger.set_state("interrupted")
+    return ledger
+
+
+def test_an_80_column_display_keeps_the_bar_and_counter(narrow: Console) -> None:
+    reporter = LiveReporter(narrow)
+    reporter.start(30, HEADER)
+    reporter(LaunchEvent("succeeded", 0.0, Counts(total=30, done=13, running=4), label="k"))
+    reporter.finish(SUMMARY)
+    lines = printed(narrow)
+    bar = next(line for line in lines if "13/30" in line)
+    assert "━" * 10 in bar and "…" not in bar
+    assert not any("…" in line for line in lines)
+    assert any(BACKFILL_ID in line for line in lines)  # the header, its id in one piece
+
+
+def test_the_summary_counts_what_it_lists_after_ctrl_c_during_a_retry(
+    tmp_path: Path, narrow: Console
+) -> None:
+    ledger = ledger_after_ctrl_c_during_a_retry(tmp_path)
+    scheduler_counts = Counts(total=30, done=12, failed=1)  # 04-14 was neither failed nor running
+    summary = summarize(ledger, scheduler_counts, 42.0)
+    assert (summary.counts.done, summary.counts.failed, summary.counts.remaining) == (12, 2, 16)
+    assert summary.counts.failed == len(summary.failed)
+
+    reporter = LiveReporter(narrow)
+    reporter.start(30, HEADER)
+    retry = "FAILED: disk quota (retry in 1 s)"
+    reporter(LaunchEvent("retrying", 0.0, scheduler_counts, label="2024-04-14", message=retry))
+    drain = "draining: no new runs; waiting for 0 in flight (Ctrl-C again cancels them)"
+    reporter(LaunchEvent("draining", 0.0, scheduler_counts, message=drain))
+    reporter.finish(summary)
+    text = "\n".join(printed(narrow))
+    assert "interrupted - 12 succeeded, 2 failed, 16 not run, of 30 runs" in text
+    assert [line.split(":")[0] for line in text.splitlines() if "FAILED 2024" in line] == [
+        "  FAILED 2024-04-13",
+        "  FAILED 2024-04-14",
+    ]
+    assert "  FAILED 2024-04-13: table locked (run 92)" in text
+    assert "retry in" not in text  # the retry will not happen: the session is over
+    assert "draining: no new runs" in text and "draining:  draining" not in text
+    assert "draining: draining" not in text
+
+
+def test_the_plain_lines_do_not_repeat_the_event_kind() -> None:
+    out = io.StringIO()
+    reporter = PlainReporter(out, clock=iter([0.0, 0.0, 0.0]).__next__)
+    reporter.start(3, "go")
+    reporter(event("draining", message="draining: no new runs; waiting for 1 in flight"))
+    line = out.getvalue().splitlines()[1]
+    assert "draining   no new runs; waiting for 1 in flight" in line
+    assert line.count("draining") == 1
+
+
+def test_a_retrying_line_goes_once_the_slice_moves_on(narrow: Console) -> None:
+    reporter = LiveReporter(narrow)
+    reporter.start(3, "go")
+    reporter(event("retrying", label="2024-01-02", message="boom (retry in 1 s)"))
+    reporter(event("failed", label="2024-01-02", message="boom"))
+    reporter.finish(SUMMARY)
+    text = "\n".join(printed(narrow))
+    assert "failed: 2024-01-02 boom" in text and "retry in" not in text
+
+
+def test_the_resume_command_prints_unbroken_at_80_columns(tmp_path: Path, narrow: Console) -> None:
+    ledger = ledger_after_ctrl_c_during_a_retry(tmp_path)
+    summary = summarize(ledger, Counts(total=30), 42.0, ("--project", "/home/jane/projects/sales"))
+    assert summary.resume_command is not None and BACKFILL_ID in summary.resume_command
+    reporter = LiveReporter(narrow)
+    reporter.start(30, HEADER)
+    reporter.finish(summary)
+    lines = printed(narrow)
+    assert any(summary.resume_command in line for line in lines), lines
+    assert summary.rerun_command is not None
+    assert any(summary.rerun_command in line for line in lines), lines

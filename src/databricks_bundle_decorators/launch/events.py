@@ -64,6 +64,18 @@ class LaunchEvent:
     seconds: float | None = None
     message: str = ""
 
+    @property
+    def detail(self) -> str:
+        """``message`` without a leading ``"<kind>:"`` that would repeat the kind.
+
+        >>> LaunchEvent("draining", 0.0, message="draining: no new runs").detail
+        'no new runs'
+        """
+        prefix = f"{self.kind}:"
+        if self.message.lower().startswith(prefix):
+            return self.message[len(prefix) :].lstrip()
+        return self.message
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["event"] = data.pop("kind")
@@ -81,6 +93,19 @@ class FailedSlice:
     error: str
     run_id: str | None = None
     url: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """The error without a leading ``FAILED:`` (the result state the summary's
+        ``FAILED`` already says); other result states (``TIMEDOUT: ...``) stay.
+
+        >>> FailedSlice("2024-04-03", ("2024-04-03",), "FAILED: table locked").reason
+        'table locked'
+        """
+        error = self.error.strip()
+        if error.upper().startswith("FAILED:"):
+            error = error[len("FAILED:") :].lstrip()
+        return error or "no error message"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from rich.text import Text
 from .events import Counts, LaunchEvent, LaunchSummary
 
 _SLOWEST = 5
+_BAR_WIDTH = 40
 _RECENT_KINDS = frozenset({"failed", "retrying", "warning", "draining", "cancelling", "reachable"})
 
 
@@ -74,7 +75,7 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
         where = ""
         if failed.run_id:  # a rejected submission started no run
             where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
-        lines.append(f"  FAILED {failed.label}: {failed.error or 'no error message'}{where}")
+        lines.append(f"  FAILED {failed.label}: {failed.reason}{where}")
     if summary.rerun_command:
         lines.append(f"Rerun the failed keys: {summary.rerun_command}")
     if summary.resume_command and summary.state != "succeeded":
@@ -133,10 +134,11 @@ class PlainReporter:
             parts.append(f"in {_duration(event.seconds)}")
         if event.run_id:
             parts.append(f"run {event.run_id}")
-        if event.message and event.label:
-            parts.append(f"- {event.message}")
-        elif event.message:
-            parts[0] = f"{stamp} {event.kind:<10} {event.message}"
+        detail = event.detail
+        if detail and event.label:
+            parts.append(f"- {detail}")
+        elif detail:
+            parts[0] = f"{stamp} {event.kind:<10} {detail}"
         progress = (
             f"[{c.done}/{c.total} done, {c.running} running, {c.failed} failed, "
             f"{c.remaining} left, ETA {_eta(c, self.clock() - self._t0)}]"
@@ -149,20 +151,26 @@ class PlainReporter:
 
 
 class LiveReporter:
-    """A rich live display: bar, counts, throughput, ETA, slowest runs, recent events."""
+    """A rich live display: header, bar, counts, throughput, ETA, slowest runs, recent events.
+
+    The header (backfill id, job, backend) has a line of its own above the bar, so the
+    bar and its ``done/total`` counter keep their width on an 80-column terminal; the
+    summary is printed without inserted line breaks, so the ``--resume`` and rerun
+    commands copy whole however narrow the terminal is.
+    """
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
         self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=_BAR_WIDTH),
             TextColumn("{task.completed}/{task.total}"),
             console=self.console,
         )
         self._task = self._progress.add_task("backfill", total=1)
+        self._header = ""
         self._counts = Counts()
         self._slowest: list[tuple[float, str]] = []
-        self._recent: list[str] = []
+        self._recent: list[LaunchEvent] = []
         self._outage = ""
         self._t0 = time.monotonic()
         self._live: Live | None = None
@@ -170,8 +178,9 @@ class LiveReporter:
 
     def start(self, total: int, header: str) -> None:
         self._t0 = time.monotonic()
+        self._header = header
         self._counts = Counts(total=total)
-        self._progress.update(self._task, total=max(total, 1), description=header)
+        self._progress.update(self._task, total=max(total, 1))
         self._live = Live(self._render(), console=self.console, refresh_per_second=4)
         self._live.start()
 
@@ -189,13 +198,16 @@ class LiveReporter:
             Text(f"{rate:.1f} runs/min"),
             Text(f"ETA {_eta(c, elapsed)}"),
         )
-        parts: list[Table | Progress | Text] = [self._progress, stats]
+        parts: list[Table | Progress | Text] = []
+        if self._header:
+            parts.append(Text(self._header, style="bold"))
+        parts += [self._progress, stats]
         if self._outage:
             parts.append(Text(self._outage, style="bold red"))
         if self._slowest:
             slow = ", ".join(f"{label} {_duration(s)}" for s, label in self._slowest)
             parts.append(Text(f"slowest: {slow}", style="dim"))
-        parts.extend(Text(line, style="dim") for line in self._recent[-5:])
+        parts.extend(Text(_recent_line(event), style="dim") for event in self._recent[-5:])
         return Group(*parts)
 
     def __call__(self, event: LaunchEvent) -> None:
@@ -208,15 +220,28 @@ class LiveReporter:
                 ]
             if event.kind in ("unreachable", "reachable"):
                 self._outage = event.message if event.kind == "unreachable" else ""
+            if event.label:  # a slice moved on: its "retrying ... (retry in N s)" is stale
+                self._recent = [
+                    seen
+                    for seen in self._recent
+                    if not (seen.kind == "retrying" and seen.label == event.label)
+                ]
             if event.kind in _RECENT_KINDS:
-                parts = (f"{event.kind}:", event.label, event.message)
-                self._recent.append(" ".join(part for part in parts if part))
+                self._recent.append(event)
             if self._live is not None:
                 self._live.update(self._render())
 
     def finish(self, summary: LaunchSummary) -> None:
+        with self._lock:
+            # the session is over: no retry announced in the display will happen now
+            self._recent = [seen for seen in self._recent if seen.kind != "retrying"]
         if self._live is not None:
             self._live.update(self._render())
             self._live.stop()
         for line in summary_lines(summary):
-            self.console.print(line, markup=False, highlight=False)
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _recent_line(event: LaunchEvent) -> str:
+    """``kind: label detail`` of an event in the display's recent list."""
+    return " ".join(part for part in (f"{event.kind}:", event.label, event.detail) if part)

@@ -27,18 +27,65 @@ def attempt_event(
     )
 
 
+_GAVE_UP = (
+    "the submission was given up without an answer (--resume asks for the run by its "
+    "idempotency token, never launching a second one)"
+)
+
+
+def _failure(record: SliceRecord) -> FailedSlice | None:
+    """``record`` as a failure of the session that has just ended, if it is one.
+
+    Its latest attempt failed (a Ctrl-C during the wait for its retry included: that
+    retry will not happen now), or its submission was given up, so it has no run.
+    """
+    last = record.last
+    if last is None:
+        return None
+    if record.state == "failed":
+        return FailedSlice(record.label, record.keys, last.error, last.run_id, last.url)
+    if last.is_open and last.run_id is None:
+        return FailedSlice(record.label, record.keys, last.error or _GAVE_UP)
+    return None
+
+
+def ledger_counts(ledger: Ledger) -> Counts:
+    """Slices of ``ledger`` after a session: succeeded, failed (as :func:`summarize`
+    lists them), running (a run whose cancellation failed) and the rest."""
+    done = failed = running = 0
+    for record in ledger.slices:
+        if record.state == "succeeded":
+            done += 1
+        elif _failure(record) is not None:
+            failed += 1
+        elif record.state in ("submitting", "running"):
+            running += 1
+    return Counts(total=len(ledger.slices), done=done, failed=failed, running=running)
+
+
 def summarize(
     ledger: Ledger, counts: Counts, seconds: float, context_args: tuple[str, ...] = ()
 ) -> LaunchSummary:
-    """The summary of a ledger after a session."""
+    """The summary of a ledger after a session.
+
+    Args:
+        ledger: The backfill's ledger after the session.
+        counts: The scheduler's counts. The summary counts the ledger instead
+            (:func:`ledger_counts`), so its counts and its list of failed slices agree;
+            ``counts`` is kept only when the ledger has no slices.
+        seconds: Wall time of the session.
+        context_args: ``--project``/``--pipelines`` for the printed commands.
+    """
+    if ledger.slices:
+        counts = ledger_counts(ledger)
     failed: list[FailedSlice] = []
     durations: dict[str, float] = {}
     for record in ledger.slices:
         last = record.last
         if record.state == "succeeded" and last is not None and last.seconds is not None:
             durations[record.label] = last.seconds
-        elif record.state == "failed" and last is not None:
-            failed.append(FailedSlice(record.label, record.keys, last.error, last.run_id, last.url))
+        elif (failure := _failure(record)) is not None:
+            failed.append(failure)
     failed_keys = [key for f in failed for key in f.keys]
     return LaunchSummary(
         backfill_id=ledger.id,
