@@ -31,6 +31,7 @@ from databricks_bundle_decorators.launch.claims import (
 from databricks_bundle_decorators.launch.interrupts import Interrupts
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
+    Pacing,
     plan_backfill,
     run_backfill,
 )
@@ -418,9 +419,8 @@ def test_a_backfill_whose_claim_is_lost_launches_nothing_more(
     emu: JobsEmulator, root: Path, job_id: int, registry: Registry, tmp_path: Path
 ) -> None:
     emu.hold_runs = True
-    request = BackfillRequest(
-        "nightly", start=day(0), end=day(5), max_concurrent=2, poll_interval=0.01
-    )
+    pacing = Pacing(max_concurrent=2, poll_interval=0.01)
+    request = BackfillRequest("nightly", start=day(0), end=day(5), pacing=pacing)
     client = emu.workspace_client()
     prepared = plan_backfill(
         request, root=root, registry=registry, warehouse=tmp_path / "wh", client=client

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ..bundle.project import ProjectConfig, import_pipelines, load_config
 from ..definitions import Registry
-from ..errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,16 +42,91 @@ def load_project(
     return config, import_pipelines(config.pipelines, root=config.root)
 
 
-def parse_params(values: tuple[str, ...]) -> dict[str, str]:
-    """``--param NAME=VALUE`` options as a mapping (a repeated name: last wins).
+if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)
+    _KeysType = click.ParamType[tuple[str, ...], Any]
+    _PairType = click.ParamType[tuple[str, str], Any]
+else:
+    _KeysType = _PairType = click.ParamType
 
-    Raises:
-        UsageError: an item without ``=`` or without a name.
+
+class KeyList(_KeysType):
+    """``--keys K1,K2``: a comma-separated list of keys, as a tuple (errors name the option).
+
+    >>> KeyList().convert(" 2024-01-01, 2024-01-03 ,", None, None)
+    ('2024-01-01', '2024-01-03')
     """
-    parsed: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
+
+    name = "K1,K2"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        keys = tuple(key.strip() for key in str(value).split(",") if key.strip())
+        if not keys:
+            self.fail("expected a comma-separated list of keys, e.g. 2024-01-01,2024-01-03")
+        return keys
+
+
+class Assignment(_PairType):
+    """``--param NAME=VALUE``: one job parameter, as a ``(name, value)`` pair.
+
+    >>> Assignment().convert("region=eu=west", None, None)
+    ('region', 'eu=west')
+    """
+
+    name = "NAME=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        name, sep, rest = str(value).partition("=")
         if not sep or not name:
-            raise UsageError(f"--param {item!r}: expected NAME=VALUE")
-        parsed[name] = value
-    return parsed
+            self.fail(f"{value!r}: expected NAME=VALUE")
+        return (name, rest)
+
+
+def param_option(fn: F) -> F:
+    """``--param NAME=VALUE`` (repeatable), reaching the command as a tuple of pairs."""
+    return click.option(
+        "--param",
+        "params",
+        multiple=True,
+        type=Assignment(),
+        metavar="NAME=VALUE",
+        help="Job parameter (repeatable; a repeated name: the last wins).",
+    )(fn)
+
+
+def option_record(
+    into: str, build: Callable[..., Any], *options: Callable[[F], F]
+) -> Callable[[F], F]:
+    """click ``options`` whose values reach the command as one argument ``into``:
+    ``build(**values)``, a typed record instead of loose keyword arguments."""
+    probe: Any = lambda: None  # noqa: E731 - collects the options' parameter names
+    for option in options:
+        probe = option(probe)
+    names = [param.name for param in probe.__click_params__]
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            return fn(*args, **{into: build(**values)}, **kwargs)
+
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
+
+
+def given_on_command_line(ctx: click.Context, names: tuple[str, ...]) -> list[str]:
+    """Which of the parameters ``names`` the user typed (not defaults), as option flags."""
+    typed = [
+        name
+        for name in names
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    ]
+    flags = {p.name: p.opts[0] for p in ctx.command.params}
+    return [flags.get(name, name) for name in typed]

@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, run_job_locally, slice_parameters
-from .options import load_project, parse_params, pipelines_option
+from .options import Assignment, load_project, pipelines_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
 
@@ -44,8 +44,9 @@ def _print_event(event: TaskEvent) -> None:
     "-p",
     "params",
     multiple=True,
+    type=Assignment(),
     metavar="NAME=VALUE",
-    help="Set a job parameter (repeatable).",
+    help="Set a job parameter (repeatable; a repeated name: the last wins).",
 )
 @click.option("--local", is_flag=True, help="Run on the embedded local Spark (required).")
 @click.option(
@@ -62,7 +63,7 @@ def run_command(
     end: str | None,
     tasks: tuple[str, ...],
     exact: bool,
-    params: tuple[str, ...],
+    params: tuple[tuple[str, str], ...],
     local: bool,
     warehouse: Path | None,
     project: Path | None,
@@ -86,9 +87,7 @@ def run_command(
             f"the bundle and use 'dbxdec backfill {job_name} --start A --end B'"
         )
     require_local_spark()
-    run_params = slice_parameters(
-        key=key, start=start, end=end, exact=exact, params=parse_params(params)
-    )
+    run_params = slice_parameters(key=key, start=start, end=end, exact=exact, params=dict(params))
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     click.echo(f"Running {job_name} locally (tables under {target})")

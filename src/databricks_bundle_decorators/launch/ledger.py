@@ -147,6 +147,7 @@ class LaunchOptions:
     order: str = "forward"
     final_sync: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
+    canary: int = 0  # absent from ledgers written before --canary
 
     def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
         """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""
@@ -157,6 +158,7 @@ class LaunchOptions:
             halt_on_error=self.halt_on_error,
             poll_interval=poll_interval,
             max_poll_interval=max(poll_interval, 15.0),
+            canary=self.canary,
         )
 
 

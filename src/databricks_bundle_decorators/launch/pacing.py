@@ -21,6 +21,8 @@ class SchedulerOptions:
         max_poll_interval: Polls slow down to this while nothing changes.
         submit_attempts: Tries to reach the backend for one submission before the
             backfill stops launching (the attempt stays open for ``--resume``).
+        canary: The first this many slices run alone; the rest launch only once they
+            have all succeeded (``0``: off). See :mod:`.canary`.
     """
 
     max_concurrent: int = 4
@@ -31,6 +33,7 @@ class SchedulerOptions:
     poll_interval: float = 1.0
     max_poll_interval: float = 15.0
     submit_attempts: int = 4
+    canary: int = 0
 
 
 def backoff(options: SchedulerOptions, failures: int) -> float:

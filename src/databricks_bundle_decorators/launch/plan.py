@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -105,13 +105,15 @@ def build_plan(
     exact: bool = False,
     final_sync: bool = False,
     params: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
 ) -> BackfillPlan:
     """Plan a backfill of ``job``.
 
     Keys come from ``keys`` (explicit), else ``start``/``end`` (inclusive, either may be
     omitted), else the whole definition. ``rerun`` then keeps all of them, only those
     whose latest run failed, or only those never run (``history`` is required for the
-    latter two). Consecutive keys are grouped into ranged runs of ``batch_size``;
+    latter two); ``only`` (catch-up's keys without a success, or without data) keeps
+    just those. Consecutive keys are grouped into ranged runs of ``batch_size``;
     ``order`` sets the launch order of the runs.
 
     Raises:
@@ -134,6 +136,8 @@ def build_plan(
         if history is None:
             raise UsageError(f"--rerun {rerun} needs the job's run history")
         chosen = select_keys(chosen, history, rerun)
+    if only is not None:  # before batching: a ranged run never spans a key left out
+        chosen = [key for key in chosen if key in only]
     checked_params = _check_params(job, params or {})
     groups = _batches(backfill, chosen, batch_size)
     if order == "reverse":

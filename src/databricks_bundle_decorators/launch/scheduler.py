@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from ..errors import LocalStateProblem
 from .backends import Backend, RunStatus, SubmitRejected, SubmitRequest
+from .canary import CanaryGate
 from .errors import BackendUnavailable
 from .events import Counts, EventKind, LaunchEvent
 from .flights import Flight, cancel_flights
@@ -81,6 +82,7 @@ class Scheduler:
         self._cancelled = False
         self._drain_announced = False
         self._succeeded = 0
+        self._canary = CanaryGate(ledger.slices, options.canary)
 
     # -- public ------------------------------------------------------------------------
 
@@ -159,6 +161,8 @@ class Scheduler:
             self._queue.append(self._final)
             self._final = None
         while self._queue and len(self._flights) < self.options.max_concurrent:
+            if not self._canary.admits(self._queue[0], self.ledger.slices):
+                break  # the rest wait until every canary has succeeded
             self._start_attempt(self._queue.popleft())
 
     def _only_final_left(self) -> bool:
@@ -312,6 +316,8 @@ class Scheduler:
             return
         self._failed_for_good.add(flight.index)
         self._event("failed", record, attempt)
+        if self._canary.is_canary(flight.index):  # the CLI ends with the canary's line
+            self._halted = self._halted or f"canary slice {record.label} failed"
         if self.options.halt_on_error:
             self._halt(f"slice {record.label} failed and --halt-on-error is set")
 

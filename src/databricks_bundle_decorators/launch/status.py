@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition
-from .databricks_backend import run_history
-from .history import KeyHistory, key_history
-from .launcher import DEFAULT_MAX_CONCURRENT, Connection, connect_job
-from .ledger import ledger_observations, list_ledgers
+from .connection import Connection, connect_job
+from .history import KeyHistory
+from .observed import observed_history
 from .plan import build_plan
 from .status_grid import PartitionGrid, build_grid
 
@@ -33,10 +32,11 @@ def job_history(
         build_plan(job)  # raises the "no backfill definition" error
     assert job.backfill is not None
     if connection.local:
-        return key_history(ledger_observations(list_ledgers(root, job.name)))
-    client, spec, _, _ = connect_job(job, connection, root, DEFAULT_MAX_CONCURRENT, client)
-    assert spec.job_id is not None
-    return key_history(run_history(client, spec.job_id, job.backfill))
+        return observed_history(job.name, job.backfill, root=root)
+    found = connect_job(job, connection, root, cap=1, client=client)
+    return observed_history(
+        job.name, job.backfill, root=root, client=found.client, job_id=found.remote.job_id
+    )
 
 
 def partition_grid(

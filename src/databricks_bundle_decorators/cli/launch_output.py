@@ -1,0 +1,90 @@
+"""What ``dbxdec backfill`` and ``catchup`` print: the plan of a dry run, the progress
+of a launch and the one line a failed or interrupted backfill ends with."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import LocalStateProblem
+from ..launch.canary import canary_failure, canary_failure_line
+from ..launch.errors import BackfillFailed, BackfillInterrupted
+from ..launch.launcher import PreparedBackfill, run_backfill
+from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
+from ..launch.request import BackfillRequest
+
+
+def reporter(as_json: bool) -> Reporter:
+    if as_json:
+        return JsonReporter(sys.stdout)
+    if sys.stderr.isatty():
+        return LiveReporter()
+    return PlainReporter(sys.stdout)
+
+
+ALL_DONE = "nothing to run: every selected key is already done"
+
+
+def nothing_to_run(request: BackfillRequest) -> str:
+    """Why a plan is empty, in the terms of the selection that emptied it."""
+    if request.catchup:
+        return "nothing to run: every selected key has succeeded or is running"
+    if request.rerun == "failed":
+        return "nothing to run: no selected key's latest run failed"
+    if request.rerun == "missing":
+        return "nothing to run: every selected key has run before"
+    return ALL_DONE
+
+
+def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -> None:
+    if not prepared.ledger.slices:
+        message = nothing
+        if as_json:
+            click.echo(json.dumps({"event": "summary", "state": "succeeded", "message": message}))
+        else:
+            click.echo(message)
+        return
+    summary = run_backfill(prepared, reporter(as_json))
+    if summary.unsaved:
+        counts = summary.counts
+        raise LocalStateProblem(
+            f"cannot save the backfill ledger ({summary.unsaved}): stopped launching with "
+            f"{counts.remaining} of {counts.total} runs not launched, after watching the runs "
+            f"in flight to their end; free disk space, then finish with: {summary.resume_command}"
+        )
+    if summary.exit_code == 130:
+        raise BackfillInterrupted(f"backfill interrupted; resume with: {summary.resume_command}")
+    if summary.exit_code:
+        canary = canary_failure(prepared.ledger)
+        if canary is not None:
+            raise BackfillFailed(canary_failure_line(canary, summary.resume_command))
+        counts = summary.counts
+        # after a halt some slices never ran: only --resume runs them with the failed ones
+        rerun = None if counts.remaining else summary.rerun_command
+        hint = rerun or summary.resume_command
+        raise BackfillFailed(f"{counts.failed} of {counts.total} runs failed; rerun: {hint}")
+
+
+def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
+    plan = prepared.plan
+    if as_json:
+        runs = [
+            {"run": s.index + 1, "keys": list(s.keys), "parameters": plan.parameters(s)}
+            for s in plan.slices
+        ]
+        click.echo(json.dumps({"job": plan.job, "dry_run": True, "runs": runs}))
+        return
+    table = Table(title=f"Plan for {plan.job}: {len(plan.slices)} runs, {len(plan.keys)} keys")
+    table.add_column("run", justify="right")
+    table.add_column("keys")
+    table.add_column("n", justify="right")
+    table.add_column("parameters")
+    for s in plan.slices:
+        params = " ".join(f"{k}={v}" for k, v in plan.parameters(s).items())
+        table.add_row(str(s.index + 1), s.label, str(len(s.keys)), params)
+    Console(width=200 if not sys.stdout.isatty() else None).print(table)
+    click.echo("Dry run: nothing was launched.")

@@ -1,0 +1,38 @@
+"""The one place key states come from: the local ledgers, or the workspace's runs.
+
+``dbxdec backfill --rerun``, ``catchup`` and ``status`` all ask :func:`observed_history`,
+so the three can never disagree about a key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..backfill.base import BackfillDef
+from .databricks_backend import run_history
+from .history import KeyHistory, key_history
+from .ledger import ledger_observations, list_ledgers
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+
+def observed_history(
+    job: str,
+    backfill: BackfillDef,
+    *,
+    root: Path,
+    client: WorkspaceClient | None = None,
+    job_id: int | None = None,
+) -> KeyHistory:
+    """The state of every key of ``job`` that has run: from the workspace's run history
+    when ``client`` and ``job_id`` are given, else from the project's local ledgers.
+
+    Raises:
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    if client is not None and job_id is not None:
+        return key_history(run_history(client, job_id, backfill))
+    return key_history(ledger_observations(list_ledgers(root, job)))

@@ -1,0 +1,96 @@
+"""What ``dbxdec backfill``, ``catchup`` and ``--resume`` were asked to do, as records.
+
+The CLI builds one of these from its options and hands it to :mod:`.launcher`; nothing
+else crosses that seam. A test or a script builds the same records without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .connection import Connection
+from .history import RerunMode
+from .plan import Order
+
+CatchupBy = Literal["runs", "data"]
+CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
+
+DEFAULT_RETRY_DELAY = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast a backfill launches and how it retries.
+
+    ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
+    1 locally; no retries; 10 s before the first retry) and the ledger's own value on
+    ``--resume``. ``halt_on_error`` can only be switched on.
+    """
+
+    max_concurrent: int | None = None
+    retries: int | None = None
+    retry_delay: float | None = None
+    halt_on_error: bool = False
+    poll_interval: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillRequest:
+    """A new backfill (``dbxdec backfill JOB``) or catch-up (``dbxdec catchup JOB``).
+
+    Attributes:
+        job: The job name.
+        start, end, keys, order, batch_size, exact, final_sync, params: The plan (see
+            :func:`.plan.build_plan`).
+        rerun: All keys, only failed ones, or only keys never run.
+        catchup: Only keys without a success (``by="runs"``: in the run history) or
+            without data (``by="data"``: partitions missing or empty in the job's
+            output tables).
+        canary: The first this many runs go alone; the rest only if they all
+            succeed (see :mod:`.canary`).
+        connection: Where the runs go.
+        pacing: Concurrency, retries and polling.
+        context_args: The CLI arguments that select the project (``--project``,
+            ``--pipelines``), repeated in printed rerun and resume commands.
+        force: Take over expired claims of other backfills on the same keys.
+        new: Start afresh although the last backfill of the keys did not finish
+            (see :mod:`.reruns`).
+        pause_schedule: Pause the job's schedule while the backfill runs.
+    """
+
+    job: str
+    start: str | None = None
+    end: str | None = None
+    keys: tuple[str, ...] = ()
+    order: Order = "forward"
+    batch_size: int = 1
+    rerun: RerunMode = "all"
+    catchup: bool = False
+    by: CatchupBy = "runs"
+    exact: bool = False
+    final_sync: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)
+    canary: int = 0
+    connection: Connection = field(default_factory=Connection)
+    pacing: Pacing = field(default_factory=Pacing)
+    context_args: tuple[str, ...] = ()
+    force: bool = False
+    new: bool = False
+    pause_schedule: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeRequest:
+    """``dbxdec backfill --resume ID``: finish a backfill from its ledger.
+
+    Only the pacing may change; ``connection`` may name another host or profile for
+    the same workspace. ``force`` and ``context_args`` as in :class:`BackfillRequest`.
+    """
+
+    backfill_id: str
+    connection: Connection = field(default_factory=Connection)
+    pacing: Pacing = field(default_factory=Pacing)
+    context_args: tuple[str, ...] = ()
+    force: bool = False
