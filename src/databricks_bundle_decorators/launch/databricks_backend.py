@@ -57,12 +57,18 @@ _RUNNING = {"RUNNING", "TERMINATING"}
 
 @dataclass(frozen=True, slots=True)
 class RemoteJob:
-    """A deployed job."""
+    """A deployed job.
+
+    ``schedule_paused``: ``None`` when nothing starts the job on its own (no
+    ``schedule``, ``trigger`` or ``continuous`` setting); ``True`` when all of those
+    it has are paused; ``False`` when one of them runs.
+    """
 
     job_id: int
     name: str
     max_concurrent_runs: int
     queue_enabled: bool
+    schedule_paused: bool | None = None
 
 
 def find_job(
@@ -138,7 +144,17 @@ def _remote(job: Any) -> RemoteJob:
         name=str(getattr(settings, "name", "") or ""),
         max_concurrent_runs=int(getattr(settings, "max_concurrent_runs", None) or 1),
         queue_enabled=bool(queue is not None and queue.enabled),
+        schedule_paused=_schedule_paused(settings),
     )
+
+
+def _schedule_paused(settings: Any) -> bool | None:
+    statuses = [
+        getattr(getattr(block, "pause_status", None), "value", None) or "UNPAUSED"
+        for block in (getattr(settings, f, None) for f in ("schedule", "trigger", "continuous"))
+        if block is not None
+    ]
+    return all(s == "PAUSED" for s in statuses) if statuses else None
 
 
 def run_status(run: BaseRun | Run) -> RunStatus:

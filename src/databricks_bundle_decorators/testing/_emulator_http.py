@@ -28,6 +28,8 @@ FaultKind = Literal["error", "drop_before", "drop_after"]
 _API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
 _ERROR_CODES = {
     429: ("REQUEST_LIMIT_EXCEEDED", "Too many requests. Please wait a moment and try again."),
+    400: ("INVALID_PARAMETER_VALUE", "Invalid parameter value (emulated fault)."),
+    403: ("PERMISSION_DENIED", "Permission denied (emulated fault)."),
     500: ("INTERNAL_ERROR", "Internal error (emulated fault)."),
     503: ("TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable (emulated)."),
 }
@@ -52,6 +54,7 @@ class _ScriptedFault:
     status: int
     job_id: int | None
     remaining: int
+    skip: int = 0  # matching requests still let through before the faults begin
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,9 @@ class HttpFrontEnd:
         chosen: tuple[FaultKind, int] | None = None
         for scripted in self._scripted:
             if scripted.path == path and scripted.job_id in (None, _as_int(job_hint)):
+                if scripted.skip > 0:
+                    scripted.skip -= 1
+                    continue
                 scripted.remaining -= 1
                 if scripted.remaining <= 0:
                     self._scripted.remove(scripted)
@@ -284,6 +290,8 @@ class HttpFrontEnd:
         with self._lock:
             if endpoint == "create":
                 return _Reply(200, {"job_id": model.create_job(params, now)})
+            if endpoint in ("update", "reset"):
+                return _Reply(200, model.change_job(params, now, reset=endpoint == "reset"))
             if endpoint == "get":
                 return _Reply(200, model.get_job(_req_int(params, "job_id")))
             if endpoint == "list":
@@ -331,6 +339,8 @@ class HttpFrontEnd:
 _ENDPOINTS = frozenset(
     {
         ("POST", "create"),
+        ("POST", "update"),
+        ("POST", "reset"),
         ("GET", "get"),
         ("GET", "list"),
         ("POST", "run-now"),

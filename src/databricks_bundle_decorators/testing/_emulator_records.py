@@ -173,7 +173,33 @@ def job_settings(body: Mapping[str, Any]) -> JsonDict:
         isinstance(p, dict) and isinstance(p.get("name"), str) and "default" in p for p in params
     ):
         raise invalid("parameters must be a list of {name, default} objects")
+    _check_triggers(settings)
     return settings
+
+
+#: The settings that start runs on their own; each has a ``pause_status``.
+TRIGGER_FIELDS = ("schedule", "trigger", "continuous")
+PAUSE_STATUSES = ("PAUSED", "UNPAUSED")
+
+
+def _check_triggers(settings: JsonDict) -> None:
+    """Validate ``schedule``/``trigger``/``continuous``; the service stores an omitted
+    ``pause_status`` as ``UNPAUSED``."""
+    for name in TRIGGER_FIELDS:
+        block = settings.get(name)
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            raise invalid(f"{name} must be an object")
+        if name == "schedule":
+            for required in ("quartz_cron_expression", "timezone_id"):
+                if not isinstance(block.get(required), str) or not block[required]:
+                    raise invalid(f"Missing required field: schedule.{required}")
+        status = block.setdefault("pause_status", "UNPAUSED")
+        if status not in PAUSE_STATUSES:
+            raise invalid(
+                f"Invalid value for {name}.pause_status: {status!r} (expected PAUSED or UNPAUSED)"
+            )
 
 
 # -- parameter helpers ---------------------------------------------------------------

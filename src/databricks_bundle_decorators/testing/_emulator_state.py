@@ -42,6 +42,7 @@ from ._emulator_records import (
     job_settings,
 )
 from ._emulator_render import job_json, run_json
+from ._emulator_settings import reset_settings, updated_settings
 
 __all__ = ["ApiError", "JobsModel", "JsonDict", "Outcome", "RunRecord", "invalid"]
 
@@ -172,6 +173,15 @@ class JobsModel:
         self._jobs[job_id] = JobRecord(job_id, settings, self.epoch_ms(now))
         self._queues[job_id] = _JobQueue()
         return job_id
+
+    def change_job(self, body: Mapping[str, Any], now: float, *, reset: bool) -> JsonDict:
+        """``jobs/reset`` (``reset``) or ``jobs/update``; queued runs may start at once."""
+        job = self._job(_require_int(body.get("job_id"), "job_id"))
+        job.settings = reset_settings(body) if reset else updated_settings(job.settings, body)
+        self.advance(now)
+        self._admit_waiting(job.job_id, now)  # a higher max_concurrent_runs frees slots
+        self.advance(now)
+        return {}
 
     def _job(self, job_id: int) -> JobRecord:
         job = self._jobs.get(job_id)

@@ -18,6 +18,8 @@ so code under test talks to it through the genuine SDK -- no mocks::
 Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
 ``GET /.well-known/databricks-config`` (the SDK's host-metadata probe, sent when a
 ``Config`` is built), ``GET jobs/list``, ``GET jobs/get``, ``POST jobs/create``,
+``POST jobs/update`` and ``POST jobs/reset`` (see ``_emulator_settings``; ``schedule``,
+``trigger`` and ``continuous`` are kept with their ``pause_status``, default UNPAUSED),
 ``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/list``,
 ``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
 /api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``) and the
@@ -274,15 +276,17 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         status: int = 503,
         job_id: int | None = None,
         count: int = 1,
+        skip: int = 0,
     ) -> None:
-        """Fail the next ``count`` requests to ``path`` (optionally only for ``job_id``).
+        """Fail the next ``count`` requests to ``path`` (optionally only for ``job_id``),
+        after letting ``skip`` of them through.
 
         Scripted faults take precedence over :meth:`set_faults`; ``kind="error"``
         answers ``status``, ``"drop_before"``/``"drop_after"`` close the connection
         before/after the request has been applied.
         """
         with self._lock:
-            self._scripted.append(_ScriptedFault(path, kind, status, job_id, count))
+            self._scripted.append(_ScriptedFault(path, kind, status, job_id, count, skip))
 
     # -- inspection ------------------------------------------------------------------
 
@@ -291,6 +295,14 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         with self._lock:
             self._model.advance(time.monotonic())
             return self._model.snapshot_runs(job_id)
+
+    def job_settings(self, job_id: int) -> JsonDict:
+        """A copy of job ``job_id``'s settings as ``jobs/get`` returns them."""
+        with self._lock:
+            try:
+                return dict(self._model.get_job(job_id)["settings"])
+            except ApiError as err:
+                raise KeyError(err.message) from None
 
     def workspace_files(self, under: str = "/") -> dict[str, bytes]:
         """The workspace's files and notebooks under the folder ``under``: path -> content."""
