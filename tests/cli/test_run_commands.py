@@ -80,7 +80,10 @@ def test_failed_task_exits_1_naming_task_and_key(
             ["cli_daily", "--key", "a", "--start", "b", "--end", "c", "--local"],
             "Error: use either --key K or --start A --end B, not both",
         ),
-        (["cli_daily", "-p", "oops", "--local"], "Error: --param 'oops': expected NAME=VALUE"),
+        (
+            ["cli_daily", "-p", "oops", "--local"],
+            "Error: Invalid value for '--param' / '-p': 'oops': expected NAME=VALUE",
+        ),
         (
             ["cli_dayly", "--key", "2024-01-01", "--local"],
             "Error: unknown job 'cli_dayly'. Did you mean 'cli_daily'?",
