@@ -46,6 +46,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "backfill_exact": "{{job.parameters.backfill_exact}}",
             "backfill_run_time": "{{job.parameters.backfill_run_time}}",
             "backfill_undo": "{{job.parameters.backfill_undo}}",
+            "backfill_presence": "{{job.parameters.backfill_presence}}",
         },
     }
 
@@ -60,6 +61,7 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_exact", "default": "false"},
         {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
         {"name": "backfill_undo", "default": ""},
+        {"name": "backfill_presence", "default": ""},
     ]
 
 

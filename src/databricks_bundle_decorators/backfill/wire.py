@@ -16,6 +16,7 @@ parameters, pushed down by name)::
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,10 @@ BACKFILL_UNDO_PARAM = "backfill_undo"
 """Empty, except in a run ``dbxdec backfill undo`` triggers: then it carries an
 :class:`UndoOrder`, and every task restores the Delta tables it writes to their version
 before that backfill instead of running."""
+BACKFILL_PRESENCE_PARAM = "backfill_presence"
+"""Empty, except in a run ``dbxdec catchup --by data`` triggers: then it carries a
+:class:`PresenceOrder`, and every task reports which of its keys have rows in the tables
+it writes (a :class:`PresenceReport` line in its output) instead of running."""
 NAIVE_RUN_TIME_ZONE = "UTC"
 """How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
 Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
@@ -48,6 +53,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_EXACT_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_UNDO_PARAM,
+    BACKFILL_PRESENCE_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -56,6 +62,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_EXACT_PARAM: "false",
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
         BACKFILL_UNDO_PARAM: "",
+        BACKFILL_PRESENCE_PARAM: "",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""
@@ -184,6 +191,111 @@ class UndoOrder:
             )
         runs = tuple(found["runs"].split(","))
         return cls(found["backfill"], runs, found["force"] == "true")
+
+
+# -- presence runs ------------------------------------------------------------------------
+
+_WIRE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
+_PRESENCE_ORDER = re.compile(rf"first=(?P<first>{_WIRE_KEY});last=(?P<last>{_WIRE_KEY})", re.ASCII)
+PRESENCE_REPORT_PREFIX = "dbxdec-presence: "
+"""Starts the output line in which a task of a presence run reports one table; the
+launcher reads it back from the task's logs (``jobs/runs/get-output``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceOrder:
+    """What a presence run looks at: the keys from ``first`` to ``last`` (inclusive).
+
+    Encoded in ``backfill_presence`` as plain text; keys are letters, digits and
+    ``_ . : -`` (every key format dbxdec has), so nothing needs quoting.
+
+    Example:
+        >>> PresenceOrder(KeyRange("2024-01-01", "2024-01-05")).to_param()
+        'first=2024-01-01;last=2024-01-05'
+    """
+
+    keys: KeyRange
+
+    def to_param(self) -> str:
+        """The ``backfill_presence`` value (see :meth:`from_param`)."""
+        for key in (self.keys.first, self.keys.last):
+            if re.fullmatch(_WIRE_KEY, key, re.ASCII) is None:
+                raise ValueError(f"key {key!r} cannot be sent in {BACKFILL_PRESENCE_PARAM}")
+        return f"first={self.keys.first};last={self.keys.last}"
+
+    @classmethod
+    def from_param(cls, value: str) -> PresenceOrder | None:
+        """The order in a ``backfill_presence`` value; ``None`` when it is empty.
+
+        Raises:
+            ValueError: not an encoded order; the message names the parameter.
+        """
+        text = value.strip()
+        if not text:
+            return None
+        found = _PRESENCE_ORDER.fullmatch(text)
+        if found is None:
+            shown = text if len(text) <= 80 else f"{text[:77]}..."
+            raise ValueError(
+                f"job parameter {BACKFILL_PRESENCE_PARAM}={shown!r} is not a presence order: "
+                "expected first=KEY;last=KEY (set by dbxdec catchup --by data)"
+            )
+        return cls(KeyRange(found["first"], found["last"]))
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceReport:
+    """One table as a task of a presence run found it: the rows of each key that has some.
+
+    Attributes:
+        table: The table's name (``catalog.schema.table``).
+        task: The task that writes it.
+        exists: Whether the table exists (``False``: every key is missing).
+        rows: Rows per key, for the keys of the order that have rows.
+
+    Example:
+        >>> report = PresenceReport("main.s.t", "clean", True, {"2024-01-01": 2})
+        >>> report.to_line()[:59]
+        'dbxdec-presence: {"exists": true, "rows": {"2024-01-01": 2}'
+        >>> PresenceReport.from_lines("noise\\n" + report.to_line()) == [report]
+        True
+    """
+
+    table: str
+    task: str
+    exists: bool
+    rows: Mapping[str, int]
+
+    def to_line(self) -> str:
+        """The report as one output line."""
+        body = {"table": self.table, "task": self.task, "exists": self.exists}
+        body["rows"] = dict(self.rows)
+        return PRESENCE_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+
+    @classmethod
+    def from_lines(cls, text: str) -> list[PresenceReport]:
+        """Every report line in a task's output (other lines are ignored).
+
+        Raises:
+            ValueError: a line starts like a report but is not one.
+        """
+        reports = []
+        for line in text.splitlines():
+            if not line.startswith(PRESENCE_REPORT_PREFIX):
+                continue
+            try:
+                body = json.loads(line[len(PRESENCE_REPORT_PREFIX) :])
+                rows = body["rows"]
+                report = cls(
+                    str(body["table"]),
+                    str(body["task"]),
+                    bool(body["exists"]),
+                    {str(k): int(v) for k, v in rows.items()},
+                )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"a malformed presence report line: {line[:120]!r}") from exc
+            reports.append(report)
+        return reports
 
 
 # -- the run's logical time -------------------------------------------------------------

@@ -15,9 +15,11 @@ from ..backfill import (
 )
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
+    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_UNDO_PARAM,
     KeyRange,
+    PresenceOrder,
     UndoOrder,
     parse_run_time,
 )
@@ -32,6 +34,7 @@ from ..errors import DbxdecError, UsageError, did_you_mean
 from .checking import TaskChecks
 from .context import InputContext, OutputContext, RunEnvironment, use_environment
 from .errors import TaskRunError
+from .presence import report_presence
 from .scope import KeyScope
 from .sources import read_source
 from .undo import undo_outputs
@@ -60,12 +63,15 @@ def run_keys(
     job: JobDefinition, params: Mapping[str, str], *, now: datetime | None = None
 ) -> ResolvedKeys | None:
     """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill,
-    and in an undo run (see :func:`undo_order`), which processes no key.
+    and in an undo or presence run (see :func:`undo_order`, :func:`presence_order`),
+    which processes no key.
 
     Raises:
         UsageError: a key is malformed, out of bounds, or cannot be derived.
     """
-    if job.backfill is None or undo_order(job, params) is not None:
+    if job.backfill is None or presence_order(job, params) is not None:
+        return None
+    if undo_order(job, params) is not None:
         return None
     try:
         if now is None:
@@ -86,6 +92,24 @@ def undo_order(job: JobDefinition, params: Mapping[str, str]) -> UndoOrder | Non
         return UndoOrder.from_param(params.get(BACKFILL_UNDO_PARAM, ""))
     except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def presence_order(job: JobDefinition, params: Mapping[str, str]) -> PresenceOrder | None:
+    """The presence order of the run (``backfill_presence``); ``None`` in an ordinary run.
+
+    Raises:
+        UsageError: the parameter is set but is not an order, or an undo order is set too.
+    """
+    try:
+        order = PresenceOrder.from_param(params.get(BACKFILL_PRESENCE_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    if order is not None and params.get(BACKFILL_UNDO_PARAM, "").strip():
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM} "
+            "set, not both"
+        )
+    return order
 
 
 def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
@@ -148,7 +172,8 @@ def run_task(
 ) -> None:
     """Load the task's inputs, call it, check and write its output; in an undo run
     (``backfill_undo`` set), restore the tables the task writes instead (see
-    :mod:`.undo`).
+    :mod:`.undo`); in a presence run (``backfill_presence`` set), report which keys
+    have rows in them (see :mod:`.presence`).
 
     Raises:
         TaskRunError: the function raised (chained), or the output was rejected, a check
@@ -157,10 +182,15 @@ def run_task(
     """
     job = request.job
     node = find_task(job, request.task_key)
+    presence = presence_order(job, request.params)
     order = undo_order(job, request.params)
     if order is not None:
         with use_environment(environment):
             undo_outputs(job, node.key, order, environment)
+        return
+    if presence is not None:
+        with use_environment(environment):
+            report_presence(job, node.key, presence, environment)
         return
     definition = node.definition
     context = RunContext(

@@ -1,0 +1,193 @@
+"""Which backfill keys have data: read from the job's output tables, not from run history.
+
+A key is *present* when every partitioned output table of the job has at least one row
+for it (inside the key's window, for a table with a ``time_column``); otherwise it is
+missing, whether no run ever wrote it, a run wrote it with no rows (a write of zero rows
+clears the key), or only some of the job's tables have it. A table that does not exist
+yet has no key.
+
+Each table is read with **one aggregate query**: the IoManager's own read predicate over
+the keys (quoted literals for the keys, ``TIMESTAMP`` literals for the windows; see
+:mod:`.predicates`), grouped by the partition column, rows counted. Locally that runs on
+the embedded Spark; on Databricks a run of the job with ``backfill_presence`` set runs it
+on the job's compute, every task for the tables it writes, and prints a
+:class:`~..backfill.wire.PresenceReport` line per table that the launcher reads back.
+
+Outputs that have no partition per key (an unpartitioned snapshot table, another
+IoManager) say nothing about keys: they are left out, with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from ..backfill.wire import PresenceOrder, PresenceReport
+from ..definitions import JobDefinition
+from ..errors import UsageError
+from .context import RunEnvironment
+from .io.formats import TableRef
+from .io.spark_table import SparkTableIoManager
+from .scope import KeyScope
+
+_ROWS = "rows"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedTable:
+    """A partitioned output table of a job: its IoManager, where it is, who writes it."""
+
+    manager: SparkTableIoManager
+    ref: TableRef
+    tasks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobPresence:
+    """The rows per key of each of a job's partitioned output tables.
+
+    Attributes:
+        reports: One per table (``rows`` holds only keys that have rows).
+        notes: Outputs left out (no partition per key).
+    """
+
+    reports: tuple[PresenceReport, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def missing(self, keys: Sequence[str]) -> list[str]:
+        """The ``keys`` (in their order) that lack rows in at least one table.
+
+        Example:
+            >>> a = PresenceReport("main.s.a", "t1", True, {"2024-01-01": 2, "2024-01-02": 1})
+            >>> b = PresenceReport("main.s.b", "t2", True, {"2024-01-01": 5})
+            >>> JobPresence((a, b)).missing(["2024-01-01", "2024-01-02", "2024-01-03"])
+            ['2024-01-02', '2024-01-03']
+        """
+        return [k for k in keys if any(not report.rows.get(k) for report in self.reports)]
+
+
+def keyed_tables(
+    job: JobDefinition, environment: RunEnvironment, tasks: Collection[str] | None = None
+) -> tuple[dict[str, KeyedTable], list[str]]:
+    """The partitioned tables the job's tasks (or only ``tasks``) write through
+    :class:`~.io.spark_table.SparkTableIoManager`, by name; and a note for each output
+    that has no partition per key."""
+    found: dict[str, KeyedTable] = {}
+    notes: list[str] = []
+    graph = job.graph
+    for key in graph.topological_order():
+        manager = graph[key].definition.io_manager
+        if manager is None or (tasks is not None and key not in tasks):
+            continue
+        if not isinstance(manager, SparkTableIoManager):
+            notes.append(
+                f"task {key!r}: its io_manager {type(manager).__name__} has no partitions "
+                "to read; not checked"
+            )
+            continue
+        if manager.partition_column is None:
+            notes.append(
+                f"task {key!r}: table {manager.table} has no partition_column (one snapshot "
+                "for all keys); not checked"
+            )
+            continue
+        ref = manager.table_ref(environment)
+        known = found.get(ref.name)
+        found[ref.name] = KeyedTable(manager, ref, (*known.tasks, key) if known else (key,))
+    return found, notes
+
+
+def _key_text(value: Any) -> str:
+    """A partition value as a key: a ``DATE`` column holds daily keys as dates."""
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def table_presence(
+    table: KeyedTable, scope: KeyScope, environment: RunEnvironment
+) -> PresenceReport:
+    """The rows of each of ``scope``'s keys in one table: one ``GROUP BY`` over the
+    partition column, filtered by the IoManager's read predicate (the keys and, with a
+    ``time_column``, their windows)."""
+    manager = table.manager
+    column = manager.partition_column
+    assert column is not None  # keyed_tables keeps partitioned tables only
+    spark = environment.spark
+    frame = manager.table_format(environment).read(
+        spark, table.ref, partition_column=column, keys=scope.keys
+    )
+    task = ",".join(table.tasks)
+    if frame is None or not scope.keys:
+        return PresenceReport(table.ref.name, task, frame is not None, {})
+    predicate = manager.read_predicate(scope)
+    if predicate is not None:
+        frame = frame.where(predicate)
+    counted = frame.groupBy(column).count().withColumnRenamed("count", _ROWS).collect()
+    wanted = set(scope.keys)
+    rows = {_key_text(row[column]): int(row[_ROWS]) for row in counted if row[column] is not None}
+    return PresenceReport(
+        table.ref.name, task, True, {k: n for k, n in sorted(rows.items()) if k in wanted}
+    )
+
+
+def read_presence(
+    job: JobDefinition,
+    keys: Sequence[str],
+    environment: RunEnvironment,
+    tasks: Collection[str] | None = None,
+) -> JobPresence:
+    """The rows per key of ``keys`` in every partitioned output table of ``job`` (or of
+    ``tasks``).
+
+    Raises:
+        UsageError: the job has no backfill definition.
+    """
+    if job.backfill is None:
+        raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to look for")
+    found, notes = keyed_tables(job, environment, tasks)
+    scope = KeyScope(job.backfill, tuple(keys))
+    reports = tuple(table_presence(table, scope, environment) for table in found.values())
+    return JobPresence(reports, tuple(notes))
+
+
+def order_keys(job: JobDefinition, order: PresenceOrder) -> list[str]:
+    """The keys a presence order names, from the job's backfill definition.
+
+    Raises:
+        UsageError: the job has no backfill, or the order's keys are not its keys.
+    """
+    if job.backfill is None:
+        raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to look for")
+    try:
+        return list(job.backfill.keys(order.keys.first, order.keys.last))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: presence order: {exc}") from None
+
+
+def report_presence(
+    job: JobDefinition, task_key: str, order: PresenceOrder, environment: RunEnvironment
+) -> JobPresence:
+    """The task of a presence run (``backfill_presence`` set): count the rows per key of
+    the tables ``task_key`` writes and print one report line per table (the launcher
+    reads them from the task's output), with a summary line for people reading the logs.
+
+    Raises:
+        UsageError: the order's keys are not the job's keys.
+    """
+    keys = order_keys(job, order)
+    presence = read_presence(job, keys, environment, tasks={task_key})
+    label = order.keys.label
+    for report in presence.reports:
+        print(report.to_line(), flush=True)
+        state = "" if report.exists else " (the table does not exist)"
+        print(
+            f"presence {label}: {report.table}: {len(report.rows)} of {len(keys)} keys have "
+            f"rows{state}",
+            flush=True,
+        )
+    for note in presence.notes:
+        print(f"presence {label}: note: {note}", flush=True)
+    if not presence.reports and not presence.notes:
+        print(f"presence {label}: task {task_key!r} writes no table", flush=True)
+    return presence
