@@ -12,6 +12,17 @@ import tempfile
 from pathlib import Path
 
 
+def umask_mode(mode: int = 0o666) -> int:
+    """``mode`` less the process umask: the bits ``open()`` would give a new file.
+
+    For files meant to be read by others (an HTML report), unlike the ledger and task
+    values, which keep ``mkstemp``'s ``0o600``.
+    """
+    current = os.umask(0o022)  # reading the umask means setting it; put it back at once
+    os.umask(current)
+    return mode & ~current
+
+
 def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) in one step.
 
@@ -23,7 +34,7 @@ def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
         path: The file to replace.
         text: Its new content.
         mode: Permission bits of the new file (``0o600``, as ``mkstemp`` creates it,
-            when omitted).
+            when omitted; :func:`umask_mode` for those of a normal new file).
 
     Raises:
         OSError: the folder cannot be created or written (a full disk, a read-only file

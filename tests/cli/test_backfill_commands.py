@@ -333,5 +333,5 @@ def test_status_grid_from_run_history(dbxdec: Cli, emu: JobsEmulator, project: P
     assert code == 0
     assert "2024-01" in out and "2024-02" in out and "failed 1" in out
     html = page.read_text()
-    assert html.startswith("<!DOCTYPE html>") and 'title="2024-01-03: failed"' in html
+    assert html.startswith("<!DOCTYPE html>") and 'title="2024-01-03: failed, run ' in html
     assert "<script" not in html

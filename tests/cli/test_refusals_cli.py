@@ -99,6 +99,9 @@ def test_backfills_table_lists_a_succeeded_and_a_failed_backfill(
         for line in out.splitlines()
         if line[:1] in ("┃", "│")
     ]
+    started = [row.pop(1) for row in cells]
+    assert started[0] == "started"
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", when) for when in started[1:])
     assert cells == [
         ["id", "job", "backend", "state", "succeeded", "failed", "runs"],
         [failed, "nightly", "databricks", "failed", "2", "1", "3"],  # newest first

@@ -4,28 +4,76 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
-from ..atomic import write_atomically
+from ..atomic import umask_mode, write_atomically
 from ..bundle.project import find_root
 from ..launch.ledger import list_ledgers
-from ..launch.status import job_history, partition_grid
+from ..launch.status import job_status, partition_grid
 from ..launch.status_grid import grid_html, grid_table
 from .backfill_commands import connection_from, connection_options
 from .options import load_project, pipelines_option
+
+_PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
+_COUNTS = ("succeeded", "failed", "runs")
+_FULL = ("job", "backend", "state", "succeeded", "failed", "runs")
+_NARROW = ("state", "outcome")  # the id starts with the job's name
+
+
+def _started(created_at: float) -> str:
+    """When a backfill started, in local time to the minute."""
+    return datetime.fromtimestamp(created_at).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
+    table = Table()
+    # the id is what --resume takes: never cut, never wrapped
+    table.add_column("id", no_wrap=True, width=max(len(row["id"]) for row in rows))
+    table.add_column("started", min_width=10)  # wraps between date and time
+    for column in columns:
+        table.add_column(column, justify="right" if column in _COUNTS else "left")
+    for row in rows:
+        outcome = f"{row['succeeded']}/{row['runs']} succeeded, {row['failed']} failed"
+        cells = {**row, "outcome": outcome}
+        table.add_row(row["id"], row["started"], *(str(cells[c]) for c in columns))
+    return table
+
+
+def _print_backfills(rows: list[dict[str, Any]]) -> None:
+    """The table at the terminal's width, on a narrow one with fewer columns; wider
+    than the terminal rather than with a cut id (a pipe gets the full table)."""
+    console = Console(width=200 if not sys.stdout.isatty() else None)
+    unbounded = console.options.update_width(sys.maxsize)
+    for columns in (_FULL, _NARROW):
+        table = _backfills_table(rows, columns)
+        needed = Measurement.get(console, unbounded, table).minimum
+        if needed <= console.width:
+            console.print(table)
+            return
+    Console(width=needed).print(table)
 
 
 @click.command("backfills")
 @click.option("--job", metavar="JOB", help="Only backfills of JOB.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=_PROJECT_HELP,
+)
 def backfills_command(job: str | None, as_json: bool, project: Path | None) -> None:
-    """List the backfills recorded under .dbxdec/backfills/, newest first."""
+    """List the backfills recorded under .dbxdec/backfills/, newest first.
+
+    The id is what 'dbxdec backfill --resume ID' takes; it is printed whole.
+    """
     ledgers = list_ledgers(find_root(project), job)
     rows = []
     for ledger in ledgers:
@@ -33,6 +81,7 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
         rows.append(
             {
                 "id": ledger.id,
+                "started": _started(ledger.created_at),
                 "job": ledger.job,
                 "backend": ledger.backend.kind,
                 "state": ledger.state,
@@ -48,19 +97,7 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     if not rows:
         click.echo("No backfills yet.")
         return
-    table = Table()
-    # the id is what --resume takes: never cut or wrapped
-    table.add_column("id", no_wrap=True, min_width=max(len(ledger.id) for ledger in ledgers))
-    for column in ("job", "backend", "state", "succeeded", "failed", "runs"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            *(str(row[c]) for c in ("id", "job", "backend", "state")),
-            str(row["succeeded"]),
-            str(row["failed"]),
-            str(row["runs"]),
-        )
-    Console(width=200 if not sys.stdout.isatty() else None).print(table)
+    _print_backfills(rows)
 
 
 @click.command("status")
@@ -71,7 +108,8 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     "--html",
     "html_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the grid as a standalone HTML page.",
+    help="Also write the grid as a standalone HTML page (failed keys with their error "
+    "and a link to their run).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
 @connection_options
@@ -82,20 +120,31 @@ def status_command(
     """Partition health of JOB: one cell per key (succeeded, failed, running, missing).
 
     From the workspace's run history (job_parameters on runs), or with --local from
-    the local backfill ledgers. Daily keys are drawn as a calendar.
+    the local backfill ledgers. Daily keys are drawn as a calendar; each state has its
+    own glyph, so the grid reads the same without colour.
     """
     config, registry = load_project(kw["project"], kw["pipelines"])
     definition = registry.get(job)
-    history = job_history(definition, connection_from(kw), root=config.root)
-    grid = partition_grid(definition, history, start=start, end=end)
+    now = datetime.now(timezone.utc)
+    status = job_status(definition, connection_from(kw), root=config.root, now=now)
+    grid, origin = partition_grid(definition, status, start=start, end=end)
     if html_file is not None:
-        write_atomically(html_file, grid_html(grid))
+        write_atomically(html_file, grid_html(grid, origin), mode=umask_mode())
     if as_json:
         click.echo(json.dumps({"job": job, "states": dict(grid.states)}))
         return
     Console().print(grid_table(grid))
     if html_file is not None:
         click.echo(f"Wrote {html_file}")
+
+
+_LOCAL_HELP = (
+    "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
+    "run history; nothing runs."
+)
+for _param in status_command.params:  # the shared option says what --local means for a run
+    if _param.name == "local" and isinstance(_param, click.Option):
+        _param.help = _LOCAL_HELP
 
 
 def register(group: click.Group) -> None:

@@ -2,28 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition
 from .connection import Connection, connect_job
 from .history import KeyHistory
+from .ledger import ledger_dir, list_ledgers
 from .observed import observed_history
 from .plan import build_plan
-from .status_grid import PartitionGrid, build_grid
+from .status_details import KeyDetail, ledger_details, run_page_url
+from .status_grid import PageOrigin, PartitionGrid, build_grid
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 
-def job_history(
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """Key states of a job, what is known of their latest runs, and where both come from.
+
+    Attributes:
+        history: The state of every key that has run.
+        details: Run id, run page and error of the latest run of the keys dbxdec
+            launched from this project (see :mod:`.status_details`).
+        origin: When and from where (workspace host and job, or local ledgers).
+    """
+
+    history: KeyHistory
+    details: dict[str, KeyDetail]
+    origin: PageOrigin
+
+
+def job_status(
     job: JobDefinition,
     connection: Connection,
     *,
     root: Path,
+    now: datetime,
     client: WorkspaceClient | None = None,
-) -> KeyHistory:
+) -> JobStatus:
     """Key states of ``job`` from the local ledgers or the workspace's run history.
+
+    Args:
+        job: The job.
+        connection: ``local`` (the ledgers), or the workspace to ask.
+        root: The project root (its ledgers).
+        now: When the status is taken (timezone-aware), printed on the page.
+        client: A workspace client to use instead of connecting.
 
     Raises:
         UsageError: the job has no backfill definition, or the workspace is unreachable.
@@ -31,22 +59,34 @@ def job_history(
     if job.backfill is None:
         build_plan(job)  # raises the "no backfill definition" error
     assert job.backfill is not None
+    details = ledger_details(list_ledgers(root, job.name))
     if connection.local:
-        return observed_history(job.name, job.backfill, root=root)
+        history = observed_history(job.name, job.backfill, root=root)
+        return JobStatus(history, details, PageOrigin(now, f"local ledgers in {ledger_dir(root)}"))
     found = connect_job(job, connection, root, cap=1, client=client)
-    return observed_history(
-        job.name, job.backfill, root=root, client=found.client, job_id=found.remote.job_id
+    job_id = found.remote.job_id
+    history = observed_history(
+        job.name, job.backfill, root=root, client=found.client, job_id=job_id
     )
+    host = found.client.config.host
+    for key, detail in details.items():  # a run of a ledger without its page
+        if detail.url is None and detail.run_id:
+            details[key] = replace(detail, url=run_page_url(host, job_id, detail.run_id))
+    source = f"workspace {host}, job {found.remote.name} (job id {job_id})"
+    return JobStatus(history, details, PageOrigin(now, source))
 
 
 def partition_grid(
-    job: JobDefinition, history: KeyHistory, *, start: str | None, end: str | None
-) -> PartitionGrid:
-    """The status grid of ``job``'s keys from ``start`` to ``end`` (inclusive).
+    job: JobDefinition, status: JobStatus, *, start: str | None, end: str | None
+) -> tuple[PartitionGrid, PageOrigin]:
+    """The status grid of ``job``'s keys from ``start`` to ``end`` (inclusive), and its
+    origin naming the backfills whose runs it details.
 
     Raises:
         UsageError: a bound is malformed or outside the definition.
     """
     plan = build_plan(job, start=start, end=end)
     assert job.backfill is not None
-    return build_grid(job.name, job.backfill.kind, plan.keys, history)
+    grid = build_grid(job.name, job.backfill.kind, plan.keys, status.history, status.details)
+    backfills = sorted({d.backfill_id for d in grid.details.values() if d.backfill_id})
+    return grid, replace(status.origin, backfills=tuple(reversed(backfills)))

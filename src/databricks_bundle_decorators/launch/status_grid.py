@@ -3,6 +3,10 @@
 Daily keys are laid out one row per month (columns = day of month), hourly keys one
 row per day (columns = hour), monthly keys one row per year, weekly keys one row per
 year (columns = ISO week); static keys fill rows of ten in declared order.
+
+Every state has its own glyph as well as its colour (``■`` succeeded, ``✗`` failed,
+``○`` running, ``·`` missing), so the grid reads the same without colour: with
+``NO_COLOR``, in a CI log, or for a reader who does not tell red from green.
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from rich.table import Table
 from rich.text import Text
 
 from .history import KeyHistory, KeyState
+from .status_details import KeyDetail
 
 STATES: tuple[KeyState, ...] = ("succeeded", "failed", "running", "missing")
 _STYLE: dict[KeyState, str] = {
@@ -24,7 +30,7 @@ _STYLE: dict[KeyState, str] = {
     "running": "yellow",
     "missing": "grey50",
 }
-_GLYPH: dict[KeyState, str] = {"succeeded": "■", "failed": "■", "running": "■", "missing": "·"}
+_GLYPH: dict[KeyState, str] = {"succeeded": "■", "failed": "✗", "running": "○", "missing": "·"}
 _HTML_COLOUR: dict[KeyState, str] = {
     "succeeded": "#2da44e",
     "failed": "#cf222e",
@@ -51,13 +57,24 @@ class PartitionGrid:
     columns: tuple[str, ...]
     rows: tuple[GridRow, ...]
     states: Mapping[str, KeyState]
+    details: Mapping[str, KeyDetail] = field(default_factory=dict)
 
     def counts(self) -> Counter[KeyState]:
         return Counter(self.states.values())
 
 
-def build_grid(job: str, kind: str, keys: Sequence[str], history: KeyHistory) -> PartitionGrid:
-    """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static)."""
+def build_grid(
+    job: str,
+    kind: str,
+    keys: Sequence[str],
+    history: KeyHistory,
+    details: Mapping[str, KeyDetail] | None = None,
+) -> PartitionGrid:
+    """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static).
+
+    ``details`` (run id, run page, error of a key's latest recorded run) are kept for the
+    keys of the grid whose state they describe: a detail of an older run is dropped.
+    """
     states: dict[str, KeyState] = {key: history.get(key, "missing") for key in keys}
     if kind == "daily":
         columns, rows = _calendar(keys, lambda k: k[:7], lambda k: int(k[8:10]), 31, 1)
@@ -73,7 +90,12 @@ def build_grid(job: str, kind: str, keys: Sequence[str], history: KeyHistory) ->
             GridRow(f"#{i + 1}", tuple(keys[i : i + _STATIC_ROW]))
             for i in range(0, len(keys), _STATIC_ROW)
         )
-    return PartitionGrid(job, kind, columns, rows, states)
+    kept = {
+        key: detail
+        for key, detail in (details or {}).items()
+        if key in states and detail.state == states[key]
+    }
+    return PartitionGrid(job, kind, columns, rows, states, kept)
 
 
 def _calendar(
@@ -114,38 +136,135 @@ def grid_table(grid: PartitionGrid) -> Table:
             label = f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} "
             cells.append(Text(label, style=_STYLE[state]))
         table.add_row(f"{row.label} ", *cells)
-    counts = grid.counts()
-    table.caption = "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
+    table.caption = legend(grid)
     return table
 
 
-def grid_html(grid: PartitionGrid) -> str:
-    """A standalone HTML page with the same grid (no scripts, no external files)."""
+def legend(grid: PartitionGrid) -> str:
+    """What each glyph means, with the count of keys in each state.
+
+    >>> legend(build_grid("j", "static", ["a", "b"], {"a": "failed"}))
+    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1'
+    """
+    counts = grid.counts()
+    return "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
+
+
+@dataclass(frozen=True, slots=True)
+class PageOrigin:
+    """When and from where a status page was made, printed at its top.
+
+    Attributes:
+        made_at: When (timezone-aware).
+        source: Where the states come from (``workspace https://..., job id 1001`` or
+            ``local ledgers in /project/.dbxdec/backfills``).
+        backfills: The backfills whose runs the page details, newest first.
+    """
+
+    made_at: datetime
+    source: str
+    backfills: tuple[str, ...] = ()
+
+
+# Each state also has a pattern, so the page reads the same in greyscale or when printed.
+_HTML_PATTERN: dict[KeyState, str] = {
+    "succeeded": "",
+    "failed": "background-image: repeating-linear-gradient(45deg, transparent 0 3px, "
+    "rgba(255,255,255,.45) 3px 5px);",
+    "running": "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
+    "background-size: 4px 4px;",
+    "missing": "outline: 1px dashed #8c959f; outline-offset: -1px;",
+}
+_HTML_STYLE = (
+    "body { font-family: sans-serif; } table { border-collapse: separate; border-spacing: 2px; } "
+    "td { width: 14px; height: 14px; font-size: 10px; text-align: center; } "
+    "td a { color: inherit; text-decoration: none; } "
+    "th { font-size: 11px; font-weight: normal; text-align: right; } "
+    "table.failures td { width: auto; height: auto; font-size: 12px; text-align: left; "
+    "padding: 2px 6px; } p.origin { color: #57606a; font-size: 12px; }"
+)
+
+
+def _cell_title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
+    title = f"{key}: {state}"
+    if detail is not None and detail.run_id:
+        title += f", run {detail.run_id}"
+    if detail is not None and detail.error:
+        title += f": {detail.error}"
+    return title
+
+
+def _html_cell(grid: PartitionGrid, key: str | None) -> str:
+    esc = html.escape
+    if key is None:
+        return '<td class="none"></td>'
+    state = grid.states[key]
+    detail = grid.details.get(key)
+    glyph = esc(_GLYPH[state])
+    text = f"{glyph} {esc(key)}" if grid.kind == "static" else glyph
+    if detail is not None and detail.url:
+        text = f'<a href="{esc(detail.url)}">{text}</a>'
+    title = esc(_cell_title(key, state, detail))
+    return f'<td class="{state}" title="{title}">{text}</td>'
+
+
+def _failures_html(grid: PartitionGrid) -> str:
+    """A table of the failed keys: error, run id and a link to the run."""
+    esc = html.escape
+    rows: list[str] = []
+    for key, state in grid.states.items():
+        if state != "failed":
+            continue
+        detail = grid.details.get(key)
+        run = "unknown"
+        error = "no details: the run was not launched by a backfill from this project"
+        if detail is not None:
+            error = detail.error or "no error message"
+            run = esc(detail.run_id or "no run")
+            if detail.url:
+                run = f'<a href="{esc(detail.url)}">run {run}</a>'
+        rows.append(f"<tr><td>{esc(key)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
+    if not rows:
+        return ""
+    return (
+        f"<h2>Failed keys ({len(rows)})</h2><table class='failures'>"
+        f"<tr><th>key</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def grid_html(grid: PartitionGrid, origin: PageOrigin | None = None) -> str:
+    """A standalone HTML page with the same grid (no scripts, no external files).
+
+    Cells carry the glyph of their state and a pattern besides the colour; a failed
+    key's cell links to its run and names its error, and a table below the grid lists
+    the failed keys. ``origin`` says when and from where the page was made.
+    """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
-    body: list[str] = []
-    for row in grid.rows:
-        cells = []
-        for key in row.cells:
-            if key is None:
-                cells.append('<td class="none"></td>')
-            else:
-                state = grid.states[key]
-                text = esc(key) if grid.kind == "static" else ""
-                cells.append(f'<td class="{state}" title="{esc(key)}: {state}">{text}</td>')
-        body.append(f"<tr><th>{esc(row.label)}</th>{''.join(cells)}</tr>")
+    body = [
+        f"<tr><th>{esc(row.label)}</th>{''.join(_html_cell(grid, key) for key in row.cells)}</tr>"
+        for row in grid.rows
+    ]
     counts = grid.counts()
-    legend = " ".join(
-        f'<span class="{s}">&nbsp;&nbsp;</span> {s} {counts.get(s, 0)}' for s in STATES
+    legend_html = " ".join(
+        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
+        for s in STATES
     )
-    styles = " ".join(f"td.{s}, span.{s} {{ background: {c}; }}" for s, c in _HTML_COLOUR.items())
+    styles = " ".join(
+        f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }}"
+        for s, c in _HTML_COLOUR.items()
+    )
     title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
+    made = ""
+    if origin is not None:
+        made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
+        if origin.backfills:
+            made += "; run details from backfill " + ", ".join(origin.backfills)
+        made = f"<p class='origin'>{esc(made)}</p>"
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
-        f"<title>{title}</title><style>"
-        "body { font-family: sans-serif; } table { border-collapse: separate; "
-        "border-spacing: 2px; } td { width: 14px; height: 14px; font-size: 10px; } "
-        f"th {{ font-size: 11px; font-weight: normal; text-align: right; }} {styles}"
-        f"</style></head><body><h1>{title}</h1><p>{legend}</p>"
-        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table></body></html>\n"
+        f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
+        f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
+        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
+        f"{_failures_html(grid)}</body></html>\n"
     )
