@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators import task
+from databricks_bundle_decorators.errors import DefinitionError
 from databricks_bundle_decorators.testing import JobsEmulator
+from tests.bundle.projects import DAILY_PIPELINE, make_project
 
-from .clirun import FAST, NIGHTLY_PARAMS, Cli
+from .clirun import FAST, NIGHTLY_PARAMS, Cli, assert_one_error_line, run
 
 ID = re.compile(r"\bnightly-\d{8}T\d{6}-[0-9a-f]{4}\b")
 
@@ -107,3 +110,68 @@ def test_status_without_colour_tells_the_states_apart(dbxdec: Cli, emu: JobsEmul
     row = next(line for line in out.splitlines() if line.startswith("2024-04"))
     assert row.split()[1:] == ["■", "■", "✗", "■", "■", "■", "·", "·"]
     assert "■ succeeded 5  ✗ failed 1  ○ running 0  · missing 2" in out
+
+
+# -- 8: help texts and the order of checks ----------------------------------------------------
+
+
+def help_of(command: str, capsys: pytest.CaptureFixture[str]) -> str:
+    code, out, err = run([command, "--help"], capsys)
+    assert (code, err) == (0, "")
+    return " ".join(out.split())  # click wraps at 80 columns
+
+
+def option_help(text: str, option: str) -> str:
+    """The help of ``option`` in a flattened --help text."""
+    found = re.search(rf"{re.escape(option)} (.*?)(?= -[-a-z]|$)", text)
+    assert found is not None, text
+    return found.group(1)
+
+
+def test_status_help_says_local_reads_the_ledgers(capsys: pytest.CaptureFixture[str]) -> None:
+    local = option_help(help_of("status", capsys), "--local")
+    assert "Spark" not in local and "ledgers" in local
+
+
+def test_validate_help_shows_no_development_path(capsys: pytest.CaptureFixture[str]) -> None:
+    schema = option_help(help_of("validate", capsys), "--schema FILE")
+    assert "../shared" not in schema and "skipped" in schema
+
+
+def test_backfills_help_documents_project(capsys: pytest.CaptureFixture[str]) -> None:
+    project = option_help(help_of("backfills", capsys), "--project DIRECTORY")
+    assert project.startswith("Project directory")
+
+
+def test_deploy_names_an_unknown_target_before_a_missing_databricks_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_project(tmp_path, DAILY_PIPELINE)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    code, _, err = run(["deploy", "--project", str(tmp_path), "-t", "staging"], capsys)
+    assert code == 2
+    line = assert_one_error_line(err)
+    assert "staging" in line and "Databricks CLI" not in line
+
+
+# -- 6: names from the earlier databricks-bundle-decorators releases --------------------------
+
+
+def test_backfill_reverse_points_at_order_reverse(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["backfill", "nightly", "--reverse"], capsys)
+    assert code == 2
+    line = assert_one_error_line(err)
+    assert "'--order reverse'" in line and "--rerun" not in line
+
+
+def test_task_all_partitions_names_what_replaces_it() -> None:
+    with pytest.raises(DefinitionError) as raised:
+
+        @task(all_partitions=True)
+        def aggregate(rows: object) -> None: ...
+
+    message = str(raised.value)
+    assert "unknown setting" not in message
+    assert "all_partitions(extract())" in message and "task 'aggregate'" in message

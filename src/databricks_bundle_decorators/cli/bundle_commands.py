@@ -70,8 +70,9 @@ def generate(
     "--schema",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Bundle JSON schema ('databricks bundle schema > schema.json'). Default: "
-    "../shared/schemas/bundle_jsonschema.json beside the project, when present.",
+    help="Bundle JSON schema to check the jobs against; write it with 'databricks bundle "
+    "schema > bundle_schema.json'. Without it the schema check is skipped (the report "
+    "says so), unless a shared schema sits beside the project.",
 )
 def validate(
     project: Path | None, pipelines: tuple[str, ...], target: str | None, schema: Path | None
@@ -130,8 +131,8 @@ def deploy(
     default wheels/dbxdec-<version>-py3-none-any.whl) must exist and be this dbxdec's
     version; 'dbxdec wheel' writes it.
     """
+    opened = open_project(project, pipelines, target)  # an unknown target is named first
     executable = databricks_cli()
-    opened = open_project(project, pipelines, target)
     deploy_project(opened, executable=executable, profile=profile, schema=schema, extra=extra)
 
 

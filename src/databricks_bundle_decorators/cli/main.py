@@ -74,8 +74,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:  # one line, like every other error: no usage block
+        message = _renamed_option(exc) or exc.format_message()
         where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        click.echo(f"Error: {exc.format_message()}{where}", err=True)
+        click.echo(f"Error: {message}{where}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
@@ -96,6 +97,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"Error: {problem.render()}", err=True)
         sys.exit(problem.exit_code)
     sys.exit(0)
+
+
+RENAMED_OPTIONS: dict[str, str] = {"--reverse": "--order reverse"}
+"""Options of the earlier databricks-bundle-decorators releases, and what dbxdec takes
+instead (click's closest spelling would point elsewhere: --reverse -> --rerun)."""
+
+
+def _renamed_option(exc: click.UsageError) -> str | None:
+    """The message for an option dbxdec spells differently, else ``None``."""
+    if not isinstance(exc, click.NoSuchOption):
+        return None
+    replacement = RENAMED_OPTIONS.get(exc.option_name)
+    if replacement is None:
+        return None
+    return f"No such option '{exc.option_name}': dbxdec takes '{replacement}' instead."
 
 
 def _environment_problem(exc: Exception) -> DbxdecError | None:

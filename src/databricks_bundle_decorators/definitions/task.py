@@ -164,6 +164,16 @@ class _TaskOptions:
                 task=key,
                 location=str(source),
             )
+        if "all_partitions" in self.settings:
+            raise DefinitionError(
+                "all_partitions is not a @task setting in dbxdec: mark the input in the job "
+                "body instead, e.g. aggregate(all_partitions(extract())) with "
+                "'from databricks_bundle_decorators import all_partitions' (one call per "
+                "upstream input that reads every partition)",
+                job=_traced_job(),
+                task=key,
+                location=str(source),
+            )
         checks = self.checks
         if isinstance(checks, (str, bytes)) or not isinstance(checks, (Sequence, type(None))):
             raise DefinitionError(
