@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -34,6 +35,10 @@ def test_init_creates_a_project_that_validates(
     assert (destination / "src" / name / "pipelines" / "daily_orders.py").is_file()
     assert (destination / "wheels" / f"dbxdec-{__version__}-py3-none-any.whl").is_file()
     assert f"pip install wheels/dbxdec-{__version__}-py3-none-any.whl" in out
+    for prose in ("README.md", "databricks.yml"):  # placeholders render in prose too
+        text = (destination / prose).read_text(encoding="utf-8")
+        assert f"src/{name}/pipelines" in text, prose
+        assert not re.search(r"__(package|PACKAGE|PROJECT_NAME|DBXDEC_\w+)__", text), prose
 
     code, out, err = run(
         ["validate", "--project", str(destination), "--schema", str(schema_path())], capsys
