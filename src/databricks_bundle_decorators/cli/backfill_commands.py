@@ -131,8 +131,18 @@ _PLAN_OPTIONS = (
     "params",
     "dry_run",
     "new",
+    "pause_schedule",
 )
 """What ``--resume`` refuses: the ledger has the plan."""
+
+_pause_option = click.option(
+    "--pause-schedule",
+    is_flag=True,
+    help="Pause the job's schedule (or trigger) while the backfill runs and restore it "
+    "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
+    "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
+    "scheduled run.",
+)
 
 _canary_option = click.option(
     "--canary",
@@ -168,6 +178,7 @@ _canary_option = click.option(
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @click.option("--final-sync", is_flag=True, help="One more run with no key at the end.")
 @_canary_option
+@_pause_option
 @param_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
@@ -195,6 +206,7 @@ def backfill_command(
     exact: bool,
     final_sync: bool,
     canary: int,
+    pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
     resume_id: str | None,
@@ -256,6 +268,7 @@ def backfill_command(
         final_sync=final_sync,
         params=dict(params),
         canary=canary,
+        pause_schedule=pause_schedule,
         connection=connection,
         pacing=pacing,
         context_args=context_args,
@@ -287,6 +300,7 @@ def backfill_command(
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @_canary_option
+@_pause_option
 @param_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
 @_force_option
@@ -303,6 +317,7 @@ def catchup_command(
     order: Order,
     exact: bool,
     canary: int,
+    pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
     force: bool,
@@ -330,6 +345,7 @@ def catchup_command(
         exact=exact,
         params=dict(params),
         canary=canary,
+        pause_schedule=pause_schedule,
         connection=connection,
         pacing=pacing,
         context_args=_context_args(project, pipelines),

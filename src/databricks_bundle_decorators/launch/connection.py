@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..definitions import JobDefinition
 from .databricks_backend import RemoteJob, connect, find_job
 from .ledger import BackendSpec
+from .schedule_pause import restore_stale_pauses, slot_policy
 from .target import read_target
 
 if TYPE_CHECKING:
@@ -47,8 +48,15 @@ def connect_job(
     root: Path,
     cap: int,
     client: WorkspaceClient | None = None,
+    *,
+    pause_schedule: bool = False,
 ) -> ConnectedJob:
     """Connect to the workspace of ``conn`` and find ``job``'s deployment.
+
+    First puts back a schedule a crashed backfill of the job left paused (before the
+    job is read, so its schedule is seen as it should be). On a job whose schedule
+    runs, one slot is kept free for the scheduled run unless ``pause_schedule``
+    (see :func:`.schedule_pause.slot_policy`).
 
     Raises:
         UsageError: unknown target, missing credentials, or the job is not deployed.
@@ -58,6 +66,7 @@ def connect_job(
     profile = conn.profile or (target.profile if target else None)
     if client is None:
         client = connect(host=host, profile=profile)
+    warnings = restore_stale_pauses(client, root, job.name)
     remote = find_job(
         client,
         job.name,
@@ -65,7 +74,6 @@ def connect_job(
         name_prefix=target.name_prefix if target else None,
         dev_mode=bool(target and target.dev_mode),
     )
-    warnings: list[str] = []
     if remote.max_concurrent_runs < cap:
         if remote.queue_enabled:
             warnings.append(
@@ -79,6 +87,8 @@ def connect_job(
                 f"instead of {cap} (set max_concurrent_runs on the job to go faster)"
             )
             cap = max(1, remote.max_concurrent_runs)
+    cap, lines = slot_policy(remote, cap, paused=pause_schedule)
+    warnings += lines
     spec = BackendSpec(
         "databricks",
         job_id=remote.job_id,

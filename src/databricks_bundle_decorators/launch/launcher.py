@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition, Registry
+from ..errors import UsageError
 from .backends import Backend
 from .claims import BackfillGuard
 from .connection import Connection, connect_job
@@ -29,6 +30,7 @@ from .pacing import SchedulerOptions
 from .plan import BackfillPlan, build_plan
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
 from .reruns import check_can_start
+from .schedule_pause import SchedulePause
 from .scheduler import Scheduler
 from .spark_extra import require_local_spark
 from .summary import summarize
@@ -58,7 +60,8 @@ DEFAULT_LOCAL_CONCURRENT = 1
 @dataclass
 class PreparedBackfill:
     """A planned backfill with its ledger and a connected backend, ready to run;
-    ``guard`` claims its keys while it runs (none for a dry run)."""
+    ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
+    the job's schedule while it runs (``--pause-schedule``)."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -67,6 +70,7 @@ class PreparedBackfill:
     warnings: list[str] = field(default_factory=list)
     context_args: tuple[str, ...] = ()
     guard: BackfillGuard | None = None
+    pause: SchedulePause | None = None
 
 
 def plan_backfill(
@@ -85,6 +89,8 @@ def plan_backfill(
     """
     job = registry.get(request.job)
     selected = _checked_plan(job, request)  # bad keys and options fail before any connection
+    if request.pause_schedule and request.connection.local:
+        raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
     conn, pacing = request.connection, request.pacing
     needs_history = request.rerun != "all" or (request.catchup and request.by == "runs")
     if not dry_run:  # before connecting: fails in milliseconds (history picks its own keys)
@@ -92,6 +98,7 @@ def plan_backfill(
         check_can_start(root, job.name, selected.keys, request.context_args, new=fresh)
     backend: Backend | None = None
     guard: BackfillGuard | None = None
+    pause: SchedulePause | None = None
     history: KeyHistory | None = None
     only: list[str] | None = None
     warnings: list[str] = []
@@ -110,7 +117,7 @@ def plan_backfill(
             backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
             guard = LocalLock(root, job.name, force=request.force)
     elif not dry_run or needs_history:
-        found = connect_job(job, conn, root, cap, client)
+        found = connect_job(job, conn, root, cap, client, pause_schedule=request.pause_schedule)
         client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
         job_id = found.remote.job_id
         if needs_history:
@@ -122,6 +129,8 @@ def plan_backfill(
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
             )
+            if request.pause_schedule:
+                pause = SchedulePause(client, root=root, job=job.name, job_id=job_id)
     if request.catchup and history is not None:
         only = keys_without_success(selected.keys, history)
     plan = _checked_plan(job, request, history, only)
@@ -136,6 +145,7 @@ def plan_backfill(
         final_sync=request.final_sync,
         params=dict(request.params),
         canary=request.canary,
+        pause_schedule=request.pause_schedule,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
     return PreparedBackfill(
@@ -146,6 +156,7 @@ def plan_backfill(
         warnings,
         request.context_args,
         guard,
+        pause,
     )
 
 
@@ -197,8 +208,13 @@ def run_backfill(
         cleanup.callback(backend.close)
         if prepared.guard is not None:
             cleanup.enter_context(prepared.guard.hold(ledger, claim_lost))
+        notes: list[str] = []
+        if prepared.pause is not None:  # under the claim: a refused claim pauses nothing
+            pause = prepared.pause
+            notes.append(cleanup.enter_context(pause.hold()))
+            cleanup.callback(lambda: _say_restored(reporter, pause))
         ledger.save()  # the id exists on disk before the first run is launched
-        return _run(prepared, backend, reporter, interrupts, header, lost)
+        return _run(prepared, backend, reporter, interrupts, header, lost, notes)
 
 
 def _run(
@@ -208,6 +224,7 @@ def _run(
     interrupts: Interrupts,
     header: str | None,
     lost: list[str],
+    notes: list[str],
 ) -> LaunchSummary:
     ledger = prepared.ledger
     started = time.monotonic()
@@ -217,7 +234,7 @@ def _run(
         or f"Backfill {ledger.id}: {prepared.plan.job}, {len(ledger.slices)} runs "
         f"({backend.kind}, up to {prepared.options.max_concurrent} at once)",
     )
-    for warning in prepared.warnings:
+    for warning in [*prepared.warnings, *filter(None, notes)]:
         reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
     scheduler = Scheduler(backend, ledger, prepared.options, emit=reporter, interrupts=interrupts)
     with interrupts.installed():
@@ -229,3 +246,8 @@ def _run(
     )
     reporter.finish(summary)
     return summary
+
+
+def _say_restored(reporter: Reporter, pause: SchedulePause) -> None:
+    if pause.restore_message:
+        reporter(LaunchEvent("warning", time.time(), Counts(), message=pause.restore_message))

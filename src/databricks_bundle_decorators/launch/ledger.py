@@ -148,6 +148,7 @@ class LaunchOptions:
     final_sync: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0  # absent from ledgers written before --canary
+    pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
 
     def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
         """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""

@@ -18,6 +18,7 @@ from .ledger import load_ledger
 from .local_lock import LocalLock
 from .plan import BackfillPlan, Slice
 from .request import ResumeRequest
+from .schedule_pause import SchedulePause, restore_stale_pauses
 from .spark_extra import require_local_spark
 from .workspace_claims import WorkspaceClaims
 
@@ -55,6 +56,8 @@ def prepare_resume(
     spec = ledger.backend
     backend: Backend
     guard: BackfillGuard
+    pause: SchedulePause | None = None
+    warnings: list[str] = []
     if spec.kind == "local":
         require_local_spark()
         config, registry = project_loader()
@@ -73,7 +76,10 @@ def prepare_resume(
             conn = request.connection
             client = connect(host=conn.host or spec.host, profile=conn.profile or spec.profile)
         assert spec.job_id is not None
+        warnings += restore_stale_pauses(client, root, ledger.job)
         find_job(client, ledger.job, job_id=spec.job_id)
+        if old.pause_schedule:  # paused again for the rest of the backfill
+            pause = SchedulePause(client, root=root, job=ledger.job, job_id=spec.job_id)
         backend = DatabricksBackend(client, spec.job_id)
         try:  # the definition reads the keys of ranged runs; the ledger runs without it
             definition = project_loader()[1].get(ledger.job).backfill
@@ -91,7 +97,8 @@ def prepare_resume(
         ledger,
         backend,
         ledger.options.for_scheduler(pacing.poll_interval),
-        [],
+        warnings,
         request.context_args,
         guard,
+        pause,
     )

@@ -1,0 +1,83 @@
+"""``--pause-schedule`` and the slot kept free for a scheduled job, end to end against
+the Jobs API emulator through ``dbxdec backfill``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from databricks_bundle_decorators.testing import JobsEmulator
+from tests.launch.conftest import keys_of
+
+from .clirun import FAST, NIGHTLY_PARAMS, Cli, assert_one_error_line
+
+DAYS = [f"2024-01-{d:02d}" for d in range(1, 7)]
+CRON = {"quartz_cron_expression": "0 0 2 * * ?", "timezone_id": "UTC"}
+UPDATE = "/api/2.2/jobs/update"
+RUN_NOW = "/api/2.2/jobs/run-now"
+
+
+def scheduled_job(emu: JobsEmulator, max_concurrent_runs: int = 10) -> int:
+    return emu.create_job(
+        "nightly",
+        parameters=NIGHTLY_PARAMS,
+        max_concurrent_runs=max_concurrent_runs,
+        settings={"schedule": dict(CRON)},
+    )
+
+
+def test_the_schedule_is_paused_for_the_backfill_and_restored(
+    dbxdec: Cli, emu: JobsEmulator, project: Path
+) -> None:
+    job_id = scheduled_job(emu)
+
+    code, out, err = dbxdec(
+        "backfill", "nightly", "--start", DAYS[0], "--end", DAYS[-1], "--pause-schedule", *FAST
+    )
+
+    assert code == 0, out + err
+    assert sorted(keys_of(emu, job_id)) == DAYS
+    calls = [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)]
+    # paused before the first run, put back after the last one
+    assert calls == [UPDATE, *[RUN_NOW] * len(DAYS), UPDATE]
+    assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"
+    assert not list((project / ".dbxdec" / "paused").glob("*.json"))
+    ledger = json.loads(next((project / ".dbxdec" / "backfills").glob("*.json")).read_text())
+    assert ledger["options"]["pause_schedule"] is True  # --resume pauses it again
+
+
+def test_without_pausing_one_slot_stays_free_for_the_schedule(
+    dbxdec: Cli, emu: JobsEmulator
+) -> None:
+    job_id = scheduled_job(emu, max_concurrent_runs=3)
+
+    code, out, _ = dbxdec(
+        "backfill", "nightly", "--start", DAYS[0], "--end", DAYS[-1], "--max-concurrent", "3",
+        *FAST,
+    )  # fmt: skip
+
+    assert code == 0
+    assert sorted(keys_of(emu, job_id)) == DAYS
+    assert "so a scheduled run always has a slot" in out
+    assert "up to 2 at once" in out
+    runs = emu.runs(job_id)
+    ends = [r.ended for r in runs]
+    assert None not in ends
+    peak = max(sum(1 for o in runs if o.created <= r.created < (o.ended or 0)) for r in runs)
+    assert peak <= 2
+    assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"
+
+
+def test_a_limit_of_one_warns_that_scheduled_runs_queue_behind(
+    dbxdec: Cli, emu: JobsEmulator
+) -> None:
+    scheduled_job(emu, max_concurrent_runs=1)
+    code, out, _ = dbxdec("backfill", "nightly", "--keys", DAYS[0], *FAST)
+    assert code == 0
+    assert "scheduled runs will queue behind the backfill's runs" in out
+
+
+def test_pause_schedule_is_refused_locally(dbxdec: Cli) -> None:
+    code, _, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--local", "--pause-schedule")
+    assert code == 2
+    assert "--pause-schedule pauses a Databricks job's schedule" in assert_one_error_line(err)
