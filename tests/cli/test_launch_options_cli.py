@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import keys_of
 
@@ -103,3 +105,46 @@ def test_resume_names_the_plan_options_given_beside_it(dbxdec: Cli) -> None:
     line = assert_one_error_line(err)
     # --batch-size 1 is the default value, yet typed: it is named; pacing is allowed
     assert line.endswith("drop --batch-size, --canary")
+
+
+def test_dry_run_says_where_runs_go_and_estimates_from_past_runs(
+    dbxdec: Cli, emu: JobsEmulator
+) -> None:
+    job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=10)
+    emu.default_duration = 0.3
+    code, _, _ = dbxdec("backfill", "nightly", "--start", DAYS[0], "--end", DAYS[3], *FAST)
+    assert code == 0
+
+    code, out, _ = dbxdec(
+        "backfill", "nightly", "--start", DAYS[0], "--end", DAYS[9], "--max-concurrent", "5",
+        "--dry-run", "--new",
+    )  # fmt: skip
+
+    assert code == 0
+    assert f"Runs would go to job 'nightly' (id {job_id}) on http" in out
+    assert "up to 5 at once" in out
+    estimate = next(line for line in out.splitlines() if line.startswith("estimate: "))
+    assert "10 runs, 5 at once -> 2 rounds" in estimate
+    assert "of the last 4 successful runs" in estimate
+
+    code, out, _ = dbxdec(
+        "backfill", "nightly", "--start", DAYS[0], "--end", DAYS[9], "--max-concurrent", "5",
+        "--dry-run", "--new", "--json", "--dbu-per-hour", "2",
+    )  # fmt: skip
+    document = json.loads(out)
+    figures = document["estimate"]
+    assert abs(figures["median_seconds"] - 0.3) < 0.05  # the API's start and end times
+    assert abs(figures["wall_seconds"] - 2 * figures["median_seconds"]) < 1e-6
+    assert emu.requests["/api/2.2/jobs/run-now"] == 4  # the dry run launched nothing
+
+
+def test_a_dry_run_without_a_workspace_still_plans(
+    dbxdec: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DATABRICKS_HOST")
+    monkeypatch.delenv("DATABRICKS_TOKEN", raising=False)
+    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent")
+    code, out, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--dry-run")
+    assert code == 0, err
+    assert "Plan for nightly: 1 runs, 1 keys" in out
+    assert "warning: no estimate: " in out and "Dry run: nothing was launched." in out

@@ -132,6 +132,7 @@ _PLAN_OPTIONS = (
     "dry_run",
     "new",
     "pause_schedule",
+    "dbu_per_hour",
 )
 """What ``--resume`` refuses: the ledger has the plan."""
 
@@ -142,6 +143,14 @@ _pause_option = click.option(
     "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
     "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
     "scheduled run.",
+)
+
+_dbu_option = click.option(
+    "--dbu-per-hour",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="RATE",
+    help="DBU per hour of one run (whole cluster), for the --dry-run estimate's DBU hours "
+    "(no API gives a node type's rate).",
 )
 
 _canary_option = click.option(
@@ -180,7 +189,13 @@ _canary_option = click.option(
 @_canary_option
 @_pause_option
 @param_option
-@click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan, where its runs would go and an estimate of its wall time from "
+    "the job's recent runs; launch nothing.",
+)
+@_dbu_option
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
 @click.option(
     "--new",
@@ -209,6 +224,7 @@ def backfill_command(
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
+    dbu_per_hour: float | None,
     resume_id: str | None,
     new: bool,
     force: bool,
@@ -269,6 +285,7 @@ def backfill_command(
         params=dict(params),
         canary=canary,
         pause_schedule=pause_schedule,
+        dbu_per_hour=dbu_per_hour,
         connection=connection,
         pacing=pacing,
         context_args=context_args,
@@ -302,7 +319,13 @@ def backfill_command(
 @_canary_option
 @_pause_option
 @param_option
-@click.option("--dry-run", is_flag=True, help="Print the plan; launch nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the plan, where its runs would go and an estimate of its wall time from "
+    "the job's recent runs; launch nothing.",
+)
+@_dbu_option
 @_force_option
 @with_connection
 @with_pacing
@@ -320,6 +343,7 @@ def catchup_command(
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
+    dbu_per_hour: float | None,
     force: bool,
     connection: Connection,
     pacing: Pacing,
@@ -332,7 +356,10 @@ def catchup_command(
     With --by runs (the default) a key is done when its latest run succeeded: keys
     whose latest run failed and keys never run are launched, keys with a run in
     progress are left alone. With --by data a key is done when every output table of
-    the job has rows in its partition. Same options and exit codes as dbxdec backfill.
+    the job has rows in its partition: read from the local Delta tables with --local,
+    on Databricks by one run of the deployed job (job parameter backfill_presence)
+    that lists the partitions present and writes nothing; a --dry-run runs it too.
+    Same options and exit codes as dbxdec backfill.
     """
     request = BackfillRequest(
         job,
@@ -346,6 +373,7 @@ def catchup_command(
         params=dict(params),
         canary=canary,
         pause_schedule=pause_schedule,
+        dbu_per_hour=dbu_per_hour,
         connection=connection,
         pacing=pacing,
         context_args=_context_args(project, pipelines),

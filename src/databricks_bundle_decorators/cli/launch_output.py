@@ -69,14 +69,33 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
         raise BackfillFailed(f"{counts.failed} of {counts.total} runs failed; rerun: {hint}")
 
 
+def destination(prepared: PreparedBackfill) -> str:
+    """Where the runs of ``prepared`` go, in one line."""
+    spec = prepared.ledger.backend
+    if spec.kind == "local":
+        return "the embedded local Spark"
+    if spec.job_id is None:
+        return "Databricks (the workspace was not reached; see the estimate)"
+    return f"job {spec.remote_name!r} (id {spec.job_id}) on {spec.host}"
+
+
 def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
-    plan = prepared.plan
+    """The plan of a dry run, where its runs would go, and its estimate."""
+    plan, guess = prepared.plan, prepared.estimate
     if as_json:
         runs = [
             {"run": s.index + 1, "keys": list(s.keys), "parameters": plan.parameters(s)}
             for s in plan.slices
         ]
-        click.echo(json.dumps({"job": plan.job, "dry_run": True, "runs": runs}))
+        document = {
+            "job": plan.job,
+            "dry_run": True,
+            "destination": destination(prepared),
+            "warnings": list(prepared.warnings),
+            "estimate": guess.to_json() if guess is not None else None,
+            "runs": runs,
+        }
+        click.echo(json.dumps(document))
         return
     table = Table(title=f"Plan for {plan.job}: {len(plan.slices)} runs, {len(plan.keys)} keys")
     table.add_column("run", justify="right")
@@ -87,4 +106,12 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
         params = " ".join(f"{k}={v}" for k, v in plan.parameters(s).items())
         table.add_row(str(s.index + 1), s.label, str(len(s.keys)), params)
     Console(width=200 if not sys.stdout.isatty() else None).print(table)
+    click.echo(
+        f"Runs would go to {destination(prepared)}, up to "
+        f"{prepared.options.max_concurrent} at once."
+    )
+    for warning in prepared.warnings:
+        click.echo(f"warning: {warning}")
+    for line in guess.lines() if guess is not None else ():
+        click.echo(line)
     click.echo("Dry run: nothing was launched.")

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition, Registry
-from ..errors import UsageError
+from ..errors import DbxdecError, UsageError
 from .backends import Backend
 from .claims import BackfillGuard
-from .connection import Connection, connect_job
+from .connection import ConnectedJob, Connection, connect_job
 from .databricks_backend import DatabricksBackend
+from .errors import BackendUnavailable
+from .estimate import Estimate, compute_of_job, estimate, past_runs_databricks, past_runs_local
 from .events import Counts, LaunchEvent, LaunchSummary
 from .history import KeyHistory, keys_without_success
 from .interrupts import DRAIN, Interrupts
@@ -28,6 +30,7 @@ from .local_lock import LocalLock
 from .observed import observed_history
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, build_plan
+from .presence import keys_missing_data_databricks, keys_missing_data_local
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
 from .reruns import check_can_start
 from .schedule_pause import SchedulePause
@@ -61,7 +64,8 @@ DEFAULT_LOCAL_CONCURRENT = 1
 class PreparedBackfill:
     """A planned backfill with its ledger and a connected backend, ready to run;
     ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
-    the job's schedule while it runs (``--pause-schedule``)."""
+    the job's schedule while it runs (``--pause-schedule``); a dry run has the
+    ``estimate`` of its wall time from the job's past runs."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -71,6 +75,7 @@ class PreparedBackfill:
     context_args: tuple[str, ...] = ()
     guard: BackfillGuard | None = None
     pause: SchedulePause | None = None
+    estimate: Estimate | None = None
 
 
 def plan_backfill(
@@ -82,7 +87,11 @@ def plan_backfill(
     client: WorkspaceClient | None = None,
     dry_run: bool = False,
 ) -> PreparedBackfill:
-    """Plan ``request``; connect the backend unless a dry run needs no history.
+    """Plan ``request`` and connect its backend.
+
+    A dry run launches nothing; on Databricks it still reads the job's recent runs for
+    the estimate (when the workspace cannot be reached, the estimate says so), and
+    ``catchup --by data`` runs the job once to list the partitions present.
 
     Raises:
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
@@ -93,6 +102,7 @@ def plan_backfill(
         raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
     conn, pacing = request.connection, request.pacing
     needs_history = request.rerun != "all" or (request.catchup and request.by == "runs")
+    by_data = request.catchup and request.by == "data"
     if not dry_run:  # before connecting: fails in milliseconds (history picks its own keys)
         fresh = request.new or request.catchup or needs_history
         check_can_start(root, job.name, selected.keys, request.context_args, new=fresh)
@@ -106,23 +116,37 @@ def plan_backfill(
         DEFAULT_LOCAL_CONCURRENT if conn.local else DEFAULT_MAX_CONCURRENT
     )
     spec = BackendSpec("local")
+    found: ConnectedJob | None = None
     assert job.backfill is not None  # _checked_plan refused a job without one
     if conn.local:
         if needs_history:
             history = observed_history(job.name, job.backfill, root=root)
+        if by_data:
+            require_local_spark()
+            only = keys_missing_data_local(registry, job, selected.keys, warehouse=warehouse)
         if not dry_run:
             require_local_spark()
             from .local_backend import LocalBackend
 
             backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
             guard = LocalLock(root, job.name, force=request.force)
-    elif not dry_run or needs_history:
-        found = connect_job(job, conn, root, cap, client, pause_schedule=request.pause_schedule)
+    else:
+        try:
+            found = connect_job(job, conn, root, cap, client, pause_schedule=request.pause_schedule)
+        except (DbxdecError, BackendUnavailable) as exc:
+            if not dry_run or needs_history or by_data:
+                raise
+            warnings.append(f"no estimate: {exc}")  # a dry run plans without the workspace
+    if found is not None:
         client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
         job_id = found.remote.job_id
         if needs_history:
             history = observed_history(
                 job.name, job.backfill, root=root, client=client, job_id=job_id
+            )
+        if by_data:
+            only = keys_missing_data_databricks(
+                client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
             )
         if not dry_run:
             backend = DatabricksBackend(client, job_id)
@@ -148,6 +172,9 @@ def plan_backfill(
         pause_schedule=request.pause_schedule,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
+    guess = None
+    if dry_run:
+        guess = _estimate(job, plan, root, found, cap, request.dbu_per_hour)
     return PreparedBackfill(
         plan,
         ledger,
@@ -157,7 +184,26 @@ def plan_backfill(
         request.context_args,
         guard,
         pause,
+        guess,
     )
+
+
+def _estimate(
+    job: JobDefinition,
+    plan: BackfillPlan,
+    root: Path,
+    found: ConnectedJob | None,
+    cap: int,
+    dbu_per_hour: float | None,
+) -> Estimate:
+    """The dry run's estimate from the job's past runs (the workspace's, or the local
+    ledgers' for a local backfill)."""
+    if found is None:
+        return estimate(plan, past_runs_local(root, job.name), max_concurrent=cap, compute=None)
+    job_id = found.remote.job_id
+    runs = past_runs_databricks(found.client, job_id, job.backfill)
+    compute = compute_of_job(found.client, job_id)
+    return estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
 
 
 def _checked_plan(

@@ -58,6 +58,7 @@ class BackfillRequest:
         new: Start afresh although the last backfill of the keys did not finish
             (see :mod:`.reruns`).
         pause_schedule: Pause the job's schedule while the backfill runs.
+        dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
     """
 
     job: str
@@ -79,6 +80,7 @@ class BackfillRequest:
     force: bool = False
     new: bool = False
     pause_schedule: bool = False
+    dbu_per_hour: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
