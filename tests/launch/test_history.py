@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from databricks_bundle_decorators.backfill import DailyBackfill, StaticBackfill
+from databricks_bundle_decorators.backfill.wire import BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
 from databricks_bundle_decorators.launch.history import (
     RunObservation,
     key_history,
     keys_of_parameters,
     keys_without_success,
     select_keys,
+    state_of,
 )
 
 
@@ -41,3 +45,38 @@ def test_keys_of_parameters_for_single_ranged_and_scheduled_runs() -> None:
     assert keys_of_parameters(daily, {"backfill_key": ""}, started=started) == ("2024-05-06",)
     assert keys_of_parameters(daily, {"backfill_key": "2030-01-01"}) == ()  # outside: ignored
     assert keys_of_parameters(StaticBackfill(keys=["x"]), {"backfill_key": ""}, started=1.0) == ()
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        pytest.param(
+            {BACKFILL_UNDO_PARAM: "backfill=b1;force=false;runs=11,12", "backfill_key": ""},
+            id="undo",
+        ),
+        pytest.param(
+            {BACKFILL_PRESENCE_PARAM: "first=2024-01-01;last=2024-05-06", "backfill_key": ""},
+            id="presence",
+        ),
+    ],
+)
+def test_an_undo_or_presence_run_writes_no_key(parameters: dict[str, str]) -> None:
+    daily = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")
+    started = datetime(2024, 5, 6, 3, tzinfo=timezone.utc).timestamp()
+    assert keys_of_parameters(daily, parameters, started=started) == ()
+    observed = RunObservation(
+        keys_of_parameters(daily, parameters, started=started), "succeeded", started
+    )
+    history = key_history([observed])
+    assert state_of(history, "2024-05-06") == "missing"
+    assert keys_without_success(["2024-05-05", "2024-05-06"], history) == [
+        "2024-05-05",
+        "2024-05-06",
+    ]
+
+
+def test_a_blank_undo_or_presence_parameter_is_an_ordinary_scheduled_run() -> None:
+    daily = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")
+    started = datetime(2024, 5, 6, 3, tzinfo=timezone.utc).timestamp()
+    blank = {"backfill_key": "", BACKFILL_UNDO_PARAM: " ", BACKFILL_PRESENCE_PARAM: ""}
+    assert keys_of_parameters(daily, blank, started=started) == ("2024-05-06",)

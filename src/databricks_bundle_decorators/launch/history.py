@@ -13,13 +13,14 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.wire import KeyRange
+from ..backfill.wire import BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM, KeyRange
 
 KeyState = Literal["succeeded", "failed", "running", "missing"]
 ObservedState = Literal["succeeded", "failed", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
 KeyHistory = Mapping[str, KeyState]
+_KEYLESS_RUN_PARAMS = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +80,12 @@ def keys_of_parameters(
     """The keys a run with these job parameters writes; ``()`` when unknown.
 
     A run without ``backfill_key`` (a scheduled run) wrote the key current when it
-    started, for time-based definitions.
+    started, for time-based definitions. An undo run (``backfill_undo``) and a presence
+    run (``backfill_presence``) write no key: they too leave ``backfill_key`` empty, and
+    counting them as a scheduled run would mark today's key as run.
     """
+    if any(parameters.get(name, "").strip() for name in _KEYLESS_RUN_PARAMS):
+        return ()
     encoded = KeyRange.from_params(parameters)
     try:
         if encoded is None:
