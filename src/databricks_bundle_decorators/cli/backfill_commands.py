@@ -21,6 +21,7 @@ from ..launch.resume import prepare_resume
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
     KeyList,
+    connection_record,
     given_on_command_line,
     load_project,
     option_record,
@@ -31,42 +32,7 @@ from .options import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def connection_from(kw: dict[str, Any]) -> Connection:
-    """The :class:`Connection` the options of :func:`connection_options` ask for."""
-    return Connection(
-        local=kw["local"],
-        target=kw["target"],
-        job_id=kw["job_id"],
-        profile=kw["profile"],
-        host=kw["host"],
-    )
-
-
-_CONNECTION_OPTIONS = (
-    click.option("--local", is_flag=True, help="Run on the embedded local Spark."),
-    click.option(
-        "-t",
-        "--target",
-        metavar="TARGET",
-        help="Bundle target (databricks.yml) the job was deployed to; resolves "
-        "development-mode name prefixes such as '[dev jane] '.",
-    ),
-    click.option(
-        "--job-id", type=click.IntRange(min=1), help="Deployed job id (skips the lookup)."
-    ),
-    click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
-    click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
-)
-
-
-def connection_options(fn: F) -> F:
-    """The connection options as loose arguments (``status``; see :func:`connection_from`)."""
-    for decorator in reversed(_CONNECTION_OPTIONS):
-        fn = decorator(fn)
-    return fn
-
-
-with_connection = option_record("connection", Connection, *_CONNECTION_OPTIONS)
+with_connection = connection_record("Run on the embedded local Spark.")
 """The connection options, reaching the command as one :class:`Connection`."""
 
 with_pacing = option_record(

@@ -11,6 +11,7 @@ import click
 
 from ..bundle.project import ProjectConfig, import_pipelines, load_config
 from ..definitions import Registry
+from ..launch.connection import Connection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -130,3 +131,26 @@ def given_on_command_line(ctx: click.Context, names: tuple[str, ...]) -> list[st
     ]
     flags = {p.name: p.opts[0] for p in ctx.command.params}
     return [flags.get(name, name) for name in typed]
+
+
+def connection_record(local_help: str) -> Callable[[F], F]:
+    """``--local``, ``-t/--target``, ``--job-id``, ``--profile`` and ``--host``, reaching
+    the command as one :class:`Connection` argument ``connection``; ``local_help`` says
+    what ``--local`` means for the command."""
+    return option_record(
+        "connection",
+        Connection,
+        click.option("--local", is_flag=True, help=local_help),
+        click.option(
+            "-t",
+            "--target",
+            metavar="TARGET",
+            help="Bundle target (databricks.yml) the job was deployed to; resolves "
+            "development-mode name prefixes such as '[dev jane] '.",
+        ),
+        click.option(
+            "--job-id", type=click.IntRange(min=1), help="Deployed job id (skips the lookup)."
+        ),
+        click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
+        click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
+    )

@@ -15,11 +15,11 @@ from rich.table import Table
 
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import find_root
+from ..launch.connection import Connection
 from ..launch.ledger import list_ledgers
 from ..launch.status import job_status, partition_grid
 from ..launch.status_grid import grid_html, grid_table
-from .backfill_commands import connection_from, connection_options
-from .options import load_project, pipelines_option
+from .options import connection_record, load_project, pipelines_option
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
 _COUNTS = ("succeeded", "failed", "runs")
@@ -112,10 +112,20 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     "and a link to their run).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
-@connection_options
+@connection_record(
+    "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
+    "run history; nothing runs."
+)
 @pipelines_option
 def status_command(
-    job: str, start: str | None, end: str | None, html_file: Path | None, as_json: bool, **kw: Any
+    job: str,
+    start: str | None,
+    end: str | None,
+    html_file: Path | None,
+    as_json: bool,
+    connection: Connection,
+    project: Path | None,
+    pipelines: tuple[str, ...],
 ) -> None:
     """Partition health of JOB: one cell per key (succeeded, failed, running, missing).
 
@@ -123,10 +133,10 @@ def status_command(
     the local backfill ledgers. Daily keys are drawn as a calendar; each state has its
     own glyph, so the grid reads the same without colour.
     """
-    config, registry = load_project(kw["project"], kw["pipelines"])
+    config, registry = load_project(project, pipelines)
     definition = registry.get(job)
     now = datetime.now(timezone.utc)
-    status = job_status(definition, connection_from(kw), root=config.root, now=now)
+    status = job_status(definition, connection, root=config.root, now=now)
     grid, origin = partition_grid(definition, status, start=start, end=end)
     if html_file is not None:
         write_atomically(html_file, grid_html(grid, origin), mode=umask_mode())
@@ -136,15 +146,6 @@ def status_command(
     Console().print(grid_table(grid))
     if html_file is not None:
         click.echo(f"Wrote {html_file}")
-
-
-_LOCAL_HELP = (
-    "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
-    "run history; nothing runs."
-)
-for _param in status_command.params:  # the shared option says what --local means for a run
-    if _param.name == "local" and isinstance(_param, click.Option):
-        _param.help = _LOCAL_HELP
 
 
 def register(group: click.Group) -> None:

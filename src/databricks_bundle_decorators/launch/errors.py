@@ -20,6 +20,15 @@ class BackfillInterrupted(DbxdecError):
     exit_code = 130
 
 
+class UndoFailed(DbxdecError):
+    """The undo run on Databricks did not succeed (exit 1)."""
+
+
+class PresenceFailed(DbxdecError):
+    """The presence run on Databricks (``catchup --by data``) did not tell which keys
+    have data (exit 1)."""
+
+
 class MissingSparkExtra(EnvironmentProblem):
     """PySpark or Delta Lake is not installed (exit 3, a broken environment: the fix is
     something to install)."""

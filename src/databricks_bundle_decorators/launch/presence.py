@@ -26,9 +26,10 @@ from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, R
 
 from ..backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
 from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, UsageError
+from ..errors import UsageError
 from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.presence import JobPresence, keyed_tables, read_presence
+from .errors import PresenceFailed
 from .spark_extra import require_local_spark
 from .workspace import workspace_errors
 
@@ -41,10 +42,6 @@ _REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
 PRESENCE_TIMEOUT_SECONDS = 3600.0
 """How long a presence run may take, a cluster's start included, before it is cancelled."""
-
-
-class PresenceFailed(DbxdecError):
-    """The presence run on Databricks did not tell which keys have data (exit 1)."""
 
 
 def _job_keys(job: JobDefinition, keys: Sequence[str]) -> list[str]:

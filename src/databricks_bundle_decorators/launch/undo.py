@@ -28,9 +28,10 @@ from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, R
 from ..backfill.wire import BACKFILL_UNDO_PARAM, UndoOrder
 from ..bundle.project import ProjectConfig
 from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, UsageError
+from ..errors import UsageError
 from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
+from .errors import UndoFailed
 from .ledger import Ledger, load_ledger
 from .spark_extra import require_local_spark
 
@@ -39,10 +40,6 @@ if TYPE_CHECKING:
 
 _REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
-
-
-class UndoFailed(DbxdecError):
-    """The undo run on Databricks did not succeed (exit 1)."""
 
 
 def backfill_runs(ledger: Ledger) -> BackfillRuns:
