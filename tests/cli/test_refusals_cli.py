@@ -157,8 +157,11 @@ def test_a_fatal_rejection_exits_1_and_points_at_resume(
     # Three keys never ran: rerunning the refused one alone would forget them.
     resume = f"dbxdec backfill --project {project} --resume {done}"
     assert err == f"Error: 1 of 4 runs failed; rerun: {resume}\n"
-    assert "the backend refused a submission: Emulated. " in out
-    assert f"  FAILED {DAYS[0]}: Emulated. " in out and "(run None)" not in out
+    assert "the backend refused a submission: Permission denied (emulated fault). " in out
+    assert (
+        f"  FAILED {DAYS[0]}: Permission denied (emulated fault). " in out
+        and "(run None)" not in out
+    )
     assert "1 failed, 3 not run, of 4 runs" in out
     assert emu.runs(job_id) == [] and emu.requests[RUN_NOW] == 1
     saved = read_ledger(ledger_dir(project) / f"{done}.json")

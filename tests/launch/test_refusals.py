@@ -226,7 +226,9 @@ def test_cancel_while_a_parked_submission_loses_its_answer_keeps_the_attempt_ope
 @pytest.mark.parametrize(
     ("status", "answer"),
     [
-        pytest.param(403, "Emulated. Config: host=", id="permission-denied"),
+        pytest.param(
+            403, "Permission denied (emulated fault). Config: host=", id="permission-denied"
+        ),
         pytest.param(401, "Emulated. Config: host=", id="unauthenticated"),
         pytest.param(None, "Job {job_id} does not exist.", id="job-deleted"),
     ],
