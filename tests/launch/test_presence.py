@@ -4,9 +4,9 @@ the job, here on the Jobs API emulator with the real ``WorkspaceClient``.
 
 The emulator runs no code, so a stand-in cluster (a thread) does what Databricks does
 with the presence run: it executes ``dbxdec-run`` for each task with the run's job
-parameters (on a local warehouse) and keeps each task's stdout as that task run's logs.
-The emulator has no ``jobs/runs/get-output`` yet; :class:`OutputEmulator` answers it
-with those logs, as Databricks does for a wheel task (``RunOutput.logs``).
+parameters (on a local warehouse) and keeps each task's stdout as that task run's logs
+(``JobsEmulator.set_task_logs``), which the emulator's ``jobs/runs/get-output`` answers,
+as Databricks does for a wheel task (``RunOutput.logs``).
 """
 
 from __future__ import annotations
@@ -29,39 +29,11 @@ from databricks_bundle_decorators.launch.presence import (
 )
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.testing import JobsEmulator
-from databricks_bundle_decorators.testing._emulator_http import _Reply
 from tests.runtime.test_presence import FIVE_DAYS, MODULE, REGISTRY, presence_orders, write_days
 
 TASKS = ("write_orders", "write_totals", "write_snapshot", "notify")
 JOB_PARAMS = {"rows": "2", **BACKFILL_PARAM_DEFAULTS}
 GET_OUTPUT = "/api/2.2/jobs/runs/get-output"
-
-
-class OutputEmulator(JobsEmulator):
-    """The Jobs API emulator plus ``GET jobs/runs/get-output``: a task run's ``logs``
-    are what the stand-in cluster recorded for it (none: no ``logs`` field)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.task_logs: dict[int, str] = {}
-
-    def _route(self, method: str, path: str, query: Any, *rest: Any) -> _Reply:
-        if method == "GET" and path == GET_OUTPUT:
-            run_id = int(query["run_id"])
-            body: dict[str, Any] = {"metadata": {"run_id": run_id}}
-            if run_id in self.task_logs:
-                body.update(logs=self.task_logs[run_id], logs_truncated=False)
-            return _Reply(200, body)
-        reply: _Reply = super()._route(method, path, query, *rest)
-        return reply
-
-
-@pytest.fixture
-def emu() -> Iterator[OutputEmulator]:
-    emulator = OutputEmulator()
-    with emulator:
-        emulator.default_duration = 0.02
-        yield emulator
 
 
 def deploy(emu: JobsEmulator, parameters: dict[str, str] = JOB_PARAMS) -> int:
@@ -71,7 +43,7 @@ def deploy(emu: JobsEmulator, parameters: dict[str, str] = JOB_PARAMS) -> int:
 
 @contextlib.contextmanager
 def stand_in_cluster(
-    emu: OutputEmulator, job_id: int, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+    emu: JobsEmulator, job_id: int, warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[list[str]]:
     """Executes the next run of the job as Databricks would: ``dbxdec-run`` per task with
     the run's parameters (references rendered), stdout kept as the task's logs; then
@@ -98,7 +70,7 @@ def stand_in_cluster(
                     entrypoint.main(argv)
                 if exited.value.code != 0:
                     errors.append(f"{task_key} exited {exited.value.code}: {out.getvalue()}")
-                emu.task_logs[task_run_id] = out.getvalue()
+                emu.set_task_logs(task_run_id, out.getvalue())
         except BaseException as exc:  # reported by the test, never a hang
             errors.append(repr(exc))
         finally:
@@ -147,7 +119,7 @@ def test_no_key_asked_reads_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_databricks_a_presence_run_reads_the_tables_and_its_tasks_report_back(
-    spark: Any, warehouse: Path, emu: OutputEmulator, monkeypatch: pytest.MonkeyPatch
+    spark: Any, warehouse: Path, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_days(warehouse, ["2024-01-01"])
     write_days(warehouse, ["2024-01-03"], rows=0)
@@ -168,7 +140,7 @@ def test_databricks_a_presence_run_reads_the_tables_and_its_tasks_report_back(
 
 
 def test_databricks_a_failed_presence_run_is_reported_with_its_message(
-    emu: OutputEmulator,
+    emu: JobsEmulator,
 ) -> None:
     job_id = deploy(emu)
     emu.set_outcome("", result="FAILED", message="Task write_orders failed")
@@ -185,7 +157,7 @@ def test_databricks_a_failed_presence_run_is_reported_with_its_message(
 
 
 def test_databricks_a_run_whose_tasks_report_nothing_is_not_read_as_all_present(
-    emu: OutputEmulator,
+    emu: JobsEmulator,
 ) -> None:
     """The run succeeded but printed no report (e.g. a job deployed with an older
     dbxdec wheel): no key may be taken as present."""
@@ -197,7 +169,7 @@ def test_databricks_a_run_whose_tasks_report_nothing_is_not_read_as_all_present(
     assert emu.requests[GET_OUTPUT] == len(TASKS)
 
 
-def test_databricks_a_run_past_the_timeout_is_cancelled(emu: OutputEmulator) -> None:
+def test_databricks_a_run_past_the_timeout_is_cancelled(emu: JobsEmulator) -> None:
     job_id = deploy(emu)
     emu.set_outcome("", hold=True)
     with pytest.raises(PresenceFailed, match=r"did not end within 0 s; it was cancelled"):
@@ -210,7 +182,7 @@ def test_databricks_a_run_past_the_timeout_is_cancelled(emu: OutputEmulator) -> 
     assert run.result_state == "CANCELED"
 
 
-def test_databricks_a_job_deployed_without_the_parameter_is_refused(emu: OutputEmulator) -> None:
+def test_databricks_a_job_deployed_without_the_parameter_is_refused(emu: JobsEmulator) -> None:
     old = {k: v for k, v in JOB_PARAMS.items() if k != "backfill_presence"}
     job_id = deploy(emu, old)
     with pytest.raises(UsageError) as refused:

@@ -309,6 +309,8 @@ class HttpFrontEnd:
                 return _Reply(200, model.run_now(params, now))
             if endpoint == "runs/get":
                 return _Reply(200, model.get_run(_req_int(params, "run_id"), now))
+            if endpoint == "runs/get-output":
+                return _Reply(200, model.get_run_output(_req_int(params, "run_id"), now))
             if endpoint == "runs/cancel":
                 return _Reply(200, model.cancel_run(_req_int(params, "run_id"), now))
             if endpoint == "runs/cancel-all":
@@ -345,6 +347,7 @@ _ENDPOINTS = frozenset(
         ("GET", "list"),
         ("POST", "run-now"),
         ("GET", "runs/get"),
+        ("GET", "runs/get-output"),
         ("GET", "runs/list"),
         ("POST", "runs/cancel"),
         ("POST", "runs/cancel-all"),

@@ -137,3 +137,20 @@ def status_json(run: RunRecord) -> JsonDict:
         "state": "TERMINATED",
         "termination_details": {"code": code, "type": kind, "message": run.state_message},
     }
+
+
+def task_run_json(job_run: JsonDict, task_run_id: int) -> JsonDict:
+    """Task run ``task_run_id`` of ``job_run`` (a ``run_json`` with its tasks) as a run.
+
+    The job run's fields, overridden by the task's (``run_id``, ``task_key``, state, times,
+    ``run_page_url``); ``tasks`` holds that task only and ``job_run_id`` names the job run.
+    """
+    (task,) = (t for t in job_run["tasks"] if t["run_id"] == task_run_id)
+    return {
+        **job_run,
+        **task,
+        "job_run_id": job_run["run_id"],
+        "number_in_job": task_run_id,
+        "original_attempt_run_id": task_run_id,
+        "tasks": [copy.deepcopy(task)],
+    }

@@ -22,6 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ._emulator_output import RunOutputs
 from ._emulator_records import (
     MAX_IDEMPOTENCY_TOKEN_LENGTH,
     MAX_JOBS_LIST_LIMIT,
@@ -47,7 +48,7 @@ from ._emulator_settings import reset_settings, updated_settings
 __all__ = ["ApiError", "JobsModel", "JsonDict", "Outcome", "RunRecord", "invalid"]
 
 
-class JobsModel:
+class JobsModel(RunOutputs):
     """The emulated Jobs service state.  Call every method with the lock held."""
 
     def __init__(self, *, base_url: str, workspace_id: str, user_name: str) -> None:
@@ -64,6 +65,7 @@ class JobsModel:
         self._tokens: dict[tuple[int, str], int] = {}
         self._outcomes: dict[tuple[int | None, str], Outcome] = {}
         self._executions: dict[tuple[int, str | None], int] = {}
+        self._task_logs: dict[int, str] = {}  # task run id -> its logs (runs/get-output)
         self._next_job_id = 1001
         self._next_run_id = 5001
         self._next_task_run_id = 900_000_001

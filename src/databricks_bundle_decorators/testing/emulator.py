@@ -20,8 +20,9 @@ Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
 ``Config`` is built), ``GET jobs/list``, ``GET jobs/get``, ``POST jobs/create``,
 ``POST jobs/update`` and ``POST jobs/reset`` (see ``_emulator_settings``; ``schedule``,
 ``trigger`` and ``continuous`` are kept with their ``pause_status``, default UNPAUSED),
-``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/list``,
-``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
+``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/get-output`` (a task
+run's ``logs`` as set by :meth:`JobsEmulator.set_task_logs`; see ``_emulator_output``),
+``GET jobs/runs/list``, ``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
 /api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``) and the
 Workspace API's files and folders (``/api/2.0/workspace/get-status``, ``import``,
 ``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``).  Errors use the
@@ -243,6 +244,20 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         outcome = Outcome(duration, fail_attempts, result, message, hold)
         with self._lock:
             self._model.set_outcome(key, job_id, outcome)
+
+    def set_task_logs(self, task_run_id: int, text: str) -> None:
+        """Answer ``text`` as the ``logs`` of task run ``task_run_id`` in ``runs/get-output``.
+
+        What Databricks keeps of a wheel or Python task's stdout; a stand-in for the code
+        the emulator does not run.  The task run ids of a run are ``RunRecord.task_run_ids``
+        (in the order of the job's tasks).
+
+        Raises:
+            KeyError: no run has this id.
+            ValueError: the id is a job run's, not one of its task runs'.
+        """
+        with self._lock:
+            self._model.set_task_logs(task_run_id, text)
 
     def set_faults(
         self,

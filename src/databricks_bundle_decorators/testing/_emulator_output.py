@@ -1,0 +1,85 @@
+"""``GET jobs/runs/get-output`` of the emulated Jobs service: one task run's output.
+
+The real service answers get-output for a *task* run only: the id of a job run whose job
+has tasks is refused with 400 ``INVALID_PARAMETER_VALUE`` (clients read each task run's
+output, found in ``runs/get``'s ``tasks``), and an unknown id gets the same answer as
+``runs/get`` ("Run N does not exist.", which the SDK raises as ``ResourceDoesNotExist``).
+The answer is ``{"metadata": <the task run>, "logs", "logs_truncated", "error"}``:
+
+* ``metadata`` is the task run as a ``Run``: the job run's fields, with the task's
+  ``run_id``, state and times, ``tasks`` holding only that task, and ``job_run_id``
+  naming the job run it belongs to;
+* ``logs`` (a wheel or Python task's stdout) only when a test set them with
+  ``JobsEmulator.set_task_logs``, cut to the first :data:`MAX_OUTPUT_BYTES` with
+  ``logs_truncated`` true, as Databricks does; ``logs_truncated`` is always present;
+* ``error``: the state message of a task run that ended without success.
+
+A run of a job without tasks (which only the emulator allows) is its own task run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._emulator_records import JsonDict, RunRecord, invalid
+from ._emulator_render import task_run_json
+
+#: Databricks returns the first 5 MB of a run's output.
+MAX_OUTPUT_BYTES = 5 * 1024 * 1024
+MULTI_TASK_REFUSAL = (
+    "Retrieving the output of runs with multiple tasks is not supported. "
+    "Please retrieve the output of each individual task run instead."
+)
+_UNSUCCESSFUL = frozenset({"FAILED", "TIMEDOUT", "CANCELED", "INTERNAL_ERROR"})
+
+
+class RunOutputs:
+    """Mixed into :class:`~._emulator_state.JobsModel`; call with the lock held."""
+
+    _runs: dict[int, RunRecord]
+    _task_logs: dict[int, str]
+
+    if TYPE_CHECKING:
+
+        def advance(self, now: float) -> None: ...
+
+        def _run_json(self, run: RunRecord, now: float, *, include_tasks: bool) -> JsonDict: ...
+
+    def set_task_logs(self, task_run_id: int, text: str) -> None:
+        """Keep ``text`` as the task run's ``logs`` (replacing earlier ones).
+
+        Raises:
+            KeyError: no run has this id.
+            ValueError: the id is a job run's (whose job has tasks), not a task run's.
+        """
+        run = self._run_of_task(task_run_id)
+        if run is None:
+            raise KeyError(f"Run {task_run_id} does not exist.")
+        if task_run_id == run.run_id and run.task_run_ids:
+            raise ValueError(f"run {task_run_id} is a job run: {MULTI_TASK_REFUSAL}")
+        self._task_logs[task_run_id] = text
+
+    def get_run_output(self, run_id: int, now: float) -> JsonDict:
+        """The ``runs/get-output`` answer for task run ``run_id`` (see the module doc)."""
+        self.advance(now)
+        run = self._run_of_task(run_id)
+        if run is None:
+            raise invalid(f"Run {run_id} does not exist.")
+        if run_id == run.run_id and run.task_run_ids:
+            raise invalid(MULTI_TASK_REFUSAL)
+        job_run = self._run_json(run, now, include_tasks=True)
+        metadata = job_run if run_id == run.run_id else task_run_json(job_run, run_id)
+        out: JsonDict = {"metadata": metadata, "logs_truncated": False}
+        if run_id in self._task_logs:
+            raw = self._task_logs[run_id].encode()
+            out["logs"] = raw[:MAX_OUTPUT_BYTES].decode(errors="ignore")
+            out["logs_truncated"] = len(raw) > MAX_OUTPUT_BYTES
+        if run.result_state in _UNSUCCESSFUL and run.state_message:
+            out["error"] = run.state_message
+        return out
+
+    def _run_of_task(self, run_id: int) -> RunRecord | None:
+        """The job run that task run ``run_id`` belongs to (or that has this id)."""
+        if run_id in self._runs:
+            return self._runs[run_id]
+        return next((r for r in self._runs.values() if run_id in r.task_run_ids), None)
