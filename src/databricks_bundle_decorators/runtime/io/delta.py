@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import TaskRunError
 from .formats import StagedWrite, TableFormat, TableRef, WriteRequest, schema_difference
+from .layout import TableLayout
 
 DELTA_LOG = "_delta_log"
 
@@ -67,6 +68,10 @@ class _DeltaStagedWrite(StagedWrite):
         exists = delta_table_exists(spark, self._table)
         if exists:
             self._check_schema(spark)
+            self._check_layout(spark, request.layout)
+        elif request.layout.declared:  # created empty with its layout, then written
+            self._create(spark, request)
+            exists = True
         writer = self._frame.write.format("delta").mode("overwrite")
         if request.partition_column is not None:
             if request.replace_where is not None:
@@ -103,7 +108,29 @@ class _DeltaStagedWrite(StagedWrite):
                 f"nothing was written{where}"
             )
 
+    def _create(self, spark: Any, request: WriteRequest) -> None:
+        ddl = self._frame.schema.toDDL()
+        spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_column))
+
+    def _check_layout(self, spark: Any, layout: TableLayout) -> None:
+        if not layout.declared:
+            return
+        detail = spark.sql(f"DESCRIBE DETAIL {_sql_name(self._table)}").first().asDict()
+        difference = layout.difference(detail)
+        if difference is not None:
+            raise TaskRunError(
+                f"table {self._table.name} is {difference}; nothing was written (change the "
+                "table with ALTER TABLE, or the IoManager's table_properties/cluster_by)"
+            )
+
     def discard(self) -> None:
         if self._persisted:
             self._persisted = False
             self._frame.unpersist()
+
+
+def _sql_name(table: TableRef) -> str:
+    """The table in SQL: its catalog name, or ``delta.`<folder>``` locally."""
+    if table.path is None:
+        return table.qualified
+    return "delta.`" + str(table.path).replace("`", "``") + "`"

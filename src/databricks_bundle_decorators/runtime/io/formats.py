@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+
+from .layout import TableLayout
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +46,15 @@ class WriteRequest:
         transaction: ``(application id, version)`` that makes the commit idempotent: a
             format that supports it skips a commit whose id it has recorded at that
             version already (Delta's ``txnAppId``/``txnVersion``). ``None``: no id.
+        layout: Properties and clustering the table is created with and checked
+            against (Delta only; see :mod:`.layout`).
     """
 
     partition_column: str | None
     replace_where: str | None
     cleared_keys: tuple[str, ...] = ()
     transaction: tuple[str, int] | None = None
+    layout: TableLayout = field(default_factory=TableLayout)
 
 
 class StagedWrite(ABC):

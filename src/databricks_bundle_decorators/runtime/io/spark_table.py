@@ -4,6 +4,7 @@ and checks; a :class:`~.formats.TableFormat` only reads and writes."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -27,6 +28,7 @@ from ..spark import has_delta
 from .base import IoManager
 from .delta import DeltaFormat
 from .formats import TableFormat, TableRef, WriteRequest
+from .layout import TableLayout
 from .parquet import LocalParquetFormat
 
 FormatName = Literal["auto", "delta", "parquet"]
@@ -108,6 +110,11 @@ class SparkTableIoManager(IoManager):
             run's half-open windows, and reads keep only rows inside the windows read.
         format: ``"auto"`` or ``"delta"`` (Delta everywhere), or ``"parquet"``: plain
             Hive-partitioned parquet folders, only locally and only when asked for.
+        table_properties: Delta ``TBLPROPERTIES`` the table is created with.
+        cluster_by: Liquid clustering columns the table is created with; the table
+            is then not partitioned (Delta does not combine the two) and writes still
+            replace exactly the run's keys. Both are checked, not changed, when the
+            table exists (see :mod:`.layout`).
 
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
@@ -130,6 +137,8 @@ class SparkTableIoManager(IoManager):
         partition_column: str | None = None,
         time_column: str | None = None,
         format: FormatName = "auto",
+        table_properties: Mapping[str, str] | None = None,
+        cluster_by: Sequence[str] | None = None,
     ) -> None:
         self.table = TableName.parse(table)
         self.partition_column = (
@@ -143,6 +152,12 @@ class SparkTableIoManager(IoManager):
         if format not in ("auto", "delta", "parquet"):
             raise ValueError(f"format must be 'auto', 'delta' or 'parquet', got {format!r}")
         self.format: FormatName = format
+        self.layout = TableLayout.declare(table_properties, cluster_by)
+        if self.layout.declared and format == "parquet":
+            raise ValueError(
+                "table_properties and cluster_by are Delta table settings: drop "
+                "format='parquet' (Delta is the default)"
+            )
 
     def __repr__(self) -> str:
         return (
@@ -269,6 +284,7 @@ class SparkTableIoManager(IoManager):
                     self.replace_predicate(scope),
                     cleared,
                     self.transaction(context),
+                    self.layout,
                 )
             )
         finally:
