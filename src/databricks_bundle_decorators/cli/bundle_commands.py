@@ -12,6 +12,7 @@ from .. import __version__
 from ..bundle.framework_wheel import WHEELS_DIR, write_framework_wheel
 from ..bundle.project import find_root
 from ..bundle.scaffold import init_project
+from ..bundle.schema_source import find_schema
 from ..bundle.workflows import (
     BundleValidationError,
     databricks_cli,
@@ -20,6 +21,7 @@ from ..bundle.workflows import (
     open_project,
     validate_project,
 )
+from ..errors import UsageError
 from .options import pipelines_option
 
 _TARGET_HELP = "Bundle target from databricks.yml (default: the target marked default)."
@@ -70,9 +72,9 @@ def generate(
     "--schema",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Bundle JSON schema to check the jobs against; write it with 'databricks bundle "
-    "schema > bundle_schema.json'. Without it the schema check is skipped (the report "
-    "says so), unless a shared schema sits beside the project.",
+    help="Bundle JSON schema to check the jobs against (wins over the Databricks CLI's). "
+    "Without it, the output of 'databricks bundle schema' is used, cached per CLI version; "
+    "with neither the schema check is skipped and the report says so.",
 )
 def validate(
     project: Path | None, pipelines: tuple[str, ...], target: str | None, schema: Path | None
@@ -88,17 +90,26 @@ def validate(
       - ${var.x} references to variables that databricks.yml does not declare.
     """
     opened = open_project(project, pipelines, target)
-    report = validate_project(opened, schema)
+    if schema is not None and not schema.is_file():
+        raise UsageError(f"--schema {schema}: no such file")
+    source = find_schema(schema)
+    if source.warning is not None:
+        click.echo(source.warning, err=True)
+    report = validate_project(opened, source.path)
     for problem in report.problems:
         click.echo(problem)
-    checks = "definitions, typed load" + (
-        f", schema {_shown(report.schema)}" if report.schema else " (no JSON schema: --schema PATH)"
-    )
+    if source.path is None and report.schema is not None:
+        said = f"checked against the bundle schema of {_shown(report.schema)}"
+    else:
+        said = source.description
+    checks = "definitions, typed load" + (", schema" if report.schema else "")
     if not report.ok:
+        click.echo(said)
         raise BundleValidationError(
             f"{len(report.problems)} problem(s) in {report.jobs} job(s) ({checks})"
         )
     click.echo(f"OK: {report.jobs} job(s) valid ({checks})")
+    click.echo(said)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
