@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
+import sys
+import tempfile
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import EnvironmentProblem
@@ -53,6 +57,61 @@ LOCAL_CONF: dict[str, str] = {
 
 LOCAL_SESSION_CONF: dict[str, str] = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
 """Every setting of a new local session (dbxdec's own, or one task code creates)."""
+
+STARTING_LINE = "starting the local Spark (first run only, ~10 s)..."
+
+QUIET_LOG4J2 = """\
+# dbxdec: the embedded Spark's JVM logs only errors (no start-up WARN lines or banner)
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+# the shells' loggers at the root's level: Spark prints no "Setting default log level" banner
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def quiet_log4j_file() -> Path:
+    """A log4j2 configuration letting only errors through (written once per machine)."""
+    path = (
+        Path(tempfile.gettempdir())
+        / f"dbxdec-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties"
+    )
+    try:
+        if not path.is_file() or path.read_text() != QUIET_LOG4J2:
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(QUIET_LOG4J2)
+            temporary.replace(path)
+    except OSError:
+        pass  # an unwritable temp folder: Spark logs as it would by default
+    return path
+
+
+def quiet_session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``conf`` plus the driver option that points log4j2 at :func:`quiet_log4j_file`.
+
+    A user's own ``log4j2.configurationFile`` (in ``conf``) wins.
+    """
+    settings = dict(conf or {})
+    options = settings.get(DRIVER_JAVA_OPTIONS, "")
+    if "log4j2.configurationFile" not in options:
+        option = f"-Dlog4j2.configurationFile=file:{quiet_log4j_file()}"
+        settings[DRIVER_JAVA_OPTIONS] = f"{options} {option}".strip()
+    return settings
+
+
+def announce_start() -> None:
+    """Say once, before the JVM starts, that the first slice waits for Spark."""
+    print(STARTING_LINE, file=sys.stderr, flush=True)
 
 
 def configure(spark: Any) -> Any:
@@ -108,10 +167,11 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
         return
     jars = ",".join(str(path) for path in found)
-    settings = {**LOCAL_SESSION_CONF, **(conf or {})}
+    settings = quiet_session_conf({**LOCAL_SESSION_CONF, **(conf or {})})
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
         builder = builder.config(key, value)
+    announce_start()
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return configure(spark)
@@ -140,11 +200,11 @@ def prepare_local_spark() -> None:
     except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
         return
     jars = ",".join(str(path) for path in found)
-    settings = LOCAL_SESSION_CONF
+    settings = quiet_session_conf(LOCAL_SESSION_CONF)
     args = ["--jars", jars]
     for key, value in settings.items():
         args += ["--conf", f"{key}={value}"]
-    os.environ[SUBMIT_ARGS_ENV] = " ".join([*args, "pyspark-shell"])
+    os.environ[SUBMIT_ARGS_ENV] = shlex.join([*args, "pyspark-shell"])
 
 
 def require_local_spark() -> None:
