@@ -52,11 +52,17 @@ class Submitted:
 
 @dataclass(frozen=True, slots=True)
 class RunStatus:
-    """A run's state as last seen; ``message`` explains a failure."""
+    """A run's state as last seen; ``message`` explains a failure.
+
+    ``started_at``/``ended_at``: the run's own start and end (seconds since the epoch,
+    as the backend records them), not when the launcher noticed; None when unknown.
+    """
 
     state: RunState
     message: str = ""
     url: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
 
     @property
     def is_terminal(self) -> bool:

@@ -165,17 +165,23 @@ def run_status(run: BaseRun | Run) -> RunStatus:
     url = run.run_page_url
     if lcs in _QUEUED:
         return RunStatus("queued", url=url)
+    started, ended = _seconds(run.start_time), _seconds(run.end_time)
     if lcs in _RUNNING:
-        return RunStatus("running", url=url)
+        return RunStatus("running", url=url, started_at=started)
     result = state.result_state.value if state and state.result_state else ""
     if result == "SUCCESS":
-        return RunStatus("succeeded", url=url)
+        return RunStatus("succeeded", "", url, started, ended)
     if result == "CANCELED":
-        return RunStatus("canceled", message or "run cancelled", url=url)
+        return RunStatus("canceled", message or "run cancelled", url, started, ended)
     if result == "SUCCESS_WITH_FAILURES":
         message = message or "some tasks failed"
     detail = f"{lcs} {result}".strip() if not message else f"{result or lcs}: {message}"
-    return RunStatus("failed", detail, url=url)
+    return RunStatus("failed", detail, url, started, ended)
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    """A Jobs API time (epoch milliseconds; 0 = not yet) in seconds."""
+    return milliseconds / 1000 if milliseconds else None
 
 
 class DatabricksBackend:

@@ -62,6 +62,8 @@ def attempt_token(backfill_id: str, keys: tuple[str, ...], attempt: int) -> str:
 class Attempt:
     """One submission of a slice. Times are seconds since the epoch.
 
+    ``submitted_at`` is the launcher's; ``started_at`` and ``ended_at`` are the run's own
+    (the backend's record) when known, else ``ended_at`` is when the launcher saw the end.
     ``rejected``: the backend refused the submission, so no run exists.
     """
 
@@ -73,6 +75,7 @@ class Attempt:
     submitted_at: float | None = None
     ended_at: float | None = None
     error: str = ""
+    started_at: float | None = None
 
     @property
     def is_open(self) -> bool:
@@ -81,9 +84,10 @@ class Attempt:
 
     @property
     def seconds(self) -> float | None:
-        if self.submitted_at is None or self.ended_at is None:
+        start = self.submitted_at if self.started_at is None else self.started_at
+        if start is None or self.ended_at is None:
             return None
-        return max(0.0, self.ended_at - self.submitted_at)
+        return max(0.0, self.ended_at - start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,10 @@ idempotent: a slice's partitions are replaced, not appended).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from ..definitions import Registry
@@ -40,6 +42,7 @@ class LocalBackend:
         self.warehouse = warehouse
         self._pool = ThreadPoolExecutor(max(1, max_workers), thread_name_prefix="dbxdec-local")
         self._runs: dict[str, Future[JobRunResult]] = {}
+        self._times: dict[str, tuple[float, float]] = {}  # run id: its own start and end
         self._by_token: dict[str, str] = {}
         self._cancelled: set[str] = set()
         self._lock = threading.Lock()
@@ -55,9 +58,17 @@ class LocalBackend:
         return Submitted(run_id)
 
     def _run(self, parameters: dict[str, str], run_id: str) -> JobRunResult:
-        return run_job_locally(
-            self.registry, self.job_name, params=parameters, warehouse=self.warehouse, run_id=run_id
-        )
+        started = time.time()
+        try:
+            return run_job_locally(
+                self.registry,
+                self.job_name,
+                params=parameters,
+                warehouse=self.warehouse,
+                run_id=run_id,
+            )
+        finally:
+            self._times[run_id] = (started, time.time())
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         out: dict[str, RunStatus] = {}
@@ -68,7 +79,8 @@ class LocalBackend:
             elif future.cancelled() or (run_id in self._cancelled and future.done()):
                 out[run_id] = RunStatus("canceled", "cancelled before it started")
             elif future.done():
-                out[run_id] = _status(future)
+                started, ended = self._times.get(run_id, (None, None))
+                out[run_id] = replace(_status(future), started_at=started, ended_at=ended)
         return out
 
     def cancel(self, run_id: str) -> None:

@@ -282,7 +282,9 @@ class Scheduler:
         if flight.submitted:
             self._pacer.record(time.monotonic() - flight.submitted)
         record = self.ledger.slices[flight.index]
-        attempt = record.attempt(flight.attempt)
+        attempt = replace(
+            record.attempt(flight.attempt), started_at=status.started_at, ended_at=status.ended_at
+        )
         url = status.url or attempt.url
         if status.state == "succeeded":
             self._close(flight, replace(attempt, state="succeeded", url=url))
@@ -297,7 +299,7 @@ class Scheduler:
         self._flights.pop(flight.index, None)
         if flight.run_id is not None:
             self._by_run.pop(flight.run_id, None)
-        attempt = replace(attempt, ended_at=time.time())
+        attempt = replace(attempt, ended_at=attempt.ended_at or time.time())
         record = self.ledger.slices[flight.index].with_attempt(attempt)
         self.ledger.update(record)
         if attempt.state == "succeeded":
