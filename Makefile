@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: setup java spark faketime test lint docs demo bench soak clean
+.PHONY: setup java spark faketime chromium test lint docs demo bench soak clean
 
 setup: $(STAMP) java spark
 
@@ -47,9 +47,21 @@ faketime:
 		exit 1; \
 	fi
 
+# The status page is rendered in headless Chromium (Debian's package) by tests/browser.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "chromium not found: installing it with apt-get"; \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)); \
+	else \
+		echo "chromium not found: the status page tests need it, e.g. sudo apt-get install chromium" >&2; \
+		exit 1; \
+	fi
+
 # Coverage of src/ (subprocesses included) is printed at the end and must stay at 90% or
 # more; for a subset, e.g. make test PYTEST_ARGS="--no-cov -k quartz".
-test: setup faketime
+test: setup faketime chromium
 	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory docs

@@ -16,9 +16,10 @@ from rich.table import Table
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import find_root
 from ..launch.connection import Connection
-from ..launch.ledger import list_ledgers
+from ..launch.ledger import list_ledgers, load_ledger
 from ..launch.status import job_status, partition_grid
 from ..launch.status_grid import grid_html, grid_table
+from ..launch.timeline import build_timeline, timeline_html
 from .options import connection_record, load_project, pipelines_option
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
@@ -111,6 +112,13 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     help="Also write the grid as a standalone HTML page (failed keys with their error "
     "and a link to their run).",
 )
+@click.option(
+    "--backfill",
+    "backfill_id",
+    metavar="ID",
+    help="With --html: also draw backfill ID's timeline (a bar per run attempt, "
+    "stragglers, runs in flight against max_concurrent).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
 @connection_record(
     "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
@@ -122,6 +130,7 @@ def status_command(
     start: str | None,
     end: str | None,
     html_file: Path | None,
+    backfill_id: str | None,
     as_json: bool,
     connection: Connection,
     project: Path | None,
@@ -139,7 +148,12 @@ def status_command(
     status = job_status(definition, connection, root=config.root, now=now)
     grid, origin = partition_grid(definition, status, start=start, end=end)
     if html_file is not None:
-        write_atomically(html_file, grid_html(grid, origin), mode=umask_mode())
+        extra = ""
+        if backfill_id is not None:
+            ledger = load_ledger(config.root, backfill_id)
+            extra = timeline_html(build_timeline(ledger, now=now.timestamp()))
+        page = grid_html(grid, origin, extra_html=extra)
+        write_atomically(html_file, page, mode=umask_mode())
     if as_json:
         click.echo(json.dumps({"job": job, "states": dict(grid.states)}))
         return

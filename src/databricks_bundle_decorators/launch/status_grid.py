@@ -232,12 +232,15 @@ def _failures_html(grid: PartitionGrid) -> str:
     )
 
 
-def grid_html(grid: PartitionGrid, origin: PageOrigin | None = None) -> str:
+def grid_html(
+    grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
+) -> str:
     """A standalone HTML page with the same grid (no scripts, no external files).
 
     Cells carry the glyph of their state and a pattern besides the colour; a failed
     key's cell links to its run and names its error, and a table below the grid lists
-    the failed keys. ``origin`` says when and from where the page was made.
+    the failed keys. ``origin`` says when and from where the page was made;
+    ``extra_html`` (a backfill's timeline) goes below the grid.
     """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
@@ -266,5 +269,5 @@ def grid_html(grid: PartitionGrid, origin: PageOrigin | None = None) -> str:
         f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
         f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
         f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{_failures_html(grid)}</body></html>\n"
+        f"{_failures_html(grid)}{extra_html}</body></html>\n"
     )
