@@ -170,7 +170,8 @@ def timeline_html(timeline: Timeline) -> str:
             f"<title>{esc(title)}</title>"
             f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 2):.1f}" height="{row_h - 6}" '
             f'fill="url(#pat-{b.outcome})"{outline}/>'
-            f'<text x="{x0 + 3:.1f}" y="{y + 13}" font-size="10" fill="black">'
+            f'<text x="{x0 + 3:.1f}" y="{y + 13}" font-size="10" fill="black" '
+            f'stroke="white" stroke-width="3" paint-order="stroke">'
             f"#{b.attempt} {b.outcome}{' straggler' if b.straggler else ''}</text></g>"
         )
     height = len(rows) * row_h + 8
