@@ -148,3 +148,11 @@ def test_a_dry_run_without_a_workspace_still_plans(
     assert code == 0, err
     assert "Plan for nightly: 1 runs, 1 keys" in out
     assert "warning: no estimate: " in out and "Dry run: nothing was launched." in out
+
+
+def test_status_backfill_without_html_says_what_it_needs(dbxdec: Cli) -> None:
+    code, _, err = dbxdec("status", "nightly", "--local", "--backfill", "nightly-x")
+    assert code == 2
+    assert assert_one_error_line(err) == (
+        "Error: --backfill ID draws that backfill's timeline on the HTML page: add --html FILE"
+    )

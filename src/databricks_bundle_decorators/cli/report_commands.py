@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import find_root
+from ..errors import UsageError
 from ..launch.connection import Connection
 from ..launch.ledger import list_ledgers, load_ledger
 from ..launch.status import job_status, partition_grid
@@ -142,6 +143,10 @@ def status_command(
     the local backfill ledgers. Daily keys are drawn as a calendar; each state has its
     own glyph, so the grid reads the same without colour.
     """
+    if backfill_id is not None and html_file is None:
+        raise UsageError(
+            "--backfill ID draws that backfill's timeline on the HTML page: add --html FILE"
+        )
     config, registry = load_project(project, pipelines)
     definition = registry.get(job)
     now = datetime.now(timezone.utc)
