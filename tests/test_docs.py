@@ -88,3 +88,13 @@ def test_the_cli_reference_renders_every_command() -> None:
     assert sorted(rendered) == sorted(expected), "a command is missing from docs/reference/cli.md"
     for path, command in expected.items():
         assert rendered[path] is command, f"{path}: the block renders another command"
+
+
+def test_the_readme_puts_dbxdec_on_path_right_after_make_demo() -> None:
+    """After ``make demo`` a new user types ``dbxdec``: the README's first commands say
+    to activate the venv that holds it (issue 14, point 5)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    demo = next(i for i, line in enumerate(first_block) if line.startswith("make demo"))
+    assert first_block[demo + 1].startswith(". .venv/bin/activate")
+    assert "dbxdec" in first_block[demo + 1]
