@@ -92,9 +92,7 @@ def test_resume_runs_the_failed_canary_first(emu: JobsEmulator, tmp_path: Path) 
     assert all(r.created > canary.ended for r in later if r is not canary)
 
 
-def test_the_rest_launch_only_after_both_canaries_ended(
-    emu: JobsEmulator, tmp_path: Path
-) -> None:
+def test_the_rest_launch_only_after_both_canaries_ended(emu: JobsEmulator, tmp_path: Path) -> None:
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)
     emu.set_outcome(DAYS[1], hold=True)  # the second canary outlives the first
     ledger = make_ledger(tmp_path, canary=2)
