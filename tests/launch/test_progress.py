@@ -156,7 +156,7 @@ def test_the_summary_counts_what_it_lists_after_ctrl_c_during_a_retry(
 ) -> None:
     ledger = ledger_after_ctrl_c_during_a_retry(tmp_path)
     scheduler_counts = Counts(total=30, done=12, failed=1)  # 04-14 was neither failed nor running
-    summary = summarize(ledger, scheduler_counts, 42.0)
+    summary = summarize(ledger, 42.0)
     assert (summary.counts.done, summary.counts.failed, summary.counts.remaining) == (12, 2, 16)
     assert summary.counts.failed == len(summary.failed)
 
@@ -201,7 +201,7 @@ def test_a_retrying_line_goes_once_the_slice_moves_on(narrow: Console) -> None:
 
 def test_the_resume_command_prints_unbroken_at_80_columns(tmp_path: Path, narrow: Console) -> None:
     ledger = ledger_after_ctrl_c_during_a_retry(tmp_path)
-    summary = summarize(ledger, Counts(total=30), 42.0, ("--project", "/home/jane/projects/sales"))
+    summary = summarize(ledger, 42.0, ("--project", "/home/jane/projects/sales"))
     assert summary.resume_command is not None and BACKFILL_ID in summary.resume_command
     reporter = LiveReporter(narrow)
     reporter.start(30, HEADER)

@@ -287,9 +287,7 @@ def _run(
         scheduler.run()
     for message in lost:
         reporter(LaunchEvent("warning", time.time(), scheduler.counts(), message=message))
-    summary = summarize(
-        ledger, scheduler.counts(), time.monotonic() - started, prepared.context_args
-    )
+    summary = summarize(ledger, time.monotonic() - started, prepared.context_args)
     reporter.finish(summary)
     return summary
 

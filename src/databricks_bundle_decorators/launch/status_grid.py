@@ -31,7 +31,7 @@ _STYLE: dict[KeyState, str] = {
     "missing": "grey50",
 }
 _GLYPH: dict[KeyState, str] = {"succeeded": "■", "failed": "✗", "running": "○", "missing": "·"}
-_HTML_COLOUR: dict[KeyState, str] = {
+HTML_COLOUR: dict[KeyState, str] = {
     "succeeded": "#2da44e",
     "failed": "#cf222e",
     "running": "#d4a72c",
@@ -255,7 +255,7 @@ def grid_html(
     )
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }}"
-        for s, c in _HTML_COLOUR.items()
+        for s, c in HTML_COLOUR.items()
     )
     title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
     made = ""

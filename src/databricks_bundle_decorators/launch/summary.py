@@ -63,21 +63,16 @@ def ledger_counts(ledger: Ledger) -> Counts:
     return Counts(total=len(ledger.slices), done=done, failed=failed, running=running)
 
 
-def summarize(
-    ledger: Ledger, counts: Counts, seconds: float, context_args: tuple[str, ...] = ()
-) -> LaunchSummary:
+def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()) -> LaunchSummary:
     """The summary of a ledger after a session.
 
     Args:
-        ledger: The backfill's ledger after the session.
-        counts: The scheduler's counts. The summary counts the ledger instead
-            (:func:`ledger_counts`), so its counts and its list of failed slices agree;
-            ``counts`` is kept only when the ledger has no slices.
+        ledger: The backfill's ledger after the session; the counts are the ledger's
+            (:func:`ledger_counts`), so they and the list of failed slices agree.
         seconds: Wall time of the session.
         context_args: ``--project``/``--pipelines`` for the printed commands.
     """
-    if ledger.slices:
-        counts = ledger_counts(ledger)
+    counts = ledger_counts(ledger)
     failed: list[FailedSlice] = []
     durations: dict[str, float] = {}
     for record in ledger.slices:

@@ -16,14 +16,15 @@ from statistics import median
 from typing import Literal
 
 from .ledger import Ledger
+from .status_grid import HTML_COLOUR
 
 Outcome = Literal["succeeded", "failed", "canceled", "running"]
 OUTCOMES: tuple[Outcome, ...] = ("succeeded", "failed", "canceled", "running")
-_COLOUR: dict[Outcome, str] = {
-    "succeeded": "#2da44e",
-    "failed": "#cf222e",
+_COLOUR: dict[Outcome, str] = {  # the status grid's colours, plus one for canceled
+    "succeeded": HTML_COLOUR["succeeded"],
+    "failed": HTML_COLOUR["failed"],
     "canceled": "#6e7781",
-    "running": "#d4a72c",
+    "running": HTML_COLOUR["running"],
 }
 _PATTERN: dict[Outcome, str] = {
     "succeeded": "",

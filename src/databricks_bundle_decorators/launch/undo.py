@@ -268,7 +268,7 @@ def _prepare_remote(
             "(dbxdec deploy), then undo; nothing was restored"
         )
     found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
-    tables = tuple((name, tasks) for name, (_, tasks) in found.items())
+    tables = tuple((name, table.tasks) for name, table in found.items())
     return RemoteUndo(
         ledger, runs, client, remote.job_id, remote.name, tables, tuple(notes), poll_interval
     )

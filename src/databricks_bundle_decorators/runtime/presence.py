@@ -28,20 +28,14 @@ from ..backfill.wire import PresenceOrder, PresenceReport
 from ..definitions import JobDefinition
 from ..errors import UsageError
 from .context import RunEnvironment
-from .io.formats import TableRef
-from .io.spark_table import SparkTableIoManager
+from .outputs import TableOutput, table_outputs
 from .scope import KeyScope
 
 _ROWS = "rows"
 
 
-@dataclass(frozen=True, slots=True)
-class KeyedTable:
-    """A partitioned output table of a job: its IoManager, where it is, who writes it."""
-
-    manager: SparkTableIoManager
-    ref: TableRef
-    tasks: tuple[str, ...]
+KeyedTable = TableOutput
+"""A partitioned output table of a job: its IoManager, where it is, who writes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,29 +68,17 @@ def keyed_tables(
     """The partitioned tables the job's tasks (or only ``tasks``) write through
     :class:`~.io.spark_table.SparkTableIoManager`, by name; and a note for each output
     that has no partition per key."""
-    found: dict[str, KeyedTable] = {}
-    notes: list[str] = []
-    graph = job.graph
-    for key in graph.topological_order():
-        manager = graph[key].definition.io_manager
-        if manager is None or (tasks is not None and key not in tasks):
-            continue
-        if not isinstance(manager, SparkTableIoManager):
-            notes.append(
-                f"task {key!r}: its io_manager {type(manager).__name__} has no partitions "
-                "to read; not checked"
-            )
-            continue
-        if manager.partition_column is None:
-            notes.append(
-                f"task {key!r}: table {manager.table} has no partition_column (one snapshot "
-                "for all keys); not checked"
-            )
-            continue
-        ref = manager.table_ref(environment)
-        known = found.get(ref.name)
-        found[ref.name] = KeyedTable(manager, ref, (*known.tasks, key) if known else (key,))
-    return found, notes
+    return table_outputs(
+        job,
+        environment,
+        tasks,
+        other="has no partitions to read; not checked",
+        unusable=lambda manager: (
+            "has no partition_column (one snapshot for all keys); not checked"
+            if manager.partition_column is None
+            else None
+        ),
+    )
 
 
 def _key_text(value: Any) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomically
 from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
 
@@ -88,9 +89,7 @@ def quiet_log4j_file() -> Path:
     )
     try:
         if not path.is_file() or path.read_text() != QUIET_LOG4J2:
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(QUIET_LOG4J2)
-            temporary.replace(path)
+            write_atomically(path, QUIET_LOG4J2)
     except OSError:
         pass  # an unwritable temp folder: Spark logs as it would by default
     return path

@@ -39,7 +39,8 @@ from .context import RunEnvironment
 from .io.delta import DeltaFormat
 from .io.delta_history import Commit, read_commits, restore_version
 from .io.formats import TableRef
-from .io.spark_table import COMMIT_ID_PREFIX, SparkTableIoManager
+from .io.spark_table import COMMIT_ID_PREFIX
+from .outputs import TableOutput, table_outputs
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
@@ -230,30 +231,21 @@ def plan_table(
 
 def output_tables(
     job: JobDefinition, environment: RunEnvironment, tasks: Collection[str] | None = None
-) -> tuple[dict[str, tuple[TableRef, tuple[str, ...]]], list[str]]:
+) -> tuple[dict[str, TableOutput], list[str]]:
     """The Delta tables the job's tasks (or only ``tasks``) write through
     :class:`~.io.spark_table.SparkTableIoManager`, by name, each with its tasks; and a note
     for each output that has no Delta history to restore from."""
-    found: dict[str, tuple[TableRef, tuple[str, ...]]] = {}
-    notes: list[str] = []
-    graph = job.graph
-    for key in graph.topological_order():
-        manager = graph[key].definition.io_manager
-        if manager is None or (tasks is not None and key not in tasks):
-            continue
-        if not isinstance(manager, SparkTableIoManager):
-            notes.append(
-                f"task {key!r}: its io_manager {type(manager).__name__} keeps no Delta "
-                "history; not undone"
-            )
-            continue
-        if not isinstance(manager.table_format(environment), DeltaFormat):
-            notes.append(f"task {key!r}: table {manager.table} is parquet (no history); not undone")
-            continue
-        ref = manager.table_ref(environment)
-        known = found.get(ref.name)
-        found[ref.name] = (ref, (*known[1], key) if known else (key,))
-    return found, notes
+    return table_outputs(
+        job,
+        environment,
+        tasks,
+        other="keeps no Delta history; not undone",
+        unusable=lambda manager: (
+            None
+            if isinstance(manager.table_format(environment), DeltaFormat)
+            else "is parquet (no history); not undone"
+        ),
+    )
 
 
 def plan_undo(
@@ -266,7 +258,7 @@ def plan_undo(
     found, notes = output_tables(job, environment, tasks)
     spark = environment.spark if found else None
     tables = tuple(
-        plan_table(ref, writers, read_commits(spark, ref), runs) for ref, writers in found.values()
+        plan_table(t.ref, t.tasks, read_commits(spark, t.ref), runs) for t in found.values()
     )
     return JobUndo(runs, tables, tuple(notes))
 
