@@ -109,3 +109,16 @@ def test_malformed_tags_are_value_errors(tags: dict[str, str], message: str) -> 
 )
 def test_tag_rules(key: str, value: str, ok: bool) -> None:
     assert (tag_problem(key, value) is None) is ok
+
+
+def test_a_two_dimensional_definition_round_trips_through_tags() -> None:
+    from databricks_bundle_decorators.backfill import HourlyBackfill, MultiBackfill, StaticBackfill
+
+    multi = MultiBackfill(
+        StaticBackfill(["eu", "us"]),
+        HourlyBackfill("2024-01-01T00", tz="Europe/Berlin", lookback=1),
+    )
+    tags = backfill_tags(multi)
+    assert tags["dbxdec_backfill"] == "static x hourly"
+    assert all(tag_problem(k, v) is None for k, v in tags.items())
+    assert backfill_from_tags(tags) == multi

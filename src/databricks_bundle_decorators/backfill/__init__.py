@@ -13,6 +13,7 @@ from .context import (
     current_run_context,
     run_context,
 )
+from .multi import MultiBackfill
 from .quartz import QuartzSchedule
 from .resolve import (
     ResolvedKeys,
@@ -41,6 +42,7 @@ __all__ = [
     "DailyBackfill",
     "HourlyBackfill",
     "MonthlyBackfill",
+    "MultiBackfill",
     "QuartzSchedule",
     "ResolvedKeys",
     "RunContext",

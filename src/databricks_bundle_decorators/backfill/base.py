@@ -52,6 +52,12 @@ class BackfillDef(ABC):
         """
         return None
 
+    def current_keys(self, *, now: datetime | None = None) -> list[str]:
+        """Every key a run without a ``backfill_key`` processes: ``[current_key()]``, or
+        one per static value of a two-dimensional definition; empty when none."""
+        current = self.current_key(now=now)
+        return [] if current is None else [current]
+
     @abstractmethod
     def validate_key(self, key: str, *, what: str = "backfill_key") -> None:
         """Raise ``ValueError`` unless ``key`` is well-formed and within the bounds."""

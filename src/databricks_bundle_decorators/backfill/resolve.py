@@ -33,6 +33,7 @@ from .context import (
     current_run_context,
     parse_flag,
 )
+from .multi import SEPARATOR, MultiBackfill
 from .time_backfill import TimeBackfill, to_instant
 
 _logger = logging.getLogger("databricks_bundle_decorators.backfill")
@@ -106,8 +107,10 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
     """
     if context.now is None:
         context = replace(context, now=datetime.now(timezone.utc))
-    primary, auto_derived = resolve_primary_key(context, validate=validate)
     backfill = context.backfill
+    if isinstance(backfill, MultiBackfill):
+        return _resolve_multi(context, backfill, validate=validate)
+    primary, auto_derived = resolve_primary_key(context, validate=validate)
     if backfill is None:
         return ResolvedKeys(primary, (primary,), (primary,), auto_derived)
 
@@ -132,6 +135,50 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
             keys,
         )
     return ResolvedKeys(primary, tuple(keys), tuple(written), auto_derived)
+
+
+def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bool) -> ResolvedKeys:
+    """The keys of a run of a two-dimensional job: the time rules applied per static value.
+
+    Without a ``backfill_key`` (a scheduled run) the run processes the current time key
+    of every static value (plus each value's schedule gaps); lookback adds the time keys
+    before each static value's first key.
+    """
+    raw = context.param(BACKFILL_KEY_PARAM)
+    time = backfill.time
+    if raw:
+        if validate:
+            backfill.validate_key(raw, what=BACKFILL_KEY_PARAM)
+        primary, auto_derived = raw, False
+        own = _ranged_keys(context, backfill, raw, validate=validate)
+    else:
+        own = backfill.current_keys(now=context.now)
+        primary, auto_derived = own[0], True
+        _logger.warning(
+            "%s is empty for job %r; derived the current %s key of every static value: %s",
+            BACKFILL_KEY_PARAM,
+            context.job_name,
+            time.kind,
+            own,
+        )
+    if parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM):
+        return ResolvedKeys(primary, tuple(own), tuple(own), auto_derived)
+    written = list(own)
+    if time.collect_schedule_gaps and auto_derived and context.schedule is not None:
+        current = time.current_key(now=context.now)
+        gaps = schedule_gap_keys(time, context, current)
+        written += [f"{s}{SEPARATOR}{t}" for s in backfill.static.declared_keys for t in gaps]
+    extra: list[str] = []
+    if time.lookback:
+        for static, times in backfill.by_static(own).items():
+            first = min(times, key=time.cadence.parse)
+            extra += backfill.previous_keys(f"{static}{SEPARATOR}{first}", time.lookback)
+    return ResolvedKeys(
+        primary,
+        tuple(backfill.sort_keys([*extra, *written])),
+        tuple(backfill.sort_keys(written)),
+        auto_derived,
+    )
 
 
 def _ranged_keys(

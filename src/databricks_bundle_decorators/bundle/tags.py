@@ -21,6 +21,7 @@ from ..backfill import (
     DailyBackfill,
     HourlyBackfill,
     MonthlyBackfill,
+    MultiBackfill,
     StaticBackfill,
     TimeBackfill,
     WeeklyBackfill,
@@ -34,6 +35,7 @@ MAX_TAG_VALUE_LENGTH = 255
 _TAG_TEXT = re.compile(r"[\w .:/=+\-@]*")
 _STATIC_SEPARATOR = ":"
 _MAX_KEY_CHUNKS = 4
+_MULTI_PREFIX = "static x "
 _TIME_CLASSES: dict[str, type[TimeBackfill]] = {
     "daily": DailyBackfill,
     "weekly": WeeklyBackfill,
@@ -65,20 +67,33 @@ def backfill_tags(backfill: BackfillDef) -> dict[str, str]:
          'dbxdec_backfill_data_lag': '0', 'dbxdec_backfill_gaps': 'false'}
     """
     tags = {BACKFILL_TAG: backfill.kind}
-    if isinstance(backfill, TimeBackfill):
-        tags[f"{BACKFILL_TAG}_start"] = backfill.start_date
-        if backfill.end_date is not None:
-            tags[f"{BACKFILL_TAG}_end"] = backfill.end_date
-        tags[f"{BACKFILL_TAG}_tz"] = backfill.tz
-        tags[f"{BACKFILL_TAG}_lookback"] = str(backfill.lookback)
-        tags[f"{BACKFILL_TAG}_data_lag"] = str(backfill.data_lag)
-        tags[f"{BACKFILL_TAG}_gaps"] = "true" if backfill.collect_schedule_gaps else "false"
+    if isinstance(backfill, MultiBackfill):
+        tags.update(_time_tags(backfill.time))
+        tags.update(_static_tags(backfill.static))
+    elif isinstance(backfill, TimeBackfill):
+        tags.update(_time_tags(backfill))
     elif isinstance(backfill, StaticBackfill):
-        chunks = _chunks(backfill.declared_keys)
-        tags[f"{BACKFILL_TAG}_count"] = str(len(backfill.declared_keys))
-        if len(chunks) <= _MAX_KEY_CHUNKS:
-            for index, chunk in enumerate(chunks):
-                tags[f"{BACKFILL_TAG}_keys" + (f"_{index + 1}" if index else "")] = chunk
+        tags.update(_static_tags(backfill))
+    return tags
+
+
+def _time_tags(backfill: TimeBackfill) -> dict[str, str]:
+    tags = {f"{BACKFILL_TAG}_start": backfill.start_date}
+    if backfill.end_date is not None:
+        tags[f"{BACKFILL_TAG}_end"] = backfill.end_date
+    tags[f"{BACKFILL_TAG}_tz"] = backfill.tz
+    tags[f"{BACKFILL_TAG}_lookback"] = str(backfill.lookback)
+    tags[f"{BACKFILL_TAG}_data_lag"] = str(backfill.data_lag)
+    tags[f"{BACKFILL_TAG}_gaps"] = "true" if backfill.collect_schedule_gaps else "false"
+    return tags
+
+
+def _static_tags(backfill: StaticBackfill) -> dict[str, str]:
+    chunks = _chunks(backfill.declared_keys)
+    tags = {f"{BACKFILL_TAG}_count": str(len(backfill.declared_keys))}
+    if len(chunks) <= _MAX_KEY_CHUNKS:
+        for index, chunk in enumerate(chunks):
+            tags[f"{BACKFILL_TAG}_keys" + (f"_{index + 1}" if index else "")] = chunk
     return tags
 
 
@@ -93,31 +108,42 @@ def backfill_from_tags(tags: Mapping[str, str]) -> BackfillDef | None:
     if kind is None:
         return None
     if kind in _TIME_CLASSES:
-        try:
-            return _TIME_CLASSES[kind](
-                start_date=tags[f"{BACKFILL_TAG}_start"],
-                end_date=tags.get(f"{BACKFILL_TAG}_end"),
-                tz=tags.get(f"{BACKFILL_TAG}_tz", "UTC"),
-                lookback=int(tags.get(f"{BACKFILL_TAG}_lookback", "0")),
-                data_lag=int(tags.get(f"{BACKFILL_TAG}_data_lag", "0")),
-                collect_schedule_gaps=tags.get(f"{BACKFILL_TAG}_gaps", "false") == "true",
-            )
-        except KeyError as exc:
-            raise ValueError(f"backfill tags lack {exc.args[0]!r}") from None
+        return _time_from_tags(kind, tags)
     if kind == "static":
-        parts = [tags.get(f"{BACKFILL_TAG}_keys", "")]
-        index = 2
-        while f"{BACKFILL_TAG}_keys_{index}" in tags:
-            parts.append(tags[f"{BACKFILL_TAG}_keys_{index}"])
-            index += 1
-        keys = [key for part in parts for key in part.split(_STATIC_SEPARATOR) if key]
-        expected = int(tags.get(f"{BACKFILL_TAG}_count", str(len(keys))))
-        if len(keys) != expected:
-            raise ValueError(
-                f"the job's {expected} static backfill keys are too many to be stored in tags"
-            )
-        return StaticBackfill(keys)
+        return _static_from_tags(tags)
+    multi = kind.removeprefix(_MULTI_PREFIX)
+    if multi != kind and multi in _TIME_CLASSES:
+        return MultiBackfill(_static_from_tags(tags), _time_from_tags(multi, tags))
     raise ValueError(f"unknown backfill kind {kind!r} in tag {BACKFILL_TAG!r}")
+
+
+def _time_from_tags(kind: str, tags: Mapping[str, str]) -> TimeBackfill:
+    try:
+        return _TIME_CLASSES[kind](
+            start_date=tags[f"{BACKFILL_TAG}_start"],
+            end_date=tags.get(f"{BACKFILL_TAG}_end"),
+            tz=tags.get(f"{BACKFILL_TAG}_tz", "UTC"),
+            lookback=int(tags.get(f"{BACKFILL_TAG}_lookback", "0")),
+            data_lag=int(tags.get(f"{BACKFILL_TAG}_data_lag", "0")),
+            collect_schedule_gaps=tags.get(f"{BACKFILL_TAG}_gaps", "false") == "true",
+        )
+    except KeyError as exc:
+        raise ValueError(f"backfill tags lack {exc.args[0]!r}") from None
+
+
+def _static_from_tags(tags: Mapping[str, str]) -> StaticBackfill:
+    parts = [tags.get(f"{BACKFILL_TAG}_keys", "")]
+    index = 2
+    while f"{BACKFILL_TAG}_keys_{index}" in tags:
+        parts.append(tags[f"{BACKFILL_TAG}_keys_{index}"])
+        index += 1
+    keys = [key for part in parts for key in part.split(_STATIC_SEPARATOR) if key]
+    expected = int(tags.get(f"{BACKFILL_TAG}_count", str(len(keys))))
+    if len(keys) != expected:
+        raise ValueError(
+            f"the job's {expected} static backfill keys are too many to be stored in tags"
+        )
+    return StaticBackfill(keys)
 
 
 def _chunks(keys: tuple[str, ...]) -> list[str]:

@@ -91,8 +91,7 @@ def keys_of_parameters(
         if encoded is None:
             if started is None or not backfill.is_time_based:
                 return ()
-            current = backfill.current_key(now=datetime.fromtimestamp(started, timezone.utc))
-            return (current,) if current is not None else ()
+            return tuple(backfill.current_keys(now=datetime.fromtimestamp(started, timezone.utc)))
         if encoded.first != encoded.last:
             return tuple(backfill.keys(encoded.first, encoded.last))
         backfill.validate_key(encoded.last)
