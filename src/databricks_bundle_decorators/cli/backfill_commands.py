@@ -16,17 +16,26 @@ from ..launch.connection import Connection
 from ..launch.history import RERUN_MODES, RerunMode
 from ..launch.launcher import plan_backfill
 from ..launch.plan import ORDERS, Order
-from ..launch.request import CATCHUP_BY, BackfillRequest, CatchupBy, Pacing, ResumeRequest
+from ..launch.request import (
+    CATCHUP_BY,
+    BackfillRequest,
+    BatchSize,
+    CatchupBy,
+    Pacing,
+    ResumeRequest,
+)
 from ..launch.resume import prepare_resume
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
     KeyList,
+    batch_size_options,
     connection_record,
     given_on_command_line,
     load_project,
     option_record,
     param_option,
     pipelines_option,
+    target_seconds,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,6 +99,7 @@ _PLAN_OPTIONS = (
     "keys",
     "order",
     "batch_size",
+    "target_run_length",
     "rerun",
     "exact",
     "final_sync",
@@ -136,13 +146,7 @@ _canary_option = click.option(
 @click.option("--end", metavar="KEY", help="Last key (inclusive).")
 @click.option("--keys", type=KeyList(), default=(), help="Exactly these keys.")
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Consecutive keys per run (ranged runs via backfill_start_key).",
-)
+@batch_size_options("Consecutive keys per run (ranged runs via backfill_start_key), or")
 @click.option(
     "--rerun",
     type=click.Choice(RERUN_MODES),
@@ -182,7 +186,8 @@ def backfill_command(
     end: str | None,
     keys: tuple[str, ...],
     order: Order,
-    batch_size: int,
+    batch_size: BatchSize,
+    target_run_length: float | None,
     rerun: RerunMode,
     exact: bool,
     final_sync: bool,
@@ -207,6 +212,7 @@ def backfill_command(
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --max-concurrent 8
       dbxdec backfill sales --keys 2024-02-03,2024-02-09 --local
       dbxdec backfill sales --start 2024-01-01 --end 2024-03-31 --batch-size 7 --dry-run
+      dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --batch-size auto --dry-run
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --canary 2
       dbxdec backfill sales --rerun failed --start 2024-01-01 --end 2024-12-31
       dbxdec backfill --resume sales-20240601T020000-1a2b
@@ -245,6 +251,7 @@ def backfill_command(
         keys=keys,
         order=order,
         batch_size=batch_size,
+        target_run_seconds=target_seconds(batch_size, target_run_length),
         rerun=rerun,
         exact=exact,
         final_sync=final_sync,
@@ -273,12 +280,8 @@ def backfill_command(
     help="runs: keys without a successful run in the job's history; data: keys whose "
     "partitions are missing or empty in the job's output tables.",
 )
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Consecutive keys to catch up per run (a run never spans a key that is done).",
+@batch_size_options(
+    "Consecutive keys to catch up per run (a run never spans a key that is done), or"
 )
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
@@ -302,7 +305,8 @@ def catchup_command(
     start: str | None,
     end: str | None,
     by: CatchupBy,
-    batch_size: int,
+    batch_size: BatchSize,
+    target_run_length: float | None,
     order: Order,
     exact: bool,
     canary: int,
@@ -333,6 +337,7 @@ def catchup_command(
         end=end,
         order=order,
         batch_size=batch_size,
+        target_run_seconds=target_seconds(batch_size, target_run_length),
         catchup=True,
         by=by,
         exact=exact,

@@ -80,8 +80,9 @@ def destination(prepared: PreparedBackfill) -> str:
 
 
 def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
-    """The plan of a dry run, where its runs would go, and its estimate."""
-    plan, guess = prepared.plan, prepared.estimate
+    """The plan of a dry run, where its runs would go, the size ``--batch-size auto``
+    chose and why, and its estimate."""
+    plan, guess, choice = prepared.plan, prepared.estimate, prepared.batch_choice
     if as_json:
         runs = [
             {"run": s.index + 1, "keys": list(s.keys), "parameters": plan.parameters(s)}
@@ -93,6 +94,7 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
             "destination": destination(prepared),
             "warnings": list(prepared.warnings),
             "estimate": guess.to_json() if guess is not None else None,
+            "batch_size": choice.to_json() if choice is not None else None,
             "runs": runs,
         }
         click.echo(json.dumps(document))
@@ -112,6 +114,6 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
     )
     for warning in prepared.warnings:
         click.echo(f"warning: {warning}")
-    for line in guess.lines() if guess is not None else ():
+    for line in [*(choice.lines() if choice else ()), *(guess.lines() if guess else ())]:
         click.echo(line)
     click.echo("Dry run: nothing was launched.")

@@ -11,6 +11,8 @@ import click
 
 from ..bundle.project import ProjectConfig, import_pipelines, load_config
 from ..definitions import Registry
+from ..errors import UsageError
+from ..launch.auto_batch import DEFAULT_TARGET_SECONDS
 from ..launch.connection import Connection
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,8 +48,10 @@ def load_project(
 if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)
     _KeysType = click.ParamType[tuple[str, ...], Any]
     _PairType = click.ParamType[tuple[str, str], Any]
+    _SizeType = click.ParamType[int | str, Any]
+    _SecondsType = click.ParamType[float, Any]
 else:
-    _KeysType = _PairType = click.ParamType
+    _KeysType = _PairType = _SizeType = _SecondsType = click.ParamType
 
 
 class KeyList(_KeysType):
@@ -84,6 +88,90 @@ class Assignment(_PairType):
         if not sep or not name:
             self.fail(f"{value!r}: expected NAME=VALUE")
         return (name, rest)
+
+
+class BatchSizeType(_SizeType):
+    """``--batch-size N|auto``: a whole number of keys per run from 1, or ``"auto"``.
+
+    >>> BatchSizeType().convert("7", None, None), BatchSizeType().convert("AUTO", None, None)
+    (7, 'auto')
+    """
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            size = value
+        elif str(value).strip().lower() == "auto":
+            return "auto"
+        else:
+            try:
+                size = int(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r}: expected a whole number of keys from 1, or auto")
+        if size < 1:
+            self.fail(f"{size}: expected a whole number of keys from 1, or auto")
+        return size
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(_SecondsType):
+    """``--target-run-length 15m``: a positive duration in s, m or h, as seconds.
+
+    >>> Duration().convert("15m", None, None), Duration().convert("1.5h", None, None)
+    (900.0, 5400.0)
+    """
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        unit = _UNITS.get(text[-1:])
+        try:
+            seconds = float(text[:-1]) * unit if unit is not None else -1.0
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < float("inf"):
+            self.fail(f"{value!r}: expected a positive duration such as 90s, 15m or 1h")
+        return seconds
+
+
+def batch_size_options(what: str) -> Callable[[F], F]:
+    """``--batch-size N|auto`` (``what`` says what N is) and ``--target-run-length``."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option(
+            "--target-run-length",
+            type=Duration(),
+            metavar="DURATION",
+            help="With --batch-size auto: the run length to aim at, e.g. 90s, 15m, 1h "
+            "[default: 15m].",
+        )(fn)
+        return click.option(
+            "--batch-size",
+            type=BatchSizeType(),
+            metavar="N|auto",
+            default=1,
+            show_default=True,
+            help=f"{what} auto: chosen from the job's past run durations (a start-up cost "
+            "per run plus a cost per key, fitted to the runs) for runs of about "
+            "--target-run-length, never so large that a --max-concurrent slot idles; chosen "
+            "again as runs end. --dry-run shows the choice and why.",
+        )(fn)
+
+    return decorate
+
+
+def target_seconds(batch_size: int | str, target: float | None) -> float:
+    """The run length ``--batch-size auto`` aims at; ``--target-run-length`` without
+    ``--batch-size auto`` is refused."""
+    if target is not None and batch_size != "auto":
+        raise UsageError("--target-run-length is the aim of --batch-size auto: add it")
+    return DEFAULT_TARGET_SECONDS if target is None else target
 
 
 def param_option(fn: F) -> F:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from .auto_batch import DEFAULT_TARGET_SECONDS
 from .ledger import Ledger
 
 MAX_LISTED_KEYS = 100
@@ -38,7 +39,11 @@ def rerun_command(
         ordered = sorted(failed_keys)
         args += ["--rerun", "failed", "--start", ordered[0], "--end", ordered[-1]]
     args += _connection_args(ledger)
-    if options.batch_size > 1:
+    if options.batch_auto:
+        args += ["--batch-size", "auto"]
+        if options.target_run_seconds != DEFAULT_TARGET_SECONDS:
+            args += ["--target-run-length", f"{options.target_run_seconds:g}s"]
+    elif options.batch_size > 1:
         args += ["--batch-size", str(options.batch_size)]
     if options.exact:
         args.append("--exact")

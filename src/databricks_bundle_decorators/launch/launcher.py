@@ -16,12 +16,20 @@ from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
+from .auto_batch import BatchChoice, choose_batch_size, fit_model
 from .backends import Backend
 from .claims import BackfillGuard
 from .connection import ConnectedJob, Connection, connect_job
 from .databricks_backend import DatabricksBackend
 from .errors import BackendUnavailable
-from .estimate import Estimate, compute_of_job, estimate, past_runs_databricks, past_runs_local
+from .estimate import (
+    Estimate,
+    PastRun,
+    compute_of_job,
+    estimate,
+    past_runs_databricks,
+    past_runs_local,
+)
 from .events import Counts, LaunchEvent, LaunchSummary
 from .history import KeyHistory, keys_without_success
 from .interrupts import DRAIN, Interrupts
@@ -31,6 +39,7 @@ from .observed import observed_history
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, build_plan
 from .presence import keys_missing_data_databricks, keys_missing_data_local
+from .rebatch import Rebatcher, RebatchingScheduler
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
 from .reruns import check_can_start
 from .schedule_pause import SchedulePause
@@ -65,7 +74,9 @@ class PreparedBackfill:
     """A planned backfill with its ledger and a connected backend, ready to run;
     ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
     the job's schedule while it runs (``--pause-schedule``); a dry run has the
-    ``estimate`` of its wall time from the job's past runs."""
+    ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
+    ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
+    it as the backfill's runs end."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -76,6 +87,8 @@ class PreparedBackfill:
     guard: BackfillGuard | None = None
     pause: SchedulePause | None = None
     estimate: Estimate | None = None
+    batch_choice: BatchChoice | None = None
+    rebatcher: Rebatcher | None = None
 
 
 def plan_backfill(
@@ -157,24 +170,42 @@ def plan_backfill(
                 pause = SchedulePause(client, root=root, job=job.name, job_id=job_id)
     if request.catchup and history is not None:
         only = keys_without_success(selected.keys, history)
-    plan = _checked_plan(job, request, history, only)
+    auto = request.batch_size == "auto"
+    past: list[PastRun] | None = None
+    if dry_run or auto:
+        past = _past_runs(job, root, found)
+    choice = None
+    if auto:
+        keys = len(_checked_plan(job, request, history, only, batch_size=1).keys)
+        choice = choose_batch_size(
+            fit_model(past or []),
+            keys=keys,
+            max_concurrent=cap,
+            target_seconds=request.target_run_seconds,
+            job=job.name,
+        )
+    size = choice.size if choice is not None else int(request.batch_size)
+    plan = _checked_plan(job, request, history, only, batch_size=size)
     launch_options = LaunchOptions(
         max_concurrent=cap,
         retries=pacing.retries or 0,
         retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
         halt_on_error=pacing.halt_on_error,
         exact=request.exact,
-        batch_size=request.batch_size,
+        batch_size=size,
         order=request.order,
         final_sync=request.final_sync,
         params=dict(request.params),
         canary=request.canary,
         pause_schedule=request.pause_schedule,
+        batch_auto=auto,
+        target_run_seconds=request.target_run_seconds,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
     guess = None
     if dry_run:
-        guess = _estimate(job, plan, root, found, cap, request.dbu_per_hour)
+        guess = _estimate(plan, past or [], found, cap, request.dbu_per_hour)
+    rebatcher = Rebatcher(job.backfill, past or (), job=job.name) if auto else None
     return PreparedBackfill(
         plan,
         ledger,
@@ -185,24 +216,30 @@ def plan_backfill(
         guard,
         pause,
         guess,
+        choice,
+        rebatcher,
     )
 
 
+def _past_runs(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
+    """The job's past runs: the workspace's, or the local ledgers' for a local backfill
+    (and for a dry run that could not reach the workspace)."""
+    if found is None:
+        return past_runs_local(root, job.name)
+    return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
+
+
 def _estimate(
-    job: JobDefinition,
     plan: BackfillPlan,
-    root: Path,
+    runs: list[PastRun],
     found: ConnectedJob | None,
     cap: int,
     dbu_per_hour: float | None,
 ) -> Estimate:
-    """The dry run's estimate from the job's past runs (the workspace's, or the local
-    ledgers' for a local backfill)."""
+    """The dry run's estimate from the job's past ``runs``."""
     if found is None:
-        return estimate(plan, past_runs_local(root, job.name), max_concurrent=cap, compute=None)
-    job_id = found.remote.job_id
-    runs = past_runs_databricks(found.client, job_id, job.backfill)
-    compute = compute_of_job(found.client, job_id)
+        return estimate(plan, runs, max_concurrent=cap, compute=None)
+    compute = compute_of_job(found.client, found.remote.job_id)
     return estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
 
 
@@ -211,6 +248,8 @@ def _checked_plan(
     request: BackfillRequest,
     history: KeyHistory | None = None,
     only: Collection[str] | None = None,
+    *,
+    batch_size: int = 1,
 ) -> BackfillPlan:
     return build_plan(
         job,
@@ -218,7 +257,7 @@ def _checked_plan(
         end=request.end,
         keys=request.keys,
         order=request.order,
-        batch_size=request.batch_size,
+        batch_size=batch_size,
         rerun=request.rerun if history is not None else "all",
         history=history,
         exact=request.exact,
@@ -282,7 +321,14 @@ def _run(
     )
     for warning in [*prepared.warnings, *filter(None, notes)]:
         reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
-    scheduler = Scheduler(backend, ledger, prepared.options, emit=reporter, interrupts=interrupts)
+    options, rebatcher = prepared.options, prepared.rebatcher
+    scheduler = (
+        Scheduler(backend, ledger, options, emit=reporter, interrupts=interrupts)
+        if rebatcher is None
+        else RebatchingScheduler(
+            backend, ledger, options, rebatcher=rebatcher, emit=reporter, interrupts=interrupts
+        )
+    )
     with interrupts.installed():
         scheduler.run()
     for message in lost:

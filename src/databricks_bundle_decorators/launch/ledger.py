@@ -153,6 +153,8 @@ class LaunchOptions:
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0  # absent from ledgers written before --canary
     pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
+    batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
+    target_run_seconds: float = 900.0  # from older ledgers; auto_batch.DEFAULT_TARGET_SECONDS
 
     def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
         """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""

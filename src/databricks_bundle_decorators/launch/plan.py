@@ -139,7 +139,7 @@ def build_plan(
     if only is not None:  # before batching: a ranged run never spans a key left out
         chosen = [key for key in chosen if key in only]
     checked_params = _check_params(job, params or {})
-    groups = _batches(backfill, chosen, batch_size)
+    groups = batches(backfill, chosen, batch_size)
     if order == "reverse":
         groups.reverse()
     slices = [Slice(i, group) for i, group in enumerate(groups)]
@@ -174,7 +174,7 @@ def _range_option(start: str | None, end: str | None) -> str:
     return "--end" if end is not None else "backfill definition"
 
 
-def _batches(backfill: BackfillDef, keys: list[str], size: int) -> list[tuple[str, ...]]:
+def batches(backfill: BackfillDef, keys: list[str], size: int) -> list[tuple[str, ...]]:
     """Chunks of at most ``size`` keys that are consecutive in the definition.
 
     A ranged run writes every key from its first to its last, so a chunk never spans a

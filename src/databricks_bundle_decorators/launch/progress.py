@@ -213,7 +213,8 @@ class LiveReporter:
     def __call__(self, event: LaunchEvent) -> None:
         with self._lock:
             self._counts = event.counts
-            self._progress.update(self._task, completed=event.counts.done + event.counts.failed)
+            done = event.counts.done + event.counts.failed  # total: auto batches re-chosen
+            self._progress.update(self._task, total=max(event.counts.total, 1), completed=done)
             if event.kind == "succeeded" and event.seconds is not None:
                 self._slowest = sorted([*self._slowest, (event.seconds, event.label)])[-_SLOWEST:][
                     ::-1

@@ -10,11 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .auto_batch import DEFAULT_TARGET_SECONDS
 from .connection import Connection
 from .history import RerunMode
 from .plan import Order
 
 CatchupBy = Literal["runs", "data"]
+BatchSize = int | Literal["auto"]
+"""Keys per run, or ``"auto"``: chosen from the job's run durations (:mod:`.auto_batch`)."""
 CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
 
 DEFAULT_RETRY_DELAY = 10.0
@@ -59,6 +62,7 @@ class BackfillRequest:
             (see :mod:`.reruns`).
         pause_schedule: Pause the job's schedule while the backfill runs.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
+        target_run_seconds: The run length ``batch_size="auto"`` aims at.
     """
 
     job: str
@@ -66,7 +70,7 @@ class BackfillRequest:
     end: str | None = None
     keys: tuple[str, ...] = ()
     order: Order = "forward"
-    batch_size: int = 1
+    batch_size: BatchSize = 1
     rerun: RerunMode = "all"
     catchup: bool = False
     by: CatchupBy = "runs"
@@ -81,6 +85,7 @@ class BackfillRequest:
     new: bool = False
     pause_schedule: bool = False
     dbu_per_hour: float | None = None
+    target_run_seconds: float = DEFAULT_TARGET_SECONDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..backfill.base import BackfillDef
 from ..bundle.project import ProjectConfig
 from ..definitions import Registry
 from ..errors import DbxdecError
@@ -17,6 +18,7 @@ from .launcher import PreparedBackfill
 from .ledger import load_ledger
 from .local_lock import LocalLock
 from .plan import BackfillPlan, Slice
+from .rebatch import Rebatcher
 from .request import ResumeRequest
 from .schedule_pause import SchedulePause, restore_stale_pauses
 from .spark_extra import require_local_spark
@@ -58,10 +60,11 @@ def prepare_resume(
     guard: BackfillGuard
     pause: SchedulePause | None = None
     warnings: list[str] = []
+    definition: BackfillDef | None
     if spec.kind == "local":
         require_local_spark()
         config, registry = project_loader()
-        registry.get(ledger.job)
+        definition = registry.get(ledger.job).backfill
         from .local_backend import LocalBackend
 
         backend = LocalBackend(
@@ -92,6 +95,9 @@ def prepare_resume(
     plan = BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params)
     if all(r.state == "succeeded" for r in ledger.slices):
         ledger.slices = []  # nothing to run; the ledger file is left as it is
+    rebatcher = None  # --batch-size auto goes on re-choosing from the ledger's runs
+    if old.batch_auto and definition is not None:
+        rebatcher = Rebatcher(definition, job=ledger.job)
     return PreparedBackfill(
         plan,
         ledger,
@@ -101,4 +107,5 @@ def prepare_resume(
         request.context_args,
         guard,
         pause,
+        rebatcher=rebatcher,
     )
