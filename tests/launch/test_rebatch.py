@@ -43,7 +43,8 @@ def ledger_of(root: Path, *, order: str = "forward", canary: int = 0) -> Ledger:
     """Ten one-key slices of DAYS[:10] and a final sync; slices 0 and 1 took 10 s each,
     slice 2 is running."""
     keys = DAYS[:10] if order == "forward" else DAYS[:10][::-1]
-    plan = BackfillPlan("nightly", (*(Slice(i, (k,)) for i, k in enumerate(keys)), Slice(10, ())))
+    slices = (*(Slice(i, (k,)) for i, k in enumerate(keys)), Slice(10, ()))
+    plan = BackfillPlan("nightly", slices, params={"source": "y"})
     options = LaunchOptions(
         max_concurrent=1, order=order, canary=canary, batch_auto=True, target_run_seconds=25.0
     )
@@ -72,8 +73,13 @@ def test_untried_slices_are_regrouped_and_the_final_sync_moves_last(tmp_path: Pa
     assert [s.index for s in ledger.slices] == list(range(7))
     assert ledger.slices[-1].keys == () and found.final == 6
     assert found.queue == (3, 4, 5)
-    assert ledger.slices[3].parameters["backfill_start_key"] == DAYS[3]
-    assert ledger.slices[3].parameters["backfill_key"] == DAYS[5]
+    assert ledger.slices[3].parameters == {
+        "source": "y",
+        "backfill_key": DAYS[5],
+        "backfill_start_key": DAYS[3],
+        "backfill_exact": "false",
+    }
+    assert ledger.slices[5].parameters["backfill_start_key"] == ""
     assert ledger.options.batch_size == 3
     assert "batch size auto: 1 -> 3 keys per run for the 7 keys not launched yet" in found.message
 

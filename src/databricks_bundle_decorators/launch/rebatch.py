@@ -9,8 +9,9 @@ Which slices may be re-batched: the block of keyed slices at the end of the plan
 launch order) that have no attempt yet and are not canaries. Their keys are regrouped
 with :func:`.plan.batches` (a run never spans a key left out of the plan), in the
 plan's order, and take the indices from the first of them on; the final sync, if any,
-moves to the new last index. Each new slice has new parameters and, having no
-attempt, no idempotency token yet, so nothing can have been submitted for it.
+moves to the new last index. Each new slice has the parameters of the slices it
+replaces with its own key range and, having no attempt, no idempotency token yet, so
+nothing can have been submitted for it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..backfill.base import BackfillDef
+from ..backfill.wire import KeyRange
 from .auto_batch import BatchChoice, rechoose
 from .backends import Backend
 from .estimate import PastRun
@@ -27,7 +29,7 @@ from .events import LaunchEvent
 from .interrupts import Interrupts
 from .ledger import Ledger, SliceRecord
 from .pacing import SchedulerOptions
-from .plan import batches, slice_parameters
+from .plan import batches
 from .scheduler import Scheduler
 
 
@@ -120,12 +122,10 @@ class Rebatcher:
         groups = regroup(self.backfill, keys, choice.size, reverse=reverse)
         first, last = tail[0], tail[-1]
         options = ledger.options
+        exact = options.exact
+        template = ledger.slices[first].parameters  # user and launcher parameters: kept
         fresh = [
-            SliceRecord(
-                first + i,
-                group,
-                slice_parameters(group, exact=options.exact, params=options.params),
-            )
+            SliceRecord(first + i, group, {**template, **KeyRange.of(group).to_params(exact=exact)})
             for i, group in enumerate(groups)
         ]
         shift = len(groups) - len(tail)
