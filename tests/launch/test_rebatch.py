@@ -10,6 +10,7 @@ from pathlib import Path
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
+from databricks_bundle_decorators.launch.commands import rerun_command
 from databricks_bundle_decorators.launch.connection import Connection
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
@@ -139,7 +140,9 @@ def test_auto_backfill_re_chooses_as_runs_end_and_resume_keeps_auto(
     assert prepared.batch_choice is not None and prepared.batch_choice.size == 1  # no history
     assert run_backfill(prepared, JsonReporter(io.StringIO())).exit_code == 1
     assert [r.job_parameters["backfill_key"] for r in emu.runs(job_id)] == [DAYS[0]]
-    assert load_ledger(root, prepared.ledger.id).options.batch_auto
+    ledger = load_ledger(root, prepared.ledger.id)
+    assert ledger.options.batch_auto
+    assert "--batch-size auto --target-run-length 1s" in rerun_command(ledger, [DAYS[0]])
 
     emu.set_outcome(DAYS[0], result="SUCCESS")
     resumed = prepare_resume(
