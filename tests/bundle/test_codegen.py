@@ -47,6 +47,8 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "backfill_run_time": "{{job.parameters.backfill_run_time}}",
             "backfill_undo": "{{job.parameters.backfill_undo}}",
             "backfill_presence": "{{job.parameters.backfill_presence}}",
+            "backfill_full_refresh": "{{job.parameters.backfill_full_refresh}}",
+            "backfill_force_rewrite": "{{job.parameters.backfill_force_rewrite}}",
         },
     }
 
@@ -62,6 +64,8 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
         {"name": "backfill_undo", "default": ""},
         {"name": "backfill_presence", "default": ""},
+        {"name": "backfill_full_refresh", "default": ""},
+        {"name": "backfill_force_rewrite", "default": "false"},
     ]
 
 

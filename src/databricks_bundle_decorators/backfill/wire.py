@@ -43,6 +43,10 @@ BACKFILL_PRESENCE_PARAM = "backfill_presence"
 """Empty, except in a run ``dbxdec catchup --by data`` triggers: then it carries a
 :class:`PresenceOrder`, and every task reports which of its keys have rows in the tables
 it writes (a :class:`PresenceReport` line in its output) instead of running."""
+BACKFILL_FORCE_REWRITE_PARAM = "backfill_force_rewrite"
+"""``"true"`` in the runs of ``dbxdec backfill --force-rewrite`` (and ``dbxdec run
+--force-rewrite``): append-once outputs rewrite the run's keys they already hold instead
+of skipping them (see :mod:`..runtime.io.append_once`); ``"false"`` otherwise."""
 NAIVE_RUN_TIME_ZONE = "UTC"
 """How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
 Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
@@ -54,6 +58,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_UNDO_PARAM,
     BACKFILL_PRESENCE_PARAM,
+    BACKFILL_FORCE_REWRITE_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -63,6 +68,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
         BACKFILL_UNDO_PARAM: "",
         BACKFILL_PRESENCE_PARAM: "",
+        BACKFILL_FORCE_REWRITE_PARAM: "false",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""

@@ -92,6 +92,8 @@ class OutputContext:
         environment: Spark session and storage location.
         checks: The task's per-slice checks; an IoManager whose ``evaluates_checks`` is
             true evaluates them before its write commits.
+        force_rewrite: The run was asked to rewrite keys an append-once output already
+            holds (``backfill_force_rewrite``; see :mod:`.io.append_once`).
     """
 
     job_name: str
@@ -99,6 +101,7 @@ class OutputContext:
     scope: KeyScope
     environment: RunEnvironment
     checks: tuple[Check, ...] = ()
+    force_rewrite: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,9 @@ from ..backfill import (
     resolve_keys,
     run_context,
 )
+from ..backfill.context import parse_flag
 from ..backfill.wire import (
+    BACKFILL_FORCE_REWRITE_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
@@ -110,6 +112,21 @@ def presence_order(job: JobDefinition, params: Mapping[str, str]) -> PresenceOrd
             "set, not both"
         )
     return order
+
+
+def force_rewrite(job: JobDefinition, params: Mapping[str, str]) -> bool:
+    """Whether append-once outputs rewrite keys they hold (``backfill_force_rewrite``).
+
+    Raises:
+        UsageError: the parameter is neither ``true`` nor ``false``.
+    """
+    try:
+        return parse_flag(
+            params.get(BACKFILL_FORCE_REWRITE_PARAM, "") or "false",
+            name=BACKFILL_FORCE_REWRITE_PARAM,
+        )
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
 
 
 def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
@@ -273,7 +290,14 @@ def _check_and_store(
             "an io_manager returns the output to store"
         )
     scope = _scope(request, written=True)
-    context = OutputContext(request.job.name, node.key, scope, environment, definition.checks)
+    context = OutputContext(
+        request.job.name,
+        node.key,
+        scope,
+        environment,
+        definition.checks,
+        force_rewrite(request.job, request.params),
+    )
     manager.handle_output(context, output)
 
 

@@ -4,7 +4,8 @@ A commit is one ``replaceWhere`` overwrite over the run's keys, so a ranged run 
 all its keys in a single Delta commit, and a retried attempt of the same run never
 commits twice (``txnAppId``/``txnVersion``); the commit's ``userMetadata`` repeats the
 id, so ``DESCRIBE HISTORY`` tells which run wrote each version (``dbxdec backfill undo``
-reads it). On Databricks the table is addressed by its catalog name (``saveAsTable``);
+reads it). An append-once output (:mod:`.append_once`) appends instead, with the same
+transaction id. On Databricks the table is addressed by its catalog name (``saveAsTable``);
 locally by its folder (``save(path)``), because open-source Spark keeps Delta tables only
 in ``spark_catalog``. Everything else (the options of the write, the schema check, the
 idempotence) is the same.
@@ -72,11 +73,12 @@ class _DeltaStagedWrite(StagedWrite):
         elif request.layout.declared:  # created empty with its layout, then written
             self._create(spark, request)
             exists = True
-        writer = self._frame.write.format("delta").mode("overwrite")
+        mode = "append" if request.append else "overwrite"  # append: replaces nothing
+        writer = self._frame.write.format("delta").mode(mode)
         if request.partition_column is not None:
-            if request.replace_where is not None:
+            if request.replace_where is not None and not request.append:
                 writer = writer.option("replaceWhere", request.replace_where)
-            else:
+            elif not request.append:
                 writer = writer.option("partitionOverwriteMode", "dynamic")
             if not exists:
                 writer = writer.partitionBy(request.partition_column)

@@ -48,6 +48,8 @@ class WriteRequest:
             version already (Delta's ``txnAppId``/``txnVersion``). ``None``: no id.
         layout: Properties and clustering the table is created with and checked
             against (Delta only; see :mod:`.layout`).
+        append: Add the staged rows and replace nothing (``replace_where`` and
+            ``cleared_keys`` are ignored); Delta only (see :mod:`.append_once`).
     """
 
     partition_column: str | None
@@ -55,6 +57,7 @@ class WriteRequest:
     cleared_keys: tuple[str, ...] = ()
     transaction: tuple[str, int] | None = None
     layout: TableLayout = field(default_factory=TableLayout)
+    append: bool = False
 
 
 class StagedWrite(ABC):

@@ -25,6 +25,7 @@ from ..predicates import (
 )
 from ..scope import KeyScope
 from ..spark import has_delta
+from .append_once import WriteMode, check_write_mode, unwritten_part
 from .base import IoManager
 from .delta import DeltaFormat
 from .formats import TableFormat, TableRef, WriteRequest
@@ -115,6 +116,11 @@ class SparkTableIoManager(IoManager):
             is then not partitioned (Delta does not combine the two) and writes still
             replace exactly the run's keys. Both are checked, not changed, when the
             table exists (see :mod:`.layout`).
+        write: ``"replace"`` (the default: a run replaces its keys) or
+            ``"append_once"``: each key is appended once; a run skips the keys the
+            table already holds (printing which), unless it is asked to
+            ``--force-rewrite`` them (see :mod:`.append_once`). Needs a
+            ``partition_column`` and Delta.
 
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
@@ -139,6 +145,7 @@ class SparkTableIoManager(IoManager):
         format: FormatName = "auto",
         table_properties: Mapping[str, str] | None = None,
         cluster_by: Sequence[str] | None = None,
+        write: WriteMode = "replace",
     ) -> None:
         self.table = TableName.parse(table)
         self.partition_column = (
@@ -153,6 +160,9 @@ class SparkTableIoManager(IoManager):
             raise ValueError(f"format must be 'auto', 'delta' or 'parquet', got {format!r}")
         self.format: FormatName = format
         self.layout = TableLayout.declare(table_properties, cluster_by)
+        self.write: WriteMode = check_write_mode(
+            write, partition_column=self.partition_column, format=format
+        )
         if self.layout.declared and format == "parquet":
             raise ValueError(
                 "table_properties and cluster_by are Delta table settings: drop "
@@ -245,6 +255,12 @@ class SparkTableIoManager(IoManager):
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
         frame = self._require_frame(context, obj)
+        append = self.write == "append_once" and not context.force_rewrite
+        if append:  # only the keys the table does not hold yet
+            owed = unwritten_part(self, context, frame)
+            if owed is None:
+                return
+            context, frame = owed
         scope = context.scope
         environment = context.environment
         table_format = self.table_format(environment)
@@ -285,6 +301,7 @@ class SparkTableIoManager(IoManager):
                     cleared,
                     self.transaction(context),
                     self.layout,
+                    append,
                 )
             )
         finally:
