@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from databricks_bundle_decorators.backfill import DailyBackfill
@@ -40,14 +41,16 @@ DAYS = [f"2024-01-{d:02d}" for d in range(1, 21)]
 NIGHTLY_PARAMS = {**BACKFILL_PARAMS, "source": "x"}
 
 
-def ledger_of(root: Path, *, order: str = "forward", canary: int = 0) -> Ledger:
+def ledger_of(
+    root: Path, *, order: str = "forward", canary: int = 0, target: float = 25.0
+) -> Ledger:
     """Ten one-key slices of DAYS[:10] and a final sync; slices 0 and 1 took 10 s each,
     slice 2 is running."""
     keys = DAYS[:10] if order == "forward" else DAYS[:10][::-1]
     slices = (*(Slice(i, (k,)) for i, k in enumerate(keys)), Slice(10, ()))
     plan = BackfillPlan("nightly", slices, params={"source": "y"})
     options = LaunchOptions(
-        max_concurrent=1, order=order, canary=canary, batch_auto=True, target_run_seconds=25.0
+        max_concurrent=1, order=order, canary=canary, batch_auto=True, target_run_seconds=target
     )
     ledger = Ledger.create(root, plan, backend=BackendSpec("local"), options=options)
     for index in (0, 1):
@@ -95,6 +98,15 @@ def test_nothing_changes_without_a_new_measurement(tmp_path: Path) -> None:
     rebatcher = Rebatcher(DAILY, job="nightly")
     assert rebatcher.rechoose(ledger, list(range(3, 10)), 10, 1) is not None
     assert rebatcher.rechoose(ledger, [3, 4, 5], 6, 1) is None  # same two runs measured
+
+
+def test_a_small_change_of_size_is_ignored(tmp_path: Path) -> None:
+    ledger = ledger_of(tmp_path, target=100.0)  # 12 keys would fit: capped at 7 keys // 1
+    ledger.options = replace(ledger.options, batch_size=8)
+    assert Rebatcher(DAILY, job="nightly").rechoose(ledger, list(range(3, 10)), 10, 1) is None
+    ledger.options = replace(ledger.options, batch_size=10)
+    found = Rebatcher(DAILY, job="nightly").rechoose(ledger, list(range(3, 10)), 10, 1)
+    assert found is not None and found.choice.size == 7
 
 
 def test_reverse_order_and_canaries_are_kept(tmp_path: Path) -> None:

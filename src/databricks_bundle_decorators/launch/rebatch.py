@@ -2,8 +2,8 @@
 
 Every time a run of the backfill has succeeded since the last look, the size is chosen
 again (:func:`.auto_batch.rechoose`) from the backfill's own measured runs and the past
-runs the first choice came from. When it changes, the slices not launched yet are
-grouped anew; nothing launched is touched.
+runs the first choice came from. When it changes by at least :data:`SMALLEST_CHANGE`,
+the slices not launched yet are grouped anew; nothing launched is touched.
 
 Which slices may be re-batched: the block of keyed slices at the end of the plan (in
 launch order) that have no attempt yet and are not canaries. Their keys are regrouped
@@ -31,6 +31,10 @@ from .ledger import Ledger, SliceRecord
 from .pacing import SchedulerOptions
 from .plan import batches
 from .scheduler import Scheduler
+
+SMALLEST_CHANGE = 0.2
+"""A new size differing from the current one by less than this share (and at least one
+key) is ignored: noise in run times does not regroup the plan after every run."""
 
 
 def measured_runs(ledger: Ledger) -> list[PastRun]:
@@ -116,7 +120,7 @@ class Rebatcher:
             job=self.job,
         )
         old = ledger.options.batch_size
-        if choice.size == old:
+        if abs(choice.size - old) < max(1.0, SMALLEST_CHANGE * old):
             return None
         reverse = ledger.options.order == "reverse"
         groups = regroup(self.backfill, keys, choice.size, reverse=reverse)
