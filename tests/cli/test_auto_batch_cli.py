@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .clirun import NIGHTLY_PARAMS, Cli, assert_one_error_line
@@ -129,3 +132,28 @@ def test_bad_batch_size_and_target_values_name_the_option(dbxdec: Cli, emu: Jobs
     assert assert_one_error_line(err) == (
         "Error: --target-run-length is the aim of --batch-size auto: add it"
     )
+
+
+def test_local_auto_dry_run_measures_the_local_ledgers(dbxdec: Cli, project: Path) -> None:
+    slices = (Slice(0, ("2024-01-01",)), Slice(1, ("2024-01-02", "2024-01-03", "2024-01-04")))
+    ledger = Ledger.create(
+        project,
+        BackfillPlan("nightly", slices),
+        backend=BackendSpec("local"),
+        options=LaunchOptions(),
+    )
+    for record, seconds in zip(ledger.slices, (40.0, 80.0), strict=True):
+        done = Attempt(1, "t", "succeeded", submitted_at=1000.0, ended_at=1000.0 + seconds)
+        ledger.update(record.with_attempt(done))
+    ledger.set_state("succeeded")
+    ledger.save()
+
+    code, out, err = dbxdec(
+        "backfill", "nightly", "--start", START, "--end", END, "--local", "--batch-size", "auto",
+        "--dry-run",
+    )  # fmt: skip
+
+    assert code == 0, err
+    assert chosen_size(out) == 44  # 20 s start-up + 20 s a key: floor((900 - 20) / 20)
+    assert "least-squares fit to the last 2 successful runs (1-3 keys)" in out
+    assert "Plan for nightly: 2 runs, 60 keys" in out
