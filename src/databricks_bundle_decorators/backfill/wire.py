@@ -43,6 +43,11 @@ BACKFILL_PRESENCE_PARAM = "backfill_presence"
 """Empty, except in a run ``dbxdec catchup --by data`` triggers: then it carries a
 :class:`PresenceOrder`, and every task reports which of its keys have rows in the tables
 it writes (a :class:`PresenceReport` line in its output) instead of running."""
+BACKFILL_FULL_REFRESH_PARAM = "backfill_full_refresh"
+"""Empty, except in the runs of ``dbxdec backfill --full-refresh``: ``stage:<backfill id>``
+in its slices (tables are written to staging tables) and ``swap:<backfill id>`` in its final
+run (each staging table is checked whole, then replaces its table in one commit); see
+:class:`~.refresh.FullRefreshOrder`."""
 BACKFILL_FORCE_REWRITE_PARAM = "backfill_force_rewrite"
 """``"true"`` in the runs of ``dbxdec backfill --force-rewrite`` (and ``dbxdec run
 --force-rewrite``): append-once outputs rewrite the run's keys they already hold instead
@@ -58,6 +63,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_UNDO_PARAM,
     BACKFILL_PRESENCE_PARAM,
+    BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
@@ -68,6 +74,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
         BACKFILL_UNDO_PARAM: "",
         BACKFILL_PRESENCE_PARAM: "",
+        BACKFILL_FULL_REFRESH_PARAM: "",
         BACKFILL_FORCE_REWRITE_PARAM: "false",
     }
 )

@@ -103,6 +103,7 @@ _PLAN_OPTIONS = (
     "rerun",
     "exact",
     "final_sync",
+    "full_refresh",
     "canary",
     "params",
     "dry_run",
@@ -156,6 +157,14 @@ _canary_option = click.option(
 )
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @click.option("--final-sync", is_flag=True, help="One more run with no key at the end.")
+@click.option(
+    "--full-refresh",
+    is_flag=True,
+    help="Rebuild the job's tables from the plan's keys only: the runs write staging "
+    "tables, and one last run, once every run succeeded, checks each staging table whole "
+    "and replaces its table in one commit (readers see the old table or the new one). "
+    "Interrupted or failed, the tables are unchanged; --resume continues the staging.",
+)
 @_canary_option
 @_pause_option
 @param_option
@@ -191,6 +200,7 @@ def backfill_command(
     rerun: RerunMode,
     exact: bool,
     final_sync: bool,
+    full_refresh: bool,
     canary: int,
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
@@ -214,6 +224,7 @@ def backfill_command(
       dbxdec backfill sales --start 2024-01-01 --end 2024-03-31 --batch-size 7 --dry-run
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --batch-size auto --dry-run
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --canary 2
+      dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --full-refresh
       dbxdec backfill sales --rerun failed --start 2024-01-01 --end 2024-12-31
       dbxdec backfill --resume sales-20240601T020000-1a2b
 
@@ -255,6 +266,7 @@ def backfill_command(
         rerun=rerun,
         exact=exact,
         final_sync=final_sync,
+        full_refresh=full_refresh,
         params=dict(params),
         canary=canary,
         pause_schedule=pause_schedule,

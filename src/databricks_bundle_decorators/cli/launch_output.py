@@ -85,8 +85,8 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
     plan, guess, choice = prepared.plan, prepared.estimate, prepared.batch_choice
     if as_json:
         runs = [
-            {"run": s.index + 1, "keys": list(s.keys), "parameters": plan.parameters(s)}
-            for s in plan.slices
+            {"run": s.index + 1, "keys": list(s.keys), "parameters": dict(s.parameters)}
+            for s in prepared.ledger.slices
         ]
         document = {
             "job": plan.job,
@@ -104,8 +104,8 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
     table.add_column("keys")
     table.add_column("n", justify="right")
     table.add_column("parameters")
-    for s in plan.slices:
-        params = " ".join(f"{k}={v}" for k, v in plan.parameters(s).items())
+    for s in prepared.ledger.slices:  # the ledger's: a full refresh adds its order
+        params = " ".join(f"{k}={v}" for k, v in s.parameters.items())
         table.add_row(str(s.index + 1), s.label, str(len(s.keys)), params)
     Console(width=200 if not sys.stdout.isatty() else None).print(table)
     click.echo(

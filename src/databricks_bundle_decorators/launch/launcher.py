@@ -31,6 +31,7 @@ from .estimate import (
     past_runs_local,
 )
 from .events import Counts, LaunchEvent, LaunchSummary
+from .full_refresh import check_full_refresh, require_deployed_parameter, stage_ledger
 from .history import KeyHistory, keys_without_success
 from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
@@ -110,6 +111,7 @@ def plan_backfill(
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
     """
     job = registry.get(request.job)
+    check_full_refresh(request)
     selected = _checked_plan(job, request)  # bad keys and options fail before any connection
     if request.pause_schedule and request.connection.local:
         raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
@@ -153,6 +155,8 @@ def plan_backfill(
     if found is not None:
         client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
         job_id = found.remote.job_id
+        if request.full_refresh:
+            require_deployed_parameter(client, job_id, job.name)
         if needs_history:
             history = observed_history(
                 job.name, job.backfill, root=root, client=client, job_id=job_id
@@ -196,12 +200,15 @@ def plan_backfill(
         order=request.order,
         final_sync=request.final_sync,
         params=dict(request.params),
+        full_refresh=request.full_refresh,
         canary=request.canary,
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
+    if request.full_refresh:
+        stage_ledger(ledger)  # the slices write staging tables; the last run swaps them in
     guess = None
     if dry_run:
         guess = _estimate(plan, past or [], found, cap, request.dbu_per_hour)
@@ -261,7 +268,7 @@ def _checked_plan(
         rerun=request.rerun if history is not None else "all",
         history=history,
         exact=request.exact,
-        final_sync=request.final_sync,
+        final_sync=request.final_sync or request.full_refresh,  # a full refresh's swap
         params=request.params,
         only=None if only is None else frozenset(only),
     )

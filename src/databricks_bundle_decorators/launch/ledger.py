@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..atomic import write_atomically
-from ..backfill.wire import keys_label
+from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ..errors import LocalStateProblem, UsageError, did_you_mean
 from .history import ObservedState, RunObservation
 from .local_state import one_line, os_reason
@@ -101,6 +101,9 @@ class SliceRecord:
 
     @property
     def label(self) -> str:
+        """The keys' label; ``"full-refresh swap"`` for the last run of a full refresh."""
+        if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
+            return "full-refresh swap"
         return keys_label(self.keys)
 
     @property
@@ -153,6 +156,7 @@ class LaunchOptions:
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0  # absent from ledgers written before --canary
     pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
+    full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
     target_run_seconds: float = 900.0  # from older ledgers; auto_batch.DEFAULT_TARGET_SECONDS
 

@@ -67,12 +67,16 @@ class RunEnvironment:
         run_id: Identifies the job run: task values of one run live together, and
             Delta commits carry it so a retried attempt of the run never commits twice.
             Unique per run; empty when unknown (then commits carry no id).
+        staging: In a stage run of a full refresh, its backfill id: the Spark tables
+            the job writes are written to and read from their staging tables (see
+            :mod:`..backfill.refresh`); empty otherwise.
     """
 
     session: Any
     warehouse: Path
     databricks: bool = False
     run_id: str = ""
+    staging: str = ""
 
     @property
     def spark(self) -> Any:

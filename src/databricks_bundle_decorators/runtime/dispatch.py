@@ -14,8 +14,10 @@ from ..backfill import (
     run_context,
 )
 from ..backfill.context import parse_flag
+from ..backfill.refresh import FullRefreshOrder
 from ..backfill.wire import (
     BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
@@ -36,6 +38,7 @@ from ..errors import DbxdecError, UsageError, did_you_mean
 from .checking import TaskChecks
 from .context import InputContext, OutputContext, RunEnvironment, use_environment
 from .errors import TaskRunError
+from .full_refresh import staged_environment, swap_outputs
 from .presence import report_presence
 from .scope import KeyScope
 from .sources import read_source
@@ -74,6 +77,9 @@ def run_keys(
     if job.backfill is None or presence_order(job, params) is not None:
         return None
     if undo_order(job, params) is not None:
+        return None
+    refresh = full_refresh_order(job, params)
+    if refresh is not None and refresh.phase == "swap":
         return None
     try:
         if now is None:
@@ -127,6 +133,27 @@ def force_rewrite(job: JobDefinition, params: Mapping[str, str]) -> bool:
         )
     except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def full_refresh_order(job: JobDefinition, params: Mapping[str, str]) -> FullRefreshOrder | None:
+    """The full-refresh order of the run (``backfill_full_refresh``); ``None`` in an
+    ordinary run.
+
+    Raises:
+        UsageError: the parameter is set but is not an order, or an undo or presence
+            order is set too.
+    """
+    try:
+        order = FullRefreshOrder.from_param(params.get(BACKFILL_FULL_REFRESH_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    others = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM)
+    if order is not None and any(params.get(name, "").strip() for name in others):
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_FULL_REFRESH_PARAM} set together with "
+            f"{BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM}; set one of them"
+        )
+    return order
 
 
 def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
@@ -190,7 +217,9 @@ def run_task(
     """Load the task's inputs, call it, check and write its output; in an undo run
     (``backfill_undo`` set), restore the tables the task writes instead (see
     :mod:`.undo`); in a presence run (``backfill_presence`` set), report which keys
-    have rows in them (see :mod:`.presence`).
+    have rows in them (see :mod:`.presence`); in a full refresh
+    (``backfill_full_refresh``), write staging tables or swap them in (see
+    :mod:`.full_refresh`).
 
     Raises:
         TaskRunError: the function raised (chained), or the output was rejected, a check
@@ -201,6 +230,7 @@ def run_task(
     node = find_task(job, request.task_key)
     presence = presence_order(job, request.params)
     order = undo_order(job, request.params)
+    refresh = full_refresh_order(job, request.params)
     if order is not None:
         with use_environment(environment):
             undo_outputs(job, node.key, order, environment)
@@ -209,6 +239,11 @@ def run_task(
         with use_environment(environment):
             report_presence(job, node.key, presence, environment)
         return
+    if refresh is not None and refresh.phase == "swap":
+        with use_environment(environment):
+            swap_outputs(job, node.key, refresh, environment)
+        return
+    environment = staged_environment(environment, refresh)
     definition = node.definition
     context = RunContext(
         job.name,

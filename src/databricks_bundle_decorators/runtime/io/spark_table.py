@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ...backfill.refresh import staging_table_part
 from ...backfill.wire import KeyRange
 from ...definitions.contracts import ROWS_METRIC
 from ...errors import EnvironmentProblem
@@ -190,11 +191,16 @@ class SparkTableIoManager(IoManager):
         return DeltaFormat()
 
     def table_ref(self, environment: RunEnvironment) -> TableRef:
-        """The table's name and, when stored locally, its folder."""
+        """The table's name and, when stored locally, its folder; in a stage run of a
+        full refresh (``environment.staging``), its staging table's (writes and reads)."""
+        table = self.table
+        if environment.staging:
+            staged = staging_table_part(table.table, environment.staging)
+            table = TableName(table.catalog, table.schema, staged)
         return TableRef(
-            str(self.table),
-            self.table.quoted,
-            None if environment.databricks else self.table.local_path(environment.warehouse),
+            str(table),
+            table.quoted,
+            None if environment.databricks else table.local_path(environment.warehouse),
         )
 
     def transaction(self, context: OutputContext) -> tuple[str, int] | None:

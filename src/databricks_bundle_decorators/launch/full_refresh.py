@@ -1,0 +1,84 @@
+"""``dbxdec backfill JOB --full-refresh``: rebuild a job's tables so that readers see the
+old tables or the new ones, never a mixture.
+
+The plan gets one keyless run at the end (where a final sync would go), and every run's
+parameters carry ``backfill_full_refresh`` (:class:`~..backfill.refresh.FullRefreshOrder`):
+
+- each slice is a ``stage:<backfill id>`` run: its tables are written to staging tables
+  beside them (see :mod:`..runtime.full_refresh` for which tables and reads);
+- the last run is ``swap:<backfill id>``: the scheduler starts it only once every slice
+  succeeded (as it does a final sync); each task checks its staging tables whole and
+  replaces its tables in one Delta commit each.
+
+The parameters are recorded per slice in the ledger, so ``--resume`` writes to the same
+staging tables and swaps at its end; a backfill that stops early (a failed slice, Ctrl-C)
+leaves every table as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist
+
+from ..backfill.refresh import FullRefreshOrder
+from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM
+from ..errors import UsageError
+from .ledger import Ledger
+from .request import BackfillRequest
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+_REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
+
+
+def check_full_refresh(request: BackfillRequest) -> None:
+    """Refuse, in one line, what cannot be combined with ``--full-refresh``.
+
+    Raises:
+        UsageError: with ``--rerun failed|missing``, ``catchup``, or ``--final-sync``.
+    """
+    if not request.full_refresh:
+        return
+    if request.catchup:
+        raise UsageError("catchup cannot --full-refresh: a full refresh rebuilds every key")
+    if request.rerun != "all":
+        raise UsageError(
+            f"--full-refresh cannot be combined with --rerun {request.rerun}: it rebuilds "
+            "the tables from every key of the plan (the keys left out would be lost)"
+        )
+    if request.final_sync:
+        raise UsageError(
+            "--full-refresh cannot be combined with --final-sync: its last run is the swap"
+        )
+
+
+def stage_ledger(ledger: Ledger) -> None:
+    """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
+    slices, ``swap`` for the keyless last one."""
+    for record in ledger.slices:
+        order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()
+        params = {**record.parameters, BACKFILL_FULL_REFRESH_PARAM: order}
+        ledger.update(replace(record, parameters=params))
+
+
+def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
+    """Refuse a deployed job that does not declare ``backfill_full_refresh``.
+
+    Raises:
+        UsageError: the job cannot be read, or was deployed by an older dbxdec.
+    """
+    try:
+        settings = client.jobs.get(job_id).settings
+    except _REFUSED as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"cannot read job {job_id}: {first}") from None
+    declared = {p.name for p in (settings.parameters if settings else None) or []}
+    if BACKFILL_FULL_REFRESH_PARAM not in declared:
+        raise UsageError(
+            f"job {name!r} (id {job_id}) was deployed without the {BACKFILL_FULL_REFRESH_PARAM} "
+            "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to --full-refresh; "
+            "nothing was launched"
+        )

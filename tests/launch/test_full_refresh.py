@@ -1,0 +1,242 @@
+"""``dbxdec backfill --full-refresh``: on real local Delta tables, a refresh stopped by a
+failed slice leaves the tables at their old version, ``--resume`` continues the same
+staging tables and swaps them in with one commit, and a reader polling during the swap
+only ever counts the old table or the new one. On the Jobs API emulator, the swap run is
+triggered only after every slice succeeded, with its order in ``backfill_full_refresh``."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from databricks_bundle_decorators.backfill.refresh import staging_table_part
+from databricks_bundle_decorators.definitions import Registry
+from databricks_bundle_decorators.definitions.loader import import_pipelines
+from databricks_bundle_decorators.errors import UsageError
+from databricks_bundle_decorators.launch.launcher import (
+    BackfillRequest,
+    Connection,
+    Pacing,
+    ResumeRequest,
+    plan_backfill,
+    run_backfill,
+)
+from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.progress import JsonReporter
+from databricks_bundle_decorators.launch.resume import prepare_resume
+from databricks_bundle_decorators.runtime.local import run_job_locally
+from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
+from databricks_bundle_decorators.testing import JobsEmulator
+
+from .conftest import BACKFILL_PARAMS
+from .full_refresh_project import DAILY, MODULE, RAW, write_full_refresh_project
+from .test_undo import Dbxdec
+from .undo_project import table_history, table_rows
+
+FULL_REFRESH = "backfill_full_refresh"
+
+
+def staging_name(table: str, backfill_id: str) -> str:
+    catalog, schema, name = table.split(".")
+    return f"{catalog}.{schema}.{staging_table_part(name, backfill_id)}"
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> Dbxdec:
+    """A project whose tables hold 2024-01-01..04, two ``old`` rows a day (raw: 8 rows)."""
+    cli = Dbxdec(write_full_refresh_project(tmp_path / "proj"), capsys)
+    code, out, err = cli(
+        "run", "fr_orders", "--local", "--start", "2024-01-01", "--end", "2024-01-04"
+    )
+    assert code == 0, out + err
+    return cli
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
+    seeded: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, warehouse = seeded.root, seeded.root / ".dbxdec" / "warehouse"
+    old = {name: table_rows(spark, root, name) for name in (RAW, DAILY)}
+    old_history = {name: table_history(spark, root, name) for name in (RAW, DAILY)}
+    assert len(old[RAW]) == 8 and old_history[RAW][-1][0] == 0  # one commit so far
+
+    monkeypatch.setenv("FR_FAIL_KEY", "2024-01-03")
+    code, out, err = seeded(
+        "backfill", "fr_orders", "--local", "--poll-interval", "0.05", "--full-refresh",
+        "--start", "2024-01-01", "--end", "2024-01-03",
+        "--param", "label=new", "--param", "per_day=3",
+    )  # fmt: skip
+    assert code == 1, out + err
+    (ledger,) = list_ledgers(root, "fr_orders")
+    assert [r.state for r in ledger.slices] == ["succeeded", "succeeded", "failed", "pending"]
+    assert ledger.slices[-1].label == "full-refresh swap" and ledger.options.full_refresh
+    assert [r.parameters[FULL_REFRESH] for r in ledger.slices] == [f"stage:{ledger.id}"] * 3 + [
+        f"swap:{ledger.id}"
+    ]
+    # the tables are untouched: same rows, same latest version
+    for name in (RAW, DAILY):
+        assert table_rows(spark, root, name) == old[name]
+        assert table_history(spark, root, name) == old_history[name]
+    # the staging tables hold the two slices that succeeded; daily read raw's staging
+    staged = table_rows(spark, root, staging_name(RAW, ledger.id))
+    assert sorted({(day, label) for day, label, _ in staged}) == [
+        ("2024-01-01", "new"),
+        ("2024-01-02", "new"),
+    ]
+    assert table_rows(spark, root, staging_name(DAILY, ledger.id)) == [
+        ("2024-01-01", "new", 3),
+        ("2024-01-02", "new", 3),
+    ]
+
+    monkeypatch.delenv("FR_FAIL_KEY")
+    code, out, err = seeded("backfill", "--resume", ledger.id, "--poll-interval", "0.05")
+    assert code == 0, out + err
+
+    new_raw = table_rows(spark, root, RAW)
+    assert len(new_raw) == 9 and {label for _, label, _ in new_raw} == {"new"}
+    assert table_rows(spark, root, DAILY) == [(f"2024-01-0{d}", "new", 3) for d in (1, 2, 3)]
+    (resumed,) = list_ledgers(root, "fr_orders")
+    swap_run = resumed.slices[-1].attempts[-1].run_id
+    for name, task in ((RAW, "raw"), (DAILY, "daily")):
+        history = table_history(spark, root, name)
+        # exactly one commit more: the swap, carrying the swap run's identity
+        assert history[:-1] == old_history[name]
+        assert history[-1][0] == old_history[name][-1][0] + 1
+        assert history[-1][2] == f"dbxdec:fr_orders:{task}:{swap_run}"
+        assert not local_table_exists(staging_name(name, ledger.id), warehouse)
+
+
+@pytest.mark.spark
+def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
+    seeded: Dbxdec, spark: Any
+) -> None:
+    root, warehouse = seeded.root, seeded.root / ".dbxdec" / "warehouse"
+    registry: Registry = import_pipelines([MODULE], root=root)
+    refresh = "fr-reader-test"
+    params = {
+        "backfill_start_key": "2024-01-01",
+        "backfill_key": "2024-01-05",
+        "label": "new",
+        "per_day": "3",
+    }
+    staged = run_job_locally(
+        registry,
+        "fr_orders",
+        params={**params, FULL_REFRESH: f"stage:{refresh}"},
+        warehouse=warehouse,
+        run_id="stage-1",
+    )
+    assert staged.succeeded
+    path = str(local_table_path(RAW, warehouse))
+    counts: list[int] = []
+    first_read, swapped = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        while True:
+            done = swapped.is_set()  # read before counting: a count after it sees the swap
+            counts.append(spark.read.format("delta").load(path).count())
+            first_read.set()
+            if done:
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert first_read.wait(timeout=120)
+    swap = run_job_locally(
+        registry,
+        "fr_orders",
+        params={FULL_REFRESH: f"swap:{refresh}"},
+        warehouse=warehouse,
+        run_id="swap-1",
+    )
+    swapped.set()
+    thread.join(timeout=120)
+
+    assert swap.succeeded, [t.error for t in swap.failed]
+    print(f"reader counts: {len(counts)} reads, values {sorted(set(counts))}")
+    assert set(counts) <= {8, 15} and counts[0] == 8 and counts[-1] == 15
+    assert counts == sorted(counts)  # once the new table is seen, never the old one again
+
+
+def test_full_refresh_refuses_what_makes_no_sense_in_one_line(
+    registry: Registry, root: Path
+) -> None:
+    local = Connection(local=True)
+    cases = {
+        "--full-refresh cannot be combined with --rerun failed: it rebuilds the tables from "
+        "every key of the plan (the keys left out would be lost)": {"rerun": "failed"},
+        "--full-refresh cannot be combined with --final-sync: its last run is the swap": {
+            "final_sync": True
+        },
+        "catchup cannot --full-refresh: a full refresh rebuilds every key": {"catchup": True},
+    }
+    for message, options in cases.items():
+        request = BackfillRequest("nightly", full_refresh=True, connection=local, **options)
+        with pytest.raises(UsageError) as refused:
+            plan_backfill(request, root=root, registry=registry, warehouse=root / "wh")
+        assert str(refused.value) == message
+
+
+def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
+    emu: JobsEmulator, root: Path, registry: Registry, tmp_path: Path
+) -> None:
+    client = emu.workspace_client()
+    days = [f"2024-01-0{d}" for d in range(1, 6)]
+    pacing = Pacing(max_concurrent=2, poll_interval=0.01)
+
+    def refresh(job_id: int) -> BackfillRequest:
+        connection = Connection(job_id=job_id)
+        return BackfillRequest(
+            "nightly", start=days[0], end=days[-1], pacing=pacing, full_refresh=True,
+            connection=connection,
+        )  # fmt: skip
+
+    old_job = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)
+    with pytest.raises(UsageError) as refused:
+        plan_backfill(
+            refresh(old_job), root=root, registry=registry, warehouse=tmp_path, client=client
+        )
+    assert str(refused.value) == (
+        f"job 'nightly' (id {old_job}) was deployed without the backfill_full_refresh "
+        "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to --full-refresh; "
+        "nothing was launched"
+    )
+    assert emu.runs(old_job) == []
+
+    job_id = emu.create_job(
+        "nightly", parameters={**BACKFILL_PARAMS, FULL_REFRESH: ""}, max_concurrent_runs=10
+    )
+    emu.set_outcome(days[2], result="FAILED", message="bad day")
+    prepared = plan_backfill(
+        refresh(job_id), root=root, registry=registry, warehouse=tmp_path, client=client
+    )
+    backfill_id = prepared.ledger.id
+    summary = run_backfill(prepared, JsonReporter(io.StringIO()))
+    assert summary.exit_code == 1
+    runs = emu.runs(job_id)
+    assert sorted(r.job_parameters["backfill_key"] for r in runs) == days
+    assert {r.job_parameters[FULL_REFRESH] for r in runs} == {f"stage:{backfill_id}"}
+
+    emu.set_outcome(days[2], result="SUCCESS")
+    resumed = prepare_resume(
+        ResumeRequest(backfill_id, pacing=pacing),
+        root=root,
+        project_loader=lambda: (None, registry),  # type: ignore[arg-type,return-value]
+        client=client,
+    )
+    assert run_backfill(resumed, JsonReporter(io.StringIO())).exit_code == 0
+    runs = emu.runs(job_id)
+    swaps = [r for r in runs if r.job_parameters[FULL_REFRESH].startswith("swap:")]
+    assert len(swaps) == 1 and swaps[0].job_parameters[FULL_REFRESH] == f"swap:{backfill_id}"
+    assert swaps[0].job_parameters["backfill_key"] == ""
+    slices = [r for r in runs if r.job_parameters["backfill_key"]]
+    assert len(slices) == 6 and sorted({r.job_parameters["backfill_key"] for r in slices}) == days
+    # the swap was created after the last slice ended, and is the last run
+    assert swaps[0].created > max(r.ended or float("inf") for r in slices)
+    assert swaps[0].run_id == runs[-1].run_id
