@@ -25,3 +25,20 @@ def cli_daily() -> None:
         assert rows.count() == 3 * len(get_written_keys())
 
     count(events())
+
+
+history_io = SparkTableIoManager("main.cli.history", partition_column="day", write="append_once")
+
+
+@job(
+    params={"per_day": "3"},
+    backfill=DailyBackfill(start_date="2024-01-01", end_date="2024-12-31"),
+)
+def cli_history() -> None:
+    """An append-once history table (seed 004)."""
+
+    @task(io_manager=history_io)
+    def load() -> Any:
+        return events_for(get_written_keys(), per_day=int(params["per_day"]))
+
+    load()

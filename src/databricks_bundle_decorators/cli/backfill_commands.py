@@ -102,6 +102,7 @@ _PLAN_OPTIONS = (
     "target_run_length",
     "rerun",
     "exact",
+    "force_rewrite",
     "final_sync",
     "full_refresh",
     "canary",
@@ -156,6 +157,13 @@ _canary_option = click.option(
     help="all keys, only keys whose latest run failed, or only keys never run.",
 )
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
+@click.option(
+    "--force-rewrite",
+    is_flag=True,
+    help="Rewrite the keys that append-once outputs (write='append_once') already hold "
+    "instead of skipping them: one replaceWhere commit over each run's keys (job "
+    "parameter backfill_force_rewrite). Other outputs always replace. Kept for --resume.",
+)
 @click.option("--final-sync", is_flag=True, help="One more run with no key at the end.")
 @click.option(
     "--full-refresh",
@@ -199,6 +207,7 @@ def backfill_command(
     target_run_length: float | None,
     rerun: RerunMode,
     exact: bool,
+    force_rewrite: bool,
     final_sync: bool,
     full_refresh: bool,
     canary: int,
@@ -225,6 +234,7 @@ def backfill_command(
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --batch-size auto --dry-run
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --canary 2
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --full-refresh
+      dbxdec backfill sales --keys 2023-06-01 --force-rewrite
       dbxdec backfill sales --rerun failed --start 2024-01-01 --end 2024-12-31
       dbxdec backfill --resume sales-20240601T020000-1a2b
 
@@ -265,6 +275,7 @@ def backfill_command(
         target_run_seconds=target_seconds(batch_size, target_run_length),
         rerun=rerun,
         exact=exact,
+        force_rewrite=force_rewrite,
         final_sync=final_sync,
         full_refresh=full_refresh,
         params=dict(params),

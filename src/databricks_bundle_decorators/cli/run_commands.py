@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..backfill.wire import KeyRange
+from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange
 from ..errors import UsageError
 from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
@@ -40,6 +40,12 @@ def _print_event(event: TaskEvent) -> None:
 )
 @click.option("--exact", is_flag=True, help="No lookback and no schedule-gap expansion.")
 @click.option(
+    "--force-rewrite",
+    is_flag=True,
+    help="Rewrite the keys that append-once outputs (write='append_once') already hold "
+    "instead of skipping them (job parameter backfill_force_rewrite).",
+)
+@click.option(
     "--param",
     "-p",
     "params",
@@ -63,6 +69,7 @@ def run_command(
     end: str | None,
     tasks: tuple[str, ...],
     exact: bool,
+    force_rewrite: bool,
     params: tuple[tuple[str, str], ...],
     local: bool,
     warehouse: Path | None,
@@ -76,6 +83,7 @@ def run_command(
       dbxdec run sales_pipeline --key 2024-01-31 --local
       dbxdec run sales_pipeline --start 2024-01-01 --end 2024-01-31 --local
       dbxdec run sales_pipeline --key 2024-01-31 --task clean_events --local
+      dbxdec run sales_pipeline --key 2024-01-31 --force-rewrite --local
 
     A ranged run (--start/--end) processes all its keys in one run, as a ranged
     Databricks run does. Tables are parquet folders under the local warehouse. Exit
@@ -88,6 +96,8 @@ def run_command(
         )
     require_local_spark()
     run_params = slice_parameters(key=key, start=start, end=end, exact=exact, params=dict(params))
+    if force_rewrite:
+        run_params[BACKFILL_FORCE_REWRITE_PARAM] = "true"
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     click.echo(f"Running {job_name} locally (tables under {target})")

@@ -47,6 +47,8 @@ def rerun_command(
         args += ["--batch-size", str(options.batch_size)]
     if options.exact:
         args.append("--exact")
+    if options.force_rewrite:
+        args.append("--force-rewrite")
     for name, value in sorted(options.params.items()):
         args += ["--param", f"{name}={value}"]
     args += ["--max-concurrent", str(options.max_concurrent)]

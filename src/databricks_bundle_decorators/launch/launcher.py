@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
 from .auto_batch import BatchChoice, choose_batch_size, fit_model
@@ -38,7 +39,7 @@ from .ledger import BackendSpec, LaunchOptions, Ledger
 from .local_lock import LocalLock
 from .observed import observed_history
 from .pacing import SchedulerOptions
-from .plan import BackfillPlan, build_plan
+from .plan import BackfillPlan, build_plan, with_force_rewrite
 from .presence import keys_missing_data_databricks, keys_missing_data_local
 from .rebatch import Rebatcher, RebatchingScheduler
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
@@ -47,6 +48,7 @@ from .schedule_pause import SchedulePause
 from .scheduler import Scheduler
 from .spark_extra import require_local_spark
 from .summary import summarize
+from .workspace import require_job_parameter
 from .workspace_claims import WorkspaceClaims
 
 if TYPE_CHECKING:
@@ -166,6 +168,14 @@ def plan_backfill(
                 client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
             )
         if not dry_run:
+            if request.force_rewrite:
+                require_job_parameter(
+                    client,
+                    job_id,
+                    job.name,
+                    BACKFILL_FORCE_REWRITE_PARAM,
+                    purpose="to --force-rewrite",
+                )
             backend = DatabricksBackend(client, job_id)
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
@@ -189,7 +199,9 @@ def plan_backfill(
             job=job.name,
         )
     size = choice.size if choice is not None else int(request.batch_size)
-    plan = _checked_plan(job, request, history, only, batch_size=size)
+    plan = with_force_rewrite(
+        _checked_plan(job, request, history, only, batch_size=size), request.force_rewrite
+    )
     launch_options = LaunchOptions(
         max_concurrent=cap,
         retries=pacing.retries or 0,
@@ -200,6 +212,7 @@ def plan_backfill(
         order=request.order,
         final_sync=request.final_sync,
         params=dict(request.params),
+        force_rewrite=request.force_rewrite,
         full_refresh=request.full_refresh,
         canary=request.canary,
         pause_schedule=request.pause_schedule,

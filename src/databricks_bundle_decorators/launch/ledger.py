@@ -156,6 +156,7 @@ class LaunchOptions:
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0  # absent from ledgers written before --canary
     pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
+    force_rewrite: bool = False  # absent from ledgers written before --force-rewrite
     full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
     target_run_seconds: float = 900.0  # from older ledgers; auto_batch.DEFAULT_TARGET_SECONDS

@@ -21,11 +21,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.wire import KeyRange, keys_label
+from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange, keys_label
 from ..definitions import JobDefinition
 from ..errors import UsageError, did_you_mean
 from .history import KeyHistory, RerunMode, select_keys
@@ -81,6 +81,14 @@ class BackfillPlan:
     def parameters(self, slice_: Slice) -> dict[str, str]:
         """The job parameters of the run for ``slice_``."""
         return slice_parameters(slice_.keys, exact=self.exact, params=self.params)
+
+
+def with_force_rewrite(plan: BackfillPlan, force_rewrite: bool) -> BackfillPlan:
+    """``plan`` whose runs carry ``backfill_force_rewrite=true`` (``--force-rewrite``);
+    ``plan`` itself without it (its runs carry the job's default, ``false``)."""
+    if not force_rewrite:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_FORCE_REWRITE_PARAM: "true"})
 
 
 def slice_parameters(

@@ -62,6 +62,9 @@ class BackfillRequest:
             (see :mod:`.reruns`).
         pause_schedule: Pause the job's schedule while the backfill runs.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
+        force_rewrite: Append-once outputs rewrite the keys they already hold
+            (``backfill_force_rewrite=true`` in every run; see
+            :mod:`..runtime.io.append_once`).
         full_refresh: Rebuild the job's tables in staging tables and swap them in at
             the end, all at once (see :mod:`.full_refresh`).
         target_run_seconds: The run length ``batch_size="auto"`` aims at.
@@ -87,6 +90,7 @@ class BackfillRequest:
     new: bool = False
     pause_schedule: bool = False
     dbu_per_hour: float | None = None
+    force_rewrite: bool = False
     full_refresh: bool = False
     target_run_seconds: float = DEFAULT_TARGET_SECONDS
 

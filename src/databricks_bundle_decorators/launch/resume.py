@@ -17,7 +17,7 @@ from .databricks_backend import DatabricksBackend, connect, find_job
 from .launcher import PreparedBackfill
 from .ledger import load_ledger
 from .local_lock import LocalLock
-from .plan import BackfillPlan, Slice
+from .plan import BackfillPlan, Slice, with_force_rewrite
 from .rebatch import Rebatcher
 from .request import ResumeRequest
 from .schedule_pause import SchedulePause, restore_stale_pauses
@@ -92,7 +92,9 @@ def prepare_resume(
             client, job=ledger.job, job_id=spec.job_id, backfill=definition, force=request.force
         )
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
-    plan = BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params)
+    plan = with_force_rewrite(
+        BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params), old.force_rewrite
+    )
     if all(r.state == "succeeded" for r in ledger.slices):
         ledger.slices = []  # nothing to run; the ledger file is left as it is
     rebatcher = None  # --batch-size auto goes on re-choosing from the ledger's runs
