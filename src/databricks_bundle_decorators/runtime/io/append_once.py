@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..context import OutputContext, RunEnvironment
 from ..errors import TaskRunError
-from ..predicates import keys_predicate
 from ..scope import KeyScope
 
 if TYPE_CHECKING:
@@ -72,9 +71,12 @@ def written_keys(
     manager: SparkTableIoManager, scope: KeyScope, environment: RunEnvironment
 ) -> frozenset[str]:
     """The keys of ``scope`` that have rows in the manager's table (none if it does not
-    exist): one ``GROUP BY`` over the partition column under the read predicate."""
+    exist): one ``GROUP BY`` over the partition column (a two-dimensional table's static
+    column too: its keys are ``STATIC:TIME``) under the read predicate."""
     column = manager.partition_column
     assert column is not None  # check_write_mode requires one for append-once
+    static = getattr(manager, "static_column", None)
+    columns = [column] if static is None else [str(static), column]
     frame = manager.table_format(environment).read(
         environment.spark,
         manager.table_ref(environment),
@@ -87,7 +89,10 @@ def written_keys(
     if predicate is not None:
         frame = frame.where(predicate)
     wanted = set(scope.keys)
-    found = (_key_text(row[column]) for row in frame.groupBy(column).count().collect())
+    found = (
+        ":".join(_key_text(row[c]) for c in columns)
+        for row in frame.groupBy(*columns).count().collect()
+    )
     return frozenset(key for key in found if key in wanted)
 
 
@@ -143,8 +148,8 @@ def unwritten_part(
         return None
     if not skipped:
         return context, frame
-    column = manager.partition_column
-    assert column is not None
-    # rows of other values (null included) stay, so the IoManager still rejects them
-    kept = frame.where(f"NOT COALESCE({keys_predicate(column, skipped)}, FALSE)")
+    # exactly the skipped keys' rows go; others (nulls included) stay, to be rejected
+    dropped = manager.replace_predicate(KeyScope(scope.backfill, tuple(skipped)))
+    assert dropped is not None  # bounded scope, partitioned table
+    kept = frame.where(f"NOT COALESCE({dropped}, FALSE)")
     return replace(context, scope=KeyScope(scope.backfill, pending)), kept
