@@ -20,6 +20,7 @@ from datetime import datetime
 from rich.table import Table
 from rich.text import Text
 
+from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from .history import KeyHistory, KeyState
 from .status_details import KeyDetail
 
@@ -38,6 +39,7 @@ HTML_COLOUR: dict[KeyState, str] = {
     "missing": "#d0d7de",
 }
 _STATIC_ROW = 10
+MULTI_KIND_PREFIX = "static x "
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,8 @@ def build_grid(
         columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[5:7]), 12, 1)
     elif kind == "weekly":
         columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[6:8]), 53, 1)
+    elif kind.startswith(MULTI_KIND_PREFIX):
+        columns, rows = _per_static(keys)
     else:
         columns = tuple(str(i + 1) for i in range(min(_STATIC_ROW, len(keys))))
         rows = tuple(
@@ -96,6 +100,20 @@ def build_grid(
         if key in states and detail.state == states[key]
     }
     return PartitionGrid(job, kind, columns, rows, states, kept)
+
+
+def _per_static(keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[GridRow, ...]]:
+    """One row per static value of ``STATIC:TIME`` keys, one column per time key."""
+    times: dict[str, int] = {}
+    rows: dict[str, dict[str, str]] = {}
+    for key in keys:
+        static, _, time = key.partition(MULTI_SEPARATOR)
+        times.setdefault(time, len(times))
+        rows.setdefault(static, {})[time] = key
+    ordered = sorted(times, key=times.__getitem__)
+    return tuple(ordered), tuple(
+        GridRow(static, tuple(cells.get(t) for t in ordered)) for static, cells in rows.items()
+    )
 
 
 def _calendar(
@@ -115,16 +133,22 @@ def _calendar(
 
 def grid_table(grid: PartitionGrid) -> Table:
     """The grid as a rich table (colours per state)."""
+    title = f"{grid.job}: {len(grid.states)} {grid.kind} keys"
     table = Table(
-        title=f"{grid.job}: {len(grid.states)} {grid.kind} keys",
+        title=title,
         box=None,
         padding=(0, 0),
         pad_edge=False,
     )
-    table.add_column("", style="bold", no_wrap=True)
-    static = grid.kind not in ("daily", "hourly", "weekly", "monthly")
+    # a narrow grid widens its label column so its title and legend stay on one line
+    wanted = max(len(title), len(legend(grid))) - 2 * len(grid.columns)
+    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wanted))
+    static = grid.kind == "static"
+    multi = grid.kind.startswith(MULTI_KIND_PREFIX)
     for number, column in enumerate(grid.columns):
         shown = column if (number % 5 == 0 and not static) else ""
+        if multi and shown:  # a time key is wider than its cell: its last field
+            shown = column[-2:]
         table.add_column(shown, justify="left", no_wrap=True, min_width=2)
     for row in grid.rows:
         cells: list[Text] = []

@@ -75,10 +75,15 @@ class TaskChecks:
         return bool(self.checks)
 
     def metering(
-        self, slice_column: str | None, extra: Mapping[str, Any] | None = None
+        self,
+        slice_column: str | None,
+        extra: Mapping[str, Any] | None = None,
+        *,
+        static_column: str | None = None,
     ) -> Metering:
-        """What to count for the checks (plus ``extra`` counters) per ``slice_column``."""
-        return Metering(self.checks, slice_column, dict(extra or {}))
+        """What to count for the checks (plus ``extra`` counters) per ``slice_column``
+        (per pair with ``static_column`` for a two-dimensional table)."""
+        return Metering(self.checks, slice_column, dict(extra or {}), static_column)
 
     def judge(
         self,

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ..definitions.contracts import ROWS_METRIC, Check
 from .predicates import quote_identifier
 
@@ -39,6 +40,7 @@ STRAY_METRIC = "__stray"
 """Observed rows whose slice is not one of the run's keys (a null slice included)."""
 _HELPER = "__dbxdec_"
 _SLICE = "__dbxdec_slice"
+_SLICE_OUT = "__dbxdec_slice_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +51,27 @@ class Metering:
         checks: The task's checks (counter names are prefixed ``c<index>_``).
         slice_column: The partition column; ``None`` makes the output one slice.
         extra: More boolean counters by metric name (e.g. rows outside the windows).
+        static_column: The static dimension's column of a two-dimensional table: a
+            slice is then ``STATIC:TIME`` (see :mod:`...backfill.multi`), counted per
+            pair of values.
     """
 
     checks: tuple[Check, ...]
     slice_column: str | None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    static_column: str | None = None
+
+    def slice_key(self) -> Any:
+        """The slice of each row as a string column (the partition value, or
+        ``STATIC:TIME`` for a two-dimensional table)."""
+        from pyspark.sql import functions as F
+
+        assert self.slice_column is not None
+        key = F.col(quote_identifier(self.slice_column)).cast("string")
+        if self.static_column is None:
+            return key
+        static = F.col(quote_identifier(self.static_column)).cast("string")
+        return F.concat_ws(MULTI_SEPARATOR, static, key)
 
     @property
     def presence_decides(self) -> bool:
@@ -75,13 +93,22 @@ class Metering:
 
         inline: dict[str, Any] = {}
         windowed: dict[str, Any] = {}
+        # a check groups by one slice column: a two-dimensional slice is a helper column
+        two_dimensional = self.static_column is not None and any(
+            check.needs_grouping for check in self.checks
+        )
+        slice_name = _SLICE if two_dimensional else self.slice_column
         for index, check in enumerate(self.checks):
             target = windowed if check.needs_grouping else inline
-            target.update(check.counters(f"c{index}_", self.slice_column))
+            target.update(check.counters(f"c{index}_", slice_name))
         inline.update(self.extra)
         helpers = {f"{_HELPER}{name}": column for name, column in windowed.items()}
+        if two_dimensional:
+            frame = frame.select("*", self.slice_key().alias(_SLICE))
         if helpers:
             frame = frame.select("*", *[column.alias(n) for n, column in helpers.items()])
+        if two_dimensional:
+            helpers[_SLICE] = None
         counters = {
             **inline,
             **{name: F.col(quote_identifier(f"{_HELPER}{name}")) for name in windowed},
@@ -94,18 +121,17 @@ class Metering:
 
     def measure(self, frame: Any) -> Measured:
         """Every metric per slice, in one grouped aggregation over ``frame``."""
-        from pyspark.sql import functions as F
 
         prepared, aggregates, _ = self.prepare(frame)
         columns = [expr.alias(name) for name, expr in aggregates.items()]
         if self.slice_column is None:
             rows = prepared.agg(*columns).collect()
             return {None: rows[0].asDict()} if rows else {}
-        key = F.col(quote_identifier(self.slice_column)).cast("string").alias(_SLICE)
+        key = self.slice_key().alias(_SLICE_OUT)
         measured: Measured = {}
         for row in prepared.groupBy(key).agg(*columns).collect():
             values = row.asDict()
-            measured[values.pop(_SLICE)] = values
+            measured[values.pop(_SLICE_OUT)] = values
         return measured
 
     def observe(self, frame: Any, keys: Sequence[str] | None) -> PendingMetrics | None:
@@ -122,7 +148,7 @@ class Metering:
 
         prepared, aggregates, helpers = self.prepare(frame)
         if self.slice_column is not None and keys is not None:
-            key = F.col(quote_identifier(self.slice_column)).cast("string")
+            key = self.slice_key()
             aggregates[STRAY_METRIC] = F.count_if(~F.coalesce(key.isin(list(keys)), F.lit(False)))
         observation = Observation(f"dbxdec-{uuid.uuid4().hex}")
         observed = prepared.observe(observation, *[c.alias(n) for n, c in aggregates.items()])
@@ -135,9 +161,9 @@ class Metering:
         from pyspark.sql import functions as F
 
         assert self.slice_column is not None
-        key = F.col(quote_identifier(self.slice_column)).cast("string").alias(_SLICE)
+        key = self.slice_key().alias(_SLICE_OUT)
         rows = frame.groupBy(key).agg(F.count(F.lit(1)).alias(ROWS_METRIC)).collect()
-        return {row[_SLICE]: {ROWS_METRIC: int(row[ROWS_METRIC])} for row in rows}
+        return {row[_SLICE_OUT]: {ROWS_METRIC: int(row[ROWS_METRIC])} for row in rows}
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,3 +108,22 @@ def conjunction(*predicates: str | None) -> str | None:
     if not present:
         return None
     return present[0] if len(present) == 1 else " AND ".join(f"({p})" for p in present)
+
+
+def disjunction(*predicates: str | None) -> str | None:
+    """The ``OR`` of the given predicates, ``None`` when there are none."""
+    present = [p for p in predicates if p]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else " OR ".join(f"({p})" for p in present)
+
+
+def equals_predicate(column: str, value: str) -> str:
+    """``column`` equal to the quoted literal ``value``.
+
+    Example:
+        >>> equals_predicate("region", "eu")
+        "`region` = 'eu'"
+    """
+    check_column(column)
+    return f"{quote_identifier(column)} = {quote_literal(value)}"

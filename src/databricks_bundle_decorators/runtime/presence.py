@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ..backfill.wire import PresenceOrder, PresenceReport
 from ..definitions import JobDefinition
 from ..errors import UsageError
@@ -90,7 +91,8 @@ def table_presence(
     table: KeyedTable, scope: KeyScope, environment: RunEnvironment
 ) -> PresenceReport:
     """The rows of each of ``scope``'s keys in one table: one ``GROUP BY`` over the
-    partition column, filtered by the IoManager's read predicate (the keys and, with a
+    partition column (both columns of a two-dimensional table), filtered by the
+    IoManager's read predicate (the keys and, with a
     ``time_column``, their windows)."""
     manager = table.manager
     column = manager.partition_column
@@ -105,9 +107,14 @@ def table_presence(
     predicate = manager.read_predicate(scope)
     if predicate is not None:
         frame = frame.where(predicate)
-    counted = frame.groupBy(column).count().withColumnRenamed("count", _ROWS).collect()
+    columns = manager.partition_columns  # (static value, time key) of a two-dimensional table
+    counted = frame.groupBy(*columns).count().withColumnRenamed("count", _ROWS).collect()
     wanted = set(scope.keys)
-    rows = {_key_text(row[column]): int(row[_ROWS]) for row in counted if row[column] is not None}
+    rows = {
+        MULTI_SEPARATOR.join(_key_text(row[c]) for c in columns): int(row[_ROWS])
+        for row in counted
+        if all(row[c] is not None for c in columns)
+    }
     return PresenceReport(
         table.ref.name, task, True, {k: n for k, n in sorted(rows.items()) if k in wanted}
     )

@@ -39,7 +39,7 @@ from .context import RunEnvironment
 from .io.delta import DeltaFormat
 from .io.delta_history import Commit, read_commits, restore_version
 from .io.formats import TableRef
-from .io.spark_table import COMMIT_ID_PREFIX
+from .io.table_name import COMMIT_ID_PREFIX
 from .outputs import TableOutput, table_outputs
 
 UndoAction = Literal["restore", "empty", "none", "done"]

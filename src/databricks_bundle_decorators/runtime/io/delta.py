@@ -81,7 +81,7 @@ class _DeltaStagedWrite(StagedWrite):
             elif not request.append:
                 writer = writer.option("partitionOverwriteMode", "dynamic")
             if not exists:
-                writer = writer.partitionBy(request.partition_column)
+                writer = writer.partitionBy(*request.partition_by)
         if request.transaction is not None:
             app_id, version = request.transaction
             writer = writer.option("txnAppId", app_id).option("txnVersion", str(version))
@@ -112,7 +112,7 @@ class _DeltaStagedWrite(StagedWrite):
 
     def _create(self, spark: Any, request: WriteRequest) -> None:
         ddl = self._frame.schema.toDDL()
-        spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_column))
+        spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_by))
 
     def _check_layout(self, spark: Any, layout: TableLayout) -> None:
         if not layout.declared:

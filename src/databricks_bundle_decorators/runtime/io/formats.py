@@ -48,6 +48,8 @@ class WriteRequest:
             version already (Delta's ``txnAppId``/``txnVersion``). ``None``: no id.
         layout: Properties and clustering the table is created with and checked
             against (Delta only; see :mod:`.layout`).
+        static_column: The static dimension's partition column of a two-dimensional
+            table (``region`` of region x day), or ``None``.
         append: Add the staged rows and replace nothing (``replace_where`` and
             ``cleared_keys`` are ignored); Delta only (see :mod:`.append_once`).
     """
@@ -58,6 +60,13 @@ class WriteRequest:
     transaction: tuple[str, int] | None = None
     layout: TableLayout = field(default_factory=TableLayout)
     append: bool = False
+    static_column: str | None = None
+
+    @property
+    def partition_by(self) -> tuple[str, ...]:
+        """The table's partition columns: the static dimension's first (two-dimensional
+        tables), then the key column."""
+        return tuple(c for c in (self.static_column, self.partition_column) if c is not None)
 
 
 class StagedWrite(ABC):

@@ -67,13 +67,16 @@ class TableLayout:
         """Whether the table needs an explicit ``CREATE TABLE``."""
         return bool(self.properties or self.cluster_by)
 
-    def create_sql(self, qualified: str, columns_ddl: str, partition_column: str | None) -> str:
+    def create_sql(
+        self, qualified: str, columns_ddl: str, partition_column: str | Sequence[str] | None
+    ) -> str:
         """The ``CREATE TABLE IF NOT EXISTS`` of an empty table with this layout."""
         sql = f"CREATE TABLE IF NOT EXISTS {qualified} ({columns_ddl}) USING delta"
         if self.cluster_by:
             sql += f" CLUSTER BY ({', '.join(quote_identifier(c) for c in self.cluster_by)})"
-        elif partition_column is not None:
-            sql += f" PARTITIONED BY ({quote_identifier(partition_column)})"
+        elif partition_column:
+            columns = (partition_column,) if isinstance(partition_column, str) else partition_column
+            sql += f" PARTITIONED BY ({', '.join(quote_identifier(c) for c in columns)})"
         if self.properties:
             pairs = ", ".join(
                 f"{quote_literal(k)} = {quote_literal(v)}" for k, v in self.properties.items()

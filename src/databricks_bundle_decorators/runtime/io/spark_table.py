@@ -3,10 +3,7 @@ and checks; a :class:`~.formats.TableFormat` only reads and writes."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ...backfill.refresh import staging_table_part
@@ -21,7 +18,6 @@ from ..predicates import (
     check_column,
     conjunction,
     keys_predicate,
-    quote_identifier,
     windows_predicate,
 )
 from ..scope import KeyScope
@@ -29,65 +25,16 @@ from ..spark import has_delta
 from .append_once import WriteMode, check_write_mode, unwritten_part
 from .base import IoManager
 from .delta import DeltaFormat
+from .dimensions import is_two_dimensional, per_static_predicate
 from .formats import TableFormat, TableRef, WriteRequest
 from .layout import TableLayout
 from .parquet import LocalParquetFormat
+from .table_name import TableName, commit_identity
+
+__all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
 FormatName = Literal["auto", "delta", "parquet"]
-_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _OUTSIDE_TIME = "__outside_windows"
-
-
-@dataclass(frozen=True, slots=True)
-class TableName:
-    """A three-part Unity Catalog name ``catalog.schema.table``.
-
-    Locally the same name maps to ``<warehouse>/<catalog>/<schema>/<table>/``.
-    """
-
-    catalog: str
-    schema: str
-    table: str
-
-    @classmethod
-    def parse(cls, name: str) -> TableName:
-        """Parse ``catalog.schema.table``.
-
-        Raises:
-            ValueError: not three dot-separated parts of A-Z a-z 0-9 _.
-        """
-        parts = name.split(".") if isinstance(name, str) else []
-        if len(parts) != 3 or not all(_PART.fullmatch(part) for part in parts):
-            raise ValueError(
-                f"table name {name!r} must be catalog.schema.table, each part a letter or _ "
-                "then letters, digits or _ (e.g. 'main.sales.daily_orders')"
-            )
-        return cls(*parts)
-
-    def __str__(self) -> str:
-        return f"{self.catalog}.{self.schema}.{self.table}"
-
-    @property
-    def quoted(self) -> str:
-        """The name with each part backtick-quoted, for SQL and ``saveAsTable``."""
-        return ".".join(quote_identifier(p) for p in (self.catalog, self.schema, self.table))
-
-    def local_path(self, warehouse: Path) -> Path:
-        """The table's folder under a local warehouse."""
-        return warehouse / self.catalog / self.schema / self.table
-
-
-COMMIT_ID_PREFIX = "dbxdec:"
-
-
-def commit_identity(job_name: str, task_key: str, run_id: str) -> str:
-    """Who wrote a commit: Delta's ``txnAppId`` and the commit's ``userMetadata``.
-
-    Example:
-        >>> commit_identity("sales", "clean", "550315892394120-0")
-        'dbxdec:sales:clean:550315892394120-0'
-    """
-    return f"{COMMIT_ID_PREFIX}{job_name}:{task_key}:{run_id}"
 
 
 class SparkTableIoManager(IoManager):
@@ -117,6 +64,10 @@ class SparkTableIoManager(IoManager):
             is then not partitioned (Delta does not combine the two) and writes still
             replace exactly the run's keys. Both are checked, not changed, when the
             table exists (see :mod:`.layout`).
+        static_column: For a job with ``backfill=MultiBackfill(...)`` (e.g. region x
+            day): the column holding the static value. The table is partitioned by it
+            and ``partition_column``, and a run's predicate is ``region = 'eu' AND
+            day IN (...)`` per static value (windows on ``time_column`` likewise).
         write: ``"replace"`` (the default: a run replaces its keys) or
             ``"append_once"``: each key is appended once; a run skips the keys the
             table already holds (printing which), unless it is asked to
@@ -147,6 +98,7 @@ class SparkTableIoManager(IoManager):
         table_properties: Mapping[str, str] | None = None,
         cluster_by: Sequence[str] | None = None,
         write: WriteMode = "replace",
+        static_column: str | None = None,
     ) -> None:
         self.table = TableName.parse(table)
         self.partition_column = (
@@ -160,6 +112,7 @@ class SparkTableIoManager(IoManager):
         if format not in ("auto", "delta", "parquet"):
             raise ValueError(f"format must be 'auto', 'delta' or 'parquet', got {format!r}")
         self.format: FormatName = format
+        self.static_column = None if static_column is None else self._static(static_column)
         self.layout = TableLayout.declare(table_properties, cluster_by)
         self.write: WriteMode = check_write_mode(
             write, partition_column=self.partition_column, format=format
@@ -175,6 +128,21 @@ class SparkTableIoManager(IoManager):
             f"SparkTableIoManager({str(self.table)!r}, partition_column="
             f"{self.partition_column!r}, time_column={self.time_column!r})"
         )
+
+    def _static(self, column: str) -> str:
+        checked = check_column(column, what="static_column")
+        if self.partition_column is None:
+            raise ValueError("static_column needs a partition_column (the time key's column)")
+        if checked == self.partition_column:
+            raise ValueError(f"static_column and partition_column are both {checked!r}")
+        if self.format == "parquet":
+            raise ValueError("static_column (two-dimensional tables) needs Delta: drop format=")
+        return checked
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """The table's partition columns, static dimension first (``()``: unpartitioned)."""
+        return tuple(c for c in (self.static_column, self.partition_column) if c is not None)
 
     # -- naming ------------------------------------------------------------------
 
@@ -222,6 +190,8 @@ class SparkTableIoManager(IoManager):
         """
         if self.partition_column is None or not scope.bounded:
             return None
+        if self._two_dimensional(scope):
+            return self._per_static(scope, windows=True)
         return conjunction(
             keys_predicate(self.partition_column, scope.keys), self._window_predicate(scope)
         )
@@ -230,12 +200,30 @@ class SparkTableIoManager(IoManager):
         """The ``replaceWhere`` of a write: exactly the written keys (``None``: no keys known)."""
         if self.partition_column is None or not scope.bounded:
             return None
+        if self._two_dimensional(scope):
+            return self._per_static(scope, windows=False)
         return keys_predicate(self.partition_column, scope.keys)
 
     def _window_predicate(self, scope: KeyScope) -> str | None:
         if self.time_column is None or not scope.is_time_based:
             return None
+        if self._two_dimensional(scope):
+            return self._per_static(scope, windows=True, keys=False)
         return windows_predicate(self.time_column, scope.spans())
+
+    def _two_dimensional(self, scope: KeyScope) -> bool:
+        """Whether the scope's keys are ``STATIC:TIME`` (and the table has both columns)."""
+        return is_two_dimensional(str(self.table), self.static_column, scope)
+
+    def _per_static(self, scope: KeyScope, *, windows: bool, keys: bool = True) -> str:
+        assert self.static_column is not None and self.partition_column is not None
+        return per_static_predicate(
+            scope,
+            self.static_column,
+            self.partition_column,
+            self.time_column if windows else None,
+            keys=keys,
+        )
 
     # -- IoManager ---------------------------------------------------------------
 
@@ -271,7 +259,11 @@ class SparkTableIoManager(IoManager):
         environment = context.environment
         table_format = self.table_format(environment)
         checks = TaskChecks(context.task_key, tuple(context.checks))
-        metering = checks.metering(self.partition_column, self._outside_counter(scope))
+        metering = checks.metering(
+            self.partition_column,
+            self._outside_counter(scope),
+            static_column=self.static_column if self._two_dimensional(scope) else None,
+        )
         keys = scope.keys if self.partition_column is not None and scope.bounded else None
         pending = metering.observe(frame, keys) if table_format.writes_on_stage else None
         staged = table_format.stage(
@@ -308,6 +300,7 @@ class SparkTableIoManager(IoManager):
                     self.transaction(context),
                     self.layout,
                     append,
+                    static_column=self.static_column,
                 )
             )
         finally:
