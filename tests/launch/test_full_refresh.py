@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import io
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.backfill.refresh import staging_table_part
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.definitions.loader import import_pipelines
 from databricks_bundle_decorators.errors import UsageError
+from databricks_bundle_decorators.launch.history import keys_of_parameters
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Connection,
@@ -74,6 +77,9 @@ def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
     )  # fmt: skip
     assert code == 1, out + err
     (ledger,) = list_ledgers(root, "fr_orders")
+    # failed keys are rerun into the staging tables by --resume, never by a plain rerun
+    assert "Rerun the failed keys" not in out + err
+    assert f"--resume {ledger.id}" in out + err
     assert [r.state for r in ledger.slices] == ["succeeded", "succeeded", "failed", "pending"]
     assert ledger.slices[-1].label == "full-refresh swap" and ledger.options.full_refresh
     assert [r.parameters[FULL_REFRESH] for r in ledger.slices] == [f"stage:{ledger.id}"] * 3 + [
@@ -222,6 +228,8 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
     runs = emu.runs(job_id)
     assert sorted(r.job_parameters["backfill_key"] for r in runs) == days
     assert {r.job_parameters[FULL_REFRESH] for r in runs} == {f"stage:{backfill_id}"}
+    # the first slice ran alone: it creates the staging tables
+    assert runs[0].ended is not None and all(r.created > runs[0].ended for r in runs[1:])
 
     emu.set_outcome(days[2], result="SUCCESS")
     resumed = prepare_resume(
@@ -240,3 +248,13 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
     # the swap was created after the last slice ended, and is the last run
     assert swaps[0].created > max(r.ended or float("inf") for r in slices)
     assert swaps[0].run_id == runs[-1].run_id
+
+
+def test_the_swap_run_writes_no_key_in_the_run_history() -> None:
+    days = DailyBackfill(start_date="2024-01-01")
+    started = datetime(2024, 3, 1, 12, tzinfo=timezone.utc).timestamp()
+    swap = {"backfill_key": "", FULL_REFRESH: "swap:nightly-20240301T120000-1a2b"}
+    stage = {"backfill_key": "2024-01-02", FULL_REFRESH: "stage:nightly-20240301T120000-1a2b"}
+    assert keys_of_parameters(days, swap, started=started) == ()
+    assert keys_of_parameters(days, stage, started=started) == ("2024-01-02",)
+    assert keys_of_parameters(days, {"backfill_key": ""}, started=started) == ("2024-03-01",)

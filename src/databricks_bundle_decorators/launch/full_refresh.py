@@ -5,7 +5,8 @@ The plan gets one keyless run at the end (where a final sync would go), and ever
 parameters carry ``backfill_full_refresh`` (:class:`~..backfill.refresh.FullRefreshOrder`):
 
 - each slice is a ``stage:<backfill id>`` run: its tables are written to staging tables
-  beside them (see :mod:`..runtime.full_refresh` for which tables and reads);
+  beside them (see :mod:`..runtime.full_refresh` for which tables and reads); the first
+  slice runs alone, as a canary (it creates the staging tables);
 - the last run is ``swap:<backfill id>``: the scheduler starts it only once every slice
   succeeded (as it does a final sync); each task checks its staging tables whole and
   replaces its tables in one Delta commit each.
@@ -53,6 +54,13 @@ def check_full_refresh(request: BackfillRequest) -> None:
         raise UsageError(
             "--full-refresh cannot be combined with --final-sync: its last run is the swap"
         )
+
+
+def first_alone(request: BackfillRequest) -> int:
+    """The canaries of ``request`` (``--canary``): at least one for a full refresh, whose
+    first slice creates the staging tables alone (concurrent first writes to a table that
+    does not exist yet conflict in Delta), and whose others wait for it to succeed."""
+    return max(request.canary, 1) if request.full_refresh else request.canary
 
 
 def stage_ledger(ledger: Ledger) -> None:

@@ -13,7 +13,12 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.wire import BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM, KeyRange
+from ..backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_UNDO_PARAM,
+    KeyRange,
+)
 
 KeyState = Literal["succeeded", "failed", "running", "missing"]
 ObservedState = Literal["succeeded", "failed", "running"]
@@ -82,9 +87,12 @@ def keys_of_parameters(
     A run without ``backfill_key`` (a scheduled run) wrote the key current when it
     started, for time-based definitions. An undo run (``backfill_undo``) and a presence
     run (``backfill_presence``) write no key: they too leave ``backfill_key`` empty, and
-    counting them as a scheduled run would mark today's key as run.
+    counting them as a scheduled run would mark today's key as run; so does the swap
+    run of a full refresh (``backfill_full_refresh=swap:...``).
     """
     if any(parameters.get(name, "").strip() for name in _KEYLESS_RUN_PARAMS):
+        return ()
+    if parameters.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:"):
         return ()
     encoded = KeyRange.from_params(parameters)
     try:

@@ -32,7 +32,12 @@ from .estimate import (
     past_runs_local,
 )
 from .events import Counts, LaunchEvent, LaunchSummary
-from .full_refresh import check_full_refresh, require_deployed_parameter, stage_ledger
+from .full_refresh import (
+    check_full_refresh,
+    first_alone,
+    require_deployed_parameter,
+    stage_ledger,
+)
 from .history import KeyHistory, keys_without_success
 from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
@@ -214,7 +219,7 @@ def plan_backfill(
         params=dict(request.params),
         force_rewrite=request.force_rewrite,
         full_refresh=request.full_refresh,
-        canary=request.canary,
+        canary=first_alone(request),
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,

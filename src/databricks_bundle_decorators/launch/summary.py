@@ -81,7 +81,8 @@ def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()
             durations[record.label] = last.seconds
         elif (failure := _failure(record)) is not None:
             failed.append(failure)
-    failed_keys = [key for f in failed for key in f.keys]
+    # a full refresh's failed keys are rerun into its staging tables, by --resume only
+    failed_keys = [] if ledger.options.full_refresh else [key for f in failed for key in f.keys]
     return LaunchSummary(
         backfill_id=ledger.id,
         job=ledger.job,
