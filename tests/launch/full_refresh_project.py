@@ -1,7 +1,8 @@
 """A project for the full-refresh tests: ``fr_orders`` writes ``main.fr.raw`` (``per_day``
 rows per day, labelled by ``label``) and ``main.fr.daily`` (rows per day and label, read
 from ``raw``), so a stage run's ``daily`` shows whether it read ``raw``'s staging table.
-A ``raw`` run fails for the key in ``$FR_FAIL_KEY``."""
+A ``raw`` run fails for the key in ``$FR_FAIL_KEY``; its frame check fails while
+``$FR_REFUSE`` is set (in the swap run: judged on the whole staging table)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ PIPELINES = """
 import os
 
 from databricks_bundle_decorators import DailyBackfill, job, params, task
+from databricks_bundle_decorators.checks import FrameCheck
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 
 raw_io = SparkTableIoManager("main.fr.raw", partition_column="day")
@@ -23,7 +25,7 @@ daily_io = SparkTableIoManager("main.fr.daily", partition_column="day")
 
 @job(params={"label": "old", "per_day": "2"}, backfill=DailyBackfill(start_date="2024-01-01"))
 def fr_orders():
-    @task(io_manager=raw_io)
+    @task(io_manager=raw_io, checks=[FrameCheck(lambda frame: os.environ.get("FR_REFUSE"))])
     def raw():
         from pyspark.sql import SparkSession
 

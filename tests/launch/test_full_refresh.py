@@ -31,7 +31,7 @@ from databricks_bundle_decorators.launch.launcher import (
 from databricks_bundle_decorators.launch.ledger import list_ledgers
 from databricks_bundle_decorators.launch.progress import JsonReporter
 from databricks_bundle_decorators.launch.resume import prepare_resume
-from databricks_bundle_decorators.runtime.local import run_job_locally
+from databricks_bundle_decorators.runtime.local import JobRunResult, run_job_locally
 from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -114,13 +114,19 @@ def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
         # exactly one commit more: the swap, carrying the swap run's identity
         assert history[:-1] == old_history[name]
         assert history[-1][0] == old_history[name][-1][0] + 1
-        assert history[-1][2] == f"dbxdec:fr_orders:{task}:{swap_run}"
+        assert history[-1][2] == f"dbxdec:fr_orders:{task}:refresh={ledger.id}:{swap_run}"
         assert not local_table_exists(staging_name(name, ledger.id), warehouse)
+
+    # undo knows the swap commit as the backfill's: the old tables come back
+    code, out, err = seeded("backfill", "undo", ledger.id, "--yes")
+    assert code == 0, out + err
+    for name in (RAW, DAILY):
+        assert table_rows(spark, root, name) == old[name]
 
 
 @pytest.mark.spark
 def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
-    seeded: Dbxdec, spark: Any
+    seeded: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, warehouse = seeded.root, seeded.root / ".dbxdec" / "warehouse"
     registry: Registry = import_pipelines([MODULE], root=root)
@@ -139,6 +145,27 @@ def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
         run_id="stage-1",
     )
     assert staged.succeeded
+    old_history = table_history(spark, root, RAW)
+
+    def swap(run_id: str) -> JobRunResult:
+        params = {FULL_REFRESH: f"swap:{refresh}"}
+        return run_job_locally(
+            registry, "fr_orders", params=params, warehouse=warehouse, run_id=run_id
+        )
+
+    # a check refusing the whole staging table: nothing is swapped, the staging is kept
+    monkeypatch.setenv("FR_REFUSE", "refused by the test")
+    refused = swap("swap-0")
+    monkeypatch.delenv("FR_REFUSE")
+    assert [(t.task_key, t.status) for t in refused.tasks] == [
+        ("raw", "failed"),
+        ("daily", "skipped"),
+    ]
+    assert (
+        "frame_check" in refused.tasks[0].error and "refused by the test" in refused.tasks[0].error
+    )
+    assert table_history(spark, root, RAW) == old_history
+    assert local_table_exists(staging_name(RAW, refresh), warehouse)
     path = str(local_table_path(RAW, warehouse))
     counts: list[int] = []
     first_read, swapped = threading.Event(), threading.Event()
@@ -154,20 +181,18 @@ def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
     thread = threading.Thread(target=reader)
     thread.start()
     assert first_read.wait(timeout=120)
-    swap = run_job_locally(
-        registry,
-        "fr_orders",
-        params={FULL_REFRESH: f"swap:{refresh}"},
-        warehouse=warehouse,
-        run_id="swap-1",
-    )
+    swapped_in = swap("swap-1")
     swapped.set()
     thread.join(timeout=120)
 
-    assert swap.succeeded, [t.error for t in swap.failed]
+    assert swapped_in.succeeded, [t.error for t in swapped_in.failed]
     print(f"reader counts: {len(counts)} reads, values {sorted(set(counts))}")
     assert set(counts) <= {8, 15} and counts[0] == 8 and counts[-1] == 15
     assert counts == sorted(counts)  # once the new table is seen, never the old one again
+    # a retried swap run finds the swaps done and changes nothing
+    again = swap("swap-2")
+    assert again.succeeded, [t.error for t in again.failed]
+    assert len(table_history(spark, root, RAW)) == len(old_history) + 1
 
 
 def test_full_refresh_refuses_what_makes_no_sense_in_one_line(

@@ -6,22 +6,25 @@
   task reading another task's output of the same job reads that task's staging table
   (the job's tables are being rebuilt together; their old content is not an input).
   Tables the job does not write (sources, other jobs' tables) are read as they are.
-- The **swap** run (keyless, after every slice succeeded) does, per task, for each table
-  it writes (a table written by several tasks is swapped by the first of them):
-  read the staging table, judge the task's checks on every key of it (and refuse an
-  empty one), then replace the table with it in **one** Delta commit (an overwrite with
-  ``overwriteSchema``: a reader sees the old version or the new one), then drop the
-  staging table. The commit carries the run's identity like every dbxdec write, so
-  ``dbxdec backfill undo`` restores the table from before the refresh.
+- The **swap** run (keyless, after every slice succeeded): each task owns the tables it
+  is the first writer of. The first task that owns any first verifies *every* staging
+  table of the job (checks judged on each key of the whole table; an empty one is
+  refused), so a failing check stops the swap before any table changed; each task then
+  verifies its own again and replaces each of its tables with its staging table in
+  **one** Delta commit (an overwrite with ``overwriteSchema``: a reader sees the old
+  version or the new one), then drops the staging table.
 
-A swap run retried after its commit but before the drop commits the same rows again
-(same content) and drops; a swap whose staging table is gone fails without a change.
+Each swap commit's ``userMetadata`` is ``dbxdec:<job>:<task>:refresh=<backfill id>:<run
+id>``: undo reads it as the run's commit (restoring the table from before the refresh),
+and a retried swap run skips a table whose history already has its backfill's swap (and
+drops the staging table left, if any). Tables are swapped one after the other: Delta has
+no commit across tables.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backfill.refresh import FullRefreshOrder
@@ -31,7 +34,7 @@ from .checking import TaskChecks
 from .context import RunEnvironment
 from .errors import OutputRejected, TaskRunError
 from .io.delta import delta_table_exists, read_delta
-from .io.delta_history import sql_target
+from .io.delta_history import read_commits, sql_target
 from .io.formats import TableRef
 from .io.spark_table import SparkTableIoManager, commit_identity
 from .outputs import TableOutput, table_outputs
@@ -46,11 +49,25 @@ def staged_environment(
     return replace(environment, staging=order.backfill_id)
 
 
-def refreshed_tables(
-    job: JobDefinition, environment: RunEnvironment, task_key: str
-) -> tuple[list[TableOutput], list[str]]:
-    """The tables ``task_key`` swaps (those it is the first writer of) and notes on its
-    outputs a full refresh cannot stage (another IoManager, or parquet)."""
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """One table of a swap run: where it is staged, and the mark its swap commit carries."""
+
+    table: TableOutput
+    staging: TableRef
+    mark: str
+
+    @property
+    def owner(self) -> str:
+        """The task that swaps it (its first writer)."""
+        return self.table.tasks[0]
+
+
+def planned_swaps(
+    job: JobDefinition, environment: RunEnvironment, backfill_id: str
+) -> tuple[list[Swap], list[str]]:
+    """Every table of the job a full refresh swaps, in task order, and notes on the
+    outputs it cannot stage (another IoManager, or local parquet)."""
     found, notes = table_outputs(
         job,
         environment,
@@ -62,79 +79,89 @@ def refreshed_tables(
             else "is parquet: not staged"
         ),
     )
-    mine = [table for table in found.values() if table.tasks[0] == task_key]
-    return mine, [note for note in notes if note.startswith(f"task {task_key!r}")]
+    staging_env = replace(environment, staging=backfill_id)
+    mark = f"refresh={backfill_id}"
+    swaps = [Swap(t, t.manager.table_ref(staging_env), mark) for t in found.values()]
+    return swaps, notes
 
 
 def swap_outputs(
     job: JobDefinition, task_key: str, order: FullRefreshOrder, environment: RunEnvironment
 ) -> list[str]:
-    """The task of a swap run: check each staging table it owns, replace the table with
-    it in one commit, drop it; one printed line per table (for the run's logs).
+    """The task of a swap run (see the module docs); one printed line per table.
 
     Raises:
-        TaskRunError: a staging table is missing or empty, a check failed (the table
-            is left as it was), or Delta refused the commit.
+        TaskRunError: a staging table is missing or empty, a check failed (no table of
+            this task changed), or Delta refused the commit.
     """
-    tables, notes = refreshed_tables(job, environment, task_key)
-    staging_env = replace(environment, staging=order.backfill_id)
-    lines = [f"note: {note}" for note in notes]
-    for table in tables:
-        staging = table.manager.table_ref(staging_env)
-        rows = swap_table(job, task_key, table, staging, environment)
-        lines.append(f"swapped {table.ref.name}: {rows} rows from {staging.name}")
-    if not tables:
+    swaps, notes = planned_swaps(job, environment, order.backfill_id)
+    spark = environment.spark if swaps else None
+    mine = [s for s in swaps if s.owner == task_key]
+    pending = [s for s in swaps if not swapped_already(spark, s)]
+    first_owner = pending[0].owner if pending else None
+    lines = [f"note: {n}" for n in notes if n.startswith(f"task {task_key!r}")]
+    for swap in pending if task_key == first_owner else []:  # every check before any swap
+        if swap.owner != task_key:
+            rows = verify(job, swap, environment)
+            lines.append(f"checked {swap.staging.name}: {rows} rows, its checks pass")
+    for swap in mine:
+        if swap not in pending:
+            drop_staging(spark, swap.staging)
+            lines.append(f"{swap.table.ref.name}: swapped already")
+            continue
+        rows = verify(job, swap, environment)
+        identity = commit_identity(job.name, task_key, f"{swap.mark}:{environment.run_id}")
+        replace_table(read_delta(spark, swap.staging), swap.table, identity)
+        drop_staging(spark, swap.staging)
+        lines.append(f"swapped {swap.table.ref.name}: {rows} rows from {swap.staging.name}")
+    if not mine:
         lines.append(f"task {task_key!r} swaps no table")
     for line in lines:
         print(f"full refresh {order.backfill_id}: {line}", flush=True)
     return lines
 
 
-def swap_table(
-    job: JobDefinition,
-    task_key: str,
-    table: TableOutput,
-    staging: TableRef,
-    environment: RunEnvironment,
-) -> int:
-    """Check ``staging`` whole, replace ``table`` with it in one commit, drop it; the
-    number of rows swapped in.
+def swapped_already(spark: Any, swap: Swap) -> bool:
+    """Whether the table's history has this full refresh's swap commit."""
+    needle = f":{swap.mark}:"
+    return any(needle in (c.metadata or "") for c in read_commits(spark, swap.table.ref))
+
+
+def verify(job: JobDefinition, swap: Swap, environment: RunEnvironment) -> int:
+    """Judge the owner task's checks on every key of the whole staging table; its rows.
 
     Raises:
-        TaskRunError: as :func:`swap_outputs`.
+        TaskRunError: the staging table is missing or empty, or a check failed.
     """
-    spark = environment.spark
-    manager = table.manager
-    checks_of = tuple(job.graph[task_key].definition.checks)
-    if not delta_table_exists(spark, staging):
+    task_key, target = swap.owner, swap.table.ref.name
+    spark, manager = environment.spark, swap.table.manager
+    if not delta_table_exists(spark, swap.staging):
         raise TaskRunError(
-            f"task {task_key!r}: staging table {staging.name} does not exist (the refresh's "
-            f"slices wrote nothing, or it was swapped already); {table.ref.name} was not changed"
+            f"task {task_key!r}: staging table {swap.staging.name} does not exist (the "
+            f"refresh's slices wrote nothing to it); {target} was not changed"
         )
-    frame = read_delta(spark, staging)
-    checks = TaskChecks(task_key, checks_of)
+    frame = read_delta(spark, swap.staging)
+    checks = TaskChecks(task_key, tuple(job.graph[task_key].definition.checks))
     measured = checks.metering(manager.partition_column).measure(frame)
     rows = sum(int(values[ROWS_METRIC] or 0) for values in measured.values())
     if not rows:
         raise OutputRejected(
-            f"task {task_key!r}: staging table {staging.name} has no rows; a full refresh "
-            f"does not empty {table.ref.name}, which was not changed"
+            f"task {task_key!r}: staging table {swap.staging.name} has no rows; a full "
+            f"refresh does not empty {target}, which was not changed"
         )
     keys = list(measured) if manager.partition_column is not None else [None]
-    checks.judge(
-        measured, keys=keys, frame=lambda: frame, label="full refresh", target=table.ref.name
-    )
-    run_id = environment.run_id
-    _replace(
-        frame, manager, table.ref, commit_identity(job.name, task_key, run_id) if run_id else None
-    )
-    drop_staging(spark, staging)
+    checks.judge(measured, keys=keys, frame=lambda: frame, label="full refresh", target=target)
     return rows
 
 
-def _replace(
-    frame: Any, manager: SparkTableIoManager, target: TableRef, identity: str | None
-) -> None:
+def replace_table(frame: Any, table: TableOutput, identity: str) -> None:
+    """Replace ``table`` with ``frame`` in one Delta commit carrying ``identity``.
+
+    Raises:
+        TaskRunError: Delta refused the commit.
+    """
+    manager: SparkTableIoManager = table.manager
+    target = table.ref
     spark = frame.sparkSession
     if not delta_table_exists(spark, target) and manager.layout.declared:
         ddl = frame.schema.toDDL()
@@ -144,13 +171,10 @@ def _replace(
         .mode("overwrite")
         .option("overwriteSchema", "true")
         .option("partitionOverwriteMode", "static")  # the whole table, whatever the session says
+        .option("userMetadata", identity)  # undo finds the swap like any dbxdec write
+        .option("txnAppId", identity)  # a retried attempt of the run does not commit twice
+        .option("txnVersion", "0")
     )
-    if identity is not None:  # undo finds the swap like any dbxdec write; a retried
-        writer = (  # attempt of the same run does not commit twice
-            writer.option("userMetadata", identity)
-            .option("txnAppId", identity)
-            .option("txnVersion", "0")
-        )
     if manager.partition_column is not None and not manager.layout.cluster_by:
         writer = writer.partitionBy(manager.partition_column)
     try:
