@@ -35,6 +35,7 @@ from .options import (
     option_record,
     param_option,
     pipelines_option,
+    retry_for_option,
     target_seconds,
 )
 
@@ -62,6 +63,7 @@ with_pacing = option_record(
         type=click.FloatRange(min=0),
         help="Seconds before the first retry, doubling each time [default: 10].",
     ),
+    retry_for_option,
     click.option("--halt-on-error", is_flag=True, help="Launch nothing new once a run has failed."),
     click.option(
         "--poll-interval",

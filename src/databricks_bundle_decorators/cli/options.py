@@ -140,6 +140,17 @@ class Duration(_SecondsType):
         return seconds
 
 
+retry_for_option = click.option(
+    "--retry-for",
+    type=Duration(),
+    metavar="DURATION",
+    help="With --retries: a run is retried only if the retry, back-off included, starts "
+    "within DURATION (e.g. 90s, 10m, 2h) of the key's first attempt; the key stops "
+    "retrying when either budget is spent [default: no limit].",
+)
+"""``--retry-for DURATION``: the retry time budget of ``--retries`` (seconds)."""
+
+
 def batch_size_options(what: str) -> Callable[[F], F]:
     """``--batch-size N|auto`` (``what`` says what N is) and ``--target-run-length``."""
 

@@ -54,6 +54,8 @@ def rerun_command(
     args += ["--max-concurrent", str(options.max_concurrent)]
     if options.retries:
         args += ["--retries", str(options.retries)]
+    if options.retry_for is not None:
+        args += ["--retry-for", f"{options.retry_for:g}s"]
     return shlex.join(args)
 
 

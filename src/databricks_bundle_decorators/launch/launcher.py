@@ -49,6 +49,7 @@ from .presence import keys_missing_data_databricks, keys_missing_data_local
 from .rebatch import Rebatcher, RebatchingScheduler
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
 from .reruns import check_can_start
+from .retry_budget import check_retry_budgets
 from .schedule_pause import SchedulePause
 from .scheduler import Scheduler
 from .spark_extra import require_local_spark
@@ -119,6 +120,7 @@ def plan_backfill(
     """
     job = registry.get(request.job)
     check_full_refresh(request)
+    check_retry_budgets(request.pacing.retries or 0, request.pacing.retry_for)
     selected = _checked_plan(job, request)  # bad keys and options fail before any connection
     if request.pause_schedule and request.connection.local:
         raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
@@ -211,6 +213,7 @@ def plan_backfill(
         max_concurrent=cap,
         retries=pacing.retries or 0,
         retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
+        retry_for=pacing.retry_for,
         halt_on_error=pacing.halt_on_error,
         exact=request.exact,
         batch_size=size,

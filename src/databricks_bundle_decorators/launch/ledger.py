@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..atomic import write_atomically
 from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
@@ -76,6 +76,7 @@ class Attempt:
     ended_at: float | None = None
     error: str = ""
     started_at: float | None = None
+    gave_up: str = ""  # which retry budget was spent, e.g. "retries spent: 3 of 3"; or ""
 
     @property
     def is_open(self) -> bool:
@@ -148,6 +149,7 @@ class LaunchOptions:
     max_concurrent: int = 4
     retries: int = 0
     retry_delay: float = 10.0
+    retry_for: float | None = None  # --retry-for in seconds; absent from older ledgers
     halt_on_error: bool = False
     exact: bool = False
     batch_size: int = 1
@@ -166,6 +168,7 @@ class LaunchOptions:
         return SchedulerOptions(
             max_concurrent=self.max_concurrent,
             retries=self.retries,
+            retry_for=self.retry_for,
             retry_delay=self.retry_delay,
             halt_on_error=self.halt_on_error,
             poll_interval=poll_interval,
@@ -237,11 +240,7 @@ class Ledger:
 
     def counts(self) -> dict[str, int]:
         """Slices per state (every state present, zero included)."""
-        out = dict.fromkeys(("pending", "submitting", "running", "succeeded", "failed"), 0)
-        out["canceled"] = 0
-        for record in self.slices:
-            out[record.state] += 1
-        return out
+        return {state: sum(r.state == state for r in self.slices) for state in get_args(SliceState)}
 
     def _header(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,8 @@ class SchedulerOptions:
     Attributes:
         max_concurrent: Runs in flight at most.
         retries: Extra attempts per slice after a failed run.
+        retry_for: Seconds from a slice's first attempt within which a retry may
+            start, back-off included (``None``: no limit); see :mod:`.retry_budget`.
         retry_delay: Seconds before the first retry; doubles per retry.
         max_retry_delay: Upper bound of the retry delay.
         halt_on_error: Stop launching once a slice has failed for good.
@@ -27,6 +29,7 @@ class SchedulerOptions:
 
     max_concurrent: int = 4
     retries: int = 0
+    retry_for: float | None = None
     retry_delay: float = 10.0
     max_retry_delay: float = 600.0
     halt_on_error: bool = False

@@ -28,13 +28,15 @@ class Pacing:
     """How fast a backfill launches and how it retries.
 
     ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
-    1 locally; no retries; 10 s before the first retry) and the ledger's own value on
-    ``--resume``. ``halt_on_error`` can only be switched on.
+    1 locally; no retries; 10 s before the first retry; no ``retry_for``, the seconds
+    within which a retry may start, see :mod:`.retry_budget`) and the ledger's own value
+    on ``--resume``. ``halt_on_error`` can only be switched on.
     """
 
     max_concurrent: int | None = None
     retries: int | None = None
     retry_delay: float | None = None
+    retry_for: float | None = None
     halt_on_error: bool = False
     poll_interval: float = 1.0
 

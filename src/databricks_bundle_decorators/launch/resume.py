@@ -20,6 +20,7 @@ from .local_lock import LocalLock
 from .plan import BackfillPlan, Slice, with_force_rewrite
 from .rebatch import Rebatcher
 from .request import ResumeRequest
+from .retry_budget import check_retry_budgets
 from .schedule_pause import SchedulePause, restore_stale_pauses
 from .spark_extra import require_local_spark
 from .workspace_claims import WorkspaceClaims
@@ -53,8 +54,10 @@ def prepare_resume(
         max_concurrent=pacing.max_concurrent or old.max_concurrent,
         retries=old.retries if pacing.retries is None else pacing.retries,
         retry_delay=old.retry_delay if pacing.retry_delay is None else pacing.retry_delay,
+        retry_for=old.retry_for if pacing.retry_for is None else pacing.retry_for,
         halt_on_error=pacing.halt_on_error or old.halt_on_error,
     )
+    check_retry_budgets(ledger.options.retries, ledger.options.retry_for)
     spec = ledger.backend
     backend: Backend
     guard: BackfillGuard

@@ -33,6 +33,7 @@ from .interrupts import CANCEL, DRAIN, Interrupts
 from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
 from .outage import OutageTracker, TrackedBackend
 from .pacing import PollPacer, SchedulerOptions, backoff
+from .retry_budget import RetryBudgets
 from .summary import attempt_event
 
 _SUBMIT_RETRY_CAP = 60.0
@@ -49,6 +50,7 @@ class Scheduler:
         options: Concurrency, retries and polling.
         emit: Receives every :class:`LaunchEvent`.
         interrupts: Drain/cancel requests (Ctrl-C); a fresh one when omitted.
+        clock: Monotonic seconds for the ``--retry-for`` budgets (tests pass their own).
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class Scheduler:
         *,
         emit: Callable[[LaunchEvent], None] = lambda event: None,
         interrupts: Interrupts | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.outage = OutageTracker()
         self.backend = TrackedBackend(backend, self.outage)
@@ -74,7 +77,7 @@ class Scheduler:
         self._delayed: list[tuple[float, int]] = []
         self._final: int | None = None
         self._failed_for_good: set[int] = set()
-        self._session_failures: dict[int, int] = {}
+        self._budgets = RetryBudgets(options, clock)
         self._halted = ""
         self._poll: Future[dict[str, RunStatus]] | None = None
         self._pacer = PollPacer(options)
@@ -166,18 +169,14 @@ class Scheduler:
             self._start_attempt(self._queue.popleft())
 
     def _only_final_left(self) -> bool:
-        return (
-            not self._queue
-            and not self._delayed
-            and not self._flights
-            and not self._failed_for_good
-        )
+        return not (self._queue or self._delayed or self._flights or self._failed_for_good)
 
     def _start_attempt(self, index: int) -> None:
         record = self.ledger.slices[index]
         number = (record.last.number + 1) if record.last else 1
         token = attempt_token(self.ledger.id, record.keys, number)
         attempt = Attempt(number, token, "submitting", submitted_at=time.time())
+        self._budgets.attempt_started(index)
         self.ledger.update(record.with_attempt(attempt))
         self._flights[index] = Flight(index, number, token)
         self._unsaved.append(index)
@@ -300,6 +299,9 @@ class Scheduler:
         if flight.run_id is not None:
             self._by_run.pop(flight.run_id, None)
         attempt = replace(attempt, ended_at=attempt.ended_at or time.time())
+        retry = self._budgets.after_failure(flight.index) if attempt.state == "failed" else None
+        if retry is not None:
+            attempt = replace(attempt, gave_up=retry.spent)
         record = self.ledger.slices[flight.index].with_attempt(attempt)
         self.ledger.update(record)
         if attempt.state == "succeeded":
@@ -307,10 +309,8 @@ class Scheduler:
         if attempt.state in ("succeeded", "canceled"):
             self._event(attempt.state, record, attempt)
             return
-        failures = self._session_failures.get(flight.index, 0) + 1
-        self._session_failures[flight.index] = failures
-        if attempt.state != "rejected" and failures <= self.options.retries and self._launching():
-            delay = backoff(self.options, failures)
+        if retry is not None and retry.retry and self._launching():
+            delay = retry.delay
             heapq.heappush(self._delayed, (time.monotonic() + delay, flight.index))
             self._event(
                 "retrying", record, attempt, message=f"{attempt.error} (retry in {delay:g} s)"

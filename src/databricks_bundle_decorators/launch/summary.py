@@ -12,7 +12,8 @@ from .ledger import Attempt, Ledger, SliceRecord
 def attempt_event(
     kind: EventKind, counts: Counts, record: SliceRecord, attempt: Attempt, *, message: str = ""
 ) -> LaunchEvent:
-    """The event of ``attempt`` of ``record`` (``message`` defaults to its error)."""
+    """The event of ``attempt`` of ``record`` (``message`` defaults to its error and
+    the retry budget it spent)."""
     return LaunchEvent(
         kind,
         time.time(),
@@ -23,8 +24,13 @@ def attempt_event(
         run_id=attempt.run_id,
         url=attempt.url,
         seconds=attempt.seconds,
-        message=message or attempt.error,
+        message=message or _error(attempt),
     )
+
+
+def _error(attempt: Attempt) -> str:
+    """The attempt's error, then which retry budget it spent (``"retries spent: 3 of 3"``)."""
+    return "; ".join(part for part in (attempt.error, attempt.gave_up) if part)
 
 
 _GAVE_UP = (
@@ -43,7 +49,7 @@ def _failure(record: SliceRecord) -> FailedSlice | None:
     if last is None:
         return None
     if record.state == "failed":
-        return FailedSlice(record.label, record.keys, last.error, last.run_id, last.url)
+        return FailedSlice(record.label, record.keys, _error(last), last.run_id, last.url)
     if last.is_open and last.run_id is None:
         return FailedSlice(record.label, record.keys, last.error or _GAVE_UP)
     return None
