@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.backfill.refresh import staging_table_part
+from databricks_bundle_decorators.backfill.refresh import FullRefreshOrder, staging_table_part
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.definitions.loader import import_pipelines
 from databricks_bundle_decorators.errors import UsageError
@@ -283,3 +283,21 @@ def test_the_swap_run_writes_no_key_in_the_run_history() -> None:
     assert keys_of_parameters(days, swap, started=started) == ()
     assert keys_of_parameters(days, stage, started=started) == ("2024-01-02",)
     assert keys_of_parameters(days, {"backfill_key": ""}, started=started) == ("2024-03-01",)
+
+
+def test_a_full_refresh_order_is_checked_where_it_crosses_the_wire() -> None:
+    order = FullRefreshOrder("stage", "sales-20240601T120000-1a2b")
+    assert FullRefreshOrder.from_param(f" {order.to_param()} ") == order
+    assert FullRefreshOrder.from_param("") is None
+    with pytest.raises(ValueError) as bad:
+        FullRefreshOrder.from_param("drop:sales; DROP TABLE x")
+    assert str(bad.value) == (
+        "job parameter backfill_full_refresh='drop:sales; DROP TABLE x' is not a full-refresh "
+        "order: expected stage:ID or swap:ID (set by dbxdec backfill --full-refresh)"
+    )
+    with pytest.raises(ValueError):
+        FullRefreshOrder("swap", "a`b").to_param()
+    # staging names: letters, digits and _, at most 255 characters, one per backfill
+    long = staging_table_part("t" * 255, "sales-1")
+    assert len(long) == 255 and long.endswith(staging_table_part("t", "sales-1")[1:])
+    assert staging_table_part("t", "sales-1") != staging_table_part("t", "sales-2")
