@@ -32,11 +32,10 @@ from .options import (
     connection_record,
     given_on_command_line,
     load_project,
-    option_record,
     param_option,
     pipelines_option,
-    retry_for_option,
     target_seconds,
+    with_pacing,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,36 +43,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 with_connection = connection_record("Run on the embedded local Spark.")
 """The connection options, reaching the command as one :class:`Connection`."""
-
-with_pacing = option_record(
-    "pacing",
-    Pacing,
-    click.option(
-        "--max-concurrent",
-        type=click.IntRange(min=1, max=1000),
-        help="Runs in flight at most [default: 4; 1 with --local].",
-    ),
-    click.option(
-        "--retries",
-        type=click.IntRange(min=0),
-        help="Extra attempts per run after a failure [default: 0].",
-    ),
-    click.option(
-        "--retry-delay",
-        type=click.FloatRange(min=0),
-        help="Seconds before the first retry, doubling each time [default: 10].",
-    ),
-    retry_for_option,
-    click.option("--halt-on-error", is_flag=True, help="Launch nothing new once a run has failed."),
-    click.option(
-        "--poll-interval",
-        type=click.FloatRange(min=0.005),
-        default=1.0,
-        show_default=True,
-        help="Seconds between status polls while runs are ending.",
-    ),
-)
-"""The pacing options, reaching the command as one :class:`Pacing`."""
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
 

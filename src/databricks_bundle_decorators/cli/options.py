@@ -14,6 +14,7 @@ from ..definitions import Registry
 from ..errors import UsageError
 from ..launch.auto_batch import DEFAULT_TARGET_SECONDS
 from ..launch.connection import Connection
+from ..launch.request import Pacing
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -140,17 +141,6 @@ class Duration(_SecondsType):
         return seconds
 
 
-retry_for_option = click.option(
-    "--retry-for",
-    type=Duration(),
-    metavar="DURATION",
-    help="With --retries: a run is retried only if the retry, back-off included, starts "
-    "within DURATION (e.g. 90s, 10m, 2h) of the key's first attempt; the key stops "
-    "retrying when either budget is spent [default: no limit].",
-)
-"""``--retry-for DURATION``: the retry time budget of ``--retries`` (seconds)."""
-
-
 def batch_size_options(what: str) -> Callable[[F], F]:
     """``--batch-size N|auto`` (``what`` says what N is) and ``--target-run-length``."""
 
@@ -253,3 +243,41 @@ def connection_record(local_help: str) -> Callable[[F], F]:
         click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
         click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
     )
+
+
+with_pacing = option_record(
+    "pacing",
+    Pacing,
+    click.option(
+        "--max-concurrent",
+        type=click.IntRange(min=1, max=1000),
+        help="Runs in flight at most [default: 4; 1 with --local].",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(min=0),
+        help="Extra attempts per run after a failure [default: 0].",
+    ),
+    click.option(
+        "--retry-delay",
+        type=click.FloatRange(min=0),
+        help="Seconds before the first retry, doubling each time [default: 10].",
+    ),
+    click.option(
+        "--retry-for",
+        type=Duration(),
+        metavar="DURATION",
+        help="With --retries: a run is retried only if the retry, back-off included, starts "
+        "within DURATION (e.g. 90s, 10m, 2h) of the key's first attempt; the key stops "
+        "retrying when either budget is spent [default: no limit].",
+    ),
+    click.option("--halt-on-error", is_flag=True, help="Launch nothing new once a run has failed."),
+    click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0.005),
+        default=1.0,
+        show_default=True,
+        help="Seconds between status polls while runs are ending.",
+    ),
+)
+"""The pacing options, reaching the command as one :class:`Pacing`."""
