@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from databricks_bundle_decorators.definitions.contracts import ROWS_LOWER_BOUND_METRIC
 from databricks_bundle_decorators.runtime.checking import slice_failures
 from databricks_bundle_decorators.runtime.checks import (
     ROWS_METRIC,
@@ -210,7 +211,10 @@ def test_present_keys_decide_when_no_check_needs_exact_counts(spark: Any) -> Non
     checks = (MinRowCount(1), Unique("id"))
     pending, _, _ = observed(spark, Metering(checks, "day"), rows, KEYS)
     resolved = pending.resolve(_unread, lambda: frozenset({"2024-01-01"}))
-    assert resolved == {"2024-01-01": {ROWS_METRIC: 1, "c1_duplicates": 0}}
+    # the row count is a lower bound there, and says so (check results report no count)
+    assert resolved == {
+        "2024-01-01": {ROWS_METRIC: 1, ROWS_LOWER_BOUND_METRIC: 1, "c1_duplicates": 0}
+    }
     failures = slice_failures(resolved, checks, keys=list(KEYS))
     assert [(f.key, f.detail) for f in failures] == [
         ("2024-01-02", "0 rows, expected at least 1"),

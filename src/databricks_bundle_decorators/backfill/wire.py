@@ -52,6 +52,10 @@ BACKFILL_FORCE_REWRITE_PARAM = "backfill_force_rewrite"
 """``"true"`` in the runs of ``dbxdec backfill --force-rewrite`` (and ``dbxdec run
 --force-rewrite``): append-once outputs rewrite the run's keys they already hold instead
 of skipping them (see :mod:`..runtime.io.append_once`); ``"false"`` otherwise."""
+BACKFILL_CHECKS_PARAM = "backfill_checks"
+"""``"on"`` (the default): every task judges its checks before it writes; ``"off"`` in the
+runs of ``dbxdec backfill --no-checks``: checks are skipped (a failing check does not fail
+the slice, and no check results are recorded)."""
 NAIVE_RUN_TIME_ZONE = "UTC"
 """How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
 Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
@@ -65,6 +69,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_CHECKS_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -76,6 +81,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_PRESENCE_PARAM: "",
         BACKFILL_FULL_REFRESH_PARAM: "",
         BACKFILL_FORCE_REWRITE_PARAM: "false",
+        BACKFILL_CHECKS_PARAM: "on",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""

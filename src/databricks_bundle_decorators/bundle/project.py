@@ -4,18 +4,19 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..definitions.job import JobDefinition, check_results_table
 from ..definitions.loader import (
     PipelineImportError,
     import_module,
     import_pipelines,
     load_pipelines,
 )
-from ..errors import UsageError
+from ..errors import DefinitionError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,3 +105,23 @@ __all__ = [
     "load_config",
     "load_pipelines",
 ]
+
+
+def apply_check_results_default(config: ProjectConfig, registry: Iterable[JobDefinition]) -> None:
+    """Give every job that names no check results table the project's
+    ``[tool.dbxdec] check_results`` (``@job(check_results=...)`` wins).
+
+    Raises:
+        UsageError: the setting is not a ``catalog.schema.table`` name.
+    """
+    value = config.settings.get("check_results")
+    if value is None:
+        return
+    try:
+        table = check_results_table(value, None, None)
+    except DefinitionError as exc:
+        where = config.root / "pyproject.toml"
+        raise UsageError(f"[tool.dbxdec] in {where}: {exc.message}") from None
+    for job in registry:
+        if job.check_results is None:
+            job.check_results = table

@@ -32,6 +32,7 @@ from .options import (
     connection_record,
     given_on_command_line,
     load_project,
+    no_checks_option,
     param_option,
     pipelines_option,
     target_seconds,
@@ -74,6 +75,7 @@ _PLAN_OPTIONS = (
     "rerun",
     "exact",
     "force_rewrite",
+    "no_checks",
     "final_sync",
     "full_refresh",
     "canary",
@@ -135,6 +137,7 @@ _canary_option = click.option(
     "instead of skipping them: one replaceWhere commit over each run's keys (job "
     "parameter backfill_force_rewrite). Other outputs always replace. Kept for --resume.",
 )
+@no_checks_option
 @click.option("--final-sync", is_flag=True, help="One more run with no key at the end.")
 @click.option(
     "--full-refresh",
@@ -179,6 +182,7 @@ def backfill_command(
     rerun: RerunMode,
     exact: bool,
     force_rewrite: bool,
+    no_checks: bool,
     final_sync: bool,
     full_refresh: bool,
     canary: int,
@@ -247,6 +251,7 @@ def backfill_command(
         rerun=rerun,
         exact=exact,
         force_rewrite=force_rewrite,
+        checks=not no_checks,
         final_sync=final_sync,
         full_refresh=full_refresh,
         params=dict(params),

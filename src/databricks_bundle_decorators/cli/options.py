@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..bundle.project import ProjectConfig, import_pipelines, load_config
+from ..bundle.project import (
+    ProjectConfig,
+    apply_check_results_default,
+    import_pipelines,
+    load_config,
+)
 from ..definitions import Registry
 from ..errors import UsageError
 from ..launch.auto_batch import DEFAULT_TARGET_SECONDS
@@ -17,6 +22,15 @@ from ..launch.connection import Connection
 from ..launch.request import Pacing
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+no_checks_option = click.option(
+    "--no-checks",
+    is_flag=True,
+    help="Skip the tasks' per-slice checks in every run (job parameter backfill_checks=off): "
+    "a failing check does not fail a slice and no check results are recorded. The ledger, "
+    "dbxdec status and the summary say so. Kept for --resume.",
+)
 
 
 def pipelines_option(fn: F) -> F:
@@ -43,7 +57,9 @@ def load_project(
 ) -> tuple[ProjectConfig, Registry]:
     """Read the project config and import its pipelines."""
     config = load_config(project, pipelines=pipelines)
-    return config, import_pipelines(config.pipelines, root=config.root)
+    registry = import_pipelines(config.pipelines, root=config.root)
+    apply_check_results_default(config, registry)
+    return config, registry
 
 
 if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)

@@ -58,7 +58,9 @@ def job(
             run checks before Spark starts that each has a local table or stand-in.
         registry: Register into this registry instead of the default one.
         **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
-            ``email_notifications``, ``queue``, ...), passed through.
+            ``email_notifications``, ``queue``, ...), passed through; except
+            ``check_results="catalog.schema.table"``: the Delta table the tasks write
+            their check results to (see ``runtime.check_results``).
 
     Example:
         >>> from databricks_bundle_decorators import DailyBackfill, Registry, task

@@ -14,6 +14,9 @@ from typing import Any, ClassVar
 
 ROWS_METRIC = "__rows"
 """The metric holding a slice's row count in :meth:`Check.failure`'s ``values``."""
+ROWS_LOWER_BOUND_METRIC = "__rows_lower_bound"
+"""Set (to 1) in a slice's ``values`` when its row count is only known to be at least
+:data:`ROWS_METRIC` (see ``runtime.metering``): a check reports no exact measure then."""
 
 
 class IoManager(ABC):
@@ -89,3 +92,8 @@ class Check(ABC):
     def frame_failure(self, frame: Any) -> str | None:
         """Why the whole output fails, for checks that need the frame itself."""
         return None
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        """What the check measured on a slice and the limit it holds it to, for check
+        results, e.g. ``(250.0, ">= 100")``; ``(None, "")`` when it measures no number."""
+        return None, ""

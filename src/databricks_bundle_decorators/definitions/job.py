@@ -39,6 +39,9 @@ class JobDefinition:
         settings: Other Databricks job settings, passed through.
         source: Where the job is defined.
         sources: The source tables the tasks read.
+        check_results: The Delta table (``catalog.schema.table``) the tasks write their
+            check results to (``@job(check_results=...)``, else the project's
+            ``[tool.dbxdec] check_results``); ``None``: results go to the ledger only.
     """
 
     def __init__(
@@ -53,8 +56,10 @@ class JobDefinition:
         settings: Mapping[str, Any],
         source: SourceLocation,
         sources: tuple[Source, ...] = (),
+        check_results: str | None = None,
     ) -> None:
         self.fn = fn
+        self.check_results = check_results
         self.name = name
         self.params = dict(params)
         self.backfill = backfill
@@ -175,6 +180,8 @@ def make_job(
     source = SourceLocation.of(fn)
     where = str(source)
     job_name = name or fn.__name__
+    settings = dict(settings)
+    check_results = settings.pop("check_results", None)
     if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
         raise DefinitionError(
             f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "
@@ -217,6 +224,28 @@ def make_job(
         settings=settings,
         source=source,
         sources=check_sources(sources, job_name, where),
+        check_results=check_results_table(check_results, job_name, where),
     )
     registry.add(definition)
     return definition
+
+
+_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
+
+
+def check_results_table(value: object, job: str | None, where: str | None) -> str | None:
+    """A check results table name as given (``catalog.schema.table``), or ``None``.
+
+    Raises:
+        DefinitionError: not a three-part name.
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or _TABLE.fullmatch(value) is None:
+        raise DefinitionError(
+            f"check_results={value!r} must be a table name catalog.schema.table "
+            "(e.g. 'main.ops.check_results')",
+            job=job,
+            location=where,
+        )
+    return value

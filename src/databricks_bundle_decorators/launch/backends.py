@@ -7,10 +7,14 @@ drives a :class:`Backend` and records what it answers in the ledger.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal, Protocol
 
+from ..backfill.check_report import CheckResult
 from .errors import BackendUnavailable, SubmitRejected
+
+if TYPE_CHECKING:
+    from .ledger import Attempt
 
 __all__ = [
     "TERMINAL_STATES",
@@ -56,6 +60,8 @@ class RunStatus:
 
     ``started_at``/``ended_at``: the run's own start and end (seconds since the epoch,
     as the backend records them), not when the launcher noticed; None when unknown.
+    ``checks``: the results of the checks the run judged (see
+    :mod:`..backfill.check_report`), when the backend has them.
     """
 
     state: RunState
@@ -63,10 +69,17 @@ class RunStatus:
     url: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
+    checks: tuple[CheckResult, ...] = ()
 
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_STATES
+
+    def onto(self, attempt: Attempt) -> Attempt:
+        """``attempt`` with what the run itself recorded: its start and end, and the
+        results of the checks it judged."""
+        checks = tuple(result.to_json() for result in self.checks) or attempt.checks
+        return replace(attempt, started_at=self.started_at, ended_at=self.ended_at, checks=checks)
 
 
 class Backend(Protocol):

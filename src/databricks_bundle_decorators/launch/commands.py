@@ -49,6 +49,8 @@ def rerun_command(
         args.append("--exact")
     if options.force_rewrite:
         args.append("--force-rewrite")
+    if not options.checks:
+        args.append("--no-checks")
     for name, value in sorted(options.params.items()):
         args += ["--param", f"{name}={value}"]
     args += ["--max-concurrent", str(options.max_concurrent)]

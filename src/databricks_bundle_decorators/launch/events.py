@@ -124,6 +124,8 @@ class LaunchSummary:
         resume_command: The command that finishes what is left.
         unsaved: Why the ledger could not be saved during the session (a full disk):
             launching stopped there; the exit code is then 6.
+        checks: One line on the runs' checks: off (``--no-checks``), or how many
+            results the ledger holds and how many failed; empty when there are none.
     """
 
     backfill_id: str
@@ -136,6 +138,7 @@ class LaunchSummary:
     rerun_command: str | None = None
     resume_command: str | None = None
     unsaved: str = ""
+    checks: str = ""
 
     @property
     def exit_code(self) -> int:

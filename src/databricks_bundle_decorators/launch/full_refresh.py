@@ -39,7 +39,8 @@ def check_full_refresh(request: BackfillRequest) -> None:
     """Refuse, in one line, what cannot be combined with ``--full-refresh``.
 
     Raises:
-        UsageError: with ``--rerun failed|missing``, ``catchup``, or ``--final-sync``.
+        UsageError: with ``--rerun failed|missing``, ``catchup``, ``--final-sync`` or
+            ``--no-checks``.
     """
     if not request.full_refresh:
         return
@@ -53,6 +54,11 @@ def check_full_refresh(request: BackfillRequest) -> None:
     if request.final_sync:
         raise UsageError(
             "--full-refresh cannot be combined with --final-sync: its last run is the swap"
+        )
+    if not request.checks:
+        raise UsageError(
+            "--full-refresh cannot be combined with --no-checks: its swap judges the checks "
+            "of each whole staging table before it replaces a table"
         )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM
+from ..backfill.wire import BACKFILL_CHECKS_PARAM, BACKFILL_FORCE_REWRITE_PARAM
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
 from .auto_batch import BatchChoice, choose_batch_size, fit_model
@@ -44,7 +44,7 @@ from .ledger import BackendSpec, LaunchOptions, Ledger
 from .local_lock import LocalLock
 from .observed import observed_history
 from .pacing import SchedulerOptions
-from .plan import BackfillPlan, build_plan, with_force_rewrite
+from .plan import BackfillPlan, build_plan, with_checks, with_force_rewrite
 from .presence import keys_missing_data_databricks, keys_missing_data_local
 from .rebatch import Rebatcher, RebatchingScheduler
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
@@ -183,6 +183,10 @@ def plan_backfill(
                     BACKFILL_FORCE_REWRITE_PARAM,
                     purpose="to --force-rewrite",
                 )
+            if not request.checks:
+                require_job_parameter(
+                    client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
+                )
             backend = DatabricksBackend(client, job_id)
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
@@ -222,6 +226,7 @@ def plan_backfill(
         params=dict(request.params),
         force_rewrite=request.force_rewrite,
         full_refresh=request.full_refresh,
+        checks=request.checks,
         canary=first_alone(request),
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
@@ -279,7 +284,7 @@ def _checked_plan(
     *,
     batch_size: int = 1,
 ) -> BackfillPlan:
-    return build_plan(
+    plan = build_plan(
         job,
         start=request.start,
         end=request.end,
@@ -293,6 +298,7 @@ def _checked_plan(
         params=request.params,
         only=None if only is None else frozenset(only),
     )
+    return with_checks(plan, request.checks)
 
 
 def run_backfill(

@@ -14,7 +14,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -77,6 +77,7 @@ class Attempt:
     error: str = ""
     started_at: float | None = None
     gave_up: str = ""  # which retry budget was spent, e.g. "retries spent: 3 of 3"; or ""
+    checks: Sequence[Mapping[str, Any]] = ()  # check_report.CheckResult.to_json() each
 
     @property
     def is_open(self) -> bool:
@@ -116,9 +117,7 @@ class SliceRecord:
         last = self.last
         if last is None:
             return "pending"
-        if last.state == "rejected":
-            return "failed"
-        return last.state
+        return "failed" if last.state == "rejected" else last.state
 
     def attempt(self, number: int) -> Attempt:
         """The attempt numbered ``number``."""
@@ -162,6 +161,7 @@ class LaunchOptions:
     full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
     target_run_seconds: float = 900.0  # from older ledgers; auto_batch.DEFAULT_TARGET_SECONDS
+    checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
 
     def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
         """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""

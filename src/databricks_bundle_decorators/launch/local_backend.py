@@ -15,7 +15,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from ..backfill.check_report import CheckResult
 from ..definitions import Registry
+from ..runtime.checking import collecting_check_results
 from ..runtime.local import JobRunResult, new_run_id, run_job_locally
 from ..runtime.sources import check_local_sources
 from .backends import RunStatus, SubmitRequest, Submitted
@@ -43,6 +45,7 @@ class LocalBackend:
         self._pool = ThreadPoolExecutor(max(1, max_workers), thread_name_prefix="dbxdec-local")
         self._runs: dict[str, Future[JobRunResult]] = {}
         self._times: dict[str, tuple[float, float]] = {}  # run id: its own start and end
+        self._checks: dict[str, tuple[CheckResult, ...]] = {}  # run id: its check results
         self._by_token: dict[str, str] = {}
         self._cancelled: set[str] = set()
         self._lock = threading.Lock()
@@ -59,16 +62,18 @@ class LocalBackend:
 
     def _run(self, parameters: dict[str, str], run_id: str) -> JobRunResult:
         started = time.time()
-        try:
-            return run_job_locally(
-                self.registry,
-                self.job_name,
-                params=parameters,
-                warehouse=self.warehouse,
-                run_id=run_id,
-            )
-        finally:
-            self._times[run_id] = (started, time.time())
+        with collecting_check_results() as found:  # judged in this thread, task by task
+            try:
+                return run_job_locally(
+                    self.registry,
+                    self.job_name,
+                    params=parameters,
+                    warehouse=self.warehouse,
+                    run_id=run_id,
+                )
+            finally:
+                self._times[run_id] = (started, time.time())
+                self._checks[run_id] = tuple(found)
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         out: dict[str, RunStatus] = {}
@@ -80,7 +85,9 @@ class LocalBackend:
                 out[run_id] = RunStatus("canceled", "cancelled before it started")
             elif future.done():
                 started, ended = self._times.get(run_id, (None, None))
-                out[run_id] = replace(_status(future), started_at=started, ended_at=ended)
+                checks = self._checks.get(run_id, ())
+                status = _status(future)
+                out[run_id] = replace(status, started_at=started, ended_at=ended, checks=checks)
         return out
 
     def cancel(self, run_id: str) -> None:

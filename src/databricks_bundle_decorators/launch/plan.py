@@ -25,7 +25,12 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..backfill.base import BackfillDef
-from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange, keys_label
+from ..backfill.wire import (
+    BACKFILL_CHECKS_PARAM,
+    BACKFILL_FORCE_REWRITE_PARAM,
+    KeyRange,
+    keys_label,
+)
 from ..definitions import JobDefinition
 from ..errors import UsageError, did_you_mean
 from .history import KeyHistory, RerunMode, select_keys
@@ -81,6 +86,14 @@ class BackfillPlan:
     def parameters(self, slice_: Slice) -> dict[str, str]:
         """The job parameters of the run for ``slice_``."""
         return slice_parameters(slice_.keys, exact=self.exact, params=self.params)
+
+
+def with_checks(plan: BackfillPlan, checks: bool) -> BackfillPlan:
+    """``plan`` whose runs skip their checks (``backfill_checks=off``, ``--no-checks``);
+    ``plan`` itself when checks are on (its runs carry the job's default, ``on``)."""
+    if checks:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_CHECKS_PARAM: "off"})
 
 
 def with_force_rewrite(plan: BackfillPlan, force_rewrite: bool) -> BackfillPlan:

@@ -63,6 +63,8 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
         f"{c.done} succeeded, {c.failed} failed, {c.remaining + c.running} not run, "
         f"of {c.total} runs in {_duration(summary.seconds)}"
     ]
+    if summary.checks:
+        lines.append(summary.checks)
     if summary.durations:
         values = list(summary.durations.values())
         slowest = sorted(summary.durations.items(), key=lambda kv: -kv[1])[:_SLOWEST]

@@ -70,6 +70,8 @@ class BackfillRequest:
         full_refresh: Rebuild the job's tables in staging tables and swap them in at
             the end, all at once (see :mod:`.full_refresh`).
         target_run_seconds: The run length ``batch_size="auto"`` aims at.
+        checks: Whether the runs judge their checks (``False``: ``--no-checks``,
+            ``backfill_checks=off`` in every run).
     """
 
     job: str
@@ -95,6 +97,7 @@ class BackfillRequest:
     force_rewrite: bool = False
     full_refresh: bool = False
     target_run_seconds: float = DEFAULT_TARGET_SECONDS
+    checks: bool = True
 
 
 @dataclass(frozen=True, slots=True)

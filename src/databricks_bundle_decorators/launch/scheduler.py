@@ -281,9 +281,7 @@ class Scheduler:
         if flight.submitted:
             self._pacer.record(time.monotonic() - flight.submitted)
         record = self.ledger.slices[flight.index]
-        attempt = replace(
-            record.attempt(flight.attempt), started_at=status.started_at, ended_at=status.ended_at
-        )
+        attempt = status.onto(record.attempt(flight.attempt))
         url = status.url or attempt.url
         if status.state == "succeeded":
             self._close(flight, replace(attempt, state="succeeded", url=url))

@@ -7,7 +7,7 @@ The ledgers know every run dbxdec launched from this project; runs started elsew
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .ledger import Ledger
@@ -23,6 +23,7 @@ class KeyDetail:
         url: The run page (Databricks), when known.
         error: The run's error message.
         backfill_id: The backfill that launched it.
+        checks_off: The run skipped its checks (``dbxdec backfill --no-checks``).
     """
 
     state: str
@@ -30,6 +31,7 @@ class KeyDetail:
     url: str | None = None
     error: str = ""
     backfill_id: str = ""
+    checks_off: bool = False
 
 
 def run_page_url(host: str | None, job_id: int | None, run_id: str | None) -> str | None:
@@ -59,8 +61,20 @@ def ledger_details(ledgers: Iterable[Ledger]) -> dict[str, KeyDetail]:
                 url = attempt.url
                 if url is None and backend.kind == "databricks":
                     url = run_page_url(backend.host, backend.job_id, attempt.run_id)
-                detail = KeyDetail(attempt.state, attempt.run_id, url, attempt.error, ledger.id)
+                detail = KeyDetail(
+                    attempt.state,
+                    attempt.run_id,
+                    url,
+                    attempt.error,
+                    ledger.id,
+                    not ledger.options.checks,
+                )
                 for key in record.keys:
                     if key not in latest or latest[key][0] <= started:
                         latest[key] = (started, detail)
     return {key: detail for key, (_, detail) in latest.items()}
+
+
+def unchecked_keys(details: Mapping[str, KeyDetail], keys: Iterable[str]) -> list[str]:
+    """The ``keys`` (in their order) whose latest recorded run skipped its checks."""
+    return [key for key in keys if key in details and details[key].checks_off]

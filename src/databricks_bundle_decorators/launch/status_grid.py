@@ -213,6 +213,8 @@ def _cell_title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
     title = f"{key}: {state}"
     if detail is not None and detail.run_id:
         title += f", run {detail.run_id}"
+    if detail is not None and detail.checks_off:
+        title += " (checks off)"
     if detail is not None and detail.error:
         title += f": {detail.error}"
     return title

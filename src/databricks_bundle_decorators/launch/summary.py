@@ -100,4 +100,16 @@ def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()
         rerun_command=rerun_command(ledger, failed_keys, context_args) if failed_keys else None,
         resume_command=resume_command(ledger, context_args),
         unsaved=ledger.save_failure,
+        checks=checks_line(ledger),
     )
+
+
+def checks_line(ledger: Ledger) -> str:
+    """What the summary says of the runs' checks (see :attr:`LaunchSummary.checks`)."""
+    if not ledger.options.checks:
+        return "Checks: off (--no-checks): no run judged its checks, no results were recorded"
+    results = [r for record in ledger.slices if record.last for r in record.last.checks]
+    if not results:
+        return ""
+    failed = sum(not result.get("passed") for result in results)
+    return f"Checks: {len(results)} results ({len(results) - failed} passed, {failed} failed)"

@@ -20,10 +20,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backfill.check_report import CheckResult
 from ..definitions.contracts import ROWS_METRIC, Check
 from .errors import CheckFailed, TaskRunError
 from .metering import Measured, Metering
@@ -57,6 +60,58 @@ def slice_failures(
             if detail is not None:
                 failures.append(SliceFailure(check.name, key, detail))
     return failures
+
+
+_COLLECTED: ContextVar[list[CheckResult] | None] = ContextVar("dbxdec_checks", default=None)
+
+
+@contextlib.contextmanager
+def collecting_check_results() -> Iterator[list[CheckResult]]:
+    """Collect the results of every check judged in this context (by
+    :meth:`TaskChecks.judge`, failing ones included) into the list it yields; an
+    enclosing collection receives them too when this one ends."""
+    outer = _COLLECTED.get()
+    found: list[CheckResult] = []
+    token = _COLLECTED.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTED.reset(token)
+        if outer is not None:
+            outer.extend(found)
+
+
+def slice_results(
+    measured: Mapping[str | None, Mapping[str, Any]],
+    checks: Sequence[Check],
+    *,
+    keys: Sequence[str | None],
+    task_key: str = "",
+    label: str | None = None,
+) -> list[CheckResult]:
+    """The result of every check for every key in ``keys`` (a key with no rows has 0
+    rows); an unpartitioned output's key (``None``) is named by ``label``. Checks of the
+    whole frame are left out (:meth:`TaskChecks.judge` adds them)."""
+    results: list[CheckResult] = []
+    for key in keys:
+        values = measured.get(key, {ROWS_METRIC: 0})
+        name = key if key is not None else (label or "")
+        for index, check in enumerate(checks):
+            if _judges_frame(check):
+                continue
+            detail = check.failure(values, f"c{index}_")
+            value, limit = check.measurement(values, f"c{index}_")
+            results.append(
+                CheckResult(
+                    check.name, name, value, limit, detail is None, task_key, "", detail or ""
+                )
+            )
+    return results
+
+
+def _judges_frame(check: Check) -> bool:
+    """Whether ``check`` is judged once on the whole output rather than per slice."""
+    return type(check).frame_failure is not Check.frame_failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +148,11 @@ class TaskChecks:
         frame: Callable[[], Any],
         label: str | None = None,
         target: str | None = None,
-    ) -> None:
+    ) -> list[CheckResult]:
         """Judge every check for every key of ``keys``; frame checks run when every slice
-        passes (``frame`` returns the output, only then).
+        passes (``frame`` returns the output, only then). The results (one per check and
+        key, failing ones included) are returned and added to the enclosing
+        :func:`collecting_check_results`, if any.
 
         Args:
             measured: The metrics per slice (see :mod:`.metering`).
@@ -104,11 +161,17 @@ class TaskChecks:
             label: The run's keys, e.g. ``2024-01-01..2024-01-30``: where frame checks fail.
             target: The table that would have been written, for the message.
 
+        Returns:
+            The results, when every check passed.
+
         Raises:
             CheckFailed: the first failure, with how many more there are.
         """
         if not self.checks:
-            return
+            return []
+        results = slice_results(
+            measured, self.checks, keys=keys, task_key=self.task_key, label=label
+        )
         failures = slice_failures(measured, self.checks, keys=keys)
         if not failures:
             output = frame()
@@ -116,10 +179,27 @@ class TaskChecks:
                 detail = check.frame_failure(output)
                 if detail is not None:
                     failures.append(SliceFailure(check.name, label, detail))
+                if _judges_frame(check):
+                    results.append(
+                        CheckResult(
+                            check.name,
+                            label or "",
+                            None,
+                            "",
+                            detail is None,
+                            self.task_key,
+                            "",
+                            detail or "",
+                        )
+                    )
+        collected = _COLLECTED.get()
+        if collected is not None:
+            collected.extend(results)
         if failures:
             more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
             written = f"; nothing was written to {target}" if target is not None else ""
             raise CheckFailed(f"task {self.task_key!r}: {failures[0].render()}{more}{written}")
+        return results
 
     def evaluate(self, output: Any, *, label: str | None) -> None:
         """Measure ``output`` as one slice and judge it (for outputs no IoManager fuses).

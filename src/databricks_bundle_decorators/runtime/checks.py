@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..definitions.contracts import ROWS_LOWER_BOUND_METRIC
 from ..definitions.contracts import ROWS_METRIC as ROWS_METRIC
 from ..definitions.contracts import Check as Check
 from .predicates import check_column
@@ -60,6 +61,10 @@ class MinRowCount(Check):
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         rows = _rows(values)
         return f"{rows} rows, expected at least {self.min_rows}" if rows < self.min_rows else None
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        exact = not values.get(ROWS_LOWER_BOUND_METRIC)
+        return (float(_rows(values)) if exact else None), f">= {self.min_rows}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +100,12 @@ class MaxNullFraction(Check):
         if rows == 0 or nulls / rows <= self.max_fraction:
             return None
         return f"{nulls} of {rows} rows ({nulls / rows:.1%}) have {self.column} null"
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        rows, nulls = _rows(values), int(values.get(f"{prefix}nulls") or 0)
+        if rows and values.get(ROWS_LOWER_BOUND_METRIC) and nulls:
+            return None, f"<= {self.max_fraction:g}"
+        return (nulls / rows if rows else 0.0), f"<= {self.max_fraction:g}"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -136,6 +147,9 @@ class Unique(Check):
         if duplicates <= 0:
             return None
         return f"{duplicates} duplicate rows on ({', '.join(self.columns)})"
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        return float(int(values.get(f"{prefix}duplicates") or 0)), "= 0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +195,9 @@ class Expect(Check):
         if failing <= self.max_failing:
             return None
         return f"{failing} of {_rows(values)} rows do not satisfy it"
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        return float(int(values.get(f"{prefix}failing") or 0)), f"<= {self.max_failing}"
 
 
 @dataclass(frozen=True, slots=True)

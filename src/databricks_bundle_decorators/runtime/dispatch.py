@@ -35,6 +35,7 @@ from ..definitions import (
     use_task_value_store,
 )
 from ..errors import DbxdecError, UsageError, did_you_mean
+from .check_results import recording_check_results, run_checks
 from .checking import TaskChecks
 from .context import InputContext, OutputContext, RunEnvironment, use_environment
 from .errors import TaskRunError
@@ -276,7 +277,8 @@ def run_task(
             raise TaskRunError(
                 f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {exc}"
             ) from exc
-        _check_and_store(request, node, output, environment)
+        with recording_check_results(job, node.key, environment):
+            _check_and_store(request, node, output, environment)
 
 
 def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
@@ -314,7 +316,7 @@ def _check_and_store(
     write (``evaluates_checks``) has :mod:`.checking` judge them before it commits."""
     definition = node.definition
     manager = definition.io_manager
-    checks = TaskChecks(node.key, definition.checks)
+    checks = TaskChecks(node.key, run_checks(request.job, request.params, definition.checks))
     if manager is None or not manager.evaluates_checks:
         checks.evaluate(output, label=None if request.keys is None else keys_label(request.keys))
     if manager is None:
@@ -330,7 +332,7 @@ def _check_and_store(
         node.key,
         scope,
         environment,
-        definition.checks,
+        checks.checks,
         force_rewrite(request.job, request.params),
     )
     manager.handle_output(context, output)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from ..definitions.contracts import ROWS_METRIC, Check
+from ..definitions.contracts import ROWS_LOWER_BOUND_METRIC, ROWS_METRIC, Check
 from .predicates import quote_identifier
 
 Measured = dict[str | None, dict[str, Any]]
@@ -215,6 +215,7 @@ class PendingMetrics:
         zeros = {name: 0 for name in totals if name != ROWS_METRIC}
         keys = present() if self.keys is not None and self.metering.presence_decides else None
         if keys is not None:
-            return {key: {ROWS_METRIC: AT_LEAST_ONE, **zeros} for key in keys}
+            at_least = {ROWS_METRIC: AT_LEAST_ONE, ROWS_LOWER_BOUND_METRIC: 1}
+            return {key: {**at_least, **zeros} for key in keys}
         counted = self.metering.row_counts(staged())
         return {key: {**values, **zeros} for key, values in counted.items()}

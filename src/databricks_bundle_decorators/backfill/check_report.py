@@ -1,0 +1,127 @@
+"""Check results as they cross task -> launcher: one value per check and key, and the
+line a task prints so that a launcher can read them from the task's output.
+
+On Databricks a task prints one :class:`CheckReport` line (``dbxdec-checks: {...}``) at
+the end of its run (the launcher reads it with ``jobs/runs/get-output``, like a
+:class:`~.wire.PresenceReport`); locally the local backend collects the same values
+in-process. The launcher keeps them per slice in its ledger, and the task writes them to
+the results table (``@job(check_results=...)``) itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+CHECK_REPORT_PREFIX = "dbxdec-checks: "
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict of one check on one key of one run.
+
+    Attributes:
+        check: The check's name, e.g. ``min_row_count(100)``.
+        key: The slice (a backfill key, ``STATIC:TIME`` for two dimensions, or the
+            run's keys label for a check of the whole output; ``""`` without keys).
+        measured: What was measured (rows, null fraction, duplicate or failing rows);
+            ``None`` when the check measures no number (a frame check) or only a
+            lower bound is known.
+        limit: What it had to be, e.g. ``>= 100``, ``<= 0.01``, ``= 0``.
+        passed: Whether the key passed the check.
+        task: The task whose output was checked.
+        run_id: The run that checked it.
+        detail: Why it failed (empty when it passed).
+
+    Example:
+        >>> result = CheckResult("min_row_count(1)", "2024-01-01", 3.0, ">= 1", True, "t", "r1")
+        >>> CheckResult.from_json(result.to_json()) == result
+        True
+    """
+
+    check: str
+    key: str
+    measured: float | None
+    limit: str
+    passed: bool
+    task: str = ""
+    run_id: str = ""
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as plain JSON data (the ledger's and the report line's form)."""
+        return {
+            "check": self.check,
+            "key": self.key,
+            "measured": self.measured,
+            "limit": self.limit,
+            "passed": self.passed,
+            "task": self.task,
+            "run_id": self.run_id,
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckResult:
+        """A result from :meth:`to_json`'s data.
+
+        Raises:
+            KeyError, TypeError, ValueError: the data is not a result.
+        """
+        measured = data["measured"]
+        return cls(
+            str(data["check"]),
+            str(data["key"]),
+            None if measured is None else float(measured),
+            str(data["limit"]),
+            bool(data["passed"]),
+            str(data.get("task", "")),
+            str(data.get("run_id", "")),
+            str(data.get("detail", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """The check results of one task run, as one output line.
+
+    Example:
+        >>> report = CheckReport((CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True),))
+        >>> report.to_line()[:28]
+        'dbxdec-checks: {"results": ['
+        >>> CheckReport.from_lines("noise\\n" + report.to_line()) == [report]
+        True
+    """
+
+    results: tuple[CheckResult, ...]
+
+    def to_line(self) -> str:
+        """The report as one output line."""
+        body = {"results": [result.to_json() for result in self.results]}
+        return CHECK_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+
+    @classmethod
+    def from_lines(cls, text: str) -> list[CheckReport]:
+        """Every report line in a task's output (other lines are ignored).
+
+        Raises:
+            ValueError: a line starts like a report but is not one.
+        """
+        reports = []
+        for line in text.splitlines():
+            if not line.startswith(CHECK_REPORT_PREFIX):
+                continue
+            try:
+                body = json.loads(line[len(CHECK_REPORT_PREFIX) :])
+                results = tuple(CheckResult.from_json(item) for item in body["results"])
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"a malformed check report line: {line[:120]!r}") from exc
+            reports.append(cls(results))
+        return reports
+
+
+def results_of(reports: Sequence[CheckReport]) -> tuple[CheckResult, ...]:
+    """Every result of ``reports``, in order."""
+    return tuple(result for report in reports for result in report.results)
