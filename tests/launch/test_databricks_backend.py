@@ -117,3 +117,25 @@ def test_connect_names_the_way_to_fix_missing_credentials(
     monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent/databrickscfg")
     with pytest.raises(UsageError, match="set DATABRICKS_HOST and DATABRICKS_TOKEN"):
         connect()
+
+
+def test_check_results_are_read_from_the_output_of_each_task_of_a_run(emu: JobsEmulator) -> None:
+    from databricks_bundle_decorators.backfill.check_report import CheckReport, CheckResult
+
+    tasks = [{"task_key": "clean"}, {"task_key": "notify"}, {"task_key": "load"}]
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, settings={"tasks": tasks})
+    emu.set_outcome("2024-01-01", result="FAILED", message="check failed")
+    backend = DatabricksBackend(emu.workspace_client(), job_id, read_checks=True)
+    run_id = backend.submit(request("2024-01-01")).run_id
+    emu.wait_until_idle()
+    clean, notify, load = emu.runs(job_id)[0].task_run_ids
+    passed = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True, "clean", run_id)
+    failed = CheckResult("min_row_count(5)", "2024-01-01", 3.0, ">= 5", False, "load", run_id)
+    emu.set_task_logs(clean, "reading\n" + CheckReport((passed,)).to_line() + "\nwritten\n")
+    emu.set_task_logs(notify, "no checks here\n")
+    emu.set_task_logs(load, CheckReport((failed,)).to_line() + "\n")
+
+    status = backend.poll([run_id])[run_id]
+
+    assert status.state == "failed" and status.checks == (passed, failed)
+    assert DatabricksBackend(emu.workspace_client(), job_id).poll([run_id])[run_id].checks == ()

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from databricks.sdk.errors import (
@@ -32,6 +32,7 @@ from databricks.sdk.errors import (
 from ..backfill.base import BackfillDef
 from ..errors import UsageError
 from .backends import RunStatus, SubmitRequest, Submitted
+from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .target import needs_short_name, with_short_name
@@ -194,14 +195,22 @@ class DatabricksBackend:
         job_id: The deployed job.
         straggler_interval: Seconds between individual lookups of a run older than
             the pages a batched poll reads.
+        read_checks: Read the check results of each run that ended from its tasks'
+            output (see :mod:`.check_reports`): a few more requests per run.
     """
 
     kind = "databricks"
 
     def __init__(
-        self, client: WorkspaceClient, job_id: int, *, straggler_interval: float = 5.0
+        self,
+        client: WorkspaceClient,
+        job_id: int,
+        *,
+        straggler_interval: float = 5.0,
+        read_checks: bool = False,
     ) -> None:
         self.client = backfill_client(client)
+        self.read_checks = read_checks
         self.job_id = job_id
         self.straggler_interval = straggler_interval
         self._looked_up: dict[int, float] = {}
@@ -229,7 +238,15 @@ class DatabricksBackend:
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         with _unanswered_as_unavailable():
-            return self._poll(run_ids)
+            found = self._poll(run_ids)
+            if not self.read_checks:
+                return found
+            return {run: self._with_checks(run, status) for run, status in found.items()}
+
+    def _with_checks(self, run_id: str, status: RunStatus) -> RunStatus:
+        if status.state not in ("succeeded", "failed"):
+            return status
+        return replace(status, checks=read_check_results(self.client, int(run_id)))
 
     def _poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         wanted = {int(r) for r in run_ids}

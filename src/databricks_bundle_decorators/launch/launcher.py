@@ -19,6 +19,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
 from .auto_batch import BatchChoice, choose_batch_size, fit_model
 from .backends import Backend
+from .check_reports import job_has_checks
 from .claims import BackfillGuard
 from .connection import ConnectedJob, Connection, connect_job
 from .databricks_backend import DatabricksBackend
@@ -187,7 +188,9 @@ def plan_backfill(
                 require_job_parameter(
                     client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
                 )
-            backend = DatabricksBackend(client, job_id)
+            backend = DatabricksBackend(
+                client, job_id, read_checks=request.checks and job_has_checks(job)
+            )
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
             )

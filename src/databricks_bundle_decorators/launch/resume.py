@@ -86,7 +86,7 @@ def prepare_resume(
         find_job(client, ledger.job, job_id=spec.job_id)
         if old.pause_schedule:  # paused again for the rest of the backfill
             pause = SchedulePause(client, root=root, job=ledger.job, job_id=spec.job_id)
-        backend = DatabricksBackend(client, spec.job_id)
+        backend = DatabricksBackend(client, spec.job_id, read_checks=old.checks)
         try:  # the definition reads the keys of ranged runs; the ledger runs without it
             definition = project_loader()[1].get(ledger.job).backfill
         except DbxdecError:
