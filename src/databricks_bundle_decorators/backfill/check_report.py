@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 CHECK_REPORT_PREFIX = "dbxdec-checks: "
+CHECK_RESULTS_PARAM = "dbxdec_check_results"
+"""Named parameter of a generated task: the job's results table (``@job(check_results=)``
+or the project's ``[tool.dbxdec] check_results``, which a cluster cannot read)."""
 
 
 @dataclass(frozen=True, slots=True)

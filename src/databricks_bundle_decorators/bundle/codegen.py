@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..backfill.check_report import CHECK_RESULTS_PARAM
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     ENTRY_POINT,
@@ -310,6 +311,8 @@ class _JobBuilder:
             named[name] = parameter_reference(name)
         if for_each_input:
             named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
+        if self.job.check_results:
+            named[CHECK_RESULTS_PARAM] = self.job.check_results
         task: dict[str, Any] = {
             "python_wheel_task": {
                 "package_name": self.options.package_name,

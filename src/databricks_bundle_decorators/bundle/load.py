@@ -23,7 +23,12 @@ from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource
 from .options import CodegenOptions, options_from_config
-from .project import PipelineImportError, import_pipelines, load_config
+from .project import (
+    PipelineImportError,
+    apply_check_results_default,
+    import_pipelines,
+    load_config,
+)
 from .typed import typed_job
 from .validate import typed_problems
 
@@ -44,6 +49,7 @@ def load_resources(bundle: Bundle) -> Resources:
     try:
         config = load_config(root)
         registry = import_pipelines(config.pipelines, root=config.root)
+        apply_check_results_default(config, registry)
         options = options_from_config(
             config, target=bundle.target, variables=dict(bundle.variables)
         )

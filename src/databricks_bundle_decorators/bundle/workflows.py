@@ -22,7 +22,12 @@ from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
 from .codegen import job_resource
 from .framework_wheel import check_framework_wheel
 from .options import CodegenOptions, is_framework, options_from_config
-from .project import ProjectConfig, import_pipelines, load_config
+from .project import (
+    ProjectConfig,
+    apply_check_results_default,
+    import_pipelines,
+    load_config,
+)
 from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
 from .yaml_files import write_job_files
 
@@ -102,6 +107,7 @@ def open_project(
     resolved = bundle_file.resolve_target(target) if bundle_file is not None else target
     variables = bundle_file.variables_for(resolved) if bundle_file is not None else {}
     registry = import_pipelines(config.pipelines, root=config.root)
+    apply_check_results_default(config, registry)
     jobs = tuple(job for job in registry if _defined_in(job, config.pipelines))
     return BundleProject(config, jobs, registry, bundle_file, resolved, variables)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ..backfill.check_report import CHECK_RESULTS_PARAM
 from ..backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
     FOR_EACH_INPUT_PARAM,
@@ -33,6 +34,7 @@ from ..backfill.wire import (
     TASK_PARAM,
 )
 from ..definitions import JobDefinition, default_registry
+from ..definitions.job import check_results_table
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment, on_databricks
@@ -54,6 +56,7 @@ class EntryArguments:
     params: dict[str, str]
     for_each_element: str | None = None
     run_id: str | None = None
+    check_results: str | None = None
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
@@ -87,7 +90,8 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
         raise UsageError(f"dbxdec-run needs {', '.join(missing)}")
     job, task, module = values.pop(JOB_PARAM), values.pop(TASK_PARAM), values.pop(MODULE_PARAM)
     element = values.pop(FOR_EACH_INPUT_PARAM, None)
-    return EntryArguments(job, task, module, values, element, values.pop(RUN_ID_PARAM, None))
+    run_id, results = values.pop(RUN_ID_PARAM, None), values.pop(CHECK_RESULTS_PARAM, None)
+    return EntryArguments(job, task, module, values, element, run_id, results)
 
 
 def resolve_run_id(given: str | None, *, databricks: bool) -> str:
@@ -134,6 +138,8 @@ def run(argv: Sequence[str]) -> None:
         arguments.module, not_found=f"--{MODULE_PARAM}={arguments.module}: module not found"
     )
     job = find_job(module, arguments.job)
+    if arguments.check_results:  # the project's table, baked in by codegen
+        job.check_results = check_results_table(arguments.check_results, job.name, None)
     from .dispatch import find_task
 
     node = find_task(job, arguments.task)  # unknown task: fail before starting Spark
