@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from datetime import date
 from typing import ClassVar
 
 from whenever import Date, IsoWeekDate, PlainDateTime, Weekday
@@ -95,6 +96,12 @@ class DailyCadence(Cadence):
     def shift(self, start: PlainDateTime, periods: int) -> PlainDateTime:
         return _midnight(start.date().add(days=periods))
 
+    def format_range(self, first: PlainDateTime, last: PlainDateTime) -> list[str]:
+        # One whenever object per day would dominate; day ordinals step the calendar.
+        return [
+            date.fromordinal(day).isoformat() for day in range(_ordinal(first), _ordinal(last) + 1)
+        ]
+
 
 class WeeklyCadence(Cadence):
     """ISO weeks, Monday to Sunday; ISO years have 52 or 53 weeks."""
@@ -167,16 +174,26 @@ class HourlyCadence(Cadence):
         return PlainDateTime(d.year, d.month, d.day, hour)
 
     def format_range(self, first: PlainDateTime, last: PlainDateTime) -> list[str]:
-        # Decades of hourly keys are common; build each day's prefix once.
-        keys: list[str] = []
-        day, last_day = first.date(), last.date()
-        while day <= last_day:
-            prefix = f"{day.year:04d}-{day.month:02d}-{day.day:02d}T"
-            lo = first.hour if day == first.date() else 0
-            hi = last.hour if day == last_day else 23
-            keys.extend([f"{prefix}{hour:02d}" for hour in range(lo, hi + 1)])
-            day = day.add(days=1)
+        # Decades of hourly keys are common (87,672 in ten years), so no whenever object
+        # is made per key, nor per day: the standard library's day ordinals step the
+        # calendar, ``date.isoformat()`` is YYYY-MM-DD, and each key is one concatenation.
+        first_day, last_day = _ordinal(first), _ordinal(last)
+        head = date.fromordinal(first_day).isoformat()
+        if first_day == last_day:
+            return [head + hour for hour in _HOUR_SUFFIXES[first.hour : last.hour + 1]]
+        keys = [head + hour for hour in _HOUR_SUFFIXES[first.hour :]]
+        days = [date.fromordinal(day).isoformat() for day in range(first_day + 1, last_day)]
+        keys += [day + hour for day in days for hour in _HOUR_SUFFIXES]
+        tail = date.fromordinal(last_day).isoformat()
+        keys += [tail + hour for hour in _HOUR_SUFFIXES[: last.hour + 1]]
         return keys
+
+
+_HOUR_SUFFIXES = tuple(f"T{hour:02d}" for hour in range(24))
+
+
+def _ordinal(at: PlainDateTime) -> int:
+    return date(at.year, at.month, at.day).toordinal()
 
 
 DAILY = DailyCadence()
