@@ -32,7 +32,8 @@ from .flights import Flight, cancel_flights
 from .interrupts import CANCEL, DRAIN, Interrupts
 from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
 from .outage import OutageTracker, TrackedBackend
-from .pacing import PollPacer, SchedulerOptions, backoff
+from .pacing import SchedulerOptions, backoff
+from .poll_policy import PollPacer
 from .retry_budget import RetryBudgets
 from .summary import attempt_event
 
@@ -267,15 +268,12 @@ class Scheduler:
         except Exception as exc:
             self._warn(f"status poll failed, will retry: {exc}")
             statuses = {}
-        ended = False
         for run_id, status in statuses.items():
             flight = self._by_run.get(run_id)
-            if flight is None or not status.is_terminal:
-                continue
-            ended = True
-            self._finish(flight, status)
+            if flight is not None and status.is_terminal:
+                self._finish(flight, status)
         starts = (f.submitted for f in self._by_run.values() if f.submitted)
-        self._next_poll = self._pacer.next_poll(time.monotonic(), ended=ended, starts=starts)
+        self._next_poll = self._pacer.next_poll(time.monotonic(), starts=starts)
 
     def _finish(self, flight: Flight, status: RunStatus) -> None:
         if flight.submitted:

@@ -1,0 +1,182 @@
+"""Benchmark: how well the launcher keeps its slots busy at DEFAULT settings (issue 17).
+
+Four backfills, each against a fresh Jobs API emulator in its own process (like a remote
+workspace, so the two do not share a GIL), driven by the code ``dbxdec backfill`` runs
+(scheduler + Databricks backend + ledger + the real ``WorkspaceClient``) with the options
+a command line without ``--poll-interval`` gives:
+
+- (a) 1,000 keys x 0.5 s runs, ``--max-concurrent 50`` (goal: makespan <= 1.15 x ideal);
+- (b) 300 keys x 3 s runs, ``--max-concurrent 50`` (goal: <= 1.05 x ideal);
+- (c) both again with 20% of API requests answered 429/503 (``set_faults``).
+
+Figures, all measured in this one run:
+
+- makespan: wall time of the scheduler from its start to the last run seen finished;
+- ideal: keys x run length / max_concurrent;
+- slot use: the emulator's RUNNING seconds / (max_concurrent x makespan);
+- requests per slice: every API request the emulator received / keys.
+
+To compare with an older version, run the script with that version's sources first on
+the path, e.g.::
+
+    git worktree add /tmp/old <commit>
+    PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/launcher_pacing.py --label before
+    .venv/bin/python benchmarks/launcher_pacing.py --label after
+
+Usage: ``python benchmarks/launcher_pacing.py [--label NAME] [--only a|b|c]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice, slice_parameters
+from databricks_bundle_decorators.launch.request import Pacing
+from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.testing import JobsEmulator
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    keys: int
+    duration: float
+    max_concurrent: int
+    error_rate: float
+    goal: float
+
+    @property
+    def ideal(self) -> float:
+        return self.keys * self.duration / self.max_concurrent
+
+
+CASES = (
+    Case("a", 1000, 0.5, 50, 0.0, 1.15),
+    Case("b", 300, 3.0, 50, 0.0, 1.05),
+    Case("c/a", 1000, 0.5, 50, 0.2, 1.15),
+    Case("c/b", 300, 3.0, 50, 0.2, 1.05),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    case: Case
+    state: str
+    makespan: float
+    busy: float
+    requests: int
+
+    @property
+    def ratio(self) -> float:
+        return self.makespan / self.case.ideal
+
+    @property
+    def slot_use(self) -> float:
+        return self.busy / (self.case.max_concurrent * self.makespan)
+
+    @property
+    def per_slice(self) -> float:
+        return self.requests / self.case.keys
+
+
+def serve(conn: Connection, duration: float, error_rate: float) -> None:
+    """The emulator process: answers commands sent over ``conn`` until ``stop``."""
+    with JobsEmulator() as emu:
+        emu.default_duration = duration
+        conn.send(emu.url)
+        while True:
+            command, *args = conn.recv()
+            if command == "create_job":
+                conn.send(emu.create_job(*args[:1], **args[1]))
+            elif command == "start":
+                emu.requests.clear()
+                emu.set_faults(error_rate=error_rate, seed=17)
+                conn.send(None)
+            elif command == "figures":
+                emu.set_faults()
+                timeline = emu.timeline(args[0])
+                busy = sum(end - start for start, end, _ in timeline)
+                api = sum(n for path, n in emu.requests.items() if path.startswith("/api/"))
+                conn.send((busy, api))
+            elif command == "stop":
+                conn.send(None)
+                return
+
+
+def call(conn: Connection, *message: Any) -> Any:
+    conn.send(message)
+    return conn.recv()
+
+
+def run_case(case: Case) -> Figures:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.config import Config
+
+    ctx = mp.get_context("spawn")
+    ours, theirs = ctx.Pipe()
+    server = ctx.Process(target=serve, args=(theirs, case.duration, case.error_rate), daemon=True)
+    server.start()
+    try:
+        url = ours.recv()
+        settings = {
+            "parameters": slice_parameters((), exact=False, params={}),
+            "max_concurrent_runs": 1000,
+        }
+        job_id = call(ours, "create_job", "bench", settings)
+        client = WorkspaceClient(config=Config(host=url, token="dapi-bench", auth_type="pat"))
+        keys = [f"key-{i:05d}" for i in range(case.keys)]
+        plan = BackfillPlan("bench", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
+        launch = LaunchOptions(max_concurrent=case.max_concurrent)
+        with tempfile.TemporaryDirectory() as tmp:
+            ledger = Ledger.create(
+                Path(tmp), plan, backend=BackendSpec("databricks", job_id), options=launch
+            )
+            options = launch.for_scheduler(Pacing().poll_interval)  # no --poll-interval
+            scheduler = Scheduler(DatabricksBackend(client, job_id), ledger, options)
+            call(ours, "start")
+            started = time.monotonic()
+            state = scheduler.run()
+            makespan = time.monotonic() - started
+        busy, requests = call(ours, "figures", job_id)
+        call(ours, "stop")
+    finally:
+        server.join(timeout=5)
+        if server.is_alive():
+            server.terminate()
+    return Figures(case, state, makespan, busy, requests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="this tree", help="names the code measured")
+    parser.add_argument("--only", choices=["a", "b", "c"], help="run only these cases")
+    args = parser.parse_args()
+    only = args.only
+    cases = [c for c in CASES if only is None or c.name == only or c.name.startswith(f"{only}/")]
+    print(f"launcher pacing at default settings ({args.label})")
+    header = (
+        f"{'case':5} {'keys':>5} {'run':>5} {'cap':>4} {'faults':>6} {'state':>9} "
+        f"{'makespan':>9} {'ideal':>7} {'ratio':>6} {'goal':>5} {'slot use':>8} {'req/slice':>9}"
+    )
+    print(header)
+    for case in cases:
+        f = run_case(case)
+        print(
+            f"{case.name:5} {case.keys:5d} {case.duration:4.1f}s {case.max_concurrent:4d} "
+            f"{case.error_rate:6.0%} {f.state:>9} {f.makespan:8.2f}s {case.ideal:6.1f}s "
+            f"{f.ratio:5.2f}x {case.goal:4.2f}x {f.slot_use:8.1%} {f.per_slice:9.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
