@@ -49,6 +49,7 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "backfill_presence": "{{job.parameters.backfill_presence}}",
             "backfill_full_refresh": "{{job.parameters.backfill_full_refresh}}",
             "backfill_force_rewrite": "{{job.parameters.backfill_force_rewrite}}",
+            "backfill_tasks": "{{job.parameters.backfill_tasks}}",
             "backfill_checks": "{{job.parameters.backfill_checks}}",
         },
     }
@@ -67,6 +68,7 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_presence", "default": ""},
         {"name": "backfill_full_refresh", "default": ""},
         {"name": "backfill_force_rewrite", "default": "false"},
+        {"name": "backfill_tasks", "default": ""},
         {"name": "backfill_checks", "default": "on"},
     ]
 

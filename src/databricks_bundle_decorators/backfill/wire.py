@@ -52,6 +52,11 @@ BACKFILL_FORCE_REWRITE_PARAM = "backfill_force_rewrite"
 """``"true"`` in the runs of ``dbxdec backfill --force-rewrite`` (and ``dbxdec run
 --force-rewrite``): append-once outputs rewrite the run's keys they already hold instead
 of skipping them (see :mod:`..runtime.io.append_once`); ``"false"`` otherwise."""
+BACKFILL_TASKS_PARAM = "backfill_tasks"
+"""Empty (every task runs), or the comma-separated tasks a run of ``dbxdec backfill
+--tasks``/``--skip-tasks`` runs (on Databricks with run-now's ``only`` as well): a task
+whose input comes from a task that does not run checks, before it runs, that the
+upstream table holds the run's keys."""
 BACKFILL_CHECKS_PARAM = "backfill_checks"
 """``"on"`` (the default): every task judges its checks before it writes; ``"off"`` in the
 runs of ``dbxdec backfill --no-checks``: checks are skipped (a failing check does not fail
@@ -69,6 +74,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_TASKS_PARAM,
     BACKFILL_CHECKS_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
@@ -81,6 +87,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_PRESENCE_PARAM: "",
         BACKFILL_FULL_REFRESH_PARAM: "",
         BACKFILL_FORCE_REWRITE_PARAM: "false",
+        BACKFILL_TASKS_PARAM: "",
         BACKFILL_CHECKS_PARAM: "on",
     }
 )

@@ -36,6 +36,7 @@ from .options import (
     param_option,
     pipelines_option,
     target_seconds,
+    task_options,
     with_pacing,
 )
 
@@ -76,6 +77,8 @@ _PLAN_OPTIONS = (
     "exact",
     "force_rewrite",
     "no_checks",
+    "tasks",
+    "skip_tasks",
     "final_sync",
     "full_refresh",
     "canary",
@@ -137,6 +140,7 @@ _canary_option = click.option(
     "instead of skipping them: one replaceWhere commit over each run's keys (job "
     "parameter backfill_force_rewrite). Other outputs always replace. Kept for --resume.",
 )
+@task_options
 @no_checks_option
 @click.option("--final-sync", is_flag=True, help="One more run with no key at the end.")
 @click.option(
@@ -183,6 +187,8 @@ def backfill_command(
     exact: bool,
     force_rewrite: bool,
     no_checks: bool,
+    tasks: tuple[str, ...],
+    skip_tasks: tuple[str, ...],
     final_sync: bool,
     full_refresh: bool,
     canary: int,
@@ -210,6 +216,7 @@ def backfill_command(
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --canary 2
       dbxdec backfill sales --start 2024-01-01 --end 2024-12-31 --full-refresh
       dbxdec backfill sales --keys 2023-06-01 --force-rewrite
+      dbxdec backfill sales --start 2024-01-01 --end 2024-01-31 --tasks daily_revenue
       dbxdec backfill sales --rerun failed --start 2024-01-01 --end 2024-12-31
       dbxdec backfill --resume sales-20240601T020000-1a2b
 
@@ -252,6 +259,8 @@ def backfill_command(
         exact=exact,
         force_rewrite=force_rewrite,
         checks=not no_checks,
+        tasks=tasks,
+        skip_tasks=skip_tasks,
         final_sync=final_sync,
         full_refresh=full_refresh,
         params=dict(params),

@@ -16,6 +16,7 @@ from ..launch.errors import BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
 from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
 from ..launch.request import BackfillRequest
+from ..runtime.task_subset import decode_tasks
 
 
 def reporter(as_json: bool) -> Reporter:
@@ -95,6 +96,7 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
             "warnings": list(prepared.warnings),
             "estimate": guess.to_json() if guess is not None else None,
             "batch_size": choice.to_json() if choice is not None else None,
+            "tasks": decode_tasks(prepared.ledger.options.tasks) or None,
             "runs": runs,
         }
         click.echo(json.dumps(document))
@@ -112,6 +114,11 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
         f"Runs would go to {destination(prepared)}, up to "
         f"{prepared.options.max_concurrent} at once."
     )
+    if prepared.ledger.options.tasks:
+        click.echo(
+            f"Each run runs only the tasks {prepared.ledger.options.tasks}; the others' tables are "
+            "read and must hold the run's keys."
+        )
     for warning in prepared.warnings:
         click.echo(f"warning: {warning}")
     for line in [*(choice.lines() if choice else ()), *(guess.lines() if guess else ())]:

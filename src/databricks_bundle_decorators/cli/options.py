@@ -89,6 +89,42 @@ class KeyList(_KeysType):
         return keys
 
 
+class TaskList(KeyList):
+    """``--tasks T1,T2``: a comma-separated list of task keys.
+
+    >>> TaskList().convert("clean, load", None, None)
+    ('clean', 'load')
+    """
+
+    name = "T1,T2"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        names = tuple(n.strip() for n in str(value).split(",") if n.strip())
+        if not isinstance(value, tuple) and not names:
+            self.fail("expected a comma-separated list of task keys, e.g. clean,load")
+        return value if isinstance(value, tuple) else names
+
+
+def task_options(fn: F) -> F:
+    """``--tasks T1,T2`` and ``--skip-tasks T1,T2``: run some of a job's tasks."""
+    fn = click.option(
+        "--skip-tasks",
+        type=TaskList(),
+        default=(),
+        help="Run every task but these (comma-separated). As --tasks, the others' "
+        "tables are read and must hold the keys.",
+    )(fn)
+    return click.option(
+        "--tasks",
+        type=TaskList(),
+        default=(),
+        help="Run only these tasks (comma-separated) for each key: on Databricks via "
+        "run-now's only, locally likewise. Their inputs from tasks that do not run are read "
+        "from those tasks' tables for the same keys; a key missing there fails its run "
+        "before the task runs. Kept for --resume.",
+    )(fn)
+
+
 class Assignment(_PairType):
     """``--param NAME=VALUE``: one job parameter, as a ``(name, value)`` pair.
 

@@ -51,6 +51,8 @@ def rerun_command(
         args.append("--force-rewrite")
     if not options.checks:
         args.append("--no-checks")
+    if options.tasks:
+        args += ["--tasks", options.tasks]
     for name, value in sorted(options.params.items()):
         args += ["--param", f"{name}={value}"]
     args += ["--max-concurrent", str(options.max_concurrent)]

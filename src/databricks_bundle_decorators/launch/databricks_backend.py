@@ -30,7 +30,9 @@ from databricks.sdk.errors import (
 )
 
 from ..backfill.base import BackfillDef
+from ..backfill.wire import BACKFILL_TASKS_PARAM
 from ..errors import UsageError
+from ..runtime.task_subset import decode_tasks
 from .backends import RunStatus, SubmitRequest, Submitted
 from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
@@ -222,10 +224,13 @@ class DatabricksBackend:
 
     def _submit(self, request: SubmitRequest) -> Submitted:
         try:
+            # a run of some tasks (--tasks) runs only them: run-now's ``only``
+            only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
             waiter = self.client.jobs.run_now(
                 self.job_id,
                 job_parameters=dict(request.parameters),
                 idempotency_token=request.token,
+                only=only or None,
             )
         except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
             raise SubmitRejected(_one_line(exc), fatal=True) from None

@@ -14,9 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..backfill.wire import BACKFILL_CHECKS_PARAM, BACKFILL_FORCE_REWRITE_PARAM
+from ..backfill.wire import (
+    BACKFILL_CHECKS_PARAM,
+    BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_TASKS_PARAM,
+)
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError
+from ..runtime.task_subset import task_selection
 from .auto_batch import BatchChoice, choose_batch_size, fit_model
 from .backends import Backend
 from .check_reports import job_has_checks
@@ -45,7 +50,7 @@ from .ledger import BackendSpec, LaunchOptions, Ledger
 from .local_lock import LocalLock
 from .observed import observed_history
 from .pacing import SchedulerOptions
-from .plan import BackfillPlan, build_plan, with_checks, with_force_rewrite
+from .plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
 from .presence import keys_missing_data_databricks, keys_missing_data_local
 from .rebatch import Rebatcher, RebatchingScheduler
 from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
@@ -123,6 +128,7 @@ def plan_backfill(
     check_full_refresh(request)
     check_retry_budgets(request.pacing.retries or 0, request.pacing.retry_for)
     selected = _checked_plan(job, request)  # bad keys and options fail before any connection
+    tasks = task_selection(job, request.tasks, request.skip_tasks)
     if request.pause_schedule and request.connection.local:
         raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
     conn, pacing = request.connection, request.pacing
@@ -176,6 +182,10 @@ def plan_backfill(
                 client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
             )
         if not dry_run:
+            if tasks:
+                require_job_parameter(
+                    client, job_id, job.name, BACKFILL_TASKS_PARAM, purpose="to run --tasks"
+                )
             if request.force_rewrite:
                 require_job_parameter(
                     client,
@@ -213,8 +223,11 @@ def plan_backfill(
             job=job.name,
         )
     size = choice.size if choice is not None else int(request.batch_size)
-    plan = with_force_rewrite(
-        _checked_plan(job, request, history, only, batch_size=size), request.force_rewrite
+    plan = with_tasks(
+        with_force_rewrite(
+            _checked_plan(job, request, history, only, batch_size=size), request.force_rewrite
+        ),
+        tasks,
     )
     launch_options = LaunchOptions(
         max_concurrent=cap,
@@ -234,6 +247,7 @@ def plan_backfill(
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,
+        tasks=tasks,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
     if request.full_refresh:

@@ -28,6 +28,7 @@ from ..backfill.base import BackfillDef
 from ..backfill.wire import (
     BACKFILL_CHECKS_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_TASKS_PARAM,
     KeyRange,
     keys_label,
 )
@@ -102,6 +103,14 @@ def with_force_rewrite(plan: BackfillPlan, force_rewrite: bool) -> BackfillPlan:
     if not force_rewrite:
         return plan
     return replace(plan, params={**plan.params, BACKFILL_FORCE_REWRITE_PARAM: "true"})
+
+
+def with_tasks(plan: BackfillPlan, tasks: str) -> BackfillPlan:
+    """``plan`` whose runs run only ``tasks`` (a ``backfill_tasks`` value, from
+    ``--tasks``/``--skip-tasks``); ``plan`` itself when every task runs."""
+    if not tasks:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_TASKS_PARAM: tasks})
 
 
 def slice_parameters(

@@ -72,6 +72,8 @@ class BackfillRequest:
         target_run_seconds: The run length ``batch_size="auto"`` aims at.
         checks: Whether the runs judge their checks (``False``: ``--no-checks``,
             ``backfill_checks=off`` in every run).
+        tasks, skip_tasks: Run only these tasks, or all but these (see
+            :mod:`..runtime.task_subset`); empty: every task.
     """
 
     job: str
@@ -98,6 +100,8 @@ class BackfillRequest:
     full_refresh: bool = False
     target_run_seconds: float = DEFAULT_TARGET_SECONDS
     checks: bool = True
+    tasks: tuple[str, ...] = ()
+    skip_tasks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from .databricks_backend import DatabricksBackend, connect, find_job
 from .launcher import PreparedBackfill
 from .ledger import load_ledger
 from .local_lock import LocalLock
-from .plan import BackfillPlan, Slice, with_checks, with_force_rewrite
+from .plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
 from .rebatch import Rebatcher
 from .request import ResumeRequest
 from .retry_budget import check_retry_budgets
@@ -95,11 +95,14 @@ def prepare_resume(
             client, job=ledger.job, job_id=spec.job_id, backfill=definition, force=request.force
         )
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
-    plan = with_force_rewrite(
-        with_checks(
-            BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params), old.checks
+    plan = with_tasks(
+        with_force_rewrite(
+            with_checks(
+                BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params), old.checks
+            ),
+            old.force_rewrite,
         ),
-        old.force_rewrite,
+        old.tasks,
     )
     if all(r.state == "succeeded" for r in ledger.slices):
         ledger.slices = []  # nothing to run; the ledger file is left as it is

@@ -43,6 +43,7 @@ from .full_refresh import staged_environment, swap_outputs
 from .presence import report_presence
 from .scope import KeyScope
 from .sources import read_source
+from .task_subset import require_upstream_partitions, selected_tasks
 from .undo import undo_outputs
 
 
@@ -262,6 +263,10 @@ def run_task(
         use_environment(environment),
         use_source_reader(read_source),
     ):
+        selected = selected_tasks(job, request.params)
+        if selected is not None:  # inputs from tasks this run does not run must be there
+            scope = _scope(request, written=True)
+            require_upstream_partitions(job, node, selected, scope, environment)
         inputs = _load_inputs(request, node, environment)
         try:
             if definition.for_each is not None and request.for_each_element is not None:

@@ -15,6 +15,7 @@ from typing import Literal
 from ..backfill import BACKFILL_EXACT_PARAM, ResolvedKeys
 from ..backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_TASKS_PARAM,
     RUN_TIME_DEFAULT,
     KeyRange,
     run_time_param,
@@ -25,6 +26,7 @@ from .context import LazySession, RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task, run_time
 from .sources import check_local_sources
 from .spark import local_spark_session, prepare_local_spark
+from .task_subset import encode_tasks, selected_tasks
 from .task_values import LocalTaskValueStore
 
 TaskStatus = Literal["succeeded", "failed", "skipped"]
@@ -123,7 +125,12 @@ def run_job_locally(
     full_params = job_parameters(job, pin_run_time(job, params, now))
     keys = run_keys(job, full_params)
     order = job.graph.topological_order()
+    if not tasks:  # a backfill's run of some tasks names them in backfill_tasks
+        chosen = selected_tasks(job, full_params)
+        tasks = None if chosen is None else [key for key in order if key in chosen]
     selected = _select(order, tasks, job_name)
+    if tasks and job.backfill is not None and len(selected) < len(order):
+        full_params[BACKFILL_TASKS_PARAM] = encode_tasks(selected)
     check_local_sources(job, warehouse)  # before Spark starts
     prepare_local_spark()  # a session task code creates itself is a Delta one too
     run_id = run_id or new_run_id()

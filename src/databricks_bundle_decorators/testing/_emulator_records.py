@@ -10,7 +10,7 @@ import base64
 import binascii
 import copy
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -125,6 +125,7 @@ class RunRecord:
     state_message: str = ""
     user_cancelled_or_timedout: bool = False
     task_run_ids: tuple[int, ...] = ()
+    only: tuple[str, ...] = ()  # run-now's ``only``: the tasks this run has (empty: all)
 
     @property
     def active(self) -> bool:
@@ -240,3 +241,33 @@ def _page(
         start = offset
     page = items[start : start + limit]
     return page, start + limit < len(items)
+
+
+def only_tasks(value: object, task_keys: Sequence[str]) -> tuple[str, ...]:
+    """run-now's ``only``: task keys of the job (``()`` when absent: every task)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise invalid("only must be a list of task keys")
+    unknown = [key for key in value if key not in task_keys]
+    if unknown:
+        raise invalid(f"Task key {unknown[0]!r} in 'only' does not exist in the job")
+    return tuple(key for key in task_keys if key in value)
+
+
+def copied_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a request body, as recorded (later changes to it do not leak in)."""
+    return copy.deepcopy(dict(body))
+
+
+def run_now_options(body: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any] | None]:
+    """run-now's ``job_parameters`` and ``queue``, validated as the real API does."""
+    overrides = body.get("job_parameters") or {}
+    if not isinstance(overrides, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()
+    ):
+        raise invalid("job_parameters must be a map of string to string")
+    queue = body.get("queue")
+    if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
+        raise invalid("queue must be an object with the required field 'enabled'")
+    return overrides, queue

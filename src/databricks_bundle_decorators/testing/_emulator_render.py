@@ -100,7 +100,7 @@ def run_json(
                 "cleanup_duration": 0,
                 "run_page_url": f"{out['run_page_url']}/task/{task_run_id}",
             }
-            for key, task_run_id in zip(job.task_keys, run.task_run_ids, strict=True)
+            for key, task_run_id in zip(run.only or job.task_keys, run.task_run_ids, strict=True)
         ]
     return out
 

@@ -39,8 +39,11 @@ from ._emulator_records import (
     _JobQueue,
     _page,
     _require_int,
+    copied_body,
     invalid,
     job_settings,
+    only_tasks,
+    run_now_options,
 )
 from ._emulator_render import job_json, run_json
 from ._emulator_settings import reset_settings, updated_settings
@@ -66,6 +69,7 @@ class JobsModel(RunOutputs):
         self._outcomes: dict[tuple[int | None, str], Outcome] = {}
         self._executions: dict[tuple[int, str | None], int] = {}
         self._task_logs: dict[int, str] = {}  # task run id -> its logs (runs/get-output)
+        self.run_now_bodies: list[dict[str, Any]] = []  # every run-now request, in order
         self._next_job_id = 1001
         self._next_run_id = 5001
         self._next_task_run_id = 900_000_001
@@ -224,6 +228,7 @@ class JobsModel(RunOutputs):
     # -- runs ----------------------------------------------------------------------
 
     def run_now(self, body: Mapping[str, Any], now: float) -> JsonDict:
+        self.run_now_bodies.append(copied_body(body))
         job = self._job(_require_int(body.get("job_id"), "job_id"))
         token = body.get("idempotency_token")
         if token is not None:
@@ -237,21 +242,16 @@ class JobsModel(RunOutputs):
             existing = self._tokens.get((job.job_id, token))
             if existing is not None:
                 return {"run_id": existing, "number_in_job": existing}
-        overrides = body.get("job_parameters") or {}
-        if not isinstance(overrides, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()
-        ):
-            raise invalid("job_parameters must be a map of string to string")
-        queue = body.get("queue")
-        if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
-            raise invalid("queue must be an object with the required field 'enabled'")
+        overrides, queue = run_now_options(body)
         queue_enabled = bool(queue["enabled"]) if queue is not None else job.queue_enabled
-
+        only = only_tasks(body.get("only"), job.task_keys)
         self.advance(now)
         params = {**job.parameter_defaults, **overrides}
         run_id = self._next_run_id
         self._next_run_id += 1
-        tasks = tuple(range(self._next_task_run_id, self._next_task_run_id + len(job.task_keys)))
+        tasks = tuple(
+            range(self._next_task_run_id, self._next_task_run_id + len(only or job.task_keys))
+        )
         self._next_task_run_id += len(tasks)
         run = RunRecord(
             run_id=run_id,
@@ -263,6 +263,7 @@ class JobsModel(RunOutputs):
             queue_enabled=queue_enabled,
             created=now,
             task_run_ids=tasks,
+            only=only,
         )
         self._runs[run_id] = run
         if token is not None:

@@ -311,6 +311,13 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
             self._model.advance(time.monotonic())
             return self._model.snapshot_runs(job_id)
 
+    def run_now_bodies(self, job_id: int | None = None) -> list[JsonDict]:
+        """Every ``run-now`` request body received (of one job), in order, as sent
+        (``job_parameters``, ``idempotency_token``, ``only``, ``queue``...)."""
+        with self._lock:
+            bodies = list(self._model.run_now_bodies)
+        return [b for b in bodies if job_id is None or b.get("job_id") == job_id]
+
     def job_settings(self, job_id: int) -> JsonDict:
         """A copy of job ``job_id``'s settings as ``jobs/get`` returns them."""
         with self._lock:
