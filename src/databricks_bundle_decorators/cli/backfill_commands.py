@@ -16,6 +16,7 @@ from ..launch.connection import Connection
 from ..launch.history import RERUN_MODES, RerunMode
 from ..launch.launcher import plan_backfill
 from ..launch.plan import ORDERS, Order
+from ..launch.plan_summary import plan_selection
 from ..launch.request import (
     CATCHUP_BY,
     BackfillRequest,
@@ -39,6 +40,7 @@ from .options import (
     task_options,
     with_pacing,
 )
+from .plan_output import dry_run_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -84,6 +86,7 @@ _PLAN_OPTIONS = (
     "canary",
     "params",
     "dry_run",
+    "all_runs",
     "new",
     "pause_schedule",
     "dbu_per_hour",
@@ -154,12 +157,7 @@ _canary_option = click.option(
 @_canary_option
 @_pause_option
 @param_option
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print the plan, where its runs would go and an estimate of its wall time from "
-    "the job's recent runs; launch nothing.",
-)
+@dry_run_options
 @_dbu_option
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
 @click.option(
@@ -195,6 +193,7 @@ def backfill_command(
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
+    all_runs: bool,
     dbu_per_hour: float | None,
     resume_id: str | None,
     new: bool,
@@ -273,7 +272,9 @@ def backfill_command(
         force=force,
         new=new,
     )
-    _plan_and_launch(backfill, project, pipelines, dry_run=dry_run, as_json=as_json)
+    _plan_and_launch(
+        backfill, project, pipelines, dry_run=dry_run, as_json=as_json, all_runs=all_runs
+    )
 
 
 @click.command("catchup")
@@ -296,12 +297,7 @@ def backfill_command(
 @_canary_option
 @_pause_option
 @param_option
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print the plan, where its runs would go and an estimate of its wall time from "
-    "the job's recent runs; launch nothing.",
-)
+@dry_run_options
 @_dbu_option
 @_force_option
 @with_connection
@@ -321,6 +317,7 @@ def catchup_command(
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
+    all_runs: bool,
     dbu_per_hour: float | None,
     force: bool,
     connection: Connection,
@@ -358,7 +355,9 @@ def catchup_command(
         context_args=_context_args(project, pipelines),
         force=force,
     )
-    _plan_and_launch(request, project, pipelines, dry_run=dry_run, as_json=as_json)
+    _plan_and_launch(
+        request, project, pipelines, dry_run=dry_run, as_json=as_json, all_runs=all_runs
+    )
 
 
 def _plan_and_launch(
@@ -368,14 +367,17 @@ def _plan_and_launch(
     *,
     dry_run: bool,
     as_json: bool,
+    all_runs: bool,
 ) -> None:
-    """Plan ``request``; print the plan on a dry run, else launch it."""
+    """Plan ``request``; print the plan on a dry run (``all_runs``: every run), else launch it."""
     config, registry = load_project(project, pipelines)
     prepared = plan_backfill(
         request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
     )
     if dry_run:
-        print_plan(prepared, as_json)
+        backfill = registry.get(request.job).backfill
+        selection = plan_selection(backfill, request) if backfill is not None else None
+        print_plan(prepared, as_json, all_runs=all_runs, selection=selection)
         return
     launch(prepared, as_json, nothing_to_run(request))
 

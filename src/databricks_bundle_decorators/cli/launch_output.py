@@ -7,16 +7,16 @@ import json
 import sys
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ..errors import LocalStateProblem
 from ..launch.canary import canary_failure, canary_failure_line
 from ..launch.errors import BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
+from ..launch.plan_summary import PlanSelection
 from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
 from ..launch.request import BackfillRequest
 from ..runtime.task_subset import decode_tasks
+from .plan_output import print_runs, write_plan_json
 
 
 def reporter(as_json: bool) -> Reporter:
@@ -80,16 +80,20 @@ def destination(prepared: PreparedBackfill) -> str:
     return f"job {spec.remote_name!r} (id {spec.job_id}) on {spec.host}"
 
 
-def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
+def print_plan(
+    prepared: PreparedBackfill,
+    as_json: bool,
+    *,
+    all_runs: bool = False,
+    selection: PlanSelection | None = None,
+) -> None:
     """The plan of a dry run, where its runs would go, the size ``--batch-size auto``
-    chose and why, and its estimate."""
+    chose and why, and its estimate. A large plan is summarised (its key spans, what
+    ``selection`` skipped, its first and last runs) unless ``all_runs``; its JSON lists
+    every run, written run by run."""
     plan, guess, choice = prepared.plan, prepared.estimate, prepared.batch_choice
     if as_json:
-        runs = [
-            {"run": s.index + 1, "keys": list(s.keys), "parameters": dict(s.parameters)}
-            for s in prepared.ledger.slices
-        ]
-        document = {
+        header = {
             "job": plan.job,
             "dry_run": True,
             "destination": destination(prepared),
@@ -97,19 +101,12 @@ def print_plan(prepared: PreparedBackfill, as_json: bool) -> None:
             "estimate": guess.to_json() if guess is not None else None,
             "batch_size": choice.to_json() if choice is not None else None,
             "tasks": decode_tasks(prepared.ledger.options.tasks) or None,
-            "runs": runs,
         }
-        click.echo(json.dumps(document))
+        write_plan_json(header, prepared.ledger.slices)
         return
-    table = Table(title=f"Plan for {plan.job}: {len(plan.slices)} runs, {len(plan.keys)} keys")
-    table.add_column("run", justify="right")
-    table.add_column("keys")
-    table.add_column("n", justify="right")
-    table.add_column("parameters")
-    for s in prepared.ledger.slices:  # the ledger's: a full refresh adds its order
-        params = " ".join(f"{k}={v}" for k, v in s.parameters.items())
-        table.add_row(str(s.index + 1), s.label, str(len(s.keys)), params)
-    Console(width=200 if not sys.stdout.isatty() else None).print(table)
+    title = f"Plan for {plan.job}: {len(plan.slices)} runs, {len(plan.keys)} keys"
+    # the ledger's runs: a full refresh adds its order
+    print_runs(title, prepared.ledger.slices, selection, all_runs=all_runs)
     click.echo(
         f"Runs would go to {destination(prepared)}, up to "
         f"{prepared.options.max_concurrent} at once."

@@ -20,7 +20,7 @@ from ..launch.connection import Connection
 from ..launch.ledger import list_ledgers, load_ledger
 from ..launch.status import job_status, partition_grid
 from ..launch.status_details import unchecked_keys
-from ..launch.status_grid import grid_html, grid_table
+from ..launch.status_view import status_page, terminal_table
 from ..launch.timeline import build_timeline, timeline_html
 from .options import connection_record, load_project, pipelines_option
 
@@ -158,13 +158,14 @@ def status_command(
         if backfill_id is not None:
             ledger = load_ledger(config.root, backfill_id)
             extra = timeline_html(build_timeline(ledger, now=now.timestamp()))
-        page = grid_html(grid, origin, extra_html=extra)
+        page = status_page(grid, origin, extra_html=extra)
         write_atomically(html_file, page, mode=umask_mode())
     unchecked = unchecked_keys(grid.details, grid.states)
     if as_json:
         click.echo(json.dumps({"job": job, "states": dict(grid.states), "checks_off": unchecked}))
         return
-    Console().print(grid_table(grid))
+    console = Console()
+    console.print(terminal_table(grid, console))
     if unchecked:
         shown = ", ".join(unchecked[:10]) + (
             f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""

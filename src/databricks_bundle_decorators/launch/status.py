@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition
 from .connection import Connection, connect_job
-from .history import KeyHistory
-from .ledger import ledger_dir, list_ledgers
+from .history import KeyHistory, key_history
+from .ledger import ledger_dir, ledger_observations, list_ledgers
 from .observed import observed_history
 from .plan import build_plan
 from .status_details import KeyDetail, ledger_details, run_page_url
@@ -59,9 +59,10 @@ def job_status(
     if job.backfill is None:
         build_plan(job)  # raises the "no backfill definition" error
     assert job.backfill is not None
-    details = ledger_details(list_ledgers(root, job.name))
-    if connection.local:
-        history = observed_history(job.name, job.backfill, root=root)
+    ledgers = list_ledgers(root, job.name)
+    details = ledger_details(ledgers)
+    if connection.local:  # the ledgers read once: 10 years of hourly keys are 87,000 keys
+        history: KeyHistory = key_history(ledger_observations(ledgers))
         return JobStatus(history, details, PageOrigin(now, f"local ledgers in {ledger_dir(root)}"))
     found = connect_job(job, connection, root, cap=1, client=client)
     job_id = found.remote.job_id
