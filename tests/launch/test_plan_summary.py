@@ -83,3 +83,12 @@ def test_streamed_json_is_the_document_json_dumps_writes(keys: list[str], tasks:
         {"run": s.index + 1, "keys": list(s.keys), "parameters": dict(s.parameters)} for s in slices
     ]
     assert out.getvalue() == json.dumps({**header, "runs": runs}) + "\n"
+
+
+def test_streamed_json_across_chunks_is_one_valid_document() -> None:
+    keys = [f"k{i}" for i in range(2500)]  # more runs than one chunk holds
+    out = io.StringIO()
+    write_plan_json({"job": "j"}, _slices(keys), out)
+    document = json.loads(out.getvalue())
+    assert [run["keys"] for run in document["runs"]] == [[k] for k in keys]
+    assert [run["run"] for run in document["runs"]] == list(range(1, 2501))

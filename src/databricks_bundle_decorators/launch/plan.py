@@ -178,6 +178,19 @@ def build_plan(
     return BackfillPlan(job.name, tuple(slices), exact=exact, params=checked_params)
 
 
+def selected_keys(
+    backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str] = ()
+) -> list[str]:
+    """The keys ``keys`` (explicit) or ``start``/``end`` (inclusive, either may be
+    omitted) select of ``backfill``, in its order: a plan's keys before any filter.
+
+    Raises:
+        UsageError: a key or bound is malformed or outside the definition, ``start``
+            is after ``end``, or ``keys`` is combined with a bound.
+    """
+    return _chosen_keys(backfill, start, end, keys)
+
+
 def _chosen_keys(
     backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str]
 ) -> list[str]:

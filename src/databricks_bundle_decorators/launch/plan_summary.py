@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..backfill.base import BackfillDef
+from .plan import selected_keys
 from .request import BackfillRequest
 
 
@@ -73,14 +74,9 @@ class PlanSelection:
 
 def plan_selection(backfill: BackfillDef, request: BackfillRequest) -> PlanSelection:
     """What ``request`` selected of ``backfill``'s keys, and the filter it applies."""
-    if request.keys:
-        chosen = backfill.sort_keys(list(request.keys))
-        universe = backfill.keys(chosen[0], chosen[-1]) if chosen else []
-        selected = len(chosen)
-    else:
-        universe = backfill.keys(request.start, request.end)
-        selected = len(universe)
-    return PlanSelection(selected, universe, selection_filter(request))
+    chosen = selected_keys(backfill, request.start, request.end, request.keys)
+    universe = backfill.keys(chosen[0], chosen[-1]) if request.keys and chosen else chosen
+    return PlanSelection(len(chosen), universe, selection_filter(request))
 
 
 def selection_filter(request: BackfillRequest) -> str:
