@@ -90,8 +90,8 @@ def test_backfill_succeeds_with_one_run_per_key(
     assert sorted(keys_of(emu, job_id)) == [f"2024-01-0{d}" for d in range(1, 10)]
     assert all(r.job_parameters["source"] == "y" for r in emu.runs(job_id))
     assert "succeeded - 9 succeeded, 0 failed" in out
-    ledgers = list((project / ".dbxdec" / "backfills").glob("*.json"))
-    assert len(ledgers) == 1 and "dapi-test" not in ledgers[0].read_text()
+    ledgers = list((project / ".dbxdec" / "backfills").glob("*.sqlite"))
+    assert len(ledgers) == 1 and b"dapi-test" not in ledgers[0].read_bytes()
 
 
 def test_permanent_failure_exits_1_with_the_rerun_command(
@@ -290,7 +290,7 @@ def test_resume_finishes_what_is_left(dbxdec: Cli, emu: JobsEmulator, project: P
         "backfill", "nightly", "--start", "2024-01-01", "--end", "2024-01-04", *FAST
     )
     assert code == 1
-    backfill_id = next(p.stem for p in (project / ".dbxdec" / "backfills").glob("*.json"))
+    backfill_id = next(p.stem for p in (project / ".dbxdec" / "backfills").glob("*.sqlite"))
     assert f"dbxdec backfill --project {project} --resume {backfill_id}" in out
 
     emu.set_outcome("2024-01-02", result="SUCCESS")

@@ -120,7 +120,7 @@ def test_the_same_backfill_from_two_checkouts_runs_every_key_once(
 
         code, _, err = second("backfill", "nightly", "--start", KEYS[7], "--end", "2024-02-12")
         assert code == 2 and "(3 of your 5 keys)" in assert_one_error_line(err)
-        assert list(ledger_dir(second.project).glob("*.json")) == []  # refusals leave none
+        assert list(ledger_dir(second.project).glob("*.sqlite")) == []  # refusals leave none
 
         code, out, err = second("backfill", "nightly", "--keys", "2024-02-11,2024-02-12", *FAST)
         assert code == 0, out + err  # disjoint keys of the same job run side by side
@@ -168,7 +168,7 @@ def test_resume_is_refused_while_another_backfill_holds_its_keys(
     emu.set_outcome(KEYS[2], result="FAILED")
     code, out, _ = second("backfill", "nightly", *SPAN, *FAST)
     assert code == 1, out
-    (ledger,) = ledger_dir(second.project).glob("*.json")
+    (ledger,) = ledger_dir(second.project).glob("*.sqlite")
     hold(emu, KEYS)
     first = launch_first(emu, first_copy, tmp_path)
     try:
@@ -277,7 +277,7 @@ def test_a_second_local_backfill_of_a_job_waits_for_the_first(
     try:
         conn, _ = gate.accept()  # the first backfill's run is inside its task now
         assert conn.recv(5) == b"ready"
-        (ledger,) = ledger_dir(project).glob("*.json")
+        (ledger,) = ledger_dir(project).glob("*.sqlite")
 
         code, _, err = second("backfill", "gated", "--local", "--keys", "2024-01-02", *FAST)
 
@@ -291,7 +291,7 @@ def test_a_second_local_backfill_of_a_job_waits_for_the_first(
         )
         code, _, err = second("backfill", "gated", "--local", "--keys", "2024-01-02", "--force")
         assert code == 2 and "nothing stale to take over" in assert_one_error_line(err)
-        assert len(list(ledger_dir(project).glob("*.json"))) == 1  # refusals leave none
+        assert len(list(ledger_dir(project).glob("*.sqlite"))) == 1  # refusals leave none
 
         first.send_signal(signal.SIGKILL)  # a dead launcher's lock is released by itself
         first.wait()

@@ -89,7 +89,7 @@ def the_line(err: str) -> str:
 
 def ledger_files(project: Path) -> dict[str, bytes]:
     folder = ledger_dir(project)
-    return {p.name: p.read_bytes() for p in folder.glob("*.json")} if folder.is_dir() else {}
+    return {p.name: p.read_bytes() for p in folder.glob("*.sqlite")} if folder.is_dir() else {}
 
 
 class _Stub(BaseHTTPRequestHandler):
@@ -281,7 +281,7 @@ def test_a_damaged_ledger_exits_6_and_is_left_as_it_is(
 
     assert done.code == 6
     line = the_line(done.err)
-    assert line.startswith(f"Error: backfill ledger {path} is damaged (JSONDecodeError: ")
+    assert line.startswith(f"Error: backfill ledger {path} is damaged (DatabaseError: ")
     assert line.endswith(
         "so it cannot be resumed: restore the file from a backup, or move it aside and launch "
         "the keys that have no successful run yet with: dbxdec catchup nightly --start KEY "
@@ -298,9 +298,10 @@ def test_a_disk_filling_up_mid_backfill_stops_launching_and_resume_runs_every_ke
     keys = [(date(2024, 1, 1) + timedelta(days=i)).isoformat() for i in range(200)]
     span = ("--start", keys[0], "--end", keys[-1], "--max-concurrent", "8")
     fast = ("--poll-interval", "0.01")
-    # The first save (~35 kB, no attempts) fits; ~60 attempts later (~250 B each) it does not.
+    # The first save (~50 kB of log, no attempts) fits; a few ticks later (~8-30 kB of log
+    # each) the ledger's write-ahead log does not.
     done = dbxdec(
-        project, emu.url, "backfill", "nightly", *span, *fast, home=tmp_path, fsize_limit=50_000
+        project, emu.url, "backfill", "nightly", *span, *fast, home=tmp_path, fsize_limit=150_000
     )
 
     assert done.code == 6, done.err
@@ -309,14 +310,14 @@ def test_a_disk_filling_up_mid_backfill_stops_launching_and_resume_runs_every_ke
     resume = f"dbxdec backfill --project {project} --resume {backfill_id.group(1)}"
     line = the_line(done.err)
     assert line.startswith(
-        "Error: cannot save the backfill ledger ([Errno 27] File too large): stopped launching "
-        "with "
+        "Error: cannot save the backfill ledger (disk I/O error (SQLITE_IOERR_WRITE)): stopped "
+        "launching with "
     )
     assert line.endswith(f"free disk space, then finish with: {resume}")
     assert "no new runs will be launched" in done.out  # said when it happened
     # Nothing lost: the ledger is whole, and every run the workspace started has its token
     # in it, so --resume finds each run instead of starting a second one.
-    ledger = read_ledger(ledger_dir(project) / f"{backfill_id.group(1)}.json")
+    ledger = read_ledger(ledger_dir(project) / f"{backfill_id.group(1)}.sqlite")
     tokens = {a.token for r in ledger.slices for a in r.attempts}
     runs = emu.runs(job_id)
     assert 0 < len(runs) < len(keys)

@@ -66,7 +66,7 @@ def test_backfill_force_rewrite_reaches_every_run_the_rerun_command_and_resume(
     rerun = next(line for line in out.splitlines() if line.startswith("Rerun the failed keys: "))
     assert "--force-rewrite" in rerun.split()
 
-    backfill_id = next(p.stem for p in (project / ".dbxdec" / "backfills").glob("*.json"))
+    backfill_id = next(p.stem for p in (project / ".dbxdec" / "backfills").glob("*.sqlite"))
     code, _, err = dbxdec("backfill", "--resume", backfill_id, "--force-rewrite")
     assert code == 2 and "drop --force-rewrite" in err
     emu.set_outcome("2024-01-02", result="SUCCESS")
@@ -102,9 +102,10 @@ def test_ledgers_from_before_force_rewrite_load_without_it(
     emu.create_job("nightly", parameters=params, max_concurrent_runs=10)
     code, out, _ = dbxdec("backfill", "nightly", "--keys", "2024-01-07", "--force-rewrite", *FAST)
     assert code == 0, out
-    path = next((project / ".dbxdec" / "backfills").glob("*.json"))
+    path = next((project / ".dbxdec" / "backfills").glob("*.sqlite"))
     assert read_ledger(path).options.force_rewrite is True
-    data = json.loads(path.read_text())
+    data = read_ledger(path).to_json()
     del data["options"]["force_rewrite"]
-    path.write_text(json.dumps(data))
-    assert read_ledger(path).options.force_rewrite is False
+    older = path.with_name("older.json")  # as ledgers were written before SQLite
+    older.write_text(json.dumps(data))
+    assert read_ledger(older).options.force_rewrite is False

@@ -3,9 +3,9 @@ the Jobs API emulator through ``dbxdec backfill``."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from databricks_bundle_decorators.launch.ledger import read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import keys_of
 
@@ -42,8 +42,8 @@ def test_the_schedule_is_paused_for_the_backfill_and_restored(
     assert calls == [UPDATE, *[RUN_NOW] * len(DAYS), UPDATE]
     assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"
     assert not list((project / ".dbxdec" / "paused").glob("*.json"))
-    ledger = json.loads(next((project / ".dbxdec" / "backfills").glob("*.json")).read_text())
-    assert ledger["options"]["pause_schedule"] is True  # --resume pauses it again
+    ledger = read_ledger(next((project / ".dbxdec" / "backfills").glob("*.sqlite")))
+    assert ledger.options.pause_schedule is True  # --resume pauses it again
 
 
 def test_without_pausing_one_slot_stays_free_for_the_schedule(

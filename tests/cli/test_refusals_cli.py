@@ -19,8 +19,8 @@ RUN_NOW = "/api/2.2/jobs/run-now"
 DAYS = [f"2024-01-0{d}" for d in range(1, 7)]
 
 
-def ledger_files(project: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in ledger_dir(project).glob("*.json")}
+def ledger_files(project: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in ledger_dir(project).glob("*.sqlite")}
 
 
 def backfill_id(out: str) -> str:
@@ -130,7 +130,7 @@ def test_a_submission_given_up_exits_1_and_resume_runs_every_key_once(
     ) in out
     assert f"Resume this backfill:  {resume}" in out
     assert emu.runs(job_id) == [] and emu.requests[RUN_NOW] == 4
-    saved = read_ledger(ledger_dir(project) / f"{done}.json")
+    saved = read_ledger(ledger_dir(project) / f"{done}.sqlite")
     assert [r.state for r in saved.slices] == ["submitting", "pending", "pending"]
 
     code, out, err = dbxdec("backfill", "--resume", done, *FAST)
@@ -164,7 +164,7 @@ def test_a_fatal_rejection_exits_1_and_points_at_resume(
     )
     assert "1 failed, 3 not run, of 4 runs" in out
     assert emu.runs(job_id) == [] and emu.requests[RUN_NOW] == 1
-    saved = read_ledger(ledger_dir(project) / f"{done}.json")
+    saved = read_ledger(ledger_dir(project) / f"{done}.sqlite")
     assert [r.state for r in saved.slices] == ["failed", "pending", "pending", "pending"]
 
     code, out, err = dbxdec("backfill", "--resume", done, *FAST)

@@ -4,10 +4,9 @@ emulator; nothing is launched and no ledger is written by the refusal."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import ledger_dir
+from databricks_bundle_decorators.launch.ledger import ledger_dir, load_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli
 from tests.cli.test_refusals_cli import backfill_id
@@ -19,7 +18,7 @@ COMMAND = ("backfill", "nightly", "--keys", ",".join(DAYS), "--max-concurrent", 
 
 
 def ledgers(project: Path) -> set[str]:
-    return {p.stem for p in ledger_dir(project).glob("*.json")}
+    return {p.stem for p in ledger_dir(project).glob("*.sqlite")}
 
 
 def halted_backfill(dbxdec: Cli, emu: JobsEmulator) -> str:
@@ -78,10 +77,10 @@ def test_a_killed_backfill_is_pointed_at_and_dry_runs_and_history_selections_pas
 ) -> None:
     emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=10)
     halted = halted_backfill(dbxdec, emu)
-    path = ledger_dir(project) / f"{halted}.json"
-    data = json.loads(path.read_text())
-    data["state"] = "running"  # as a launcher killed with SIGKILL leaves it
-    path.write_text(json.dumps(data))
+    ledger = load_ledger(project, halted)
+    ledger.set_state("running")  # as a launcher killed with SIGKILL leaves it
+    ledger.save()
+    ledger.close()
 
     code, _, err = dbxdec(*COMMAND)
 

@@ -82,7 +82,7 @@ def test_resume_runs_the_failed_canary_first(emu: JobsEmulator, tmp_path: Path) 
     first_session = len(emu.runs(job_id))
     emu.set_outcome(DAYS[1], result="SUCCESS")
 
-    resumed = read_ledger(next(tmp_path.glob(".dbxdec/backfills/*.json")))
+    resumed = read_ledger(next(tmp_path.glob(".dbxdec/backfills/*.sqlite")))
     assert run(emu, resumed, job_id) == "succeeded"
 
     later = emu.runs(job_id)[first_session:]
@@ -128,9 +128,10 @@ def test_ledgers_from_before_canary_load_without_it(tmp_path: Path) -> None:
     ledger.save()
     assert read_ledger(ledger.path).options.canary == 3
 
-    data = json.loads(ledger.path.read_text())
+    data = ledger.to_json()
     del data["options"]["canary"]
-    ledger.path.write_text(json.dumps(data))
+    older = ledger.path.with_name("older.json")  # as ledgers were written before SQLite
+    older.write_text(json.dumps(data))
 
-    old = read_ledger(ledger.path)
+    old = read_ledger(older)
     assert old.options.canary == 0 and old.options.for_scheduler(1.0).canary == 0

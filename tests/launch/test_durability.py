@@ -68,7 +68,7 @@ def start_launcher(
 
 
 def the_ledger(project: Path) -> Path:
-    (found,) = ledger_dir(project).glob("*.json")
+    (found,) = ledger_dir(project).glob("*.sqlite")
     return found
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from databricks_bundle_decorators.launch.ledger import (
     ledger_observations,
     list_ledgers,
     load_ledger,
+    read_ledger,
 )
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 
@@ -44,21 +44,28 @@ def test_round_trip_keeps_plan_attempts_and_options(tmp_path: Path) -> None:
 
     loaded = load_ledger(tmp_path, ledger.id)
     assert loaded.to_json() == ledger.to_json()
-    assert json.loads(ledger.path.read_text()) == ledger.to_json()
+    assert (
+        ledger.path.suffix == ".sqlite" and read_ledger(ledger.path).to_json() == ledger.to_json()
+    )
     assert [a.state for a in loaded.slices[0].attempts] == ["failed", "running"]
     assert loaded.slices[0].state == "running" and loaded.slices[1].state == "pending"
     assert loaded.options.params == {"source": "s"} and loaded.backend.job_id == 7
     assert loaded.counts()["running"] == 1 and loaded.counts()["pending"] == 2
 
 
-def test_save_replaces_the_file_atomically(tmp_path: Path) -> None:
+def test_a_save_after_a_change_is_seen_by_a_reader_while_the_writer_stays_open(
+    tmp_path: Path,
+) -> None:
     ledger = make(tmp_path)
     ledger.save()
-    before = ledger.path.stat().st_ino
-    ledger.set_state("succeeded")
-    ledger.save()
-    assert ledger.path.stat().st_ino != before  # a new file renamed over the old one
-    assert [p.name for p in ledger.path.parent.iterdir()] == [ledger.path.name]  # no temp left
+    ledger.update(ledger.slices[1].with_attempt(Attempt(1, "t", "running", "5", None, 1.0)))
+    ledger.set_state("interrupted")
+    ledger.save()  # the writer keeps its connection: a reader sees the commit all the same
+    seen = read_ledger(ledger.path)
+    assert seen.state == "interrupted" and seen.slices[1].state == "running"
+    assert seen.to_json() == ledger.to_json() and not seen.dirty
+    ledger.close()
+    assert [p.name for p in ledger.path.parent.iterdir()] == [ledger.path.name]  # one file
 
 
 def test_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:

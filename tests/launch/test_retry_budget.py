@@ -234,11 +234,12 @@ def test_the_ledger_keeps_both_budgets_and_older_ledgers_load(root: Path) -> Non
     assert (scheduled.retries, scheduled.retry_for) == (3, 600.0)
     assert "--retries 3 --retry-for 600s" in rerun_command(saved, ["2024-01-02"])
 
-    data = json.loads(ledger.path.read_text())
+    data = ledger.to_json()
     del data["options"]["retry_for"]
     data["slices"][0]["attempts"] = [{"number": 1, "token": "t", "state": "failed"}]
-    ledger.path.write_text(json.dumps(data))
-    older = read_ledger(ledger.path)
+    path = ledger.path.with_name("older.json")  # as ledgers were written before SQLite
+    path.write_text(json.dumps(data))
+    older = read_ledger(path)
     assert older.options.retry_for is None
     assert older.slices[0].attempts[0].gave_up == ""
     assert "--retry-for" not in rerun_command(older, ["2024-01-02"])

@@ -342,6 +342,7 @@ def run_backfill(
 
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(backend.close)
+        cleanup.callback(ledger.close)  # after the last save: one whole file again
         if prepared.guard is not None:
             cleanup.enter_context(prepared.guard.hold(ledger, claim_lost))
         notes: list[str] = []

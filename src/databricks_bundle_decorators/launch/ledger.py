@@ -1,28 +1,31 @@
-"""The backfill ledger: a JSON file per backfill, rewritten atomically on every change.
+"""The backfill ledger: one SQLite database per backfill, written on every change.
 
-``<project root>/.dbxdec/backfills/<id>.json`` holds the plan, each slice's attempts
+``<project root>/.dbxdec/backfills/<id>.sqlite`` holds the plan, each slice's attempts
 (idempotency token, run id, state, timings, error) and how to reach the backend (host,
 profile, job id -- never a credential). An attempt is recorded *before* its run is
 submitted, so a launcher killed at any point resumes by re-submitting the same token,
-which the Jobs API answers with the run it already created.
+which the Jobs API answers with the run it already created. A save writes only the
+slices that changed (:mod:`.ledger_store`: how, and why SQLite); older ``<id>.json``
+ledgers still load.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import secrets
+import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from ..atomic import write_atomically
 from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ..errors import LocalStateProblem, UsageError, did_you_mean
 from .history import ObservedState, RunObservation
+from .ledger_ids import attempt_token as attempt_token
+from .ledger_ids import new_backfill_id as new_backfill_id
+from .ledger_store import LedgerStore, backfill_ids, read_ledger_data, why
+from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan
@@ -34,28 +37,6 @@ BackendKind = Literal["databricks", "local"]
 
 LEDGER_VERSION = 1
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")
-
-
-def ledger_dir(root: Path) -> Path:
-    """Where the ledgers of a project live."""
-    return root / ".dbxdec" / "backfills"
-
-
-def new_backfill_id(job: str, *, now: float | None = None) -> str:
-    """A unique, sortable id: ``<job>-<UTC yyyymmddThhmmss>-<4 hex>``."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if now is None else now))
-    return f"{job}-{stamp}-{secrets.token_hex(2)}"
-
-
-def attempt_token(backfill_id: str, keys: tuple[str, ...], attempt: int) -> str:
-    """The idempotency token of one attempt of one slice (at most 64 characters).
-
-    Derived, not random: the same backfill, keys and attempt always give the same
-    token, so a re-submission after a crash cannot create a second run.
-    """
-    material = "\0".join((backfill_id, keys[0] if keys else "", keys[-1] if keys else ""))
-    digest = hashlib.sha256(f"{material}\0{attempt}".encode()).hexdigest()
-    return f"dbxdec-{digest[:40]}-{attempt}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,14 +179,15 @@ class Ledger:
         self.job = job
         self.backend = backend
         self.options = options
-        self.slices = slices
+        self._slices = slices
         self.created_at = time.time() if created_at is None else created_at
         self.updated_at = self.created_at
         self.state: LedgerState = state
         self.dirty = True
         self.save_failure = ""
         """Why a save failed in this session (kept after a later save succeeds)."""
-        self._fragments: dict[int, str] = {}  # serialised slices, redone only on change
+        self._changed: set[int] = set(range(len(slices)))  # indices not saved since changed
+        self._store: LedgerStore | None = None  # opened by the first save
 
     @classmethod
     def create(
@@ -221,7 +203,7 @@ class Ledger:
         bid = backfill_id or new_backfill_id(plan.job)
         slices = [SliceRecord(s.index, s.keys, plan.parameters(s)) for s in plan.slices]
         return cls(
-            ledger_dir(root) / f"{bid}.json",
+            ledger_dir(root) / f"{bid}.sqlite",
             backfill_id=bid,
             job=plan.job,
             backend=backend,
@@ -229,9 +211,20 @@ class Ledger:
             slices=slices,
         )
 
+    @property
+    def slices(self) -> list[SliceRecord]:
+        """The slices; after new ones are assigned (a re-batch) a save writes those that differ."""
+        return self._slices
+
+    @slices.setter
+    def slices(self, records: list[SliceRecord]) -> None:
+        old, self._slices = self._slices, records
+        self._changed.update(i for i, r in enumerate(records) if i >= len(old) or r is not old[i])
+        self.dirty = self.dirty or len(records) != len(old) or bool(self._changed)
+
     def update(self, record: SliceRecord) -> None:
-        self.slices[record.index] = record
-        self._fragments.pop(record.index, None)
+        self._slices[record.index] = record
+        self._changed.add(record.index)
         self.dirty = True
 
     def set_state(self, state: LedgerState) -> None:
@@ -258,15 +251,6 @@ class Ledger:
     def to_json(self) -> dict[str, Any]:
         return {**self._header(), "slices": [_slice_json(r) for r in self.slices]}
 
-    def to_text(self) -> str:
-        """The ledger file's text; only slices changed since the last call are encoded."""
-        for record in self.slices:
-            if record.index not in self._fragments:
-                self._fragments[record.index] = json.dumps(_slice_json(record))
-        header = json.dumps(self._header(), indent=1)[:-2]  # drop the closing "\n}"
-        slices = ",\n  ".join(self._fragments[r.index] for r in self.slices)
-        return f'{header},\n "slices": [\n  {slices}\n ]\n}}\n'
-
     @classmethod
     def from_json(cls, path: Path, data: Mapping[str, Any]) -> Ledger:
         slices = [
@@ -274,7 +258,9 @@ class Ledger:
                 int(s["index"]),
                 tuple(s["keys"]),
                 dict(s["parameters"]),
-                tuple(Attempt(**a) for a in s["attempts"]),
+                tuple(
+                    Attempt(**{**a, "checks": tuple(a.get("checks", ()))}) for a in s["attempts"]
+                ),
             )
             for s in data["slices"]
         ]
@@ -290,23 +276,37 @@ class Ledger:
         )
         ledger.updated_at = float(data.get("updated_at", ledger.created_at))
         ledger.dirty = False
+        ledger._changed.clear()
         return ledger
 
     def save(self) -> None:
-        """Write the ledger atomically: temp file, fsync, rename, fsync the folder.
+        """Commit the header and the slices changed since the last save in one transaction,
+        synced before this returns (an older ``.json`` ledger is written whole, then removed).
 
         Raises:
-            LocalStateProblem: the file cannot be written (full disk, unwritable
-                folder); the file on disk is the last saved one, whole.
+            LocalStateProblem: the database cannot be written (full disk, unwritable
+                folder); what is on disk is the last saved ledger, whole.
         """
         self.updated_at = time.time()
+        if self._store is None:
+            self._store = LedgerStore(self.path)
+            self._changed.update(range(len(self._slices)) if self._store.legacy else ())
+        rows = {i: _slice_json(self._slices[i]) for i in self._changed if i < len(self._slices)}
         try:
-            write_atomically(self.path, self.to_text())
-        except OSError as exc:
-            reason = os_reason(exc, self.path.parent)
+            self._store.write(self._header(), rows.items(), len(self._slices))
+        except (OSError, sqlite3.Error) as exc:
+            reason = os_reason(exc, self.path.parent) if isinstance(exc, OSError) else why(exc)
             self.save_failure = self.save_failure or reason
             raise LocalStateProblem(f"cannot save backfill ledger {self.path}: {reason}") from None
+        self.path = self._store.path
+        self._changed.clear()
         self.dirty = False
+
+    def close(self) -> None:
+        """Close the database (a later save opens it again)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     def save_if_dirty(self) -> None:
         if self.dirty:
@@ -331,29 +331,27 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
     """
     if _ID.fullmatch(backfill_id) is None:
         raise UsageError(f"--resume: {backfill_id!r} is not a backfill id (see: dbxdec backfills)")
-    path = ledger_dir(root) / f"{backfill_id}.json"
-    if not path.is_file():
-        known = [p.stem for p in sorted(ledger_dir(root).glob("*.json"))]
-        hint = did_you_mean(backfill_id, known) or " List them with: dbxdec backfills"
+    known = backfill_ids(ledger_dir(root))
+    if backfill_id not in known:
+        hint = did_you_mean(backfill_id, sorted(known)) or " List them with: dbxdec backfills"
         raise UsageError(f"no backfill {backfill_id!r} in {ledger_dir(root)}.{hint}")
-    return read_ledger(path)
+    return read_ledger(ledger_dir(root) / f"{backfill_id}.sqlite")
 
 
 def read_ledger(path: Path) -> Ledger:
-    """The ledger in ``path``.
+    """The ledger in ``path`` (``<id>.sqlite``; an older ``<id>.json`` until it is migrated).
 
     Raises:
         LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
             message says how to go on without it.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return Ledger.from_json(path, data)
+        return Ledger.from_json(*read_ledger_data(path))
     except OSError as exc:
         raise LocalStateProblem(
             f"cannot read backfill ledger {path}: {os_reason(exc, path.parent)}"
         ) from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, sqlite3.Error) as exc:
         job = path.stem.rsplit("-", 2)[0]
         raise LocalStateProblem(
             f"backfill ledger {path} is damaged ({type(exc).__name__}: {one_line(exc)}), so "
@@ -366,9 +364,10 @@ def read_ledger(path: Path) -> Ledger:
 def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
     """Every readable ledger of the project (of one job), newest first."""
     found: list[Ledger] = []
-    for path in ledger_dir(root).glob("*.json"):
+    folder = ledger_dir(root)
+    for backfill_id in backfill_ids(folder):
         try:
-            ledger = read_ledger(path)
+            ledger = read_ledger(folder / f"{backfill_id}.sqlite")
         except LocalStateProblem:
             continue  # a damaged file must not hide the others
         if job is None or ledger.job == job:

@@ -1,0 +1,128 @@
+"""The ledger database: a save writes only what changed, whole or not at all; older
+JSON ledgers load and migrate."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from databricks_bundle_decorators.errors import LocalStateProblem
+from databricks_bundle_decorators.launch.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    SliceRecord,
+    ledger_dir,
+    list_ledgers,
+    load_ledger,
+    read_ledger,
+)
+from databricks_bundle_decorators.launch.ledger_store import LedgerStore
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+
+PAGE = 4096 + 24  # one WAL frame: a page and its header
+
+
+def make(root: Path, n: int) -> Ledger:
+    plan = BackfillPlan("nightly", tuple(Slice(i, (f"k{i:06d}",)) for i in range(n)))
+    return Ledger.create(root, plan, backend=BackendSpec("databricks", 7), options=LaunchOptions())
+
+
+def wal_growth_of_one_change(root: Path, n: int) -> int:
+    ledger = make(root, n)
+    ledger.save()
+    wal = ledger.path.with_name(ledger.path.name + "-wal")
+    before = wal.stat().st_size
+    record = ledger.slices[n // 2]
+    ledger.update(record.with_attempt(Attempt(1, "t", "running", "1", None, 1.0)))
+    ledger.save()
+    growth = wal.stat().st_size - before
+    ledger.close()
+    return growth
+
+
+def test_recording_one_change_writes_as_much_at_a_thousand_as_at_ten_thousand_slices(
+    tmp_path: Path,
+) -> None:
+    small = wal_growth_of_one_change(tmp_path / "small", 1_000)
+    large = wal_growth_of_one_change(tmp_path / "large", 10_000)  # both below a checkpoint
+    assert 0 < small <= 8 * PAGE and large <= small  # the header's page, the slice's pages
+
+
+def test_a_reader_sees_the_last_commit_whole_when_a_save_fails_midway(tmp_path: Path) -> None:
+    ledger = make(tmp_path, 4)
+    ledger.save()
+    store = LedgerStore(ledger.path)
+
+    def changes() -> Iterator[tuple[int, dict[str, Any]]]:
+        yield 0, {"index": 0, "keys": ["k000000"], "parameters": {}, "attempts": []}
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        store.write({**ledger.to_json(), "state": "failed"}, changes(), 4)
+    store.write({**ledger.to_json(), "state": "succeeded"}, [], 4)  # usable after
+    store.close()
+    seen = read_ledger(ledger.path)
+    assert seen.state == "succeeded" and seen.slices[0].keys == ("k000000",)
+
+
+def test_a_rebatch_that_shrinks_the_tail_drops_the_rows_past_it(tmp_path: Path) -> None:
+    ledger = make(tmp_path, 5)
+    ledger.save()
+    merged = SliceRecord(3, ("k000003", "k000004"), {"backfill_key": "k000004"})
+    ledger.slices = [*ledger.slices[:3], merged]
+    ledger.save()
+    assert [r.keys for r in read_ledger(ledger.path).slices][3:] == [("k000003", "k000004")]
+
+
+def write_json_ledger(root: Path, ledger: Ledger) -> Path:
+    path = ledger_dir(root) / f"{ledger.id}.json"  # as written before the database
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = ledger.to_json()
+    del data["options"]["checks"]  # older still: fields that came later are absent
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_older_json_ledger_loads_and_becomes_a_database_on_its_next_save(
+    tmp_path: Path,
+) -> None:
+    ledger = make(tmp_path, 3)
+    ledger.update(ledger.slices[0].with_attempt(Attempt(1, "t", "succeeded", "1", None, 1.0, 2.0)))
+    legacy = write_json_ledger(tmp_path, ledger)
+
+    (listed,) = list_ledgers(tmp_path)
+    old = load_ledger(tmp_path, ledger.id)
+    assert listed.path == old.path == legacy and old.to_json() == ledger.to_json()
+
+    old.update(old.slices[1].with_attempt(Attempt(1, "u", "running", "2", None, 3.0)))
+    old.save()
+    old.close()
+
+    assert old.path == legacy.with_suffix(".sqlite") and not legacy.exists()
+    migrated = load_ledger(tmp_path, ledger.id)
+    assert [r.state for r in migrated.slices] == ["succeeded", "running", "pending"]
+
+
+def test_a_migration_cut_short_reads_the_json_ledger(tmp_path: Path) -> None:
+    ledger = make(tmp_path, 3)
+    legacy = write_json_ledger(tmp_path, ledger)
+    sqlite3.connect(legacy.with_suffix(".sqlite")).close()  # killed before its first commit
+
+    (listed,) = list_ledgers(tmp_path)
+    assert listed.path == legacy and load_ledger(tmp_path, ledger.id).path == legacy
+
+
+def test_a_damaged_database_is_a_local_state_problem_naming_it(tmp_path: Path) -> None:
+    path = ledger_dir(tmp_path) / "nightly-20240101T000000-abcd.sqlite"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(LocalStateProblem, match=r"is damaged \(DatabaseError: "):
+        load_ledger(tmp_path, path.stem)
+    assert list_ledgers(tmp_path) == []
