@@ -223,12 +223,9 @@ def plan_backfill(
             job=job.name,
         )
     size = choice.size if choice is not None else int(request.batch_size)
-    plan = with_tasks(
-        with_force_rewrite(
-            _checked_plan(job, request, history, only, batch_size=size), request.force_rewrite
-        ),
-        tasks,
-    )
+    unfiltered = history is None and only is None and size == 1  # the plan is `selected`
+    chosen = selected if unfiltered else _checked_plan(job, request, history, only, batch_size=size)
+    plan = with_tasks(with_force_rewrite(chosen, request.force_rewrite), tasks)
     launch_options = LaunchOptions(
         max_concurrent=cap,
         retries=pacing.retries or 0,
