@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.backfill import HourlyBackfill
 from databricks_bundle_decorators.cli.plan_output import FULL_PLAN_RUNS
+from databricks_bundle_decorators.launch.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    SliceRecord,
+    ledger_dir,
+)
 from tests.bundle.projects import make_project
 from tests.cli.clirun import run
 
@@ -107,3 +116,32 @@ def test_status_of_a_year_of_hourly_keys_folds_into_days(
     assert len(out.splitlines()) < 70
     text = page.read_text(encoding="utf-8")
     assert text.count("<details>") == 12 and "<script" not in text
+
+
+def test_a_large_rerun_says_what_it_skipped_and_why(
+    project: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, job = project
+    keys = HourlyBackfill("2024-01-01T00", "2024-01-31T23", tz="UTC").keys()
+    slices = [
+        SliceRecord(i, (key,), {}, (Attempt(1, f"t{i}", "failed" if i % 5 == 0 else "succeeded"),))
+        for i, key in enumerate(keys)
+    ]
+    ledger = Ledger(
+        ledger_dir(root) / "earlier.sqlite",
+        backfill_id="earlier",
+        job=job,
+        backend=BackendSpec("local"),
+        options=LaunchOptions(),
+        slices=slices,
+        state="failed",
+    )
+    ledger.save()
+    ledger.close()
+    code, out, err = run(_dry(root, job, "2024-01-31T23", "--rerun", "failed"), capsys)
+    assert (code, err) == (0, "")
+    assert "Keys: 149 in 149 contiguous spans: 2024-01-01T00 (1), 2024-01-01T05 (1)" in out
+    assert (
+        "Skipped: 595 of 744 selected keys (--rerun failed: only keys whose latest run failed)"
+        in out
+    )
