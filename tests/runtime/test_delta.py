@@ -145,3 +145,44 @@ def test_parquet_remains_when_asked_for(spark: Any, warehouse: Path) -> None:
         "day=2024-02-02",
     ]
     assert spark.read.parquet(str(folder)).count() == 6
+
+
+def test_two_runs_creating_one_table_at_once_both_commit(
+    spark: Any, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both runs see no table, then both commit a first version: Delta refuses the second
+    (a concurrent protocol change); it is written again into the table the first made."""
+    import threading
+
+    from databricks_bundle_decorators.runtime.io import delta
+
+    io = SparkTableIoManager("main.test.raced", partition_column="day", time_column="ts")
+    both_checked = threading.Barrier(2, timeout=120)
+    real_exists = delta.delta_table_exists
+
+    def exists_then_wait(spark_: Any, table: Any) -> bool:
+        found = real_exists(spark_, table)
+        if not found:
+            both_checked.wait()  # neither writes before both saw no table
+        return found
+
+    monkeypatch.setattr(delta, "delta_table_exists", exists_then_wait)
+    errors: list[BaseException] = []
+
+    def write(run: str, day: str) -> None:
+        try:
+            _write(io, RunEnvironment(spark, warehouse, run_id=run), [day])
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(f"run-{d}", f"2024-12-0{d}")) for d in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert partition_values(spark, warehouse, "main.test.raced", "day") == [
+        "2024-12-01",
+        "2024-12-02",
+    ]
+    assert [v for v, _, _ in history(spark, warehouse, "main.test.raced")] == [0, 1]

@@ -73,6 +73,18 @@ class _DeltaStagedWrite(StagedWrite):
         elif request.layout.declared:  # created empty with its layout, then written
             self._create(spark, request)
             exists = True
+        try:
+            self._write(request, exists=exists)
+        except Exception as exc:
+            if exists or not _lost_creation_race(exc):
+                raise
+            # Another run created the table between the check above and this commit (two
+            # first commits to one table conflict in Delta): write into the table it made.
+            self._check_schema(spark)
+            self._check_layout(spark, request.layout)
+            self._write(request, exists=True)
+
+    def _write(self, request: WriteRequest, *, exists: bool) -> None:
         mode = "append" if request.append else "overwrite"  # append: replaces nothing
         writer = self._frame.write.format("delta").mode(mode)
         if request.partition_column is not None:
@@ -129,6 +141,19 @@ class _DeltaStagedWrite(StagedWrite):
         if self._persisted:
             self._persisted = False
             self._frame.unpersist()
+
+
+def _lost_creation_race(exc: BaseException) -> bool:
+    """Whether a write failed because a concurrent writer created the table first."""
+    text = str(exc)
+    return any(
+        marker in text
+        for marker in (
+            "DELTA_PROTOCOL_CHANGED",
+            "DELTA_METADATA_CHANGED",
+            "ProtocolChangedException",
+        )
+    )
 
 
 def _sql_name(table: TableRef) -> str:
