@@ -15,10 +15,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ._quartz_fields import QuartzFields, parse_quartz
+
+_parse_cached = lru_cache(maxsize=1024)(parse_quartz)
+"""``parse_quartz`` for expressions seen before: a project's jobs mostly share a few
+schedules, and its fields are immutable (an invalid expression raises each time)."""
 
 __all__ = ["QuartzSchedule"]
 
@@ -90,7 +95,7 @@ class QuartzSchedule:
                 fault) or the time zone is unknown.
         """
         normalised = " ".join(expression.split())
-        fields = parse_quartz(normalised)
+        fields = _parse_cached(normalised)
         try:
             tz = ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError, OSError):

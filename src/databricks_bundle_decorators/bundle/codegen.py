@@ -67,6 +67,7 @@ _GENERATED_TASK_SETTINGS = {
 _OUTER_FOR_EACH_SETTINGS = frozenset({"run_if", "description", "disabled"})
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TASK_DESCRIPTION = 1000
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _MAX_TASK_KEY = 100
 
 
@@ -124,11 +125,22 @@ def parameter_reference(name: str) -> str:
 
 
 def _first_paragraph(fn: Any, limit: int) -> str | None:
+    if getattr(fn, "__doc__", "") is None and _local_or_module_level(fn):
+        return None  # what inspect.getdoc finds, without its search of enclosing classes
     doc = inspect.getdoc(fn)
     if not doc:
         return None
     paragraph = " ".join(doc.split("\n\n", 1)[0].split())
     return paragraph if len(paragraph) <= limit else paragraph[: limit - 3] + "..."
+
+
+def _local_or_module_level(fn: Any) -> bool:
+    """Whether ``fn`` is a function that no class encloses, so that ``inspect.getdoc`` has no
+    class to inherit a docstring from (the tasks of a job body are local functions)."""
+    if not inspect.isfunction(fn):
+        return False
+    outer = fn.__qualname__.rpartition(".")[0]
+    return not outer or "<locals>" in outer.split(".")
 
 
 class _JobBuilder:
@@ -139,6 +151,7 @@ class _JobBuilder:
         self.options = options
         self.where = str(job.source)
         self.parameters = self._parameters()
+        self.references = {name: parameter_reference(name) for name in self.parameters}
         self.module = job.fn.__module__
 
     def build(self) -> dict[str, Any]:
@@ -307,8 +320,7 @@ class _JobBuilder:
             MODULE_PARAM: self.module,
             RUN_ID_PARAM: RUN_ID_VALUE,
         }
-        for name in self.parameters:
-            named[name] = parameter_reference(name)
+        named.update(self.references)
         if for_each_input:
             named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
         if self.job.check_results:
@@ -348,6 +360,8 @@ class _JobBuilder:
 
 def _plain(value: Any) -> Any:
     """A copy made of dicts, lists and scalars only (mapping proxies, tuples unwrapped)."""
+    if type(value) in _SCALARS:  # most settings; spares the Mapping ABC check
+        return value
     if isinstance(value, Mapping):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -14,7 +14,9 @@ instead of tracebacks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +88,33 @@ def resources_for(
         bundle_file: ``databricks.yml``: relative paths in the jobs (the wheel) resolve
             from its directory, the bundle root.
     """
+    with _collector_paused():
+        return _resources_for(registry, options, bundle_file)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block.
+
+    Generating a big project allocates hundreds of thousands of objects that all stay alive
+    (traced graphs, settings, the typed jobs) and frees almost nothing, so the collector's
+    passes find no garbage; its full passes walk the whole growing heap, which made the
+    load of 2,000 jobs cost well over twice that of 1,000. Reference counting still frees
+    everything else; the collector resumes after the block (its first young pass then
+    walks the block's objects once, as it would have anyway).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _resources_for(
+    registry: Registry | Iterable[JobDefinition], options: CodegenOptions, bundle_file: Path | None
+) -> Resources:
     from databricks.bundles.core import Location
 
     resources = _new_resources()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 from ..backfill import (
     BackfillDef,
@@ -44,6 +45,7 @@ _TIME_CLASSES: dict[str, type[TimeBackfill]] = {
 }
 
 
+@lru_cache(maxsize=4096)  # the jobs of a project mostly share their tags
 def tag_problem(key: str, value: str) -> str | None:
     """Why ``key: value`` breaks Databricks' tag rules, or ``None`` when it is fine."""
     if not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:

@@ -13,10 +13,26 @@ unknown or mistyped setting fails exactly as with ``Job.from_dict``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from functools import cache
+from typing import Any, TypeGuard
 
 _REFERENCE = "${"
+_PARAMETER_KEYS = frozenset({"name", "default"})
+_SCHEDULE_KEYS = frozenset({"quartz_cron_expression", "timezone_id", "pause_status"})
+_QUEUE_KEYS = frozenset({"enabled"})
+_ENVIRONMENT_KEYS = frozenset({"environment_key", "spec"})
+_SPEC_KEYS = frozenset({"environment_version", "dependencies"})
+_WHEEL_KEYS = frozenset({"package_name", "entry_point", "named_parameters"})
+_LIBRARY_KEYS = frozenset({"whl"})
+
+
+@cache
+def _models() -> Any:
+    """``databricks.bundles.jobs``, imported on first use (the CLI's other commands do not
+    need it) and then looked up once, not by an import statement per object built."""
+    return importlib.import_module("databricks.bundles.jobs")
 
 
 def typed_job(settings: Mapping[str, Any]) -> Any:
@@ -25,14 +41,13 @@ def typed_job(settings: Mapping[str, Any]) -> Any:
     Raises:
         Exception: whatever ``Job.from_dict`` raises for a setting it rejects.
     """
-    from databricks.bundles.jobs import Job
-
+    job = _models().Job
     fields: dict[str, Any] = {}
     for key, value in settings.items():
         build = _JOB_FIELDS.get(key)
         fast = build(value) if build is not None else None
-        fields[key] = fast if fast is not None else _slow(Job, key, value)
-    return Job(**fields)
+        fields[key] = fast if fast is not None else _slow(job, key, value)
+    return job(**fields)
 
 
 def _slow(model: Any, key: str, value: Any, **required: Any) -> Any:
@@ -40,32 +55,49 @@ def _slow(model: Any, key: str, value: Any, **required: Any) -> Any:
     return getattr(model.from_dict({**required, key: value}), key)
 
 
+def _is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    # Generated settings are dicts; the Mapping ABC check costs several times more.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _text(value: object) -> bool:
     return isinstance(value, str) and _REFERENCE not in value
 
 
 def _texts(values: object) -> bool:
-    return isinstance(values, Mapping) and all(
-        isinstance(k, str) and _text(v) for k, v in values.items()
-    )
+    if not _is_mapping(values):
+        return False
+    # About 15 per task, 150,000 in a big project: joined in C rather than tested one by
+    # one. join() refuses what is not a str (as isinstance would), and no "${" can span
+    # the newline between two values, so the joined text has exactly their references.
+    try:
+        "".join(values)
+        joined = "\n".join(values.values())
+    except TypeError:
+        return False
+    return _REFERENCE not in joined
 
 
-def _keys(value: object, allowed: set[str]) -> bool:
-    return isinstance(value, Mapping) and set(value) <= allowed
+def _keys(value: object, allowed: frozenset[str]) -> bool:
+    return _is_mapping(value) and value.keys() <= allowed
 
 
 # -- job fields ------------------------------------------------------------------------------
 
 
 def _parameters(value: Any) -> Any:
-    from databricks.bundles.jobs import JobParameterDefinition
-
-    if not isinstance(value, list) or not all(
-        _keys(p, {"name", "default"}) and _text(p.get("name")) and _text(p.get("default"))
-        for p in value
-    ):
+    if not isinstance(value, list):
         return None
-    return [JobParameterDefinition(name=p["name"], default=p["default"]) for p in value]
+    definition = _models().JobParameterDefinition
+    built = []
+    for item in value:
+        if not _keys(item, _PARAMETER_KEYS):
+            return None
+        name, default = item.get("name"), item.get("default")
+        if not (_text(name) and _text(default)):
+            return None
+        built.append(definition(name=name, default=default))
+    return built
 
 
 def _tags(value: Any) -> Any:
@@ -81,51 +113,47 @@ def _whole_number(value: Any) -> Any:
 
 
 def _schedule(value: Any) -> Any:
-    from databricks.bundles.jobs import CronSchedule, PauseStatus
-
-    if not _keys(value, {"quartz_cron_expression", "timezone_id", "pause_status"}):
+    if not _keys(value, _SCHEDULE_KEYS):
         return None
     if not (_text(value.get("quartz_cron_expression")) and _text(value.get("timezone_id"))):
         return None
     pause = value.get("pause_status")
     if pause not in (None, "PAUSED", "UNPAUSED"):
         return None
-    return CronSchedule(
+    models = _models()
+    return models.CronSchedule(
         quartz_cron_expression=value["quartz_cron_expression"],
         timezone_id=value["timezone_id"],
-        pause_status=PauseStatus(pause) if pause is not None else None,
+        pause_status=models.PauseStatus(pause) if pause is not None else None,
     )
 
 
 def _queue(value: Any) -> Any:
-    from databricks.bundles.jobs import QueueSettings
-
-    if _keys(value, {"enabled"}) and isinstance(value.get("enabled"), bool):
-        return QueueSettings(enabled=value["enabled"])
+    if _keys(value, _QUEUE_KEYS) and isinstance(value.get("enabled"), bool):
+        return _models().QueueSettings(enabled=value["enabled"])
     return None
 
 
 def _environments(value: Any) -> Any:
-    from databricks.bundles.jobs import Environment, JobEnvironment
-
     if not isinstance(value, list):
         return None
+    models = _models()
     built = []
     for item in value:
-        spec: Any = item.get("spec") if isinstance(item, Mapping) else None
+        spec: Any = item.get("spec") if _is_mapping(item) else None
         if not (
-            _keys(item, {"environment_key", "spec"})
+            _keys(item, _ENVIRONMENT_KEYS)
             and _text(item.get("environment_key"))
-            and _keys(spec, {"environment_version", "dependencies"})
+            and _keys(spec, _SPEC_KEYS)
             and _text(spec.get("environment_version"))
             and isinstance(spec.get("dependencies"), list)
             and all(_text(d) for d in spec["dependencies"])
         ):
             return None
         built.append(
-            JobEnvironment(
+            models.JobEnvironment(
                 environment_key=item["environment_key"],
-                spec=Environment(
+                spec=models.Environment(
                     environment_version=spec["environment_version"],
                     dependencies=list(spec["dependencies"]),
                 ),
@@ -135,7 +163,7 @@ def _environments(value: Any) -> Any:
 
 
 def _tasks(value: Any) -> Any:
-    if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+    if not isinstance(value, list) or not all(_is_mapping(t) for t in value):
         return None
     return [typed_task(task) for task in value]
 
@@ -158,49 +186,55 @@ _JOB_FIELDS: dict[str, Callable[[Any], Any]] = {
 
 def typed_task(settings: Mapping[str, Any]) -> Any:
     """The ``Task`` for one task's settings (see :func:`typed_job`)."""
-    from databricks.bundles.jobs import Task
-
-    key = settings.get("task_key")
+    task = _models().Task
     fields: dict[str, Any] = {}
+    fast: Any
     for name, value in settings.items():
-        build = _TASK_FIELDS.get(name)
-        fast = build(value) if build is not None else None
-        fields[name] = fast if fast is not None else _slow(Task, name, value, task_key=key)
-    return Task(**fields)
+        # Plain text and whole numbers, most of a task's fields, are tested here rather
+        # than by a builder call each: ten tasks a job, thousands of jobs.
+        if name in _TASK_TEXT_FIELDS:
+            fast = value if isinstance(value, str) and _REFERENCE not in value else None
+        elif name in _TASK_WHOLE_NUMBER_FIELDS:
+            fast = value if isinstance(value, int) and not isinstance(value, bool) else None
+        else:
+            build = _TASK_FIELDS.get(name)
+            fast = build(value) if build is not None else None
+        if fast is None:
+            fast = _slow(task, name, value, task_key=settings.get("task_key"))
+        fields[name] = fast
+    return task(**fields)
 
 
 def _depends_on(value: Any) -> Any:
-    from databricks.bundles.jobs import TaskDependency
-
-    if isinstance(value, list) and all(
-        _keys(d, {"task_key"}) and _text(d.get("task_key")) for d in value
-    ):
-        return [TaskDependency(task_key=d["task_key"]) for d in value]
-    return None
+    if not isinstance(value, list):
+        return None
+    dependency = _models().TaskDependency
+    built = []
+    for item in value:
+        if not (_is_mapping(item) and len(item) == 1 and _text(item.get("task_key"))):
+            return None
+        built.append(dependency(task_key=item["task_key"]))
+    return built
 
 
 def _wheel_task(value: Any) -> Any:
-    from databricks.bundles.jobs import PythonWheelTask
-
-    if (
-        _keys(value, {"package_name", "entry_point", "named_parameters"})
-        and _text(value.get("package_name"))
-        and _text(value.get("entry_point"))
-        and _texts(value.get("named_parameters", {}))
-    ):
-        return PythonWheelTask(
-            package_name=value["package_name"],
-            entry_point=value["entry_point"],
-            named_parameters=dict(value.get("named_parameters", {})),
-        )
-    return None
+    if not _keys(value, _WHEEL_KEYS):
+        return None
+    package, entry_point = value.get("package_name"), value.get("entry_point")
+    named = value.get("named_parameters", {})
+    if not (_text(package) and _text(entry_point) and _texts(named)):
+        return None
+    return _models().PythonWheelTask(
+        package_name=package, entry_point=entry_point, named_parameters=dict(named)
+    )
 
 
 def _libraries(value: Any) -> Any:
-    from databricks.bundles.jobs import Library
-
-    if isinstance(value, list) and all(_keys(v, {"whl"}) and _text(v.get("whl")) for v in value):
-        return [Library(whl=v["whl"]) for v in value]
+    if isinstance(value, list) and all(
+        _keys(v, _LIBRARY_KEYS) and _text(v.get("whl")) for v in value
+    ):
+        library = _models().Library
+        return [library(whl=v["whl"]) for v in value]
     return None
 
 
@@ -221,3 +255,7 @@ _TASK_FIELDS: dict[str, Callable[[Any], Any]] = {
     "retry_on_timeout": _flag,
     "timeout_seconds": _whole_number,
 }
+_TASK_TEXT_FIELDS = frozenset(name for name, build in _TASK_FIELDS.items() if build is _text_field)
+_TASK_WHOLE_NUMBER_FIELDS = frozenset(
+    name for name, build in _TASK_FIELDS.items() if build is _whole_number
+)

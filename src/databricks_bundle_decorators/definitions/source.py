@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any
 
 
@@ -21,10 +22,25 @@ class SourceLocation:
     @classmethod
     def of(cls, fn: Callable[..., Any]) -> SourceLocation:
         """The location where ``fn`` is defined."""
-        target = inspect.unwrap(fn)
+        # A plain function wraps nothing: no need for inspect.unwrap's attribute probes.
+        plain = type(fn) is FunctionType and "__wrapped__" not in fn.__dict__
+        target = fn if plain else inspect.unwrap(fn)
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            known = _KNOWN.get((code.co_filename, code.co_firstlineno))
+            if known is not None and type(known) is cls:
+                return known
         try:
             file = inspect.getsourcefile(target) or inspect.getfile(target)
         except TypeError:
             file = "<unknown>"
-        code = getattr(target, "__code__", None)
-        return cls(file, code.co_firstlineno if code is not None else 0)
+        location = cls(file, code.co_firstlineno if code is not None else 0)
+        if code is not None and file == code.co_filename:
+            _KNOWN[(file, location.line)] = location
+        return location
+
+
+_KNOWN: dict[tuple[str, int], SourceLocation] = {}
+"""Locations of code whose file ``inspect.getsourcefile`` returned unchanged, by file and
+line: it checks the file system each time (a ``stat`` per call), every task of a project
+asks it, and tasks made by one factory function share their code (locations are frozen)."""

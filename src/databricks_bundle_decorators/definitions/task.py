@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from ..errors import DefinitionError
 from .contracts import Check, IoManager
@@ -125,17 +125,18 @@ def _contract_problem(io_manager: object, checks: object) -> str | None:
     return None
 
 
-def _retry_policy(retries: int | RetryPolicy | None, where: str, key: str) -> RetryPolicy | None:
+def _retry_policy(
+    retries: int | RetryPolicy | None, source: SourceLocation, key: str
+) -> RetryPolicy | None:
     if retries is None or isinstance(retries, RetryPolicy):
         return retries
     try:
         return RetryPolicy(max_retries=retries)
     except ValueError as exc:
-        raise DefinitionError(str(exc), task=key, location=where) from None
+        raise DefinitionError(str(exc), task=key, location=str(source)) from None
 
 
-@dataclass(frozen=True, slots=True)
-class _TaskOptions:
+class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a dataclass
     """What ``@task(...)``/``@for_each_task(...)`` were given, before the function."""
 
     name: str | None
@@ -175,7 +176,9 @@ class _TaskOptions:
                 location=str(source),
             )
         checks = self.checks
-        if isinstance(checks, (str, bytes)) or not isinstance(checks, (Sequence, type(None))):
+        if checks is not None and (
+            isinstance(checks, (str, bytes)) or not isinstance(checks, Sequence)
+        ):
             raise DefinitionError(
                 f"checks must be a list of checks, got {type(checks).__name__}",
                 job=_traced_job(),
@@ -183,8 +186,10 @@ class _TaskOptions:
                 location=str(source),
             )
         depends_on = self.depends_on
-        if depends_on is not None and (
-            isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence)
+        if (
+            depends_on is not None
+            and type(depends_on) not in (list, tuple)  # the usual case, without ABC checks
+            and (isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence))
         ):
             depends_on = [depends_on]
         return TaskDefinition(
@@ -192,7 +197,7 @@ class _TaskOptions:
             key=key,
             io_manager=self.io_manager,
             checks=tuple(checks or ()),
-            retries=_retry_policy(self.retries, str(source), key),
+            retries=_retry_policy(self.retries, source, key),
             depends_on=tuple(depends_on or ()),
             settings=dict(self.settings),
             for_each=for_each,

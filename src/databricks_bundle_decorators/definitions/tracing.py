@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DefinitionError
@@ -31,14 +32,13 @@ class JobTrace:
     ) -> TaskProxy:
         """Record one call of ``definition`` and return the reference to its output."""
         key = definition.key
-        where = str(definition.source)
         if id(definition) in self._called:
             raise DefinitionError(
                 "is called twice in the job body; each task runs once per job "
                 "(define a second task with another name)",
                 job=self.job_name,
                 task=key,
-                location=where,
+                location=str(definition.source),
             )
         if key in self._nodes:
             other = self._nodes[key].definition.source
@@ -46,11 +46,15 @@ class JobTrace:
                 f"duplicate task key: another task with this key is defined at {other}",
                 job=self.job_name,
                 task=key,
-                location=where,
+                location=str(definition.source),
             )
-        inputs = tuple(self._input_edges(definition, args, kwargs))
+        bound = _bind_plain(definition.fn, args, kwargs) if definition.for_each is None else None
+        if bound is None:
+            inputs = tuple(self._input_edges(definition, args, kwargs))
+        else:
+            inputs = tuple([self._edge(definition, param, arg) for param, arg in bound])
         control = tuple(
-            _dependency_key(dep, self.job_name, key, where) for dep in definition.depends_on
+            [_dependency_key(dep, self.job_name, definition) for dep in definition.depends_on]
         )
         self._called[id(definition)] = key
         self._nodes[key] = TaskNode(definition, inputs, control)
@@ -114,7 +118,52 @@ class JobTrace:
         return InputEdge(param, proxy.task_key, flag)
 
 
-def _dependency_key(dep: object, job_name: str, task_key: str, where: str) -> str:
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _bind_plain(
+    fn: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> list[tuple[str, Any]] | None:
+    """The items of ``inspect.signature(fn).bind(*args, **kwargs).arguments``, in parameter
+    order, for a plain function without ``*args``/``**kwargs``; ``None`` leaves the call to
+    ``inspect``: another kind of callable (wrapped, with ``__signature__``, ...) or a call
+    that does not bind, whose error ``inspect`` words.
+
+    Done by hand from the code object because ``inspect.signature`` costs more than the
+    rest of tracing a task call together, and a project may have thousands of tasks.
+    """
+    if type(fn) is not FunctionType or fn.__dict__:  # __wrapped__, __signature__ live there
+        return None
+    code = fn.__code__
+    if code.co_flags & _VARIADIC:
+        return None
+    names = code.co_varnames
+    positional = code.co_argcount
+    if len(args) > positional:
+        return None
+    keyword_only = names[positional : positional + code.co_kwonlyargcount]
+    bound = dict(zip(names, args, strict=False))  # the first len(args) parameters
+    if kwargs:
+        by_keyword = (*names[code.co_posonlyargcount : positional], *keyword_only)
+        for name, value in kwargs.items():
+            if name in bound or name not in by_keyword:
+                return None
+            bound[name] = value
+    required = positional - len(fn.__defaults__ or ())
+    if len(args) < required and any(name not in bound for name in names[:required]):
+        return None
+    if keyword_only:
+        keyword_defaults = fn.__kwdefaults__ or {}
+        if any(name not in bound and name not in keyword_defaults for name in keyword_only):
+            return None
+    if not kwargs:
+        return list(bound.items())
+    return [
+        (name, bound[name]) for name in names[: positional + len(keyword_only)] if name in bound
+    ]
+
+
+def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> str:
     from .task import TaskDefinition
 
     if isinstance(dep, TaskProxy):
@@ -126,8 +175,8 @@ def _dependency_key(dep: object, job_name: str, task_key: str, where: str) -> st
     raise DefinitionError(
         f"depends_on entries must be tasks, task outputs or task keys, got {type(dep).__name__}",
         job=job_name,
-        task=task_key,
-        location=where,
+        task=definition.key,
+        location=str(definition.source),
     )
 
 
