@@ -40,6 +40,7 @@ from ..definitions.refs import TaskValueRef
 from ..errors import DefinitionError
 from .options import CodegenOptions
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
+from .typed import models, plain_text
 
 FOR_EACH_TASK_SUFFIX = "_iteration"
 BACKFILL_MAX_CONCURRENT_RUNS = 10
@@ -101,6 +102,18 @@ def job_resource(
     return _JobBuilder(job, settings).build()
 
 
+def prebuilt_job_resource(job: JobDefinition, options: CodegenOptions) -> dict[str, Any]:
+    """:func:`job_resource`'s settings for :func:`.typed.typed_job`, with the parts that dbxdec
+    makes from checked names (wheel tasks, task dependencies) already built as the
+    ``databricks.bundles`` objects it would make of them, so it passes them through: the same
+    ``Job``, without building and checking a dict per task first.
+
+    Raises:
+        DefinitionError: as :func:`job_resource`.
+    """
+    return _JobBuilder(job, options, prebuilt=True).build()
+
+
 def generate_jobs(
     registry: Registry | Iterable[JobDefinition], options: CodegenOptions | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -146,13 +159,20 @@ def _local_or_module_level(fn: Any) -> bool:
 class _JobBuilder:
     """Builds the settings of one job; one instance per job."""
 
-    def __init__(self, job: JobDefinition, options: CodegenOptions) -> None:
+    def __init__(
+        self, job: JobDefinition, options: CodegenOptions, *, prebuilt: bool = False
+    ) -> None:
         self.job = job
         self.options = options
         self.where = str(job.source)
         self.parameters = self._parameters()
         self.references = {name: parameter_reference(name) for name in self.parameters}
         self.module = job.fn.__module__
+        texts = [options.package_name, self.module, job.name, *self.references.values()]
+        if job.check_results:
+            texts.append(job.check_results)
+        # Objects only from plain text: a ${...} reference is for the library to resolve.
+        self.models = models() if prebuilt and all(map(plain_text, texts)) else None
 
     def build(self) -> dict[str, Any]:
         job, options = self.job, self.options
@@ -272,7 +292,11 @@ class _JobBuilder:
         if description:
             task["description"] = description
         if node.upstream:
-            task["depends_on"] = [{"task_key": key} for key in node.upstream]
+            if self.models is not None and all(map(plain_text, node.upstream)):
+                dependency = self.models.TaskDependency
+                task["depends_on"] = [dependency(task_key=key) for key in node.upstream]
+            else:
+                task["depends_on"] = [{"task_key": key} for key in node.upstream]
         for_each = definition.for_each
         if for_each is None:
             task.update(self._runnable(node, definition.settings, for_each_input=False))
@@ -325,13 +349,14 @@ class _JobBuilder:
             named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
         if self.job.check_results:
             named[CHECK_RESULTS_PARAM] = self.job.check_results
-        task: dict[str, Any] = {
-            "python_wheel_task": {
-                "package_name": self.options.package_name,
-                "entry_point": ENTRY_POINT,
-                "named_parameters": named,
-            }
+        wheel: Any = {
+            "package_name": self.options.package_name,
+            "entry_point": ENTRY_POINT,
+            "named_parameters": named,
         }
+        if self.models is not None and not for_each_input and plain_text(node.key):
+            wheel = self.models.PythonWheelTask(**wheel)
+        task: dict[str, Any] = {"python_wheel_task": wheel}
         extra_libraries = settings.get("libraries")
         if self.job.cluster is not None:
             task["job_cluster_key"] = self.job.cluster.name

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
-from .codegen import job_resource
+from .codegen import job_resource, prebuilt_job_resource
 from .options import CodegenOptions, options_from_config
 from .project import (
     PipelineImportError,
@@ -128,15 +128,15 @@ def _resources_for(
         source = Location(file=job.source.file, line=max(job.source.line, 1), column=1)
         path = ("resources", "jobs", job.name)
         try:
-            settings = job_resource(job, options=options)
+            settings = prebuilt_job_resource(job, options)
         except DbxdecError as exc:
             if not any(exc.render() in message for message in reported):
                 resources.add_diagnostic_error(exc.render(), location=source, path=path)
             continue
         try:
             resources.add_job(job.name, typed_job(settings), location=anchor)
-        except Exception:  # the typed load below names the field at fault
-            for problem in typed_problems(job.name, settings):
+        except Exception:  # the typed load of the plain settings names the field at fault
+            for problem in typed_problems(job.name, job_resource(job, options=options)):
                 resources.add_diagnostic_error(str(problem), location=source, path=path)
     return resources
 

@@ -8,7 +8,8 @@ reference) still goes through the library's strict loader, field by field, so an
 unknown or mistyped setting fails exactly as with ``Job.from_dict``.
 
 ``typed_job(settings).as_dict() == Job.from_dict(settings).as_dict()`` for every job
-(tested).
+(tested). Wheel tasks and task dependencies that are already the library's objects (as
+:func:`.codegen.prebuilt_job_resource` makes them) pass through unchanged.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _LIBRARY_KEYS = frozenset({"whl"})
 
 
 @cache
-def _models() -> Any:
+def models() -> Any:
     """``databricks.bundles.jobs``, imported on first use (the CLI's other commands do not
     need it) and then looked up once, not by an import statement per object built."""
     return importlib.import_module("databricks.bundles.jobs")
@@ -41,7 +42,7 @@ def typed_job(settings: Mapping[str, Any]) -> Any:
     Raises:
         Exception: whatever ``Job.from_dict`` raises for a setting it rejects.
     """
-    job = _models().Job
+    job = models().Job
     fields: dict[str, Any] = {}
     for key, value in settings.items():
         build = _JOB_FIELDS.get(key)
@@ -60,8 +61,12 @@ def _is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def _text(value: object) -> bool:
+def plain_text(value: object) -> bool:
+    """Whether ``value`` is a string without a ``${...}`` reference."""
     return isinstance(value, str) and _REFERENCE not in value
+
+
+_text = plain_text
 
 
 def _texts(values: object) -> bool:
@@ -88,7 +93,7 @@ def _keys(value: object, allowed: frozenset[str]) -> bool:
 def _parameters(value: Any) -> Any:
     if not isinstance(value, list):
         return None
-    definition = _models().JobParameterDefinition
+    definition = models().JobParameterDefinition
     built = []
     for item in value:
         if not _keys(item, _PARAMETER_KEYS):
@@ -120,24 +125,24 @@ def _schedule(value: Any) -> Any:
     pause = value.get("pause_status")
     if pause not in (None, "PAUSED", "UNPAUSED"):
         return None
-    models = _models()
-    return models.CronSchedule(
+    jobs = models()
+    return jobs.CronSchedule(
         quartz_cron_expression=value["quartz_cron_expression"],
         timezone_id=value["timezone_id"],
-        pause_status=models.PauseStatus(pause) if pause is not None else None,
+        pause_status=jobs.PauseStatus(pause) if pause is not None else None,
     )
 
 
 def _queue(value: Any) -> Any:
     if _keys(value, _QUEUE_KEYS) and isinstance(value.get("enabled"), bool):
-        return _models().QueueSettings(enabled=value["enabled"])
+        return models().QueueSettings(enabled=value["enabled"])
     return None
 
 
 def _environments(value: Any) -> Any:
     if not isinstance(value, list):
         return None
-    models = _models()
+    jobs = models()
     built = []
     for item in value:
         spec: Any = item.get("spec") if _is_mapping(item) else None
@@ -151,9 +156,9 @@ def _environments(value: Any) -> Any:
         ):
             return None
         built.append(
-            models.JobEnvironment(
+            jobs.JobEnvironment(
                 environment_key=item["environment_key"],
-                spec=models.Environment(
+                spec=jobs.Environment(
                     environment_version=spec["environment_version"],
                     dependencies=list(spec["dependencies"]),
                 ),
@@ -186,7 +191,7 @@ _JOB_FIELDS: dict[str, Callable[[Any], Any]] = {
 
 def typed_task(settings: Mapping[str, Any]) -> Any:
     """The ``Task`` for one task's settings (see :func:`typed_job`)."""
-    task = _models().Task
+    task = models().Task
     fields: dict[str, Any] = {}
     fast: Any
     for name, value in settings.items():
@@ -208,23 +213,28 @@ def typed_task(settings: Mapping[str, Any]) -> Any:
 def _depends_on(value: Any) -> Any:
     if not isinstance(value, list):
         return None
-    dependency = _models().TaskDependency
+    dependency = models().TaskDependency
     built = []
     for item in value:
-        if not (_is_mapping(item) and len(item) == 1 and _text(item.get("task_key"))):
+        if isinstance(item, dependency):  # built by codegen.prebuilt_job_resource
+            built.append(item)
+        elif _is_mapping(item) and len(item) == 1 and _text(item.get("task_key")):
+            built.append(dependency(task_key=item["task_key"]))
+        else:
             return None
-        built.append(dependency(task_key=item["task_key"]))
     return built
 
 
 def _wheel_task(value: Any) -> Any:
+    if isinstance(value, models().PythonWheelTask):  # built by codegen.prebuilt_job_resource
+        return value
     if not _keys(value, _WHEEL_KEYS):
         return None
     package, entry_point = value.get("package_name"), value.get("entry_point")
     named = value.get("named_parameters", {})
     if not (_text(package) and _text(entry_point) and _texts(named)):
         return None
-    return _models().PythonWheelTask(
+    return models().PythonWheelTask(
         package_name=package, entry_point=entry_point, named_parameters=dict(named)
     )
 
@@ -233,7 +243,7 @@ def _libraries(value: Any) -> Any:
     if isinstance(value, list) and all(
         _keys(v, _LIBRARY_KEYS) and _text(v.get("whl")) for v in value
     ):
-        library = _models().Library
+        library = models().Library
         return [library(whl=v["whl"]) for v in value]
     return None
 
