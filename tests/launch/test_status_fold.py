@@ -171,3 +171,26 @@ def test_key_details_count_every_key_of_their_month() -> None:
     assert counted == len(keys)
     glyphs = sum(len(m) for m in re.findall(r"<i class=m>([^<]*)</i>", page)) // 2
     assert glyphs == len(keys)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    statics=st.lists(st.sampled_from(["eu", "us", "apac"]), min_size=1, max_size=3, unique=True),
+    first=st.integers(0, 80_000),
+    hours=st.integers(1, 1_500),
+    level=st.sampled_from(["day", "week", "month"]),
+)
+def test_a_static_x_hourly_fold_counts_every_key_in_its_static_row(
+    statics: list[str], first: int, hours: int, level: str
+) -> None:
+    times = TEN_YEARS[first : first + hours]
+    keys = [f"{s}{SEPARATOR}{t}" for s in statics for t in times]
+    history: dict[str, KeyState] = {k: "failed" for k in keys[::5]}
+    grid = build_grid("j", "static x hourly", keys, history)
+    folded = fold_grid(grid, level)  # type: ignore[arg-type]
+    assert [r.label for r in folded.rows] == statics
+    for row in folded.rows:
+        assert sum(c.total for c in row.cells if c is not None) == len(times)
+    assert list(folded.columns) == sorted(folded.columns)  # periods in time order
+    failed = sum(c.counts[STATES.index("failed")] for c in folded.cells())
+    assert failed == len(keys[::5])
