@@ -104,7 +104,7 @@ def job_resource(
 
 def prebuilt_job_resource(job: JobDefinition, options: CodegenOptions) -> dict[str, Any]:
     """:func:`job_resource`'s settings for :func:`.typed.typed_job`, with the parts that dbxdec
-    makes from checked names (wheel tasks, task dependencies) already built as the
+    makes from plain text (job parameters, wheel tasks, task dependencies) already built as the
     ``databricks.bundles`` objects it would make of them, so it passes them through: the same
     ``Job``, without building and checking a dict per task first.
 
@@ -189,9 +189,7 @@ class _JobBuilder:
         if description:
             resource["description"] = description
         if self.parameters:
-            resource["parameters"] = [
-                {"name": name, "default": default} for name, default in self.parameters.items()
-            ]
+            resource["parameters"] = self._parameter_definitions()
         tags = self._tags()
         if tags:
             resource["tags"] = tags
@@ -237,6 +235,13 @@ class _JobBuilder:
         if self.job.backfill is not None:
             parameters.update(BACKFILL_PARAM_DEFAULTS)
         return parameters
+
+    def _parameter_definitions(self) -> list[Any]:
+        parameters = self.parameters.items()
+        if self.models is not None and all(map(plain_text, self.parameters.values())):
+            definition = self.models.JobParameterDefinition
+            return [definition(name=name, default=default) for name, default in parameters]
+        return [{"name": name, "default": default} for name, default in parameters]
 
     def _tags(self) -> dict[str, str]:
         user = self.job.settings.get("tags", {})

@@ -8,8 +8,8 @@ reference) still goes through the library's strict loader, field by field, so an
 unknown or mistyped setting fails exactly as with ``Job.from_dict``.
 
 ``typed_job(settings).as_dict() == Job.from_dict(settings).as_dict()`` for every job
-(tested). Wheel tasks and task dependencies that are already the library's objects (as
-:func:`.codegen.prebuilt_job_resource` makes them) pass through unchanged.
+(tested). Job parameters, wheel tasks and task dependencies that are already the
+library's objects (as :func:`.codegen.prebuilt_job_resource` makes them) pass through.
 """
 
 from __future__ import annotations
@@ -96,6 +96,9 @@ def _parameters(value: Any) -> Any:
     definition = models().JobParameterDefinition
     built = []
     for item in value:
+        if isinstance(item, definition):  # built by codegen.prebuilt_job_resource
+            built.append(item)
+            continue
         if not _keys(item, _PARAMETER_KEYS):
             return None
         name, default = item.get("name"), item.get("default")

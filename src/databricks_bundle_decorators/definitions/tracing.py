@@ -164,10 +164,10 @@ def _bind_plain(
 
 
 def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> str:
+    if isinstance(dep, TaskProxy):  # the usual case, before the import below
+        return dep.task_key
     from .task import TaskDefinition
 
-    if isinstance(dep, TaskProxy):
-        return dep.task_key
     if isinstance(dep, TaskDefinition):
         return dep.key
     if isinstance(dep, str):
