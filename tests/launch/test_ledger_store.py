@@ -126,3 +126,11 @@ def test_a_damaged_database_is_a_local_state_problem_naming_it(tmp_path: Path) -
     with pytest.raises(LocalStateProblem, match=r"is damaged \(DatabaseError: "):
         load_ledger(tmp_path, path.stem)
     assert list_ledgers(tmp_path) == []
+
+
+def test_a_damaged_json_ledger_is_named_in_the_error(tmp_path: Path) -> None:
+    legacy = ledger_dir(tmp_path) / "nightly-20240101T000000-abcd.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text('{"version": 1, "id": "nigh')
+    with pytest.raises(LocalStateProblem, match=rf"ledger {legacy} is damaged \(JSONDecodeError"):
+        load_ledger(tmp_path, legacy.stem)

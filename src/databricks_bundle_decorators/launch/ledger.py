@@ -24,7 +24,7 @@ from ..errors import LocalStateProblem, UsageError, did_you_mean
 from .history import ObservedState, RunObservation
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
-from .ledger_store import LedgerStore, backfill_ids, read_ledger_data, why
+from .ledger_store import LedgerStore, backfill_ids, ledger_file, read_ledger_data, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 from .pacing import SchedulerOptions
@@ -345,6 +345,7 @@ def read_ledger(path: Path) -> Ledger:
         LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
             message says how to go on without it.
     """
+    path = ledger_file(path)  # the file read, named if it cannot be
     try:
         return Ledger.from_json(*read_ledger_data(path))
     except OSError as exc:

@@ -152,6 +152,13 @@ def backfill_ids(folder: Path) -> set[str]:
     return {p.stem for suffix in ("sqlite", "json") for p in folder.glob(f"*.{suffix}")}
 
 
+def ledger_file(path: Path) -> Path:
+    """The file of the ledger ``path``: its database, or the older JSON file of the same
+    name when there is no database."""
+    database, legacy = path.with_suffix(".sqlite"), path.with_suffix(".json")
+    return legacy if not database.is_file() and legacy.is_file() else database
+
+
 def read_ledger_data(path: Path) -> tuple[Path, dict[str, Any]]:
     """The file the ledger ``path`` is in and its contents as the JSON ledger had them:
     the database, or the older JSON file of the same name while there is no database
