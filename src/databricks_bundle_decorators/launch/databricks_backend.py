@@ -4,7 +4,9 @@ Submission is ``jobs/run-now`` with job parameters and an idempotency token. Sta
 polled in batches: one ``jobs/runs/list?completed_only=true`` page (newest first) covers
 every run that finished since the oldest run in flight, so a poll costs one request
 whatever the number of runs in flight; only a run older than the pages read (a
-straggler) is looked up on its own, at a slower cadence.
+straggler) is looked up on its own, at a slower cadence. A ``run-now`` that has not
+answered within a few times the usual latency (the client waiting out a 429/503) is sent
+again with the same token, which finds the same run (:mod:`.overtake`).
 
 A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
 retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
@@ -37,6 +39,7 @@ from .backends import RunStatus, SubmitRequest, Submitted
 from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
+from .overtake import Overtaker
 from .target import needs_short_name, with_short_name
 from .workspace import backfill_client, classify, connect, workspace_errors
 
@@ -217,6 +220,7 @@ class DatabricksBackend:
         self.straggler_interval = straggler_interval
         self._looked_up: dict[int, float] = {}
         self._lock = threading.Lock()
+        self._overtaker = Overtaker()  # a run-now held by a 429/503 is sent again
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with _unanswered_as_unavailable():
@@ -226,11 +230,13 @@ class DatabricksBackend:
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
             only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
-            waiter = self.client.jobs.run_now(
-                self.job_id,
-                job_parameters=dict(request.parameters),
-                idempotency_token=request.token,
-                only=only or None,
+            waiter = self._overtaker(
+                lambda: self.client.jobs.run_now(
+                    self.job_id,
+                    job_parameters=dict(request.parameters),
+                    idempotency_token=request.token,
+                    only=only or None,
+                )
             )
         except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
             raise SubmitRejected(_one_line(exc), fatal=True) from None
@@ -293,7 +299,7 @@ class DatabricksBackend:
             self.client.jobs.cancel_run(int(run_id))
 
     def close(self) -> None:
-        pass
+        self._overtaker.close()
 
 
 def run_history(

@@ -2,7 +2,7 @@
 
 One loop thread owns the ledger and all decisions. Submissions run on a small thread
 pool (a slow or retried ``run-now`` never blocks the others) and status is polled in
-batches on one more thread; their completions wake the loop, which otherwise sleeps
+batches (:mod:`.status_poller`); their completions wake the loop, which otherwise sleeps
 until the next poll or retry is due -- there is no busy loop.
 
 Durability: an attempt (with its idempotency token) is written to the ledger *before*
@@ -20,7 +20,7 @@ import heapq
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from ..errors import LocalStateProblem
@@ -33,8 +33,8 @@ from .interrupts import CANCEL, DRAIN, Interrupts
 from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
 from .outage import OutageTracker, TrackedBackend
 from .pacing import SchedulerOptions, backoff
-from .poll_policy import PollPacer
 from .retry_budget import RetryBudgets
+from .status_poller import StatusPoller
 from .summary import attempt_event
 
 _SUBMIT_RETRY_CAP = 60.0
@@ -80,9 +80,7 @@ class Scheduler:
         self._failed_for_good: set[int] = set()
         self._budgets = RetryBudgets(options, clock)
         self._halted = ""
-        self._poll: Future[dict[str, RunStatus]] | None = None
-        self._pacer = PollPacer(options)
-        self._next_poll = 0.0
+        self._poller = StatusPoller(self.backend.poll, options, self._wake.set)
         self._cancelled = False
         self._drain_announced = False
         self._succeeded = 0
@@ -94,7 +92,6 @@ class Scheduler:
         """Run every unfinished slice; return the ledger's final state."""
         workers = max(1, min(self.options.max_concurrent, 32))
         submitter = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-submit")
-        poller = ThreadPoolExecutor(1, thread_name_prefix="dbxdec-poll")
         try:
             self._prepare()
             while True:
@@ -109,13 +106,13 @@ class Scheduler:
                 self._launch_ready()
                 self._save()  # write-ahead: attempts exist before submission
                 self._dispatch(submitter)
-                self._start_poll(poller)
+                self._poller.start(self._by_run, time.monotonic())
                 if self._done():
                     break
                 self._sleep()
         finally:
             submitter.shutdown(wait=False, cancel_futures=True)
-            poller.shutdown(wait=False, cancel_futures=True)
+            self._poller.close()
         state = self._final_state()
         self.ledger.set_state(state)
         self._save()
@@ -250,34 +247,27 @@ class Scheduler:
 
     # -- polling -----------------------------------------------------------------------
 
-    def _start_poll(self, pool: ThreadPoolExecutor) -> None:
-        if self._poll is not None or not self._by_run or time.monotonic() < self._next_poll:
-            return
-        self._poll = pool.submit(self.backend.poll, list(self._by_run))
-        self._poll.add_done_callback(lambda _: self._wake.set())
-
     def _harvest_poll(self) -> None:
-        future = self._poll
-        if future is None or not future.done():
-            return
-        self._poll = None
-        try:
-            statuses = future.result()
-        except BackendUnavailable:  # reported as an outage
-            statuses = {}
-        except Exception as exc:
-            self._warn(f"status poll failed, will retry: {exc}")
-            statuses = {}
-        for run_id, status in statuses.items():
-            flight = self._by_run.get(run_id)
-            if flight is not None and status.is_terminal:
-                self._finish(flight, status)
-        starts = (f.submitted for f in self._by_run.values() if f.submitted)
-        self._next_poll = self._pacer.next_poll(time.monotonic(), starts=starts)
+        answered = self._poller.harvest(time.monotonic())
+        for future in answered:
+            try:
+                statuses = future.result()
+            except BackendUnavailable:  # reported as an outage
+                continue
+            except Exception as exc:
+                self._warn(f"status poll failed, will retry: {exc}")
+                continue
+            for run_id, status in statuses.items():
+                flight = self._by_run.get(run_id)
+                if flight is not None and status.is_terminal:
+                    self._finish(flight, status)
+        if answered:
+            starts = (f.submitted for f in self._by_run.values() if f.submitted)
+            self._poller.plan(time.monotonic(), starts)
 
     def _finish(self, flight: Flight, status: RunStatus) -> None:
         if flight.submitted:
-            self._pacer.record(time.monotonic() - flight.submitted)
+            self._poller.pacer.record(time.monotonic() - flight.submitted)
         record = self.ledger.slices[flight.index]
         attempt = status.onto(record.attempt(flight.attempt))
         url = status.url or attempt.url
@@ -370,8 +360,8 @@ class Scheduler:
     def _sleep(self) -> None:
         now = time.monotonic()
         wake_at = now + 0.5  # heartbeat: progress displays and signal checks
-        if self._by_run and self._poll is None:
-            wake_at = min(wake_at, self._next_poll)
+        if self._by_run:
+            wake_at = min(wake_at, self._poller.due_at())
         if self._delayed and self._launching():
             wake_at = min(wake_at, self._delayed[0][0])
         for flight in self._flights.values():
