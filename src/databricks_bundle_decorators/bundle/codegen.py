@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from ..backfill.check_report import CHECK_RESULTS_PARAM
@@ -150,9 +151,12 @@ def _first_paragraph(fn: Any, limit: int) -> str | None:
 def _local_or_module_level(fn: Any) -> bool:
     """Whether ``fn`` is a function that no class encloses, so that ``inspect.getdoc`` has no
     class to inherit a docstring from (the tasks of a job body are local functions)."""
-    if not inspect.isfunction(fn):
-        return False
-    outer = fn.__qualname__.rpartition(".")[0]
+    return inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
+
+
+@lru_cache(maxsize=4096)  # the tasks of one factory share their qualified name
+def _no_enclosing_class(qualname: str) -> bool:
+    outer = qualname.rpartition(".")[0]
     return not outer or "<locals>" in outer.split(".")
 
 

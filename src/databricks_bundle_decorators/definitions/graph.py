@@ -33,18 +33,26 @@ class TaskNode:
 
     def __post_init__(self) -> None:
         # Computed once: the graph checks, its orderings and code generation all ask.
-        seen: dict[str, None] = {}
-        for edge in self.inputs:
-            seen.setdefault(edge.upstream)
-        for key in self.control_deps:
-            seen.setdefault(key)
         for_each = self.definition.for_each
-        if for_each is not None and for_each.inputs_task is not None:
-            seen.setdefault(for_each.inputs_task)
-        upstream = tuple(seen)
-        # The common task with only control dependencies shares their tuple.
-        same = upstream == self.control_deps
-        object.__setattr__(self, "upstream", self.control_deps if same else upstream)
+        loop_input = for_each.inputs_task if for_each is not None else None
+        control = self.control_deps
+        if (
+            not self.inputs
+            and loop_input is None
+            and type(control) is tuple
+            and len(set(control)) == len(control)
+        ):
+            upstream = control  # the common task with only control dependencies
+        else:
+            seen: dict[str, None] = {}
+            for edge in self.inputs:
+                seen.setdefault(edge.upstream)
+            for key in control:
+                seen.setdefault(key)
+            if loop_input is not None:
+                seen.setdefault(loop_input)
+            upstream = tuple(seen)
+        object.__setattr__(self, "upstream", upstream)
 
     @property
     def key(self) -> str:

@@ -141,6 +141,8 @@ def _bind_plain(
     positional = code.co_argcount
     if len(args) > positional:
         return None
+    if not args and not kwargs and not code.co_kwonlyargcount:  # a source task, most often
+        return [] if positional <= len(fn.__defaults__ or ()) else None
     keyword_only = names[positional : positional + code.co_kwonlyargcount]
     bound = dict(zip(names, args, strict=False))  # the first len(args) parameters
     if kwargs:
