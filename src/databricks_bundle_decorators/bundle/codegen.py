@@ -172,6 +172,13 @@ class _JobBuilder:
         self.parameters = self._parameters()
         self.references = {name: parameter_reference(name) for name in self.parameters}
         self.module = job.fn.__module__
+        self.named = {  # every task's named parameters start so (TASK_PARAM set per task)
+            JOB_PARAM: job.name,
+            TASK_PARAM: "",
+            MODULE_PARAM: self.module,
+            RUN_ID_PARAM: RUN_ID_VALUE,
+            **self.references,
+        }
         texts = [options.package_name, self.module, job.name, *self.references.values()]
         if job.check_results:
             texts.append(job.check_results)
@@ -347,13 +354,8 @@ class _JobBuilder:
     ) -> dict[str, Any]:
         """The part of a task that runs code: wheel task, compute, retries, settings."""
         definition = node.definition
-        named = {
-            JOB_PARAM: self.job.name,
-            TASK_PARAM: node.key,
-            MODULE_PARAM: self.module,
-            RUN_ID_PARAM: RUN_ID_VALUE,
-        }
-        named.update(self.references)
+        named = self.named.copy()
+        named[TASK_PARAM] = node.key
         if for_each_input:
             named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
         if self.job.check_results:

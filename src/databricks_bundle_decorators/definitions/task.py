@@ -146,7 +146,7 @@ class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a d
     depends_on: Sequence[Any] | Any
     settings: Mapping[str, Any]
 
-    def make(self, fn: Callable[..., Any], for_each: ForEachSpec | None) -> TaskDefinition:
+    def make(self, fn: Callable[..., Any], for_each: ForEachSpec | None = None) -> TaskDefinition:
         """Capture ``fn`` as a task with these options."""
         if not callable(fn):
             raise TypeError(f"@task decorates a function, got {type(fn).__name__}")
@@ -256,7 +256,7 @@ def task(
     """
 
     options = _TaskOptions(name, io_manager, checks, retries, depends_on, settings)
-    return options.make(fn, None) if fn is not None else partial(options.make, for_each=None)
+    return options.make(fn) if fn is not None else options.make
 
 
 def for_each_task(
