@@ -16,20 +16,23 @@ Figures, all measured in this one run:
 - slot use: the emulator's RUNNING seconds / (max_concurrent x makespan);
 - requests per slice: every API request the emulator received / keys.
 
-To compare with an older version, run the script with that version's sources first on
-the path, e.g.::
+``--before SRC`` also measures each case with an older version's sources (a process of
+its own with ``SRC`` first on the path) and prints its row above this tree's::
 
     git worktree add /tmp/old <commit>
-    PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/launcher_pacing.py --label before
-    .venv/bin/python benchmarks/launcher_pacing.py --label after
+    .venv/bin/python benchmarks/launcher_pacing.py --before /tmp/old/src
 
-Usage: ``python benchmarks/launcher_pacing.py [--label NAME] [--only a|b|c]``
+Usage: ``python benchmarks/launcher_pacing.py [--only a|b|c] [--before SRC]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -155,27 +158,49 @@ def run_case(case: Case) -> Figures:
     return Figures(case, state, makespan, busy, requests)
 
 
+def measure_elsewhere(case: Case, src: str) -> Figures:
+    """``case`` measured in a new process with the sources in ``src`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": src}
+    command = [sys.executable, __file__, "--case", case.name, "--json"]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    return Figures(case, found["state"], found["makespan"], found["busy"], found["requests"])
+
+
+def row(label: str, f: Figures) -> str:
+    case = f.case
+    return (
+        f"{case.name:5} {label:7} {case.keys:5d} {case.duration:4.1f}s {case.max_concurrent:4d} "
+        f"{case.error_rate:6.0%} {f.state:>9} {f.makespan:8.2f}s {case.ideal:6.1f}s "
+        f"{f.ratio:5.2f}x {case.goal:4.2f}x {f.slot_use:8.1%} {f.per_slice:9.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--label", default="this tree", help="names the code measured")
     parser.add_argument("--only", choices=["a", "b", "c"], help="run only these cases")
+    parser.add_argument(
+        "--before", metavar="SRC", help="also measure the sources in SRC (an older checkout's src)"
+    )
+    parser.add_argument("--case", help=argparse.SUPPRESS)  # one case, for --before
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.case:
+        f = run_case(next(c for c in CASES if c.name == args.case))
+        figures = {"state": f.state, "makespan": f.makespan, "busy": f.busy}
+        print(json.dumps({**figures, "requests": f.requests}))
+        return
     only = args.only
     cases = [c for c in CASES if only is None or c.name == only or c.name.startswith(f"{only}/")]
-    print(f"launcher pacing at default settings ({args.label})")
-    header = (
-        f"{'case':5} {'keys':>5} {'run':>5} {'cap':>4} {'faults':>6} {'state':>9} "
+    print("launcher pacing at default settings (no --poll-interval)")
+    print(
+        f"{'case':5} {'code':7} {'keys':>5} {'run':>5} {'cap':>4} {'faults':>6} {'state':>9} "
         f"{'makespan':>9} {'ideal':>7} {'ratio':>6} {'goal':>5} {'slot use':>8} {'req/slice':>9}"
     )
-    print(header)
     for case in cases:
-        f = run_case(case)
-        print(
-            f"{case.name:5} {case.keys:5d} {case.duration:4.1f}s {case.max_concurrent:4d} "
-            f"{case.error_rate:6.0%} {f.state:>9} {f.makespan:8.2f}s {case.ideal:6.1f}s "
-            f"{f.ratio:5.2f}x {case.goal:4.2f}x {f.slot_use:8.1%} {f.per_slice:9.2f}",
-            flush=True,
-        )
+        if args.before:
+            print(row("before", measure_elsewhere(case, args.before)), flush=True)
+        print(row("after" if args.before else "", run_case(case)), flush=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from databricks_bundle_decorators.launch.poll_policy import (
     next_poll_time,
 )
 
-BOUNDS = PollBounds(min_gap=0.05, max_gap=15.0, due_gap=1.0, fraction=0.05)
+BOUNDS = PollBounds(min_gap=0.05, max_gap=15.0, due_gap=1.0, fraction=0.05, first_fraction=0.05)
 
 seconds = st.floats(min_value=0.0, max_value=10_000.0, allow_nan=False)
 lengths = st.none() | st.floats(min_value=0.001, max_value=5_000.0, allow_nan=False)
@@ -27,6 +27,7 @@ bounds = st.builds(
     max_gap=st.floats(min_value=0.001, max_value=60.0),
     due_gap=st.floats(min_value=0.001, max_value=30.0),
     fraction=st.floats(min_value=0.001, max_value=1.0),
+    first_fraction=st.floats(min_value=0.001, max_value=1.0),
 )
 
 
@@ -59,9 +60,10 @@ def test_a_due_run_is_seen_within_a_fraction_of_its_age(
     due = next_poll_time(now, starts, run_length, limits)
     threshold = 0.0 if run_length is None else run_length
     ages = [now - s for s in starts if now - s >= threshold]
-    if ages:  # before anything is learnt every run counts as due
-        youngest = max(ages) if run_length is None else min(ages)
-        assert due <= now + max(limits.min_gap, limits.fraction * youngest) + 1e-9
+    if ages and run_length is None:  # before anything is learnt: the oldest's age
+        assert due <= now + max(limits.min_gap, limits.first_fraction * max(ages)) + 1e-9
+    elif ages:
+        assert due <= now + max(limits.min_gap, limits.fraction * min(ages)) + 1e-9
 
 
 @given(
@@ -121,11 +123,13 @@ def test_the_learnt_length_is_a_margin_under_a_low_quantile() -> None:
 def test_the_pacer_learns_from_ended_runs() -> None:
     pacer = PollPacer(SchedulerOptions(poll_interval=1.0, max_poll_interval=15.0))
     assert pacer.bounds == PollBounds(MIN_POLL_GAP, 15.0, 1.0)
+    assert (pacer.bounds.fraction, pacer.bounds.first_fraction) == (0.02, 0.05)
     assert pacer.next_poll(10.0, starts=[0.0]) == pytest.approx(10.5)  # nothing learnt
     for _ in range(10):
         pacer.record(100.0)
     assert pacer.run_length == pytest.approx(80.0)
     assert pacer.next_poll(70.0, starts=[0.0, 5.0]) == 80.0
+    assert pacer.next_poll(90.0, starts=[0.0, 5.0]) == pytest.approx(90.0 + 0.02 * 85.0)
     assert pacer.next_poll(10.0, starts=[0.0, 5.0]) == 25.0  # no further apart than the ceiling
 
 

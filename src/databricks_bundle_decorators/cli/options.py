@@ -329,7 +329,8 @@ with_pacing = option_record(
         type=click.FloatRange(min=0.005),
         default=1.0,
         show_default=True,
-        help="Seconds between status polls while runs are ending.",
+        help="Longest gap in seconds between status polls while runs are due to end (shorter "
+        "runs are polled sooner).",
     ),
 )
 """The pacing options, reaching the command as one :class:`Pacing`."""

@@ -4,10 +4,10 @@ The launcher learns how long runs take as they finish and polls when runs are
 expected to end, so that a slot is refilled within a small fraction of a run's
 length, whatever that length is, at a bounded request rate:
 
-- nothing learnt yet (no run has ended): polls come every :attr:`PollBounds.fraction`
-  of the oldest run's age, so the first end is seen within that fraction of the run's
-  length and a long first wave costs a number of polls that grows only with the
-  logarithm of its length;
+- nothing learnt yet (no run has ended): polls come every
+  :attr:`PollBounds.first_fraction` of the oldest run's age, so the first end is seen
+  within that fraction of the run's length and a long first wave costs a number of polls
+  that grows only with the logarithm of its length;
 - a run not yet due (submitted less than the learnt run length ago): the next poll is
   at its expected end;
 - runs due (past their expected end, not seen ended): polls every ``fraction`` of the
@@ -34,10 +34,12 @@ from .pacing import SchedulerOptions
 
 __all__ = ["MIN_POLL_GAP", "PollBounds", "PollPacer", "learnt_run_length", "next_poll_time"]
 
-MIN_POLL_GAP = 0.05
-"""Seconds between the starts of two polls at least: 20 polls a second at most (a
-smaller ``--poll-interval`` lowers it)."""
-_FRACTION = 0.05
+MIN_POLL_GAP = 0.025
+"""Seconds between the starts of two polls at least: 40 polls a second at most (a
+smaller ``--poll-interval`` lowers it). Polls come that often only while runs end that
+often, when submissions are as many."""
+_FRACTION = 0.02
+_FIRST_FRACTION = 0.05
 _OVERDUE_SLOWDOWN = 0.1
 _QUANTILE = 0.1
 _MARGIN = 0.8
@@ -52,14 +54,16 @@ class PollBounds:
         min_gap: Polls start at least this far apart (the request-rate bound).
         max_gap: Polls start at most this far apart while runs are in flight.
         due_gap: The longest gap while runs are due to end (``--poll-interval``).
-        fraction: A run is seen ended within this fraction of its age (until the gaps
-            reach their bounds).
+        fraction: A due run is seen ended within this fraction of its age (until the
+            gaps reach their bounds).
+        first_fraction: The same before any run has ended.
     """
 
     min_gap: float = MIN_POLL_GAP
     max_gap: float = 15.0
     due_gap: float = 1.0
     fraction: float = _FRACTION
+    first_fraction: float = _FIRST_FRACTION
 
     @classmethod
     def of(cls, options: SchedulerOptions) -> PollBounds:
@@ -96,14 +100,14 @@ def next_poll_time(
         when no run is in flight (the next one submitted is polled soon).
 
     Example: runs of about 10 s submitted at 0 and 4, now 9: the next poll is at 10 (the
-    first run's expected end); at 11 (the first is due, 11 s old), it is at 11.55.
+    first run's expected end); at 11 (the first is due, 11 s old), it is at 11.22.
     """
     ages = sorted((now - start for start in starts), reverse=True)
     if not ages:  # the next run submitted is polled as soon as the bound allows
         return now + bounds.min_gap
     candidates = [now + bounds.max_gap]
     if run_length is None:
-        candidates.append(now + bounds.fraction * ages[0])
+        candidates.append(now + bounds.first_fraction * ages[0])
     else:
         due = [age for age in ages if age >= run_length]
         if len(due) < len(ages):  # the oldest run not yet due ends first
