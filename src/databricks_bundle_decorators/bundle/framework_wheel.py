@@ -181,9 +181,33 @@ def write_framework_wheel(out_dir: Path, distribution: metadata.Distribution | N
     return target
 
 
+_BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in", "README*", "LICEN[CS]E*")
+
+
+def _private_copy(source: Path, scratch: Path) -> Path:
+    """The build inputs of ``source`` copied under ``scratch`` (``source`` itself when it
+    has no ``src/`` layout).
+
+    pip builds a folder in place: setuptools writes ``build/`` and ``*.egg-info`` into it,
+    so two builds of one checkout at once (two deploys, or parallel tests) collide there,
+    and an older build's leftovers can slip into the wheel. A private copy avoids both.
+    """
+    if not (source / "src").is_dir():
+        return source
+    copy = scratch / "source"
+    copy.mkdir()
+    for pattern in _BUILD_INPUTS:
+        for path in source.glob(pattern):
+            if path.is_file():
+                shutil.copy2(path, copy / path.name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(source / "src", copy / "src", ignore=ignore)
+    return copy
+
+
 def _build_from_directory(source: Path, scratch: Path, version: str) -> Path:
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet"]
-    command += ["--wheel-dir", str(scratch), str(source)]
+    command += ["--wheel-dir", str(scratch), str(_private_copy(source, scratch))]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wheels = sorted(scratch.glob(f"{FRAMEWORK_DISTRIBUTION}-*.whl"))
     if done.returncode != 0 or not wheels:
