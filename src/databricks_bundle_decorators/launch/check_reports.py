@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from databricks.sdk.errors.base import DatabricksError
-
 from ..backfill.check_report import CheckReport, CheckResult, results_of
 from ..definitions import JobDefinition
 
@@ -25,6 +23,8 @@ def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResul
     A task whose output cannot be read (it never ran, its output expired) or holds a
     malformed report line reports nothing.
     """
+    from databricks.sdk.errors.base import DatabricksError
+
     run = client.jobs.get_run(run_id)
     reports: list[CheckReport] = []
     for task in run.tasks or []:

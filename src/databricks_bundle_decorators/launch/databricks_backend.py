@@ -22,15 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from databricks.sdk.errors import (
-    BadRequest,
-    InvalidParameterValue,
-    NotFound,
-    PermissionDenied,
-    ResourceDoesNotExist,
-    Unauthenticated,
-)
-
 from ..backfill.base import BackfillDef
 from ..backfill.wire import BACKFILL_TASKS_PARAM
 from ..errors import UsageError
@@ -107,6 +98,13 @@ def _find_job(
     name_prefix: str | None,
     dev_mode: bool,
 ) -> RemoteJob:
+    from databricks.sdk.errors import (
+        BadRequest,
+        InvalidParameterValue,
+        NotFound,
+        ResourceDoesNotExist,
+    )
+
     if job_id is not None:
         try:
             return _remote(client.jobs.get(job_id))
@@ -227,6 +225,15 @@ class DatabricksBackend:
             return self._submit(request)
 
     def _submit(self, request: SubmitRequest) -> Submitted:
+        from databricks.sdk.errors import (
+            BadRequest,
+            InvalidParameterValue,
+            NotFound,
+            PermissionDenied,
+            ResourceDoesNotExist,
+            Unauthenticated,
+        )
+
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
             only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))

@@ -21,18 +21,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist
-
 from ..backfill.refresh import FullRefreshOrder
 from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM
 from ..errors import UsageError
 from .ledger import Ledger
 from .request import BackfillRequest
+from .workspace import request_refusals
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-_REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
 
 
 def check_full_refresh(request: BackfillRequest) -> None:
@@ -86,7 +83,7 @@ def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) 
     """
     try:
         settings = client.jobs.get(job_id).settings
-    except _REFUSED as exc:
+    except request_refusals() as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UsageError(f"cannot read job {job_id}: {first}") from None
     declared = {p.name for p in (settings.parameters if settings else None) or []}

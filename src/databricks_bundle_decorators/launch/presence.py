@@ -22,8 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist
-
 from ..backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
 from ..definitions import JobDefinition, Registry
 from ..errors import UsageError
@@ -31,14 +29,13 @@ from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.presence import JobPresence, keyed_tables, read_presence
 from .errors import PresenceFailed
 from .spark_extra import require_local_spark
-from .workspace import workspace_errors
+from .workspace import request_refusals, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
     from .backends import RunStatus
 
-_REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
 PRESENCE_TIMEOUT_SECONDS = 3600.0
 """How long a presence run may take, a cluster's start included, before it is cancelled."""
@@ -165,7 +162,7 @@ def _refusal(exc: Exception) -> str:
 def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
     try:
         settings = client.jobs.get(job_id).settings
-    except _REFUSED as exc:
+    except request_refusals() as exc:
         raise UsageError(f"cannot read job {job_id}: {_refusal(exc)}") from None
     declared = {p.name for p in (settings.parameters if settings else None) or []}
     if BACKFILL_PRESENCE_PARAM not in declared:
@@ -206,7 +203,7 @@ def _run_and_wait(
                     f"cancelled{f' ({status.url})' if status.url else ''}"
                 )
             time.sleep(poll_interval)
-    except _REFUSED as exc:  # transport and credential failures: workspace_errors
+    except request_refusals() as exc:  # transport and credential failures: workspace_errors
         raise UsageError(f"the workspace refused the presence run: {_refusal(exc)}") from None
 
 

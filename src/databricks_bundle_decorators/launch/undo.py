@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from databricks.sdk.errors import BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist
-
 from ..backfill.wire import BACKFILL_UNDO_PARAM, UndoOrder
 from ..bundle.project import ProjectConfig
 from ..definitions import JobDefinition, Registry
@@ -34,11 +32,11 @@ from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, pl
 from .errors import UndoFailed
 from .ledger import Ledger, load_ledger
 from .spark_extra import require_local_spark
+from .workspace import request_refusals
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-_REFUSED = (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
 
 
@@ -175,7 +173,7 @@ class RemoteUndo:
                 if status.is_terminal:
                     break
                 time.sleep(self.poll_interval)
-        except _REFUSED as exc:  # transport and credential failures go to the CLI's mapping
+        except request_refusals() as exc:  # transport and credential failures: the CLI maps them
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UsageError(f"the workspace refused the undo run: {first}") from None
         page = f" ({status.url})" if status.url else ""
@@ -257,7 +255,7 @@ def _prepare_remote(
     remote = find_job(client, ledger.job, job_id=spec.job_id)
     try:
         settings = client.jobs.get(remote.job_id).settings
-    except _REFUSED as exc:
+    except request_refusals() as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UsageError(f"cannot read job {remote.job_id}: {first}") from None
     declared = {p.name for p in (settings.parameters if settings else None) or []}

@@ -263,3 +263,17 @@ def require_job_parameter(
             f"(by an older dbxdec): deploy it again (dbxdec deploy) {purpose}; nothing was "
             "launched"
         )
+
+
+def request_refusals() -> tuple[type[Exception], ...]:
+    """The SDK's errors for a request the workspace refused (a bad request, an unknown job
+    or run), for ``except request_refusals():``. Imported when first needed: loading
+    databricks-sdk takes about 0.8 s, which a local command never pays."""
+    from databricks.sdk.errors import (
+        BadRequest,
+        InvalidParameterValue,
+        NotFound,
+        ResourceDoesNotExist,
+    )
+
+    return (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)

@@ -44,9 +44,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from databricks.sdk.errors import PermissionDenied, ResourceAlreadyExists, ResourceDoesNotExist
-from databricks.sdk.service.workspace import ExportFormat, ImportFormat, ObjectType
-
 from ..errors import UsageError, WorkspaceRejected
 from .claim_checks import foreign_runs_message, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
@@ -55,6 +52,7 @@ from .workspace import workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.errors import PermissionDenied
 
     from ..backfill.base import BackfillDef
 
@@ -231,6 +229,8 @@ class WorkspaceClaims:
         launcher died on this machine, or it expired and ``--force`` was given) is
         deleted and written again, without overwrite, so that of two launchers taking
         it over at once only one succeeds."""
+        from databricks.sdk.errors import ResourceAlreadyExists
+
         path = self.path(record.backfill_id)
         for _ in range(2):
             try:
@@ -268,6 +268,8 @@ class WorkspaceClaims:
     # -- workspace I/O -----------------------------------------------------------------
 
     def _mkdirs(self) -> None:
+        from databricks.sdk.errors import PermissionDenied, ResourceAlreadyExists
+
         try:
             self.client.workspace.mkdirs(self.folder)
         except PermissionDenied as exc:
@@ -280,6 +282,9 @@ class WorkspaceClaims:
             ) from None
 
     def _write(self, record: ClaimRecord, *, overwrite: bool) -> None:
+        from databricks.sdk.errors import PermissionDenied
+        from databricks.sdk.service.workspace import ImportFormat
+
         content = base64.b64encode(record.to_text().encode()).decode()
         try:
             self.client.workspace.import_(
@@ -301,6 +306,9 @@ class WorkspaceClaims:
 
     def _read(self, path: str) -> ClaimRecord | None:
         """The claim at ``path``; ``None`` when there is none (or it is not a claim)."""
+        from databricks.sdk.errors import ResourceDoesNotExist
+        from databricks.sdk.service.workspace import ExportFormat
+
         try:
             exported = self.client.workspace.export(path, format=ExportFormat.AUTO)
         except ResourceDoesNotExist:
@@ -311,6 +319,8 @@ class WorkspaceClaims:
             return None
 
     def _claims(self) -> list[ClaimRecord]:
+        from databricks.sdk.service.workspace import ObjectType
+
         found: list[ClaimRecord] = []
         for item in self.client.workspace.list(self.folder):
             if item.object_type == ObjectType.FILE and (item.path or "").endswith(".json"):
@@ -320,6 +330,8 @@ class WorkspaceClaims:
         return found
 
     def _delete_quietly(self, path: str) -> None:
+        from databricks.sdk.errors import ResourceDoesNotExist
+
         with contextlib.suppress(ResourceDoesNotExist):  # someone else was first
             self.client.workspace.delete(path)
 
