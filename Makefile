@@ -6,6 +6,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+# Two pytest-xdist workers (the machines have 2 cores): tests/conftest.py puts every test
+# that uses Spark on one worker (--dist loadgroup), so ONE SparkSession serves the run
+# while the other worker runs the tests that need no Spark. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: setup java spark faketime chromium test lint docs demo bench soak clean
 
@@ -62,7 +66,7 @@ chromium:
 # Coverage of src/ (subprocesses included) is printed at the end and must stay at 90% or
 # more; for a subset, e.g. make test PYTEST_ARGS="--no-cov -k quartz".
 test: setup faketime chromium
-	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov --cov-report=term $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory docs
 

@@ -73,3 +73,13 @@ def workspace_env(
     monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
     monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
     return emu
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs two pytest-xdist workers; every test that uses Spark goes to one
+    of them (``--dist loadgroup``), so a run still starts ONE SparkSession, and the other
+    worker runs the tests that need no Spark meanwhile."""
+    for item in items:
+        uses_spark = "spark" in getattr(item, "fixturenames", ())
+        if uses_spark or item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("spark"))
