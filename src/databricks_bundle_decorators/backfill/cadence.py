@@ -178,15 +178,19 @@ class HourlyCadence(Cadence):
         # is made per key, nor per day: the standard library's day ordinals step the
         # calendar, ``date.isoformat()`` is YYYY-MM-DD, and each key is one concatenation.
         first_day, last_day = _ordinal(first), _ordinal(last)
-        head = date.fromordinal(first_day).isoformat()
         if first_day == last_day:
-            return [head + hour for hour in _HOUR_SUFFIXES[first.hour : last.hour + 1]]
-        keys = [head + hour for hour in _HOUR_SUFFIXES[first.hour :]]
-        days = [date.fromordinal(day).isoformat() for day in range(first_day + 1, last_day)]
-        keys += [day + hour for day in days for hour in _HOUR_SUFFIXES]
-        tail = date.fromordinal(last_day).isoformat()
-        keys += [tail + hour for hour in _HOUR_SUFFIXES[: last.hour + 1]]
-        return keys
+            hours = {first_day: _HOUR_SUFFIXES[first.hour : last.hour + 1]}
+        else:
+            hours = {
+                first_day: _HOUR_SUFFIXES[first.hour :],
+                last_day: _HOUR_SUFFIXES[: last.hour + 1],
+            }
+        return [  # one list, no partial lists to copy (their peak memory)
+            day + hour
+            for ordinal in range(first_day, last_day + 1)
+            for day in (date.fromordinal(ordinal).isoformat(),)
+            for hour in hours.get(ordinal, _HOUR_SUFFIXES)
+        ]
 
 
 _HOUR_SUFFIXES = tuple(f"T{hour:02d}" for hour in range(24))
