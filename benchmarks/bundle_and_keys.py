@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -264,7 +265,10 @@ def _report(dbxdec: dict[str, Any], earlier: dict[str, Any], ratios: list[float]
         print(line)
     if ratios:
         shown = ", ".join(f"{ratio:.2f}" for ratio in ratios)
-        print(f"  dbxdec/earlier at {JOB_COUNTS[0]:,} jobs, round by round: {shown}")
+        print(
+            f"  dbxdec/earlier at {JOB_COUNTS[0]:,} jobs, round by round: {shown} "
+            f"(median {statistics.median(ratios):.2f})"
+        )
     small, large = (str(jobs) for jobs in JOB_COUNTS)
     scaling = f"  time({large}) / time({small}): dbxdec {_scale(dbxdec, small, large):.2f}"
     if has_earlier:
