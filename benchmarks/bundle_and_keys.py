@@ -247,7 +247,7 @@ def _seconds(figure: dict[str, float]) -> str:
 
 
 def _report(dbxdec: dict[str, Any], earlier: dict[str, Any], ratios: list[float]) -> None:
-    print(f"Python {sys.version.split()[0]} ({sys.executable}), {len(ratios)} rounds")
+    print(f"Python {sys.version.split()[0]} ({sys.executable})")
     if "skipped" in dbxdec:
         print(f"dbxdec: skipped, {dbxdec['skipped']}")
         return
