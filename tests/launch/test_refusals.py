@@ -193,7 +193,9 @@ def test_cancel_while_a_parked_submission_loses_its_answer_keeps_the_attempt_ope
     interrupts = Interrupts()
     signals = EventSignals()
     emu.block_submissions()
-    emu.inject_fault(RUN_NOW, kind="drop_after")  # the run is created, its id never arrives
+    # the run is created, its id never arrives: neither to the request nor to the copy
+    # the backend sends when a run-now is slow (launch/overtake.py)
+    emu.inject_fault(RUN_NOW, kind="drop_after", count=2)
     client = emu.workspace_client(retry_timeout_seconds=1)
     runner = scheduler(
         emu, ledger, job_id, signals, client=client, interrupts=interrupts, max_concurrent=1

@@ -9,9 +9,10 @@ Example:
     ...     DailyBackfill, MultiBackfill, StaticBackfill)
     >>> multi = MultiBackfill(StaticBackfill(["eu", "us"]), DailyBackfill("2024-01-01"))
     >>> scope = KeyScope(multi, ("eu:2024-01-01", "eu:2024-01-02", "us:2024-01-02"))
-    >>> print(per_static_predicate(scope, "region", "day", None).replace(") OR (", ")\n OR ("))
+    >>> for part in per_static_predicate(scope, "region", "day", None).split(" OR "):
+    ...     print(part)
     ((`region` = 'eu') AND (`day` IN ('2024-01-01', '2024-01-02')))
-     OR ((`region` = 'us') AND (`day` IN ('2024-01-02')))
+    ((`region` = 'us') AND (`day` IN ('2024-01-02')))
 """
 
 from __future__ import annotations
