@@ -137,7 +137,7 @@ def test_a_job_deployed_without_the_undo_parameter_is_refused(
     assert code == 2, out + err
     assert assert_one_error_line(err) == (
         f"Error: job 'undo_orders' (id {job_id}) was deployed without the backfill_undo "
-        "parameter (by an older dbxdec): deploy it again (dbxdec deploy), then undo; nothing "
+        "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to undo; nothing "
         "was restored"
     )
     assert len(workspace.runs(job_id)) == 3

@@ -26,7 +26,7 @@ from ..backfill.wire import BACKFILL_FULL_REFRESH_PARAM
 from ..errors import UsageError
 from .ledger import Ledger
 from .request import BackfillRequest
-from .workspace import request_refusals
+from .workspace import require_job_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -81,15 +81,6 @@ def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) 
     Raises:
         UsageError: the job cannot be read, or was deployed by an older dbxdec.
     """
-    try:
-        settings = client.jobs.get(job_id).settings
-    except request_refusals() as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UsageError(f"cannot read job {job_id}: {first}") from None
-    declared = {p.name for p in (settings.parameters if settings else None) or []}
-    if BACKFILL_FULL_REFRESH_PARAM not in declared:
-        raise UsageError(
-            f"job {name!r} (id {job_id}) was deployed without the {BACKFILL_FULL_REFRESH_PARAM} "
-            "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to --full-refresh; "
-            "nothing was launched"
-        )
+    require_job_parameter(
+        client, job_id, name, BACKFILL_FULL_REFRESH_PARAM, purpose="to --full-refresh"
+    )

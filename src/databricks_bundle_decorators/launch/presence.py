@@ -29,7 +29,7 @@ from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.presence import JobPresence, keyed_tables, read_presence
 from .errors import PresenceFailed
 from .spark_extra import require_local_spark
-from .workspace import request_refusals, workspace_errors
+from .workspace import request_refusals, require_job_parameter, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -160,17 +160,13 @@ def _refusal(exc: Exception) -> str:
 
 
 def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
-    try:
-        settings = client.jobs.get(job_id).settings
-    except request_refusals() as exc:
-        raise UsageError(f"cannot read job {job_id}: {_refusal(exc)}") from None
-    declared = {p.name for p in (settings.parameters if settings else None) or []}
-    if BACKFILL_PRESENCE_PARAM not in declared:
-        raise UsageError(
-            f"job {name!r} (id {job_id}) was deployed without the {BACKFILL_PRESENCE_PARAM} "
-            "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to find missing "
-            "keys from the data, or catch up by run history; nothing was launched"
-        )
+    require_job_parameter(
+        client,
+        job_id,
+        name,
+        BACKFILL_PRESENCE_PARAM,
+        purpose="to find missing keys from the data, or catch up by run history",
+    )
 
 
 def _run_and_wait(

@@ -258,6 +258,24 @@ def _failures_html(grid: PartitionGrid) -> str:
     )
 
 
+def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str, str]:
+    """The escaped legend, title and origin line of a status page (the folded page too)."""
+    esc = html.escape
+    counts = grid.counts()
+    legend_html = " ".join(
+        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
+        for s in STATES
+    )
+    title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
+    made = ""
+    if origin is not None:
+        made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
+        if origin.backfills:
+            made += "; run details from backfill " + ", ".join(origin.backfills)
+        made = f"<p class='origin'>{esc(made)}</p>"
+    return legend_html, title, made
+
+
 def grid_html(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
@@ -274,22 +292,11 @@ def grid_html(
         f"<tr><th>{esc(row.label)}</th>{''.join(_html_cell(grid, key) for key in row.cells)}</tr>"
         for row in grid.rows
     ]
-    counts = grid.counts()
-    legend_html = " ".join(
-        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
-        for s in STATES
-    )
+    legend_html, title, made = page_parts(grid, origin)
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }}"
         for s, c in HTML_COLOUR.items()
     )
-    title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
-    made = ""
-    if origin is not None:
-        made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
-        if origin.backfills:
-            made += "; run details from backfill " + ", ".join(origin.backfills)
-        made = f"<p class='origin'>{esc(made)}</p>"
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
         f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"

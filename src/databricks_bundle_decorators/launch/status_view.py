@@ -31,6 +31,7 @@ from .status_grid import (
     grid_html,
     grid_table,
     legend,
+    page_parts,
 )
 
 PAGE_FULL_KEYS = 5000
@@ -112,23 +113,12 @@ def _folded_page(
             for cell in row.cells
         )
         body.append(f"<tr><th>{esc(row.label)}</th>{cells}</tr>")
-    counts = grid.counts()
-    legend_html = " ".join(
-        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
-        for s in STATES
-    )
+    legend_html, title, made = page_parts(grid, origin)
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }} "
         f"pre i.{s[0]} {{ color: {c}; }}"
         for s, c in HTML_COLOUR.items()
     )
-    title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
-    made = ""
-    if origin is not None:
-        made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
-        if origin.backfills:
-            made += "; run details from backfill " + ", ".join(origin.backfills)
-        made = f"<p class='origin'>{esc(made)}</p>"
     note = esc(fold_note(grid, folded)) + " Hover a cell for its counts per state."
     return (
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"

@@ -32,7 +32,7 @@ from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, pl
 from .errors import UndoFailed
 from .ledger import Ledger, load_ledger
 from .spark_extra import require_local_spark
-from .workspace import request_refusals
+from .workspace import request_refusals, require_job_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -253,18 +253,14 @@ def _prepare_remote(
     if client is None:
         client = connect(host=host or spec.host, profile=profile or spec.profile)
     remote = find_job(client, ledger.job, job_id=spec.job_id)
-    try:
-        settings = client.jobs.get(remote.job_id).settings
-    except request_refusals() as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UsageError(f"cannot read job {remote.job_id}: {first}") from None
-    declared = {p.name for p in (settings.parameters if settings else None) or []}
-    if BACKFILL_UNDO_PARAM not in declared:
-        raise UsageError(
-            f"job {remote.name!r} (id {remote.job_id}) was deployed without the "
-            f"{BACKFILL_UNDO_PARAM} parameter (by an older dbxdec): deploy it again "
-            "(dbxdec deploy), then undo; nothing was restored"
-        )
+    require_job_parameter(
+        client,
+        remote.job_id,
+        remote.name,
+        BACKFILL_UNDO_PARAM,
+        purpose="to undo",
+        outcome="nothing was restored",
+    )
     found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
     tables = tuple((name, table.tasks) for name, table in found.items())
     return RemoteUndo(

@@ -236,32 +236,30 @@ def _host_origin(host: str | None, profile: str | None) -> str:
 
 
 def require_job_parameter(
-    client: WorkspaceClient, job_id: int, job_name: str, parameter: str, *, purpose: str
+    client: WorkspaceClient,
+    job_id: int,
+    job_name: str,
+    parameter: str,
+    *,
+    purpose: str,
+    outcome: str = "nothing was launched",
 ) -> None:
     """Refuse a deployed job that does not declare the job parameter ``parameter``
     (deployed by a dbxdec older than it); ``purpose`` ends the advice, e.g. ``"to
-    --force-rewrite"``.
+    --force-rewrite"``, and ``outcome`` says what did not happen.
 
     Raises:
         UsageError: the job cannot be read, or does not declare ``parameter``.
     """
-    from databricks.sdk.errors import (
-        BadRequest,
-        InvalidParameterValue,
-        NotFound,
-        ResourceDoesNotExist,
-    )
-
     try:
         settings = client.jobs.get(job_id).settings
-    except (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist) as exc:
+    except request_refusals() as exc:
         raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
     declared = {p.name for p in (settings.parameters if settings else None) or []}
     if parameter not in declared:
         raise UsageError(
             f"job {job_name!r} (id {job_id}) was deployed without the {parameter} parameter "
-            f"(by an older dbxdec): deploy it again (dbxdec deploy) {purpose}; nothing was "
-            "launched"
+            f"(by an older dbxdec): deploy it again (dbxdec deploy) {purpose}; {outcome}"
         )
 
 
