@@ -13,9 +13,11 @@ the ``dbxdec`` console script runs as a subprocess (3 trials, the median is repo
   start to the warning that launching stopped, and to the ``Error:`` line after the runs
   in flight ended;
 - the workspace going dark mid-backfill (the Jobs API emulator drops every connection)
-  after the launcher's polls have slowed to their 15 s ceiling (``--settle`` seconds with
-  the runs held): seconds from going dark to the ``workspace unreachable since`` line,
-  with the launcher's real per-call bounds (not shortened as in the tests).
+  after ``--settle`` seconds with the runs held: seconds from going dark to the
+  ``workspace unreachable since`` line, with the launcher's real per-call bounds (not
+  shortened as in the tests). With adaptive polling (``launch/poll_policy.py``) the polls
+  are still about ``--poll-interval`` apart then; they reach their 15 s ceiling only once
+  runs are minutes old (a longer ``--settle`` measures that case).
 
 Usage: ``python benchmarks/failure_latency.py [--trials 3] [--settle 20] [--only NAME]``
 """

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DefinitionError, Registry, task
-from databricks_bundle_decorators.bundle.codegen import _first_paragraph
+from databricks_bundle_decorators.bundle.settings_values import first_paragraph
 from databricks_bundle_decorators.definitions.source import SourceLocation
 from databricks_bundle_decorators.definitions.tracing import _bind_plain
 
@@ -131,7 +131,7 @@ def test_docstring_shortcut_matches_getdoc() -> None:
     for fn in (local, _module_level, _Child.step, _Base.step):
         doc = inspect.getdoc(fn)
         expected = " ".join(doc.split()) if doc else None
-        assert _first_paragraph(fn, 1000) == expected
+        assert first_paragraph(fn, 1000) == expected
 
 
 def test_source_location_of_shared_code_is_the_same() -> None:

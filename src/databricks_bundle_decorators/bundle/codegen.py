@@ -16,12 +16,10 @@ same key order.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
 from ..backfill.check_report import CHECK_RESULTS_PARAM
@@ -40,6 +38,7 @@ from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.refs import TaskValueRef
 from ..errors import DefinitionError
 from .options import CodegenOptions
+from .settings_values import first_paragraph, plain_copy
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
 from .typed import models, plain_text
 
@@ -69,7 +68,6 @@ _GENERATED_TASK_SETTINGS = {
 _OUTER_FOR_EACH_SETTINGS = frozenset({"run_if", "description", "disabled"})
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TASK_DESCRIPTION = 1000
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 _MAX_TASK_KEY = 100
 
 
@@ -138,28 +136,6 @@ def parameter_reference(name: str) -> str:
     return f"{{{{job.parameters.{name if _PLAIN_NAME.fullmatch(name) else f'`{name}`'}}}}}"
 
 
-def _first_paragraph(fn: Any, limit: int) -> str | None:
-    if getattr(fn, "__doc__", "") is None and _local_or_module_level(fn):
-        return None  # what inspect.getdoc finds, without its search of enclosing classes
-    doc = inspect.getdoc(fn)
-    if not doc:
-        return None
-    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
-    return paragraph if len(paragraph) <= limit else paragraph[: limit - 3] + "..."
-
-
-def _local_or_module_level(fn: Any) -> bool:
-    """Whether ``fn`` is a function that no class encloses, so that ``inspect.getdoc`` has no
-    class to inherit a docstring from (the tasks of a job body are local functions)."""
-    return inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
-
-
-@lru_cache(maxsize=4096)  # the tasks of one factory share their qualified name
-def _no_enclosing_class(qualname: str) -> bool:
-    outer = qualname.rpartition(".")[0]
-    return not outer or "<locals>" in outer.split(".")
-
-
 class _JobBuilder:
     """Builds the settings of one job; one instance per job."""
 
@@ -196,7 +172,7 @@ class _JobBuilder:
                     location=self.where,
                 )
         resource: dict[str, Any] = {"name": job.name}
-        description = _first_paragraph(job.fn, 27_000)
+        description = first_paragraph(job.fn, 27_000)
         if description:
             resource["description"] = description
         if self.parameters:
@@ -218,7 +194,7 @@ class _JobBuilder:
         resource["queue"] = {"enabled": True}
         if job.cluster is not None:
             resource["job_clusters"] = [
-                {"job_cluster_key": job.cluster.name, "new_cluster": _plain(job.cluster.spec)}
+                {"job_cluster_key": job.cluster.name, "new_cluster": plain_copy(job.cluster.spec)}
             ]
         else:
             resource["environments"] = [
@@ -233,7 +209,7 @@ class _JobBuilder:
         resource["tasks"] = [self._task(graph[key]) for key in graph.topological_order()]
         for key in sorted(job.settings):
             if key != "tags":
-                resource[key] = _plain(job.settings[key])
+                resource[key] = plain_copy(job.settings[key])
         return resource
 
     # -- parameters and tags -------------------------------------------------------------
@@ -304,7 +280,7 @@ class _JobBuilder:
                     location=str(definition.source),
                 )
         task: dict[str, Any] = {"task_key": node.key}
-        description = _first_paragraph(definition.fn, _MAX_TASK_DESCRIPTION)
+        description = first_paragraph(definition.fn, _MAX_TASK_DESCRIPTION)
         if description:
             task["description"] = description
         if node.upstream:
@@ -346,7 +322,7 @@ class _JobBuilder:
         }
         task["for_each_task"] = loop
         for key in sorted(_OUTER_FOR_EACH_SETTINGS & set(definition.settings)):
-            task[key] = _plain(definition.settings[key])
+            task[key] = plain_copy(definition.settings[key])
         return task
 
     def _runnable(
@@ -372,7 +348,7 @@ class _JobBuilder:
         if self.job.cluster is not None:
             task["job_cluster_key"] = self.job.cluster.name
             wheels = [{"whl": wheel} for wheel in self.options.wheels]
-            task["libraries"] = [*wheels, *(_plain(extra_libraries) or [])]
+            task["libraries"] = [*wheels, *(plain_copy(extra_libraries) or [])]
         else:
             if extra_libraries:
                 raise DefinitionError(
@@ -390,16 +366,5 @@ class _JobBuilder:
             task["retry_on_timeout"] = retries.retry_on_timeout
         for key in sorted(settings):
             if key != "libraries":
-                task[key] = _plain(settings[key])
+                task[key] = plain_copy(settings[key])
         return task
-
-
-def _plain(value: Any) -> Any:
-    """A copy made of dicts, lists and scalars only (mapping proxies, tuples unwrapped)."""
-    if type(value) in _SCALARS:  # most settings; spares the Mapping ABC check
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
