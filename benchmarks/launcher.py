@@ -20,50 +20,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing as mp
 import tempfile
 import time
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+
+from emulator_process import emulated_job, key_plan
 
 from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice, slice_parameters
 from databricks_bundle_decorators.launch.scheduler import Scheduler
-from databricks_bundle_decorators.testing import JobsEmulator
 
 TARGET_RATIO = 1.15
 TARGET_UTILISATION = 0.90
 TARGET_REQUESTS = 3.0
-
-
-def serve(conn: Connection, duration: float) -> None:
-    """The emulator process: answers commands sent over ``conn`` until ``stop``."""
-    with JobsEmulator() as emu:
-        emu.default_duration = duration
-        conn.send(emu.url)
-        while True:
-            command, *args = conn.recv()
-            if command == "create_job":
-                conn.send(emu.create_job(*args[:1], **args[1]))
-            elif command == "reset_counters":
-                emu.requests.clear()
-                conn.send(None)
-            elif command == "figures":
-                timeline = emu.timeline(args[0])
-                busy = sum(end - start for start, end, _ in timeline)
-                api = sum(n for path, n in emu.requests.items() if path.startswith("/api/"))
-                conn.send((busy, api, len(timeline), emu.max_concurrency(args[0])))
-            elif command == "stop":
-                conn.send(None)
-                return
-
-
-def call(conn: Connection, *message: Any) -> Any:
-    conn.send(message)
-    return conn.recv()
 
 
 def main() -> None:
@@ -74,45 +44,25 @@ def main() -> None:
     parser.add_argument("--poll-interval", type=float, default=0.01)
     args = parser.parse_args()
 
-    ctx = mp.get_context("spawn")
-    ours, theirs = ctx.Pipe()
-    server = ctx.Process(target=serve, args=(theirs, args.duration), daemon=True)
-    server.start()
-    try:
-        url = ours.recv()
-        job_id = call(
-            ours,
-            "create_job",
-            "bench",
-            {
-                "parameters": slice_parameters((), exact=False, params={}),
-                "max_concurrent_runs": 1000,
-            },
-        )
-        from databricks.sdk import WorkspaceClient
-        from databricks.sdk.config import Config
-
-        client = WorkspaceClient(config=Config(host=url, token="dapi-bench", auth_type="pat"))
-        keys = [f"key-{i:05d}" for i in range(args.keys)]
-        plan = BackfillPlan("bench", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
+    with emulated_job(args.duration, max_concurrent_runs=1000) as job:
+        plan = key_plan(args.keys)
         with tempfile.TemporaryDirectory() as tmp:
             ledger = Ledger.create(
-                Path(tmp), plan, backend=BackendSpec("databricks", job_id), options=LaunchOptions()
+                Path(tmp),
+                plan,
+                backend=BackendSpec("databricks", job.job_id),
+                options=LaunchOptions(),
             )
             options = SchedulerOptions(
                 max_concurrent=args.max_concurrent, poll_interval=args.poll_interval
             )
-            scheduler = Scheduler(DatabricksBackend(client, job_id), ledger, options)
-            call(ours, "reset_counters")
+            scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
+            job.start()
             started = time.monotonic()
             state = scheduler.run()
             makespan = time.monotonic() - started
-        busy, requests, runs, peak = call(ours, "figures", job_id)
-        call(ours, "stop")
-    finally:
-        server.join(timeout=5)
-        if server.is_alive():
-            server.terminate()
+        seen = job.figures()
+    busy, requests, runs, peak = seen.busy, seen.requests, seen.runs, seen.peak
 
     ideal = math.ceil(args.keys / args.max_concurrent) * args.duration
     ratio = makespan / ideal

@@ -29,23 +29,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+
+from emulator_process import emulated_job, key_plan
 
 from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice, slice_parameters
 from databricks_bundle_decorators.launch.request import Pacing
 from databricks_bundle_decorators.launch.scheduler import Scheduler
-from databricks_bundle_decorators.testing import JobsEmulator
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,71 +88,25 @@ class Figures:
         return self.requests / self.case.keys
 
 
-def serve(conn: Connection, duration: float, error_rate: float) -> None:
-    """The emulator process: answers commands sent over ``conn`` until ``stop``."""
-    with JobsEmulator() as emu:
-        emu.default_duration = duration
-        conn.send(emu.url)
-        while True:
-            command, *args = conn.recv()
-            if command == "create_job":
-                conn.send(emu.create_job(*args[:1], **args[1]))
-            elif command == "start":
-                emu.requests.clear()
-                emu.set_faults(error_rate=error_rate, seed=17)
-                conn.send(None)
-            elif command == "figures":
-                emu.set_faults()
-                timeline = emu.timeline(args[0])
-                busy = sum(end - start for start, end, _ in timeline)
-                api = sum(n for path, n in emu.requests.items() if path.startswith("/api/"))
-                conn.send((busy, api))
-            elif command == "stop":
-                conn.send(None)
-                return
-
-
-def call(conn: Connection, *message: Any) -> Any:
-    conn.send(message)
-    return conn.recv()
-
-
 def run_case(case: Case) -> Figures:
-    from databricks.sdk import WorkspaceClient
-    from databricks.sdk.config import Config
-
-    ctx = mp.get_context("spawn")
-    ours, theirs = ctx.Pipe()
-    server = ctx.Process(target=serve, args=(theirs, case.duration, case.error_rate), daemon=True)
-    server.start()
-    try:
-        url = ours.recv()
-        settings = {
-            "parameters": slice_parameters((), exact=False, params={}),
-            "max_concurrent_runs": 1000,
-        }
-        job_id = call(ours, "create_job", "bench", settings)
-        client = WorkspaceClient(config=Config(host=url, token="dapi-bench", auth_type="pat"))
-        keys = [f"key-{i:05d}" for i in range(case.keys)]
-        plan = BackfillPlan("bench", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
+    emulated = emulated_job(case.duration, max_concurrent_runs=1000, error_rate=case.error_rate)
+    with emulated as job:
         launch = LaunchOptions(max_concurrent=case.max_concurrent)
         with tempfile.TemporaryDirectory() as tmp:
             ledger = Ledger.create(
-                Path(tmp), plan, backend=BackendSpec("databricks", job_id), options=launch
+                Path(tmp),
+                key_plan(case.keys),
+                backend=BackendSpec("databricks", job.job_id),
+                options=launch,
             )
             options = launch.for_scheduler(Pacing().poll_interval)  # no --poll-interval
-            scheduler = Scheduler(DatabricksBackend(client, job_id), ledger, options)
-            call(ours, "start")
+            scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
+            job.start()
             started = time.monotonic()
             state = scheduler.run()
             makespan = time.monotonic() - started
-        busy, requests = call(ours, "figures", job_id)
-        call(ours, "stop")
-    finally:
-        server.join(timeout=5)
-        if server.is_alive():
-            server.terminate()
-    return Figures(case, state, makespan, busy, requests)
+        seen = job.figures()
+    return Figures(case, state, makespan, seen.busy, seen.requests)
 
 
 def measure_elsewhere(case: Case, src: str) -> Figures:

@@ -32,16 +32,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing as mp
 import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+from emulator_process import emulated_job, key_plan
 
 from databricks_bundle_decorators.atomic import write_atomically
 from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
@@ -52,9 +52,8 @@ from databricks_bundle_decorators.launch.ledger import (
     Ledger,
     SliceRecord,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice, slice_parameters
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.scheduler import Scheduler
-from databricks_bundle_decorators.testing import JobsEmulator
 
 TARGET_RATIO = 1.15
 
@@ -168,49 +167,10 @@ def ledger_figures(sizes: list[int], changes: int, base: Path) -> None:
         )
 
 
-def serve(conn: Connection, duration: float) -> None:
-    """The emulator process: answers commands sent over ``conn`` until ``stop``."""
-    with JobsEmulator() as emu:
-        emu.default_duration = duration
-        conn.send(emu.url)
-        while True:
-            command, *args = conn.recv()
-            if command == "create_job":
-                conn.send(emu.create_job(*args[:1], **args[1]))
-            elif command == "figures":
-                timeline = emu.timeline(args[0])
-                api = sum(n for path, n in emu.requests.items() if path.startswith("/api/"))
-                conn.send((api, len(timeline), emu.max_concurrency(args[0])))
-            elif command == "stop":
-                conn.send(None)
-                return
-
-
-def call(conn: Connection, *message: Any) -> Any:
-    conn.send(message)
-    return conn.recv()
-
-
 def launch_figures(args: argparse.Namespace, base: Path) -> None:
-    ctx = mp.get_context("spawn")
-    ours, theirs = ctx.Pipe()
-    server = ctx.Process(target=serve, args=(theirs, args.duration), daemon=True)
-    server.start()
-    try:
-        url = ours.recv()
-        params = slice_parameters((), exact=False, params={})
-        job_id = call(
-            ours,
-            "create_job",
-            "bench",
-            {"parameters": params, "max_concurrent_runs": args.max_concurrent},
-        )
-        from databricks.sdk import WorkspaceClient
-        from databricks.sdk.config import Config
-
-        client = WorkspaceClient(config=Config(host=url, token="dapi-bench", auth_type="pat"))
-        keys = [f"key-{i:05d}" for i in range(args.keys)]
-        plan = BackfillPlan("bench", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
+    with emulated_job(args.duration, max_concurrent_runs=args.max_concurrent) as job:
+        client, job_id = job.client, job.job_id
+        plan = key_plan(args.keys)
         options = LaunchOptions(max_concurrent=args.max_concurrent)
         ledger = Ledger.create(
             base / "launch", plan, backend=BackendSpec("databricks", job_id), options=options
@@ -233,16 +193,13 @@ def launch_figures(args: argparse.Namespace, base: Path) -> None:
         scheduler = Scheduler(
             DatabricksBackend(client, job_id), ledger, options.for_scheduler(args.poll_interval)
         )
+        job.start()
         started = time.monotonic()
         state = scheduler.run()
         makespan = time.monotonic() - started
         ledger.close()
-        requests, runs, peak = call(ours, "figures", job_id)
-        call(ours, "stop")
-    finally:
-        server.join(timeout=5)
-        if server.is_alive():
-            server.terminate()
+        seen = job.figures()
+    requests, runs, peak = seen.requests, seen.runs, seen.peak
     ideal = math.ceil(args.keys / args.max_concurrent) * args.duration
     print(
         f"\nLauncher: {args.keys:,} keys, runs of {args.duration:g} s, job max_concurrent_runs="
