@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .wire import report_bodies
+
 CHECK_REPORT_PREFIX = "dbxdec-checks: "
 CHECK_RESULTS_PARAM = "dbxdec_check_results"
 """Named parameter of a generated task: the job's results table (``@job(check_results=)``
@@ -113,11 +115,8 @@ class CheckReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line in text.splitlines():
-            if not line.startswith(CHECK_REPORT_PREFIX):
-                continue
+        for line, body in report_bodies(text, CHECK_REPORT_PREFIX, "check report"):
             try:
-                body = json.loads(line[len(CHECK_REPORT_PREFIX) :])
                 results = tuple(CheckResult.from_json(item) for item in body["results"])
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise ValueError(f"a malformed check report line: {line[:120]!r}") from exc

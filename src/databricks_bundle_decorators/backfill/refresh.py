@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .wire import BACKFILL_FULL_REFRESH_PARAM
+from .wire import BACKFILL_FULL_REFRESH_PARAM, parse_order
 
 RefreshPhase = Literal["stage", "swap"]
 STAGING_MARK = "__dbxdec_refresh_"
@@ -58,16 +58,15 @@ class FullRefreshOrder:
         Raises:
             ValueError: not an encoded order; the message names the parameter.
         """
-        text = value.strip()
-        if not text:
-            return None
-        found = _ORDER.fullmatch(text)
+        found = parse_order(
+            value,
+            _ORDER,
+            BACKFILL_FULL_REFRESH_PARAM,
+            "a full-refresh order: expected stage:ID or swap:ID "
+            "(set by dbxdec backfill --full-refresh)",
+        )
         if found is None:
-            shown = text if len(text) <= 80 else f"{text[:77]}..."
-            raise ValueError(
-                f"job parameter {BACKFILL_FULL_REFRESH_PARAM}={shown!r} is not a full-refresh "
-                "order: expected stage:ID or swap:ID (set by dbxdec backfill --full-refresh)"
-            )
+            return None
         phase: RefreshPhase = "stage" if found["phase"] == "stage" else "swap"
         return cls(phase, found["backfill"])
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from types import MappingProxyType
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 # -- job parameters of a job with a backfill definition ---------------------------------
@@ -107,6 +108,47 @@ RUN_ID_VALUE = "{{job.run_id}}-{{job.repair_count}}"
 """Databricks' dynamic value references for the job run id and its repair count: the same
 for every task, task retry and for-each iteration of one run, so a retried attempt is
 skipped; a repair of the run (a deliberate re-run) gets a new id and commits again."""
+
+
+# -- orders and reports that cross the wire as text ------------------------------------
+
+
+def parse_order(
+    value: str, pattern: re.Pattern[str], param: str, expected: str
+) -> re.Match[str] | None:
+    """The match of an order (undo, presence, full refresh) in job parameter ``param``;
+    ``None`` when the value is empty.
+
+    Raises:
+        ValueError: the value does not match; the message names ``param`` and says
+            ``expected`` (e.g. ``"a presence order: expected first=KEY;last=KEY"``).
+    """
+    text = value.strip()
+    if not text:
+        return None
+    found = pattern.fullmatch(text)
+    if found is None:
+        shown = text if len(text) <= 80 else f"{text[:77]}..."
+        raise ValueError(f"job parameter {param}={shown!r} is not {expected}")
+    return found
+
+
+def report_bodies(text: str, prefix: str, what: str) -> list[tuple[str, Any]]:
+    """``(line, decoded JSON)`` of every line of a task's output that starts with
+    ``prefix`` (a report a task prints for the launcher); other lines are ignored.
+
+    Raises:
+        ValueError: such a line is not JSON; the message says it is a malformed
+            ``what`` (e.g. ``"presence report"``).
+    """
+    found = []
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                found.append((line, json.loads(line[len(prefix) :])))
+            except ValueError as exc:
+                raise ValueError(f"a malformed {what} line: {line[:120]!r}") from exc
+    return found
 
 
 # -- key ranges --------------------------------------------------------------------------
@@ -205,16 +247,15 @@ class UndoOrder:
         Raises:
             ValueError: not an encoded order; the message names the parameter.
         """
-        text = value.strip()
-        if not text:
-            return None
-        found = _UNDO_ORDER.fullmatch(text)
+        found = parse_order(
+            value,
+            _UNDO_ORDER,
+            BACKFILL_UNDO_PARAM,
+            "an undo order: expected backfill=ID;force=true|false;runs=RUN,RUN... "
+            "(set by dbxdec backfill undo)",
+        )
         if found is None:
-            shown = text if len(text) <= 80 else f"{text[:77]}..."
-            raise ValueError(
-                f"job parameter {BACKFILL_UNDO_PARAM}={shown!r} is not an undo order: expected "
-                "backfill=ID;force=true|false;runs=RUN,RUN... (set by dbxdec backfill undo)"
-            )
+            return None
         runs = tuple(found["runs"].split(","))
         return cls(found["backfill"], runs, found["force"] == "true")
 
@@ -256,16 +297,14 @@ class PresenceOrder:
         Raises:
             ValueError: not an encoded order; the message names the parameter.
         """
-        text = value.strip()
-        if not text:
-            return None
-        found = _PRESENCE_ORDER.fullmatch(text)
+        found = parse_order(
+            value,
+            _PRESENCE_ORDER,
+            BACKFILL_PRESENCE_PARAM,
+            "a presence order: expected first=KEY;last=KEY (set by dbxdec catchup --by data)",
+        )
         if found is None:
-            shown = text if len(text) <= 80 else f"{text[:77]}..."
-            raise ValueError(
-                f"job parameter {BACKFILL_PRESENCE_PARAM}={shown!r} is not a presence order: "
-                "expected first=KEY;last=KEY (set by dbxdec catchup --by data)"
-            )
+            return None
         return cls(KeyRange(found["first"], found["last"]))
 
 
@@ -306,11 +345,8 @@ class PresenceReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line in text.splitlines():
-            if not line.startswith(PRESENCE_REPORT_PREFIX):
-                continue
+        for line, body in report_bodies(text, PRESENCE_REPORT_PREFIX, "presence report"):
             try:
-                body = json.loads(line[len(PRESENCE_REPORT_PREFIX) :])
                 rows = body["rows"]
                 report = cls(
                     str(body["table"]),
