@@ -23,6 +23,8 @@ from .time_backfill import TimeBackfill
 from .windows import TimeWindow
 
 SEPARATOR = ":"
+KIND_PREFIX = "static x "
+"""Starts the ``kind`` of every two-dimensional definition (``static x daily``)."""
 
 
 class MultiKey(NamedTuple):
@@ -112,7 +114,7 @@ class MultiBackfill(BackfillDef):
 
     @property
     def kind(self) -> str:
-        return f"static x {self.time.kind}"
+        return f"{KIND_PREFIX}{self.time.kind}"
 
     @property
     def key_format(self) -> str:

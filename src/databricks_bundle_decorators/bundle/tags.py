@@ -27,6 +27,7 @@ from ..backfill import (
     TimeBackfill,
     WeeklyBackfill,
 )
+from ..backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 
 TAG_PREFIX = "dbxdec_"
 BACKFILL_TAG = "dbxdec_backfill"
@@ -36,7 +37,6 @@ MAX_TAG_VALUE_LENGTH = 255
 _TAG_TEXT = re.compile(r"[\w .:/=+\-@]*")
 _STATIC_SEPARATOR = ":"
 _MAX_KEY_CHUNKS = 4
-_MULTI_PREFIX = "static x "
 _TIME_CLASSES: dict[str, type[TimeBackfill]] = {
     "daily": DailyBackfill,
     "weekly": WeeklyBackfill,
@@ -113,7 +113,7 @@ def backfill_from_tags(tags: Mapping[str, str]) -> BackfillDef | None:
         return _time_from_tags(kind, tags)
     if kind == "static":
         return _static_from_tags(tags)
-    multi = kind.removeprefix(_MULTI_PREFIX)
+    multi = kind.removeprefix(MULTI_KIND_PREFIX)
     if multi != kind and multi in _TIME_CLASSES:
         return MultiBackfill(_static_from_tags(tags), _time_from_tags(multi, tags))
     raise ValueError(f"unknown backfill kind {kind!r} in tag {BACKFILL_TAG!r}")

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from ..backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from .history import KeyState
-from .status_grid import MULTI_KIND_PREFIX, STATES, PartitionGrid
+from .status_grid import STATES, PartitionGrid
 
 FoldLevel = Literal["key", "day", "week", "month"]
 WORST_FIRST: tuple[KeyState, ...] = ("failed", "missing", "running", "succeeded")

@@ -20,6 +20,7 @@ from datetime import datetime
 from rich.table import Table
 from rich.text import Text
 
+from ..backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from .history import KeyHistory, KeyState
 from .status_details import KeyDetail
@@ -39,7 +40,6 @@ HTML_COLOUR: dict[KeyState, str] = {
     "missing": "#d0d7de",
 }
 _STATIC_ROW = 10
-MULTI_KIND_PREFIX = "static x "
 
 
 @dataclass(frozen=True, slots=True)
