@@ -66,6 +66,7 @@ def test_nothing_to_run_launches_nothing_and_writes_no_ledger(
     emu.set_outcome(DAYS[3], hold=True)  # a run still in progress, started elsewhere
     emu.workspace_client().jobs.run_now(job_id, job_parameters={"backfill_key": DAYS[3]})
     before = ledger_files(project)
+    sent = emu.requests[RUN_NOW]  # copies of a slow run-now included
 
     argv = [a.format(id=done) for a in args] + (["--json"] if as_json else [])
     code, out, err = dbxdec(*argv, *FAST)
@@ -75,7 +76,7 @@ def test_nothing_to_run_launches_nothing_and_writes_no_ledger(
         assert json.loads(out) == {"event": "summary", "state": "succeeded", "message": message}
     else:
         assert out == f"{message}\n"
-    assert emu.requests[RUN_NOW] == 4 and len(emu.runs(job_id)) == 4  # no new run
+    assert emu.requests[RUN_NOW] == sent and len(emu.runs(job_id)) == 4  # no new run
     assert ledger_files(project) == before  # no new ledger, the old one untouched
 
 
@@ -118,7 +119,11 @@ def test_a_submission_given_up_exits_1_and_resume_runs_every_key_once(
     emu.inject_fault(RUN_NOW, status=500, count=4)  # every try the launcher makes
     keys = ",".join(DAYS[:3])
 
-    code, out, err = dbxdec("backfill", "nightly", "--keys", keys, "--max-concurrent", "1", *FAST)
+    # Faults are scripted request by request: a slow run-now is never sent again here.
+    never_resend = ("--resend-after", "0")
+    code, out, err = dbxdec(
+        "backfill", "nightly", "--keys", keys, "--max-concurrent", "1", *FAST, *never_resend
+    )
 
     assert code == 1
     done = backfill_id(out)
@@ -149,7 +154,17 @@ def test_a_fatal_rejection_exits_1_and_points_at_resume(
     keys = ",".join(DAYS[:4])
 
     code, out, err = dbxdec(
-        "backfill", "nightly", "--keys", keys, "--max-concurrent", "1", "--retries", "2", *FAST
+        "backfill",
+        "nightly",
+        "--keys",
+        keys,
+        "--max-concurrent",
+        "1",
+        "--retries",
+        "2",
+        *FAST,
+        "--resend-after",
+        "0",  # one request counted: a slow run-now is never sent again here
     )
 
     assert code == 1

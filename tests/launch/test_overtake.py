@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -84,3 +85,59 @@ def test_run_nows_held_by_throttling_make_one_run_each(emu: JobsEmulator) -> Non
         backend.close()
     runs = emu.runs(job_id)
     assert sorted(r.run_id for r in runs) == sorted(int(s.run_id) for s in submitted)
+
+
+RUN_NOW = "/api/2.2/jobs/run-now"
+
+
+def test_a_run_now_held_by_the_emulator_is_sent_again_and_makes_one_run(
+    emu: JobsEmulator,
+) -> None:
+    """Slow by construction, not by chance: the first copy is held until released."""
+    job_id = emu.create_job("nightly", parameters={"backfill_key": ""})
+    backend = DatabricksBackend(emu.workspace_client(), job_id, resend_after=0.01)
+    emu.block_submissions(first=1)  # the first run-now waits; the copy goes through
+    try:
+        submitted = backend.submit(SubmitRequest("token-a", {"backfill_key": "a"}, "a"))
+        assert emu.blocked_submissions == 1  # answered while the first copy is still held
+    finally:
+        emu.unblock_submissions()
+        backend.close()
+    emu.wait_for_run_now_bodies(2, job_id=job_id)  # the held copy, applied once released
+    (run,) = emu.runs(job_id)
+    assert str(run.run_id) == submitted.run_id
+    tokens = [body["idempotency_token"] for body in emu.run_now_bodies(job_id)]
+    assert tokens == ["token-a", "token-a"]
+
+
+def test_resend_after_0_never_sends_a_held_run_now_again(emu: JobsEmulator) -> None:
+    job_id = emu.create_job("nightly", parameters={"backfill_key": ""})
+    backend = DatabricksBackend(emu.workspace_client(), job_id, resend_after=0)
+    emu.block_submissions(first=1)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(
+                backend.submit, SubmitRequest("token-a", {"backfill_key": "a"}, "a")
+            )
+            emu.wait_for_blocked_submissions(1)
+            emu.unblock_submissions()
+            submitted = answer.result(timeout=60)
+    finally:
+        emu.unblock_submissions()
+        backend.close()
+    assert emu.requests[RUN_NOW] == 1  # held, answered late, never sent again
+    assert [str(r.run_id) for r in emu.runs(job_id)] == [submitted.run_id]
+
+
+def test_an_overtaker_with_a_fixed_threshold_ignores_latency() -> None:
+    never = Overtaker(after=0)
+    fixed = Overtaker(after=2.5)
+    try:
+        assert never.after() is None
+        assert fixed.after() == 2.5
+        assert Overtaker(floor=0.3).after() == 0.3  # adaptive: nothing learnt yet
+        with pytest.raises(ValueError, match="after must be 0"):
+            Overtaker(after=-1)
+    finally:
+        never.close()
+        fixed.close()

@@ -42,10 +42,22 @@ def scheduler(
     interrupts: Interrupts | None = None,
     **options: object,
 ) -> Scheduler:
+    # These tests count requests and script faults request by request, so a slow call
+    # is never sent again (resend_after=0): on a loaded machine a resent run-now would
+    # take a scripted fault meant for the next try (tests/launch/test_overtake.py
+    # covers resending, with the emulator holding a request until released).
     opts = SchedulerOptions(
-        **{"poll_interval": 0.01, "max_poll_interval": 0.1, "retry_delay": 0.01, **options}  # type: ignore[arg-type]
+        **{  # type: ignore[arg-type]
+            "poll_interval": 0.01,
+            "max_poll_interval": 0.1,
+            "retry_delay": 0.01,
+            "resend_after": 0.0,
+            **options,
+        }
     )
-    backend = DatabricksBackend(client or emu.workspace_client(), job_id)
+    backend = DatabricksBackend(
+        client or emu.workspace_client(), job_id, resend_after=opts.resend_after
+    )
     return Scheduler(backend, ledger, opts, emit=signals.append, interrupts=interrupts)
 
 

@@ -67,3 +67,24 @@ def test_answers_are_harvested_and_the_next_poll_planned_from_the_runs_in_flight
         assert poller.in_flight == 0
     finally:
         poller.close()
+
+
+def test_resend_after_fixes_when_a_poll_is_overtaken_or_says_never() -> None:
+    held = HeldPolls()
+    never = StatusPoller(held, SchedulerOptions(resend_after=0.0), wake=lambda: None)
+    fixed = StatusPoller(held, SchedulerOptions(resend_after=2.0), wake=lambda: None)
+    try:
+        never.start(["1"], 0.0)
+        assert never.due_at() == math.inf  # only an answer lets the next poll start
+        never.start(["1"], 1e6)
+        assert never.in_flight == 1
+        fixed.start(["1"], 0.0)
+        assert fixed.due_at() == 2.0  # whatever the latencies seen
+        fixed.start(["1"], 1.9)
+        assert fixed.in_flight == 1
+        fixed.start(["1"], 2.0)
+        assert fixed.in_flight == 2
+    finally:
+        held.release.set()
+        never.close()
+        fixed.close()

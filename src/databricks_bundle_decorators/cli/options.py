@@ -332,5 +332,13 @@ with_pacing = option_record(
         help="Longest gap in seconds between status polls while runs are due to end (shorter "
         "runs are polled sooner).",
     ),
+    click.option(
+        "--resend-after",
+        type=click.FloatRange(min=0),
+        metavar="SECONDS",
+        help="A submission or status poll not answered within SECONDS (e.g. held by a 429 "
+        "the client waits out) is sent once more; the same idempotency token finds the "
+        "same run. 0: never [default: three times the usual answer time, at least 0.1 s].",
+    ),
 )
 """The pacing options, reaching the command as one :class:`Pacing`."""

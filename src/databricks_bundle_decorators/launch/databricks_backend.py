@@ -200,6 +200,9 @@ class DatabricksBackend:
             the pages a batched poll reads.
         read_checks: Read the check results of each run that ended from its tasks'
             output (see :mod:`.check_reports`): a few more requests per run.
+        resend_after: A ``run-now`` not answered within this many seconds is sent
+            once more with the same token (``0``: never; ``None``: a few times the
+            usual latency); see :mod:`.overtake`.
     """
 
     kind = "databricks"
@@ -211,6 +214,7 @@ class DatabricksBackend:
         *,
         straggler_interval: float = 5.0,
         read_checks: bool = False,
+        resend_after: float | None = None,
     ) -> None:
         self.client = backfill_client(client)
         self.read_checks = read_checks
@@ -218,7 +222,7 @@ class DatabricksBackend:
         self.straggler_interval = straggler_interval
         self._looked_up: dict[int, float] = {}
         self._lock = threading.Lock()
-        self._overtaker = Overtaker()  # a run-now held by a 429/503 is sent again
+        self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with _unanswered_as_unavailable():

@@ -199,7 +199,10 @@ def plan_backfill(
                     client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
                 )
             backend = DatabricksBackend(
-                client, job_id, read_checks=request.checks and job_has_checks(job)
+                client,
+                job_id,
+                read_checks=request.checks and job_has_checks(job),
+                resend_after=pacing.resend_after,
             )
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
@@ -257,7 +260,7 @@ def plan_backfill(
         plan,
         ledger,
         backend,
-        launch_options.for_scheduler(pacing.poll_interval),
+        launch_options.for_scheduler(pacing.poll_interval, pacing.resend_after),
         warnings,
         request.context_args,
         guard,

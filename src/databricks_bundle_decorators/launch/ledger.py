@@ -145,8 +145,11 @@ class LaunchOptions:
     tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
     checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
 
-    def for_scheduler(self, poll_interval: float) -> SchedulerOptions:
-        """The scheduler's pacing for these choices, polling every ``poll_interval`` s."""
+    def for_scheduler(
+        self, poll_interval: float, resend_after: float | None = None
+    ) -> SchedulerOptions:
+        """The scheduler's pacing for these choices, polling every ``poll_interval`` s
+        (``resend_after``: see :class:`.pacing.SchedulerOptions`)."""
         return SchedulerOptions(
             max_concurrent=self.max_concurrent,
             retries=self.retries,
@@ -156,6 +159,7 @@ class LaunchOptions:
             poll_interval=poll_interval,
             max_poll_interval=max(poll_interval, 15.0),
             canary=self.canary,
+            resend_after=resend_after,
         )
 
 

@@ -5,6 +5,12 @@ up to a second or more); a ``run-now`` held that long keeps its concurrency slot
 Sent again with the same idempotency token, it finds the same run, so
 :class:`Overtaker` sends a call a second time when it has not answered within a few
 times the usual latency, and takes the first answer.
+
+Whether a call is slow depends on the machine and the network, so the threshold is a
+choice the caller makes (``--resend-after``): adaptive by default, a fixed number of
+seconds, or never (``0``); tests that count requests exactly choose never, and tests of
+the resending hold a request in the emulator until released, so that it is slow by
+construction rather than by chance.
 """
 
 from __future__ import annotations
@@ -29,18 +35,27 @@ class Overtaker:
     """Runs repeatable calls, each sent once more when slow (two copies at most).
 
     Args:
-        floor: Seconds before a second copy at least.
+        floor: Seconds before a second copy at least (adaptive threshold).
+        after: A fixed threshold in seconds instead of the adaptive one; ``0``: a call
+            is never sent again.
         workers: Threads for the copies (twice the calls made at once is enough).
     """
 
-    def __init__(self, *, floor: float = 0.1, workers: int = 64) -> None:
+    def __init__(
+        self, *, floor: float = 0.1, after: float | None = None, workers: int = 64
+    ) -> None:
+        if after is not None and after < 0:
+            raise ValueError(f"after must be 0 (never) or positive, not {after}")
         self.floor = floor
+        self.fixed = after
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-overtake")
         self._latencies: deque[float] = deque(maxlen=_LATENCIES)
         self._lock = threading.Lock()
 
-    def after(self) -> float:
-        """Seconds a call may take before it is sent again."""
+    def after(self) -> float | None:
+        """Seconds a call may take before it is sent again (``None``: never)."""
+        if self.fixed is not None:
+            return self.fixed or None
         with self._lock:
             usual = statistics.median(self._latencies) if self._latencies else 0.0
         return max(self.floor, _SLOW * usual)
@@ -51,8 +66,8 @@ class Overtaker:
         started = time.monotonic()
         first = self._pool.submit(call)
         copies = [first]
-        done, _ = wait(copies, timeout=self.after())
-        if not done:
+        after = self.after()
+        if after is not None and not wait(copies, timeout=after)[0]:
             copies.append(self._pool.submit(call))
         while True:
             done, pending = wait(copies, return_when=FIRST_COMPLETED)

@@ -24,6 +24,9 @@ class SchedulerOptions:
             backfill stops launching (the attempt stays open for ``--resume``).
         canary: The first this many slices run alone; the rest launch only once they
             have all succeeded (``0``: off). See :mod:`.canary`.
+        resend_after: A status poll not answered within this many seconds is
+            overtaken by one more (``0``: never; ``None``: a few times the usual
+            poll's latency). See :mod:`.status_poller`.
     """
 
     max_concurrent: int = 4
@@ -36,6 +39,7 @@ class SchedulerOptions:
     max_poll_interval: float = 15.0
     submit_attempts: int = 4
     canary: int = 0
+    resend_after: float | None = None
 
 
 def backoff(options: SchedulerOptions, failures: int) -> float:

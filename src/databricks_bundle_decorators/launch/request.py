@@ -30,7 +30,9 @@ class Pacing:
     ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
     1 locally; no retries; 10 s before the first retry; no ``retry_for``, the seconds
     within which a retry may start, see :mod:`.retry_budget`) and the ledger's own value
-    on ``--resume``. ``halt_on_error`` can only be switched on.
+    on ``--resume``. ``halt_on_error`` can only be switched on. ``resend_after``: a
+    ``run-now`` or status poll not answered within this many seconds is sent once more
+    (``0``: never; ``None``: a few times the usual latency), see :mod:`.overtake`.
     """
 
     max_concurrent: int | None = None
@@ -39,6 +41,7 @@ class Pacing:
     retry_for: float | None = None
     halt_on_error: bool = False
     poll_interval: float = 1.0
+    resend_after: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,9 @@ def prepare_resume(
         find_job(client, ledger.job, job_id=spec.job_id)
         if old.pause_schedule:  # paused again for the rest of the backfill
             pause = SchedulePause(client, root=root, job=ledger.job, job_id=spec.job_id)
-        backend = DatabricksBackend(client, spec.job_id, read_checks=old.checks)
+        backend = DatabricksBackend(
+            client, spec.job_id, read_checks=old.checks, resend_after=pacing.resend_after
+        )
         try:  # the definition reads the keys of ranged runs; the ledger runs without it
             definition = project_loader()[1].get(ledger.job).backfill
         except DbxdecError:
@@ -113,7 +115,7 @@ def prepare_resume(
         plan,
         ledger,
         backend,
-        ledger.options.for_scheduler(pacing.poll_interval),
+        ledger.options.for_scheduler(pacing.poll_interval, pacing.resend_after),
         warnings,
         request.context_args,
         guard,

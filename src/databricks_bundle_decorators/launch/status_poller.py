@@ -5,7 +5,8 @@ A poll that takes much longer than polls usually take -- the client waiting out 
 or 503 before it tries again -- is overtaken by one more poll (two in flight at most),
 so one throttled request does not hold up the refill of every slot. Poll starts stay at
 least the policy's floor apart (:attr:`.poll_policy.PollBounds.min_gap`), overtaking
-ones included.
+ones included. The threshold is the caller's choice
+(:attr:`.pacing.SchedulerOptions.resend_after`): adaptive, fixed, or never.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class StatusPoller:
         self._in_flight: list[tuple[float, Future[dict[str, RunStatus]]]] = []
         self._latencies: deque[float] = deque(maxlen=_LATENCIES)
         self._next = 0.0
+        self._resend_after = options.resend_after
 
     @property
     def in_flight(self) -> int:
@@ -84,6 +86,9 @@ class StatusPoller:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _overtake_after(self) -> float:
+        fixed = self._resend_after
+        if fixed is not None:
+            return fixed or math.inf  # 0: a poll is never overtaken
         floor = 2 * self.pacer.bounds.min_gap
         if not self._latencies:
             return floor

@@ -139,6 +139,7 @@ class HttpFrontEnd:
     _lock: threading.Lock
     _changed: threading.Condition  # on _lock; notified whenever the state may have changed
     _gate: SubmissionGate | None
+    _gate_quota: int | None  # held requests still to come (None: every one)
     _blocked: int
     _connections: set[socket.socket]
     _fault_config: FaultConfig
@@ -203,6 +204,10 @@ class HttpFrontEnd:
     def _wait_at_gate(self) -> None:
         """Hold a ``run-now`` (not yet applied) while the submission gate says so."""
         with self._lock:
+            if self._gate is not None and self._gate_quota is not None:
+                if self._gate_quota <= 0:
+                    return  # the gate's quota of held requests is used up
+                self._gate_quota -= 1
             while self._gate is not None:
                 self._model.advance(time.monotonic())
                 if not self._gate(self._model.snapshot_runs(None)):

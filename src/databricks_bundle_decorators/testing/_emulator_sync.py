@@ -35,6 +35,7 @@ class SyncControls:
     _lock: threading.Lock
     _changed: threading.Condition
     _gate: SubmissionGate | None
+    _gate_quota: int | None
     _blocked: int
     _model: JobsModel
 
@@ -89,11 +90,41 @@ class SyncControls:
             lambda runs: len(runs) >= count, job_id=job_id, what=f"{count} runs created"
         )
 
-    def block_submissions(self, when: SubmissionGate | None = None) -> None:
+    def wait_for_run_now_bodies(
+        self, count: int, *, job_id: int | None = None, timeout: float = 60.0
+    ) -> None:
+        """Block until ``count`` ``run-now`` requests (of ``job_id``) have been applied,
+        copies sent again with the same token included."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                applied = [
+                    b
+                    for b in self._model.run_now_bodies
+                    if job_id is None or b.get("job_id") == job_id
+                ]
+                if len(applied) >= count:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"JobsEmulator: {count} run-now requests not applied in {timeout:g} s"
+                    )
+                self._changed.wait(left)
+
+    def block_submissions(
+        self, when: SubmissionGate | None = None, *, first: int | None = None
+    ) -> None:
         """Hold every ``run-now`` request, before it is applied, while ``when(runs)``
-        is true for all runs (always, when ``None``)."""
+        is true for all runs (always, when ``None``).
+
+        ``first``: hold only the next ``first`` requests; later ones go through. A
+        client that sends a slow request again (``--resend-after``) is then slow by
+        construction: its first copy is held, its second is answered.
+        """
         with self._lock:
             self._gate = when or (lambda runs: True)
+            self._gate_quota = first
             self._changed.notify_all()
 
     def unblock_submissions(self) -> None:

@@ -98,6 +98,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._gate = None
+        self._gate_quota = None
         self._blocked = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
