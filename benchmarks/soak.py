@@ -1,13 +1,17 @@
 """Soak: run the timing-sensitive tests again and again with every core busy; report flakes.
 
 A test that passes on an idle laptop and fails on a loaded CI machine throws a day's
-work away. This script loads every core with a busy loop (one process per core, at the
-lowest priority so the tests still get a share), runs the launcher, CLI, emulator and
-durability tests ``--runs`` times and the whole suite ``--full-runs`` times, and prints
-each run's outcome, the tests that failed and how often, and the load average seen.
+work away. This script loads every core with a busy loop (one process per core, at
+``--nice`` priority: 19, the lowest, leaves the tests most of the CPU; 0 competes with
+them as equals), runs the launcher, CLI, emulator and durability tests ``--runs`` times
+and the whole suite ``--full-runs`` times exactly as ``make test`` runs it (two
+pytest-xdist workers, the Spark tests grouped on one), and prints each run's outcome, the
+tests that failed and how often, the load average seen, and the ten slowest tests of the
+suite rounds.
 
-Usage: python benchmarks/soak.py [--runs 10] [--full-runs 2] [--no-load]
-           [--subset tests/launch tests/cli tests/testing] [-- extra pytest args]
+Usage: python benchmarks/soak.py [--runs 10] [--full-runs 3] [--no-load] [--nice 19]
+           [--workers 2] [--subset tests/launch tests/cli tests/testing]
+           [-- extra pytest args]
 
 Exit status: 0 when no run failed, 1 otherwise.
 """
@@ -38,23 +42,26 @@ SUBSET_SKIPS = (
 # pytest's "FAILED tests/x.py::test_y - ..." / "ERROR tests/x.py::test_y" summary lines.
 FAILED_LINE = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
 TOTALS_LINE = re.compile(r"^(?:=+ )?(\d+ (?:passed|failed|errors?)\b.*?) in [\d.]+s", re.MULTILINE)
+# pytest --durations: "12.34s call     tests/x.py::test_y"
+DURATION_LINE = re.compile(r"^([\d.]+)s (call|setup|teardown) +(\S+)$", re.MULTILINE)
 LOGS = Path(tempfile.gettempdir()) / "dbxdec-soak"
 
 
-def _burn() -> None:  # pragma: no cover - runs in the load processes
-    os.nice(19)
+def _burn(niceness: int) -> None:  # pragma: no cover - runs in the load processes
+    os.nice(niceness)
     while True:
         pass
 
 
 @contextmanager
-def cpu_load(enabled: bool) -> Iterator[int]:
+def cpu_load(enabled: bool, niceness: int = 19) -> Iterator[int]:
     """One busy process per core while inside the block; yields how many."""
     if not enabled:
         yield 0
         return
     workers = [
-        multiprocessing.Process(target=_burn, daemon=True) for _ in range(os.cpu_count() or 1)
+        multiprocessing.Process(target=_burn, args=(niceness,), daemon=True)
+        for _ in range(os.cpu_count() or 1)
     ]
     for worker in workers:
         worker.start()
@@ -76,6 +83,7 @@ class RunResult:
     failures: list[str]
     load: float
     log: Path | None
+    durations: list[tuple[float, str, str]]  # (seconds, phase, test): the slowest ten
 
 
 def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
@@ -88,6 +96,7 @@ def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
         log.seek(0)
         output = log.read()
     seconds = time.monotonic() - started
+    durations = [(float(s), phase, test) for s, phase, test in DURATION_LINE.findall(output)]
     totals = TOTALS_LINE.findall(output)
     failures = [name for _, name in FAILED_LINE.findall(output)]
     if done.returncode != 0 and not failures:  # collection error, crash, interrupted
@@ -105,13 +114,20 @@ def run_pytest(label: str, paths: list[str], extra: list[str]) -> RunResult:
         failures,
         os.getloadavg()[0],
         kept,
+        durations,
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of the subset (default 10)")
-    parser.add_argument("--full-runs", type=int, default=2, help="runs of the whole suite")
+    parser.add_argument("--full-runs", type=int, default=3, help="runs of the whole suite")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="pytest-xdist workers of a suite run (0: none)"
+    )
+    parser.add_argument(
+        "--nice", type=int, default=19, help="niceness of the busy processes (0-19; default 19)"
+    )
     parser.add_argument("--subset", nargs="+", default=list(SUBSET), help="the soaked tests")
     parser.add_argument("--no-load", action="store_true", help="do not load the cores")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
@@ -120,11 +136,17 @@ def main() -> int:
         parser.error("--runs and --full-runs must not be negative")
 
     results: list[RunResult] = []
-    with cpu_load(not args.no_load) as burners:
-        print(f"soak: {burners} busy processes on {os.cpu_count()} cores", flush=True)
+    with cpu_load(not args.no_load, args.nice) as burners:
+        print(
+            f"soak: {burners} busy processes at nice {args.nice} on {os.cpu_count()} cores",
+            flush=True,
+        )
         subset = [*args.subset, *(f"--deselect={test}" for test in SUBSET_SKIPS)]
+        suite = ["--durations=10"]  # as make test runs it: xdist workers, Spark on one
+        if args.workers:
+            suite += ["-n", str(args.workers), "--dist", "loadgroup"]
         plan = [(f"subset {i + 1}/{args.runs}", subset) for i in range(args.runs)]
-        plan += [(f"suite {i + 1}/{args.full_runs}", []) for i in range(args.full_runs)]
+        plan += [(f"suite {i + 1}/{args.full_runs}", suite) for i in range(args.full_runs)]
         for label, paths in plan:
             result = run_pytest(label, paths, args.pytest_args)
             results.append(result)
@@ -148,6 +170,11 @@ def main() -> int:
         times = [r.seconds for r in results if r.label.startswith(kind)]
         if times:
             print(f"  {kind}: {len(times)} runs, {min(times):.0f}-{max(times):.0f} s each")
+    slowest = sorted((d for r in results for d in r.durations), reverse=True)[:10]
+    if slowest:
+        print("  slowest tests of the suite rounds:")
+        for seconds, phase, test in slowest:
+            print(f"    {seconds:6.1f} s  {phase:8} {test}")
     return 1 if failed_runs else 0
 
 
