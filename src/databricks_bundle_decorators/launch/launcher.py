@@ -45,6 +45,7 @@ from .full_refresh import (
     stage_ledger,
 )
 from .history import KeyHistory, keys_without_success
+from .horizon import history_to_select
 from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
 from .local_lock import LocalLock
@@ -176,6 +177,9 @@ def plan_backfill(
         if needs_history:
             history = observed_history(
                 job.name, job.backfill, root=root, client=client, job_id=job_id
+            )
+            history = history_to_select(  # keys beyond the runs' 60 days: unknown, left alone
+                history, job.backfill, selected.keys, named=bool(request.keys), warnings=warnings
             )
         if by_data:
             only = keys_missing_data_databricks(
