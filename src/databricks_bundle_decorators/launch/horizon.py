@@ -12,6 +12,9 @@ read from these sources, in order:
 A key none of them records is ``missing`` when its window reaches into the last 60 days
 (its run would still be listed) and ``unknown`` when its window lies wholly before the
 horizon: it may well have run, so ``catchup`` and ``--rerun missing`` leave it alone.
+A job created within the last 60 days has no horizon: no run of it can have been removed
+yet (a run of a job comes after the job's ``created_time``), so ``runs/list`` is its whole
+history and a key without a record is ``missing``.
 Delta table history is no source: it is kept 30 days by default, shorter still.
 
 Locally (``--local``) the ledgers are the whole history and nothing is ``unknown``.
@@ -25,6 +28,7 @@ from datetime import datetime, timedelta, timezone
 from whenever import Instant
 
 from ..backfill.base import BackfillDef
+from .databricks_backend import RemoteJob
 from .history import KeyHistory, KeyState, RunObservation, key_history
 
 RUN_RETENTION = timedelta(days=60)
@@ -36,9 +40,14 @@ results before they expire." The reference does not say from which instant the 6
 count, so the horizon is taken as the earliest reading."""
 
 
-def history_horizon(now: datetime) -> datetime:
-    """The oldest instant the workspace's run history still covers at ``now``."""
-    return now - RUN_RETENTION
+def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
+    """The oldest instant the workspace's run history still covers at ``now``, or
+    ``None`` when it covers the job's whole life (the job was created after that
+    instant, ``created_ms`` epoch milliseconds)."""
+    horizon = now - RUN_RETENTION
+    if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
+        return None
+    return horizon
 
 
 def workspace_history(
@@ -87,9 +96,10 @@ def history_to_select(
     history: KeyHistory,
     backfill: BackfillDef,
     keys: Sequence[str],
-    *,
-    named: bool,
+    named: Sequence[str],
+    remote: RemoteJob,
     warnings: list[str],
+    *,
     now: datetime | None = None,
 ) -> KeyHistory:
     """The history ``--rerun`` and ``catchup`` select from on Databricks.
@@ -102,14 +112,16 @@ def history_to_select(
         history: The workspace's and the ledgers' key states (:func:`workspace_history`).
         backfill: The job's backfill definition.
         keys: The keys the plan covers.
-        named: Whether the keys were named one by one.
+        named: The keys named one by one (``--keys``), if any.
+        remote: The deployed job (when it was created).
         warnings: Where the note on unknown keys goes.
         now: When the history was read (default: the current time).
     """
-    if named:
-        return history
     moment = now if now is not None else datetime.now(timezone.utc)
-    marked = with_unknown(history, backfill, keys, history_horizon(moment))
+    horizon = history_horizon(moment, remote.created_ms)
+    if named or horizon is None:
+        return history
+    marked = with_unknown(history, backfill, keys, horizon)
     unknown = count_unknown(marked)
     if unknown:
         days = RUN_RETENTION.days

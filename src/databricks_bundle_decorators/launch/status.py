@@ -79,7 +79,8 @@ def job_status(
         if detail.url is None and detail.run_id:
             details[key] = replace(detail, url=run_page_url(host, job_id, detail.run_id))
     source = f"workspace {host}, job {found.remote.name} (job id {job_id})"
-    return JobStatus(history, details, PageOrigin(now, source), history_horizon(now))
+    horizon = history_horizon(now, found.remote.created_ms)
+    return JobStatus(history, details, PageOrigin(now, source), horizon)
 
 
 def partition_grid(

@@ -56,8 +56,10 @@ class EmulatorClock:
         self._jumps_at.append(at)
         self._jumped.append(total)
 
-    def removed(self, run: RunRecord, now: float) -> bool:
-        """Whether the service no longer keeps ``run`` at ``now`` (see the module doc)."""
+    def removed(self, run: RunRecord, now: float | None = None) -> bool:
+        """Whether the service no longer keeps ``run`` at monotonic instant ``now``
+        (default: the current one); see the module doc."""
         if run.active:
             return False
-        return self.epoch_ms(now) - self.epoch_ms(run.created) >= RUN_RETENTION_MS
+        at = time.monotonic() if now is None else now
+        return self.epoch_ms(at) - self.epoch_ms(run.created) >= RUN_RETENTION_MS

@@ -166,7 +166,7 @@ class JobsModel(RunOutputs):
         return [
             dataclasses.replace(r, job_parameters=dict(r.job_parameters))
             for r in sorted(self._runs.values(), key=lambda r: r.run_id)
-            if job_id is None or r.job_id == job_id
+            if (job_id is None or r.job_id == job_id) and not self.clock.removed(r)
         ]
 
     # -- jobs ----------------------------------------------------------------------

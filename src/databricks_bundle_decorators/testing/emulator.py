@@ -321,7 +321,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
     # -- inspection ------------------------------------------------------------------
 
     def runs(self, job_id: int | None = None) -> list[RunRecord]:
-        """Snapshots of all runs (of one job), oldest first, with states as of now."""
+        """Snapshots of all runs (of one job) the service keeps, oldest first, with states
+        as of now (runs removed after 60 days are gone: see :meth:`advance_days`)."""
         with self._lock:
             self._model.advance(time.monotonic())
             return self._model.snapshot_runs(job_id)
