@@ -9,6 +9,7 @@ never ``missing``, and catch-up leaves it alone unless it is named.
 from __future__ import annotations
 
 import io
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
@@ -30,6 +32,9 @@ from databricks_bundle_decorators.launch.launcher import (
 )
 from databricks_bundle_decorators.launch.progress import JsonReporter
 from databricks_bundle_decorators.launch.status import job_status, partition_grid
+from databricks_bundle_decorators.launch.status_fold import fold_grid
+from databricks_bundle_decorators.launch.status_grid import build_grid, grid_html, grid_table
+from databricks_bundle_decorators.launch.status_view import fold_note
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS
 from tests.launch.test_presence import deploy, stand_in_cluster
@@ -203,3 +208,26 @@ def test_catchup_by_data_launches_exactly_the_absent_keys_beyond_the_horizon(
     with stand_in_cluster(emu, job_id, warehouse, monkeypatch) as errors:
         assert catchup("data") == FIVE_DAYS[1:3]
     assert errors == []
+
+
+def test_unknown_is_a_state_of_its_own_in_the_grid_the_legend_and_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    states: dict[str, KeyState] = {DAYS[0]: "succeeded", DAYS[1]: "unknown", DAYS[2]: "unknown"}
+    grid = build_grid("nightly", "daily", DAYS[:4], states)
+    console = Console(file=io.StringIO(), width=80)
+    console.print(grid_table(grid))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    row = next(line for line in text.splitlines() if line.startswith("2024-03"))
+    assert row.split()[1:] == ["■", "?", "?", "·"]
+    assert "· missing 1  ? unknown 2" in text
+    page = grid_html(grid)
+    cells = re.findall(r'<td class="(\w+)" title="([^"]*)">([^<]*)</td>', page)
+    assert (cells[1][0], cells[1][2]) == ("unknown", "?")
+    assert '<span class="unknown">&nbsp;?&nbsp;</span> unknown 2' in page  # the legend
+    assert re.search(r"td\.unknown, span\.unknown \{[^}]*dotted", page)  # not colour alone
+    folded = fold_grid(grid, "week")
+    assert "? unknown" in fold_note(grid, folded)
+    worst = [c.worst for row in folded.rows for c in row.cells if c is not None]
+    assert worst == ["unknown", "missing"]  # ISO weeks 9 (1-3 March) and 10 (4 March)
