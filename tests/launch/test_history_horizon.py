@@ -30,6 +30,8 @@ from databricks_bundle_decorators.launch.launcher import (
     plan_backfill,
     run_backfill,
 )
+from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.progress import JsonReporter
 from databricks_bundle_decorators.launch.status import job_status, partition_grid
 from databricks_bundle_decorators.launch.status_fold import fold_grid
@@ -145,6 +147,22 @@ def test_keys_in_a_local_ledger_of_an_earlier_backfill_are_not_unknown(
     }
     assert planned(emu, registry, root, job_id, later, catchup=True)[0] == [DAYS[1]]
     assert planned(emu, registry, root, job_id, later, rerun="failed")[0] == [DAYS[1]]
+
+
+def test_a_local_backfill_or_another_job_s_ledger_is_no_record_on_databricks(
+    emu: JobsEmulator, registry: Registry, root: Path
+) -> None:
+    job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS)
+    plan = BackfillPlan("nightly", (Slice(0, (DAYS[0],)), Slice(1, (DAYS[1],))))
+    other = BackendSpec("databricks", job_id + 1)
+    for spec, key in ((BackendSpec("local"), 0), (other, 1)):  # --local wrote other tables
+        ledger = Ledger.create(root, plan, backend=spec, options=LaunchOptions())
+        done = Attempt(1, "t", "succeeded", "7", submitted_at=10.0)
+        ledger.update(ledger.slices[key].with_attempt(done))
+        ledger.close()
+    emu.advance_days(90)
+    later = datetime.now(timezone.utc) + LATER
+    assert set(states(emu, registry, root, job_id, later).values()) == {"unknown"}
 
 
 DAILY = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")

@@ -39,5 +39,10 @@ def observed_history(
     """
     if client is not None and job_id is not None:
         runs = run_history(client, job_id, backfill)
-        return workspace_history(runs, ledger_observations(list_ledgers(root, job)))
+        ledgers = [  # backfills of this deployed job: a local run wrote other tables
+            ledger
+            for ledger in list_ledgers(root, job)
+            if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
+        ]
+        return workspace_history(runs, ledger_observations(ledgers))
     return key_history(ledger_observations(list_ledgers(root, job)))
