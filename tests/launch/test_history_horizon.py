@@ -159,6 +159,7 @@ def test_a_local_backfill_or_another_job_s_ledger_is_no_record_on_databricks(
         ledger = Ledger.create(root, plan, backend=spec, options=LaunchOptions())
         done = Attempt(1, "t", "succeeded", "7", submitted_at=10.0)
         ledger.update(ledger.slices[key].with_attempt(done))
+        ledger.save()
         ledger.close()
     emu.advance_days(90)
     later = datetime.now(timezone.utc) + LATER
