@@ -71,7 +71,7 @@ def test_folded_counts_sum_to_the_keys_per_state(
     assert len({cell.label for cell in cells}) == len(cells)  # a period has one cell
 
 
-@given(st.lists(st.integers(0, 5), min_size=4, max_size=4).filter(any))
+@given(st.lists(st.integers(0, 5), min_size=5, max_size=5).filter(any))
 def test_a_folded_cell_shows_its_worst_key(counts: list[int]) -> None:
     cell = FoldedCell("2024-01-05", tuple(counts))
     shown = {"succeeded": counts[0], "failed": counts[1], "running": counts[2]}
@@ -79,6 +79,8 @@ def test_a_folded_cell_shows_its_worst_key(counts: list[int]) -> None:
         assert cell.worst == "failed"
     elif counts[3]:
         assert cell.worst == "missing"
+    elif counts[4]:
+        assert cell.worst == "unknown"  # no record beyond the run history: before running
     elif counts[2]:
         assert cell.worst == "running"
     else:

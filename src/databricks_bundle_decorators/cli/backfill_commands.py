@@ -133,7 +133,8 @@ _canary_option = click.option(
     type=click.Choice(RERUN_MODES),
     default="all",
     show_default=True,
-    help="all keys, only keys whose latest run failed, or only keys never run.",
+    help="all keys, only keys whose latest run failed, or only keys never run (not keys "
+    "older than the workspace's 60-day run history with no record, unless named by --keys).",
 )
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @click.option(
@@ -330,10 +331,13 @@ def catchup_command(
 
     With --by runs (the default) a key is done when its latest run succeeded: keys
     whose latest run failed and keys never run are launched, keys with a run in
-    progress are left alone. With --by data a key is done when every output table of
-    the job has rows in its partition: read from the local Delta tables with --local,
-    on Databricks by one run of the deployed job (job parameter backfill_presence)
-    that lists the partitions present and writes nothing; a --dry-run runs it too.
+    progress are left alone, and so are unknown keys (on Databricks: ended more than
+    60 days ago, the workspace's run history, with no run nor local ledger record;
+    --keys names them, --by data finds the absent ones). With --by data a key is done
+    when every output table of the job has rows in its partition: read from the local
+    Delta tables with --local, on Databricks by one run of the deployed job (job
+    parameter backfill_presence) that lists the partitions present and writes
+    nothing; a --dry-run runs it too.
     Same options and exit codes as dbxdec backfill.
     """
     request = BackfillRequest(

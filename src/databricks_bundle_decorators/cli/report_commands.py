@@ -138,11 +138,14 @@ def status_command(
     project: Path | None,
     pipelines: tuple[str, ...],
 ) -> None:
-    """Partition health of JOB: one cell per key (succeeded, failed, running, missing).
+    """Partition health of JOB: one cell per key (succeeded, failed, running, missing,
+    unknown).
 
-    From the workspace's run history (job_parameters on runs), or with --local from
-    the local backfill ledgers. Daily keys are drawn as a calendar; each state has its
-    own glyph, so the grid reads the same without colour.
+    From the workspace's run history (job_parameters on runs; the workspace keeps runs
+    60 days) and then the local backfill ledgers, or with --local from the ledgers alone.
+    A key with no record that ended more than 60 days ago is unknown, not missing.
+    Daily keys are drawn as a calendar; each state has its own glyph, so the grid reads
+    the same without colour.
     """
     if backfill_id is not None and html_file is None:
         raise UsageError(

@@ -3,7 +3,7 @@
 Modules (import what you need; nothing heavy is imported here):
 
 - :mod:`.plan` -- keys, ranged batches, order and job parameters of a backfill;
-- :mod:`.history` -- key states (succeeded/failed/running/missing) from past runs;
+- :mod:`.history` -- key states (succeeded/failed/running/missing/unknown) from past runs;
 - :mod:`.ledger` -- the durable, atomically written state of each backfill;
 - :mod:`.scheduler` and :mod:`.pacing` -- concurrency cap, retries, batched polling;
 - :mod:`.backends`, :mod:`.databricks_backend`, :mod:`.local_backend` -- where runs happen;

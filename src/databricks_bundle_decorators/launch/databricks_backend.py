@@ -59,6 +59,7 @@ class RemoteJob:
     ``schedule_paused``: ``None`` when nothing starts the job on its own (no
     ``schedule``, ``trigger`` or ``continuous`` setting); ``True`` when all of those
     it has are paused; ``False`` when one of them runs.
+    ``created_ms``: when the job was created, epoch milliseconds (``created_time``).
     """
 
     job_id: int
@@ -66,6 +67,7 @@ class RemoteJob:
     max_concurrent_runs: int
     queue_enabled: bool
     schedule_paused: bool | None = None
+    created_ms: int | None = None
 
 
 def find_job(
@@ -149,6 +151,7 @@ def _remote(job: Any) -> RemoteJob:
         max_concurrent_runs=int(getattr(settings, "max_concurrent_runs", None) or 1),
         queue_enabled=bool(queue is not None and queue.enabled),
         schedule_paused=_schedule_paused(settings),
+        created_ms=getattr(job, "created_time", None),
     )
 
 

@@ -1,4 +1,5 @@
-"""Partition health from past runs: which keys succeeded, failed, are running or missing.
+"""Partition health from past runs: which keys succeeded, failed, are running or missing
+(or, on Databricks, ``unknown``: older than the run history, see :mod:`.horizon`).
 
 Both backends describe their past runs as :class:`RunObservation` values (the
 Databricks backend from ``job_parameters`` on runs, the local backend from ledgers);
@@ -20,7 +21,7 @@ from ..backfill.wire import (
     KeyRange,
 )
 
-KeyState = Literal["succeeded", "failed", "running", "missing"]
+KeyState = Literal["succeeded", "failed", "running", "missing", "unknown"]
 ObservedState = Literal["succeeded", "failed", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
@@ -68,14 +69,15 @@ def state_of(history: KeyHistory, key: str) -> KeyState:
 
 def select_keys(keys: Sequence[str], history: KeyHistory, rerun: RerunMode) -> list[str]:
     """The keys to run for ``--rerun``: ``all``, ``failed`` (latest run failed) or
-    ``missing`` (never run)."""
+    ``missing`` (never run). An ``unknown`` key is neither."""
     if rerun == "all":
         return list(keys)
     return [key for key in keys if state_of(history, key) == rerun]
 
 
 def keys_without_success(keys: Sequence[str], history: KeyHistory) -> list[str]:
-    """The keys ``dbxdec catchup`` runs: failed or never run (running ones excluded)."""
+    """The keys ``dbxdec catchup`` runs: failed or never run (running and ``unknown``
+    ones excluded)."""
     return [key for key in keys if state_of(history, key) in ("failed", "missing")]
 
 

@@ -11,6 +11,7 @@ import contextlib
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ from .full_refresh import (
     stage_ledger,
 )
 from .history import KeyHistory, keys_without_success
+from .horizon import history_to_select
 from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
 from .local_lock import LocalLock
@@ -114,8 +116,9 @@ def plan_backfill(
     warehouse: Path,
     client: WorkspaceClient | None = None,
     dry_run: bool = False,
+    now: datetime | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` and connect its backend.
+    """Plan ``request`` and connect its backend (``now``: when, for the run history's horizon).
 
     A dry run launches nothing; on Databricks it still reads the job's recent runs for
     the estimate (when the workspace cannot be reached, the estimate says so), and
@@ -176,6 +179,9 @@ def plan_backfill(
         if needs_history:
             history = observed_history(
                 job.name, job.backfill, root=root, client=client, job_id=job_id
+            )
+            history = history_to_select(  # keys beyond the runs' 60 days: unknown, left alone
+                history, job.backfill, selected.keys, request.keys, found.remote, warnings, now=now
             )
         if by_data:
             only = keys_missing_data_databricks(

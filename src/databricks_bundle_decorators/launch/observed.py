@@ -1,7 +1,9 @@
 """The one place key states come from: the local ledgers, or the workspace's runs.
 
 ``dbxdec backfill --rerun``, ``catchup`` and ``status`` all ask :func:`observed_history`,
-so the three can never disagree about a key.
+so the three can never disagree about a key. On Databricks the workspace's runs come
+first and the local ledgers fill in the keys it does not list (see :mod:`.horizon`, which
+also says when a key with no record is ``unknown``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..backfill.base import BackfillDef
 from .databricks_backend import run_history
 from .history import KeyHistory, key_history
+from .horizon import workspace_history
 from .ledger import ledger_observations, list_ledgers
 
 if TYPE_CHECKING:
@@ -27,12 +30,19 @@ def observed_history(
     job_id: int | None = None,
 ) -> KeyHistory:
     """The state of every key of ``job`` that has run: from the workspace's run history
-    when ``client`` and ``job_id`` are given, else from the project's local ledgers.
+    and then the project's local ledgers when ``client`` and ``job_id`` are given, else
+    from the local ledgers alone.
 
     Raises:
         WorkspaceRejected: the credentials or a permission were refused.
         WorkspaceUnreachable: the workspace did not answer.
     """
     if client is not None and job_id is not None:
-        return key_history(run_history(client, job_id, backfill))
+        runs = run_history(client, job_id, backfill)
+        ledgers = [  # backfills of this deployed job: a local run wrote other tables
+            ledger
+            for ledger in list_ledgers(root, job)
+            if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
+        ]
+        return workspace_history(runs, ledger_observations(ledgers))
     return key_history(ledger_observations(list_ledgers(root, job)))

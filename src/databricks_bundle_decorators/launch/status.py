@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..definitions import JobDefinition
 from .connection import Connection, connect_job
 from .history import KeyHistory, key_history
+from .horizon import history_horizon, with_unknown
 from .ledger import ledger_dir, ledger_observations, list_ledgers
 from .observed import observed_history
 from .plan import build_plan, selected_keys
@@ -29,11 +30,15 @@ class JobStatus:
         details: Run id, run page and error of the latest run of the keys dbxdec
             launched from this project (see :mod:`.status_details`).
         origin: When and from where (workspace host and job, or local ledgers).
+        horizon: How far back the workspace's run history reaches (``None`` for the
+            local ledgers, the whole history): a key with no record whose window ends
+            before it is ``unknown``, not ``missing`` (see :mod:`.horizon`).
     """
 
     history: KeyHistory
     details: dict[str, KeyDetail]
     origin: PageOrigin
+    horizon: datetime | None = None
 
 
 def job_status(
@@ -74,7 +79,8 @@ def job_status(
         if detail.url is None and detail.run_id:
             details[key] = replace(detail, url=run_page_url(host, job_id, detail.run_id))
     source = f"workspace {host}, job {found.remote.name} (job id {job_id})"
-    return JobStatus(history, details, PageOrigin(now, source))
+    horizon = history_horizon(now, found.remote.created_ms)
+    return JobStatus(history, details, PageOrigin(now, source), horizon)
 
 
 def partition_grid(
@@ -91,6 +97,9 @@ def partition_grid(
         build_plan(job)  # raises the "no backfill definition" error
     assert backfill is not None
     keys = selected_keys(backfill, start, end)  # not a plan: 87,000 runs of one key cost
-    grid = build_grid(job.name, backfill.kind, keys, status.history, status.details)
+    history = status.history
+    if status.horizon is not None:
+        history = with_unknown(history, backfill, keys, status.horizon)
+    grid = build_grid(job.name, backfill.kind, keys, history, status.details)
     backfills = sorted({d.backfill_id for d in grid.details.values() if d.backfill_id})
     return grid, replace(status.origin, backfills=tuple(reversed(backfills)))

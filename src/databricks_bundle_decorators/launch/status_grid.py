@@ -5,7 +5,8 @@ row per day (columns = hour), monthly keys one row per year, weekly keys one row
 year (columns = ISO week); static keys fill rows of ten in declared order.
 
 Every state has its own glyph as well as its colour (``■`` succeeded, ``✗`` failed,
-``○`` running, ``·`` missing), so the grid reads the same without colour: with
+``○`` running, ``·`` missing, ``?`` unknown: no record, older than the workspace's run
+history, see :mod:`.horizon`), so the grid reads the same without colour: with
 ``NO_COLOR``, in a CI log, or for a reader who does not tell red from green.
 """
 
@@ -25,19 +26,27 @@ from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from .history import KeyHistory, KeyState
 from .status_details import KeyDetail
 
-STATES: tuple[KeyState, ...] = ("succeeded", "failed", "running", "missing")
+STATES: tuple[KeyState, ...] = ("succeeded", "failed", "running", "missing", "unknown")
 _STYLE: dict[KeyState, str] = {
     "succeeded": "green",
     "failed": "bold red",
     "running": "yellow",
     "missing": "grey50",
+    "unknown": "blue",
 }
-_GLYPH: dict[KeyState, str] = {"succeeded": "■", "failed": "✗", "running": "○", "missing": "·"}
+_GLYPH: dict[KeyState, str] = {
+    "succeeded": "■",
+    "failed": "✗",
+    "running": "○",
+    "missing": "·",
+    "unknown": "?",
+}
 HTML_COLOUR: dict[KeyState, str] = {
     "succeeded": "#2da44e",
     "failed": "#cf222e",
     "running": "#d4a72c",
     "missing": "#d0d7de",
+    "unknown": "#b6e3ff",
 }
 _STATIC_ROW = 10
 
@@ -168,7 +177,7 @@ def legend(grid: PartitionGrid) -> str:
     """What each glyph means, with the count of keys in each state.
 
     >>> legend(build_grid("j", "static", ["a", "b"], {"a": "failed"}))
-    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1'
+    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0'
     """
     counts = grid.counts()
     return "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
@@ -198,6 +207,7 @@ _HTML_PATTERN: dict[KeyState, str] = {
     "running": "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
     "background-size: 4px 4px;",
     "missing": "outline: 1px dashed #8c959f; outline-offset: -1px;",
+    "unknown": "outline: 1px dotted #0969da; outline-offset: -1px;",
 }
 _HTML_STYLE = (
     "body { font-family: sans-serif; } table { border-collapse: separate; border-spacing: 2px; } "

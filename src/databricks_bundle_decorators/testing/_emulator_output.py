@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._emulator_clock import EmulatorClock
 from ._emulator_records import JsonDict, RunRecord, invalid
 from ._emulator_render import task_run_json
 
@@ -38,6 +39,7 @@ class RunOutputs:
 
     _runs: dict[int, RunRecord]
     _task_logs: dict[int, str]
+    clock: EmulatorClock
 
     if TYPE_CHECKING:
 
@@ -63,7 +65,7 @@ class RunOutputs:
         """The ``runs/get-output`` answer for task run ``run_id`` (see the module doc)."""
         self.advance(now)
         run = self._run_of_task(run_id)
-        if run is None:
+        if run is None or self.clock.removed(run, now):  # removed after 60 days: _emulator_clock
             raise invalid(f"Run {run_id} does not exist.")
         if run_id == run.run_id and run.task_run_ids:
             raise invalid(MULTI_TASK_REFUSAL)

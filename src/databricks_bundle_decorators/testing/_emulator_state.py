@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
+from ._emulator_clock import EmulatorClock
 from ._emulator_output import RunOutputs
 from ._emulator_records import (
     MAX_IDEMPOTENCY_TOKEN_LENGTH,
@@ -73,13 +73,12 @@ class JobsModel(RunOutputs):
         self._next_job_id = 1001
         self._next_run_id = 5001
         self._next_task_run_id = 900_000_001
-        self._mono0 = time.monotonic()
-        self._wall0 = time.time()
+        self.clock = EmulatorClock()  # epoch times tests can move forward; run retention
 
     # -- time ----------------------------------------------------------------------
 
     def epoch_ms(self, mono: float) -> int:
-        return int((self._wall0 + (mono - self._mono0)) * 1000)
+        return self.clock.epoch_ms(mono)
 
     def advance(self, now: float) -> None:
         """Replay every slot release up to ``now`` and refresh active run states."""
@@ -167,7 +166,7 @@ class JobsModel(RunOutputs):
         return [
             dataclasses.replace(r, job_parameters=dict(r.job_parameters))
             for r in sorted(self._runs.values(), key=lambda r: r.run_id)
-            if job_id is None or r.job_id == job_id
+            if (job_id is None or r.job_id == job_id) and not self.clock.removed(r)
         ]
 
     # -- jobs ----------------------------------------------------------------------
@@ -297,19 +296,19 @@ class JobsModel(RunOutputs):
             q.waiting.append(run)
         return {"run_id": run_id, "number_in_job": run_id}
 
-    def _run(self, run_id: int) -> RunRecord:
+    def _run(self, run_id: int, now: float) -> RunRecord:
         run = self._runs.get(run_id)
-        if run is None:
+        if run is None or self.clock.removed(run, now):  # removed after 60 days: see the clock
             raise invalid(f"Run {run_id} does not exist.")
         return run
 
     def get_run(self, run_id: int, now: float) -> JsonDict:
         self.advance(now)
-        return self._run_json(self._run(run_id), now, include_tasks=True)
+        return self._run_json(self._run(run_id, now), now, include_tasks=True)
 
     def cancel_run(self, run_id: int, now: float) -> JsonDict:
         self.advance(now)
-        self._cancel(self._run(run_id), now)
+        self._cancel(self._run(run_id, now), now)
         return {}
 
     def cancel_all(self, job_id: int | None, all_queued_runs: bool, now: float) -> JsonDict:
@@ -371,6 +370,7 @@ class JobsModel(RunOutputs):
             and (start_time_from is None or self.epoch_ms(r.created) >= start_time_from)
             and (start_time_to is None or self.epoch_ms(r.created) <= start_time_to)
             and (run_type is None or run_type == "JOB_RUN")
+            and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
         page, more = _page(selected, [r.run_id for r in selected], limit, offset, page_token)
         out: JsonDict = {"has_more": more}

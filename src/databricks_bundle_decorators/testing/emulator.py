@@ -33,6 +33,9 @@ into ``ResourceDoesNotExist`` on ``jobs/get`` and ``InvalidParameterValue`` else
 Runs follow real time (``time.monotonic``): QUEUED (waiting for one of the job's
 ``max_concurrent_runs`` slots) -> PENDING (``pending_duration``, default 0) ->
 RUNNING (the per-key duration) -> TERMINATED.  State is computed lazily on access.
+Epoch times (``start_time``...) come from a clock that :meth:`JobsEmulator.advance_days`
+moves forward; runs are removed 60 days on, as the Jobs API reference says (see
+``_emulator_clock``).
 
 Synchronisation (see ``_emulator_sync``): ``wait_for``/``wait_for_runs`` block until a
 condition over the runs holds, held runs stay RUNNING until ``release``, and
@@ -109,7 +112,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         self.url = ""
         self._model = JobsModel(base_url="", workspace_id=workspace_id, user_name=user_name)
         self._model.outcome_parameter = outcome_parameter
-        self._workspace = WorkspaceModel(lambda: int(time.time() * 1000), user_name)
+        self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -304,10 +307,23 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         with self._lock:
             self._scripted.append(_ScriptedFault(path, kind, status, job_id, count, skip))
 
+    def advance_days(self, days: float) -> None:
+        """Move the workspace's clock ``days`` forward from now on (``start_time`` of later
+        runs, the workspace files' times); runs older than the retention are then
+        removed (see :mod:`._emulator_clock`). Runs in flight keep their real durations.
+
+        Raises:
+            ValueError: ``days`` is negative.
+        """
+        with self._lock:
+            self._model.clock.jump(days * 86_400.0, time.monotonic())
+            self._changed.notify_all()
+
     # -- inspection ------------------------------------------------------------------
 
     def runs(self, job_id: int | None = None) -> list[RunRecord]:
-        """Snapshots of all runs (of one job), oldest first, with states as of now."""
+        """Snapshots of all runs (of one job) the service keeps, oldest first, with states
+        as of now (runs removed after 60 days are gone: see :meth:`advance_days`)."""
         with self._lock:
             self._model.advance(time.monotonic())
             return self._model.snapshot_runs(job_id)
