@@ -24,6 +24,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource, prebuilt_job_resource
+from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
 from .project import (
     PipelineImportError,
@@ -127,11 +128,13 @@ def _resources_for(
         for diagnostic in registry.check():
             reported.append(str(diagnostic))
             resources.add_diagnostic_error(str(diagnostic))
+    notebooks: dict[str, str] = {}
     for job in sorted(registry, key=lambda j: j.name):
         source = Location(file=job.source.file, line=max(job.source.line, 1), column=1)
         path = ("resources", "jobs", job.name)
         try:
             settings = prebuilt_job_resource(job, options)
+            notebooks.update(all_notebooks({job.name: settings}, options))
         except DbxdecError as exc:
             if not any(exc.render() in message for message in reported):
                 resources.add_diagnostic_error(exc.render(), location=source, path=path)
@@ -141,6 +144,8 @@ def _resources_for(
         except Exception:  # the typed load of the plain settings names the field at fault
             for problem in typed_problems(job.name, job_resource(job, options=options)):
                 resources.add_diagnostic_error(str(problem), location=source, path=path)
+    root = bundle_file.parent if bundle_file is not None else Path.cwd()
+    write_notebook_files(notebooks, root / options.notebook_dir)  # the CLI deploys them
     return resources
 
 
