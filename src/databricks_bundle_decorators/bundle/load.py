@@ -87,7 +87,8 @@ def resources_for(
         registry: The jobs.
         options: Code generation options.
         bundle_file: ``databricks.yml``: relative paths in the jobs (the wheel) resolve
-            from its directory, the bundle root.
+            from its directory, the bundle root. With it, the notebooks of task-value
+            tasks (:mod:`.notebook_task`) are written under it, for the CLI to deploy.
     """
     with _full_collections_deferred():
         return _resources_for(registry, options, bundle_file)
@@ -144,8 +145,8 @@ def _resources_for(
         except Exception:  # the typed load of the plain settings names the field at fault
             for problem in typed_problems(job.name, job_resource(job, options=options)):
                 resources.add_diagnostic_error(str(problem), location=source, path=path)
-    root = bundle_file.parent if bundle_file is not None else Path.cwd()
-    write_notebook_files(notebooks, root / options.notebook_dir)  # the CLI deploys them
+    if bundle_file is not None:  # the bundle's own notebooks, which the CLI deploys
+        write_notebook_files(notebooks, bundle_file.parent / options.notebook_dir)
     return resources
 
 
