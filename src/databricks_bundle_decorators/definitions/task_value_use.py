@@ -5,21 +5,22 @@ Databricks documents ``dbutils.jobs.taskValues.set()``/``get()`` for Python note
 https://docs.databricks.com/aws/en/jobs/task-values), so code generation runs these tasks
 as notebook tasks. A task uses task values when:
 
-- its function (or a function nested in it) names ``set_task_value`` or
-  ``get_task_value``: read from the compiled code, nothing is run;
+- its function (or a function nested in it, or a function of the same module that it
+  calls) names ``set_task_value`` or ``get_task_value``: read from the compiled code,
+  nothing is run;
 - another task of the job reads a value it sets through ``task_value(task, key)`` or a
   ``{{tasks.<task>.values.<key>}}`` reference in a ``for_each_task``'s ``inputs``;
 - it is a ``for_each_task`` fed by such a value (its iterations read it).
 
-A helper function in another module that calls ``set_task_value`` is not seen; the
-runtime then names the task and the remedy (see :mod:`..runtime.notebook_entry`).
+A helper function in another module that calls ``set_task_value`` is not seen (the task
+then runs as a wheel task, where Databricks does not document task values).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 from .graph import TaskGraph
@@ -62,12 +63,30 @@ def task_value_tasks(graph: TaskGraph) -> frozenset[str]:
     return frozenset(found)
 
 
-def names_task_value_functions(fn: Any) -> bool:
-    """Whether the code of ``fn`` (nested functions included) names a task-value function."""
+def names_task_value_functions(fn: Any, _seen: set[int] | None = None) -> bool:
+    """Whether the code of ``fn`` names a task-value function: in its own code, a function
+    nested in it, or a function of its own module that it calls (followed the same way).
+    """
     code = getattr(fn, "__code__", None)
     if not isinstance(code, CodeType):
         return False
-    return any(TASK_VALUE_FUNCTIONS & set(c.co_names) for c in _code_objects(code))
+    seen = _seen if _seen is not None else set()
+    seen.add(id(fn))
+    names = {name for c in _code_objects(code) for name in c.co_names}
+    if TASK_VALUE_FUNCTIONS & names:
+        return True
+    scope = getattr(fn, "__globals__", {})
+    module = getattr(fn, "__module__", None)
+    for name in sorted(names):
+        helper = scope.get(name)
+        if (
+            isinstance(helper, FunctionType)
+            and helper.__module__ == module
+            and id(helper) not in seen
+            and names_task_value_functions(helper, seen)
+        ):
+            return True
+    return False
 
 
 def _code_objects(code: CodeType) -> Iterator[CodeType]:
