@@ -138,9 +138,12 @@ def test_for_each_task_wraps_the_wheel_task_and_passes_the_element() -> None:
     assert inner["max_retries"] == 2
     assert inner["job_cluster_key"] == "small"
     assert "run_if" not in inner
-    assert inner["python_wheel_task"]["named_parameters"]["dbxdec_task"] == "load"
-    assert inner["python_wheel_task"]["named_parameters"]["dbxdec_input"] == "{{input}}"
+    # Fed by a task value: a notebook task (task values are documented for notebooks only).
+    assert inner["notebook_task"]["base_parameters"]["dbxdec_task"] == "load"
+    assert inner["notebook_task"]["base_parameters"]["dbxdec_input"] == "{{input}}"
     assert json.loads(tasks["report"]["for_each_task"]["inputs"]) == ["us", "eu"]
+    report = tasks["report"]["for_each_task"]["task"]
+    assert report["python_wheel_task"]["named_parameters"]["dbxdec_input"] == "{{input}}"
     assert "python_wheel_task" not in load
 
 

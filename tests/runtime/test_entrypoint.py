@@ -130,9 +130,12 @@ def _resolve(value: str, run_params: dict[str, str]) -> str:
 
 def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, str]) -> list[str]:
     (task,) = [t for t in resource["tasks"] if t["task_key"] == task_key]
-    wheel = task["python_wheel_task"]
-    assert wheel["entry_point"] == "dbxdec-run"
-    named = wheel["named_parameters"]
+    wheel = task.get("python_wheel_task")
+    if wheel is None:  # a task-value task: its notebook runs the same entry with these
+        named = task["notebook_task"]["base_parameters"]
+    else:
+        assert wheel["entry_point"] == "dbxdec-run"
+        named = wheel["named_parameters"]
     return [f"--{name}={_resolve(value, run_params)}" for name, value in named.items()]
 
 

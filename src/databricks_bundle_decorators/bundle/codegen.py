@@ -36,7 +36,9 @@ from ..backfill.wire import (
 )
 from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.refs import TaskValueRef
+from ..definitions.task_value_use import task_value_tasks
 from ..errors import DefinitionError
+from .notebook_task import as_notebook_task, drop_unused_environment
 from .options import CodegenOptions
 from .settings_values import first_paragraph, plain_copy
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
@@ -148,6 +150,7 @@ class _JobBuilder:
         self.parameters = self._parameters()
         self.references = {name: parameter_reference(name) for name in self.parameters}
         self.module = job.fn.__module__
+        self.notebook_tasks = task_value_tasks(job.graph)
         self.named = {  # every task's named parameters start so (TASK_PARAM set per task)
             JOB_PARAM: job.name,
             TASK_PARAM: "",
@@ -207,6 +210,7 @@ class _JobBuilder:
                 }
             ]
         resource["tasks"] = [self._task(graph[key]) for key in graph.topological_order()]
+        drop_unused_environment(resource)  # every task a notebook task: none installs it
         for key in sorted(job.settings):
             if key != "tags":
                 resource[key] = plain_copy(job.settings[key])
@@ -341,7 +345,8 @@ class _JobBuilder:
             "entry_point": ENTRY_POINT,
             "named_parameters": named,
         }
-        if self.models is not None and not for_each_input and plain_text(node.key):
+        notebook = node.key in self.notebook_tasks  # task values: notebook_task.py
+        if self.models is not None and not for_each_input and plain_text(node.key) and not notebook:
             wheel = self.models.PythonWheelTask(**wheel)
         task: dict[str, Any] = {"python_wheel_task": wheel}
         extra_libraries = settings.get("libraries")
@@ -367,4 +372,12 @@ class _JobBuilder:
         for key in sorted(settings):
             if key != "libraries":
                 task[key] = plain_copy(settings[key])
+        if notebook:
+            runnable = f"{node.key}{FOR_EACH_TASK_SUFFIX}" if for_each_input else node.key
+            return as_notebook_task(
+                task,
+                job_name=self.job.name,
+                runnable_key=runnable,
+                notebook_dir=self.options.notebook_dir,
+            )
         return task

@@ -24,6 +24,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource, prebuilt_job_resource
+from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
 from .project import (
     PipelineImportError,
@@ -86,7 +87,8 @@ def resources_for(
         registry: The jobs.
         options: Code generation options.
         bundle_file: ``databricks.yml``: relative paths in the jobs (the wheel) resolve
-            from its directory, the bundle root.
+            from its directory, the bundle root. With it, the notebooks of task-value
+            tasks (:mod:`.notebook_task`) are written under it, for the CLI to deploy.
     """
     with _full_collections_deferred():
         return _resources_for(registry, options, bundle_file)
@@ -127,11 +129,13 @@ def _resources_for(
         for diagnostic in registry.check():
             reported.append(str(diagnostic))
             resources.add_diagnostic_error(str(diagnostic))
+    notebooks: dict[str, str] = {}
     for job in sorted(registry, key=lambda j: j.name):
         source = Location(file=job.source.file, line=max(job.source.line, 1), column=1)
         path = ("resources", "jobs", job.name)
         try:
             settings = prebuilt_job_resource(job, options)
+            notebooks.update(all_notebooks({job.name: settings}, options))
         except DbxdecError as exc:
             if not any(exc.render() in message for message in reported):
                 resources.add_diagnostic_error(exc.render(), location=source, path=path)
@@ -141,6 +145,8 @@ def _resources_for(
         except Exception:  # the typed load of the plain settings names the field at fault
             for problem in typed_problems(job.name, job_resource(job, options=options)):
                 resources.add_diagnostic_error(str(problem), location=source, path=path)
+    if bundle_file is not None:  # the bundle's own notebooks, which the CLI deploys
+        write_notebook_files(notebooks, bundle_file.parent / options.notebook_dir)
     return resources
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import UsageError
 from .bundle_file import resolve_variables
 from .framework_wheel import FRAMEWORK_DISTRIBUTION, default_framework_wheel
+from .notebook_task import DEFAULT_NOTEBOOK_DIR
 from .project import ProjectConfig
 
 DEFAULT_PACKAGE_NAME = "dbxdec"
@@ -55,6 +56,8 @@ class CodegenOptions:
         params: Job parameter defaults that replace the declared ones, by name.
         tags: Tags added to every job.
         target: The bundle target the jobs are generated for, if any.
+        notebook_dir: Folder of the generated notebooks of task-value tasks, relative to
+            the file that defines the job (see :mod:`.notebook_task`).
     """
 
     package_name: str = DEFAULT_PACKAGE_NAME
@@ -66,6 +69,7 @@ class CodegenOptions:
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     target: str | None = None
+    notebook_dir: str = DEFAULT_NOTEBOOK_DIR
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))

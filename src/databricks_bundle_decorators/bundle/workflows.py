@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..errors import DbxdecError, UsageError
 from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
 from .codegen import job_resource
 from .framework_wheel import check_framework_wheel
+from .notebook_task import NOTEBOOK_FOLDER, all_notebooks, write_notebook_files
 from .options import CodegenOptions, is_framework, options_from_config
 from .project import (
     ProjectConfig,
@@ -128,13 +129,15 @@ def generate_project(project: BundleProject, out_dir: Path | None = None) -> lis
     out = (out_dir or project.config.root / "resources").resolve()
     prefix = os.path.relpath(project.config.root.resolve(), out).replace(os.sep, "/")
     options = project.options(wheel_prefix="./" if prefix == "." else f"{prefix}/")
+    options = replace(options, notebook_dir=f"./{NOTEBOOK_FOLDER}")  # beside the job files
     jobs, problems = _generate(project, options)
     for name, settings in jobs.items():
         problems.extend(str(p) for p in typed_problems(name, settings))
     if problems:
         more = f" (and {len(problems) - 1} more; run dbxdec validate)" if len(problems) > 1 else ""
         raise BundleValidationError(f"{problems[0]}{more}; nothing was written")
-    return write_job_files(jobs, out)
+    notebooks = all_notebooks(jobs, options)
+    return [*write_job_files(jobs, out), *write_notebook_files(notebooks, out / NOTEBOOK_FOLDER)]
 
 
 def _generate(

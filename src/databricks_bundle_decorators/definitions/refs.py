@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+
+
+def reference_identifier(name: str) -> str:
+    """``name`` as an identifier inside a ``{{...}}`` dynamic value reference.
+
+    Identifiers beyond letters, digits and ``_`` (a task key with ``-``) must be escaped
+    in backticks: "What is a dynamic value reference?",
+    https://docs.databricks.com/aws/en/jobs/dynamic-value-references ("Escape keys with
+    special characters by surrounding the identifier with backticks").
+
+    Example:
+        >>> reference_identifier("clean"), reference_identifier("a-b")
+        ('clean', '`a-b`')
+    """
+    return name if _PLAIN_IDENTIFIER.fullmatch(name) else f"`{name}`"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +57,16 @@ class AllPartitions:
 class TaskValueRef:
     """A reference to a task value another task sets, e.g. for ``for_each_task`` inputs.
 
-    Renders as ``{{tasks.<task_key>.values.<key>}}`` in the generated job.
+    Renders as ``{{tasks.<task_key>.values.<key>}}`` in the generated job, each
+    identifier in backticks when it holds more than letters, digits and ``_``.
     """
 
     task_key: str
     key: str
 
     def render(self) -> str:
-        return f"{{{{tasks.{self.task_key}.values.{self.key}}}}}"
+        task_key, key = reference_identifier(self.task_key), reference_identifier(self.key)
+        return f"{{{{tasks.{task_key}.values.{key}}}}}"
 
 
 def all_partitions(proxy: TaskProxy) -> AllPartitions:

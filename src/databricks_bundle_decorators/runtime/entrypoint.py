@@ -33,7 +33,7 @@ from ..backfill.wire import (
     RUN_ID_PARAM,
     TASK_PARAM,
 )
-from ..definitions import JobDefinition, default_registry
+from ..definitions import JobDefinition, TaskValueStore, default_registry
 from ..definitions.job import check_results_table
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
@@ -131,8 +131,14 @@ def find_job(module: ModuleType, name: str) -> JobDefinition:
     )
 
 
-def run(argv: Sequence[str]) -> None:
-    """Run the task the arguments name. Raises the errors :func:`main` reports."""
+def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> None:
+    """Run the task the arguments name. Raises the errors :func:`main` reports.
+
+    Args:
+        argv: ``--name=value`` arguments, as Databricks passes a wheel task's.
+        task_values: Where task values live (a notebook task passes its ``dbutils``'
+            store); default: ``dbutils`` on Databricks, JSON files locally.
+    """
     arguments = parse_arguments(argv)
     module = import_module(
         arguments.module, not_found=f"--{MODULE_PARAM}={arguments.module}: module not found"
@@ -162,7 +168,7 @@ def run(argv: Sequence[str]) -> None:
         session = LazySession(databricks_spark_session)
         run_id = resolve_run_id(arguments.run_id, databricks=True)
         environment = RunEnvironment(session, Path("."), True, run_id)
-        values = databricks_task_value_store(session.get)
+        values = task_values or databricks_task_value_store(session.get)
         run_task(request, environment=environment, task_values=values)
         return
     from .spark import local_spark_session, prepare_local_spark
@@ -173,7 +179,7 @@ def run(argv: Sequence[str]) -> None:
     state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
     run_id = resolve_run_id(arguments.run_id, databricks=False)
     environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
-    store = LocalTaskValueStore(state / "task_values" / run_id)
+    store = task_values or LocalTaskValueStore(state / "task_values" / run_id)
     run_task(request, environment=environment, task_values=store)
 
 

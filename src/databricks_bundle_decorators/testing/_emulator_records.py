@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ._emulator_refs import check_references
+
 JsonDict = dict[str, Any]
 _T = TypeVar("_T")
 
@@ -175,6 +177,7 @@ def job_settings(body: Mapping[str, Any]) -> JsonDict:
     ):
         raise invalid("parameters must be a list of {name, default} objects")
     _check_triggers(settings)
+    check_references(settings)
     return settings
 
 
@@ -267,6 +270,7 @@ def run_now_options(body: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, 
         isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()
     ):
         raise invalid("job_parameters must be a map of string to string")
+    check_references(overrides, "job_parameters")
     queue = body.get("queue")
     if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
         raise invalid("queue must be an object with the required field 'enabled'")

@@ -1,0 +1,51 @@
+"""The entry of a generated notebook task: ``dbxdec-run``'s run, fed from widgets.
+
+Task values (``dbutils.jobs.taskValues``) are documented for Python notebooks only
+("Use task values to pass information between tasks",
+https://docs.databricks.com/aws/en/jobs/task-values), so a task that sets or reads them is
+generated as a notebook task (:mod:`..bundle.notebook_task`) whose last cell is::
+
+    from databricks_bundle_decorators.runtime.notebook_entry import run_notebook
+    run_notebook(dbutils, ["dbxdec_job", "dbxdec_task", ..., "backfill_key"])
+
+The notebook task's ``base_parameters`` carry the same names and values as a wheel task's
+``named_parameters``; a notebook reads them with ``dbutils.widgets.get`` (the Jobs API's
+``NotebookTask.base_parameters``: "Retrieve these parameters in a notebook using
+dbutils.widgets.get"), and job parameters reach a notebook task the same way
+("Parameterize jobs", https://docs.databricks.com/aws/en/jobs/job-parameters: job
+parameters are pushed down to tasks that accept key-value parameters).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import DbxdecError
+from .entrypoint import run
+from .task_values import DbutilsTaskValueStore
+
+
+def notebook_arguments(dbutils: Any, names: Sequence[str]) -> list[str]:
+    """``--name=value`` for every parameter ``name``, read from the notebook's widgets."""
+    return [f"--{name}={dbutils.widgets.get(name)}" for name in names]
+
+
+def run_notebook(dbutils: Any, names: Sequence[str]) -> None:
+    """Run the task the widgets name, with task values through the notebook's ``dbutils``.
+
+    Args:
+        dbutils: The notebook's ``dbutils`` (widgets and ``jobs.taskValues``).
+        names: The parameter names the task was generated with.
+
+    Raises:
+        DbxdecError: the run failed; its one-line message is printed first, and the
+            exception fails the notebook task (a notebook has no exit code).
+    """
+    arguments = notebook_arguments(dbutils, names)
+    try:
+        run(arguments, task_values=DbutilsTaskValueStore(dbutils))
+    except DbxdecError as exc:
+        print(f"Error: {exc.render()}", file=sys.stderr)
+        raise

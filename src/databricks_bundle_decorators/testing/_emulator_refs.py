@@ -1,0 +1,114 @@
+"""Dynamic value references in job settings, checked as the Jobs service documents them.
+
+Source: "What is a dynamic value reference?",
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references (the supported
+references and "Options for date and time values"). Two rules from that page:
+
+- "Syntax errors in references (for example, a missing brace) are ignored and the value is
+  treated as a literal string ... However, entering an invalid reference that belongs to a
+  known namespace (for example, ``{{job.naem}}``) is not allowed." So a ``{{...}}`` whose
+  first name is a known namespace must be one of the documented references; anything else
+  passes as text.
+- "User-provided identifiers, for example, task names, task value keys, or job parameter
+  names containing special characters must be escaped by surrounding the identifiers with
+  backticks. Only alphanumeric and underscore characters can be used without escaping."
+
+The page shows the rule for the UI; the emulator applies it to ``jobs/create``,
+``jobs/reset``/``jobs/update`` and run-now's ``job_parameters`` too, the least convenient
+legal reading: an invalid reference in a known namespace is refused with 400
+``INVALID_PARAMETER_VALUE``, the code the Jobs API gives an invalid request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+_REFERENCE = re.compile(r"\{\{(.*?)\}\}")
+_IDENTIFIER = r"(?:[A-Za-z0-9_]+|`[^`]+`)"
+# "Options for date and time values" of the page above.
+_TIME_OPTIONS = (
+    "year",
+    "month",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "timestamp_ms",
+    "iso_weekday",
+    "is_weekday",
+    "iso_date",
+    "iso_datetime",
+)
+_TIME = f"(?:{'|'.join(_TIME_OPTIONS)})"
+_TASK_FIELDS = r"(?:run_id|result_state|error_code|execution_count|notebook_path)"
+_DOCUMENTED = re.compile(
+    "|".join(
+        [
+            r"job\.(?:id|name|run_id|repair_count)",
+            rf"job\.start_time\.{_TIME}",
+            rf"job\.parameters\.{_IDENTIFIER}",
+            r"job\.trigger\.type",
+            r"job\.trigger\.file_arrival\.location",
+            rf"job\.trigger\.time\.{_TIME}",
+            r"task\.(?:name|run_id|execution_count|notebook_path)",
+            rf"tasks\.{_IDENTIFIER}\.{_TASK_FIELDS}",
+            rf"tasks\.{_IDENTIFIER}\.values\.{_IDENTIFIER}",
+            r"workspace\.(?:id|url)",
+            # Backfill runs: https://docs.databricks.com/aws/en/jobs/backfill-jobs
+            rf"backfill\.{_TIME}",
+            # For-each iterations: https://docs.databricks.com/aws/en/jobs/for-each
+            rf"input(?:\.{_IDENTIFIER})*",
+        ]
+    )
+)
+KNOWN_NAMESPACES = frozenset({"job", "task", "tasks", "workspace", "backfill", "input"})
+
+
+def reference_problem(text: str) -> str | None:
+    """What is wrong with the references in ``text``, or ``None``.
+
+    Example:
+        >>> reference_problem("{{tasks.`a-b`.values.k}}") is None
+        True
+        >>> reference_problem("{{tasks.a-b.values.k}}").startswith("Invalid dynamic value")
+        True
+        >>> reference_problem("{{my.value}}") is None  # not a known namespace: literal text
+        True
+    """
+    for match in _REFERENCE.finditer(text):
+        body = match.group(1)
+        namespace = body.split(".", 1)[0]
+        if namespace in KNOWN_NAMESPACES and _DOCUMENTED.fullmatch(body) is None:
+            return (
+                f"Invalid dynamic value reference {match.group(0)!r}: not a supported "
+                f"reference of the {namespace!r} namespace (identifiers beyond letters, "
+                "digits and _ must be escaped with backticks)"
+            )
+    return None
+
+
+def check_references(value: Any, where: str = "settings") -> None:
+    """Refuse ``value`` (job settings or run-now parameters) holding an invalid reference.
+
+    Raises:
+        ApiError: 400 ``INVALID_PARAMETER_VALUE`` naming the field and the reference.
+    """
+    from ._emulator_records import invalid  # it calls this module while validating
+
+    for path, text in _strings(value, where):
+        problem = reference_problem(text)
+        if problem is not None:
+            raise invalid(f"{problem} in {path}")
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}[{index}]")
