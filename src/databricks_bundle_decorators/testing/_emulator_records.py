@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ._emulator_limits import job_limit_problem
+
 JsonDict = dict[str, Any]
 _T = TypeVar("_T")
 
@@ -175,6 +177,8 @@ def job_settings(body: Mapping[str, Any]) -> JsonDict:
     ):
         raise invalid("parameters must be a list of {name, default} objects")
     _check_triggers(settings)
+    if (limit := job_limit_problem(settings)) is not None:
+        raise invalid(limit)
     return settings
 
 
