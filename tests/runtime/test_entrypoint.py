@@ -132,7 +132,9 @@ def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, st
     (task,) = [t for t in resource["tasks"] if t["task_key"] == task_key]
     wheel = task["python_wheel_task"]
     assert wheel["entry_point"] == "dbxdec-run"
-    named = wheel["named_parameters"]
+    # Databricks pushes the job parameters down to a keyword wheel task, over a task
+    # parameter of the same key (https://docs.databricks.com/aws/en/jobs/job-parameters).
+    named = {**wheel["named_parameters"], **run_params}
     return [f"--{name}={_resolve(value, run_params)}" for name, value in named.items()]
 
 

@@ -49,7 +49,7 @@ def _run_task(
     if run_time is not None:  # the Backfill dialog overrides the parameter
         params["backfill_run_time"] = run_time
     (task,) = [t for t in resource["tasks"] if t["task_key"] == task_key]
-    named = task["python_wheel_task"]["named_parameters"]
+    named = {**task["python_wheel_task"]["named_parameters"], **params}  # pushed down
     run_id = f"{job.name}-{abs(hash((run_time, trigger))) % 10**8}"
     args = [f"--{k}={_render(v, params, trigger, run_id)}" for k, v in named.items()]
     env = {**os.environ, "PYTHONPATH": str(REPO), "DBXDEC_STATE_DIR": str(state)}
