@@ -43,6 +43,7 @@ def test_backfill_job_tasks_leave_job_parameters_to_pushdown() -> None:
             "dbxdec_task": "clean",
             "dbxdec_module": "tests.bundle.codegen_jobs",
             "dbxdec_run_id": "{{job.run_id}}-{{job.repair_count}}",
+            "dbxdec_task_run_id": "{{task.run_id}}",
         },
     }
     job_parameters = {p["name"] for p in job["parameters"]}
@@ -77,6 +78,7 @@ def test_a_job_without_backfill_or_params_has_no_parameters() -> None:
         "dbxdec_task",
         "dbxdec_module",
         "dbxdec_run_id",
+        "dbxdec_task_run_id",
     }
 
 

@@ -37,6 +37,8 @@ from ..backfill.wire import (
     RUN_ID_PARAM,
     RUN_ID_VALUE,
     TASK_PARAM,
+    TASK_RUN_ID_PARAM,
+    TASK_RUN_ID_VALUE,
 )
 from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.refs import TaskValueRef
@@ -157,6 +159,7 @@ class _JobBuilder:
             TASK_PARAM: "",
             MODULE_PARAM: self.module,
             RUN_ID_PARAM: RUN_ID_VALUE,
+            TASK_RUN_ID_PARAM: TASK_RUN_ID_VALUE,  # names the attempt in its check report
         }
         texts = [options.package_name, self.module, job.name, *self.references.values()]
         if job.check_results:

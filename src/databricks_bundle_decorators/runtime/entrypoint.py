@@ -32,6 +32,7 @@ from ..backfill.wire import (
     MODULE_PARAM,
     RUN_ID_PARAM,
     TASK_PARAM,
+    TASK_RUN_ID_PARAM,
 )
 from ..definitions import JobDefinition, default_registry
 from ..definitions.job import check_results_table
@@ -57,6 +58,7 @@ class EntryArguments:
     for_each_element: str | None = None
     run_id: str | None = None
     check_results: str | None = None
+    task_run_id: str = ""
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
@@ -91,7 +93,9 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
     job, task, module = values.pop(JOB_PARAM), values.pop(TASK_PARAM), values.pop(MODULE_PARAM)
     element = values.pop(FOR_EACH_INPUT_PARAM, None)
     run_id, results = values.pop(RUN_ID_PARAM, None), values.pop(CHECK_RESULTS_PARAM, None)
-    return EntryArguments(job, task, module, values, element, run_id, results)
+    task_run_id = values.pop(TASK_RUN_ID_PARAM, "")
+    task_run_id = "" if "{{" in task_run_id else task_run_id  # unrendered: run by hand
+    return EntryArguments(job, task, module, values, element, run_id, results, task_run_id)
 
 
 def resolve_run_id(given: str | None, *, databricks: bool) -> str:
@@ -161,7 +165,9 @@ def run(argv: Sequence[str]) -> None:
 
         session = LazySession(databricks_spark_session)
         run_id = resolve_run_id(arguments.run_id, databricks=True)
-        environment = RunEnvironment(session, Path("."), True, run_id)
+        environment = RunEnvironment(
+            session, Path("."), True, run_id, task_run_id=arguments.task_run_id
+        )
         values = databricks_task_value_store(session.get)
         run_task(request, environment=environment, task_values=values)
         return
