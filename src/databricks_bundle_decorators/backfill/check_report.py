@@ -21,6 +21,13 @@ CHECK_REPORT_PREFIX = "dbxdec-checks: "
 CHECK_RESULTS_PARAM = "dbxdec_check_results"
 """Named parameter of a generated task: the job's results table (``@job(check_results=)``
 or the project's ``[tool.dbxdec] check_results``, which a cluster cannot read)."""
+TASK_RUN_ID_PARAM = "dbxdec_task_run_id"
+"""Named parameter: the task run's own id, as :data:`TASK_RUN_ID_VALUE`: it names the
+attempt in the reports a task prints (:class:`CheckReport`)."""
+TASK_RUN_ID_VALUE = "{{task.run_id}}"
+"""Databricks' dynamic value reference for "the unique identifier assigned to the task run"
+(https://docs.databricks.com/aws/en/jobs/dynamic-value-references): the id that
+``runs/get`` lists for the task and ``runs/get-output`` reads."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,13 +104,6 @@ FOR_EACH_INPUT_VALUE = "{{input}}"
 RUN_ID_PARAM = "dbxdec_run_id"
 """The Databricks job run's id: the run's identity in Delta's ``txnAppId``, so a retried
 attempt of a task never commits its write twice."""
-TASK_RUN_ID_PARAM = "dbxdec_task_run_id"
-"""Named parameter: the task run's own id, as :data:`TASK_RUN_ID_VALUE`: it names the
-attempt in the reports a task prints (see :mod:`.check_report`)."""
-TASK_RUN_ID_VALUE = "{{task.run_id}}"
-"""Databricks' dynamic value reference for "the unique identifier assigned to the task run"
-(https://docs.databricks.com/aws/en/jobs/dynamic-value-references): the id that
-``runs/get`` lists for the task and ``runs/get-output`` reads."""
 RUN_ID_VALUE = "{{job.run_id}}-{{job.repair_count}}"
 """Databricks' dynamic value references for the job run id and its repair count: the same
 for every task, task retry and for-each iteration of one run, so a retried attempt is

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..backfill.check_report import CHECK_RESULTS_PARAM
+from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM, TASK_RUN_ID_VALUE
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     ENTRY_POINT,
@@ -37,8 +37,6 @@ from ..backfill.wire import (
     RUN_ID_PARAM,
     RUN_ID_VALUE,
     TASK_PARAM,
-    TASK_RUN_ID_PARAM,
-    TASK_RUN_ID_VALUE,
 )
 from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.refs import TaskValueRef

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..backfill.check_report import CHECK_RESULTS_PARAM
+from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM
 from ..backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
     FOR_EACH_INPUT_PARAM,
@@ -32,7 +32,6 @@ from ..backfill.wire import (
     MODULE_PARAM,
     RUN_ID_PARAM,
     TASK_PARAM,
-    TASK_RUN_ID_PARAM,
 )
 from ..definitions import JobDefinition, default_registry
 from ..definitions.job import check_results_table
