@@ -29,7 +29,10 @@ def schema() -> SchemaValidator:
 # -- contract 1: the python wheel task --------------------------------------------------------
 
 
-def test_backfill_job_tasks_push_every_parameter_down() -> None:
+def test_backfill_job_tasks_leave_job_parameters_to_pushdown() -> None:
+    """Job parameters reach a keyword wheel task by pushdown
+    (https://docs.databricks.com/aws/en/jobs/job-parameters): a task names only dbxdec's
+    own parameters, with its task key, and repeats none of the job's."""
     job = sales_job(params={"source": "raw"}, backfill=DailyBackfill("2024-01-01"))
     wheel = tasks_of(job)["clean"]["python_wheel_task"]
     assert wheel == {
@@ -40,19 +43,13 @@ def test_backfill_job_tasks_push_every_parameter_down() -> None:
             "dbxdec_task": "clean",
             "dbxdec_module": "tests.bundle.codegen_jobs",
             "dbxdec_run_id": "{{job.run_id}}-{{job.repair_count}}",
-            "source": "{{job.parameters.source}}",
-            "backfill_key": "{{job.parameters.backfill_key}}",
-            "backfill_start_key": "{{job.parameters.backfill_start_key}}",
-            "backfill_exact": "{{job.parameters.backfill_exact}}",
-            "backfill_run_time": "{{job.parameters.backfill_run_time}}",
-            "backfill_undo": "{{job.parameters.backfill_undo}}",
-            "backfill_presence": "{{job.parameters.backfill_presence}}",
-            "backfill_full_refresh": "{{job.parameters.backfill_full_refresh}}",
-            "backfill_force_rewrite": "{{job.parameters.backfill_force_rewrite}}",
-            "backfill_tasks": "{{job.parameters.backfill_tasks}}",
-            "backfill_checks": "{{job.parameters.backfill_checks}}",
+            "dbxdec_task_run_id": "{{task.run_id}}",
         },
     }
+    job_parameters = {p["name"] for p in job["parameters"]}
+    assert {"source", "backfill_key"} <= job_parameters
+    for spec in job["tasks"]:
+        assert not job_parameters & set(spec["python_wheel_task"]["named_parameters"])
 
 
 def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones() -> None:
@@ -81,6 +78,7 @@ def test_a_job_without_backfill_or_params_has_no_parameters() -> None:
         "dbxdec_task",
         "dbxdec_module",
         "dbxdec_run_id",
+        "dbxdec_task_run_id",
     }
 
 

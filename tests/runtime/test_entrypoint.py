@@ -136,6 +136,10 @@ def _task_args(resource: dict[str, Any], task_key: str, run_params: dict[str, st
     else:
         assert wheel["entry_point"] == "dbxdec-run"
         named = wheel["named_parameters"]
+    # Databricks pushes the job parameters down to a keyword wheel task (and to a notebook
+    # task's widgets), over a task parameter of the same key
+    # (https://docs.databricks.com/aws/en/jobs/job-parameters).
+    named = {**named, **run_params}
     return [f"--{name}={_resolve(value, run_params)}" for name, value in named.items()]
 
 

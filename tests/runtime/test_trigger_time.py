@@ -51,6 +51,7 @@ def _run_task(
     (task,) = [t for t in resource["tasks"] if t["task_key"] == task_key]
     wheel = task.get("python_wheel_task")  # a task-value task: a notebook, same parameters
     named = task["notebook_task"]["base_parameters"] if wheel is None else wheel["named_parameters"]
+    named = {**named, **params}  # job parameters pushed down
     run_id = f"{job.name}-{abs(hash((run_time, trigger))) % 10**8}"
     args = [f"--{k}={_render(v, params, trigger, run_id)}" for k, v in named.items()]
     env = {**os.environ, "PYTHONPATH": str(REPO), "DBXDEC_STATE_DIR": str(state)}

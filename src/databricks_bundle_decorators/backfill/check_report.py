@@ -21,6 +21,13 @@ CHECK_REPORT_PREFIX = "dbxdec-checks: "
 CHECK_RESULTS_PARAM = "dbxdec_check_results"
 """Named parameter of a generated task: the job's results table (``@job(check_results=)``
 or the project's ``[tool.dbxdec] check_results``, which a cluster cannot read)."""
+TASK_RUN_ID_PARAM = "dbxdec_task_run_id"
+"""Named parameter: the task run's own id, as :data:`TASK_RUN_ID_VALUE`: it names the
+attempt in the reports a task prints (:class:`CheckReport`)."""
+TASK_RUN_ID_VALUE = "{{task.run_id}}"
+"""Databricks' dynamic value reference for "the unique identifier assigned to the task run"
+(https://docs.databricks.com/aws/en/jobs/dynamic-value-references): the id that
+``runs/get`` lists for the task and ``runs/get-output`` reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +99,14 @@ class CheckResult:
 class CheckReport:
     """The check results of one task run, as one output line.
 
+    A report names what judged it: the run (``dbxdec_run_id``: job run and repair), the
+    task key and the task run id (one per attempt). Serverless task logs may hold other
+    tasks' output, so a reader keeps only the reports of the task run it reads, once
+    (:meth:`of_task_run`).
+
     Example:
-        >>> report = CheckReport((CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True),))
+        >>> result = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True)
+        >>> report = CheckReport((result,), run="5001-0", task="clean", task_run_id="7")
         >>> report.to_line()[:28]
         'dbxdec-checks: {"results": ['
         >>> CheckReport.from_lines("noise\\n" + report.to_line()) == [report]
@@ -101,10 +114,21 @@ class CheckReport:
     """
 
     results: tuple[CheckResult, ...]
+    run: str = ""
+    task: str = ""
+    task_run_id: str = ""
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """``(run, task, task run id)``: what judged the results."""
+        return (self.run, self.task, self.task_run_id)
 
     def to_line(self) -> str:
         """The report as one output line."""
-        body = {"results": [result.to_json() for result in self.results]}
+        body: dict[str, Any] = {"results": [result.to_json() for result in self.results]}
+        for name, value in zip(_IDENTITY, self.identity, strict=True):
+            if value:
+                body[name] = value
         return CHECK_REPORT_PREFIX + json.dumps(body, sort_keys=True)
 
     @classmethod
@@ -118,10 +142,41 @@ class CheckReport:
         for line, body in report_bodies(text, CHECK_REPORT_PREFIX, "check report"):
             try:
                 results = tuple(CheckResult.from_json(item) for item in body["results"])
+                run, task, task_run_id = (str(body.get(name, "")) for name in _IDENTITY)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise ValueError(f"a malformed check report line: {line[:120]!r}") from exc
-            reports.append(cls(results))
+            reports.append(cls(results, run, task, task_run_id))
         return reports
+
+    def is_of(self, job_run_id: str, task: str, task_run_id: str) -> bool:
+        """Whether this report was printed by task run ``task_run_id`` (task ``task``) of
+        job run ``job_run_id``. A report that names nothing (printed by a dbxdec before
+        reports named their run) is taken for the task run whose log holds it."""
+        if self.task_run_id:
+            return self.task_run_id == task_run_id
+        if self.task and self.task != task:
+            return False
+        return not self.run or self.run.split("-", 1)[0] == job_run_id
+
+    @classmethod
+    def of_task_run(
+        cls, text: str, job_run_id: str, task: str, task_run_id: str
+    ) -> list[CheckReport]:
+        """The reports in the logs ``text`` of one task run, each once: reports of other
+        tasks or runs are ignored, and a report repeated in the logs counts once.
+
+        Raises:
+            ValueError: a line starts like a report but is not one.
+        """
+        kept: dict[object, CheckReport] = {}
+        for report in cls.from_lines(text):
+            if report.is_of(job_run_id, task, task_run_id):
+                # a report without a name is told apart from another only by its content
+                kept.setdefault(report.identity if any(report.identity) else report, report)
+        return list(kept.values())
+
+
+_IDENTITY = ("run", "task", "task_run_id")
 
 
 def results_of(reports: Sequence[CheckReport]) -> tuple[CheckResult, ...]:

@@ -50,6 +50,7 @@ class BundleFile:
         python_resources: The ``python: resources:`` entries.
         includes: The ``include:`` globs.
         target_settings: Per target, its mode, name prefix and workspace.
+        document: The whole parsed file (for the target-mode rules, :mod:`.target_mode`).
     """
 
     path: Path
@@ -60,6 +61,7 @@ class BundleFile:
     python_resources: tuple[str, ...] = ()
     includes: tuple[str, ...] = ()
     target_settings: Mapping[str, TargetSettings] = field(default_factory=dict)
+    document: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def uses_load_resources(self) -> bool:
@@ -149,6 +151,7 @@ def read_bundle_file(path: Path) -> BundleFile:
         python_resources=tuple(str(r) for r in resources or ()),
         includes=tuple(str(i) for i in includes) if isinstance(includes, list) else (),
         target_settings=settings,
+        document=document,
     )
 
 

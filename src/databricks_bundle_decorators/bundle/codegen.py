@@ -3,8 +3,12 @@
 Each ``@task`` becomes a ``python_wheel_task`` that runs the ``dbxdec-run`` entry point of
 the project's wheel; dbxdec's own wheel is installed beside it, so a job runs the dbxdec
 that generated it. Its ``named_parameters`` (see :mod:`..backfill.wire`) name the job, the
-task and the module that defines the job, carry the job run id (``{{job.run_id}}``), and
-push every job parameter down as ``{{job.parameters.<name>}}``, so Databricks calls::
+task and the module that defines the job and carry the job run id (``{{job.run_id}}``).
+Job parameters are not repeated there: Databricks pushes them down to a wheel task
+configured with keyword arguments (https://docs.databricks.com/aws/en/jobs/job-parameters,
+"Job parameter pushdown"), which every generated task is, as one more ``--name=value``
+each (a for-each's inner task names them, ``{{job.parameters.<name>}}``: the docs do not
+say pushdown reaches it). So Databricks calls::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
         --dbxdec_run_id=550315892394120 \\
@@ -22,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..backfill.check_report import CHECK_RESULTS_PARAM
+from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM, TASK_RUN_ID_VALUE
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     ENTRY_POINT,
@@ -156,7 +160,7 @@ class _JobBuilder:
             TASK_PARAM: "",
             MODULE_PARAM: self.module,
             RUN_ID_PARAM: RUN_ID_VALUE,
-            **self.references,
+            TASK_RUN_ID_PARAM: TASK_RUN_ID_VALUE,  # names the attempt in its check report
         }
         texts = [options.package_name, self.module, job.name, *self.references.values()]
         if job.check_results:
@@ -338,6 +342,9 @@ class _JobBuilder:
         named[TASK_PARAM] = node.key
         if for_each_input:
             named[FOR_EACH_INPUT_PARAM] = FOR_EACH_INPUT_VALUE
+            # Job parameters are pushed down to keyword wheel tasks; the docs do not say
+            # they reach the task inside a for-each (a JSON-array task), so it names them.
+            named.update(self.references)
         if self.job.check_results:
             named[CHECK_RESULTS_PARAM] = self.job.check_results
         wheel: Any = {

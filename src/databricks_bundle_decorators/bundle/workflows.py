@@ -29,6 +29,7 @@ from .project import (
     import_pipelines,
     load_config,
 )
+from .target_mode import TargetMode, mode_problems, tag_count_problem, target_mode
 from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
 from .yaml_files import write_job_files
 
@@ -66,6 +67,13 @@ class BundleProject:
     bundle_file: BundleFile | None
     target: str | None
     variables: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def target_mode(self) -> TargetMode | None:
+        """The target's mode rules (:mod:`.target_mode`), when there is a target."""
+        if self.bundle_file is None or self.target is None:
+            return None
+        return target_mode(self.bundle_file, self.target)
 
     def options(self, *, wheel_prefix: str = "./") -> CodegenOptions:
         """Code generation options for this project's target."""
@@ -157,6 +165,9 @@ def _generate(
         except DbxdecError as exc:
             if not any(exc.render() in problem for problem in problems):
                 problems.append(exc.render())
+    mode = project.target_mode
+    too_many = (tag_count_problem(mode, name, settings) for name, settings in jobs.items())
+    problems.extend(problem for problem in too_many if problem is not None)
     return jobs, problems
 
 
@@ -170,13 +181,24 @@ def _module_files(modules: Sequence[str]) -> set[str]:
     }
 
 
-def validate_project(project: BundleProject, schema: Path | None = None) -> ValidationReport:
-    """Check definitions and generated jobs: typed load, JSON schema, bundle variables.
+def validate_project(
+    project: BundleProject,
+    schema: Path | None = None,
+    *,
+    service_principal: bool = False,
+    mode_checks: bool = True,
+) -> ValidationReport:
+    """Check definitions and generated jobs: typed load, JSON schema, bundle variables,
+    and the target's mode rules (:mod:`.target_mode`).
 
     Args:
         project: The opened project.
         schema: The bundle JSON schema (``databricks bundle schema`` output). Default:
             ``../shared/schemas/bundle_jsonschema.json`` beside the project, when present.
+        service_principal: A service principal deploys (the production-mode rules then
+            only recommend a root path); default: a human.
+        mode_checks: Apply the target-mode rules (``deploy`` leaves them to the
+            Databricks CLI, which knows who deploys).
 
     Raises:
         UsageError: ``schema`` was given but cannot be read.
@@ -195,6 +217,9 @@ def validate_project(project: BundleProject, schema: Path | None = None) -> Vali
             problems.extend(str(p) for p in validator.problems(name, settings))
         if declared is not None:
             problems.extend(str(p) for p in variable_problems(name, settings, declared))
+    mode = project.target_mode
+    if mode_checks and mode is not None:
+        problems.extend(mode_problems(mode, jobs, service_principal=service_principal))
     return ValidationReport(len(project.jobs), tuple(problems), schema)
 
 
@@ -238,7 +263,7 @@ def deploy_project(
         BundleValidationError: validation found problems (nothing is deployed).
         DatabricksCliFailed: the Databricks CLI failed; its exit code is the error's.
     """
-    report = validate_project(project, schema)
+    report = validate_project(project, schema, mode_checks=False)
     if not report.ok:
         raise BundleValidationError(
             f"{report.problems[0]} ({len(report.problems)} problem(s); run dbxdec validate); "

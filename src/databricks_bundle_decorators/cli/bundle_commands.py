@@ -76,8 +76,19 @@ def generate(
     "Without it, the output of 'databricks bundle schema' is used, cached per CLI version; "
     "with neither the schema check is skipped and the report says so.",
 )
+@click.option(
+    "--as-service-principal",
+    "service_principal",
+    is_flag=True,
+    help="A service principal deploys: a production target without its own "
+    "workspace.root_path is then only a recommendation, as in the Databricks CLI.",
+)
 def validate(
-    project: Path | None, pipelines: tuple[str, ...], target: str | None, schema: Path | None
+    project: Path | None,
+    pipelines: tuple[str, ...],
+    target: str | None,
+    schema: Path | None,
+    service_principal: bool,
 ) -> None:
     """Check definitions and generated jobs; exit 1 when there are problems.
 
@@ -87,7 +98,11 @@ def validate(
       - a strict typed load of each job (databricks.bundles.jobs.Job), as the
         Databricks CLI does: unknown or mistyped settings fail;
       - the official bundle JSON schema, when one is given or found;
-      - ${var.x} references to variables that databricks.yml does not declare.
+      - ${var.x} references to variables that databricks.yml does not declare;
+      - the target's mode rules, as the Databricks CLI applies them to a human
+        deployer: a production target needs its own workspace.root_path (unless
+        every job has run_as or --as-service-principal); at most 25 tags per job
+        once presets and development mode's dev tag are added.
     """
     opened = open_project(project, pipelines, target)
     if schema is not None and not schema.is_file():
@@ -95,7 +110,7 @@ def validate(
     source = find_schema(schema)
     if source.warning is not None:
         click.echo(source.warning, err=True)
-    report = validate_project(opened, source.path)
+    report = validate_project(opened, source.path, service_principal=service_principal)
     for problem in report.problems:
         click.echo(problem)
     if source.path is None and report.schema is not None:

@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResult, ...]:
     """Every check result the tasks of job run ``run_id`` reported, in task order.
 
-    A task whose output cannot be read (it never ran, its output expired) or holds a
-    malformed report line reports nothing.
+    Serverless task logs may hold other tasks' output, so each task run's logs count
+    only the reports that task run printed (:meth:`CheckReport.of_task_run`), each
+    once. A task whose output cannot be read (it never ran, its output expired) or
+    holds a malformed report line reports nothing.
     """
     from databricks.sdk.errors.base import DatabricksError
 
@@ -31,9 +33,11 @@ def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResul
         if task.run_id is None:
             continue
         try:
-            reports += CheckReport.from_lines(client.jobs.get_run_output(task.run_id).logs or "")
+            logs = client.jobs.get_run_output(task.run_id).logs or ""
+            found = CheckReport.of_task_run(logs, str(run_id), task.task_key, str(task.run_id))
         except (DatabricksError, ValueError):
             continue
+        reports += found  # a report names its task run: it passes for that one only
     return results_of(reports)
 
 

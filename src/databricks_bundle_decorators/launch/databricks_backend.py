@@ -31,7 +31,7 @@ from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .overtake import Overtaker
-from .target import needs_short_name, with_short_name
+from .target import needs_short_name, short_user_name, with_short_name
 from .workspace import backfill_client, classify, connect, workspace_errors
 
 __all__ = [
@@ -135,11 +135,10 @@ def _find_job(
 
 
 def _short_names(client: WorkspaceClient) -> list[str]:
-    """Spellings of the user's short name as bundles use it in ``[dev <name>]``."""
+    """The user's short name as the Databricks CLI puts it in ``[dev <name>]`` (one
+    spelling: :func:`.target.short_user_name`, the CLI's rule)."""
     me = client.current_user.me()
-    local = (me.user_name or me.display_name or "").split("@")[0]
-    normalised = "".join(c if c.isalnum() else "_" for c in local)
-    return list(dict.fromkeys([normalised, normalised.lower(), local]))
+    return [short_user_name(me.user_name or "", me.display_name)]
 
 
 def _remote(job: Any) -> RemoteJob:

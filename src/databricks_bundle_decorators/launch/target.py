@@ -7,6 +7,8 @@ unless ``presets.name_prefix`` says otherwise.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,3 +60,61 @@ def needs_short_name(prefix: str | None) -> bool:
 
 def with_short_name(prefix: str, short_name: str) -> str:
     return prefix.replace(_SHORT_NAME, short_name)
+
+
+# The four spellings Go's ``uuid.Parse`` (github.com/google/uuid) accepts, which the CLI's
+# ``iamutil.IsServicePrincipalName`` uses to tell a service principal (whose user name is
+# its application id) from a user.
+_UUID = re.compile(
+    r"(?i:urn:uuid:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}"
+    r"|[0-9a-f]{32}",
+    re.IGNORECASE,
+)
+
+
+def is_service_principal_name(user_name: str) -> bool:
+    """Whether the CLI takes ``user_name`` for a service principal's: it parses as a UUID.
+
+    Source: databricks/cli ``libs/iamutil/service_principal.go`` (``IsServicePrincipalName``:
+    ``uuid.Parse(userName)`` succeeds).
+    """
+    return _UUID.fullmatch(user_name) is not None
+
+
+def short_user_name(user_name: str, display_name: str | None = None) -> str:
+    """The short name the Databricks CLI puts in ``[dev <short name>] `` job names.
+
+    The CLI's rule (databricks/cli ``libs/iamutil/user.go`` ``GetShortUserName`` and
+    ``libs/textutil/textutil.go`` ``NormalizeString``, read at commit 7bbe285 of 2026-08-21):
+    a service principal (user name a UUID) with a display name uses its display name,
+    anyone else the user name; the part before the first ``@`` is lowercased, every rune
+    that is not a Unicode letter or decimal digit becomes ``_``, runs of ``_`` collapse
+    to one, and leading and trailing ``_`` are trimmed.
+
+    Example:
+        >>> short_user_name("John.Doe__x_@example.com")
+        'john_doe_x'
+        >>> short_user_name("6f2c1b9e-1f0a-4c3e-9d7b-2a5e8c4f1b3d", "Nightly Loader")
+        'nightly_loader'
+    """
+    name = user_name
+    if is_service_principal_name(user_name) and display_name:
+        name = display_name
+    local = name.split("@", 1)[0]
+    # Go's strings.ToLower maps rune by rune (simple case mapping): lower each character
+    # on its own, keeping one rune, so no context rule (final sigma) or expansion applies.
+    lowered = "".join(_lower_rune(c) for c in local)
+    mapped = "".join(c if _letter_or_digit(c) else "_" for c in lowered)
+    return re.sub("_+", "_", mapped).strip("_")
+
+
+def _lower_rune(char: str) -> str:
+    lowered = char.lower()
+    return lowered if len(lowered) == 1 else lowered[0]
+
+
+def _letter_or_digit(char: str) -> bool:
+    # Go's unicode.IsLetter (categories L*) and unicode.IsDigit (category Nd).
+    category = unicodedata.category(char)
+    return category.startswith("L") or category == "Nd"

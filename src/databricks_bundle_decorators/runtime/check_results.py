@@ -123,11 +123,15 @@ def write_check_results(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def print_check_report(results: Sequence[CheckResult]) -> None:
+def print_check_report(
+    results: Sequence[CheckResult], *, run: str = "", task: str = "", task_run_id: str = ""
+) -> None:
     """Print the results as one report line (the launcher reads it from the run's
-    output on Databricks)."""
+    output on Databricks), named by the run, task and task run (attempt) that judged
+    them, so that a reader of logs that hold other tasks' output counts it once."""
     if results:
-        print(CheckReport(tuple(results)).to_line(), flush=True)
+        report = CheckReport(tuple(results), run=run, task=task, task_run_id=task_run_id)
+        print(report.to_line(), flush=True)
 
 
 def with_run_id(results: Sequence[CheckResult], run_id: str) -> list[CheckResult]:
@@ -180,7 +184,12 @@ def recording_check_results(
         finally:
             found[:] = with_run_id(found, environment.run_id)
             if environment.databricks:
-                print_check_report(found)
+                print_check_report(
+                    found,
+                    run=environment.run_id,
+                    task=task,
+                    task_run_id=environment.task_run_id,
+                )
             table = getattr(job, "check_results", None)
             if found and table:
                 try:

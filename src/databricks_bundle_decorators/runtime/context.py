@@ -70,6 +70,8 @@ class RunEnvironment:
         staging: In a stage run of a full refresh, its backfill id: the Spark tables
             the job writes are written to and read from their staging tables (see
             :mod:`..backfill.refresh`); empty otherwise.
+        task_run_id: On Databricks, the task run's own id (one per attempt); it names
+            the attempt in the task's check report. Empty when unknown.
     """
 
     session: Any
@@ -77,6 +79,7 @@ class RunEnvironment:
     databricks: bool = False
     run_id: str = ""
     staging: str = ""
+    task_run_id: str = ""
 
     @property
     def spark(self) -> Any:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from ..backfill.check_report import CHECK_RESULTS_PARAM
+from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM
 from ..backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
     FOR_EACH_INPUT_PARAM,
@@ -57,6 +57,7 @@ class EntryArguments:
     for_each_element: str | None = None
     run_id: str | None = None
     check_results: str | None = None
+    task_run_id: str = ""
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
@@ -91,7 +92,9 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
     job, task, module = values.pop(JOB_PARAM), values.pop(TASK_PARAM), values.pop(MODULE_PARAM)
     element = values.pop(FOR_EACH_INPUT_PARAM, None)
     run_id, results = values.pop(RUN_ID_PARAM, None), values.pop(CHECK_RESULTS_PARAM, None)
-    return EntryArguments(job, task, module, values, element, run_id, results)
+    task_run_id = values.pop(TASK_RUN_ID_PARAM, "")
+    task_run_id = "" if "{{" in task_run_id else task_run_id  # unrendered: run by hand
+    return EntryArguments(job, task, module, values, element, run_id, results, task_run_id)
 
 
 def resolve_run_id(given: str | None, *, databricks: bool) -> str:
@@ -167,7 +170,9 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
 
         session = LazySession(databricks_spark_session)
         run_id = resolve_run_id(arguments.run_id, databricks=True)
-        environment = RunEnvironment(session, Path("."), True, run_id)
+        environment = RunEnvironment(
+            session, Path("."), True, run_id, task_run_id=arguments.task_run_id
+        )
         values = task_values or databricks_task_value_store(session.get)
         run_task(request, environment=environment, task_values=values)
         return

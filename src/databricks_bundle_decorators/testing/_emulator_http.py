@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from ._emulator_render import scim_me_json
 from ._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
 from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
@@ -259,8 +260,7 @@ class HttpFrontEnd:
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
             )
         if path == _SCIM_ME and method == "GET":
-            name = self._model.user_name
-            return _Reply(200, {"id": "1", "userName": name, "displayName": name, "active": True})
+            return _Reply(200, scim_me_json(self._model.user_name, self._model.display_name))
         workspace = path.startswith(WORKSPACE_PREFIX)
         endpoint = (
             path[len(WORKSPACE_PREFIX) :]

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ._emulator_limits import job_limit_problem
 from ._emulator_refs import check_references
 
 JsonDict = dict[str, Any]
@@ -178,6 +179,8 @@ def job_settings(body: Mapping[str, Any]) -> JsonDict:
         raise invalid("parameters must be a list of {name, default} objects")
     _check_triggers(settings)
     check_references(settings)
+    if (limit := job_limit_problem(settings)) is not None:
+        raise invalid(limit)
     return settings
 
 

@@ -154,3 +154,23 @@ def task_run_json(job_run: JsonDict, task_run_id: int) -> JsonDict:
         "original_attempt_run_id": task_run_id,
         "tasks": [copy.deepcopy(task)],
     }
+
+
+def scim_me_json(user_name: str, display_name: str) -> JsonDict:
+    """``GET /api/2.0/preview/scim/v2/Me``: the caller as a SCIM ``User``.
+
+    Fields as the SDK's ``iam.User`` documents them (``userName``: the user's email
+    address; ``displayName``: given and family name; ``emails``). A service principal
+    calls with its application id as ``userName`` and answers its own display name and
+    no email (databricks/cli ``libs/iamutil`` tells one by a UUID ``userName``).
+    """
+    me: JsonDict = {
+        "id": "1",
+        "userName": user_name,
+        "displayName": display_name,
+        "active": True,
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
+    }
+    if "@" in user_name:
+        me["emails"] = [{"value": user_name, "type": "work", "primary": True}]
+    return me

@@ -58,6 +58,7 @@ class JobsModel(RunOutputs):
         self.base_url = base_url
         self.workspace_id = workspace_id
         self.user_name = user_name
+        self.display_name = user_name  # a service principal's differs (see scim_me)
         self.default_duration = 0.05
         self.pending_duration = 0.0
         self.hold_runs = False  # every run stays RUNNING until released
