@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import TaskRunError
+from .ddl import schema_ddl
 from .formats import StagedWrite, TableFormat, TableRef, WriteRequest, schema_difference
 from .layout import TableLayout
 
@@ -123,7 +124,7 @@ class _DeltaStagedWrite(StagedWrite):
             )
 
     def _create(self, spark: Any, request: WriteRequest) -> None:
-        ddl = self._frame.schema.toDDL()
+        ddl = schema_ddl(self._frame.schema.jsonValue())
         spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_by))
 
     def _check_layout(self, spark: Any, layout: TableLayout) -> None:
