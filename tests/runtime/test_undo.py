@@ -86,3 +86,28 @@ def test_after_an_undo_only_later_commits_of_the_backfill_count() -> None:
 def test_nothing_to_undo(commits: list[Commit], current: int | None) -> None:
     undo = plan_table(TABLE, ("clean",), commits, RUNS)
     assert (undo.action, undo.current, undo.refusal()) == ("none", current, None)
+
+
+def test_maintenance_commits_are_no_other_writer() -> None:
+    """OPTIMIZE, VACUUM and statistics (predictive optimization runs them by itself)."""
+    commits = history(OTHER, OURS, None, None, None, MINE_TOO)
+    commits[2:5] = [
+        Commit(2, "OPTIMIZE"),
+        Commit(3, "VACUUM START"),
+        Commit(4, "VACUUM END"),
+    ]
+    undo = plan_table(TABLE, ("clean",), commits, RUNS)
+    assert (undo.action, undo.to_version, undo.others) == ("restore", 0, ())
+    assert undo.refusal() is None
+    changed = plan_table(TABLE, ("clean",), [*commits, Commit(6, "DELETE")], RUNS)
+    assert [c.version for c in changed.others] == [6]
+
+
+def test_a_restore_recorded_in_the_ledger_is_the_backfill_s_undo() -> None:
+    runs = BackfillRuns(RUNS.backfill_id, RUNS.job, RUNS.run_ids, frozenset({("main.s.t", 2)}))
+    commits = [*history(OTHER, OURS), Commit(2, "RESTORE")]
+    assert plan_table(TABLE, ("clean",), commits, runs).action == "done"
+    # the same version of another table, or a write at that version, is not
+    assert plan_table(TABLE, ("clean",), commits, RUNS).action == "restore"
+    written = [*history(OTHER, OURS), Commit(2, "WRITE")]
+    assert plan_table(TABLE, ("clean",), written, runs).action == "restore"

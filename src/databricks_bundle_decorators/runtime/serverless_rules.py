@@ -16,6 +16,8 @@ builders (``tests/runtime/test_serverless_rules.py``).
 
 from __future__ import annotations
 
+from typing import Any
+
 SOURCES: tuple[str, ...] = (
     # "Serverless compute limitations": only the supported Spark configuration
     # parameters may be set.
@@ -67,3 +69,15 @@ def check_conf(name: str) -> None:
             f"{', '.join(sorted(SETTABLE_CONFS))}; read {READ_ON} from {SOURCES[0]}); pass it "
             "as a reader/writer option or set it only on a local session"
         )
+
+
+def set_conf(spark: Any, name: str, value: str) -> None:
+    """Set Spark property ``name`` on a session that may be a serverless one.
+
+    The only ``conf.set`` on the Databricks path (a test scans the source for others).
+
+    Raises:
+        ServerlessConfError: the property is not on the documented list.
+    """
+    check_conf(name)
+    spark.conf.set(name, value)

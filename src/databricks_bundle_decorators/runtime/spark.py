@@ -15,7 +15,7 @@ from typing import Any
 from ..atomic import write_atomically
 from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
-from .serverless_rules import check_conf
+from .serverless_rules import set_conf
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
 SPARK_EXTRA = 'pip install "dbxdec[spark]"'
@@ -122,12 +122,11 @@ def announce_start() -> None:
 def configure(spark: Any) -> Any:
     """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``.
 
-    Only properties serverless compute lets a job set (:func:`.serverless_rules.check_conf`
+    Only properties serverless compute lets a job set (:func:`.serverless_rules.set_conf`
     holds it): this runs on Databricks sessions too.
     """
     for key, value in SQL_CONF.items():
-        check_conf(key)
-        spark.conf.set(key, value)
+        set_conf(spark, key, value)
     return spark
 
 
