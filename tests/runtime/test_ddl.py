@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -82,8 +83,11 @@ def test_the_built_ddl_parses_to_the_schema_to_ddl_gives(spark: Any, schema_json
 
     schema = StructType.fromJson(schema_json)
     built = schema_ddl(schema.jsonValue())
-    assert StructType.fromDDL(built) == StructType.fromDDL(schema.toDDL())
+    assert StructType.fromDDL(built) == schema  # names, types, nullability, comments
     assert spark.createDataFrame([], built).schema == spark.createDataFrame([], schema).schema
+    if not any(c in json.dumps(schema_json) for c in ("\\\\", "'")):
+        # toDDL() writes a comment's backslash and quote unescaped (it does not parse back)
+        assert StructType.fromDDL(built) == StructType.fromDDL(schema.toDDL())
 
 
 def test_names_are_quoted_and_unknown_types_refused() -> None:

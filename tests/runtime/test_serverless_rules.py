@@ -90,7 +90,9 @@ def test_the_conf_wrapper_refuses_dbxdec_code_and_lets_tests_set_local_settings(
         spark_module.configure(spark)  # timeZone only: allowed
         _planted_write(spark)  # test code: a local setting, allowed
         spark_module.local_spark_session()  # the local builder may set its local settings
-    planted.write(spark)  # without the wrapper nothing stops it
+    # and tests/conftest.py wraps every test on the Spark session, this one too
+    with pytest.raises(ServerlessConfError, match="partitionOverwriteMode"):
+        planted.write(spark)
 
 
 _PLANTED = 'spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")'

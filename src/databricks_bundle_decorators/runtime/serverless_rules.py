@@ -19,11 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 SOURCES: tuple[str, ...] = (
-    # "Serverless compute limitations": only the supported Spark configuration
-    # parameters may be set.
-    "https://docs.databricks.com/aws/en/compute/serverless/limitations",
-    # "Configure Spark properties for serverless notebooks and jobs": the list itself.
-    "https://docs.databricks.com/aws/en/spark/conf",
+    # "Configure Spark properties for serverless notebooks and jobs" (a section of "Set
+    # Spark configuration properties on Databricks"): the list itself. Read 2026-11-24
+    # through the docs index, whose excerpt showed the page and its section but not the
+    # rows of the list; the names below are those of the release notes as copied in
+    # dbxdec issue 24 (a secondary copy): re-check them against the page.
+    "https://docs.databricks.com/en/spark/conf.html",
+    # "Serverless compute limitations": only the supported Spark properties may be set.
+    "https://docs.databricks.com/en/compute/serverless/limitations.html",
 )
 READ_ON = "2026-11-24"
 """When :data:`SOURCES` were read (the list changes with serverless releases)."""

@@ -59,10 +59,12 @@ def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
 MAINTENANCE_OPERATIONS: frozenset[str] = frozenset(
     {
         # Operations that rewrite or delete files but never change the table's rows, as
-        # DESCRIBE HISTORY names them (operation metrics keys table of
-        # https://docs.databricks.com/aws/en/delta/history ; predictive optimization runs
-        # OPTIMIZE, VACUUM and ANALYZE on managed tables by itself:
-        # https://docs.databricks.com/aws/en/optimizations/predictive-optimization).
+        # DESCRIBE HISTORY names them (the "operation metrics keys" table of
+        # https://docs.databricks.com/delta/history.html lists OPTIMIZE and VACUUM beside
+        # the writes; open-source Delta logs VACUUM as VACUUM START/END and statistics as
+        # COMPUTE STATS). Predictive optimization runs OPTIMIZE, VACUUM and ANALYZE on
+        # managed tables by itself:
+        # https://docs.databricks.com/en/optimizations/predictive-optimization.html
         "OPTIMIZE",
         "VACUUM START",
         "VACUUM END",
@@ -93,9 +95,11 @@ def restore_version(spark: Any, table: TableRef, version: int | None, *, after: 
 
     Raises:
         FilesVacuumed: Delta refused the restore because the version's data files are gone
-            (Databricks documents that RESTORE fails then:
-            https://docs.databricks.com/aws/en/sql/language-manual/delta-restore); nothing
-            changed.
+            (open-source Delta checks them before it commits, observed in
+            tests/launch/test_undo_maintenance.py; the RESTORE reference page,
+            https://docs.databricks.com/en/sql/language-manual/delta-restore.html, was not
+            read first-hand for it, so a local table is also checked beforehand by
+            :func:`files_gone`); nothing changed.
         TaskRunError: Delta refused for another reason.
     """
     target = sql_target(table)
