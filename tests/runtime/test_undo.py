@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from databricks_bundle_decorators.runtime.io.delta_history import Commit
+from databricks_bundle_decorators.runtime.io.delta_history import Commit, _missing_files
 from databricks_bundle_decorators.runtime.io.formats import TableRef
 from databricks_bundle_decorators.runtime.io.spark_table import commit_identity
 from databricks_bundle_decorators.runtime.undo import BackfillRuns, plan_table
@@ -111,3 +111,24 @@ def test_a_restore_recorded_in_the_ledger_is_the_backfill_s_undo() -> None:
     assert plan_table(TABLE, ("clean",), commits, RUNS).action == "restore"
     written = [*history(OTHER, OURS), Commit(2, "WRITE")]
     assert plan_table(TABLE, ("clean",), written, runs).action == "restore"
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        pytest.param(
+            "Can not restore table to version 0 because some files referenced in it are "
+            "missing. Missed files (top 100 files): part-0.parquet Please use more recent "
+            "version or timestamp for restoring. To disable check update option "
+            "spark.sql.files.ignoreMissingFiles",
+            True,
+            id="open-source-delta",
+        ),
+        pytest.param("java.io.FileNotFoundException: part-0.parquet", True, id="file-read"),
+        pytest.param("[DELTA_CANNOT_RESTORE_TABLE_VERSION] Cannot restore", False, id="version"),
+    ],
+)
+def test_a_restore_refused_for_vacuumed_files_is_told_from_other_refusals(
+    text: str, missing: bool
+) -> None:
+    assert _missing_files(text) is missing

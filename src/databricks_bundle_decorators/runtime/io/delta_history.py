@@ -129,9 +129,13 @@ def restore_version(spark: Any, table: TableRef, version: int | None, *, after: 
 
 
 def _missing_files(text: str) -> bool:
-    """Whether Delta's error says the restored version's data files do not exist."""
-    upper = text.upper()
-    return ("MISSING" in upper and "FILE" in upper) or "FILENOTFOUND" in upper.replace(" ", "")
+    """Whether Delta's error says the restored version's data files do not exist.
+
+    Open-source Delta 4.0 (``restoreMissedDataFilesError``) lists the "Missed files" and
+    names ``spark.sql.files.ignoreMissingFiles``; a file read fails with FileNotFound.
+    """
+    compact = text.upper().replace(" ", "")
+    return any(mark in compact for mark in ("MISSEDFILES", "IGNOREMISSINGFILES", "FILENOTFOUND"))
 
 
 def files_gone(spark: Any, table: TableRef, version: int) -> bool:
