@@ -14,7 +14,7 @@ from databricks_bundle_decorators.launch.ledger import list_ledgers
 from databricks_bundle_decorators.launch.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
-from .test_undo import FIVE_DAYS, ORDERS, Dbxdec, dbxdec, one_error_line
+from .test_undo import ORDERS, Dbxdec, dbxdec, one_error_line
 from .undo_project import table_history, table_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -35,6 +35,7 @@ def local_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
             spark.conf.unset(key)
 
 
+TWO_DAYS = "2024-01-03,2024-01-04"
 VACUUM_LOGGED = {"spark.databricks.delta.vacuum.logging.enabled": "true"}
 NO_RETENTION_CHECK = {
     **VACUUM_LOGGED,
@@ -47,10 +48,14 @@ def orders_sql(dbxdec: Dbxdec) -> str:
     return "delta.`" + str(path) + "`"
 
 
-def test_optimize_and_a_default_vacuum_are_no_other_writer(dbxdec: Dbxdec, spark: Any) -> None:
+def test_maintenance_is_no_other_writer_but_vacuumed_files_and_data_changes_refuse(
+    dbxdec: Dbxdec, spark: Any
+) -> None:
+    """One project, three undos (a fixture and a backfill each would cost ~30 s)."""
     before = table_rows(spark, dbxdec.root, ORDERS)
-    backfill_id = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
+    first = dbxdec.backfill("undo_orders", "--keys", TWO_DAYS, "--param", "label=backfill")
     table = orders_sql(dbxdec)
+    # 1. OPTIMIZE (compacting the backfill's files) and a default VACUUM: undo restores
     optimized = spark.sql(f"OPTIMIZE {table}").first()
     assert optimized is not None and optimized.metrics.numFilesRemoved >= 2
     with local_conf(spark, VACUUM_LOGGED):
@@ -58,56 +63,46 @@ def test_optimize_and_a_default_vacuum_are_no_other_writer(dbxdec: Dbxdec, spark
     operations = [op for _, op, _ in table_history(spark, dbxdec.root, ORDERS)]
     assert operations[-3:] == ["OPTIMIZE", "VACUUM START", "VACUUM END"]
 
-    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    code, out, err = dbxdec("backfill", "undo", first, "--yes")
     assert code == 0, out + err
     assert f"Restored {ORDERS}." in out
     assert table_rows(spark, dbxdec.root, ORDERS) == before
     # the RESTORE carries no label: its version is read back and kept in the ledger
     history = table_history(spark, dbxdec.root, ORDERS)
+    restored = history[-1][0]
     assert history[-1][1] == "RESTORE"
     (ledger,) = list_ledgers(dbxdec.root, "undo_orders")
-    assert read_undone(ledger) == {(ORDERS, history[-1][0])}
-    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    assert read_undone(ledger) == {(ORDERS, restored)}
+    code, out, err = dbxdec("backfill", "undo", first, "--yes")
     assert code == 0, out + err
-    assert f"{ORDERS}: already undone (version {history[-1][0]})" in out
+    assert f"{ORDERS}: already undone (version {restored})" in out
     assert table_history(spark, dbxdec.root, ORDERS) == history
 
-
-def test_a_vacuum_that_removed_the_old_files_makes_undo_refuse_in_one_line(
-    dbxdec: Dbxdec, spark: Any
-) -> None:
-    backfill_id = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
-    table = orders_sql(dbxdec)
+    # 2. a VACUUM that removed the files of the version to restore: one line, no change
+    second = dbxdec.backfill("undo_orders", "--keys", "2024-01-03", "--param", "label=again")
     with local_conf(spark, NO_RETENTION_CHECK):
         spark.sql(f"VACUUM {table} RETAIN 0 HOURS").collect()
     history = table_history(spark, dbxdec.root, ORDERS)
     vacuum_end = history[-1]
     assert vacuum_end[1] == "VACUUM END"
     during = table_rows(spark, dbxdec.root, ORDERS)
-
-    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes", "--force")
+    code, out, err = dbxdec("backfill", "undo", second, "--yes", "--force")
     assert code == 2, out + err
     line = one_error_line(err)
     assert line.startswith(
-        f"Error: table {ORDERS}: version 0 cannot be restored: version {vacuum_end[0]} "
-        "(VACUUM END at "
+        f"Error: table {ORDERS}: version {restored} cannot be restored: version "
+        f"{vacuum_end[0]} (VACUUM END at "
     ), line
     assert line.endswith("deleted data files it needs; nothing was restored"), line
     assert table_rows(spark, dbxdec.root, ORDERS) == during
     assert table_history(spark, dbxdec.root, ORDERS) == history
 
-
-def test_a_data_change_by_another_writer_after_maintenance_still_refuses(
-    dbxdec: Dbxdec, spark: Any
-) -> None:
-    backfill_id = dbxdec.backfill("undo_orders", "--keys", "2024-01-03", "--param", "label=b")
-    spark.sql(f"OPTIMIZE {orders_sql(dbxdec)}").collect()
-    spark.sql(f"DELETE FROM {orders_sql(dbxdec)} WHERE day = '2024-01-01'").collect()
+    # 3. a data change by another writer after the maintenance still refuses, precisely
+    spark.sql(f"DELETE FROM {table} WHERE day = '2024-01-01'").collect()
     deleted = table_history(spark, dbxdec.root, ORDERS)[-1]
     assert deleted[1] == "DELETE"
     during = table_rows(spark, dbxdec.root, ORDERS)
-
-    code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
+    code, out, err = dbxdec("backfill", "undo", second, "--yes")
     assert code == 2, out + err
     assert one_error_line(err).startswith(
         f"Error: table {ORDERS}: version {deleted[0]} (DELETE at 20"
