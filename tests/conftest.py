@@ -83,3 +83,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         uses_spark = "spark" in getattr(item, "fixturenames", ())
         if uses_spark or item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+@pytest.fixture(autouse=True)
+def _serverless_confs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In every test on the Spark session, dbxdec's own code may set only the Spark
+    properties serverless compute lets a job set (tests/serverless_guard.py)."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    from tests.serverless_guard import guarded_conf
+
+    with guarded_conf():
+        yield

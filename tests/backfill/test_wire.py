@@ -99,6 +99,23 @@ def test_an_undo_order_round_trips_through_its_job_parameter(runs: list[str], fo
     assert UndoOrder.from_param("") is None and BACKFILL_PARAM_DEFAULTS["backfill_undo"] == ""
 
 
+UNDONE = st.lists(
+    st.tuples(
+        st.from_regex(r"[a-z_][a-z0-9_]{0,8}(\.[a-z_][a-z0-9_]{0,8}){2}", fullmatch=True),
+        st.integers(0, 10**12),
+    ),
+    max_size=4,
+)
+
+
+@given(RUN_IDS, UNDONE)
+def test_an_undo_order_carries_the_versions_earlier_undos_made(
+    runs: list[str], undone: list[tuple[str, int]]
+) -> None:
+    order = UndoOrder("sales-20240601T120000-1a2b", tuple(runs), True, tuple(undone))
+    assert UndoOrder.from_param(order.to_param()) == order
+
+
 @pytest.mark.parametrize(
     "value",
     [

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.backfill.wire import UndoOrder
+from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.tables import local_table_exists
 
@@ -97,11 +98,9 @@ def test_undo_restores_the_content_from_before_a_five_day_backfill(
     assert code == 0, out + err
     assert f"Restored {ORDERS}." in out
     assert table_rows(spark, dbxdec.root, ORDERS) == before
-    assert table_history(spark, dbxdec.root, ORDERS)[-1] == (
-        6,
-        "RESTORE",
-        f"dbxdec-undo:{backfill_id}",
-    )
+    # RESTORE takes no writer options: unlabelled, its version is recorded in the ledger
+    assert table_history(spark, dbxdec.root, ORDERS)[-1] == (6, "RESTORE", None)
+    assert read_undone(list_ledgers(dbxdec.root, "undo_orders")[0]) == {(ORDERS, 6)}
     # undoing twice changes nothing
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
     assert code == 0, out + err
@@ -148,10 +147,9 @@ def test_a_table_the_backfill_created_is_emptied_only_with_force(
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes", "--force")
     assert code == 0, out + err
     assert table_rows(spark, dbxdec.root, FRESH) == []
-    assert table_history(spark, dbxdec.root, FRESH)[-1][1:] == (
-        "DELETE",
-        f"dbxdec-undo:{backfill_id}",
-    )
+    assert table_history(spark, dbxdec.root, FRESH)[-1][1:] == ("DELETE", None)
+    version = table_history(spark, dbxdec.root, FRESH)[-1][0]
+    assert read_undone(list_ledgers(dbxdec.root, "undo_fresh")[0]) == {(FRESH, version)}
 
 
 def test_undo_asks_first_and_a_no_changes_nothing(
@@ -203,7 +201,12 @@ def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
     code, out, err = dbxdec_run("write_orders", UndoOrder(backfill_id, run_ids, force=True))
     assert code == 0, out + err
     assert table_rows(spark, dbxdec.root, ORDERS) == before
+    restored = table_history(spark, dbxdec.root, ORDERS)[-1]
+    assert restored[1:] == ("RESTORE", None)
+    # the run reports the version it made, for the launcher to record in the ledger
+    report = f'{UNDO_REPORT_PREFIX}{{"table": "{ORDERS}", "version": {restored[0]}}}'
+    assert report in out.splitlines()
     code, out, err = dbxdec_run("noop", UndoOrder(backfill_id, run_ids, force=True))
     assert code == 0, out + err
     assert f"undo of backfill {backfill_id}: task 'noop' writes no table" in out
-    assert table_history(spark, dbxdec.root, ORDERS)[-1][2] == f"dbxdec-undo:{backfill_id}"
+    assert table_history(spark, dbxdec.root, ORDERS)[-1] == restored

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from databricks_bundle_decorators.runtime.io.delta_history import Commit
+from databricks_bundle_decorators.runtime.io.delta_history import Commit, _missing_files
 from databricks_bundle_decorators.runtime.io.formats import TableRef
 from databricks_bundle_decorators.runtime.io.spark_table import commit_identity
 from databricks_bundle_decorators.runtime.undo import BackfillRuns, plan_table
@@ -86,3 +86,49 @@ def test_after_an_undo_only_later_commits_of_the_backfill_count() -> None:
 def test_nothing_to_undo(commits: list[Commit], current: int | None) -> None:
     undo = plan_table(TABLE, ("clean",), commits, RUNS)
     assert (undo.action, undo.current, undo.refusal()) == ("none", current, None)
+
+
+def test_maintenance_commits_are_no_other_writer() -> None:
+    """OPTIMIZE, VACUUM and statistics (predictive optimization runs them by itself)."""
+    commits = history(OTHER, OURS, None, None, None, MINE_TOO)
+    commits[2:5] = [
+        Commit(2, "OPTIMIZE"),
+        Commit(3, "VACUUM START"),
+        Commit(4, "VACUUM END"),
+    ]
+    undo = plan_table(TABLE, ("clean",), commits, RUNS)
+    assert (undo.action, undo.to_version, undo.others) == ("restore", 0, ())
+    assert undo.refusal() is None
+    changed = plan_table(TABLE, ("clean",), [*commits, Commit(6, "DELETE")], RUNS)
+    assert [c.version for c in changed.others] == [6]
+
+
+def test_a_restore_recorded_in_the_ledger_is_the_backfill_s_undo() -> None:
+    runs = BackfillRuns(RUNS.backfill_id, RUNS.job, RUNS.run_ids, frozenset({("main.s.t", 2)}))
+    commits = [*history(OTHER, OURS), Commit(2, "RESTORE")]
+    assert plan_table(TABLE, ("clean",), commits, runs).action == "done"
+    # the same version of another table, or a write at that version, is not
+    assert plan_table(TABLE, ("clean",), commits, RUNS).action == "restore"
+    written = [*history(OTHER, OURS), Commit(2, "WRITE")]
+    assert plan_table(TABLE, ("clean",), written, runs).action == "restore"
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        pytest.param(
+            "Can not restore table to version 0 because some files referenced in it are "
+            "missing. Missed files (top 100 files): part-0.parquet Please use more recent "
+            "version or timestamp for restoring. To disable check update option "
+            "spark.sql.files.ignoreMissingFiles",
+            True,
+            id="open-source-delta",
+        ),
+        pytest.param("java.io.FileNotFoundException: part-0.parquet", True, id="file-read"),
+        pytest.param("[DELTA_CANNOT_RESTORE_TABLE_VERSION] Cannot restore", False, id="version"),
+    ],
+)
+def test_a_restore_refused_for_vacuumed_files_is_told_from_other_refusals(
+    text: str, missing: bool
+) -> None:
+    assert _missing_files(text) is missing

@@ -212,11 +212,17 @@ def keys_label(keys: Sequence[str]) -> str:
 # -- undo runs ----------------------------------------------------------------------------
 
 _UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
+_UNDONE = r"[A-Za-z0-9_.]{1,800}@[0-9]{1,18}"
 _UNDO_ORDER = re.compile(
     rf"backfill=(?P<backfill>{_UNDO_ID});force=(?P<force>true|false);"
-    rf"runs=(?P<runs>{_UNDO_ID}(?:,{_UNDO_ID})*)",
+    rf"runs=(?P<runs>{_UNDO_ID}(?:,{_UNDO_ID})*)"
+    rf"(?:;undone=(?P<undone>{_UNDONE}(?:,{_UNDONE})*))?",
     re.ASCII,
 )
+UNDO_REPORT_PREFIX = "dbxdec-undo: "
+"""Starts the output line in which a task of an undo run reports a commit it made
+(``{"table": NAME, "version": N}``): RESTORE and DELETE take no writer options, so the
+launcher reads the version back from the task's logs and records it in the ledger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +240,15 @@ class UndoOrder:
     backfill_id: str
     run_ids: tuple[str, ...]
     force: bool = False
+    undone: tuple[tuple[str, int], ...] = ()
+    """``(table, version)`` of the commits earlier undos of the backfill made."""
 
     def to_param(self) -> str:
         """The ``backfill_undo`` value (see :meth:`from_param`)."""
         force = "true" if self.force else "false"
-        return f"backfill={self.backfill_id};force={force};runs={','.join(self.run_ids)}"
+        undone = ",".join(f"{table}@{version}" for table, version in self.undone)
+        tail = f";undone={undone}" if undone else ""
+        return f"backfill={self.backfill_id};force={force};runs={','.join(self.run_ids)}{tail}"
 
     @classmethod
     def from_param(cls, value: str) -> UndoOrder | None:
@@ -257,7 +267,12 @@ class UndoOrder:
         if found is None:
             return None
         runs = tuple(found["runs"].split(","))
-        return cls(found["backfill"], runs, found["force"] == "true")
+        undone = tuple(
+            (table, int(version))
+            for table, _, version in (p.rpartition("@") for p in (found["undone"] or "").split(","))
+            if table
+        )
+        return cls(found["backfill"], runs, found["force"] == "true", undone)
 
 
 # -- presence runs ------------------------------------------------------------------------

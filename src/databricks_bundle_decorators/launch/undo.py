@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..backfill.wire import BACKFILL_UNDO_PARAM, UndoOrder
+from ..backfill.wire import BACKFILL_UNDO_PARAM, UNDO_REPORT_PREFIX, UndoOrder, report_bodies
 from ..bundle.project import ProjectConfig
 from ..definitions import JobDefinition, Registry
 from ..errors import UsageError
@@ -31,6 +31,7 @@ from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
 from .errors import UndoFailed
 from .ledger import Ledger, load_ledger
+from .ledger_undone import read_undone, record_undone
 from .spark_extra import require_local_spark
 from .workspace import request_refusals, require_job_parameter
 
@@ -48,7 +49,7 @@ def backfill_runs(ledger: Ledger) -> BackfillRuns:
         for attempt in record.attempts
         if attempt.run_id and attempt.state != "rejected"
     )
-    return BackfillRuns(ledger.id, ledger.job, ids)
+    return BackfillRuns(ledger.id, ledger.job, ids, read_undone(ledger))
 
 
 def _header(ledger: Ledger, runs: BackfillRuns) -> str:
@@ -102,11 +103,18 @@ class LocalUndo:
         return self.plan.refused()
 
     def apply(self, *, force: bool = False) -> list[str]:
-        """Restore every table (all were checked first); one line per table restored."""
-        return [
-            f"{'Emptied' if t.action == 'empty' else 'Restored'} {t.table.name}."
-            for t in self.plan.apply(self.spark, force=force)
-        ]
+        """Restore every table (all were checked first); one line per table restored.
+
+        The version each restore made is recorded in the ledger (a later undo knows it).
+        """
+        lines = []
+        for table in self.plan.apply(self.spark, force=force):
+            if table.made is not None:
+                record_undone(self.ledger, table.table.name, table.made)
+            lines.append(
+                f"{'Emptied' if table.action == 'empty' else 'Restored'} {table.table.name}."
+            )
+        return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +167,9 @@ class RemoteUndo:
         """
         from .databricks_backend import run_status
 
-        order = UndoOrder(self.ledger.id, tuple(sorted(self.runs.run_ids)), force)
+        order = UndoOrder(
+            self.ledger.id, tuple(sorted(self.runs.run_ids)), force, tuple(sorted(self.runs.undone))
+        )
         token = f"dbxdec-undo-{secrets.token_hex(16)}"  # a new run per undo asked for
         try:
             waiter = self.client.jobs.run_now(
@@ -177,6 +187,9 @@ class RemoteUndo:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise UsageError(f"the workspace refused the undo run: {first}") from None
         page = f" ({status.url})" if status.url else ""
+        # recorded whatever the outcome: a task may have restored before another refused
+        for table, version in _undo_reports(self.client, run_id):
+            record_undone(self.ledger, table, version)
         if status.state != "succeeded":
             raise UndoFailed(
                 f"the undo run {run_id} of job {self.job_name!r} {status.state}: "
@@ -184,6 +197,23 @@ class RemoteUndo:
                 f"or refused{page}"
             )
         return [f"Undo run {run_id} succeeded{page}: restored {len(self.tables)} table(s)."]
+
+
+def _undo_reports(client: WorkspaceClient, run_id: int) -> list[tuple[str, int]]:
+    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported."""
+    found: list[tuple[str, int]] = []
+    for task in client.jobs.get_run(run_id).tasks or []:
+        if task.run_id is None:
+            continue
+        logs = client.jobs.get_run_output(task.run_id).logs or ""
+        try:
+            bodies = report_bodies(logs, UNDO_REPORT_PREFIX, "undo report")
+            pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
+        # serverless task logs may repeat lines of other tasks: each commit once
+        found += [pair for pair in pairs if pair not in found]
+    return found
 
 
 def prepare_undo(

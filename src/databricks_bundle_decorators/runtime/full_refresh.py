@@ -33,6 +33,7 @@ from ..definitions.contracts import ROWS_METRIC
 from .checking import TaskChecks
 from .context import RunEnvironment
 from .errors import OutputRejected, TaskRunError
+from .io.ddl import schema_ddl
 from .io.delta import delta_table_exists, read_delta
 from .io.delta_history import read_commits, sql_target
 from .io.formats import TableRef
@@ -164,7 +165,7 @@ def replace_table(frame: Any, table: TableOutput, identity: str) -> None:
     target = table.ref
     spark = frame.sparkSession
     if not delta_table_exists(spark, target) and manager.layout.declared:
-        ddl = frame.schema.toDDL()
+        ddl = schema_ddl(frame.schema.jsonValue())
         spark.sql(manager.layout.create_sql(sql_target(target), ddl, manager.partition_column))
     writer = (
         frame.write.format("delta")

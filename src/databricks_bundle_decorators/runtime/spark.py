@@ -15,6 +15,7 @@ from typing import Any
 from ..atomic import write_atomically
 from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
+from .serverless_rules import set_conf
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
 SPARK_EXTRA = 'pip install "dbxdec[spark]"'
@@ -31,18 +32,23 @@ DELTA_CONF: dict[str, str] = {
 }
 
 SQL_CONF: dict[str, str] = {
-    # Writes replace only the partitions present in the frame.
-    "spark.sql.sources.partitionOverwriteMode": "dynamic",
-    # Keys are compared as UTC instants; predicates carry explicit offsets anyway.
+    # Keys are compared as UTC instants; predicates carry explicit offsets anyway. The one
+    # session setting dbxdec makes on Databricks: serverless compute lets a job set it
+    # (see :mod:`.serverless_rules`).
     "spark.sql.session.timeZone": "UTC",
-    # Partition values are keys, never guessed types ('2024-01-01' stays a string).
-    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 
 LOCAL_SQL_CONF: dict[str, str] = {
     # List partition folders in the driver: a distributed listing (Spark's default from
     # 32 folders on, e.g. an all_partitions read) costs a Spark job per read locally.
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    # Writes replace only the partitions present in the frame. Local sessions only: on
+    # Databricks every write passes partitionOverwriteMode as a writer option instead.
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    # Partition values are keys, never guessed types ('2024-01-01' stays a string). Local
+    # sessions only: it matters to a parquet folder read without its schema, and parquet
+    # outputs are local folders; Delta tables keep their schema in the log.
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 
 LOCAL_CONF: dict[str, str] = {
@@ -114,9 +120,13 @@ def announce_start() -> None:
 
 
 def configure(spark: Any) -> Any:
-    """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``."""
+    """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``.
+
+    Only properties serverless compute lets a job set (:func:`.serverless_rules.set_conf`
+    holds it): this runs on Databricks sessions too.
+    """
     for key, value in SQL_CONF.items():
-        spark.conf.set(key, value)
+        set_conf(spark, key, value)
     return spark
 
 

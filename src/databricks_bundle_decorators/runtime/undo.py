@@ -11,15 +11,20 @@ where the table lives: the embedded Spark locally, the job's compute on Databric
 Per table (``first``: the backfill's first commit, ``current``: the latest version):
 
 - ``restore``: ``RESTORE`` to ``first - 1``. Refused without ``force`` when another
-  writer committed after ``first`` (its commit would be discarded too); the refusal
-  names the table and that commit.
+  writer committed rows after ``first`` (its commit would be discarded too); the refusal
+  names the table and that commit. Maintenance commits (``OPTIMIZE``, ``VACUUM``,
+  statistics: predictive optimization makes them on its own) change no row and are no
+  other writer. A version whose files a ``VACUUM`` removed cannot be restored: undo
+  refuses in one line naming that vacuum, and changes nothing.
 - ``empty``: the backfill created the table (``first == 0``): there is no earlier
   version. Refused without ``force``; with it every row is deleted (the table, its
   schema and its history stay, so the rows can still be recovered by time travel).
 - ``none``: the backfill committed nothing to the table (or it does not exist).
-- ``done``: undone already: the restore is itself a commit whose ``userMetadata`` is
-  ``dbxdec-undo:<backfill id>``; only commits after the last such one are considered, so
-  undoing twice does nothing the second time.
+- ``done``: undone already: the restore is itself a commit, which cannot carry writer
+  options; undo reads its version back from ``DESCRIBE HISTORY`` and the backfill's
+  ledger records it (:attr:`BackfillRuns.undone`; commits whose ``userMetadata`` is
+  ``dbxdec-undo:<backfill id>`` are those of older dbxdec releases). Only commits after
+  the last such one are considered, so undoing twice does nothing the second time.
 
 Before anything is restored, every table is planned and checked; a table that changed
 between the plan and the restore is refused, so what was shown is what is restored.
@@ -27,17 +32,26 @@ between the plan and the restore is refused, so what was shown is what is restor
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..backfill.wire import UndoOrder
+from ..backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
 from ..definitions import JobDefinition
 from ..errors import UsageError
 from .context import RunEnvironment
 from .io.delta import DeltaFormat
-from .io.delta_history import Commit, read_commits, restore_version
+from .io.delta_history import (
+    RESTORE_OPERATIONS,
+    Commit,
+    FilesVacuumed,
+    changes_rows,
+    files_gone,
+    read_commits,
+    restore_version,
+)
 from .io.formats import TableRef
 from .io.table_name import COMMIT_ID_PREFIX
 from .outputs import TableOutput, table_outputs
@@ -69,11 +83,20 @@ class BackfillRuns:
     backfill_id: str
     job: str
     run_ids: frozenset[str]
+    undone: frozenset[tuple[str, int]] = frozenset()
+    """``(table, version)`` of every commit an undo of this backfill made (its ledger)."""
 
     @property
     def undo_mark(self) -> str:
         """The ``userMetadata`` of the commits undo makes."""
         return f"{UNDO_MARK_PREFIX}{self.backfill_id}"
+
+    def undid(self, table: str, commit: Commit) -> bool:
+        """Whether ``commit`` of ``table`` is an undo of this backfill."""
+        if commit.metadata == self.undo_mark:  # marked by a session setting (older releases)
+            return True
+        restore = commit.operation.upper() in RESTORE_OPERATIONS
+        return restore and (table, commit.version) in self.undone
 
     def wrote(self, metadata: str | None) -> bool:
         """Whether a commit with this ``userMetadata`` was made by one of the runs."""
@@ -106,6 +129,8 @@ class TableUndo:
     to_version: int | None = None
     ours: tuple[Commit, ...] = ()
     others: tuple[Commit, ...] = ()
+    made: int | None = None
+    """The version the restore made (set once it is applied)."""
 
     def describe(self) -> str:
         """One line for the confirmation prompt."""
@@ -200,9 +225,10 @@ class JobUndo:
         refused = None if force else self.refused()
         if refused is not None:
             raise refused
-        for table in self.changes:
-            restore_table(spark, table, self.runs)
-        return self.changes
+        for table in self.changes:  # every table checked before any is restored
+            if table.to_version is not None and files_gone(spark, table.table, table.to_version):
+                raise UndoRefused(vacuumed(table, read_commits(spark, table.table)))
+        return tuple(restore_table(spark, table) for table in self.changes)
 
 
 def _versions(commits: Sequence[Commit]) -> str:
@@ -217,13 +243,17 @@ def plan_table(
     if not commits:
         return TableUndo(table, tasks, "none")
     current = commits[-1].version
-    undone_at = [c.version for c in commits if c.metadata == runs.undo_mark]
+    undone_at = [c.version for c in commits if runs.undid(table.name, c)]
     considered = [c for c in commits if not undone_at or c.version > undone_at[-1]]
     ours = tuple(c for c in considered if runs.wrote(c.metadata))
     if not ours:
         return TableUndo(table, tasks, "done" if undone_at else "none", current)
     first = ours[0].version
-    others = tuple(c for c in considered if c.version > first and not runs.wrote(c.metadata))
+    others = tuple(
+        c
+        for c in considered
+        if c.version > first and not runs.wrote(c.metadata) and changes_rows(c)
+    )
     if first == 0:
         return TableUndo(table, tasks, "empty", current, None, ours, others)
     return TableUndo(table, tasks, "restore", current, first - 1, ours, others)
@@ -273,7 +303,9 @@ def undo_outputs(
         UndoRefused: a table needs ``order.force`` (nothing of this task is restored).
         TaskRunError: Delta refused a restore.
     """
-    runs = BackfillRuns(order.backfill_id, job.name, frozenset(order.run_ids))
+    runs = BackfillRuns(
+        order.backfill_id, job.name, frozenset(order.run_ids), frozenset(order.undone)
+    )
     plan = plan_undo(job, runs, environment, tasks={task_key})
     for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:
         print(f"undo of backfill {order.backfill_id}: {line}", flush=True)
@@ -281,15 +313,20 @@ def undo_outputs(
         print(
             f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table", flush=True
         )
-    plan.apply(environment.spark if plan.changes else None, force=order.force)
+    for done in plan.apply(environment.spark if plan.changes else None, force=order.force):
+        # the launcher records the version in the ledger: a later undo knows it as its own
+        report = {"table": done.table.name, "version": done.made}
+        print(UNDO_REPORT_PREFIX + json.dumps(report, sort_keys=True), flush=True)
     return plan
 
 
-def restore_table(spark: Any, table: TableUndo, runs: BackfillRuns) -> None:
-    """Restore one planned table (``restore`` or ``empty``), marked as this undo.
+def restore_table(spark: Any, table: TableUndo) -> TableUndo:
+    """Restore one planned table (``restore`` or ``empty``); returns it with the version
+    the restore made (:attr:`TableUndo.made`).
 
     Raises:
-        UndoRefused: the table has a newer version than the plan saw.
+        UndoRefused: the table has a newer version than the plan saw, or the files of the
+            version to restore were vacuumed (nothing changed).
         TaskRunError: Delta refused the restore.
     """
     now = read_commits(spark, table.table)
@@ -299,5 +336,19 @@ def restore_table(spark: Any, table: TableUndo, runs: BackfillRuns) -> None:
             f"table {table.table.name} changed since undo was planned (version {latest}, "
             f"planned at {table.current}); it was not restored: run undo again"
         )
-    if table.action in ("restore", "empty"):
-        restore_version(spark, table.table, table.to_version, user_metadata=runs.undo_mark)
+    try:
+        made = restore_version(spark, table.table, table.to_version, after=latest or 0)
+    except FilesVacuumed:
+        raise UndoRefused(vacuumed(table, now)) from None
+    return replace(table, made=made)
+
+
+def vacuumed(table: TableUndo, commits: Sequence[Commit]) -> str:
+    """The one line of a refusal to restore a version whose files were vacuumed."""
+    after = table.to_version or 0
+    vacuums = [c for c in commits if c.version > after and c.operation.upper().startswith("VACUUM")]
+    which = vacuums[-1].describe() if vacuums else "a VACUUM"
+    return (
+        f"table {table.table.name}: version {table.to_version} cannot be restored: {which} "
+        "deleted data files it needs; nothing was restored"
+    )

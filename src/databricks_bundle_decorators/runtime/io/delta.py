@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import TaskRunError
+from .ddl import schema_ddl
 from .formats import StagedWrite, TableFormat, TableRef, WriteRequest, schema_difference
 from .layout import TableLayout
 
@@ -97,7 +98,12 @@ class _DeltaStagedWrite(StagedWrite):
         if request.transaction is not None:
             app_id, version = request.transaction
             writer = writer.option("txnAppId", app_id).option("txnVersion", str(version))
-            # the same id in DESCRIBE HISTORY: which run wrote which version (undo reads it)
+            # the same id in DESCRIBE HISTORY: which run wrote which version (undo reads it).
+            # Writer options, not session settings (serverless lets a job set neither
+            # commitInfo.userMetadata nor write.txnAppId): userMetadata is documented at
+            # https://docs.databricks.com/gcp/en/tables/operations/custom-metadata and
+            # txnAppId/txnVersion at https://docs.databricks.com/aws/en/error-messages/
+            # delta-invalid-idempotent-writes-options-error-class
             writer = writer.option("userMetadata", app_id)
         try:
             if self._table.path is not None:
@@ -123,7 +129,7 @@ class _DeltaStagedWrite(StagedWrite):
             )
 
     def _create(self, spark: Any, request: WriteRequest) -> None:
-        ddl = self._frame.schema.toDDL()
+        ddl = schema_ddl(self._frame.schema.jsonValue())
         spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_by))
 
     def _check_layout(self, spark: Any, layout: TableLayout) -> None:

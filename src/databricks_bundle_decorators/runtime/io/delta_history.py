@@ -3,17 +3,14 @@ catalog name on Databricks and by folder locally, in the same SQL."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import TaskRunError
 from ..predicates import quote_identifier
 from .delta import delta_table_exists
 from .formats import TableRef
-
-USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +56,51 @@ def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
     return tuple(sorted(commits, key=lambda c: c.version))
 
 
-def restore_version(
-    spark: Any, table: TableRef, version: int | None, *, user_metadata: str
-) -> None:
+MAINTENANCE_OPERATIONS: frozenset[str] = frozenset(
+    {
+        # Operations that rewrite or delete files but never change the table's rows, as
+        # DESCRIBE HISTORY names them (the "operation metrics keys" table of
+        # https://docs.databricks.com/delta/history.html lists OPTIMIZE and VACUUM beside
+        # the writes; open-source Delta logs VACUUM as VACUUM START/END and statistics as
+        # COMPUTE STATS). Predictive optimization runs OPTIMIZE, VACUUM and ANALYZE on
+        # managed tables by itself:
+        # https://docs.databricks.com/en/optimizations/predictive-optimization.html
+        "OPTIMIZE",
+        "VACUUM START",
+        "VACUUM END",
+        "ANALYZE",
+        "COMPUTE STATS",
+    }
+)
+"""Commits no writer of rows made: undo neither counts them as another writer nor refuses."""
+RESTORE_OPERATIONS = frozenset({"RESTORE", "DELETE"})
+"""What undo's own commits are (``RESTORE``, or ``DELETE`` for a table the backfill made)."""
+
+
+def changes_rows(commit: Commit) -> bool:
+    """Whether ``commit`` may have changed the table's rows (not a maintenance commit)."""
+    return commit.operation.upper() not in MAINTENANCE_OPERATIONS
+
+
+class FilesVacuumed(Exception):
+    """The version to restore has data files that are gone (``VACUUM`` removed them)."""
+
+
+def restore_version(spark: Any, table: TableRef, version: int | None, *, after: int) -> int:
     """Restore ``table`` to ``version`` (``RESTORE TABLE``), or with ``None`` delete every
-    row (``DELETE FROM``: there is no earlier version); the commit carries
-    ``user_metadata``.
+    row (``DELETE FROM``: there is no earlier version); returns the version that commit
+    made, read back from ``DESCRIBE HISTORY`` (its first ``RESTORE``/``DELETE`` after
+    version ``after``): neither statement takes writer options, and the session setting
+    that would label the commit is not one serverless compute lets a job set.
 
     Raises:
-        TaskRunError: Delta refused (e.g. the version's files were vacuumed).
+        FilesVacuumed: Delta refused the restore because the version's data files are gone
+            (open-source Delta checks them before it commits, observed in
+            tests/launch/test_undo_maintenance.py; the RESTORE reference page,
+            https://docs.databricks.com/en/sql/language-manual/delta-restore.html, was not
+            read first-hand for it, so a local table is also checked beforehand by
+            :func:`files_gone`); nothing changed.
+        TaskRunError: Delta refused for another reason.
     """
     target = sql_target(table)
     if version is None:
@@ -77,24 +110,47 @@ def restore_version(
     from pyspark.errors import PySparkException
 
     try:
-        with _user_metadata(spark, user_metadata):
-            spark.sql(statement).collect()
+        spark.sql(statement).collect()
     except PySparkException as exc:  # Spark's own errors (converted from the JVM)
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = str(exc).strip()
+        if version is not None and _missing_files(text):
+            raise FilesVacuumed(text) from None
+        first = text.splitlines()[0] if text else type(exc).__name__
         what = "empty" if version is None else f"restore to version {version}"
         raise TaskRunError(f"Delta refused to {what} table {table.name}: {first}") from None
+    made = [
+        c.version
+        for c in read_commits(spark, table)
+        if c.version > after and c.operation.upper() in RESTORE_OPERATIONS
+    ]
+    if not made:
+        raise TaskRunError(f"table {table.name}: the restore left no commit in its history")
+    return made[0]
 
 
-@contextlib.contextmanager
-def _user_metadata(spark: Any, value: str) -> Iterator[None]:
-    """Commits made inside carry ``value`` as ``userMetadata`` (a session setting, since
-    ``RESTORE`` and ``DELETE`` take no write options)."""
-    previous = spark.conf.get(USER_METADATA_CONF, None)
-    spark.conf.set(USER_METADATA_CONF, value)
-    try:
-        yield
-    finally:
-        if previous is None:
-            spark.conf.unset(USER_METADATA_CONF)
-        else:
-            spark.conf.set(USER_METADATA_CONF, previous)
+def _missing_files(text: str) -> bool:
+    """Whether Delta's error says the restored version's data files do not exist.
+
+    Open-source Delta 4.0 (``restoreMissedDataFilesError``) lists the "Missed files" and
+    names ``spark.sql.files.ignoreMissingFiles``; a file read fails with FileNotFound.
+    """
+    compact = text.upper().replace(" ", "")
+    return any(mark in compact for mark in ("MISSEDFILES", "IGNOREMISSINGFILES", "FILENOTFOUND"))
+
+
+def files_gone(spark: Any, table: TableRef, version: int) -> bool:
+    """Whether a data file of ``version`` of a local (folder) table no longer exists.
+
+    Lets a local undo check every table before it restores any. A catalog table is not
+    checked here (its storage is the workspace's): its ``RESTORE`` refuses by itself.
+    """
+    if table.path is None:
+        return False
+    from urllib.parse import unquote, urlparse
+
+    frame = spark.read.format("delta").option("versionAsOf", int(version)).load(str(table.path))
+    for uri in frame.inputFiles():
+        parsed = urlparse(uri)
+        if parsed.scheme in ("", "file") and not Path(unquote(parsed.path)).exists():
+            return True
+    return False
