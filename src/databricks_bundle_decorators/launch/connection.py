@@ -105,7 +105,8 @@ def connect_job(
 def unreached_workspace(conn: Connection, root: Path) -> BackendSpec:
     """Where a dry run's runs would go when the workspace could not be reached: the
     host named by ``--host``, the target or ``DATABRICKS_HOST`` (the SDK's environment
-    variable, https://docs.databricks.com/aws/en/dev-tools/auth/env-vars), else the
+    variable; ``DATABRICKS_CONFIG_PROFILE`` names the profile: both listed in
+    https://docs.databricks.com/aws/dev-tools/auth/env-vars), else the
     profile; no job id (the job was not found)."""
     try:
         target = read_target(root, conn.target) if conn.target else None
