@@ -42,36 +42,16 @@ def a_local_backfill_ran_before(project: Path) -> None:
     ledger.close()
 
 
-@pytest.fixture
-def no_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("DATABRICKS_HOST")
-    monkeypatch.delenv("DATABRICKS_TOKEN", raising=False)
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "none"))
-
-
-def test_without_credentials_it_says_so_and_makes_no_estimate(
-    dbxdec: Cli, project: Path, no_workspace: None
-) -> None:
-    a_local_backfill_ran_before(project)
-    code, out, err = dbxdec("backfill", "nightly", "--keys", DAY, "--dry-run", "--json")
-    assert (code, err) == (0, "")
-    document = json.loads(out)
-    assert document["estimate"] is None  # not the local ledger's 30 s run
-    assert "no usable Databricks credentials" in document["unreached"]
-    assert document["destination"] == (
-        "job 'nightly' in the workspace of the default credentials (none found)"
-    )
-
-
 def test_an_unreachable_host_is_named_with_the_reason(
     dbxdec: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a_local_backfill_ran_before(project)
     url = closed_port()
     monkeypatch.setenv("DATABRICKS_HOST", url)
-    code, out, err = dbxdec("backfill", "nightly", "--keys", DAY, "--dry-run")
+    code, out, err = dbxdec("backfill", "nightly", "--keys", DAY, "--dry-run", "--json")
     assert (code, err) == (0, "")
-    assert f"Runs would go to job 'nightly' in the workspace at {url}, up to 4 at once." in out
-    reach = next(line for line in out.splitlines() if line.startswith("Could not reach it: "))
-    assert url in reach and reach.endswith("; no estimate.")
-    assert "estimate:" not in out and "embedded local Spark" not in out
+    document = json.loads(out)
+    assert document["destination"] == f"job 'nightly' in the workspace at {url}"
+    assert url in document["unreached"]
+    assert document["estimate"] is None  # not the local ledger's 30 s run
+    # the plain lines (no credentials): tests/cli/test_launch_options_cli.py
