@@ -114,7 +114,8 @@ def test_permanent_failure_exits_1_with_the_rerun_command(
     )
 
     assert code == 1
-    assert "FAILED 2024-01-03: table locked" in out
+    # the error once, in its progress line; the summary points at it (issue 25)
+    assert "FAILED 2024-01-03: the error above" in out and "- table locked; retries spent" in out
     assert "Error: 2 of 6 runs failed; rerun: dbxdec backfill nightly" in err
     rerun = next(line for line in out.splitlines() if line.startswith("Rerun the failed keys: "))
     command = rerun.removeprefix("Rerun the failed keys: ").split()

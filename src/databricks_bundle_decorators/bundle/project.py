@@ -54,11 +54,45 @@ def find_root(start: Path | None = None) -> Path:
     return here
 
 
+def not_a_project(start: Path | None = None) -> UsageError:
+    """The one line for a command that needs a project, run outside of one."""
+    where = (start or Path.cwd()).resolve()
+    return UsageError(
+        f"not in a dbxdec project (no pyproject.toml with [tool.dbxdec] in {where} or its "
+        "parents): run dbxdec init, or pass --project"
+    )
+
+
+def _declares_dbxdec(pyproject: Path) -> bool:
+    """Whether ``pyproject`` is a readable TOML file with a ``[tool.dbxdec]`` table."""
+    try:
+        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    tool = document.get("tool", {})
+    return isinstance(tool, dict) and isinstance(tool.get("dbxdec"), dict)
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The project directory of a command that reads or writes its ``.dbxdec/`` state
+    (``backfills``, ``--resume``, ``undo``): :func:`find_root`, when that directory's
+    ``pyproject.toml`` has a ``[tool.dbxdec]`` table or it already holds ``.dbxdec/``.
+
+    Raises:
+        UsageError: neither: the command was run outside a project.
+    """
+    root = find_root(start)
+    if _declares_dbxdec(root / "pyproject.toml") or (root / ".dbxdec").is_dir():
+        return root
+    raise not_a_project(start)
+
+
 def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> ProjectConfig:
     """Read ``[tool.dbxdec]``; ``pipelines`` (from ``--pipelines``) overrides the file.
 
     Raises:
-        UsageError: the pyproject is unreadable, or no pipelines are configured.
+        UsageError: the pyproject is unreadable, no pipelines are configured, or there
+            is no pyproject.toml and no --pipelines (not in a project).
     """
     root = find_root(start)
     table: dict[str, Any] = {}
@@ -73,6 +107,8 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
         name = document.get("project", {}).get("name")
         distribution = name if isinstance(name, str) and name else None
     modules = tuple(pipelines) or tuple(_string_list(table.get("pipelines", []), pyproject))
+    if not modules and not pyproject.is_file():
+        raise not_a_project(start)
     if not modules:
         raise UsageError(
             'no pipelines configured: add [tool.dbxdec] pipelines = ["your_package.pipelines"] '
@@ -104,6 +140,8 @@ __all__ = [
     "import_pipelines",
     "load_config",
     "load_pipelines",
+    "not_a_project",
+    "project_root",
 ]
 
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..bundle.project import find_root
+from ..bundle.project import project_root
 from ..errors import UsageError
 from ..launch.connection import Connection
 from ..launch.history import RERUN_MODES, RerunMode
@@ -26,6 +26,7 @@ from ..launch.request import (
     ResumeRequest,
 )
 from ..launch.resume import prepare_resume
+from .full_range import all_keys_option, confirm_every_key
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
     KeyList,
@@ -90,6 +91,7 @@ _PLAN_OPTIONS = (
     "new",
     "pause_schedule",
     "dbu_per_hour",
+    "all_keys",
 )
 """What ``--resume`` refuses: the ledger has the plan."""
 
@@ -126,6 +128,7 @@ _canary_option = click.option(
 @click.option("--start", metavar="KEY", help="First key (inclusive).")
 @click.option("--end", metavar="KEY", help="Last key (inclusive).")
 @click.option("--keys", type=KeyList(), default=(), help="Exactly these keys.")
+@all_keys_option
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
 @batch_size_options("Consecutive keys per run (ranged runs via backfill_start_key), or")
 @click.option(
@@ -179,6 +182,7 @@ def backfill_command(
     start: str | None,
     end: str | None,
     keys: tuple[str, ...],
+    all_keys: bool,
     order: Order,
     batch_size: BatchSize,
     target_run_length: float | None,
@@ -240,7 +244,7 @@ def backfill_command(
         request = ResumeRequest(resume_id, connection, pacing, context_args, force)
         prepared = prepare_resume(
             request,
-            root=find_root(project),
+            root=project_root(project),
             project_loader=lambda: load_project(project, pipelines),
         )
         launch(prepared, as_json)
@@ -273,9 +277,8 @@ def backfill_command(
         force=force,
         new=new,
     )
-    _plan_and_launch(
-        backfill, project, pipelines, dry_run=dry_run, as_json=as_json, all_runs=all_runs
-    )
+    ask = not (dry_run or all_keys)
+    _plan_and_launch(backfill, project, pipelines, dry_run, as_json, all_runs, ask)
 
 
 @click.command("catchup")
@@ -359,22 +362,26 @@ def catchup_command(
         context_args=_context_args(project, pipelines),
         force=force,
     )
-    _plan_and_launch(
-        request, project, pipelines, dry_run=dry_run, as_json=as_json, all_runs=all_runs
-    )
+    _plan_and_launch(request, project, pipelines, dry_run, as_json, all_runs)
 
 
 def _plan_and_launch(
     request: BackfillRequest,
     project: Path | None,
     pipelines: tuple[str, ...],
-    *,
     dry_run: bool,
     as_json: bool,
     all_runs: bool,
+    ask: bool = False,
 ) -> None:
-    """Plan ``request``; print the plan on a dry run (``all_runs``: every run), else launch it."""
+    """Plan ``request``; print the plan on a dry run (``all_runs``: every run), else launch it.
+
+    ``ask``: a request naming no keys (every key of the definition) is confirmed on a
+    terminal first and refused elsewhere (``--all`` and ``--dry-run`` skip this).
+    """
     config, registry = load_project(project, pipelines)
+    if ask:
+        confirm_every_key(registry, request)
     prepared = plan_backfill(
         request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
     )

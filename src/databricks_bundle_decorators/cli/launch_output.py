@@ -75,9 +75,19 @@ def destination(prepared: PreparedBackfill) -> str:
     spec = prepared.ledger.backend
     if spec.kind == "local":
         return "the embedded local Spark"
+    if prepared.unreached is not None:
+        return f"job {prepared.plan.job!r} in {_workspace(spec.host, spec.profile)}"
     if spec.job_id is None:
         return "Databricks (the workspace was not reached; see the estimate)"
     return f"job {spec.remote_name!r} (id {spec.job_id}) on {spec.host}"
+
+
+def _workspace(host: str | None, profile: str | None) -> str:
+    if host:
+        return f"the workspace at {host}"
+    if profile:
+        return f"the workspace of profile {profile!r}"
+    return "the workspace of the default credentials (none found)"
 
 
 def print_plan(
@@ -97,6 +107,7 @@ def print_plan(
             "job": plan.job,
             "dry_run": True,
             "destination": destination(prepared),
+            "unreached": prepared.unreached,
             "warnings": list(prepared.warnings),
             "estimate": guess.to_json() if guess is not None else None,
             "batch_size": choice.to_json() if choice is not None else None,
@@ -111,6 +122,8 @@ def print_plan(
         f"Runs would go to {destination(prepared)}, up to "
         f"{prepared.options.max_concurrent} at once."
     )
+    if prepared.unreached is not None:
+        click.echo(f"Could not reach it: {prepared.unreached}; no estimate.")
     if prepared.ledger.options.tasks:
         click.echo(
             f"Each run runs only the tasks {prepared.ledger.options.tasks}; the others' tables are "

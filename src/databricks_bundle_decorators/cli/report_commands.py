@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ..atomic import umask_mode, write_atomically
-from ..bundle.project import find_root
+from ..bundle.project import project_root
 from ..errors import UsageError
 from ..launch.connection import Connection
 from ..launch.ledger import list_ledgers, load_ledger
@@ -77,7 +77,7 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
 
     The id is what 'dbxdec backfill --resume ID' takes; it is printed whole.
     """
-    ledgers = list_ledgers(find_root(project), job)
+    ledgers = list_ledgers(project_root(project), job)
     rows = []
     for ledger in ledgers:
         counts = ledger.counts()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..bundle.project import find_root
+from ..bundle.project import project_root
 from ..launch.undo import prepare_undo
 from .options import load_project, pipelines_option
 
@@ -129,7 +129,7 @@ def undo_command(
     """
     prepared = prepare_undo(
         backfill_id,
-        root=find_root(project),
+        root=project_root(project),
         project_loader=lambda: load_project(project, pipelines),
         host=host,
         profile=profile,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..definitions import JobDefinition
+from ..errors import DbxdecError
 from .databricks_backend import RemoteJob, connect, find_job
 from .ledger import BackendSpec
 from .schedule_pause import restore_stale_pauses, slot_policy
@@ -98,3 +100,21 @@ def connect_job(
         target=conn.target,
     )
     return ConnectedJob(client, remote, spec, cap, tuple(warnings))
+
+
+def unreached_workspace(conn: Connection, root: Path) -> BackendSpec:
+    """Where a dry run's runs would go when the workspace could not be reached: the
+    host named by ``--host``, the target or ``DATABRICKS_HOST`` (the SDK's environment
+    variable; ``DATABRICKS_CONFIG_PROFILE`` names the profile: both listed in
+    https://docs.databricks.com/aws/dev-tools/auth/env-vars), else the
+    profile; no job id (the job was not found)."""
+    try:
+        target = read_target(root, conn.target) if conn.target else None
+    except DbxdecError:  # the connection failed on it already: that reason is shown
+        target = None
+    host = conn.host or (target.host if target else None)
+    profile = conn.profile or (target.profile if target else None)
+    if host is None and profile is None:
+        host = os.environ.get("DATABRICKS_HOST") or None
+        profile = os.environ.get("DATABRICKS_CONFIG_PROFILE") or None
+    return BackendSpec("databricks", host=host, profile=profile, target=conn.target)

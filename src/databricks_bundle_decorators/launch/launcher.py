@@ -27,7 +27,7 @@ from .auto_batch import BatchChoice, choose_batch_size, fit_model
 from .backends import Backend
 from .check_reports import job_has_checks
 from .claims import BackfillGuard
-from .connection import ConnectedJob, Connection, connect_job
+from .connection import ConnectedJob, Connection, connect_job, unreached_workspace
 from .databricks_backend import DatabricksBackend
 from .errors import BackendUnavailable
 from .estimate import (
@@ -93,7 +93,7 @@ class PreparedBackfill:
     the job's schedule while it runs (``--pause-schedule``); a dry run has the
     ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
     ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
-    it as the backfill's runs end."""
+    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -106,6 +106,7 @@ class PreparedBackfill:
     estimate: Estimate | None = None
     batch_choice: BatchChoice | None = None
     rebatcher: Rebatcher | None = None
+    unreached: str | None = None
 
 
 def plan_backfill(
@@ -146,6 +147,7 @@ def plan_backfill(
     history: KeyHistory | None = None
     only: list[str] | None = None
     warnings: list[str] = []
+    unreached: str | None = None
     cap = pacing.max_concurrent or (
         DEFAULT_LOCAL_CONCURRENT if conn.local else DEFAULT_MAX_CONCURRENT
     )
@@ -170,7 +172,8 @@ def plan_backfill(
         except (DbxdecError, BackendUnavailable) as exc:
             if not dry_run or needs_history or by_data:
                 raise
-            warnings.append(f"no estimate: {exc}")  # a dry run plans without the workspace
+            # a dry run plans without the workspace, but says where the runs would go
+            spec, unreached = unreached_workspace(conn, root), str(exc)
     if found is not None:
         client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
         job_id = found.remote.job_id
@@ -219,7 +222,7 @@ def plan_backfill(
         only = keys_without_success(selected.keys, history)
     auto = request.batch_size == "auto"
     past: list[PastRun] | None = None
-    if dry_run or auto:
+    if (dry_run or auto) and unreached is None:  # never the local runs' times for Databricks
         past = _past_runs(job, root, found)
     choice = None
     if auto:
@@ -259,7 +262,7 @@ def plan_backfill(
     if request.full_refresh:
         stage_ledger(ledger)  # the slices write staging tables; the last run swaps them in
     guess = None
-    if dry_run:
+    if dry_run and unreached is None:
         guess = _estimate(plan, past or [], found, cap, request.dbu_per_hour)
     rebatcher = Rebatcher(job.backfill, past or (), job=job.name) if auto else None
     return PreparedBackfill(
@@ -274,6 +277,7 @@ def plan_backfill(
         guess,
         choice,
         rebatcher,
+        unreached,
     )
 
 

@@ -12,7 +12,7 @@ import json
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import IO, Protocol
 
 from rich.console import Console, Group
@@ -55,8 +55,10 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def summary_lines(summary: LaunchSummary) -> list[str]:
-    """The final summary as plain lines (also used under the live display)."""
+def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[str]:
+    """The final summary as plain lines (also used under the live display); a failed
+    run's error already ``shown`` above is not printed again (issue 25: a task's error
+    printed twice, or once per failed key)."""
     c = summary.counts
     lines = [
         f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
@@ -77,7 +79,8 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
         where = ""
         if failed.run_id:  # a rejected submission started no run
             where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
-        lines.append(f"  FAILED {failed.label}: {failed.reason}{where}")
+        reason = "the error above" if failed.reason in shown else failed.reason
+        lines.append(f"  FAILED {failed.label}: {reason}{where}")
     if summary.rerun_command:
         lines.append(f"Rerun the failed keys: {summary.rerun_command}")
     if summary.resume_command and summary.state != "succeeded":
@@ -115,6 +118,7 @@ class PlainReporter:
         self.clock = clock
         self._t0 = clock()
         self._lock = threading.Lock()
+        self._said: dict[str, str] = {}  # an error printed, and the run it was printed for
 
     def _line(self, text: str) -> None:
         with self._lock:
@@ -136,7 +140,7 @@ class PlainReporter:
             parts.append(f"in {_duration(event.seconds)}")
         if event.run_id:
             parts.append(f"run {event.run_id}")
-        detail = event.detail
+        detail = _once(event, self._said)
         if detail and event.label:
             parts.append(f"- {detail}")
         elif detail:
@@ -148,7 +152,7 @@ class PlainReporter:
         self._line(" ".join(parts) + "  " + progress)
 
     def finish(self, summary: LaunchSummary) -> None:
-        for line in summary_lines(summary):
+        for line in summary_lines(summary, self._said):
             self._line(line)
 
 
@@ -209,7 +213,8 @@ class LiveReporter:
         if self._slowest:
             slow = ", ".join(f"{label} {_duration(s)}" for s, label in self._slowest)
             parts.append(Text(f"slowest: {slow}", style="dim"))
-        parts.extend(Text(_recent_line(event), style="dim") for event in self._recent[-5:])
+        said: dict[str, str] = {}
+        parts.extend(Text(_recent_line(e, said), style="dim") for e in self._recent[-5:])
         return Group(*parts)
 
     def __call__(self, event: LaunchEvent) -> None:
@@ -241,10 +246,26 @@ class LiveReporter:
         if self._live is not None:
             self._live.update(self._render())
             self._live.stop()
-        for line in summary_lines(summary):
+        said: dict[str, str] = {}  # the errors the display's last frame shows
+        for event in self._recent[-5:]:
+            _once(event, said)
+        for line in summary_lines(summary, said):
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _recent_line(event: LaunchEvent) -> str:
+def _recent_line(event: LaunchEvent, said: dict[str, str]) -> str:
     """``kind: label detail`` of an event in the display's recent list."""
-    return " ".join(part for part in (f"{event.kind}:", event.label, event.detail) if part)
+    return " ".join(part for part in (f"{event.kind}:", event.label, _once(event, said)) if part)
+
+
+def _once(event: LaunchEvent, said: dict[str, str]) -> str:
+    """``event``'s detail, or for a run's error already in ``said`` (error -> the run it
+    was printed for) a pointer to it: a task's error is printed once."""
+    detail = event.detail
+    if event.kind not in ("failed", "retrying") or not event.label or not detail:
+        return detail
+    first = said.get(detail)
+    if first is None:
+        said[detail] = event.label
+        return detail
+    return "the same error again" if first == event.label else f"same error as {first}"

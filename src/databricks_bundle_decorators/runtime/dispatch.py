@@ -43,6 +43,7 @@ from .full_refresh import staged_environment, swap_outputs
 from .presence import report_presence
 from .scope import KeyScope
 from .sources import read_source
+from .task_errors import error_text
 from .task_subset import require_upstream_partitions, selected_tasks
 from .undo import undo_outputs
 
@@ -280,7 +281,7 @@ def run_task(
             raise
         except Exception as exc:
             raise TaskRunError(
-                f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {exc}"
+                f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {error_text(exc)}"
             ) from exc
         with recording_check_results(job, node.key, environment):
             _check_and_store(request, node, output, environment)

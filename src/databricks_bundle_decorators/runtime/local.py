@@ -26,6 +26,7 @@ from .context import LazySession, RunEnvironment
 from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task, run_time
 from .sources import check_local_sources
 from .spark import local_spark_session, prepare_local_spark
+from .task_errors import user_frames
 from .task_subset import encode_tasks, selected_tasks
 from .task_values import LocalTaskValueStore
 
@@ -178,13 +179,21 @@ def _run_one(
         run_task(request, environment=environment, task_values=store)
     except DbxdecError as exc:
         if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
-            _logger.error("task %s failed", request.task_key, exc_info=exc.__cause__)
+            _log_user_frames(request.task_key, exc.__cause__)
         return TaskResult(request.task_key, "failed", time.perf_counter() - started, exc.render())
     except Exception as exc:  # a bug outside user code still fails only this task
         _logger.exception("task %s failed", request.task_key)
         message = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
         return TaskResult(request.task_key, "failed", time.perf_counter() - started, message)
     return TaskResult(request.task_key, "succeeded", time.perf_counter() - started)
+
+
+def _log_user_frames(task_key: str, error: BaseException) -> None:
+    """Where in the user's code ``error`` arose (their frames only: no PySpark, py4j
+    or dbxdec frames, and not the message, which the task's one-line error carries)."""
+    frames = user_frames(error)
+    if frames:
+        _logger.error("task %s failed in your code:\n%s", task_key, "".join(frames).rstrip())
 
 
 _shown_lock = threading.Lock()

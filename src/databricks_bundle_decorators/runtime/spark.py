@@ -16,6 +16,7 @@ from ..atomic import write_atomically
 from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
 from .serverless_rules import set_conf
+from .task_errors import quiet_query_context_loggers
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
 SPARK_EXTRA = 'pip install "dbxdec[spark]"'
@@ -167,6 +168,7 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
         if str(active.sparkContext.master).startswith("local"):
             for key, value in LOCAL_SQL_CONF.items():
                 active.conf.set(key, value)
+            quiet_query_context_loggers()
         return configure(active)
     builder = SparkSession.builder.master(
         master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
@@ -183,6 +185,7 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     announce_start()
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    quiet_query_context_loggers()
     return configure(spark)
 
 
