@@ -1,10 +1,13 @@
 """The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
 
 Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
-polled in batches: one ``jobs/runs/list?completed_only=true`` page (newest first) covers
-every run that finished since the oldest run in flight, so a poll costs one request
-whatever the number of runs in flight; only a run older than the pages read (a
-straggler) is looked up on its own, at a slower cadence. A ``run-now`` that has not
+polled in batches: every page of ``jobs/runs/list?completed_only=true&start_time_from=B``,
+``B`` at or before the start of the runs in flight (on the workspace's clock, see
+:mod:`.run_window`), holds every one of them that has ended, in whatever order the
+workspace lists them (by start time or by end time, as the reference has said; never by
+run id, so no scan stops at a run id). A poll costs a page or two whatever the number of
+runs in flight; runs started long before the others (stragglers, beyond the pages a poll
+reads) are looked up on their own, at a slower cadence. A ``run-now`` that has not
 answered within a few times the usual latency (the client waiting out a 429/503) is sent
 again with the same token, which finds the same run (:mod:`.overtake`).
 
@@ -31,6 +34,7 @@ from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .overtake import Overtaker
+from .run_window import RunStarts
 from .target import needs_short_name, with_short_name
 from .workspace import backfill_client, classify, connect, workspace_errors
 
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
     from databricks.sdk.service.jobs import BaseRun, Run
 
 RUNS_PAGE = 25  # the Jobs API's largest runs/list page
+POLL_PAGES = 3  # pages a poll reads at most: run_window.WINDOW_TARGET runs and a spare page
 _QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
 _RUNNING = {"RUNNING", "TERMINATING"}
 
@@ -219,6 +224,7 @@ class DatabricksBackend:
         self._looked_up: dict[int, float] = {}
         self._lock = threading.Lock()
         self._overtaker = Overtaker()  # a run-now held by a 429/503 is sent again
+        self._starts = RunStarts()  # where each run's window of runs/list begins
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with _unanswered_as_unavailable():
@@ -234,6 +240,7 @@ class DatabricksBackend:
             Unauthenticated,
         )
 
+        sent = self._starts.now()  # the run starts after this, on the workspace's clock
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
             only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
@@ -252,6 +259,7 @@ class DatabricksBackend:
             # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
             gone = message.startswith(f"Job {self.job_id} does not exist")
             raise SubmitRejected(message, fatal=gone) from None
+        self._starts.submitted(int(waiter.run_id), sent)
         return Submitted(str(waiter.run_id))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
@@ -270,23 +278,34 @@ class DatabricksBackend:
         wanted = {int(r) for r in run_ids}
         if not wanted:
             return {}
-        floor = min(wanted)
         found: dict[str, RunStatus] = {}
-        covered_down_to: int | None = None  # None: every completed run was seen
-        for seen, run in enumerate(
-            self.client.jobs.list_runs(job_id=self.job_id, completed_only=True, limit=RUNS_PAGE)
-        ):
+        if not self._starts.skew_known:  # one answer teaches the workspace clock's skew
+            found.update(self._look_up([min(wanted)]))
+        window = self._starts.window(wanted - {int(r) for r in found})
+        look_up = set(window.stragglers | window.unknown)
+        if window.start_from is not None:
+            complete = self._read_window(window.start_from, wanted, found)
+            if not complete:  # the window overflowed: what it did not show is unknown
+                look_up |= window.covered
+        found.update(self._look_up(r for r in sorted(look_up) if str(r) not in found))
+        self._starts.forget(int(r) for r in found)
+        return found
+
+    def _read_window(self, start_from: int, wanted: set[int], found: dict[str, RunStatus]) -> bool:
+        """Read every finished run started at or after ``start_from`` (up to
+        :data:`POLL_PAGES` pages), in whatever order the workspace lists them; add the
+        ``wanted`` ones to ``found``. Return whether the whole window was read."""
+        runs = self.client.jobs.list_runs(
+            job_id=self.job_id, completed_only=True, start_time_from=start_from, limit=RUNS_PAGE
+        )
+        for seen, run in enumerate(runs, start=1):
             run_id = int(run.run_id or 0)
+            self._starts.finished(run_id, run.start_time or 0, run.end_time or 0, time.time())
             if run_id in wanted:
                 found[str(run_id)] = run_status(run)
-            if run_id <= floor:
-                break
-            if seen + 1 >= 2 * RUNS_PAGE:  # stop paging; look stragglers up one by one
-                covered_down_to = run_id
-                break
-        if covered_down_to is not None:
-            found.update(self._look_up(r for r in wanted if r < covered_down_to))
-        return found
+            if seen >= POLL_PAGES * RUNS_PAGE:
+                return False
+        return True
 
     def _look_up(self, run_ids: Iterable[int]) -> dict[str, RunStatus]:
         now = time.monotonic()
@@ -296,7 +315,9 @@ class DatabricksBackend:
                 if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
                     continue
                 self._looked_up[run_id] = now
-            status = run_status(self.client.jobs.get_run(run_id))
+            run = self.client.jobs.get_run(run_id)
+            self._starts.started(run_id, run.start_time, time.time())
+            status = run_status(run)
             if status.is_terminal:
                 out[str(run_id)] = status
         return out
