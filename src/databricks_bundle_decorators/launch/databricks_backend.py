@@ -241,6 +241,8 @@ class DatabricksBackend:
         )
 
         sent = self._starts.now()  # the run starts after this, on the workspace's clock
+        if request.first_sent is not None:  # the token may find an earlier process's run
+            sent = min(sent, request.first_sent)
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
             only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
