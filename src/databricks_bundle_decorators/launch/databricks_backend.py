@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .overtake import Overtaker
-from .run_window import RunStarts
+from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
 from .target import needs_short_name, with_short_name
 from .workspace import backfill_client, classify, connect, workspace_errors
 
@@ -51,8 +51,7 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun, Run
 
-RUNS_PAGE = 25  # the Jobs API's largest runs/list page
-POLL_PAGES = 3  # pages a poll reads at most: run_window.WINDOW_TARGET runs and a spare page
+RUNS_PAGE = RUNS_LIST_PAGE  # the Jobs API's largest runs/list page
 _QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
 _RUNNING = {"RUNNING", "TERMINATING"}
 
@@ -281,48 +280,34 @@ class DatabricksBackend:
         if not wanted:
             return {}
         found: dict[str, RunStatus] = {}
-        if not self._starts.skew_known:  # one answer teaches the workspace clock's skew
-            found.update(self._look_up([min(wanted)]))
+        if not self._starts.skew_known:  # an answer teaches the workspace clock's skew:
+            self._get(min(wanted), found)  # asked every poll until then, never skipped
         window = self._starts.window(wanted - {int(r) for r in found})
         look_up = set(window.stragglers | window.unknown)
         if window.start_from is not None:
-            complete = self._read_window(window.start_from, wanted, found)
+            listed, complete = read_window(
+                self.client, self.job_id, window.start_from, self._starts, POLL_PAGES
+            )
+            found.update({str(r): run_status(run) for r, run in listed.items() if r in wanted})
             if not complete:  # the window overflowed: what it did not show is unknown
                 look_up |= window.covered
-        found.update(self._look_up(r for r in sorted(look_up) if str(r) not in found))
-        self._starts.forget(int(r) for r in found)
-        return found
-
-    def _read_window(self, start_from: int, wanted: set[int], found: dict[str, RunStatus]) -> bool:
-        """Read every finished run started at or after ``start_from`` (up to
-        :data:`POLL_PAGES` pages), in whatever order the workspace lists them; add the
-        ``wanted`` ones to ``found``. Return whether the whole window was read."""
-        runs = self.client.jobs.list_runs(
-            job_id=self.job_id, completed_only=True, start_time_from=start_from, limit=RUNS_PAGE
-        )
-        for seen, run in enumerate(runs, start=1):
-            run_id = int(run.run_id or 0)
-            self._starts.finished(run_id, run.start_time or 0, run.end_time or 0, time.time())
-            if run_id in wanted:
-                found[str(run_id)] = run_status(run)
-            if seen >= POLL_PAGES * RUNS_PAGE:
-                return False
-        return True
-
-    def _look_up(self, run_ids: Iterable[int]) -> dict[str, RunStatus]:
         now = time.monotonic()
-        out: dict[str, RunStatus] = {}
-        for run_id in run_ids:
+        for run_id in sorted(look_up - {int(r) for r in found}):
             with self._lock:
                 if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
                     continue
                 self._looked_up[run_id] = now
-            run = self.client.jobs.get_run(run_id)
-            self._starts.started(run_id, run.start_time, time.time())
-            status = run_status(run)
-            if status.is_terminal:
-                out[str(run_id)] = status
-        return out
+            self._get(run_id, found)
+        self._starts.forget(int(r) for r in found)
+        return found
+
+    def _get(self, run_id: int, found: dict[str, RunStatus]) -> None:
+        """Look ``run_id`` up on its own; add it to ``found`` if it has ended."""
+        run = self.client.jobs.get_run(run_id)
+        self._starts.started(run_id, run.start_time, time.time())
+        status = run_status(run)
+        if status.is_terminal:
+            found[str(run_id)] = status
 
     def cancel(self, run_id: str) -> None:
         with _unanswered_as_unavailable():

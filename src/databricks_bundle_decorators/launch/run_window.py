@@ -26,11 +26,26 @@ import threading
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["MARGIN_MS", "WINDOW_TARGET", "RunStarts", "Window"]
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun
+
+__all__ = [
+    "MARGIN_MS",
+    "POLL_PAGES",
+    "RUNS_LIST_PAGE",
+    "WINDOW_TARGET",
+    "RunStarts",
+    "Window",
+    "read_window",
+]
 
 MARGIN_MS = 2_000  # small steps of this machine's clock, and millisecond rounding
-WINDOW_TARGET = 50  # finished runs a window should hold (two runs/list pages of 25)
+RUNS_LIST_PAGE = 25  # the largest runs/list page ("limit": 1..25, list_runs docstring)
+WINDOW_TARGET = 2 * RUNS_LIST_PAGE  # finished runs a window should hold
+POLL_PAGES = 3  # pages a poll reads at most: the target and a spare page
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +159,22 @@ class RunStarts:
             for run in run_ids:
                 self._sent.pop(run, None)
                 self._exact.pop(run, None)
+
+
+def read_window(
+    client: WorkspaceClient, job_id: int, start_from: int, starts: RunStarts, pages: int
+) -> tuple[dict[int, BaseRun], bool]:
+    """Every finished run of ``job_id`` started at or after ``start_from`` (epoch ms),
+    up to ``pages`` pages, in whatever order the workspace lists them, each recorded in
+    ``starts``; and whether that was the whole window."""
+    listed: dict[int, BaseRun] = {}
+    runs = client.jobs.list_runs(
+        job_id=job_id, completed_only=True, start_time_from=start_from, limit=RUNS_LIST_PAGE
+    )
+    for seen, run in enumerate(runs, start=1):
+        run_id = int(run.run_id or 0)
+        starts.finished(run_id, run.start_time or 0, run.end_time or 0, time.time())
+        listed[run_id] = run
+        if seen >= pages * RUNS_LIST_PAGE:
+            return listed, False
+    return listed, True
