@@ -42,12 +42,14 @@ def test_a_straggler_is_looked_up_alone_and_not_every_poll(emu: JobsEmulator) ->
     emu.set_outcome("slow", duration=0.3)
     backend = DatabricksBackend(emu.workspace_client(), job_id, straggler_interval=60)
     slow = backend.submit(request("slow")).run_id
-    for i in range(60):
-        backend.submit(request(f"k{i}"))
+    quick = [backend.submit(request(f"k{i}")).run_id for i in range(100)]
     emu.wait_until_idle()
+    assert len(backend.poll(quick)) == 100
+    emu.requests.clear()
 
-    assert backend.poll([slow])[slow].state == "succeeded"  # via runs/get after 2 pages
-    assert emu.requests["/api/2.2/jobs/runs/get"] == 1
+    # the window's three pages hold runs that started after it: it is looked up alone
+    assert backend.poll([slow])[slow].state == "succeeded"
+    assert (emu.requests[LIST], emu.requests["/api/2.2/jobs/runs/get"]) == (3, 1)
     assert backend.poll([slow]) == {}  # looked up recently: waits for the next turn
     assert emu.requests["/api/2.2/jobs/runs/get"] == 1
 

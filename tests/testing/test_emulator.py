@@ -270,9 +270,13 @@ def test_runs_list_paging_and_filters(emu: JobsEmulator, w: WorkspaceClient) -> 
     w.jobs.cancel_run(run_ids[0])
 
     listed = list(w.jobs.list_runs(job_id=job_id, limit=3))
-    assert [r.run_id for r in listed] == run_ids[::-1]  # newest first
+    # newest first by start time (ties: lowest id first), not by run id
+    by_start = sorted(listed, key=lambda r: (-(r.start_time or 0), r.run_id or 0))
+    assert [r.run_id for r in listed] == [r.run_id for r in by_start]
+    assert sorted(r.run_id or 0 for r in listed) == sorted(run_ids)
     assert emu.requests["/api/2.2/jobs/runs/list"] == 3  # 3 + 3 + 1
-    assert [p.value for p in listed[0].job_parameters or []] == ["k6"]
+    k6 = next(r for r in listed if r.run_id == run_ids[6])
+    assert [p.value for p in k6.job_parameters or []] == ["k6"]
     assert not listed[0].tasks
 
     assert len(list(w.jobs.list_runs(job_id=job_id, active_only=True))) == 6
@@ -280,10 +284,11 @@ def test_runs_list_paging_and_filters(emu: JobsEmulator, w: WorkspaceClient) -> 
     assert [r.run_id for r in completed] == [run_ids[0]]
     assert len(list(w.jobs.list_runs())) == 8  # all jobs
     first_page = w.jobs.list_runs(job_id=job_id, offset=5, limit=25)
-    assert [r.run_id for r in first_page] == run_ids[1::-1]
+    assert [r.run_id for r in first_page] == [r.run_id for r in listed[5:]]
     start = listed[-1].start_time
     assert start is not None
-    assert len(list(w.jobs.list_runs(job_id=job_id, start_time_to=start))) == 1
+    started_by = sum(1 for r in listed if (r.start_time or 0) <= start)  # 1 unless a tie
+    assert len(list(w.jobs.list_runs(job_id=job_id, start_time_to=start))) == started_by
     with pytest.raises(InvalidParameterValue):
         list(w.jobs.list_runs(job_id=job_id, limit=26))
     with pytest.raises(InvalidParameterValue):

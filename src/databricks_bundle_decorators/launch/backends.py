@@ -39,11 +39,15 @@ class SubmitRequest:
         token: Idempotency token: submitting the same token twice returns the first run.
         parameters: The run's job parameters.
         label: The slice, for messages (``2024-01-01`` or ``2024-01-01..2024-01-07``).
+        first_sent: When the token was first sent (seconds since the epoch, this
+            machine's clock), if before this request: a resumed attempt whose token may
+            find a run an earlier process started.
     """
 
     token: str
     parameters: Mapping[str, str]
     label: str
+    first_sent: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

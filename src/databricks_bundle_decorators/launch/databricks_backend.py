@@ -1,10 +1,13 @@
 """The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
 
 Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
-polled in batches: one ``jobs/runs/list?completed_only=true`` page (newest first) covers
-every run that finished since the oldest run in flight, so a poll costs one request
-whatever the number of runs in flight; only a run older than the pages read (a
-straggler) is looked up on its own, at a slower cadence. A ``run-now`` that has not
+polled in batches: every page of ``jobs/runs/list?completed_only=true&start_time_from=B``,
+``B`` at or before the start of the runs in flight (on the workspace's clock, see
+:mod:`.run_window`), holds every one of them that has ended, in whatever order the
+workspace lists them (by start time or by end time, as the reference has said; never by
+run id, so no scan stops at a run id). A poll costs a page or two whatever the number of
+runs in flight; runs started long before the others (stragglers, beyond the pages a poll
+reads) are looked up on their own, at a slower cadence. A ``run-now`` that has not
 answered within a few times the usual latency (the client waiting out a 429/503) is sent
 again with the same token, which finds the same run (:mod:`.overtake`).
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -31,6 +34,7 @@ from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .history import RunObservation, keys_of_parameters
 from .overtake import Overtaker
+from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
 from .target import needs_short_name, short_user_name, with_short_name
 from .workspace import backfill_client, classify, connect, workspace_errors
 
@@ -47,7 +51,7 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun, Run
 
-RUNS_PAGE = 25  # the Jobs API's largest runs/list page
+RUNS_PAGE = RUNS_LIST_PAGE  # the Jobs API's largest runs/list page
 _QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
 _RUNNING = {"RUNNING", "TERMINATING"}
 
@@ -225,6 +229,7 @@ class DatabricksBackend:
         self._looked_up: dict[int, float] = {}
         self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
+        self._starts = RunStarts()  # where each run's window of runs/list begins
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with _unanswered_as_unavailable():
@@ -240,6 +245,9 @@ class DatabricksBackend:
             Unauthenticated,
         )
 
+        sent = self._starts.now()  # the run starts after this, on the workspace's clock
+        if request.first_sent is not None:  # the token may find an earlier process's run
+            sent = min(sent, request.first_sent)
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
             only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
@@ -258,6 +266,7 @@ class DatabricksBackend:
             # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
             gone = message.startswith(f"Job {self.job_id} does not exist")
             raise SubmitRejected(message, fatal=gone) from None
+        self._starts.submitted(int(waiter.run_id), sent)
         return Submitted(str(waiter.run_id))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
@@ -276,36 +285,35 @@ class DatabricksBackend:
         wanted = {int(r) for r in run_ids}
         if not wanted:
             return {}
-        floor = min(wanted)
         found: dict[str, RunStatus] = {}
-        covered_down_to: int | None = None  # None: every completed run was seen
-        for seen, run in enumerate(
-            self.client.jobs.list_runs(job_id=self.job_id, completed_only=True, limit=RUNS_PAGE)
-        ):
-            run_id = int(run.run_id or 0)
-            if run_id in wanted:
-                found[str(run_id)] = run_status(run)
-            if run_id <= floor:
-                break
-            if seen + 1 >= 2 * RUNS_PAGE:  # stop paging; look stragglers up one by one
-                covered_down_to = run_id
-                break
-        if covered_down_to is not None:
-            found.update(self._look_up(r for r in wanted if r < covered_down_to))
-        return found
-
-    def _look_up(self, run_ids: Iterable[int]) -> dict[str, RunStatus]:
+        if not self._starts.skew_known:  # an answer teaches the workspace clock's skew:
+            self._get(min(wanted), found)  # asked every poll until then, never skipped
+        window = self._starts.window(wanted - {int(r) for r in found})
+        look_up = set(window.stragglers | window.unknown)
+        if window.start_from is not None:
+            listed, complete = read_window(
+                self.client, self.job_id, window.start_from, self._starts, POLL_PAGES
+            )
+            found.update({str(r): run_status(run) for r, run in listed.items() if r in wanted})
+            if not complete:  # the window overflowed: what it did not show is unknown
+                look_up |= window.covered
         now = time.monotonic()
-        out: dict[str, RunStatus] = {}
-        for run_id in run_ids:
+        for run_id in sorted(look_up - {int(r) for r in found}):
             with self._lock:
                 if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
                     continue
                 self._looked_up[run_id] = now
-            status = run_status(self.client.jobs.get_run(run_id))
-            if status.is_terminal:
-                out[str(run_id)] = status
-        return out
+            self._get(run_id, found)
+        self._starts.forget(int(r) for r in found)
+        return found
+
+    def _get(self, run_id: int, found: dict[str, RunStatus]) -> None:
+        """Look ``run_id`` up on its own; add it to ``found`` if it has ended."""
+        run = self.client.jobs.get_run(run_id)
+        self._starts.started(run_id, run.start_time, time.time())
+        status = run_status(run)
+        if status.is_terminal:
+            found[str(run_id)] = status
 
     def cancel(self, run_id: str) -> None:
         with _unanswered_as_unavailable():

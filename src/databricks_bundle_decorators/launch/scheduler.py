@@ -197,7 +197,8 @@ class Scheduler:
         for flight in self._flights.values():
             if flight.run_id is None and not flight.dispatched and flight.not_before <= now:
                 record = self.ledger.slices[flight.index]
-                request = SubmitRequest(flight.token, dict(record.parameters), record.label)
+                sent = record.last.submitted_at if record.last is not None else None
+                request = SubmitRequest(flight.token, dict(record.parameters), record.label, sent)
                 flight.future = pool.submit(self.backend.submit, request)
                 flight.future.add_done_callback(lambda _: self._wake.set())
                 flight.dispatched = True

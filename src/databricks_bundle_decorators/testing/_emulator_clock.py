@@ -43,6 +43,11 @@ class EmulatorClock:
         shift = self._jumped[index - 1] if index else 0.0
         return int((self._wall0 + (mono - self._mono0) + shift) * 1000)
 
+    def offset(self, seconds: float) -> None:
+        """Set the workspace clock ``seconds`` ahead of this machine's (behind if
+        negative): the two clocks are never promised to agree. Meant before any run."""
+        self._wall0 = time.time() + seconds - (time.monotonic() - self._mono0)
+
     def jump(self, seconds: float, at: float) -> None:
         """Move the clock ``seconds`` forward at monotonic instant ``at`` (from then on).
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._emulator_clock import EmulatorClock
+from ._emulator_order import list_order, page_runs
 from ._emulator_output import RunOutputs
 from ._emulator_records import (
     MAX_IDEMPOTENCY_TOKEN_LENGTH,
@@ -63,6 +64,7 @@ class JobsModel(RunOutputs):
         self.pending_duration = 0.0
         self.hold_runs = False  # every run stays RUNNING until released
         self.outcome_parameter = "backfill_key"
+        self.runs_list_order = "start_time"  # or "end_time": see _emulator_order
         self._jobs: dict[int, JobRecord] = {}
         self._runs: dict[int, RunRecord] = {}
         self._queues: dict[int, _JobQueue] = {}
@@ -361,24 +363,26 @@ class JobsModel(RunOutputs):
         if job_id is not None:
             self._job(job_id)
         self.advance(now)
-        runs = sorted(self._runs.values(), key=lambda r: -r.run_id)  # newest first
+        order = list_order(self.runs_list_order, self.epoch_ms)  # never by run id
+        runs = sorted(self._runs.values(), key=order)
         selected = [
             r
             for r in runs
             if (job_id is None or r.job_id == job_id)
             and (not active_only or r.active)
             and (not completed_only or not r.active)
+            # "runs that started at or after/before" (list_runs docstring): r.created
             and (start_time_from is None or self.epoch_ms(r.created) >= start_time_from)
             and (start_time_to is None or self.epoch_ms(r.created) <= start_time_to)
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
-        page, more = _page(selected, [r.run_id for r in selected], limit, offset, page_token)
-        out: JsonDict = {"has_more": more}
+        page, token = page_runs(selected, order, limit, offset, page_token)
+        out: JsonDict = {"has_more": token is not None}
         if page:
             out["runs"] = [self._run_json(r, now, include_tasks=expand_tasks) for r in page]
-        if more:
-            out["next_page_token"] = _encode_token(page[-1].run_id)
+        if token:
+            out["next_page_token"] = token
         return out
 
     # -- rendering -----------------------------------------------------------------

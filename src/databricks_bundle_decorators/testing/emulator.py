@@ -66,6 +66,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
+from ._emulator_order import RUNS_LIST_ORDERS
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 from ._emulator_sync import SyncControls
 from ._emulator_workspace import WorkspaceModel
@@ -194,6 +195,32 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         with self._lock:
             self._model.pending_duration = float(seconds)
 
+    @property
+    def runs_list_order(self) -> str:
+        """How ``runs/list`` orders runs, newest first: ``"start_time"`` (the default) or
+        ``"end_time"`` (a run not finished by its start); both are documented, run id
+        never is (see ``_emulator_order``)."""
+        return self._model.runs_list_order
+
+    @runs_list_order.setter
+    def runs_list_order(self, order: str) -> None:
+        if order not in RUNS_LIST_ORDERS:
+            raise ValueError(f"runs_list_order must be one of {RUNS_LIST_ORDERS}, got {order!r}")
+        with self._lock:
+            self._model.runs_list_order = order
+
+    def set_next_run_id(self, run_id: int) -> None:
+        """Give the next run ``run_id`` (later runs count up from it): run ids are opaque
+        identifiers, not promised to grow with time, so a test may hand out a lower one.
+
+        Raises:
+            ValueError: a run already has an id among the next 10,000 from ``run_id``.
+        """
+        with self._lock:
+            if run_id < 1 or any(run_id <= r < run_id + 10_000 for r in self._model._runs):
+                raise ValueError(f"run ids from {run_id} are taken or invalid")
+            self._model._next_run_id = run_id
+
     def create_job(
         self,
         name: str,
@@ -313,6 +340,12 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         """
         with self._lock:
             self._scripted.append(_ScriptedFault(path, kind, status, job_id, count, skip))
+
+    def set_clock_offset(self, seconds: float) -> None:
+        """Run the workspace's clock ``seconds`` ahead of this machine's (negative:
+        behind), as a workspace's clock may be; set it before the runs of a test."""
+        with self._lock:
+            self._model.clock.offset(seconds)
 
     def advance_days(self, days: float) -> None:
         """Move the workspace's clock ``days`` forward from now on (``start_time`` of later
