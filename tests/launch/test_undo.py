@@ -85,7 +85,9 @@ def test_undo_restores_the_content_from_before_a_five_day_backfill(
     assert [v for v, _, _ in history] == [0, 1, 2, 3, 4, 5]
     identities = [split_metadata(m) for *_, m in history if m]
     assert {i.rpartition(":")[2] for i, _ in identities[1:]} == run_ids
-    assert all(i == f"dbxdec:undo_orders:write_orders:{i.rpartition(':')[2]}" for i, _ in identities)
+    assert all(
+        i == f"dbxdec:undo_orders:write_orders:{i.rpartition(':')[2]}" for i, _ in identities
+    )
     # every commit of the backfill names it (undo finds them by it); the earlier run's none
     assert [b for _, b in identities] == ["", *[backfill_id] * 5]
 

@@ -40,9 +40,7 @@ def ours(run: str, task: str = "clean") -> str:
             False,
             id="another-backfill-of-the-job",
         ),
-        pytest.param(
-            commit_identity("sales", "clean", "5501-0"), False, id="a-run-of-no-backfill"
-        ),
+        pytest.param(commit_identity("sales", "clean", "5501-0"), False, id="a-run-of-no-backfill"),
         pytest.param(
             commit_identity("sales", "clean", f"refresh={LATER}:7777-0"),
             False,
