@@ -87,7 +87,9 @@ def a_dead_pid() -> int:
 
 @pytest.fixture
 def job_id(emu: JobsEmulator) -> int:
-    return emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=100)
+    # deployed by this dbxdec (with backfill_id: no warning about an older deployment)
+    parameters = {**BACKFILL_PARAMS, "backfill_id": ""}
+    return emu.create_job("nightly", parameters=parameters, max_concurrent_runs=100)
 
 
 def test_a_claim_is_a_workspace_file_naming_the_backfill_until_released(

@@ -13,6 +13,7 @@ from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger import list_ledgers
 from databricks_bundle_decorators.launch.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime import entrypoint
+from databricks_bundle_decorators.runtime.io.table_name import split_metadata
 from databricks_bundle_decorators.runtime.tables import local_table_exists
 
 from .undo_project import MODULE, table_history, table_rows, write_undo_project
@@ -82,8 +83,13 @@ def test_undo_restores_the_content_from_before_a_five_day_backfill(
     run_ids = {a.run_id for r in ledger.slices for a in r.attempts}
     history = table_history(spark, dbxdec.root, ORDERS)
     assert [v for v, _, _ in history] == [0, 1, 2, 3, 4, 5]
-    assert {m.rpartition(":")[2] for _, _, m in history[1:] if m} == run_ids
-    assert all(m == f"dbxdec:undo_orders:write_orders:{m.rpartition(':')[2]}" for *_, m in history)
+    identities = [split_metadata(m) for *_, m in history if m]
+    assert {i.rpartition(":")[2] for i, _ in identities[1:]} == run_ids
+    assert all(
+        i == f"dbxdec:undo_orders:write_orders:{i.rpartition(':')[2]}" for i, _ in identities
+    )
+    # every commit of the backfill names it (undo finds them by it); the earlier run's none
+    assert [b for _, b in identities] == ["", *[backfill_id] * 5]
 
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--dry-run")
     assert code == 0, out + err
@@ -127,6 +133,23 @@ def test_a_later_writer_makes_undo_refuse_and_force_restores(dbxdec: Dbxdec, spa
     assert table_rows(spark, dbxdec.root, ORDERS) == with_later
 
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes", "--force")
+    assert code == 0, out + err
+    assert table_rows(spark, dbxdec.root, ORDERS) == before
+
+
+def test_a_later_backfill_of_the_same_job_is_another_writer(dbxdec: Dbxdec, spark: Any) -> None:
+    before = table_rows(spark, dbxdec.root, ORDERS)
+    first = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
+    second = dbxdec.backfill("undo_orders", "--keys", "2024-01-09", "--param", "label=second")
+    later = table_history(spark, dbxdec.root, ORDERS)[-1]
+    assert later[0] == 6 and (later[2] or "").endswith(f":backfill={second}")
+
+    code, out, err = dbxdec("backfill", "undo", first, "--yes")
+    assert code == 2, out + err
+    assert f"by {later[2]!r}) was committed by another writer after this backfill's" in (
+        one_error_line(err)
+    )
+    code, out, err = dbxdec("backfill", "undo", first, "--yes", "--force")
     assert code == 0, out + err
     assert table_rows(spark, dbxdec.root, ORDERS) == before
 

@@ -49,6 +49,7 @@ from .history import KeyHistory, keys_without_success
 from .horizon import history_to_select
 from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
+from .ledger_undone import carry_backfill_id
 from .local_lock import LocalLock
 from .observed import observed_history
 from .pacing import SchedulerOptions
@@ -259,6 +260,7 @@ def plan_backfill(
         tasks=tasks,
     )
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
+    warnings += carry_backfill_id(ledger, found)  # its commits carry its id: undo finds them
     if request.full_refresh:
         stage_ledger(ledger)  # the slices write staging tables; the last run swaps them in
     guess = None

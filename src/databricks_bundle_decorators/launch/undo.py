@@ -1,10 +1,12 @@
 """``dbxdec backfill undo ID`` as functions: which runs were the backfill's, what undo
 restores, and the restore itself (the CLI only prints and asks).
 
-The ledger recorded the id of every run the backfill started (every attempt, failed
-ones too: a run can commit one table and fail in a later task). Each of those runs'
-Delta commits carries its id (see :mod:`..runtime.undo`), so the tables' histories say
-which versions to undo. Undo runs where the tables are:
+Every run the backfill started (every attempt, failed ones too: a run can commit one
+table and fail in a later task) was sent the backfill's id, and each of its Delta
+commits carries it (see :mod:`..runtime.undo`), so the tables' histories say which
+versions to undo, however many runs the backfill took. A backfill whose ledger predates
+that id (its runs were not sent it: :func:`.ledger_undone.carries_backfill_id`) is found
+by the ids of its runs instead, which the ledger recorded. Undo runs where the tables are:
 
 - a local backfill's tables are planned and restored on the embedded Spark, every table
   checked before any is restored (:class:`LocalUndo`);
@@ -23,7 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..backfill.wire import BACKFILL_UNDO_PARAM, UNDO_REPORT_PREFIX, UndoOrder, report_bodies
+from ..backfill.wire import (
+    BACKFILL_ID_PARAM,
+    BACKFILL_UNDO_PARAM,
+    UNDO_REPORT_PREFIX,
+    UndoOrder,
+    report_bodies,
+)
 from ..bundle.project import ProjectConfig
 from ..definitions import JobDefinition, Registry
 from ..errors import UsageError
@@ -31,7 +39,7 @@ from ..runtime.context import LazySession, RunEnvironment
 from ..runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
 from .errors import UndoFailed
 from .ledger import Ledger, load_ledger
-from .ledger_undone import read_undone, record_undone
+from .ledger_undone import carries_backfill_id, read_undone, record_undone
 from .spark_extra import require_local_spark
 from .workspace import request_refusals, require_job_parameter
 
@@ -42,19 +50,31 @@ if TYPE_CHECKING:
 
 
 def backfill_runs(ledger: Ledger) -> BackfillRuns:
-    """The ids of every run the backfill started (rejected submissions have none)."""
+    """The ids of every run the backfill started (rejected submissions have none), and
+    whether they carried the backfill's id."""
     ids = frozenset(
         attempt.run_id
         for record in ledger.slices
         for attempt in record.attempts
         if attempt.run_id and attempt.state != "rejected"
     )
-    return BackfillRuns(ledger.id, ledger.job, ids, read_undone(ledger))
+    by_id = carries_backfill_id(ledger)
+    return BackfillRuns(ledger.id, ledger.job, ids, read_undone(ledger), by_id=by_id)
 
 
 def _header(ledger: Ledger, runs: BackfillRuns) -> str:
     count = len(runs.run_ids)
     return f"Undo of backfill {ledger.id} ({ledger.job}, {count} run{'s' * (count != 1)}):"
+
+
+def _by_run_ids(runs: BackfillRuns) -> list[str]:
+    if runs.by_id or not runs.run_ids:
+        return []
+    return [
+        f"  note: this backfill's runs were not sent its id (its ledger predates it, or the "
+        f"job was deployed without {BACKFILL_ID_PARAM}): its commits are found by the ids "
+        f"of its {len(runs.run_ids)} run(s)"
+    ]
 
 
 def _in_flight(ledger: Ledger) -> list[str]:
@@ -86,8 +106,9 @@ class LocalUndo:
         out += [f"  {table.describe()}" for table in self.plan.tables]
         if not self.plan.tables:
             out.append("  the job writes no Delta table through an IoManager")
-        out += [f"  note: {note}" for note in self.plan.notes]
-        if any(run.startswith("local-") for run in self.plan.runs.run_ids):
+        out += [f"  note: {note}" for note in self.plan.notes] + _by_run_ids(self.plan.runs)
+        old = not self.plan.runs.by_id
+        if old and any(run.startswith("local-") for run in self.plan.runs.run_ids):
             out.append(
                 "  warning: this backfill ran before dbxdec recorded the run ids its commits "
                 "carry; its commits cannot be told from others, so none is undone"
@@ -148,7 +169,7 @@ class RemoteUndo:
         out += [f"    {name} (task {', '.join(tasks)})" for name, tasks in self.tables]
         if not self.tables:
             out.append("  the job writes no Delta table through an IoManager")
-        out += [f"  note: {note}" for note in self.notes]
+        out += [f"  note: {note}" for note in self.notes] + _by_run_ids(self.runs)
         return out + _in_flight(self.ledger)
 
     def refusals(self) -> list[str]:
@@ -167,9 +188,9 @@ class RemoteUndo:
         """
         from .databricks_backend import run_status
 
-        order = UndoOrder(
-            self.ledger.id, tuple(sorted(self.runs.run_ids)), force, tuple(sorted(self.runs.undone))
-        )
+        # by the backfill's id: the order does not grow with the number of runs
+        run_ids = () if self.runs.by_id else tuple(sorted(self.runs.run_ids))
+        order = UndoOrder(self.ledger.id, run_ids, force, tuple(sorted(self.runs.undone)))
         token = f"dbxdec-undo-{secrets.token_hex(16)}"  # a new run per undo asked for
         try:
             waiter = self.client.jobs.run_now(
@@ -283,14 +304,16 @@ def _prepare_remote(
     if client is None:
         client = connect(host=host or spec.host, profile=profile or spec.profile)
     remote = find_job(client, ledger.job, job_id=spec.job_id)
-    require_job_parameter(
-        client,
-        remote.job_id,
-        remote.name,
-        BACKFILL_UNDO_PARAM,
-        purpose="to undo",
-        outcome="nothing was restored",
-    )
+    # a job deployed without backfill_id runs a dbxdec that cannot read an order by id
+    for parameter in (BACKFILL_UNDO_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
+        require_job_parameter(
+            client,
+            remote.job_id,
+            remote.name,
+            parameter,
+            purpose="to undo",
+            outcome="nothing was restored",
+        )
     found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
     tables = tuple((name, table.tasks) for name, table in found.items())
     return RemoteUndo(

@@ -263,6 +263,20 @@ def require_job_parameter(
         )
 
 
+def declares_job_parameter(client: WorkspaceClient, job_id: int, parameter: str) -> bool:
+    """Whether the deployed job declares the job parameter ``parameter`` (``False`` when
+    it was deployed by a dbxdec older than the parameter).
+
+    Raises:
+        UsageError: the job cannot be read.
+    """
+    try:
+        settings = client.jobs.get(job_id).settings
+    except request_refusals() as exc:
+        raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
+    return parameter in {p.name for p in (settings.parameters if settings else None) or []}
+
+
 def request_refusals() -> tuple[type[Exception], ...]:
     """The SDK's errors for a request the workspace refused (a bad request, an unknown job
     or run), for ``except request_refusals():``. Imported when first needed: loading

@@ -72,6 +72,8 @@ class RunEnvironment:
             :mod:`..backfill.refresh`); empty otherwise.
         task_run_id: On Databricks, the task run's own id (one per attempt); it names
             the attempt in the task's check report. Empty when unknown.
+        backfill_id: In a run of ``dbxdec backfill``, the backfill's id (job parameter
+            ``backfill_id``): Delta commits carry it in ``userMetadata``. Empty otherwise.
     """
 
     session: Any
@@ -80,6 +82,7 @@ class RunEnvironment:
     run_id: str = ""
     staging: str = ""
     task_run_id: str = ""
+    backfill_id: str = ""
 
     @property
     def spark(self) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..backfill.refresh import FullRefreshOrder
 from ..backfill.wire import (
     BACKFILL_FORCE_REWRITE_PARAM,
     BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_ID_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
@@ -25,6 +26,7 @@ from ..backfill.wire import (
     KeyRange,
     PresenceOrder,
     UndoOrder,
+    parse_backfill_id,
     parse_run_time,
 )
 from ..definitions import (
@@ -101,6 +103,18 @@ def undo_order(job: JobDefinition, params: Mapping[str, str]) -> UndoOrder | Non
     """
     try:
         return UndoOrder.from_param(params.get(BACKFILL_UNDO_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+
+
+def backfill_id(job: JobDefinition, params: Mapping[str, str]) -> str:
+    """The id of the backfill the run is part of (``backfill_id``); ``""`` when none.
+
+    Raises:
+        UsageError: the parameter is set but is not a backfill id.
+    """
+    try:
+        return parse_backfill_id(params.get(BACKFILL_ID_PARAM, ""))
     except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
 
@@ -247,6 +261,8 @@ def run_task(
             swap_outputs(job, node.key, refresh, environment)
         return
     environment = staged_environment(environment, refresh)
+    # the backfill's id goes into every commit's userMetadata: undo finds them by it
+    environment = replace(environment, backfill_id=backfill_id(job, request.params))
     definition = node.definition
     context = RunContext(
         job.name,

@@ -1,10 +1,14 @@
 """Undo a backfill: restore the Delta tables its runs wrote to their version before it.
 
 Every commit of :class:`~.io.spark_table.SparkTableIoManager` carries the writing run's
-identity, ``dbxdec:<job>:<task>:<run id>``, as Delta's ``txnAppId`` and as the commit's
-``userMetadata``, which ``DESCRIBE HISTORY`` shows on Databricks and in open-source Delta
-alike. Given the run ids of a backfill (its ledger records them), a table's history says
-which versions the backfill committed. Undo restores each table to the version before
+identity, ``dbxdec:<job>:<task>:<run id>``, as Delta's ``txnAppId``, and the commit's
+``userMetadata`` repeats it followed by the backfill's id,
+``dbxdec:<job>:<task>:<run id>:backfill=<backfill id>``; ``DESCRIBE HISTORY`` shows it on
+Databricks and in open-source Delta alike. Given a backfill's id, a table's history says
+which versions the backfill committed, however many runs it took (a full refresh's swap
+carries ``refresh=<backfill id>`` instead). The commits of a backfill whose ledger
+predates that id carry only their run's id: they are found by the run ids the ledger
+recorded. Undo restores each table to the version before
 the backfill's first commit (``RESTORE TABLE ... TO VERSION AS OF n``), on the session
 where the table lives: the embedded Spark locally, the job's compute on Databricks.
 
@@ -53,7 +57,7 @@ from .io.delta_history import (
     restore_version,
 )
 from .io.formats import TableRef
-from .io.table_name import COMMIT_ID_PREFIX
+from .io.table_name import COMMIT_ID_PREFIX, split_metadata
 from .outputs import TableOutput, table_outputs
 
 UndoAction = Literal["restore", "empty", "none", "done"]
@@ -70,13 +74,21 @@ class UndoRefused(UsageError):
 class BackfillRuns:
     """The runs of one backfill: which commits in a table's history are its own.
 
-    A commit is the backfill's when its ``userMetadata`` is ``dbxdec:<job>:<task>:<run>``
-    with ``<run>`` one of ``run_ids``, or, on Databricks, ``<run id>-<repair count>``
-    (a run repaired in the UI still belongs to the backfill).
+    With ``by_id`` (the backfill's runs carried its id), a commit is the backfill's when
+    its ``userMetadata`` is ``dbxdec:<job>:<task>:<run>:backfill=<backfill id>`` (or a
+    full refresh's swap, ``dbxdec:<job>:<task>:refresh=<backfill id>:<run>``), whatever
+    the run. Otherwise (a ledger older than that id) when ``<run>`` is one of
+    ``run_ids``, or, on Databricks, ``<run id>-<repair count>`` (a run repaired in the UI
+    still belongs to the backfill).
 
     Example:
-        >>> runs = BackfillRuns("sales-20240601T120000-1a2b", "sales", frozenset({"42"}))
-        >>> runs.wrote("dbxdec:sales:clean:42-0"), runs.wrote("dbxdec:sales:clean:43-0")
+        >>> runs = BackfillRuns("sales-1", "sales", frozenset({"42"}), by_id=True)
+        >>> runs.wrote("dbxdec:sales:clean:43-0:backfill=sales-1")
+        True
+        >>> runs.wrote("dbxdec:sales:clean:42-0:backfill=sales-2")
+        False
+        >>> old = BackfillRuns("sales-1", "sales", frozenset({"42"}))
+        >>> old.wrote("dbxdec:sales:clean:42-0"), old.wrote("dbxdec:sales:clean:43-0")
         (True, False)
     """
 
@@ -85,6 +97,8 @@ class BackfillRuns:
     run_ids: frozenset[str]
     undone: frozenset[tuple[str, int]] = frozenset()
     """``(table, version)`` of every commit an undo of this backfill made (its ledger)."""
+    by_id: bool = False
+    """Whether the backfill's runs carried its id (its commits are found by it)."""
 
     @property
     def undo_mark(self) -> str:
@@ -103,7 +117,11 @@ class BackfillRuns:
         prefix = f"{COMMIT_ID_PREFIX}{self.job}:"
         if not metadata or not metadata.startswith(prefix):
             return False
-        run = metadata.rpartition(":")[2]
+        identity, backfill_id = split_metadata(metadata)
+        if self.by_id:
+            swap = f":refresh={self.backfill_id}:" in identity[len(prefix) - 1 :]
+            return backfill_id == self.backfill_id or (not backfill_id and swap)
+        run = identity.rpartition(":")[2]
         repaired = _REPAIRED.fullmatch(run)
         return run in self.run_ids or (repaired is not None and repaired["run"] in self.run_ids)
 
@@ -304,7 +322,11 @@ def undo_outputs(
         TaskRunError: Delta refused a restore.
     """
     runs = BackfillRuns(
-        order.backfill_id, job.name, frozenset(order.run_ids), frozenset(order.undone)
+        order.backfill_id,
+        job.name,
+        frozenset(order.run_ids),
+        frozenset(order.undone),
+        by_id=order.by_backfill_id,
     )
     plan = plan_undo(job, runs, environment, tasks={task_key})
     for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:

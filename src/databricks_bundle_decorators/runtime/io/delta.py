@@ -98,13 +98,14 @@ class _DeltaStagedWrite(StagedWrite):
         if request.transaction is not None:
             app_id, version = request.transaction
             writer = writer.option("txnAppId", app_id).option("txnVersion", str(version))
-            # the same id in DESCRIBE HISTORY: which run wrote which version (undo reads it).
+            # the same id in DESCRIBE HISTORY: which run (and backfill) wrote which version
+            # (undo reads it).
             # Writer options, not session settings (serverless lets a job set neither
             # commitInfo.userMetadata nor write.txnAppId): userMetadata is documented at
             # https://docs.databricks.com/gcp/en/tables/operations/custom-metadata and
             # txnAppId/txnVersion at https://docs.databricks.com/aws/en/error-messages/
             # delta-invalid-idempotent-writes-options-error-class
-            writer = writer.option("userMetadata", app_id)
+            writer = writer.option("userMetadata", request.metadata or app_id)
         try:
             if self._table.path is not None:
                 writer.save(str(self._table.path))

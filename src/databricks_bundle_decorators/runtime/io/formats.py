@@ -52,6 +52,8 @@ class WriteRequest:
             table (``region`` of region x day), or ``None``.
         append: Add the staged rows and replace nothing (``replace_where`` and
             ``cleared_keys`` are ignored); Delta only (see :mod:`.append_once`).
+        metadata: The commit's ``userMetadata`` (Delta); ``None``: the transaction's
+            application id.
     """
 
     partition_column: str | None
@@ -61,6 +63,7 @@ class WriteRequest:
     layout: TableLayout = field(default_factory=TableLayout)
     append: bool = False
     static_column: str | None = None
+    metadata: str | None = None
 
     @property
     def partition_by(self) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from .dimensions import is_two_dimensional, per_static_predicate
 from .formats import TableFormat, TableRef, WriteRequest
 from .layout import TableLayout
 from .parquet import LocalParquetFormat
-from .table_name import TableName, commit_identity
+from .table_name import TableName, commit_identity, commit_metadata
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
@@ -180,6 +180,14 @@ class SparkTableIoManager(IoManager):
             return None
         return (commit_identity(context.job_name, context.task_key, run_id), 0)
 
+    def metadata(self, context: OutputContext) -> str | None:
+        """The commit's ``userMetadata``: the transaction's id, then the backfill's id in
+        a run of a backfill (``None`` when the run has no id)."""
+        transaction = self.transaction(context)
+        if transaction is None:
+            return None
+        return commit_metadata(transaction[0], context.environment.backfill_id)
+
     # -- predicates --------------------------------------------------------------
 
     def read_predicate(self, scope: KeyScope) -> str | None:
@@ -301,6 +309,7 @@ class SparkTableIoManager(IoManager):
                     self.layout,
                     append,
                     static_column=self.static_column,
+                    metadata=self.metadata(context),
                 )
             )
         finally:

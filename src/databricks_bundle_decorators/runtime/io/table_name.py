@@ -62,3 +62,34 @@ def commit_identity(job_name: str, task_key: str, run_id: str) -> str:
         'dbxdec:sales:clean:550315892394120-0'
     """
     return f"{COMMIT_ID_PREFIX}{job_name}:{task_key}:{run_id}"
+
+
+BACKFILL_MARK = ":backfill="
+"""Separates a commit's identity from the id of the backfill whose run made it."""
+
+
+def commit_metadata(identity: str, backfill_id: str) -> str:
+    """A commit's ``userMetadata``: its :func:`commit_identity`, then, in a run of a
+    backfill, the backfill's id (``dbxdec backfill undo`` finds the backfill's commits
+    by it). ``txnAppId`` stays the identity alone: one per run, so a retried attempt of
+    the run is skipped while two runs of one backfill both commit.
+
+    Example:
+        >>> commit_metadata("dbxdec:sales:clean:5503-0", "sales-20240601T120000-1a2b")
+        'dbxdec:sales:clean:5503-0:backfill=sales-20240601T120000-1a2b'
+        >>> commit_metadata("dbxdec:sales:clean:5503-0", "")
+        'dbxdec:sales:clean:5503-0'
+    """
+    return f"{identity}{BACKFILL_MARK}{backfill_id}" if backfill_id else identity
+
+
+def split_metadata(metadata: str) -> tuple[str, str]:
+    """``(identity, backfill id)`` of a commit's ``userMetadata`` (the id ``""`` when the
+    commit names none), the inverse of :func:`commit_metadata`.
+
+    Example:
+        >>> split_metadata("dbxdec:sales:clean:5503-0:backfill=sales-1")
+        ('dbxdec:sales:clean:5503-0', 'sales-1')
+    """
+    identity, mark, backfill_id = metadata.rpartition(BACKFILL_MARK)
+    return (identity, backfill_id) if mark and identity else (metadata, "")

@@ -1,0 +1,102 @@
+"""The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
+
+Three modules, one responsibility each: :mod:`.params` (the parameters' names and
+defaults), :mod:`.keys` (key ranges and the run's logical time) and :mod:`.orders` (what
+an undo or presence run is told, and the reports its tasks print). Every name is
+imported from here.
+
+Bundle codegen (the producer), the launcher, the local runner and the runtime entry point
+(the consumers) all import these names, so they cannot drift apart. It lives in the
+lowest layer so that ``dbxdec-run`` needs nothing from bundle generation.
+
+The ``python_wheel_task`` contract: what codegen writes and ``dbxdec-run`` reads.
+
+Every generated task runs ``dbxdec-run`` with these named parameters (besides the job
+parameters, pushed down by name)::
+
+    dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
+        --dbxdec_run_id=550315892394120 ...
+
+"""
+
+from __future__ import annotations
+
+from .keys import (
+    KeyRange,
+    keys_label,
+    parse_run_time,
+    run_time_param,
+)
+from .orders import (
+    PRESENCE_REPORT_PREFIX,
+    UNDO_REPORT_PREFIX,
+    PresenceOrder,
+    PresenceReport,
+    UndoOrder,
+    parse_backfill_id,
+    parse_order,
+    report_bodies,
+)
+from .params import (
+    BACKFILL_CHECKS_PARAM,
+    BACKFILL_EXACT_PARAM,
+    BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_ID_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_PARAM_DEFAULTS,
+    BACKFILL_PARAMS,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_START_KEY_PARAM,
+    BACKFILL_TASKS_PARAM,
+    BACKFILL_UNDO_PARAM,
+    ENTRY_POINT,
+    FOR_EACH_INPUT_PARAM,
+    FOR_EACH_INPUT_VALUE,
+    JOB_PARAM,
+    MODULE_PARAM,
+    NAIVE_RUN_TIME_ZONE,
+    RUN_ID_PARAM,
+    RUN_ID_VALUE,
+    RUN_TIME_DEFAULT,
+    TASK_PARAM,
+)
+
+__all__ = [
+    "BACKFILL_CHECKS_PARAM",
+    "BACKFILL_EXACT_PARAM",
+    "BACKFILL_FORCE_REWRITE_PARAM",
+    "BACKFILL_FULL_REFRESH_PARAM",
+    "BACKFILL_ID_PARAM",
+    "BACKFILL_KEY_PARAM",
+    "BACKFILL_PARAMS",
+    "BACKFILL_PARAM_DEFAULTS",
+    "BACKFILL_PRESENCE_PARAM",
+    "BACKFILL_RUN_TIME_PARAM",
+    "BACKFILL_START_KEY_PARAM",
+    "BACKFILL_TASKS_PARAM",
+    "BACKFILL_UNDO_PARAM",
+    "ENTRY_POINT",
+    "FOR_EACH_INPUT_PARAM",
+    "FOR_EACH_INPUT_VALUE",
+    "JOB_PARAM",
+    "MODULE_PARAM",
+    "NAIVE_RUN_TIME_ZONE",
+    "PRESENCE_REPORT_PREFIX",
+    "RUN_ID_PARAM",
+    "RUN_ID_VALUE",
+    "RUN_TIME_DEFAULT",
+    "TASK_PARAM",
+    "UNDO_REPORT_PREFIX",
+    "KeyRange",
+    "PresenceOrder",
+    "PresenceReport",
+    "UndoOrder",
+    "keys_label",
+    "parse_backfill_id",
+    "parse_order",
+    "parse_run_time",
+    "report_bodies",
+    "run_time_param",
+]

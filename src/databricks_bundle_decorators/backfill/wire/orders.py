@@ -1,0 +1,253 @@
+"""Orders and reports that cross the wire as text: what an undo or presence run does,
+and the lines its tasks print for the launcher."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .keys import KeyRange
+from .params import BACKFILL_ID_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
+
+
+def parse_order(
+    value: str, pattern: re.Pattern[str], param: str, expected: str
+) -> re.Match[str] | None:
+    """The match of an order (undo, presence, full refresh) in job parameter ``param``;
+    ``None`` when the value is empty.
+
+    Raises:
+        ValueError: the value does not match; the message names ``param`` and says
+            ``expected`` (e.g. ``"a presence order: expected first=KEY;last=KEY"``).
+    """
+    text = value.strip()
+    if not text:
+        return None
+    found = pattern.fullmatch(text)
+    if found is None:
+        shown = text if len(text) <= 80 else f"{text[:77]}..."
+        raise ValueError(f"job parameter {param}={shown!r} is not {expected}")
+    return found
+
+
+def report_bodies(text: str, prefix: str, what: str) -> list[tuple[str, Any]]:
+    """``(line, decoded JSON)`` of every line of a task's output that starts with
+    ``prefix`` (a report a task prints for the launcher); other lines are ignored.
+
+    Raises:
+        ValueError: such a line is not JSON; the message says it is a malformed
+            ``what`` (e.g. ``"presence report"``).
+    """
+    found = []
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                found.append((line, json.loads(line[len(prefix) :])))
+            except ValueError as exc:
+                raise ValueError(f"a malformed {what} line: {line[:120]!r}") from exc
+    return found
+
+
+# -- undo runs ----------------------------------------------------------------------------
+
+_UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
+_UNDONE = r"[A-Za-z0-9_.]{1,800}@[0-9]{1,18}"
+_UNDO_ORDER = re.compile(
+    rf"backfill=(?P<backfill>{_UNDO_ID});force=(?P<force>true|false)"
+    rf"(?:;runs=(?P<runs>{_UNDO_ID}(?:,{_UNDO_ID})*))?"
+    rf"(?:;undone=(?P<undone>{_UNDONE}(?:,{_UNDONE})*))?",
+    re.ASCII,
+)
+_BACKFILL_ID = re.compile(_UNDO_ID, re.ASCII)
+UNDO_REPORT_PREFIX = "dbxdec-undo: "
+"""Starts the output line in which a task of an undo run reports a commit it made
+(``{"table": NAME, "version": N}``): RESTORE and DELETE take no writer options, so the
+launcher reads the version back from the task's logs and records it in the ledger."""
+
+
+@dataclass(frozen=True, slots=True)
+class UndoOrder:
+    """What an undo run restores: the tables backfill ``backfill_id`` wrote.
+
+    The run finds the backfill's commits by its id, which every commit of its runs
+    carries in ``userMetadata`` (see :data:`.params.BACKFILL_ID_PARAM`), so the order's
+    length does not grow with the number of runs. ``run_ids`` is empty, except for a
+    backfill whose ledger predates that id: then its commits are found by the ids of its
+    runs, listed here (the order of older releases, which they still read).
+
+    Encoded in ``backfill_undo`` as plain text (no braces, which Databricks would read
+    as a reference; no quoting needed: ids are letters, digits, ``_`` and ``-``).
+
+    Example:
+        >>> UndoOrder("sales-20240601T120000-1a2b").to_param()
+        'backfill=sales-20240601T120000-1a2b;force=false'
+        >>> UndoOrder("sales-20240601T120000-1a2b", ("5501-0", "5502-0")).to_param()
+        'backfill=sales-20240601T120000-1a2b;force=false;runs=5501-0,5502-0'
+    """
+
+    backfill_id: str
+    run_ids: tuple[str, ...] = ()
+    force: bool = False
+    undone: tuple[tuple[str, int], ...] = ()
+    """``(table, version)`` of the commits earlier undos of the backfill made."""
+
+    @property
+    def by_backfill_id(self) -> bool:
+        """Whether the backfill's commits are found by its id (not by run ids)."""
+        return not self.run_ids
+
+    def to_param(self) -> str:
+        """The ``backfill_undo`` value (see :meth:`from_param`)."""
+        force = "true" if self.force else "false"
+        runs = f";runs={','.join(self.run_ids)}" if self.run_ids else ""
+        undone = ",".join(f"{table}@{version}" for table, version in self.undone)
+        tail = f";undone={undone}" if undone else ""
+        return f"backfill={self.backfill_id};force={force}{runs}{tail}"
+
+    @classmethod
+    def from_param(cls, value: str) -> UndoOrder | None:
+        """The order in a ``backfill_undo`` value; ``None`` when it is empty.
+
+        Raises:
+            ValueError: not an encoded order; the message names the parameter.
+        """
+        found = parse_order(
+            value,
+            _UNDO_ORDER,
+            BACKFILL_UNDO_PARAM,
+            "an undo order: expected backfill=ID;force=true|false[;runs=RUN,RUN...]"
+            "[;undone=TABLE@VERSION,...] (set by dbxdec backfill undo)",
+        )
+        if found is None:
+            return None
+        runs = tuple(found["runs"].split(",")) if found["runs"] else ()
+        undone = tuple(
+            (table, int(version))
+            for table, _, version in (p.rpartition("@") for p in (found["undone"] or "").split(","))
+            if table
+        )
+        return cls(found["backfill"], runs, found["force"] == "true", undone)
+
+
+def parse_backfill_id(value: str) -> str:
+    """The backfill id in a ``backfill_id`` value (``""`` when empty).
+
+    Example:
+        >>> parse_backfill_id(" sales-20240601T120000-1a2b ")
+        'sales-20240601T120000-1a2b'
+
+    Raises:
+        ValueError: not a backfill id (letters, digits, ``_`` and ``-``); the message
+            names the parameter.
+    """
+    text = value.strip()
+    if text and _BACKFILL_ID.fullmatch(text) is None:
+        shown = text if len(text) <= 80 else f"{text[:77]}..."
+        raise ValueError(
+            f"job parameter {BACKFILL_ID_PARAM}={shown!r} is not a backfill id (letters, "
+            "digits, _ and -; set by dbxdec backfill)"
+        )
+    return text
+
+
+# -- presence runs ------------------------------------------------------------------------
+
+_WIRE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
+_PRESENCE_ORDER = re.compile(rf"first=(?P<first>{_WIRE_KEY});last=(?P<last>{_WIRE_KEY})", re.ASCII)
+PRESENCE_REPORT_PREFIX = "dbxdec-presence: "
+"""Starts the output line in which a task of a presence run reports one table; the
+launcher reads it back from the task's logs (``jobs/runs/get-output``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceOrder:
+    """What a presence run looks at: the keys from ``first`` to ``last`` (inclusive).
+
+    Encoded in ``backfill_presence`` as plain text; keys are letters, digits and
+    ``_ . : -`` (every key format dbxdec has), so nothing needs quoting.
+
+    Example:
+        >>> PresenceOrder(KeyRange("2024-01-01", "2024-01-05")).to_param()
+        'first=2024-01-01;last=2024-01-05'
+    """
+
+    keys: KeyRange
+
+    def to_param(self) -> str:
+        """The ``backfill_presence`` value (see :meth:`from_param`)."""
+        for key in (self.keys.first, self.keys.last):
+            if re.fullmatch(_WIRE_KEY, key, re.ASCII) is None:
+                raise ValueError(f"key {key!r} cannot be sent in {BACKFILL_PRESENCE_PARAM}")
+        return f"first={self.keys.first};last={self.keys.last}"
+
+    @classmethod
+    def from_param(cls, value: str) -> PresenceOrder | None:
+        """The order in a ``backfill_presence`` value; ``None`` when it is empty.
+
+        Raises:
+            ValueError: not an encoded order; the message names the parameter.
+        """
+        found = parse_order(
+            value,
+            _PRESENCE_ORDER,
+            BACKFILL_PRESENCE_PARAM,
+            "a presence order: expected first=KEY;last=KEY (set by dbxdec catchup --by data)",
+        )
+        if found is None:
+            return None
+        return cls(KeyRange(found["first"], found["last"]))
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceReport:
+    """One table as a task of a presence run found it: the rows of each key that has some.
+
+    Attributes:
+        table: The table's name (``catalog.schema.table``).
+        task: The task that writes it.
+        exists: Whether the table exists (``False``: every key is missing).
+        rows: Rows per key, for the keys of the order that have rows.
+
+    Example:
+        >>> report = PresenceReport("main.s.t", "clean", True, {"2024-01-01": 2})
+        >>> report.to_line()[:59]
+        'dbxdec-presence: {"exists": true, "rows": {"2024-01-01": 2}'
+        >>> PresenceReport.from_lines("noise\\n" + report.to_line()) == [report]
+        True
+    """
+
+    table: str
+    task: str
+    exists: bool
+    rows: Mapping[str, int]
+
+    def to_line(self) -> str:
+        """The report as one output line."""
+        body = {"table": self.table, "task": self.task, "exists": self.exists}
+        body["rows"] = dict(self.rows)
+        return PRESENCE_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+
+    @classmethod
+    def from_lines(cls, text: str) -> list[PresenceReport]:
+        """Every report line in a task's output (other lines are ignored).
+
+        Raises:
+            ValueError: a line starts like a report but is not one.
+        """
+        reports = []
+        for line, body in report_bodies(text, PRESENCE_REPORT_PREFIX, "presence report"):
+            try:
+                rows = body["rows"]
+                report = cls(
+                    str(body["table"]),
+                    str(body["task"]),
+                    bool(body["exists"]),
+                    {str(k): int(v) for k, v in rows.items()},
+                )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"a malformed presence report line: {line[:120]!r}") from exc
+            reports.append(report)
+        return reports
