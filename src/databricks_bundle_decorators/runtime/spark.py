@@ -18,7 +18,9 @@ from .delta_jars import ensure_delta_jars
 from .serverless_rules import set_conf
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
-SPARK_EXTRA = 'pip install "dbxdec[spark]"'
+# The pair dbxdec's `spark` extra pins (pyproject.toml; tests/test_docs.py keeps them equal),
+# named directly: dbxdec itself is not on the package index yet.
+SPARK_EXTRA = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CONF: dict[str, str] = {
