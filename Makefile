@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # while the other worker runs the tests that need no Spark. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup java spark faketime chromium test lint docs demo bench soak clean
+.PHONY: setup java spark faketime chromium test lint docs demo wheel bench soak clean
 
 setup: $(STAMP) java spark
 
@@ -87,6 +87,13 @@ DEMO_JOB := sales_pipeline
 demo: setup
 	$(BIN)/dbxdec backfill $(DEMO_JOB) --start 2024-01-01 --end 2024-01-07 --batch-size 7 --local
 	$(BIN)/dbxdec status $(DEMO_JOB) --local --start 2024-01-01 --end 2024-01-31
+
+# dbxdec is not on the package index yet: this is how to install it elsewhere. Writes
+# dist/dbxdec-<version>-py3-none-any.whl, built by `dbxdec wheel` from a private copy of
+# the sources (the builder deployed jobs use), e.g. then
+#   pip install "dist/dbxdec-0.1.0-py3-none-any.whl[spark]"
+wheel: $(STAMP)
+	@$(BIN)/dbxdec wheel --out dist
 
 bench: setup
 	@for script in benchmarks/*.py; do \

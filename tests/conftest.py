@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from databricks_bundle_decorators.bundle.framework_wheel import write_framework_wheel
 from databricks_bundle_decorators.testing import JobsEmulator
 
 # Property tests draw the same examples on every run (CI must not fail by chance) and
@@ -43,6 +44,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def framework_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The running dbxdec's real wheel, built once per test session (a few seconds)."""
+    return write_framework_wheel(tmp_path_factory.mktemp("framework-wheel"))
 
 
 @pytest.fixture

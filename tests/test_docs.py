@@ -98,3 +98,81 @@ def test_the_readme_puts_dbxdec_on_path_right_after_make_demo() -> None:
     demo = next(i for i, line in enumerate(first_block) if line.startswith("make demo"))
     assert first_block[demo + 1].startswith(". .venv/bin/activate")
     assert "dbxdec" in first_block[demo + 1]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+# "pip install dbxdec", "pip install 'dbxdec[spark]'", "pip install dbxdec==0.1.0": by name
+# from an index, where dbxdec is not published yet (issue 25, item 1). A path to its wheel
+# (wheels/dbxdec-..., dist/dbxdec-...) is fine.
+_INSTALL_BY_NAME = re.compile(r"""pip install (?:-U |--upgrade )?["']?dbxdec(?![-\w/.])""")
+
+
+def _user_facing_texts() -> dict[str, str]:
+    package = ROOT / "src" / "databricks_bundle_decorators"
+    paths = [ROOT / "README.md", *DOCS.rglob("*.md"), *(package / "templates").rglob("*")]
+    paths += package.rglob("*.py")
+    return {
+        str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+        for path in paths
+        if path.is_file()
+    }
+
+
+def test_nothing_tells_users_to_install_dbxdec_by_name_from_the_index() -> None:
+    found = {
+        name: match.group(0)
+        for name, text in _user_facing_texts().items()
+        for match in _INSTALL_BY_NAME.finditer(text)
+    }
+    assert found == {}
+
+
+def test_the_install_by_name_check_can_fail() -> None:
+    for bad in ('pip install "dbxdec[spark]"', "pip install dbxdec", "pip install dbxdec==0.1.0"):
+        assert _INSTALL_BY_NAME.search(bad), bad
+    for good in ("pip install wheels/dbxdec-0.1.0-py3-none-any.whl", "pip install -e ."):
+        assert not _INSTALL_BY_NAME.search(good), good
+
+
+def test_the_missing_spark_messages_name_the_spark_extra_s_pins() -> None:
+    from databricks_bundle_decorators.launch.spark_extra import SPARK_EXTRA_INSTALL
+    from databricks_bundle_decorators.runtime.spark import SPARK_EXTRA
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = project["project"]["optional-dependencies"]["spark"]
+    expected = "pip install " + " ".join(f'"{pin}"' for pin in pins)
+    assert SPARK_EXTRA == SPARK_EXTRA_INSTALL == expected
+
+
+def test_the_readme_quick_start_sets_up_and_runs_the_demo_before_the_tests() -> None:
+    """Issue 25, item 1: the quick start began with ``make test`` (the whole suite) and
+    never named ``make setup``."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    first_block = readme.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    targets = [line.split()[1] for line in first_block if line.startswith("make ")]
+    assert targets[:2] == ["setup", "demo"]
+    assert targets.index("test") > 1
+    assert "wheel" in targets
+
+
+def test_make_wheel_writes_dist_with_dbxdec_s_own_builder() -> None:
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    recipe = makefile.split("\nwheel:", 1)[1].split("\n\n", 1)[0]
+    assert "dbxdec wheel --out dist" in recipe
+
+
+def test_the_docs_call_local_tables_delta_and_the_ledger_sqlite() -> None:
+    """Issue 25, item 9: ``dbxdec run --help`` (and so the CLI reference, rendered from
+    it) and the example's docstring said parquet; runtime.md named the ledger .json."""
+    from databricks_bundle_decorators.cli.run_commands import run_command
+    from databricks_bundle_decorators.examples import sales_pipeline
+
+    help_text = run_command.get_help(click.Context(run_command, info_name="run"))
+    assert "parquet" not in help_text.lower()
+    assert "Delta" in help_text
+    assert "parquet" not in (sales_pipeline.__doc__ or "").lower()
+    assert "backfills/<id>.json" not in (DOCS / "runtime.md").read_text("utf-8")

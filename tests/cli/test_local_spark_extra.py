@@ -55,7 +55,7 @@ def test_local_runs_say_to_install_the_spark_extra(
     code, _, err = run([*argv, "--end", "2024-01-03"] if command == "backfill" else argv, capsys)
     assert code == 3
     assert assert_one_error_line(err) == (
-        f'Error: local runs need PySpark and Delta Lake ({named} not installed): pip install "dbxdec[spark]"'
+        f'Error: local runs need PySpark and Delta Lake ({named} not installed): pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
     )
     assert not (root / ".dbxdec").exists()  # no ledger, no warehouse: nothing started
 

@@ -135,8 +135,8 @@ def running_distribution() -> metadata.Distribution:
     except metadata.PackageNotFoundError:
         raise UsageError(
             f"dbxdec is not installed as a distribution (no {FRAMEWORK_DISTRIBUTION} metadata "
-            "on sys.path), so its wheel cannot be made: pip install dbxdec, or pip install -e "
-            "its source folder"
+            "on sys.path), so its wheel cannot be made: pip install a dbxdec wheel (make wheel "
+            "in a clone writes one), or pip install -e its source folder"
         ) from None
     if distribution.version != __version__:
         raise UsageError(

@@ -86,7 +86,7 @@ def run_command(
       dbxdec run sales_pipeline --key 2024-01-31 --force-rewrite --local
 
     A ranged run (--start/--end) processes all its keys in one run, as a ranged
-    Databricks run does. Tables are parquet folders under the local warehouse. Exit
+    Databricks run does. Tables are Delta tables under the local warehouse. Exit
     status 1 when a task fails (the message names the task and the key).
     """
     if not local:

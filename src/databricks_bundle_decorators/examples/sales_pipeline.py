@@ -18,7 +18,7 @@ Four tasks over a daily backfill (UTC days from 2024-01-01, ``lookback=2``):
     written so far, a snapshot table replaced by each run.
 
 Tables: ``main.dbxdec_demo.{sales_raw,sales_clean,sales_daily,sales_region_totals}``
-(Unity Catalog Delta on Databricks; parquet under ``.dbxdec/warehouse`` locally).
+(Unity Catalog Delta on Databricks; Delta under ``.dbxdec/warehouse`` locally).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ import importlib.util
 
 from .errors import MissingSparkExtra
 
-SPARK_EXTRA_INSTALL = 'pip install "dbxdec[spark]"'
+# The pair dbxdec's `spark` extra pins (pyproject.toml; tests/test_docs.py keeps them equal),
+# named directly: dbxdec itself is not on the package index yet.
+SPARK_EXTRA_INSTALL = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
 LOCAL_SPARK_MODULES = ("pyspark", "delta")
 """Top-level modules local runs import: PySpark's, and delta-spark's (``delta``)."""
 

@@ -19,7 +19,9 @@ from .serverless_rules import set_conf
 from .task_errors import quiet_query_context_loggers
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
-SPARK_EXTRA = 'pip install "dbxdec[spark]"'
+# The pair dbxdec's `spark` extra pins (pyproject.toml; tests/test_docs.py keeps them equal),
+# named directly: dbxdec itself is not on the package index yet.
+SPARK_EXTRA = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CONF: dict[str, str] = {
