@@ -4,13 +4,17 @@ Runs execute on a thread pool sharing the one embedded SparkSession. A run canno
 stopped half-way; cancelling one that has not started yet drops it. Local runs die with
 the launcher process, so ``--resume`` starts interrupted slices again (local writes are
 idempotent: a slice's partitions are replaced, not appended).
+
+A run's end is an event of this process: the backend tells the scheduler at once
+(:class:`.backends.EndsNotified`), so a slot is refilled the moment a run ends rather
+than at the next poll.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +53,12 @@ class LocalBackend:
         self._by_token: dict[str, str] = {}
         self._cancelled: set[str] = set()
         self._lock = threading.Lock()
+        self._end_listeners: list[Callable[[str], None]] = []
+
+    def on_end(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(run_id)`` once a run has ended or was dropped (see
+        :class:`.backends.EndsNotified`); :meth:`poll` reports it by then."""
+        self._end_listeners.append(callback)
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with self._lock:
@@ -57,8 +67,16 @@ class LocalBackend:
                 return Submitted(existing)
             run_id = new_run_id()  # the id its Delta commits carry, recorded in the ledger
             self._by_token[request.token] = run_id
-            self._runs[run_id] = self._pool.submit(self._run, dict(request.parameters), run_id)
+            future = self._pool.submit(self._run, dict(request.parameters), run_id)
+            self._runs[run_id] = future
+        # Done callbacks run once the future is done (so poll() sees the end), in the
+        # run's thread, or here at once if it already ended.
+        future.add_done_callback(lambda _: self._ended(run_id))
         return Submitted(run_id)
+
+    def _ended(self, run_id: str) -> None:
+        for listener in list(self._end_listeners):
+            listener(run_id)
 
     def _run(self, parameters: dict[str, str], run_id: str) -> JobRunResult:
         started = time.time()
