@@ -21,7 +21,8 @@ from databricks_bundle_decorators.launch.backends import (
     SubmitRequest,
     Submitted,
 )
-from databricks_bundle_decorators.launch.interrupts import DRAIN, Interrupts
+from databricks_bundle_decorators.launch.events import LaunchEvent
+from databricks_bundle_decorators.launch.interrupts import CANCEL, DRAIN, Interrupts
 from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
@@ -137,3 +138,50 @@ def test_a_drain_ends_when_the_last_run_ends(tmp_path: Path) -> None:
         assert done.result(timeout=60) == "interrupted"
         assert wake.timed_out == before  # returned on the end's wake, not a timed one
     assert backend.submitted.empty()
+
+
+class StoppingRuns(TellingRuns):
+    """Runs that stop a while after they are cancelled (once the test releases them),
+    in the backend's own thread, as local runs do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancel_asked = threading.Event()
+        self.release = threading.Event()
+
+    def cancel(self, run_id: str) -> None:
+        def stop() -> None:
+            self.release.wait(timeout=60)
+            self.end(run_id)
+
+        threading.Thread(target=stop).start()
+        self.cancel_asked.set()
+
+    def stopped(self, run_id: str) -> bool:
+        return run_id in self._ended
+
+
+def test_a_second_ctrl_c_says_it_cancels_and_returns_once_the_runs_stopped(
+    tmp_path: Path,
+) -> None:
+    backend, interrupts = StoppingRuns(), Interrupts()
+    events: list[tuple[LaunchEvent, bool]] = []
+    ledger = ledger_of(tmp_path, 3)
+    run_id = ""
+
+    def emit(event: LaunchEvent) -> None:  # with whether the run had stopped by then
+        events.append((event, backend.stopped(run_id)))
+
+    with ThreadPoolExecutor(1) as pool:
+        scheduler = Scheduler(backend, ledger, SLOW_POLLS, emit=emit, interrupts=interrupts)
+        done = pool.submit(scheduler.run)
+        run_id = backend.submitted.get(timeout=60)
+        interrupts.escalate(DRAIN)
+        interrupts.escalate(CANCEL)
+        assert backend.cancel_asked.wait(timeout=60)
+        backend.release.set()
+        assert done.result(timeout=60) == "interrupted"
+    said = [(e.message, stopped) for e, stopped in events if e.kind in ("cancelling", "canceled")]
+    # Said before waiting; the run recorded cancelled only once it had stopped.
+    assert said == [("cancelling 1 in-flight runs", False), ("cancelled by the user", True)]
+    assert [r.state for r in ledger.slices] == ["canceled", "pending", "pending"]

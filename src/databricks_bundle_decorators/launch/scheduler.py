@@ -331,6 +331,9 @@ class Scheduler:
         self._cancelled = True
         self._event_plain("cancelling", f"cancelling {len(self._flights)} in-flight runs")
         outcomes = cancel_flights(self.backend, list(self._flights.values()), pool, _CANCEL_WAIT)
+        # Runs that end inside this process (local) stop before the launcher returns.
+        stopping = [self._flights[i].run_id for i, error in outcomes.items() if error is None]
+        self._ended.wait_for([r for r in stopping if r is not None], _CANCEL_WAIT)
         for index, error in outcomes.items():
             flight = self._flights[index]
             record = self.ledger.slices[index]
