@@ -137,8 +137,10 @@ class LocalBackend:
 def _group_spark_jobs(run_id: str) -> bool:
     """Tag the Spark jobs this thread starts with ``run_id``, so that cancelling the run
     cancels them; False when no SparkContext runs yet (the run starts it)."""
-    from pyspark import SparkContext
-
+    try:
+        from pyspark import SparkContext
+    except ImportError:  # a Spark-free job on a machine without PySpark
+        return False
     context = SparkContext._active_spark_context
     if context is None:
         return False
