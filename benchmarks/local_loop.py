@@ -74,15 +74,18 @@ class Figures:
         return 1 - later / window if window > 0 else 0.0
 
 
-def make_project(folder: Path, command: list[str], env: dict[str, str]) -> Path:
+def make_project(folder: Path, command: list[str]) -> Path:
+    """``dbxdec init``'s project, made by this tree's dbxdec (what is measured is the
+    backfill command, which runs with the sources under test)."""
     subprocess.run(
-        [*command, "init", "loop"], cwd=folder, env=env, check=True, text=True, capture_output=True
+        [*command, "init", "loop"], cwd=folder, check=True, text=True, capture_output=True
     )
     return folder / "loop"
 
 
 def measure(days: int, src: str | None) -> Figures:
-    """One local backfill of ``days`` keys in a fresh project, with ``src`` first on the path."""
+    """One local backfill of ``days`` keys in a fresh project, with ``src`` first on the
+    path (``None``: this interpreter's dbxdec, this tree's in its venv)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # lines timed as they are printed
     if src:
         env["PYTHONPATH"] = src
@@ -92,7 +95,7 @@ def measure(days: int, src: str | None) -> Figures:
         "from databricks_bundle_decorators.cli.main import main; main()",
     ]
     with tempfile.TemporaryDirectory(prefix="dbxdec-loop-") as tmp:
-        project = make_project(Path(tmp), command, env)
+        project = make_project(Path(tmp), command)
         last = FIRST_DAY + timedelta(days=days - 1)
         args = [
             "backfill",
@@ -148,7 +151,6 @@ def main() -> None:
     parser.add_argument("--days", type=int, nargs="+", default=[3, 27])
     parser.add_argument("--before", metavar="SRC", help="also measure the sources in SRC")
     args = parser.parse_args()
-    here = str(Path(__file__).resolve().parents[1] / "src")
     print(
         f"local loop of `dbxdec init`'s {JOB}, one run at a time "
         f"(target: idle after the first run < {TARGET_IDLE_AFTER_FIRST:.0%})"
@@ -160,7 +162,7 @@ def main() -> None:
     for days in args.days:
         if args.before:
             print(row("before", measure(days, args.before)), flush=True)
-        print(row("after" if args.before else "", measure(days, here)), flush=True)
+        print(row("after" if args.before else "", measure(days, None)), flush=True)
 
 
 if __name__ == "__main__":
