@@ -6,9 +6,9 @@ drives a :class:`Backend` and records what it answers in the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..backfill.check_report import CheckResult
 from .errors import BackendUnavailable, SubmitRejected
@@ -20,6 +20,7 @@ __all__ = [
     "TERMINAL_STATES",
     "Backend",
     "BackendUnavailable",
+    "EndsNotified",
     "RunState",
     "RunStatus",
     "SubmitRejected",
@@ -120,3 +121,18 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release resources (threads, connections)."""
+
+
+@runtime_checkable
+class EndsNotified(Protocol):
+    """An optional capability of a :class:`Backend`: it tells when a run ends.
+
+    A backend whose runs end inside this process (the local Spark) knows the instant a
+    run ends; the scheduler then polls that run at once instead of waiting for the
+    next poll the policy of :mod:`.poll_policy` would plan (its polls become a safety
+    net). A backend without it (Databricks) is only polled.
+    """
+
+    def on_end(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback`` with a run's id, from any thread, once :meth:`Backend.poll`
+        reports the run ended (or cancelled)."""

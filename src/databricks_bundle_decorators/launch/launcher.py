@@ -51,6 +51,7 @@ from .interrupts import DRAIN, Interrupts
 from .ledger import BackendSpec, LaunchOptions, Ledger
 from .ledger_undone import carry_backfill_id
 from .local_lock import LocalLock
+from .local_startup import with_spark_startup
 from .observed import observed_history
 from .pacing import SchedulerOptions
 from .plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
@@ -266,6 +267,7 @@ def plan_backfill(
     guess = None
     if dry_run and unreached is None:
         guess = _estimate(plan, past or [], found, cap, request.dbu_per_hour)
+        guess = with_spark_startup(guess, root) if conn.local else guess
     rebatcher = Rebatcher(job.backfill, past or (), job=job.name) if auto else None
     return PreparedBackfill(
         plan,

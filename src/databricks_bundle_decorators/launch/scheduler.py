@@ -3,7 +3,9 @@
 One loop thread owns the ledger and all decisions. Submissions run on a small thread
 pool (a slow or retried ``run-now`` never blocks the others) and status is polled in
 batches (:mod:`.status_poller`); their completions wake the loop, which otherwise sleeps
-until the next poll or retry is due -- there is no busy loop.
+until the next poll or retry is due -- there is no busy loop. A backend that tells when
+a run ends (:class:`.backends.EndsNotified`, the local one) wakes the loop with the end,
+and that run is polled at once.
 
 Durability: an attempt (with its idempotency token) is written to the ledger *before*
 its submission is sent, and every change is saved before the loop acts on it, so a
@@ -34,6 +36,7 @@ from .ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, att
 from .outage import OutageTracker, TrackedBackend
 from .pacing import SchedulerOptions, backoff
 from .retry_budget import RetryBudgets
+from .run_ends import EndedRuns
 from .status_poller import StatusPoller
 from .summary import attempt_event
 
@@ -80,7 +83,10 @@ class Scheduler:
         self._failed_for_good: set[int] = set()
         self._budgets = RetryBudgets(options, clock)
         self._halted = ""
-        self._poller = StatusPoller(self.backend.poll, options, self._wake.set)
+        self._ended = EndedRuns(backend, self._wake.set)
+        self._poller = StatusPoller(
+            self.backend.poll, options, self._wake.set, notified=self._ended.notified
+        )
         self._cancelled = False
         self._drain_announced = False
         self._succeeded = 0
@@ -97,6 +103,7 @@ class Scheduler:
             while True:
                 self._harvest_submissions()
                 self._harvest_poll()
+                self._poll_ended()
                 for kind, line in self.outage.pending(len(self._flights)):
                     self._event_plain(kind, line)
                 self._announce_interrupt()
@@ -266,6 +273,10 @@ class Scheduler:
             starts = (f.submitted for f in self._by_run.values() if f.submitted)
             self._poller.plan(time.monotonic(), starts)
 
+    def _poll_ended(self) -> None:
+        """Poll at once the runs the backend said have ended."""
+        self._poller.start(self._ended.take(self._by_run), time.monotonic(), at_once=True)
+
     def _finish(self, flight: Flight, status: RunStatus) -> None:
         if flight.submitted:
             self._poller.pacer.record(time.monotonic() - flight.submitted)
@@ -321,6 +332,9 @@ class Scheduler:
         self._cancelled = True
         self._event_plain("cancelling", f"cancelling {len(self._flights)} in-flight runs")
         outcomes = cancel_flights(self.backend, list(self._flights.values()), pool, _CANCEL_WAIT)
+        # Runs that end inside this process (local) stop before the launcher returns.
+        stopping = [self._flights[i].run_id for i, error in outcomes.items() if error is None]
+        self._ended.wait_for([r for r in stopping if r is not None], _CANCEL_WAIT)
         for index, error in outcomes.items():
             flight = self._flights[index]
             record = self.ledger.slices[index]

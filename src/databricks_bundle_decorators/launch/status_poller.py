@@ -7,6 +7,9 @@ so one throttled request does not hold up the refill of every slot. Poll starts 
 least the policy's floor apart (:attr:`.poll_policy.PollBounds.min_gap`), overtaking
 ones included. The threshold is the caller's choice
 (:attr:`.pacing.SchedulerOptions.resend_after`): adaptive, fixed, or never.
+
+For a backend that tells when a run ends (:class:`.backends.EndsNotified`) the ended
+runs are polled at once and the planned polls are only a safety net, ``max_gap`` apart.
 """
 
 from __future__ import annotations
@@ -37,10 +40,19 @@ class StatusPoller:
         poll: The backend's batched status call.
         options: The scheduler's pacing (see :class:`.poll_policy.PollBounds`).
         wake: Called (from the poll's thread) when a poll has answered.
+        notified: The backend tells when runs end (planned polls are a safety net).
     """
 
-    def __init__(self, poll: Poll, options: SchedulerOptions, wake: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        poll: Poll,
+        options: SchedulerOptions,
+        wake: Callable[[], None],
+        *,
+        notified: bool = False,
+    ) -> None:
         self.pacer = PollPacer(options)
+        self._notified = notified
         self._poll = poll
         self._wake = wake
         self._pool = ThreadPoolExecutor(_IN_FLIGHT, thread_name_prefix="dbxdec-poll")
@@ -62,9 +74,10 @@ class StatusPoller:
             return math.inf
         return max(self._next, self._in_flight[-1][0] + self._overtake_after())
 
-    def start(self, run_ids: Collection[str], now: float) -> None:
-        """Poll ``run_ids`` if a poll is due at ``now``."""
-        if not run_ids or now < self.due_at():
+    def start(self, run_ids: Collection[str], now: float, *, at_once: bool = False) -> None:
+        """Poll ``run_ids`` if a poll is due at ``now`` (``at_once``: whether due or not,
+        for runs the backend said have ended)."""
+        if not run_ids or (now < self.due_at() and not at_once):
             return
         future = self._pool.submit(self._poll, list(run_ids))
         future.add_done_callback(lambda _: self._wake())
@@ -80,6 +93,9 @@ class StatusPoller:
 
     def plan(self, now: float, starts: Iterable[float]) -> None:
         """Plan the next poll after an answer, given the submission times in flight."""
+        if self._notified:  # ends come as events; this poll only catches a lost one
+            self._next = now + self.pacer.bounds.max_gap
+            return
         self._next = self.pacer.next_poll(now, starts=starts)  # >= now + the floor
 
     def close(self) -> None:
