@@ -29,15 +29,9 @@ from .check_reports import job_has_checks
 from .claims import BackfillGuard
 from .connection import ConnectedJob, Connection, connect_job, unreached_workspace
 from .databricks_backend import DatabricksBackend
+from .dry_run import dry_run_estimate, past_runs_of
 from .errors import BackendUnavailable
-from .estimate import (
-    Estimate,
-    PastRun,
-    compute_of_job,
-    estimate,
-    past_runs_databricks,
-    past_runs_local,
-)
+from .estimate import Estimate, PastRun
 from .events import Counts, LaunchEvent, LaunchSummary
 from .full_refresh import (
     check_full_refresh,
@@ -225,7 +219,7 @@ def plan_backfill(
     auto = request.batch_size == "auto"
     past: list[PastRun] | None = None
     if (dry_run or auto) and unreached is None:  # never the local runs' times for Databricks
-        past = _past_runs(job, root, found)
+        past = past_runs_of(job, root, found)
     choice = None
     if auto:
         keys = len(_checked_plan(job, request, history, only, batch_size=1).keys)
@@ -266,7 +260,7 @@ def plan_backfill(
         stage_ledger(ledger)  # the slices write staging tables; the last run swaps them in
     guess = None
     if dry_run and unreached is None:
-        guess = _estimate(plan, past or [], found, cap, request.dbu_per_hour)
+        guess = dry_run_estimate(plan, past or [], found, cap, request.dbu_per_hour)
         guess = with_spark_startup(guess, root) if conn.local else guess
     rebatcher = Rebatcher(job.backfill, past or (), job=job.name) if auto else None
     return PreparedBackfill(
@@ -283,28 +277,6 @@ def plan_backfill(
         rebatcher,
         unreached,
     )
-
-
-def _past_runs(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
-    """The job's past runs: the workspace's, or the local ledgers' for a local backfill
-    (and for a dry run that could not reach the workspace)."""
-    if found is None:
-        return past_runs_local(root, job.name)
-    return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
-
-
-def _estimate(
-    plan: BackfillPlan,
-    runs: list[PastRun],
-    found: ConnectedJob | None,
-    cap: int,
-    dbu_per_hour: float | None,
-) -> Estimate:
-    """The dry run's estimate from the job's past ``runs``."""
-    if found is None:
-        return estimate(plan, runs, max_concurrent=cap, compute=None)
-    compute = compute_of_job(found.client, found.remote.job_id)
-    return estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
 
 
 def _checked_plan(
