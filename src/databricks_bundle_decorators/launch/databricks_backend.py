@@ -351,6 +351,8 @@ def _run_history(
                 if state == "succeeded"
                 else "running"
                 if state == "running"
+                else "cancelled"
+                if state == "canceled"  # result_state CANCELED: run_status
                 else "failed",
                 started,
                 str(run.run_id),
