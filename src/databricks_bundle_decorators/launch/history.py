@@ -88,7 +88,7 @@ def attempt_key_state(attempt_state: str) -> KeyState:
     """
     if attempt_state in ("succeeded", "failed", "running"):
         return attempt_state  # type: ignore[return-value]
-    if attempt_state == "canceled":
+    if attempt_state in ("canceled", "cancelled"):  # a ledger's, a local run record's
         return "cancelled"
     return "running" if attempt_state == "submitting" else "failed"
 
