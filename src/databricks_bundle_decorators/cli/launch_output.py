@@ -13,7 +13,13 @@ from ..launch.canary import canary_failure, canary_failure_line
 from ..launch.errors import BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
 from ..launch.plan_summary import PlanSelection
-from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
+from ..launch.progress import (
+    JsonReporter,
+    LiveReporter,
+    PlainReporter,
+    Reporter,
+    next_rerun_command,
+)
 from ..launch.request import BackfillRequest
 from ..runtime.task_subset import decode_tasks
 from .plan_output import print_runs, write_plan_json
@@ -64,10 +70,11 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
         if canary is not None:
             raise BackfillFailed(canary_failure_line(canary, summary.resume_command))
         counts = summary.counts
-        # after a halt some slices never ran: only --resume runs them with the failed ones
-        rerun = None if counts.remaining else summary.rerun_command
-        hint = rerun or summary.resume_command
-        raise BackfillFailed(f"{counts.failed} of {counts.total} runs failed; rerun: {hint}")
+        failed = f"{counts.failed} of {counts.total} {'run' if counts.total == 1 else 'runs'}"
+        if not as_json:  # the summary above ends with the one command to run next
+            raise BackfillFailed(f"{failed} failed; run the command above to finish")
+        hint = next_rerun_command(summary) or summary.resume_command
+        raise BackfillFailed(f"{failed} failed; next: {hint}")
 
 
 def destination(prepared: PreparedBackfill) -> str:

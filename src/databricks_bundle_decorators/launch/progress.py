@@ -78,11 +78,22 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
         if failed.run_id:  # a rejected submission started no run
             where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
         lines.append(f"  FAILED {failed.label}: {failed.reason}{where}")
-    if summary.rerun_command:
-        lines.append(f"Rerun the failed keys: {summary.rerun_command}")
-    if summary.resume_command and summary.state != "succeeded":
+    rerun = next_rerun_command(summary)
+    if rerun:  # one recommended next command, never two that compete
+        lines.append(f"Rerun the failed keys: {rerun}")
+    elif summary.resume_command and summary.state != "succeeded":
         lines.append(f"Resume this backfill:  {summary.resume_command}")
     return lines
+
+
+def next_rerun_command(summary: LaunchSummary) -> str | None:
+    """The rerun command when it is the one to recommend: some keys failed and every
+    other run ended (after a halt or an interrupt, only ``--resume`` runs the keys that
+    never ran together with the failed ones)."""
+    c = summary.counts
+    if not summary.rerun_command or c.remaining or c.running:
+        return None
+    return summary.rerun_command
 
 
 class JsonReporter:
