@@ -174,9 +174,7 @@ def deploy(
     help="Where to create the project (default: ./NAME).",
 )
 @click.option("--force", is_flag=True, help="Overwrite files that exist already.")
-def init(
-    name: str, serverless: bool, classic: bool, directory: Path | None, force: bool
-) -> None:
+def init(name: str, serverless: bool, classic: bool, directory: Path | None, force: bool) -> None:
     """Create project NAME: pyproject with [tool.dbxdec], databricks.yml (dev and prod
     targets), an example daily-partitioned pipeline and its tests, and this dbxdec's
     wheel in wheels/ (what the project's venv and its deployed jobs install).
