@@ -115,4 +115,4 @@ def test_the_folded_page_lists_cancelled_keys_too(
     grid = build_grid("nightly", "daily", DAILY.keys(), history, ledger_details([ledger]))
     page = status_view.status_page(grid)
     assert "A cell is one" in page  # folded
-    assert "Cancelled keys (5, in 1 ranges)" in page and "Failed keys" not in page
+    assert "Cancelled keys (5, in 1 range)" in page and "Failed keys" not in page

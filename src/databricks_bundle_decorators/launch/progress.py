@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import counted
 from .events import Counts, LaunchEvent, LaunchSummary
 
 _SLOWEST = 5
@@ -61,7 +62,7 @@ def summary_lines(summary: LaunchSummary) -> list[str]:
     lines = [
         f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
         f"{c.done} succeeded, {c.failed} failed, {c.remaining + c.running} not run, "
-        f"of {c.total} runs in {_duration(summary.seconds)}"
+        f"of {counted(c.total, 'run')} in {_duration(summary.seconds)}"
     ]
     if summary.checks:
         lines.append(summary.checks)

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from ..backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
+from ..errors import counted
 from .history import KeyHistory, KeyState, attempt_key_state
 from .status_details import KeyDetail
 
@@ -152,7 +153,7 @@ def _calendar(
 
 def grid_table(grid: PartitionGrid) -> Table:
     """The grid as a rich table (colours per state)."""
-    title = f"{grid.job}: {len(grid.states)} {grid.kind} keys"
+    title = f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}"
     table = Table(
         title=title,
         box=None,
@@ -298,7 +299,7 @@ def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = Fals
         label = group[0] if len(group) == 1 else f"{group[0]}..{group[-1]} ({len(group)} keys)"
         rows.append(f"<tr><td>{esc(label)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
     count = sum(len(group) for group in groups)
-    ranges = f", in {len(rows)} ranges" if folded else ""
+    ranges = f", in {counted(len(rows), 'range')}" if folded else ""
     return (
         f"<h2>{state.capitalize()} keys ({count}{ranges})</h2><table class='failures'>"
         f"<tr><th>keys</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
@@ -313,7 +314,7 @@ def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str
         f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
         for s in STATES
     )
-    title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
+    title = esc(f"{grid.job}: partition status ({counted(len(grid.states), f'{grid.kind} key')})")
     made = ""
     if origin is not None:
         made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"

@@ -18,6 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import counted
 from .status_fold import WORST_FIRST, FoldedGrid, choose_fold
 from .status_grid import (
     _GLYPH,
@@ -57,7 +58,8 @@ def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
     order = ", ".join(f"{_GLYPH[s]} {s}" for s in WORST_FIRST)
     return (
         f"A cell is one {folded.unit} of {grid.kind} keys, shown as its worst key's state "
-        f"({order}); {len(grid.states)} keys in {sum(1 for _ in folded.cells())} cells."
+        f"({order}); {counted(len(grid.states), 'key')} in "
+        f"{counted(sum(1 for _ in folded.cells()), 'cell')}."
     )
 
 
