@@ -352,7 +352,9 @@ def _run_history(
                 else "running"
                 if state == "running"
                 else "cancelled"
-                if state == "canceled"  # result_state CANCELED: run_status
+                # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+                # RunResultState docstring); TIMEDOUT and the rest stay failed
+                if state == "canceled"
                 else "failed",
                 started,
                 str(run.run_id),

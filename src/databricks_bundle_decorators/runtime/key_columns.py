@@ -52,6 +52,8 @@ def backfill_key_column(column: Column | str, definition: BackfillDef) -> Column
             f"monthly), not a {definition.kind} one: its keys have no instants"
         )
     instant = F.col(column) if isinstance(column, str) else column
+    # from_utc_timestamp renders an instant as the zone's wall time:
+    # https://docs.databricks.com/en/sql/language-manual/functions/from_utc_timestamp.html
     wall = F.floor(F.from_utc_timestamp(instant, definition.tz).cast("double"))
     day_number = F.floor(wall / _SECONDS_PER_DAY)
     day = F.date_from_unix_date(day_number.cast("int"))
@@ -65,7 +67,9 @@ def backfill_key_column(column: Column | str, definition: BackfillDef) -> Column
         )
     if kind == "monthly":
         return F.concat(F.date_format(day, "yyyy-MM"), F.lit("-01"))
-    # ISO week: the week's Thursday decides its year; weekofyear is ISO 8601's week
+    # ISO week: the week's Thursday decides its year; weekofyear "starts on a Monday and
+    # week 1 is the first week with >3 days" (ISO 8601):
+    # https://docs.databricks.com/en/sql/language-manual/functions/weekofyear.html
     iso_weekday = (F.dayofweek(day) + 5) % 7 + 1  # Monday 1 .. Sunday 7
     thursday = F.date_add(day, (F.lit(4) - iso_weekday).cast("int"))
     week = F.lpad(F.weekofyear(day).cast("string"), 2, "0")
