@@ -27,7 +27,8 @@ def test_the_summary_names_the_spent_budget_and_resume_keeps_both(
     assert code == 1
     assert keys_of(emu, job_id).count(DAYS[1]) == 3
     assert f"FAILED {DAYS[1]}: table locked; retries spent: 2 of 2" in out + err
-    assert "--retries 2 --retry-for 7200s" in err  # the printed rerun command keeps both
+    rerun = next(line for line in out.splitlines() if line.startswith("Rerun the failed keys: "))
+    assert "--retries 2 --retry-for 7200s" in rerun  # the printed rerun command keeps both
     (ledger,) = list_ledgers(dbxdec.project, "nightly")
     assert (ledger.options.retries, ledger.options.retry_for) == (2, 7200.0)
 
