@@ -37,7 +37,7 @@ java:
 # Local runs write Delta: fetch the Delta Lake jars once, into a cache outside the
 # repository (~/.cache/dbxdec/jars, or $$DBXDEC_JARS_DIR); a no-op when they are there.
 spark: $(STAMP) java
-	@$(BIN)/dbxdec setup-spark
+	@$(BIN)/dbxdec setup-spark --quiet
 
 # The tests run dbxdec-run under a deliberately wrong clock with Debian's faketime.
 faketime:

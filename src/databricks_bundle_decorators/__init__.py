@@ -46,6 +46,7 @@ from .definitions import (
     task_value,
 )
 from .errors import DbxdecError, DefinitionError, UsageError
+from .runtime.key_columns import backfill_key_column
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ __all__ = [
     "UsageError",
     "WeeklyBackfill",
     "all_partitions",
+    "backfill_key_column",
     "default_registry",
     "for_each_task",
     "get_backfill_key",

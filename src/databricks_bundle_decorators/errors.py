@@ -96,6 +96,17 @@ class DefinitionError(DbxdecError):
         return f"{prefix}: {self.message}{suffix}" if prefix else f"{self.message}{suffix}"
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun`` in the form the number wants.
+
+    >>> counted(1, "run"), counted(2, "run"), counted(0, "key"), counted(2, "entry", "entries")
+    ('1 run', '2 runs', '0 keys', '2 entries')
+    """
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {plural or noun + 's'}"
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` Did you mean 'x'?`` for the closest known name, or an empty string."""
     close = difflib.get_close_matches(name, list(known), n=1)

@@ -4,6 +4,7 @@ backfill`` carrying it to every run, to the rerun command and through ``--resume
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,21 @@ from tests.runtime.pipelines import read_local, table_version
 from .clirun import FAST, NIGHTLY_PARAMS, Cli
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _project_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dbxdec run --local`` records its runs in the project (.dbxdec/runs): a project in
+    tmp_path with the same pipelines, so the tests write nothing into the repository."""
+    root = tmp_path / "runproj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
+    )
+    monkeypatch.setattr(sys.modules[__name__], "REPO", root)
+
+
 TABLE = "main.cli.history"
 
 

@@ -191,3 +191,15 @@ def _backfill_three_days_locally(project: Path, call: Any, dbxdec: list[str], sp
     assert state() == (rows, 6)
     status = call(*dbxdec, "status", "daily_orders", "--local")
     assert status.returncode == 0, status.stdout + status.stderr
+
+
+def test_init_refuses_serverless_and_classic_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    destination = tmp_path / "both"
+    code, out, err = run(
+        ["init", "both", "--serverless", "--classic", "--dir", str(destination)], capsys
+    )
+    assert code == 2 and out == ""
+    assert err == "Error: --serverless and --classic exclude each other: pass one of them\n"
+    assert not destination.exists()

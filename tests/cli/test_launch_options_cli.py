@@ -147,7 +147,7 @@ def test_a_dry_run_without_a_workspace_still_plans(
     monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent")
     code, out, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--dry-run")
     assert code == 0, err
-    assert "Plan for nightly: 1 runs, 1 keys" in out
+    assert "Plan for nightly: 1 run, 1 key" in out
     assert "Runs would go to job 'nightly' in the workspace of the default credentials" in out
     assert "Could not reach it: no usable Databricks credentials" in out
     assert "; no estimate." in out and "Dry run: nothing was launched." in out

@@ -128,7 +128,7 @@ def test_a_submission_given_up_exits_1_and_resume_runs_every_key_once(
     assert code == 1
     done = backfill_id(out)
     resume = f"dbxdec backfill --project {project} --resume {done}"
-    assert err == f"Error: 1 of 3 runs failed; rerun: {resume}\n"
+    assert err == "Error: 1 of 3 runs failed; run the command above to finish\n"
     assert (
         f"could not submit {DAYS[0]}: Internal error (emulated fault). (gave up after 4 tries); "
         "no new runs will be launched"
@@ -171,7 +171,8 @@ def test_a_fatal_rejection_exits_1_and_points_at_resume(
     done = backfill_id(out)
     # Three keys never ran: rerunning the refused one alone would forget them.
     resume = f"dbxdec backfill --project {project} --resume {done}"
-    assert err == f"Error: 1 of 4 runs failed; rerun: {resume}\n"
+    assert err == "Error: 1 of 4 runs failed; run the command above to finish\n"
+    assert f"Resume this backfill:  {resume}" in out and "Rerun the failed keys" not in out
     assert "the backend refused a submission: Permission denied (emulated fault). " in out
     # the error once, in its progress line; the summary points at it (issue 25)
     assert f"  FAILED {DAYS[0]}: the error above" in out and "(run None)" not in out

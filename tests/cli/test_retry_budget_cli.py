@@ -29,7 +29,8 @@ def test_the_summary_names_the_spent_budget_and_resume_keeps_both(
     # the error once, in its progress line; the summary points at it (issue 25)
     assert "- table locked; retries spent: 2 of 2" in out
     assert f"FAILED {DAYS[1]}: the error above" in out
-    assert "--retries 2 --retry-for 7200s" in err  # the printed rerun command keeps both
+    rerun = next(line for line in out.splitlines() if line.startswith("Rerun the failed keys: "))
+    assert "--retries 2 --retry-for 7200s" in rerun  # the printed rerun command keeps both
     (ledger,) = list_ledgers(dbxdec.project, "nightly")
     assert (ledger.options.retries, ledger.options.retry_for) == (2, 7200.0)
 

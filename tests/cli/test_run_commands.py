@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,19 @@ import pytest
 from databricks_bundle_decorators.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _project_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dbxdec run --local`` records its runs in the project (.dbxdec/runs): a project in
+    tmp_path with the same pipelines, so the tests write nothing into the repository."""
+    root = tmp_path / "runproj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
+    )
+    monkeypatch.setattr(sys.modules[__name__], "REPO", root)
 
 
 def dbxdec(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

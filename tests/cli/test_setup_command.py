@@ -107,3 +107,23 @@ def test_help_names_the_cache_and_its_variable() -> None:
     assert result.exit_code == 0
     assert JARS_DIR_ENV in result.output
     assert "~/.cache/dbxdec/jars" in result.output
+
+
+def test_quiet_prints_nothing_when_ready_and_the_problem_when_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make demo`` runs ``setup-spark --quiet`` every time (issue 25 item 10)."""
+    if not all((USER_CACHE / jar.file_name).is_file() for jar in DELTA_JARS):
+        pytest.skip(f"the Delta jars are not cached in {USER_CACHE} (run `dbxdec setup-spark`)")
+    if shutil.which("java") is None:
+        pytest.skip("needs java on PATH")
+    cache = tmp_path / "jars"
+    cache.mkdir()
+    monkeypatch.setenv(JARS_DIR_ENV, str(cache))
+    monkeypatch.setenv(MAVEN_REPOSITORY_ENV, "http://127.0.0.1:9/maven2")  # never reached
+    missing = CliRunner().invoke(cli, ["setup-spark", "--check", "--quiet"])
+    assert missing.exit_code == 3 and len(_errors(missing.output)) >= 1
+    for jar in DELTA_JARS:
+        (cache / jar.file_name).symlink_to(USER_CACHE / jar.file_name)
+    ready = CliRunner().invoke(cli, ["setup-spark", "--quiet"])
+    assert (ready.exit_code, ready.output) == (0, "")

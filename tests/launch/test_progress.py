@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,10 @@ def test_summary_lists_failures_durations_and_commands() -> None:
     assert "  FAILED 2024-01-02: boom (run 77, https://h/run/77)" in text
     assert "slowest: 2024-01-03 30.0s, 2024-01-01 10.0s" in text
     assert "Rerun the failed keys: dbxdec backfill nightly --keys 2024-01-02" in text
-    assert "Resume this backfill:  dbxdec backfill --resume nightly-1" in text
+    assert "Resume this backfill" not in text  # one next command (issue 25 item 10)
+    halted = replace(SUMMARY, counts=replace(SUMMARY.counts, total=4))  # one key never ran
+    assert summary_lines(halted)[-1] == "Resume this backfill:  dbxdec backfill --resume nightly-1"
+    assert "Rerun the failed keys" not in "\n".join(summary_lines(halted))
 
 
 def test_json_lines_are_events_then_summary() -> None:
@@ -208,5 +212,5 @@ def test_the_resume_command_prints_unbroken_at_80_columns(tmp_path: Path, narrow
     reporter.finish(summary)
     lines = printed(narrow)
     assert any(summary.resume_command in line for line in lines), lines
-    assert summary.rerun_command is not None
-    assert any(summary.rerun_command in line for line in lines), lines
+    assert summary.rerun_command is not None  # not recommended: a key never ran
+    assert not any(summary.rerun_command in line for line in lines), lines

@@ -164,14 +164,8 @@ def deploy(
 
 @click.command()
 @click.argument("name")
-@click.option(
-    "--serverless",
-    "compute",
-    flag_value="serverless",
-    default=True,
-    help="Tasks run on serverless compute (default).",
-)
-@click.option("--classic", "compute", flag_value="classic", help="Tasks run on a job cluster.")
+@click.option("--serverless", is_flag=True, help="Tasks run on serverless compute (default).")
+@click.option("--classic", is_flag=True, help="Tasks run on a job cluster.")
 @click.option(
     "--dir",
     "directory",
@@ -180,13 +174,16 @@ def deploy(
     help="Where to create the project (default: ./NAME).",
 )
 @click.option("--force", is_flag=True, help="Overwrite files that exist already.")
-def init(name: str, compute: str, directory: Path | None, force: bool) -> None:
+def init(name: str, serverless: bool, classic: bool, directory: Path | None, force: bool) -> None:
     """Create project NAME: pyproject with [tool.dbxdec], databricks.yml (dev and prod
     targets), an example daily-partitioned pipeline and its tests, and this dbxdec's
     wheel in wheels/ (what the project's venv and its deployed jobs install).
 
     Existing files are never overwritten without --force.
     """
+    if serverless and classic:  # two flags, not one choice: each would silently win
+        raise UsageError("--serverless and --classic exclude each other: pass one of them")
+    compute = "classic" if classic else "serverless"
     destination = directory or Path(name)
     written = init_project(
         destination,

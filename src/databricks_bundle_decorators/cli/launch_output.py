@@ -8,12 +8,18 @@ import sys
 
 import click
 
-from ..errors import LocalStateProblem
+from ..errors import LocalStateProblem, counted
 from ..launch.canary import canary_failure, canary_failure_line
 from ..launch.errors import BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
 from ..launch.plan_summary import PlanSelection
-from ..launch.progress import JsonReporter, LiveReporter, PlainReporter, Reporter
+from ..launch.progress import (
+    JsonReporter,
+    LiveReporter,
+    PlainReporter,
+    Reporter,
+    next_rerun_command,
+)
 from ..launch.request import BackfillRequest
 from ..runtime.task_subset import decode_tasks
 from .plan_output import print_runs, write_plan_json
@@ -54,8 +60,9 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
         counts = summary.counts
         raise LocalStateProblem(
             f"cannot save the backfill ledger ({summary.unsaved}): stopped launching with "
-            f"{counts.remaining} of {counts.total} runs not launched, after watching the runs "
-            f"in flight to their end; free disk space, then finish with: {summary.resume_command}"
+            f"{counts.remaining} of {counted(counts.total, 'run')} not launched, after watching "
+            "the runs in flight to their end; free disk space, then finish with: "
+            f"{summary.resume_command}"
         )
     if summary.exit_code == 130:
         raise BackfillInterrupted(f"backfill interrupted; resume with: {summary.resume_command}")
@@ -64,10 +71,11 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
         if canary is not None:
             raise BackfillFailed(canary_failure_line(canary, summary.resume_command))
         counts = summary.counts
-        # after a halt some slices never ran: only --resume runs them with the failed ones
-        rerun = None if counts.remaining else summary.rerun_command
-        hint = rerun or summary.resume_command
-        raise BackfillFailed(f"{counts.failed} of {counts.total} runs failed; rerun: {hint}")
+        failed = f"{counts.failed} of {counted(counts.total, 'run')}"
+        if not as_json:  # the summary above ends with the one command to run next
+            raise BackfillFailed(f"{failed} failed; run the command above to finish")
+        hint = next_rerun_command(summary) or summary.resume_command
+        raise BackfillFailed(f"{failed} failed; next: {hint}")
 
 
 def destination(prepared: PreparedBackfill) -> str:
@@ -115,7 +123,8 @@ def print_plan(
         }
         write_plan_json(header, prepared.ledger.slices)
         return
-    title = f"Plan for {plan.job}: {len(plan.slices)} runs, {len(plan.keys)} keys"
+    runs, keys = counted(len(plan.slices), "run"), counted(len(plan.keys), "key")
+    title = f"Plan for {plan.job}: {runs}, {keys}"
     # the ledger's runs: a full refresh adds its order
     print_runs(title, prepared.ledger.slices, selection, all_runs=all_runs)
     click.echo(

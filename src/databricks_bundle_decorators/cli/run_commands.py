@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
 from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange
 from ..errors import UsageError
+from ..launch.history import ObservedState, keys_of_parameters
+from ..launch.local_runs import LocalRun, record_local_run
 from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
-from ..runtime.local import TaskEvent, run_job_locally, slice_parameters
+from ..runtime.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
 from .options import Assignment, load_project, pipelines_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
@@ -78,6 +81,9 @@ def run_command(
 ) -> None:
     """Run one run of JOB locally: every task in dependency order on the embedded Spark.
 
+    The run is recorded under .dbxdec/runs, so 'dbxdec status --local' and 'dbxdec
+    catchup --local' see the keys it wrote.
+
     \b
     Examples:
       dbxdec run sales_pipeline --key 2024-01-31 --local
@@ -101,21 +107,52 @@ def run_command(
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     click.echo(f"Running {job_name} locally (tables under {target})")
-    result = run_job_locally(
-        registry,
-        job_name,
-        params=run_params,
-        tasks=list(tasks) or None,
-        warehouse=target,
-        on_event=_print_event,
-        state_dir=target.parent,
-    )
+    run_id, started = new_run_id(), time.time()
+    try:
+        result = run_job_locally(
+            registry,
+            job_name,
+            params=run_params,
+            tasks=list(tasks) or None,
+            warehouse=target,
+            on_event=_print_event,
+            state_dir=target.parent,
+            run_id=run_id,
+        )
+    except KeyboardInterrupt:
+        backfill = registry.get(job_name).backfill
+        if backfill is not None:  # the keys it was writing, for status and catchup
+            written = keys_of_parameters(backfill, run_params, started=started)
+            run = LocalRun(run_id, written, "cancelled", started, time.time(), "interrupted")
+            _record(config.root, job_name, run)
+        raise
+    failed_tasks = result.failed
+    error = f"{failed_tasks[0].task_key}: {failed_tasks[0].error}" if failed_tasks else ""
+    state: ObservedState = "succeeded" if result.succeeded else "failed"
+    run = LocalRun(result.run_id, result.keys, state, started, time.time(), one_line_error(error))
+    _record(config.root, job_name, run)
     keys = _label(result.keys)
     if result.succeeded:
         click.echo(f"Run {result.run_id} succeeded for {keys}.")
         return
     failed = result.failed[0]
     raise TaskRunError(f"task {failed.task_key!r} failed for {keys}: {failed.error}")
+
+
+def _record(root: Path, job: str, run: LocalRun) -> None:
+    """Record ``run`` for ``status --local`` and catch-up; a failure to write only warns
+    (the run itself is done: its tables are written)."""
+    if not run.keys:
+        return  # a job without backfill keys: nothing for a key's status
+    try:
+        record_local_run(root, job, run)
+    except (OSError, ValueError) as exc:
+        click.echo(f"Warning: could not record the run for dbxdec status: {exc}", err=True)
+
+
+def one_line_error(error: str) -> str:
+    """``error`` on one line, at most 500 characters (a record, not a log)."""
+    return " ".join(error.split())[:500]
 
 
 def _label(keys: tuple[str, ...]) -> str:

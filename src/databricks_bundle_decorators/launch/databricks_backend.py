@@ -359,6 +359,10 @@ def _run_history(
                 if state == "succeeded"
                 else "running"
                 if state == "running"
+                else "cancelled"
+                # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+                # RunResultState docstring); TIMEDOUT and the rest stay failed
+                if state == "canceled"
                 else "failed",
                 started,
                 str(run.run_id),

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..backfill.base import BackfillDef
 from ..definitions import JobDefinition
-from ..errors import UsageError
+from ..errors import UsageError, counted
 from .databricks_backend import RUNS_PAGE, run_status
 from .history import keys_of_parameters
 from .ledger import list_ledgers
@@ -319,7 +319,8 @@ class Estimate:
         if self.wall_p90_seconds > self.wall_seconds:
             wall += f" (p90 ~{format_seconds(self.wall_p90_seconds)})"
         out = [
-            f"estimate: {self.runs - self.final_sync} runs, {self.max_concurrent} at once -> "
+            f"estimate: {counted(self.runs - self.final_sync, 'run')}, "
+            f"{self.max_concurrent} at once -> "
             f"{rounds} x median {format_seconds(self.median_seconds)} "
             f"(p90 {format_seconds(self.p90_seconds)}) of the last {self.sample} successful "
             f"runs = {wall}"

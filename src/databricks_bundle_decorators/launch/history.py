@@ -1,5 +1,12 @@
-"""Partition health from past runs: which keys succeeded, failed, are running or missing
-(or, on Databricks, ``unknown``: older than the run history, see :mod:`.horizon`).
+"""Partition health from past runs: which keys succeeded, failed, were cancelled, are
+running or missing (or, on Databricks, ``unknown``: older than the run history, see
+:mod:`.horizon`).
+
+``cancelled``: the key's latest run was cancelled (a second Ctrl-C, ``jobs/runs/cancel``,
+the Jobs UI) before it ended. It is not a success, so ``--rerun failed`` and ``catchup``
+run it again: a cancelled run may have stopped before its write, or, on Databricks,
+after some of its tasks wrote; only a new run leaves the key known good. It is its own
+state, not ``failed``, because nothing in the code or the data went wrong.
 
 Both backends describe their past runs as :class:`RunObservation` values (the
 Databricks backend from ``job_parameters`` on runs, the local backend from ledgers);
@@ -21,8 +28,8 @@ from ..backfill.wire import (
     KeyRange,
 )
 
-KeyState = Literal["succeeded", "failed", "running", "missing", "unknown"]
-ObservedState = Literal["succeeded", "failed", "running"]
+KeyState = Literal["succeeded", "failed", "cancelled", "running", "missing", "unknown"]
+ObservedState = Literal["succeeded", "failed", "cancelled", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
 KeyHistory = Mapping[str, KeyState]
@@ -67,18 +74,39 @@ def state_of(history: KeyHistory, key: str) -> KeyState:
     return history.get(key, "missing")
 
 
+NOT_SUCCEEDED: frozenset[KeyState] = frozenset({"failed", "cancelled"})
+"""The states of a key whose latest run ended without success: ``--rerun failed`` and
+``catchup`` run them again (see the module's docstring for why a cancelled key is one)."""
+
+
+def attempt_key_state(attempt_state: str) -> KeyState:
+    """The key state a ledger attempt's state stands for (``canceled``, the Jobs API's
+    spelling kept in the ledgers, is ``cancelled``; an open attempt is ``running``).
+
+    >>> [attempt_key_state(s) for s in ("canceled", "submitting", "rejected")]
+    ['cancelled', 'running', 'failed']
+    """
+    if attempt_state in ("succeeded", "failed", "running"):
+        return attempt_state  # type: ignore[return-value]
+    if attempt_state in ("canceled", "cancelled"):  # a ledger's, a local run record's
+        return "cancelled"
+    return "running" if attempt_state == "submitting" else "failed"
+
+
 def select_keys(keys: Sequence[str], history: KeyHistory, rerun: RerunMode) -> list[str]:
-    """The keys to run for ``--rerun``: ``all``, ``failed`` (latest run failed) or
-    ``missing`` (never run). An ``unknown`` key is neither."""
+    """The keys to run for ``--rerun``: ``all``, ``failed`` (latest run failed or was
+    cancelled) or ``missing`` (never run). An ``unknown`` key is neither."""
     if rerun == "all":
         return list(keys)
-    return [key for key in keys if state_of(history, key) == rerun]
+    wanted = NOT_SUCCEEDED if rerun == "failed" else frozenset({rerun})
+    return [key for key in keys if state_of(history, key) in wanted]
 
 
 def keys_without_success(keys: Sequence[str], history: KeyHistory) -> list[str]:
-    """The keys ``dbxdec catchup`` runs: failed or never run (running and ``unknown``
-    ones excluded)."""
-    return [key for key in keys if state_of(history, key) in ("failed", "missing")]
+    """The keys ``dbxdec catchup`` runs: failed, cancelled or never run (running and
+    ``unknown`` ones excluded)."""
+    wanted = NOT_SUCCEEDED | {"missing"}
+    return [key for key in keys if state_of(history, key) in wanted]
 
 
 def keys_of_parameters(

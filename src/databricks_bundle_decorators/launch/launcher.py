@@ -21,7 +21,7 @@ from ..backfill.wire import (
     BACKFILL_TASKS_PARAM,
 )
 from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, UsageError
+from ..errors import DbxdecError, UsageError, counted
 from ..runtime.task_subset import task_selection
 from .auto_batch import BatchChoice, choose_batch_size, fit_model
 from .backends import Backend
@@ -354,7 +354,7 @@ def _run(
     reporter.start(
         len(ledger.slices),
         header
-        or f"Backfill {ledger.id}: {prepared.plan.job}, {len(ledger.slices)} runs "
+        or f"Backfill {ledger.id}: {prepared.plan.job}, {counted(len(ledger.slices), 'run')} "
         f"({backend.kind}, up to {prepared.options.max_concurrent} at once)",
     )
     for warning in [*prepared.warnings, *filter(None, notes)]:

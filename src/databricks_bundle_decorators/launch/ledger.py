@@ -391,6 +391,8 @@ def ledger_observations(ledgers: list[Ledger]) -> list[RunObservation]:
                 state: ObservedState = (
                     "succeeded"
                     if attempt.state == "succeeded"
+                    else "cancelled"
+                    if attempt.state == "canceled"
                     else "running"
                     if attempt.is_open and ledger.state == "running"
                     else "failed"

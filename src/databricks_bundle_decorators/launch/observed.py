@@ -16,6 +16,7 @@ from .databricks_backend import run_history
 from .history import KeyHistory, key_history
 from .horizon import workspace_history
 from .ledger import ledger_observations, list_ledgers
+from .local_runs import local_run_observations
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -31,7 +32,7 @@ def observed_history(
 ) -> KeyHistory:
     """The state of every key of ``job`` that has run: from the workspace's run history
     and then the project's local ledgers when ``client`` and ``job_id`` are given, else
-    from the local ledgers alone.
+    from the local ledgers and the records of ``dbxdec run --local`` (:mod:`.local_runs`).
 
     Raises:
         WorkspaceRejected: the credentials or a permission were refused.
@@ -45,4 +46,5 @@ def observed_history(
             if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
         ]
         return workspace_history(runs, ledger_observations(ledgers))
-    return key_history(ledger_observations(list_ledgers(root, job)))
+    local = [*ledger_observations(list_ledgers(root, job)), *local_run_observations(root, job)]
+    return key_history(local)  # the backfills' runs and those of ``dbxdec run --local``

@@ -34,6 +34,7 @@ from ..backfill.wire import (
 )
 from ..definitions import JobDefinition
 from ..errors import UsageError, did_you_mean
+from .day_bounds import hourly_day_bound
 from .history import KeyHistory, RerunMode, select_keys
 
 Order = Literal["forward", "reverse"]
@@ -203,6 +204,7 @@ def _chosen_keys(
             except ValueError as exc:
                 raise UsageError(f"--keys: {exc}") from None
         return backfill.sort_keys(list(keys))
+    start, end = hourly_day_bound(backfill, start, "start"), hourly_day_bound(backfill, end, "end")
     try:
         return backfill.keys(start, end)
     except ValueError as exc:

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import counted
 from .events import Counts, LaunchEvent, LaunchSummary
 
 _SLOWEST = 5
@@ -63,7 +64,7 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
     lines = [
         f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
         f"{c.done} succeeded, {c.failed} failed, {c.remaining + c.running} not run, "
-        f"of {c.total} runs in {_duration(summary.seconds)}"
+        f"of {counted(c.total, 'run')} in {_duration(summary.seconds)}"
     ]
     if summary.checks:
         lines.append(summary.checks)
@@ -81,11 +82,22 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
             where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
         reason = "the error above" if failed.reason in shown else failed.reason
         lines.append(f"  FAILED {failed.label}: {reason}{where}")
-    if summary.rerun_command:
-        lines.append(f"Rerun the failed keys: {summary.rerun_command}")
-    if summary.resume_command and summary.state != "succeeded":
+    rerun = next_rerun_command(summary)
+    if rerun:  # one recommended next command, never two that compete
+        lines.append(f"Rerun the failed keys: {rerun}")
+    elif summary.resume_command and summary.state != "succeeded":
         lines.append(f"Resume this backfill:  {summary.resume_command}")
     return lines
+
+
+def next_rerun_command(summary: LaunchSummary) -> str | None:
+    """The rerun command when it is the one to recommend: some keys failed and every
+    other run ended (after a halt or an interrupt, only ``--resume`` runs the keys that
+    never ran together with the failed ones)."""
+    c = summary.counts
+    if not summary.rerun_command or c.remaining or c.running:
+        return None
+    return summary.rerun_command
 
 
 class JsonReporter:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from ..backfill.base import BackfillDef
 from ..backfill.wire import KeyRange
+from ..errors import counted
 from .auto_batch import BatchChoice, rechoose
 from .backends import Backend
 from .estimate import PastRun
@@ -142,8 +143,8 @@ class Rebatcher:
         waiting += [i + shift for i in queued if i > last]
         message = (
             f"batch size auto: {old} -> {choice.size} keys per run for the {len(keys)} keys "
-            f"not launched yet ({len(tail)} -> {len(groups)} runs), from {len(measured)} "
-            f"measured runs: {'; '.join(choice.reasons)}"
+            f"not launched yet ({len(tail)} -> {counted(len(groups), 'run')}), from "
+            f"{counted(len(measured), 'measured run')}: {'; '.join(choice.reasons)}"
         )
         moved = None if final is None else final + shift if final > last else final
         return Rebatched(tuple(waiting), moved, choice, message)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, counted
 from .commands import resume_command
 from .ledger import Ledger, ledger_dir, list_ledgers
 from .local_state import check_writable
@@ -79,6 +79,6 @@ def refuse_unfinished_rerun(
     how = _HOW.get(earlier.state, f"is {earlier.state}")
     raise UsageError(
         f"backfill {earlier.id} of the same keys {how} with {done} of "
-        f"{len(earlier.slices)} runs succeeded: finish it with: "
+        f"{counted(len(earlier.slices), 'run')} succeeded: finish it with: "
         f"{resume_command(earlier, context_args)} (or pass --new to run every key again)"
     )

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from ..errors import LocalStateProblem
+from ..errors import LocalStateProblem, counted
 from .backends import Backend, RunStatus, SubmitRejected, SubmitRequest
 from .canary import CanaryGate
 from .errors import BackendUnavailable
@@ -196,7 +196,7 @@ class Scheduler:
                 self._flights.pop(index)
                 record = self.ledger.slices[index]
                 self.ledger.update(replace(record, attempts=record.attempts[:-1]))
-            self._halt(f"{exc}; watching the {len(self._flights)} runs in flight")
+            self._halt(f"{exc}; watching the {counted(len(self._flights), 'run')} in flight")
         self._unsaved.clear()
 
     def _dispatch(self, pool: ThreadPoolExecutor) -> None:
@@ -330,7 +330,9 @@ class Scheduler:
 
     def _cancel_all(self, pool: ThreadPoolExecutor) -> None:
         self._cancelled = True
-        self._event_plain("cancelling", f"cancelling {len(self._flights)} in-flight runs")
+        self._event_plain(
+            "cancelling", f"cancelling {counted(len(self._flights), 'in-flight run')}"
+        )
         outcomes = cancel_flights(self.backend, list(self._flights.values()), pool, _CANCEL_WAIT)
         # Runs that end inside this process (local) stop before the launcher returns.
         stopping = [self._flights[i].run_id for i, error in outcomes.items() if error is None]

@@ -12,6 +12,7 @@ from .connection import Connection, connect_job
 from .history import KeyHistory, key_history
 from .horizon import history_horizon, with_unknown
 from .ledger import ledger_dir, ledger_observations, list_ledgers
+from .local_runs import local_runs, runs_dir, with_local_run_details
 from .observed import observed_history
 from .plan import build_plan, selected_keys
 from .status_details import KeyDetail, ledger_details, run_page_url
@@ -67,8 +68,12 @@ def job_status(
     ledgers = list_ledgers(root, job.name)
     details = ledger_details(ledgers)
     if connection.local:  # the ledgers read once: 10 years of hourly keys are 87,000 keys
-        history: KeyHistory = key_history(ledger_observations(ledgers))
-        return JobStatus(history, details, PageOrigin(now, f"local ledgers in {ledger_dir(root)}"))
+        observed = ledger_observations(ledgers)
+        runs = local_runs(root, job.name)  # dbxdec run --local: no ledger, a record per run
+        history: KeyHistory = key_history([*observed, *(run.observation() for run in runs)])
+        details = with_local_run_details(details, observed, runs)
+        source = f"local ledgers in {ledger_dir(root)} and runs in {runs_dir(root, job.name)}"
+        return JobStatus(history, details, PageOrigin(now, source))
     found = connect_job(job, connection, root, cap=1, client=client)
     job_id = found.remote.job_id
     history = observed_history(

@@ -1,11 +1,11 @@
 """Folded status grids: when one cell per key would not fit, one cell per day, week or month.
 
 A folded cell counts the keys of its period per state and shows the glyph of its worst
-key (failed, then missing, then unknown, then running, then succeeded). Hourly keys fold into days
-(rows = months), ISO weeks (rows = ISO years) or months (rows = years); daily keys into
-weeks or months. A ``static x TIME`` grid keeps one row per static value and folds its
-time columns the same way. Other kinds (weekly, monthly, static) never fold: ten years
-of them fit.
+key (failed, then cancelled, then missing, then unknown, then running, then succeeded).
+Hourly keys fold into days (rows = months), ISO weeks (rows = ISO years) or months
+(rows = years); daily keys into weeks or months. A ``static x TIME`` grid keeps one
+row per static value and folds its time columns the same way. Other kinds (weekly,
+monthly, static) never fold: ten years of them fit.
 
 Example:
     >>> from .status_grid import build_grid
@@ -29,7 +29,14 @@ from .history import KeyState
 from .status_grid import STATES, PartitionGrid
 
 FoldLevel = Literal["key", "day", "week", "month"]
-WORST_FIRST: tuple[KeyState, ...] = ("failed", "missing", "unknown", "running", "succeeded")
+WORST_FIRST: tuple[KeyState, ...] = (
+    "failed",
+    "cancelled",
+    "missing",
+    "unknown",
+    "running",
+    "succeeded",
+)
 """The order in which a folded cell picks the state it shows."""
 
 

@@ -5,8 +5,8 @@ row per day (columns = hour), monthly keys one row per year, weekly keys one row
 year (columns = ISO week); static keys fill rows of ten in declared order.
 
 Every state has its own glyph as well as its colour (``■`` succeeded, ``✗`` failed,
-``○`` running, ``·`` missing, ``?`` unknown: no record, older than the workspace's run
-history, see :mod:`.horizon`), so the grid reads the same without colour: with
+``⊘`` cancelled, ``○`` running, ``·`` missing, ``?`` unknown: no record, older than the
+workspace's run history, see :mod:`.horizon`), so the grid reads the same without colour: with
 ``NO_COLOR``, in a CI log, or for a reader who does not tell red from green.
 """
 
@@ -23,13 +23,22 @@ from rich.text import Text
 
 from ..backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from .history import KeyHistory, KeyState
+from ..errors import counted
+from .history import KeyHistory, KeyState, attempt_key_state
 from .status_details import KeyDetail
 
-STATES: tuple[KeyState, ...] = ("succeeded", "failed", "running", "missing", "unknown")
+STATES: tuple[KeyState, ...] = (
+    "succeeded",
+    "failed",
+    "running",
+    "missing",
+    "unknown",
+    "cancelled",  # last, as unknown was added: the index of each older state stays
+)
 _STYLE: dict[KeyState, str] = {
     "succeeded": "green",
     "failed": "bold red",
+    "cancelled": "magenta",
     "running": "yellow",
     "missing": "grey50",
     "unknown": "blue",
@@ -37,6 +46,7 @@ _STYLE: dict[KeyState, str] = {
 _GLYPH: dict[KeyState, str] = {
     "succeeded": "■",
     "failed": "✗",
+    "cancelled": "⊘",
     "running": "○",
     "missing": "·",
     "unknown": "?",
@@ -44,6 +54,7 @@ _GLYPH: dict[KeyState, str] = {
 HTML_COLOUR: dict[KeyState, str] = {
     "succeeded": "#2da44e",
     "failed": "#cf222e",
+    "cancelled": "#6e7781",
     "running": "#d4a72c",
     "missing": "#d0d7de",
     "unknown": "#b6e3ff",
@@ -106,7 +117,7 @@ def build_grid(
     kept = {
         key: detail
         for key, detail in (details or {}).items()
-        if key in states and detail.state == states[key]
+        if key in states and attempt_key_state(detail.state) == states[key]
     }
     return PartitionGrid(job, kind, columns, rows, states, kept)
 
@@ -142,7 +153,7 @@ def _calendar(
 
 def grid_table(grid: PartitionGrid) -> Table:
     """The grid as a rich table (colours per state)."""
-    title = f"{grid.job}: {len(grid.states)} {grid.kind} keys"
+    title = f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}"
     table = Table(
         title=title,
         box=None,
@@ -177,7 +188,7 @@ def legend(grid: PartitionGrid) -> str:
     """What each glyph means, with the count of keys in each state.
 
     >>> legend(build_grid("j", "static", ["a", "b"], {"a": "failed"}))
-    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0'
+    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0  ⊘ cancelled 0'
     """
     counts = grid.counts()
     return "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
@@ -204,6 +215,8 @@ _HTML_PATTERN: dict[KeyState, str] = {
     "succeeded": "",
     "failed": "background-image: repeating-linear-gradient(45deg, transparent 0 3px, "
     "rgba(255,255,255,.45) 3px 5px);",
+    "cancelled": "background-image: linear-gradient(transparent 6px, "
+    "rgba(255,255,255,.7) 6px 8px, transparent 8px);",
     "running": "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
     "background-size: 4px 4px;",
     "missing": "outline: 1px dashed #8c959f; outline-offset: -1px;",
@@ -244,27 +257,52 @@ def _html_cell(grid: PartitionGrid, key: str | None) -> str:
     return f'<td class="{state}" title="{title}">{text}</td>'
 
 
-def _failures_html(grid: PartitionGrid) -> str:
-    """A table of the failed keys: error, run id and a link to the run."""
+NO_DETAILS = (
+    "no details: no backfill ledger of this project records this run (a schedule, the Jobs "
+    "UI or another machine started it)"
+)
+
+
+def _run_of(grid: PartitionGrid, key: str) -> tuple[str, str, str | None]:
+    """The run id, error and run page the page names for ``key``'s latest run."""
+    detail = grid.details.get(key)
+    if detail is None:
+        return "unknown", NO_DETAILS, None
+    return detail.run_id or "no run", detail.error or "no error message", detail.url
+
+
+def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = False) -> str:
+    """A table of the keys in ``state`` (``failed`` or ``cancelled``): one row per run,
+    so the keys of one ranged run share a row and its error is named once; ``""`` when
+    there are none. ``folded``: the heading also counts the rows (the folded page)."""
     esc = html.escape
-    rows: list[str] = []
-    for key, state in grid.states.items():
-        if state != "failed":
-            continue
-        detail = grid.details.get(key)
-        run = "unknown"
-        error = "no details: the run was not launched by a backfill from this project"
-        if detail is not None:
-            error = detail.error or "no error message"
-            run = esc(detail.run_id or "no run")
-            if detail.url:
-                run = f'<a href="{esc(detail.url)}">run {run}</a>'
-        rows.append(f"<tr><td>{esc(key)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
-    if not rows:
+    positions = {key: i for i, key in enumerate(grid.states)}
+    groups: list[list[str]] = []
+    for key in (k for k, s in grid.states.items() if s == state):
+        last = groups[-1] if groups else None
+        if (
+            last
+            and positions[last[-1]] + 1 == positions[key]
+            and _run_of(grid, last[-1]) == _run_of(grid, key)
+        ):
+            last.append(key)
+        else:
+            groups.append([key])
+    if not groups:
         return ""
+    rows: list[str] = []
+    for group in groups:
+        run_id, error, url = _run_of(grid, group[0])
+        run = esc(run_id)
+        if url:
+            run = f'<a href="{esc(url)}">run {run}</a>'
+        label = group[0] if len(group) == 1 else f"{group[0]}..{group[-1]} ({len(group)} keys)"
+        rows.append(f"<tr><td>{esc(label)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
+    count = sum(len(group) for group in groups)
+    ranges = f", in {counted(len(rows), 'range')}" if folded else ""
     return (
-        f"<h2>Failed keys ({len(rows)})</h2><table class='failures'>"
-        f"<tr><th>key</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
+        f"<h2>{state.capitalize()} keys ({count}{ranges})</h2><table class='failures'>"
+        f"<tr><th>keys</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -276,7 +314,7 @@ def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str
         f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
         for s in STATES
     )
-    title = esc(f"{grid.job}: partition status ({len(grid.states)} {grid.kind} keys)")
+    title = esc(f"{grid.job}: partition status ({counted(len(grid.states), f'{grid.kind} key')})")
     made = ""
     if origin is not None:
         made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
@@ -292,9 +330,9 @@ def grid_html(
     """A standalone HTML page with the same grid (no scripts, no external files).
 
     Cells carry the glyph of their state and a pattern besides the colour; a failed
-    key's cell links to its run and names its error, and a table below the grid lists
-    the failed keys. ``origin`` says when and from where the page was made;
-    ``extra_html`` (a backfill's timeline) goes below the grid.
+    key's cell links to its run and names its error, and tables below the grid list
+    the failed and the cancelled keys, one row per run. ``origin`` says when and from
+    where the page was made; ``extra_html`` (a backfill's timeline) goes below the grid.
     """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
@@ -312,5 +350,6 @@ def grid_html(
         f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
         f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
         f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{_failures_html(grid)}{extra_html}</body></html>\n"
+        f"{runs_table_html(grid, 'failed')}{runs_table_html(grid, 'cancelled')}"
+        f"{extra_html}</body></html>\n"
     )

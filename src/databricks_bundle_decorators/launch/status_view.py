@@ -18,6 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import counted
 from .status_fold import WORST_FIRST, FoldedGrid, choose_fold
 from .status_grid import (
     _GLYPH,
@@ -32,13 +33,13 @@ from .status_grid import (
     grid_table,
     legend,
     page_parts,
+    runs_table_html,
 )
 
 PAGE_FULL_KEYS = 5000
 """An HTML page of at most this many keys has one cell per key (:func:`grid_html`)."""
 PAGE_MAX_ROWS = 400
 """The most rows of cells the folded HTML grid has before it folds coarser."""
-NO_DETAILS = "no details: the run was not launched by a backfill from this project"
 _PAGE_WIDTH = 200  # characters: an HTML page is as wide as a week grid needs
 
 
@@ -57,7 +58,8 @@ def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
     order = ", ".join(f"{_GLYPH[s]} {s}" for s in WORST_FIRST)
     return (
         f"A cell is one {folded.unit} of {grid.kind} keys, shown as its worst key's state "
-        f"({order}); {len(grid.states)} keys in {sum(1 for _ in folded.cells())} cells."
+        f"({order}); {counted(len(grid.states), 'key')} in "
+        f"{counted(sum(1 for _ in folded.cells()), 'cell')}."
     )
 
 
@@ -125,7 +127,8 @@ def _folded_page(
         f"<title>{title}</title><style>{_HTML_STYLE} {_FOLDED_STYLE} {styles}</style>"
         f"</head><body><h1>{title}</h1>{made}<p>{legend_html}</p><p>{note}</p>"
         f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{''.join(_key_details(grid))}{_failure_groups_html(grid)}{extra_html}</body></html>\n"
+        f"{''.join(_key_details(grid))}{runs_table_html(grid, 'failed', folded=True)}"
+        f"{runs_table_html(grid, 'cancelled', folded=True)}{extra_html}</body></html>\n"
     )
 
 
@@ -155,42 +158,6 @@ def _key_details(grid: PartitionGrid) -> Iterator[str]:
         shown = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
         body = "\n".join(["   " + esc(head), *lines])  # a row label: a day or month, 2 wide
         yield f"<details><summary>{esc(section)}: {shown}</summary><pre>{body}</pre></details>"
-
-
-def _failure_groups_html(grid: PartitionGrid) -> str:
-    """The failed keys, consecutive keys of one run and error in one row."""
-    esc = html.escape
-    rows: list[str] = []
-    failed = 0
-
-    def run_of(key: str) -> tuple[str, str, str | None]:
-        detail = grid.details.get(key)
-        if detail is None:
-            return "unknown", NO_DETAILS, None
-        return esc(detail.run_id or "no run"), detail.error or "no error message", detail.url
-
-    keys = [key for key, state in grid.states.items() if state == "failed"]
-    positions = {key: i for i, key in enumerate(grid.states)}
-    groups: list[list[str]] = []
-    for key in keys:
-        last = groups[-1] if groups else None
-        if last and positions[last[-1]] + 1 == positions[key] and run_of(last[-1]) == run_of(key):
-            last.append(key)
-        else:
-            groups.append([key])
-    for group in groups:
-        failed += len(group)
-        run, error, url = run_of(group[0])
-        if url:
-            run = f'<a href="{esc(url)}">run {run}</a>'
-        label = group[0] if len(group) == 1 else f"{group[0]}..{group[-1]} ({len(group)} keys)"
-        rows.append(f"<tr><td>{esc(label)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
-    if not rows:
-        return ""
-    return (
-        f"<h2>Failed keys ({failed}, in {len(rows)} ranges)</h2><table class='failures'>"
-        f"<tr><th>keys</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
-    )
 
 
 PIPE_MAX_ROWS = 60

@@ -15,6 +15,7 @@ from typing import Any
 from ..atomic import write_atomically
 from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
+from .jvm_stderr import jvm_stderr_filtered
 from .serverless_rules import set_conf
 from .task_errors import quiet_query_context_loggers
 
@@ -185,7 +186,8 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     for key, value in settings.items():
         builder = builder.config(key, value)
     announce_start()
-    spark = builder.getOrCreate()
+    with jvm_stderr_filtered():  # the JVM's stderr without Spark 4's incubator warning
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     quiet_query_context_loggers()
     return configure(spark)
