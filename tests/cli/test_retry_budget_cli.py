@@ -34,7 +34,7 @@ def test_the_summary_names_the_spent_budget_and_resume_keeps_both(
     (ledger,) = list_ledgers(dbxdec.project, "nightly")
     assert (ledger.options.retries, ledger.options.retry_for) == (2, 7200.0)
 
-    code, out, err = dbxdec("backfill", "--resume", ledger.id, "--poll-interval", "0.01")
+    code, out, _ = dbxdec("backfill", "--resume", ledger.id, "--poll-interval", "0.01")
 
     assert code == 1
     assert keys_of(emu, job_id).count(DAYS[1]) == 6  # fresh budgets: 1 attempt + 2 retries

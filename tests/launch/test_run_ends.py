@@ -183,5 +183,5 @@ def test_a_second_ctrl_c_says_it_cancels_and_returns_once_the_runs_stopped(
         assert done.result(timeout=60) == "interrupted"
     said = [(e.message, stopped) for e, stopped in events if e.kind in ("cancelling", "canceled")]
     # Said before waiting; the run recorded cancelled only once it had stopped.
-    assert said == [("cancelling 1 in-flight runs", False), ("cancelled by the user", True)]
+    assert said == [("cancelling 1 in-flight run", False), ("cancelled by the user", True)]
     assert [r.state for r in ledger.slices] == ["canceled", "pending", "pending"]
