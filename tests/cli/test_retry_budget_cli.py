@@ -19,7 +19,7 @@ def test_the_summary_names_the_spent_budget_and_resume_keeps_both(
     job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=10)
     emu.set_outcome(DAYS[1], result="FAILED", message="table locked")
 
-    code, out, err = dbxdec(
+    code, out, _ = dbxdec(
         "backfill", "nightly", "--start", DAYS[0], "--end", DAYS[2],
         "--retries", "2", "--retry-for", "2h", *FAST,
     )  # fmt: skip
