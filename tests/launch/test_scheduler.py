@@ -47,10 +47,18 @@ def run(
     interrupts: Interrupts | None = None,
     **options: object,
 ) -> str:
+    # Faults are scripted request by request here: a slow call is never sent again
+    # (resend_after=0), so a loaded machine cannot hand a scripted fault to a copy.
     opts = SchedulerOptions(
-        **{"poll_interval": 0.01, "max_poll_interval": 0.1, "retry_delay": 0.01, **options}  # type: ignore[arg-type]
+        **{  # type: ignore[arg-type]
+            "poll_interval": 0.01,
+            "max_poll_interval": 0.1,
+            "retry_delay": 0.01,
+            "resend_after": 0.0,
+            **options,
+        }
     )
-    backend = DatabricksBackend(emu.workspace_client(), job_id)
+    backend = DatabricksBackend(emu.workspace_client(), job_id, resend_after=opts.resend_after)
     sink = events if events is not None else []
     return Scheduler(backend, ledger, opts, emit=sink.append, interrupts=interrupts).run()
 
