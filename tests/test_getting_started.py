@@ -49,7 +49,7 @@ _VARYING: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b\d{8}T\d{6}-[0-9a-f]{8}\b"), "<run-id>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}\b"), "<started>"),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "<clock>"),
-    (re.compile(r" in \d+\.\d+s(?: \(\d+:\d{2}:\d{2}\))?$", re.M), " in <pytest-time>"),
+    (re.compile(r"(?<=passed) in \d+\.\d+s(?: \(\d+:\d{2}:\d{2}\))?$", re.M), " in <pytest-time>"),
     (re.compile(r"\b(?:\d+m)?\d+(?:\.\d+)?s\b"), "<duration>"),
     (re.compile(r"^java +\S+$", re.M), "java <java>"),
 )
