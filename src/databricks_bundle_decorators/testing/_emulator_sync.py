@@ -112,6 +112,38 @@ class SyncControls:
                     )
                 self._changed.wait(left)
 
+    # -- the emulator's clock and run ids, as a test sets them ---------------------
+
+    def set_next_run_id(self, run_id: int) -> None:
+        """Give the next run ``run_id`` (later runs count up from it): run ids are opaque
+        identifiers, not promised to grow with time, so a test may hand out a lower one.
+
+        Raises:
+            ValueError: a run already has an id among the next 10,000 from ``run_id``.
+        """
+        with self._lock:
+            if run_id < 1 or any(run_id <= r < run_id + 10_000 for r in self._model._runs):
+                raise ValueError(f"run ids from {run_id} are taken or invalid")
+            self._model._next_run_id = run_id
+
+    def set_clock_offset(self, seconds: float) -> None:
+        """Run the workspace's clock ``seconds`` ahead of this machine's (negative:
+        behind), as a workspace's clock may be; set it before the runs of a test."""
+        with self._lock:
+            self._model.clock.offset(seconds)
+
+    def advance_days(self, days: float) -> None:
+        """Move the workspace's clock ``days`` forward from now on (``start_time`` of later
+        runs, the workspace files' times); runs older than the retention are then
+        removed (see :mod:`._emulator_clock`). Runs in flight keep their real durations.
+
+        Raises:
+            ValueError: ``days`` is negative.
+        """
+        with self._lock:
+            self._model.clock.jump(days * 86_400.0, time.monotonic())
+            self._changed.notify_all()
+
     def block_submissions(
         self, when: SubmissionGate | None = None, *, first: int | None = None
     ) -> None:
