@@ -58,3 +58,16 @@ def stand_in_databricks(bin_dir: Path, record: Path, exit_code: int) -> None:
         encoding="utf-8",
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+
+def run_project(tmp_path: Path) -> Path:
+    """A project in ``tmp_path`` with the CLI tests' pipelines: ``dbxdec run --local``
+    records its runs in the project (.dbxdec/runs), so tests write nothing into the
+    repository."""
+    root = tmp_path / "runproj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
+    )
+    return root

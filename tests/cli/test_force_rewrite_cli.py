@@ -15,7 +15,7 @@ from databricks_bundle_decorators.launch.ledger import read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.runtime.pipelines import read_local, table_version
 
-from .clirun import FAST, NIGHTLY_PARAMS, Cli
+from .clirun import FAST, NIGHTLY_PARAMS, Cli, run_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,13 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _project_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``dbxdec run --local`` records its runs in the project (.dbxdec/runs): a project in
     tmp_path with the same pipelines, so the tests write nothing into the repository."""
-    root = tmp_path / "runproj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
-        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
-    monkeypatch.setattr(sys.modules[__name__], "REPO", root)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", run_project(tmp_path))
 
 
 TABLE = "main.cli.history"
