@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice, slice_parameters
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice, slice_parameters
 from databricks_bundle_decorators.testing import JobsEmulator
 
 

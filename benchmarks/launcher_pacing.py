@@ -39,10 +39,10 @@ from pathlib import Path
 
 from emulator_process import emulated_job, key_plan
 
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.request import Pacing
-from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.plan.request import Pacing
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 
 @dataclass(frozen=True, slots=True)

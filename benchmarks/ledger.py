@@ -6,7 +6,7 @@ saved, as the scheduler does on each tick that changed something. Measured for
 
 - the JSON ledger (before d503579: the whole file rewritten -- temp file, fsync, rename,
   fsync the folder -- with unchanged slices' text cached, as ``Ledger.to_text`` did), and
-- the SQLite ledger (``launch/ledger_store.py``: the header row and the changed slice's
+- the SQLite ledger (``launch/ledger/ledger_store.py``: the header row and the changed slice's
   row, one WAL commit, ``synchronous=FULL``).
 
 Time is the wall time of one save (median of the changes measured); bytes are what the
@@ -44,16 +44,16 @@ from typing import Any
 from emulator_process import emulated_job, key_plan
 
 from databricks_bundle_decorators.atomic import write_atomically
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
     SliceRecord,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 TARGET_RATIO = 1.15
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 
 TARGET_IDLE_AFTER_FIRST = 0.10
 JOB = "daily_orders"

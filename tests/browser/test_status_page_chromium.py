@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import load_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import load_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli
 

@@ -8,8 +8,13 @@ import json
 import re
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .clirun import NIGHTLY_PARAMS, Cli, assert_one_error_line

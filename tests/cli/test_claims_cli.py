@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.guard.workspace_claims import CLAIMS_DIR, WorkspaceClaims
+from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
     ledger_dir,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.workspace_claims import CLAIMS_DIR, WorkspaceClaims
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import NIGHTLY_PARAMS, Cli, assert_one_error_line
 from tests.launch.conftest import write_project

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 from .clirun import Cli
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.errors import EXIT_CODES
-from databricks_bundle_decorators.launch.ledger import ledger_dir, read_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import ledger_dir, read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS, keys_of, write_project
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import ledger_dir
+from databricks_bundle_decorators.launch.ledger.ledger import ledger_dir
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, Cli, assert_one_error_line
 from tests.launch.conftest import BACKFILL_PARAMS

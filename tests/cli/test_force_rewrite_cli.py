@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.launch.ledger import read_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.runtime.pipelines import read_local, table_version
 

@@ -11,7 +11,7 @@ import pytest
 
 from databricks_bundle_decorators.backfill import HourlyBackfill
 from databricks_bundle_decorators.cli.plan_output import FULL_PLAN_RUNS
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,

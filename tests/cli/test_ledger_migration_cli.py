@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import ledger_dir, load_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import ledger_dir, load_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli
 from tests.cli.test_reruns_cli import halted_backfill

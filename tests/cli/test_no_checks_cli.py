@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .clirun import FAST, NIGHTLY_PARAMS, Cli

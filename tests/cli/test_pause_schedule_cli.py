@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.ledger import read_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import keys_of
 

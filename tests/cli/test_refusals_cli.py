@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import ledger_dir, read_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import ledger_dir, read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli
 from tests.launch.conftest import keys_of

@@ -4,7 +4,7 @@ values are one line naming the option."""
 
 from __future__ import annotations
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import keys_of
 

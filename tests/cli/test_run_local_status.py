@@ -10,25 +10,25 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.launch.history import keys_without_success
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
     ledger_observations,
 )
-from databricks_bundle_decorators.launch.local_runs import (
+from databricks_bundle_decorators.launch.plan.history import keys_without_success
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.status.local_runs import (
     LocalRun,
     local_runs,
     record_local_run,
     runs_dir,
     with_local_run_details,
 )
-from databricks_bundle_decorators.launch.observed import observed_history
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.status_details import ledger_details
-from databricks_bundle_decorators.launch.status_grid import NO_DETAILS
+from databricks_bundle_decorators.launch.status.observed import observed_history
+from databricks_bundle_decorators.launch.status.status_details import ledger_details
+from databricks_bundle_decorators.launch.status.status_grid import NO_DETAILS
 
 from .clirun import Cli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.undo_project import write_undo_project
 

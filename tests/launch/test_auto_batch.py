@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.auto_batch import (
+from databricks_bundle_decorators.launch.estimate.auto_batch import (
     STARTUP_SHARE,
     batch_size_for,
     choose_batch_size,
     fit_model,
     rechoose,
 )
-from databricks_bundle_decorators.launch.estimate import PastRun
+from databricks_bundle_decorators.launch.estimate.estimate import PastRun
 
 
 def runs_of(*sized: tuple[int, float], state: str = "succeeded") -> list[PastRun]:

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.canary import canary_failure, canary_failure_line
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.events import LaunchEvent
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
     LedgerState,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.canary import canary_failure, canary_failure_line
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator, RunRecord
 
 from .conftest import BACKFILL_PARAMS, keys_of

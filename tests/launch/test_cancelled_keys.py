@@ -11,15 +11,8 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.launch import status_view
-from databricks_bundle_decorators.launch.databricks_backend import run_history
-from databricks_bundle_decorators.launch.history import (
-    key_history,
-    keys_without_success,
-    select_keys,
-)
-from databricks_bundle_decorators.launch.interrupts import CANCEL, Interrupts
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.backends.databricks_backend import run_history
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
@@ -27,9 +20,16 @@ from databricks_bundle_decorators.launch.ledger import (
     ledger_observations,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.status_details import ledger_details
-from databricks_bundle_decorators.launch.status_grid import (
+from databricks_bundle_decorators.launch.plan.history import (
+    key_history,
+    keys_without_success,
+    select_keys,
+)
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.interrupts import CANCEL, Interrupts
+from databricks_bundle_decorators.launch.status import status_view
+from databricks_bundle_decorators.launch.status.status_details import ledger_details
+from databricks_bundle_decorators.launch.status.status_grid import (
     NO_DETAILS,
     build_grid,
     grid_html,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
 from .test_multi_partitions import dbxdec

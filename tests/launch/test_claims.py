@@ -22,28 +22,28 @@ import pytest
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.claims import (
+from databricks_bundle_decorators.launch.guard.claims import (
     ClaimRecord,
     claimed_keys,
     key_summary,
     when,
 )
-from databricks_bundle_decorators.launch.interrupts import Interrupts
+from databricks_bundle_decorators.launch.guard.local_lock import LocalLock
+from databricks_bundle_decorators.launch.guard.workspace_claims import (
+    CLAIMS_DIR,
+    CLAIMS_DIR_ENV,
+    WorkspaceClaims,
+    claims_folder,
+)
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
     plan_backfill,
     run_backfill,
 )
-from databricks_bundle_decorators.launch.ledger import Attempt
-from databricks_bundle_decorators.launch.local_lock import LocalLock
-from databricks_bundle_decorators.launch.progress import JsonReporter
-from databricks_bundle_decorators.launch.workspace_claims import (
-    CLAIMS_DIR,
-    CLAIMS_DIR_ENV,
-    WorkspaceClaims,
-    claims_folder,
-)
+from databricks_bundle_decorators.launch.ledger.ledger import Attempt
+from databricks_bundle_decorators.launch.run.interrupts import Interrupts
+from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

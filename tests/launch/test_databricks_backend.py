@@ -6,8 +6,8 @@ import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.backends import SubmitRejected, SubmitRequest
-from databricks_bundle_decorators.launch.databricks_backend import (
+from databricks_bundle_decorators.launch.backends.backends import SubmitRejected, SubmitRequest
+from databricks_bundle_decorators.launch.backends.databricks_backend import (
     DatabricksBackend,
     connect,
     find_job,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.plan import selected_keys
+from databricks_bundle_decorators.launch.plan.plan import selected_keys
 
 ZONES = ("UTC", "Europe/Berlin", "America/Sao_Paulo", "Australia/Lord_Howe", "Asia/Kolkata")
 

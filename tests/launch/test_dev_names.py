@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.databricks_backend import find_job
-from databricks_bundle_decorators.launch.target import is_service_principal_name, short_user_name
+from databricks_bundle_decorators.launch.backends.databricks_backend import find_job
+from databricks_bundle_decorators.launch.backends.target import (
+    is_service_principal_name,
+    short_user_name,
+)
 from databricks_bundle_decorators.testing.emulator import JobsEmulator
 
 APP_ID = "6f2c1b9e-1f0a-4c3e-9d7b-2a5e8c4f1b3d"

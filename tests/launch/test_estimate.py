@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.estimate import (
+from databricks_bundle_decorators.launch.estimate.estimate import (
     Compute,
     PastRun,
     compute_of_definition,
@@ -23,8 +23,13 @@ from databricks_bundle_decorators.launch.estimate import (
     past_runs_databricks,
     past_runs_local,
 )
-from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

@@ -19,7 +19,6 @@ from databricks_bundle_decorators.backfill.refresh import FullRefreshOrder, stag
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.definitions.loader import import_pipelines
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.history import keys_of_parameters
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Connection,
@@ -28,9 +27,10 @@ from databricks_bundle_decorators.launch.launcher import (
     plan_backfill,
     run_backfill,
 )
-from databricks_bundle_decorators.launch.ledger import list_ledgers
-from databricks_bundle_decorators.launch.progress import JsonReporter
-from databricks_bundle_decorators.launch.resume import prepare_resume
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from databricks_bundle_decorators.launch.plan.history import keys_of_parameters
+from databricks_bundle_decorators.launch.run.resume import prepare_resume
+from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.local import JobRunResult, run_job_locally
 from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
 from databricks_bundle_decorators.testing import JobsEmulator

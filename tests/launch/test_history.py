@@ -8,7 +8,7 @@ import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill, StaticBackfill
 from databricks_bundle_decorators.backfill.wire import BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
-from databricks_bundle_decorators.launch.history import (
+from databricks_bundle_decorators.launch.plan.history import (
     RunObservation,
     key_history,
     keys_of_parameters,

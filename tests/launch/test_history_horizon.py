@@ -21,22 +21,27 @@ from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.connection import Connection
-from databricks_bundle_decorators.launch.history import KeyState
-from databricks_bundle_decorators.launch.horizon import RUN_RETENTION, with_unknown
+from databricks_bundle_decorators.launch.guard.connection import Connection
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
     plan_backfill,
     run_backfill,
 )
-from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.progress import JsonReporter
-from databricks_bundle_decorators.launch.status import job_status, partition_grid
-from databricks_bundle_decorators.launch.status_fold import fold_grid
-from databricks_bundle_decorators.launch.status_grid import build_grid, grid_html, grid_table
-from databricks_bundle_decorators.launch.status_view import fold_note
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan.history import KeyState
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.status.horizon import RUN_RETENTION, with_unknown
+from databricks_bundle_decorators.launch.status.progress import JsonReporter
+from databricks_bundle_decorators.launch.status.status import job_status, partition_grid
+from databricks_bundle_decorators.launch.status.status_fold import fold_grid
+from databricks_bundle_decorators.launch.status.status_grid import build_grid, grid_html, grid_table
+from databricks_bundle_decorators.launch.status.status_view import fold_note
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS
 from tests.launch.test_presence import deploy, stand_in_cluster

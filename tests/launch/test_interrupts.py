@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
-from databricks_bundle_decorators.launch.interrupts import CANCEL, DRAIN, Interrupts
+from databricks_bundle_decorators.launch.run.interrupts import CANCEL, DRAIN, Interrupts
 
 
 def test_sigint_escalates_and_sigterm_cancels() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.atomic import write_atomically
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
@@ -22,7 +22,7 @@ from databricks_bundle_decorators.launch.ledger import (
     load_ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 
 def make(root: Path, n: int = 3) -> Ledger:

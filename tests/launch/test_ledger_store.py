@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.errors import LocalStateProblem
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
@@ -23,8 +23,8 @@ from databricks_bundle_decorators.launch.ledger import (
     load_ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.ledger_store import LedgerStore
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.ledger.ledger_store import LedgerStore
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 PAGE = 4096 + 24  # one WAL frame: a page and its header
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 
 from .conftest import write_project
 

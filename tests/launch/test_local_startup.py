@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.estimate import PastRun, estimate
-from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.local_startup import (
+from databricks_bundle_decorators.launch.estimate.estimate import PastRun, estimate
+from databricks_bundle_decorators.launch.estimate.local_startup import (
     spark_startup_seconds,
     with_spark_startup,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 
 def plan_of(days: int) -> BackfillPlan:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from databricks_bundle_decorators.launch.pacing import SchedulerOptions, backoff
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions, backoff
 
 
 def test_backoff_doubles_and_is_capped() -> None:

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.history import KeyHistory, RerunMode
-from databricks_bundle_decorators.launch.plan import build_plan
+from databricks_bundle_decorators.launch.plan.history import KeyHistory, RerunMode
+from databricks_bundle_decorators.launch.plan.plan import build_plan
 
 
 def test_batches_are_consecutive_keys_with_start_and_end(registry: Registry) -> None:

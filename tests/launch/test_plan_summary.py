@@ -1,4 +1,4 @@
-"""The summary of a large plan (launch/plan_summary.py, cli/plan_output.py): key spans,
+"""The summary of a large plan (launch/plan/plan_summary.py, cli/plan_output.py): key spans,
 what the selection skipped and why, and the dry run's JSON written run by run."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.cli.plan_output import summary_lines, write_plan_json
-from databricks_bundle_decorators.launch.ledger import SliceRecord
-from databricks_bundle_decorators.launch.plan_summary import (
+from databricks_bundle_decorators.launch.ledger.ledger import SliceRecord
+from databricks_bundle_decorators.launch.plan.plan_summary import (
     PlanSelection,
     key_spans,
     plan_selection,
     selection_filter,
 )
-from databricks_bundle_decorators.launch.request import BackfillRequest
+from databricks_bundle_decorators.launch.plan.request import BackfillRequest
 
 UNIVERSE = [f"k{i:03d}" for i in range(200)]
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.backends import SubmitRequest
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.backends.backends import SubmitRequest
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

@@ -22,8 +22,8 @@ import pytest
 
 from databricks_bundle_decorators.backfill.wire import BACKFILL_PARAM_DEFAULTS
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.errors import PresenceFailed
-from databricks_bundle_decorators.launch.presence import (
+from databricks_bundle_decorators.launch.backends.errors import PresenceFailed
+from databricks_bundle_decorators.launch.operations.presence import (
     keys_missing_data_databricks,
     keys_missing_data_local,
 )

@@ -10,26 +10,26 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from databricks_bundle_decorators.launch.events import (
-    Counts,
-    FailedSlice,
-    LaunchEvent,
-    LaunchSummary,
-)
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.progress import (
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.events import (
+    Counts,
+    FailedSlice,
+    LaunchEvent,
+    LaunchSummary,
+)
+from databricks_bundle_decorators.launch.run.summary import summarize
+from databricks_bundle_decorators.launch.status.progress import (
     JsonReporter,
     LiveReporter,
     PlainReporter,
     summary_lines,
 )
-from databricks_bundle_decorators.launch.summary import summarize
 
 SUMMARY = LaunchSummary(
     backfill_id="nightly-1",

@@ -7,13 +7,13 @@ import io
 
 from rich.console import Console
 
-from databricks_bundle_decorators.launch.events import (
+from databricks_bundle_decorators.launch.run.events import (
     Counts,
     FailedSlice,
     LaunchEvent,
     LaunchSummary,
 )
-from databricks_bundle_decorators.launch.progress import LiveReporter, PlainReporter
+from databricks_bundle_decorators.launch.status.progress import LiveReporter, PlainReporter
 from databricks_bundle_decorators.runtime.task_errors import MAX_MESSAGE, error_text
 
 ERROR = "FAILED: AnalysisException: [UNRESOLVED_COLUMN] Did you mean one of [`a`, `b`]"

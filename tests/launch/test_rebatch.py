@@ -11,8 +11,7 @@ from pathlib import Path
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.commands import rerun_command
-from databricks_bundle_decorators.launch.connection import Connection
+from databricks_bundle_decorators.launch.guard.connection import Connection
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
@@ -20,7 +19,8 @@ from databricks_bundle_decorators.launch.launcher import (
     plan_backfill,
     run_backfill,
 )
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.commands import rerun_command
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
@@ -28,10 +28,10 @@ from databricks_bundle_decorators.launch.ledger import (
     load_ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.progress import JsonReporter
-from databricks_bundle_decorators.launch.rebatch import Rebatcher
-from databricks_bundle_decorators.launch.resume import prepare_resume
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.rebatch import Rebatcher
+from databricks_bundle_decorators.launch.run.resume import prepare_resume
+from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from databricks.sdk import WorkspaceClient
 
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.interrupts import CANCEL, Interrupts
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Ledger,
     LedgerState,
     attempt_token,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.run.interrupts import CANCEL, Interrupts
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS, keys_of
@@ -206,7 +206,7 @@ def test_cancel_while_a_parked_submission_loses_its_answer_keeps_the_attempt_ope
     signals = EventSignals()
     emu.block_submissions()
     # the run is created, its id never arrives: neither to the request nor to the copy
-    # the backend sends when a run-now is slow (launch/overtake.py)
+    # the backend sends when a run-now is slow (launch/backends/overtake.py)
     emu.inject_fault(RUN_NOW, kind="drop_after", count=2)
     client = emu.workspace_client(retry_timeout_seconds=1)
     runner = scheduler(

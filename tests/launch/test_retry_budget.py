@@ -12,25 +12,25 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.commands import rerun_command
-from databricks_bundle_decorators.launch.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.events import LaunchEvent
-from databricks_bundle_decorators.launch.interrupts import Interrupts
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
+from databricks_bundle_decorators.launch.ledger.commands import rerun_command
+from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.retry_budget import (
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
+from databricks_bundle_decorators.launch.run.interrupts import Interrupts
+from databricks_bundle_decorators.launch.run.retry_budget import (
     RetryBudget,
     decide,
     format_duration,
 )
-from databricks_bundle_decorators.launch.scheduler import Scheduler
-from databricks_bundle_decorators.launch.summary import summarize
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
+from databricks_bundle_decorators.launch.run.summary import summarize
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS, keys_of

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.events import LaunchEvent
-from databricks_bundle_decorators.launch.ledger import Attempt, read_ledger
+from databricks_bundle_decorators.launch.ledger.ledger import Attempt, read_ledger
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

@@ -15,18 +15,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.backends import (
+from databricks_bundle_decorators.launch.backends.backends import (
     EndsNotified,
     RunStatus,
     SubmitRequest,
     Submitted,
 )
-from databricks_bundle_decorators.launch.events import LaunchEvent
-from databricks_bundle_decorators.launch.interrupts import CANCEL, DRAIN, Interrupts
-from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.scheduler import Scheduler
+from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
+from databricks_bundle_decorators.launch.run.interrupts import CANCEL, DRAIN, Interrupts
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 # Planned polls an hour apart: a run's end seen within the test came from its wake.
 SLOW_POLLS = SchedulerOptions(max_concurrent=1, poll_interval=3600.0, max_poll_interval=3600.0)

@@ -1,4 +1,4 @@
-"""Folded status grids (launch/status_fold.py, launch/status_view.py): a cell per day,
+"""Folded status grids (launch/status/status_fold.py, launch/status/status_view.py): a cell per day,
 week or month when a cell per key would not fit, counting every key once."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill
 from databricks_bundle_decorators.backfill.multi import SEPARATOR
-from databricks_bundle_decorators.launch.history import KeyState
-from databricks_bundle_decorators.launch.status_details import KeyDetail
-from databricks_bundle_decorators.launch.status_fold import (
+from databricks_bundle_decorators.launch.plan.history import KeyState
+from databricks_bundle_decorators.launch.status.status_details import KeyDetail
+from databricks_bundle_decorators.launch.status.status_fold import (
     FoldedCell,
     choose_fold,
     fold_grid,
     fold_levels,
 )
-from databricks_bundle_decorators.launch.status_grid import (
+from databricks_bundle_decorators.launch.status.status_grid import (
     STATES,
     PageOrigin,
     PartitionGrid,
@@ -29,7 +29,7 @@ from databricks_bundle_decorators.launch.status_grid import (
     grid_html,
     grid_table,
 )
-from databricks_bundle_decorators.launch.status_view import (
+from databricks_bundle_decorators.launch.status.status_view import (
     PAGE_FULL_KEYS,
     status_page,
     status_table,

@@ -11,10 +11,15 @@ import pytest
 from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill
-from databricks_bundle_decorators.launch.ledger import Attempt, BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.status_details import KeyDetail, ledger_details
-from databricks_bundle_decorators.launch.status_grid import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+)
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.status.status_details import KeyDetail, ledger_details
+from databricks_bundle_decorators.launch.status.status_grid import (
     PageOrigin,
     build_grid,
     grid_html,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import threading
 
-from databricks_bundle_decorators.launch.backends import RunStatus
-from databricks_bundle_decorators.launch.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.status_poller import StatusPoller
+from databricks_bundle_decorators.launch.backends.backends import RunStatus
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.run.status_poller import StatusPoller
 
 OPTIONS = SchedulerOptions(poll_interval=1.0, max_poll_interval=15.0)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS
 

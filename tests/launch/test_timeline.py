@@ -7,14 +7,14 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.ledger import (
+from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
     SliceRecord,
 )
-from databricks_bundle_decorators.launch.timeline import (
+from databricks_bundle_decorators.launch.status.timeline import (
     build_timeline,
     slot_steps,
     stragglers,

@@ -10,8 +10,8 @@ import pytest
 
 from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.launch.ledger import list_ledgers
-from databricks_bundle_decorators.launch.ledger_undone import read_undone
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.io.table_name import split_metadata
 from databricks_bundle_decorators.runtime.tables import local_table_exists

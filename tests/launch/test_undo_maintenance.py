@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.launch.ledger import list_ledgers
-from databricks_bundle_decorators.launch.ledger_undone import read_undone
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
 from .test_undo import ORDERS, Dbxdec, dbxdec, one_error_line

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX
-from databricks_bundle_decorators.launch.errors import UndoFailed
-from databricks_bundle_decorators.launch.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.ledger_undone import read_undone, record_undone
-from databricks_bundle_decorators.launch.undo import _undo_reports, backfill_runs
+from databricks_bundle_decorators.launch.backends.errors import UndoFailed
+from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
+from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone, record_undone
+from databricks_bundle_decorators.launch.operations.undo import _undo_reports, backfill_runs
 from databricks_bundle_decorators.testing import JobsEmulator
 
 

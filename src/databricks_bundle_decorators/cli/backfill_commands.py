@@ -12,12 +12,12 @@ import click
 
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.connection import Connection
-from ..launch.history import RERUN_MODES, RerunMode
+from ..launch.guard.connection import Connection
 from ..launch.launcher import plan_backfill
-from ..launch.plan import ORDERS, Order
-from ..launch.plan_summary import plan_selection
-from ..launch.request import (
+from ..launch.plan.history import RERUN_MODES, RerunMode
+from ..launch.plan.plan import ORDERS, Order
+from ..launch.plan.plan_summary import plan_selection
+from ..launch.plan.request import (
     CATCHUP_BY,
     BackfillRequest,
     BatchSize,
@@ -25,7 +25,7 @@ from ..launch.request import (
     Pacing,
     ResumeRequest,
 )
-from ..launch.resume import prepare_resume
+from ..launch.run.resume import prepare_resume
 from .full_range import all_keys_option, confirm_every_key
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (

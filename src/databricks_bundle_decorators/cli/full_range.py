@@ -10,8 +10,8 @@ import click
 
 from ..definitions import Registry
 from ..errors import UsageError
-from ..launch.full_range import full_range_runs
-from ..launch.request import BackfillRequest
+from ..launch.plan.full_range import full_range_runs
+from ..launch.plan.request import BackfillRequest
 
 all_keys_option = click.option(
     "--all",

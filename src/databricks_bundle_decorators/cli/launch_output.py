@@ -9,18 +9,18 @@ import sys
 import click
 
 from ..errors import LocalStateProblem, counted
-from ..launch.canary import canary_failure, canary_failure_line
-from ..launch.errors import BackfillFailed, BackfillInterrupted
+from ..launch.backends.errors import BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
-from ..launch.plan_summary import PlanSelection
-from ..launch.progress import (
+from ..launch.plan.plan_summary import PlanSelection
+from ..launch.plan.request import BackfillRequest
+from ..launch.run.canary import canary_failure, canary_failure_line
+from ..launch.status.progress import (
     JsonReporter,
     LiveReporter,
     PlainReporter,
     Reporter,
     next_rerun_command,
 )
-from ..launch.request import BackfillRequest
 from ..runtime.task_subset import decode_tasks
 from .plan_output import print_runs, write_plan_json
 

@@ -115,8 +115,8 @@ def _renamed_option(exc: click.UsageError) -> str | None:
 
 
 def _environment_problem(exc: Exception) -> DbxdecError | None:
-    from ..launch.local_state import os_problem
-    from ..launch.workspace import environment_problem
+    from ..launch.backends.workspace import environment_problem
+    from ..launch.ledger.local_state import os_problem
 
     return environment_problem(exc) or os_problem(exc)
 

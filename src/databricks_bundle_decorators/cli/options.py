@@ -17,9 +17,9 @@ from ..bundle.project import (
 )
 from ..definitions import Registry
 from ..errors import UsageError
-from ..launch.auto_batch import DEFAULT_TARGET_SECONDS
-from ..launch.connection import Connection
-from ..launch.request import Pacing
+from ..launch.estimate.auto_batch import DEFAULT_TARGET_SECONDS
+from ..launch.guard.connection import Connection
+from ..launch.plan.request import Pacing
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -18,8 +18,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..launch.ledger import SliceRecord
-from ..launch.plan_summary import PlanSelection, key_spans
+from ..launch.ledger.ledger import SliceRecord
+from ..launch.plan.plan_summary import PlanSelection, key_spans
 
 F = TypeVar("F", bound=Callable[..., Any])
 

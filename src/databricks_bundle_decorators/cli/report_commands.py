@@ -16,12 +16,12 @@ from rich.table import Table
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.connection import Connection
-from ..launch.ledger import list_ledgers, load_ledger
-from ..launch.status import job_status, partition_grid
-from ..launch.status_details import unchecked_keys
-from ..launch.status_view import status_page, terminal_table
-from ..launch.timeline import build_timeline, timeline_html
+from ..launch.guard.connection import Connection
+from ..launch.ledger.ledger import list_ledgers, load_ledger
+from ..launch.status.status import job_status, partition_grid
+from ..launch.status.status_details import unchecked_keys
+from ..launch.status.status_view import status_page, terminal_table
+from ..launch.status.timeline import build_timeline, timeline_html
 from .options import connection_record, load_project, pipelines_option
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."

@@ -9,9 +9,9 @@ import click
 
 from ..backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange
 from ..errors import UsageError
-from ..launch.history import ObservedState, keys_of_parameters
-from ..launch.local_runs import LocalRun, record_local_run
-from ..launch.spark_extra import require_local_spark
+from ..launch.backends.spark_extra import require_local_spark
+from ..launch.plan.history import ObservedState, keys_of_parameters
+from ..launch.status.local_runs import LocalRun, record_local_run
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
 from .options import Assignment, load_project, pipelines_option

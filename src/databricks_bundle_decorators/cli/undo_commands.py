@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..bundle.project import project_root
-from ..launch.undo import prepare_undo
+from ..launch.operations.undo import prepare_undo
 from .options import load_project, pipelines_option
 
 _LAUNCHER_ARGS = "dbxdec.backfill.launcher_args"

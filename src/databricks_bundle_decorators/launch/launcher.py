@@ -23,48 +23,48 @@ from ..backfill.wire import (
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, counted
 from ..runtime.task_subset import task_selection
-from .auto_batch import BatchChoice, choose_batch_size, fit_model
-from .backends import Backend
-from .check_reports import job_has_checks
-from .claims import BackfillGuard
-from .connection import ConnectedJob, Connection, connect_job, unreached_workspace
-from .databricks_backend import DatabricksBackend
-from .dry_run import dry_run_estimate, past_runs_of
-from .errors import BackendUnavailable
-from .estimate import Estimate, PastRun
-from .events import Counts, LaunchEvent, LaunchSummary
-from .full_refresh import (
+from .backends.backends import Backend
+from .backends.check_reports import job_has_checks
+from .backends.databricks_backend import DatabricksBackend
+from .backends.errors import BackendUnavailable
+from .backends.spark_extra import require_local_spark
+from .backends.workspace import require_job_parameter
+from .estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
+from .estimate.dry_run import dry_run_estimate, past_runs_of
+from .estimate.estimate import Estimate, PastRun
+from .estimate.local_startup import with_spark_startup
+from .guard.claims import BackfillGuard
+from .guard.connection import ConnectedJob, Connection, connect_job, unreached_workspace
+from .guard.local_lock import LocalLock
+from .guard.reruns import check_can_start
+from .guard.schedule_pause import SchedulePause
+from .guard.workspace_claims import WorkspaceClaims
+from .ledger.ledger import BackendSpec, LaunchOptions, Ledger
+from .operations.full_refresh import (
     check_full_refresh,
     first_alone,
     require_deployed_parameter,
     stage_ledger,
 )
-from .history import KeyHistory, keys_without_success
-from .horizon import history_to_select
-from .interrupts import DRAIN, Interrupts
-from .ledger import BackendSpec, LaunchOptions, Ledger
-from .ledger_undone import carry_backfill_id
-from .local_lock import LocalLock
-from .local_startup import with_spark_startup
-from .observed import observed_history
-from .pacing import SchedulerOptions
-from .plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .presence import keys_missing_data_databricks, keys_missing_data_local
-from .rebatch import Rebatcher, RebatchingScheduler
-from .request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
-from .reruns import check_can_start
-from .retry_budget import check_retry_budgets
-from .schedule_pause import SchedulePause
-from .scheduler import Scheduler
-from .spark_extra import require_local_spark
-from .summary import summarize
-from .workspace import require_job_parameter
-from .workspace_claims import WorkspaceClaims
+from .operations.ledger_undone import carry_backfill_id
+from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
+from .plan.history import KeyHistory, keys_without_success
+from .plan.pacing import SchedulerOptions
+from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
+from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
+from .run.events import Counts, LaunchEvent, LaunchSummary
+from .run.interrupts import DRAIN, Interrupts
+from .run.rebatch import Rebatcher, RebatchingScheduler
+from .run.retry_budget import check_retry_budgets
+from .run.scheduler import Scheduler
+from .run.summary import summarize
+from .status.horizon import history_to_select
+from .status.observed import observed_history
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-    from .progress import Reporter
+    from .status.progress import Reporter
 
 __all__ = [
     "DEFAULT_LOCAL_CONCURRENT",
@@ -158,7 +158,7 @@ def plan_backfill(
             only = keys_missing_data_local(registry, job, selected.keys, warehouse=warehouse)
         if not dry_run:
             require_local_spark()
-            from .local_backend import LocalBackend
+            from .backends.local_backend import LocalBackend
 
             backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
             guard = LocalLock(root, job.name, force=request.force)

@@ -1,0 +1,389 @@
+"""The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
+
+Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
+polled in batches: every page of ``jobs/runs/list?completed_only=true&start_time_from=B``,
+``B`` at or before the start of the runs in flight (on the workspace's clock, see
+:mod:`.run_window`), holds every one of them that has ended, in whatever order the
+workspace lists them (by start time or by end time, as the reference has said; never by
+run id, so no scan stops at a run id). A poll costs a page or two whatever the number of
+runs in flight; runs started long before the others (stragglers, beyond the pages a poll
+reads) are looked up on their own, at a slower cadence. A ``run-now`` that has not
+answered within a few times the usual latency (the client waiting out a 429/503) is sent
+again with the same token, which finds the same run (:mod:`.overtake`).
+
+A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
+retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
+(:func:`~.workspace.backfill_client`) so that an outage is reported, not waited out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ...backfill.base import BackfillDef
+from ...backfill.wire import BACKFILL_TASKS_PARAM
+from ...errors import UsageError
+from ...runtime.task_subset import decode_tasks
+from ..plan.history import RunObservation, keys_of_parameters
+from .backends import RunStatus, SubmitRequest, Submitted
+from .check_reports import read_check_results
+from .errors import BackendUnavailable, SubmitRejected
+from .overtake import Overtaker
+from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
+from .target import needs_short_name, short_user_name, with_short_name
+from .workspace import backfill_client, classify, connect, workspace_errors
+
+__all__ = [
+    "DatabricksBackend",
+    "RemoteJob",
+    "connect",
+    "find_job",
+    "run_history",
+    "run_status",
+]
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun, Run
+
+RUNS_PAGE = RUNS_LIST_PAGE  # the Jobs API's largest runs/list page
+_QUEUED = {"QUEUED", "PENDING", "BLOCKED", "WAITING_FOR_RETRY"}
+_RUNNING = {"RUNNING", "TERMINATING"}
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteJob:
+    """A deployed job.
+
+    ``schedule_paused``: ``None`` when nothing starts the job on its own (no
+    ``schedule``, ``trigger`` or ``continuous`` setting); ``True`` when all of those
+    it has are paused; ``False`` when one of them runs.
+    ``created_ms``: when the job was created, epoch milliseconds (``created_time``).
+    """
+
+    job_id: int
+    name: str
+    max_concurrent_runs: int
+    queue_enabled: bool
+    schedule_paused: bool | None = None
+    created_ms: int | None = None
+
+
+def find_job(
+    client: WorkspaceClient,
+    name: str,
+    *,
+    job_id: int | None = None,
+    name_prefix: str | None = None,
+    dev_mode: bool = False,
+) -> RemoteJob:
+    """The deployed job for dbxdec job ``name``.
+
+    ``job_id`` skips the lookup. Otherwise the job is found by name, with
+    ``name_prefix`` in front (a target's ``presets.name_prefix``), or for a
+    development-mode target the ``[dev <user>] `` prefix bundles add.
+
+    Raises:
+        UsageError: no such job, or several jobs of that name.
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    with workspace_errors(client.config.host):
+        return _find_job(client, name, job_id, name_prefix, dev_mode)
+
+
+def _find_job(
+    client: WorkspaceClient,
+    name: str,
+    job_id: int | None,
+    name_prefix: str | None,
+    dev_mode: bool,
+) -> RemoteJob:
+    from databricks.sdk.errors import (
+        BadRequest,
+        InvalidParameterValue,
+        NotFound,
+        ResourceDoesNotExist,
+    )
+
+    if job_id is not None:
+        try:
+            return _remote(client.jobs.get(job_id))
+        except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
+            raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
+    if name_prefix and needs_short_name(name_prefix):
+        wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
+    elif name_prefix:
+        wanted = [f"{name_prefix}{name}"]
+    elif dev_mode:
+        wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
+    else:
+        wanted = [name]
+    for candidate in wanted:
+        found = [_remote(j) for j in client.jobs.list(name=candidate)]
+        if len(found) > 1:
+            ids = ", ".join(str(j.job_id) for j in found)
+            raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
+        if found:
+            return found[0]
+    hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
+    raise UsageError(
+        f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
+        "or pass --job-id ID"
+    )
+
+
+def _short_names(client: WorkspaceClient) -> list[str]:
+    """The user's short name as the Databricks CLI puts it in ``[dev <name>]`` (one
+    spelling: :func:`.target.short_user_name`, the CLI's rule)."""
+    me = client.current_user.me()
+    return [short_user_name(me.user_name or "", me.display_name)]
+
+
+def _remote(job: Any) -> RemoteJob:
+    settings = job.settings
+    queue = getattr(settings, "queue", None)
+    return RemoteJob(
+        job_id=int(job.job_id),
+        name=str(getattr(settings, "name", "") or ""),
+        max_concurrent_runs=int(getattr(settings, "max_concurrent_runs", None) or 1),
+        queue_enabled=bool(queue is not None and queue.enabled),
+        schedule_paused=_schedule_paused(settings),
+        created_ms=getattr(job, "created_time", None),
+    )
+
+
+def _schedule_paused(settings: Any) -> bool | None:
+    statuses = [
+        getattr(getattr(block, "pause_status", None), "value", None) or "UNPAUSED"
+        for block in (getattr(settings, f, None) for f in ("schedule", "trigger", "continuous"))
+        if block is not None
+    ]
+    return all(s == "PAUSED" for s in statuses) if statuses else None
+
+
+def run_status(run: BaseRun | Run) -> RunStatus:
+    """A Jobs API run as a :class:`RunStatus`."""
+    state = run.state
+    lcs = state.life_cycle_state.value if state and state.life_cycle_state else "PENDING"
+    message = (state.state_message if state else None) or ""
+    url = run.run_page_url
+    if lcs in _QUEUED:
+        return RunStatus("queued", url=url)
+    started, ended = _seconds(run.start_time), _seconds(run.end_time)
+    if lcs in _RUNNING:
+        return RunStatus("running", url=url, started_at=started)
+    result = state.result_state.value if state and state.result_state else ""
+    if result == "SUCCESS":
+        return RunStatus("succeeded", "", url, started, ended)
+    if result == "CANCELED":
+        return RunStatus("canceled", message or "run cancelled", url, started, ended)
+    if result == "SUCCESS_WITH_FAILURES":
+        message = message or "some tasks failed"
+    detail = f"{lcs} {result}".strip() if not message else f"{result or lcs}: {message}"
+    return RunStatus("failed", detail, url, started, ended)
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    """A Jobs API time (epoch milliseconds; 0 = not yet) in seconds."""
+    return milliseconds / 1000 if milliseconds else None
+
+
+class DatabricksBackend:
+    """Runs of one deployed job, through a ``WorkspaceClient``.
+
+    Args:
+        client: The workspace client (thread-safe for these calls); the backend calls
+            through a copy whose calls each end within
+            :data:`~.workspace.BACKFILL_CALL_SECONDS`.
+        job_id: The deployed job.
+        straggler_interval: Seconds between individual lookups of a run older than
+            the pages a batched poll reads.
+        read_checks: Read the check results of each run that ended from its tasks'
+            output (see :mod:`.check_reports`): a few more requests per run.
+        resend_after: A ``run-now`` not answered within this many seconds is sent
+            once more with the same token (``0``: never; ``None``: a few times the
+            usual latency); see :mod:`.overtake`.
+    """
+
+    kind = "databricks"
+
+    def __init__(
+        self,
+        client: WorkspaceClient,
+        job_id: int,
+        *,
+        straggler_interval: float = 5.0,
+        read_checks: bool = False,
+        resend_after: float | None = None,
+    ) -> None:
+        self.client = backfill_client(client)
+        self.read_checks = read_checks
+        self.job_id = job_id
+        self.straggler_interval = straggler_interval
+        self._looked_up: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
+        self._starts = RunStarts()  # where each run's window of runs/list begins
+
+    def submit(self, request: SubmitRequest) -> Submitted:
+        with _unanswered_as_unavailable():
+            return self._submit(request)
+
+    def _submit(self, request: SubmitRequest) -> Submitted:
+        from databricks.sdk.errors import (
+            BadRequest,
+            InvalidParameterValue,
+            NotFound,
+            PermissionDenied,
+            ResourceDoesNotExist,
+            Unauthenticated,
+        )
+
+        sent = self._starts.now()  # the run starts after this, on the workspace's clock
+        if request.first_sent is not None:  # the token may find an earlier process's run
+            sent = min(sent, request.first_sent)
+        try:
+            # a run of some tasks (--tasks) runs only them: run-now's ``only``
+            only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
+            waiter = self._overtaker(
+                lambda: self.client.jobs.run_now(
+                    self.job_id,
+                    job_parameters=dict(request.parameters),
+                    idempotency_token=request.token,
+                    only=only or None,
+                )
+            )
+        except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
+            raise SubmitRejected(_one_line(exc), fatal=True) from None
+        except (BadRequest, InvalidParameterValue, NotFound) as exc:
+            message = _one_line(exc)
+            # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
+            gone = message.startswith(f"Job {self.job_id} does not exist")
+            raise SubmitRejected(message, fatal=gone) from None
+        self._starts.submitted(int(waiter.run_id), sent)
+        return Submitted(str(waiter.run_id))
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        with _unanswered_as_unavailable():
+            found = self._poll(run_ids)
+            if not self.read_checks:
+                return found
+            return {run: self._with_checks(run, status) for run, status in found.items()}
+
+    def _with_checks(self, run_id: str, status: RunStatus) -> RunStatus:
+        if status.state not in ("succeeded", "failed"):
+            return status
+        return replace(status, checks=read_check_results(self.client, int(run_id)))
+
+    def _poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        wanted = {int(r) for r in run_ids}
+        if not wanted:
+            return {}
+        found: dict[str, RunStatus] = {}
+        if not self._starts.skew_known:  # an answer teaches the workspace clock's skew:
+            self._get(min(wanted), found)  # asked every poll until then, never skipped
+        window = self._starts.window(wanted - {int(r) for r in found})
+        look_up = set(window.stragglers | window.unknown)
+        if window.start_from is not None:
+            listed, complete = read_window(
+                self.client, self.job_id, window.start_from, self._starts, POLL_PAGES
+            )
+            found.update({str(r): run_status(run) for r, run in listed.items() if r in wanted})
+            if not complete:  # the window overflowed: what it did not show is unknown
+                look_up |= window.covered
+        now = time.monotonic()
+        for run_id in sorted(look_up - {int(r) for r in found}):
+            with self._lock:
+                if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
+                    continue
+                self._looked_up[run_id] = now
+            self._get(run_id, found)
+        self._starts.forget(int(r) for r in found)
+        return found
+
+    def _get(self, run_id: int, found: dict[str, RunStatus]) -> None:
+        """Look ``run_id`` up on its own; add it to ``found`` if it has ended."""
+        run = self.client.jobs.get_run(run_id)
+        self._starts.started(run_id, run.start_time, time.time())
+        status = run_status(run)
+        if status.is_terminal:
+            found[str(run_id)] = status
+
+    def cancel(self, run_id: str) -> None:
+        with _unanswered_as_unavailable():
+            self.client.jobs.cancel_run(int(run_id))
+
+    def close(self) -> None:
+        self._overtaker.close()
+
+
+def run_history(
+    client: WorkspaceClient, job_id: int, backfill: BackfillDef
+) -> list[RunObservation]:
+    """Every run of the job as the keys it wrote (from its ``job_parameters``).
+
+    Raises:
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    with workspace_errors(client.config.host):
+        return _run_history(client, job_id, backfill)
+
+
+def _run_history(
+    client: WorkspaceClient, job_id: int, backfill: BackfillDef
+) -> list[RunObservation]:
+    observations: list[RunObservation] = []
+    for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
+        params = {
+            p.name: (p.value if p.value is not None else p.default or "")
+            for p in run.job_parameters or []
+            if p.name
+        }
+        started = (run.start_time or 0) / 1000
+        keys = keys_of_parameters(backfill, params, started=started)
+        if not keys:
+            continue
+        status = run_status(run)
+        state = "running" if not status.is_terminal else status.state
+        observations.append(
+            RunObservation(
+                keys,
+                "succeeded"
+                if state == "succeeded"
+                else "running"
+                if state == "running"
+                else "cancelled"
+                # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+                # RunResultState docstring); TIMEDOUT and the rest stay failed
+                if state == "canceled"
+                else "failed",
+                started,
+                str(run.run_id),
+                status.message,
+            )
+        )
+    return observations
+
+
+@contextmanager
+def _unanswered_as_unavailable() -> Iterator[None]:
+    """Raise :class:`BackendUnavailable` for a call the workspace did not answer."""
+    try:
+        yield
+    except Exception as exc:
+        found = classify(exc)
+        if found is None or found[0] in ("credentials", "permission"):
+            raise
+        raise BackendUnavailable(found[1]) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

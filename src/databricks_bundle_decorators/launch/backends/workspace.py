@@ -1,0 +1,291 @@
+"""Reaching a Databricks workspace in bounded time, and saying in one line why not.
+
+``databricks-sdk`` retries a refused connection, an unknown host name or a timeout for
+``retry_timeout_seconds`` (300 s by default) on *every* call, silently. So dbxdec never
+uses those defaults:
+
+- :func:`connect` first sends one cheap authenticated request (``jobs/list?limit=1``)
+  with a budget of a few seconds, so a rejected token (401), a missing permission
+  (403), a closed port, a failed DNS lookup or a server that is not Databricks ends
+  the command within seconds, as :class:`~..errors.WorkspaceRejected` (exit 4) or
+  :class:`~..errors.WorkspaceUnreachable` (exit 5);
+- planning calls (finding the job, reading run history) then get :data:`PLAN_CALL_SECONDS`;
+- during a backfill :func:`backfill_client` bounds each submit and poll to
+  :data:`BACKFILL_CALL_SECONDS`; the scheduler retries across an outage for as long as it
+  lasts and says so (runs go on in the workspace meanwhile).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from ...errors import DbxdecError, UsageError, WorkspaceRejected, WorkspaceUnreachable
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+METADATA_SECONDS = 1
+"""Retry budget of the SDK's best-effort ``/.well-known`` probe when a config is built."""
+PROBE_SECONDS = 3
+"""Retry budget of the first authenticated request: a dead host fails in under 10 s."""
+PROBE_HTTP_SECONDS = 5.0
+"""How long one request of the probe may wait for an answer."""
+PLAN_CALL_SECONDS = 30
+"""Retry budget (and per-request timeout) of each planning call after the probe."""
+BACKFILL_CALL_SECONDS = 6
+"""Retry budget of each submit, poll or cancel in a backfill: a refused connection gives
+up after about 7.5 s (the SDK sleeps 1, 2, 3... s between tries)."""
+BACKFILL_HTTP_SECONDS = 8.0
+"""How long one request of a backfill may wait for an answer (a silent host: ~9.5 s)."""
+
+ProblemKind = Literal["credentials", "permission", "not-databricks", "unreachable"]
+
+
+def connect(
+    *, host: str | None = None, profile: str | None = None, **config: Any
+) -> WorkspaceClient:
+    """A ``WorkspaceClient`` from the usual environment (``DATABRICKS_HOST``,
+    ``DATABRICKS_TOKEN``, ``~/.databrickscfg``), ``host`` and ``profile``, that has
+    answered one authenticated request.
+
+    Raises:
+        UsageError: no usable credentials were found.
+        WorkspaceRejected: the workspace refused the credentials or the permission.
+        WorkspaceUnreachable: no Databricks workspace answered in time.
+    """
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.config import Config
+
+    settings = {
+        "retry_timeout_seconds": METADATA_SECONDS,
+        "http_timeout_seconds": PROBE_HTTP_SECONDS,
+        **config,
+    }
+    try:
+        cfg = Config(host=host, profile=profile, **settings)
+    except Exception as exc:  # the SDK raises ValueError subclasses with long texts
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0].split(", please check")[0]
+        raise UsageError(
+            f"no usable Databricks credentials ({reason[:160]}): set DATABRICKS_HOST and "
+            "DATABRICKS_TOKEN, pass --profile NAME, or run locally with --local"
+        ) from None
+    origin = _host_origin(host, profile)
+    if "retry_timeout_seconds" not in config:
+        cfg.retry_timeout_seconds = PROBE_SECONDS
+    with workspace_errors(cfg.host, origin=origin, probing=True):
+        next(iter(WorkspaceClient(config=cfg).jobs.list(limit=1)), None)
+    if "retry_timeout_seconds" not in config:
+        cfg.retry_timeout_seconds = PLAN_CALL_SECONDS
+        cfg.http_timeout_seconds = float(PLAN_CALL_SECONDS)
+    return WorkspaceClient(config=cfg)
+
+
+def backfill_client(client: WorkspaceClient) -> WorkspaceClient:
+    """A client on the same workspace and credentials whose every call gives up after
+    :data:`BACKFILL_CALL_SECONDS` of retries and :data:`BACKFILL_HTTP_SECONDS` per
+    request (smaller values already set are kept).
+
+    ``client`` is left as it was: a client copies the timeouts of its config when it is
+    built, and the config gets its own values back right after.
+    """
+    from databricks.sdk import WorkspaceClient
+
+    cfg = client.config
+    retry, http = cfg.retry_timeout_seconds or 300, cfg.http_timeout_seconds or 60.0
+    cfg.retry_timeout_seconds = min(retry, BACKFILL_CALL_SECONDS)
+    cfg.http_timeout_seconds = min(http, BACKFILL_HTTP_SECONDS)
+    try:
+        return WorkspaceClient(config=cfg)
+    finally:
+        cfg.retry_timeout_seconds, cfg.http_timeout_seconds = retry, http
+
+
+@contextmanager
+def workspace_errors(
+    host: str | None, *, origin: str = "", probing: bool = False
+) -> Iterator[None]:
+    """Turn the SDK's transport and authentication failures inside the block into one
+    :class:`~..errors.DbxdecError` line naming ``host``.
+
+    ``probing``: the block is the first request, so any other failure (a 404, an odd
+    answer) also means the host is not a usable workspace.
+    """
+    try:
+        yield
+    except DbxdecError:
+        raise
+    except Exception as exc:
+        problem = environment_problem(exc, host=host, origin=origin, probing=probing)
+        if problem is None:
+            raise
+        raise problem from None
+
+
+def environment_problem(
+    exc: BaseException, *, host: str | None = None, origin: str = "", probing: bool = False
+) -> DbxdecError | None:
+    """The one-line error for an SDK or transport failure, or ``None`` if ``exc`` is
+    not about reaching the workspace."""
+    found = classify(exc)
+    where = f"the workspace at {host}" if host else "the workspace"
+    check = f"check the host ({origin})" if origin else "check the host (DATABRICKS_HOST)"
+    if found is None and not probing:
+        return None
+    kind, reason = found or ("unreachable", f"unexpected answer: {first_line(exc)}")
+    if kind == "permission":
+        return WorkspaceRejected(
+            f"{where} refused access ({reason}): the identity behind these credentials "
+            "needs access to the job (CAN MANAGE RUN to launch runs); ask a workspace admin "
+            "or use another --profile, then run the command again"
+        )
+    if kind == "credentials":
+        return WorkspaceRejected(
+            f"{where} rejected the credentials ({reason}): renew the token "
+            "(DATABRICKS_TOKEN, or `databricks auth login` for a profile) or pass another "
+            "--profile, then run the command again"
+        )
+    if kind == "not-databricks":
+        return WorkspaceUnreachable(
+            f"{where} is not a Databricks workspace ({reason}): {check}; it should be the "
+            "workspace URL, such as "
+            "https://adb-1234567890123456.7.azuredatabricks.net"
+        )
+    return WorkspaceUnreachable(
+        f"cannot reach {where} ({reason}): {check} and the network (VPN, proxy), then run "
+        "the command again"
+    )
+
+
+def classify(exc: BaseException) -> tuple[ProblemKind, str] | None:
+    """``(kind, short reason)`` for a failure to use the workspace at all; ``None`` for
+    anything else (a bad request, an unknown job, a failed run, a bug)."""
+    import requests
+    from databricks.sdk.errors import (
+        PermissionDenied,
+        TemporarilyUnavailable,
+        TooManyRequests,
+        Unauthenticated,
+    )
+    from databricks.sdk.errors.base import DatabricksError
+    from databricks.sdk.errors.private_link import PrivateLinkValidationError
+
+    if isinstance(exc, TimeoutError) and exc.__cause__ is not None:  # the SDK's retry budget
+        inner = classify(exc.__cause__)
+        if inner is not None:
+            return inner
+        return "unreachable", f"no answer after retrying: {first_line(exc.__cause__)}"
+    if isinstance(exc, Unauthenticated):
+        return "credentials", f"401 {_code(exc, 'UNAUTHENTICATED')}: {first_line(exc)}"
+    if isinstance(exc, PermissionDenied | PrivateLinkValidationError):
+        return "permission", f"403 {_code(exc, 'PERMISSION_DENIED')}: {first_line(exc)}"
+    if isinstance(exc, requests.exceptions.JSONDecodeError):
+        return "not-databricks", "it answered without JSON"
+    if isinstance(exc, DatabricksError) and str(exc).startswith("unable to parse response"):
+        status = re.search(r"< (\d{3}) ", str(exc))
+        answered = f"answered {status.group(1)}" if status else "answered"
+        return "not-databricks", f"it {answered} without a Databricks error body"
+    if isinstance(exc, TooManyRequests | TemporarilyUnavailable):
+        return "unreachable", f"{_code(exc, 'TEMPORARILY_UNAVAILABLE')}: {first_line(exc)}"
+    if isinstance(exc, requests.exceptions.Timeout):
+        return "unreachable", "no answer in time"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return "unreachable", _transport_reason(exc)
+    return None
+
+
+def _transport_reason(exc: BaseException) -> str:
+    text = repr(exc)
+    if "NameResolutionError" in text or "Name or service not known" in text:
+        return "host name not found"
+    if "Temporary failure in name resolution" in text or "getaddrinfo" in text:
+        return "host name not found"
+    if "Connection refused" in text or "ConnectionRefusedError" in text:
+        return "connection refused"
+    if "SSLError" in text or "CERTIFICATE" in text:
+        return "TLS handshake failed"
+    if "RemoteDisconnected" in text or "Connection aborted" in text or "reset by peer" in text:
+        return "connection closed without an answer"
+    if "timed out" in text.lower():
+        return "no answer in time"
+    return "cannot connect"
+
+
+def _code(exc: BaseException, default: str) -> str:
+    return str(getattr(exc, "error_code", None) or default)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message without the SDK's ``Config: ...`` tail."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else type(exc).__name__
+    return text.split(" Config: ")[0].split(". Config: ")[0].rstrip(".") or type(exc).__name__
+
+
+def _host_origin(host: str | None, profile: str | None) -> str:
+    if host:
+        return "--host"
+    if profile:
+        return f"profile {profile!r}"
+    if os.environ.get("DATABRICKS_HOST"):
+        return "DATABRICKS_HOST"
+    return "DATABRICKS_HOST or ~/.databrickscfg"
+
+
+def require_job_parameter(
+    client: WorkspaceClient,
+    job_id: int,
+    job_name: str,
+    parameter: str,
+    *,
+    purpose: str,
+    outcome: str = "nothing was launched",
+) -> None:
+    """Refuse a deployed job that does not declare the job parameter ``parameter``
+    (deployed by a dbxdec older than it); ``purpose`` ends the advice, e.g. ``"to
+    --force-rewrite"``, and ``outcome`` says what did not happen.
+
+    Raises:
+        UsageError: the job cannot be read, or does not declare ``parameter``.
+    """
+    try:
+        settings = client.jobs.get(job_id).settings
+    except request_refusals() as exc:
+        raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
+    declared = {p.name for p in (settings.parameters if settings else None) or []}
+    if parameter not in declared:
+        raise UsageError(
+            f"job {job_name!r} (id {job_id}) was deployed without the {parameter} parameter "
+            f"(by an older dbxdec): deploy it again (dbxdec deploy) {purpose}; {outcome}"
+        )
+
+
+def declares_job_parameter(client: WorkspaceClient, job_id: int, parameter: str) -> bool:
+    """Whether the deployed job declares the job parameter ``parameter`` (``False`` when
+    it was deployed by a dbxdec older than the parameter).
+
+    Raises:
+        UsageError: the job cannot be read.
+    """
+    try:
+        settings = client.jobs.get(job_id).settings
+    except request_refusals() as exc:
+        raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
+    return parameter in {p.name for p in (settings.parameters if settings else None) or []}
+
+
+def request_refusals() -> tuple[type[Exception], ...]:
+    """The SDK's errors for a request the workspace refused (a bad request, an unknown job
+    or run), for ``except request_refusals():``. Imported when first needed: loading
+    databricks-sdk takes about 0.8 s, which a local command never pays."""
+    from databricks.sdk.errors import (
+        BadRequest,
+        InvalidParameterValue,
+        NotFound,
+        ResourceDoesNotExist,
+    )
+
+    return (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)

@@ -1,0 +1,86 @@
+"""``dbxdec backfill JOB --full-refresh``: rebuild a job's tables so that readers see the
+old tables or the new ones, never a mixture.
+
+The plan gets one keyless run at the end (where a final sync would go), and every run's
+parameters carry ``backfill_full_refresh`` (:class:`~..backfill.refresh.FullRefreshOrder`):
+
+- each slice is a ``stage:<backfill id>`` run: its tables are written to staging tables
+  beside them (see :mod:`..runtime.full_refresh` for which tables and reads); the first
+  slice runs alone, as a canary (it creates the staging tables);
+- the last run is ``swap:<backfill id>``: the scheduler starts it only once every slice
+  succeeded (as it does a final sync); each task checks its staging tables whole and
+  replaces its tables in one Delta commit each.
+
+The parameters are recorded per slice in the ledger, so ``--resume`` writes to the same
+staging tables and swaps at its end; a backfill that stops early (a failed slice, Ctrl-C)
+leaves every table as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ...backfill.refresh import FullRefreshOrder
+from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM
+from ...errors import UsageError
+from ..backends.workspace import require_job_parameter
+from ..ledger.ledger import Ledger
+from ..plan.request import BackfillRequest
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+
+def check_full_refresh(request: BackfillRequest) -> None:
+    """Refuse, in one line, what cannot be combined with ``--full-refresh``.
+
+    Raises:
+        UsageError: with ``--rerun failed|missing``, ``catchup``, ``--final-sync`` or
+            ``--no-checks``.
+    """
+    if not request.full_refresh:
+        return
+    if request.catchup:
+        raise UsageError("catchup cannot --full-refresh: a full refresh rebuilds every key")
+    if request.rerun != "all":
+        raise UsageError(
+            f"--full-refresh cannot be combined with --rerun {request.rerun}: it rebuilds "
+            "the tables from every key of the plan (the keys left out would be lost)"
+        )
+    if request.final_sync:
+        raise UsageError(
+            "--full-refresh cannot be combined with --final-sync: its last run is the swap"
+        )
+    if not request.checks:
+        raise UsageError(
+            "--full-refresh cannot be combined with --no-checks: its swap judges the checks "
+            "of each whole staging table before it replaces a table"
+        )
+
+
+def first_alone(request: BackfillRequest) -> int:
+    """The canaries of ``request`` (``--canary``): at least one for a full refresh, whose
+    first slice creates the staging tables alone (concurrent first writes to a table that
+    does not exist yet conflict in Delta), and whose others wait for it to succeed."""
+    return max(request.canary, 1) if request.full_refresh else request.canary
+
+
+def stage_ledger(ledger: Ledger) -> None:
+    """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
+    slices, ``swap`` for the keyless last one."""
+    for record in ledger.slices:
+        order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()
+        params = {**record.parameters, BACKFILL_FULL_REFRESH_PARAM: order}
+        ledger.update(replace(record, parameters=params))
+
+
+def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
+    """Refuse a deployed job that does not declare ``backfill_full_refresh``.
+
+    Raises:
+        UsageError: the job cannot be read, or was deployed by an older dbxdec.
+    """
+    require_job_parameter(
+        client, job_id, name, BACKFILL_FULL_REFRESH_PARAM, purpose="to --full-refresh"
+    )

@@ -1,0 +1,237 @@
+"""``dbxdec catchup JOB --by data`` as functions: the keys whose data is missing or empty
+in the job's output tables, read from the tables themselves rather than run history.
+
+- Locally the Delta tables are read on the embedded Spark (:func:`keys_missing_data_local`).
+- On Databricks the tables live in Unity Catalog, readable from the job's compute: a run
+  of the deployed job with ``backfill_presence`` set (a
+  :class:`~..backfill.wire.PresenceOrder` over the keys' range) has every task count
+  the rows per key of the tables it writes, through the same runtime code, and print a
+  :class:`~..backfill.wire.PresenceReport` line per table. The launcher waits for the
+  run (bounded), then reads each task's output (``jobs/runs/get-output``, whose
+  ``logs`` hold a wheel task's stdout) (:func:`keys_missing_data_databricks`).
+
+Either way a key is missing when any partitioned output table has no row for it (see
+:mod:`..runtime.presence`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
+from ...definitions import JobDefinition, Registry
+from ...errors import UsageError
+from ...runtime.context import LazySession, RunEnvironment
+from ...runtime.presence import JobPresence, keyed_tables, read_presence
+from ..backends.errors import PresenceFailed
+from ..backends.spark_extra import require_local_spark
+from ..backends.workspace import request_refusals, require_job_parameter, workspace_errors
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+    from ..backends.backends import RunStatus
+
+"""Answers that refuse the request itself (a job gone, a parameter refused)."""
+PRESENCE_TIMEOUT_SECONDS = 3600.0
+"""How long a presence run may take, a cluster's start included, before it is cancelled."""
+
+
+def _job_keys(job: JobDefinition, keys: Sequence[str]) -> list[str]:
+    if job.backfill is None:
+        raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to look for")
+    if not keys:
+        return []
+    for key in keys:
+        try:
+            job.backfill.validate_key(key)
+        except ValueError as exc:
+            raise UsageError(f"job {job.name!r}: {exc}") from None
+    return list(keys)
+
+
+def _require_tables(job: JobDefinition, environment: RunEnvironment) -> None:
+    found, notes = keyed_tables(job, environment)
+    if not found:
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise UsageError(
+            f"job {job.name!r} writes no table partitioned by backfill key{why}, so its data "
+            "cannot tell which keys are missing; use catchup by run history instead"
+        )
+
+
+def keys_missing_data_local(
+    registry: Registry,
+    job: JobDefinition | str,
+    keys: Sequence[str],
+    *,
+    warehouse: Path,
+    spark: Any = None,
+) -> list[str]:
+    """The ``keys`` (in their order) without rows in one of the job's local output tables.
+
+    Args:
+        registry: Where the job is defined.
+        job: The job, or its name.
+        keys: The keys to look at (the plan's keys).
+        warehouse: The folder of the local tables (``ProjectConfig.warehouse``).
+        spark: The session to read with (default: the embedded one, made on first use).
+
+    Raises:
+        UsageError: unknown job, a job without backfill, a key that is not one of the
+            job's, or a job that writes no partitioned table.
+        EnvironmentProblem: PySpark or Delta Lake is missing.
+    """
+    definition = registry.get(job) if isinstance(job, str) else job
+    wanted = _job_keys(definition, keys)
+    environment = RunEnvironment(None, warehouse, False)
+    _require_tables(definition, environment)
+    if not wanted:
+        return []
+    if spark is None:
+        require_local_spark()
+        from ...runtime.spark import local_spark_session
+
+        session: Any = LazySession(local_spark_session)
+    else:
+        session = spark
+    presence = read_presence(definition, wanted, RunEnvironment(session, warehouse, False))
+    return presence.missing(wanted)
+
+
+def keys_missing_data_databricks(
+    client: WorkspaceClient,
+    job_id: int,
+    job_def: JobDefinition,
+    keys: Sequence[str],
+    *,
+    timeout: float = PRESENCE_TIMEOUT_SECONDS,
+    poll_interval: float = 5.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[str]:
+    """The ``keys`` (in their order) without rows in one of the deployed job's tables,
+    found by a run of the job (``backfill_presence``) that reads them on its compute.
+
+    Args:
+        client: The workspace (from :func:`~.workspace.connect`).
+        job_id: The deployed job.
+        job_def: Its definition (which tasks write which tables).
+        keys: The keys to look at; the run reads the range from the first to the last.
+        timeout: Seconds to wait for the run; past it the run is cancelled.
+        poll_interval: Seconds between looks at the run.
+        clock: Monotonic seconds for the timeout (``time.monotonic``).
+
+    Raises:
+        UsageError: a key that is not one of the job's, a job that writes no
+            partitioned table, a deployed job without the ``backfill_presence``
+            parameter (deployed by an older dbxdec), or the workspace refused the run.
+        PresenceFailed: the run failed, was cancelled, outlasted ``timeout``, or a
+            table's report is missing from its tasks' output.
+        WorkspaceRejected, WorkspaceUnreachable: credentials refused, no answer.
+    """
+    wanted = _job_keys(job_def, keys)
+    remote = RunEnvironment(None, Path("."), True)
+    _require_tables(job_def, remote)
+    if not wanted:
+        return []
+    assert job_def.backfill is not None  # _job_keys refuses a job without one
+    ordered = job_def.backfill.sort_keys(wanted)
+    order = PresenceOrder(KeyRange(ordered[0], ordered[-1]))
+    with workspace_errors(client.config.host):
+        _require_parameter(client, job_id, job_def.name)
+        run_id, status = _run_and_wait(client, job_id, order, timeout, poll_interval, clock)
+        page = f" ({status.url})" if status.url else ""
+        if status.state != "succeeded":
+            raise PresenceFailed(
+                f"the presence run {run_id} of job {job_def.name!r} {status.state}: "
+                f"{status.message or 'no message'}; each task's output says what it read{page}"
+            )
+        reports = _read_reports(client, run_id)
+    presence = _job_presence(job_def, reports, run_id, page)
+    return presence.missing(wanted)
+
+
+def _refusal(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
+    require_job_parameter(
+        client,
+        job_id,
+        name,
+        BACKFILL_PRESENCE_PARAM,
+        purpose="to find missing keys from the data, or catch up by run history",
+    )
+
+
+def _run_and_wait(
+    client: WorkspaceClient,
+    job_id: int,
+    order: PresenceOrder,
+    timeout: float,
+    poll_interval: float,
+    clock: Callable[[], float],
+) -> tuple[int, RunStatus]:
+    from ..backends.databricks_backend import run_status
+
+    deadline = clock() + timeout
+    token = f"dbxdec-presence-{secrets.token_hex(16)}"  # a new run per question asked
+    try:
+        waiter = client.jobs.run_now(
+            job_id,
+            job_parameters={BACKFILL_PRESENCE_PARAM: order.to_param()},
+            idempotency_token=token,
+        )
+        run_id = int(waiter.run_id)
+        while True:
+            status = run_status(client.jobs.get_run(run_id))
+            if status.is_terminal:
+                return run_id, status
+            if clock() >= deadline:
+                client.jobs.cancel_run(run_id)
+                raise PresenceFailed(
+                    f"the presence run {run_id} did not end within {timeout:g} s; it was "
+                    f"cancelled{f' ({status.url})' if status.url else ''}"
+                )
+            time.sleep(poll_interval)
+    except request_refusals() as exc:  # transport and credential failures: workspace_errors
+        raise UsageError(f"the workspace refused the presence run: {_refusal(exc)}") from None
+
+
+def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
+    """Every report line in the output of every task of the run."""
+    run = client.jobs.get_run(run_id)
+    reports: list[PresenceReport] = []
+    for task in run.tasks or []:
+        if task.run_id is None:
+            continue
+        logs = client.jobs.get_run_output(task.run_id).logs or ""
+        try:
+            reports += PresenceReport.from_lines(logs)
+        except ValueError as exc:
+            raise PresenceFailed(
+                f"task {task.task_key!r} of presence run {run_id}: {exc}"
+            ) from None
+    return reports
+
+
+def _job_presence(
+    job: JobDefinition, reports: Sequence[PresenceReport], run_id: int, page: str
+) -> JobPresence:
+    """The reports of the job's partitioned tables; every one must have reported."""
+    found, notes = keyed_tables(job, RunEnvironment(None, Path("."), True))
+    by_table = {report.table: report for report in reports}
+    unreported = [name for name in found if name not in by_table]
+    if unreported:
+        tasks = sorted({task for name in unreported for task in found[name].tasks})
+        raise PresenceFailed(
+            f"the presence run {run_id} of job {job.name!r} succeeded but reported nothing for "
+            f"table {', '.join(unreported)} (task {', '.join(tasks)}); was the job deployed "
+            f"by this dbxdec? (dbxdec deploy){page}"
+        )
+    return JobPresence(tuple(by_table[name] for name in found), tuple(notes))

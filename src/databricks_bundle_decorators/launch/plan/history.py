@@ -1,0 +1,138 @@
+"""Partition health from past runs: which keys succeeded, failed, were cancelled, are
+running or missing (or, on Databricks, ``unknown``: older than the run history, see
+:mod:`.horizon`).
+
+``cancelled``: the key's latest run was cancelled (a second Ctrl-C, ``jobs/runs/cancel``,
+the Jobs UI) before it ended. It is not a success, so ``--rerun failed`` and ``catchup``
+run it again: a cancelled run may have stopped before its write, or, on Databricks,
+after some of its tasks wrote; only a new run leaves the key known good. It is its own
+state, not ``failed``, because nothing in the code or the data went wrong.
+
+Both backends describe their past runs as :class:`RunObservation` values (the
+Databricks backend from ``job_parameters`` on runs, the local backend from ledgers);
+:func:`key_history` folds them into one state per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Literal
+
+from ...backfill.base import BackfillDef
+from ...backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_UNDO_PARAM,
+    KeyRange,
+)
+
+KeyState = Literal["succeeded", "failed", "cancelled", "running", "missing", "unknown"]
+ObservedState = Literal["succeeded", "failed", "cancelled", "running"]
+RerunMode = Literal["all", "failed", "missing"]
+RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
+KeyHistory = Mapping[str, KeyState]
+_KEYLESS_RUN_PARAMS = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM)
+
+
+@dataclass(frozen=True, slots=True)
+class RunObservation:
+    """One past or current run and the keys it writes.
+
+    Attributes:
+        keys: The keys the run writes.
+        state: How it ended (``running`` while it is queued or running).
+        started: When it started, seconds since the epoch (orders the runs).
+        run_id: The backend's run id.
+        error: The error message of a failed run.
+    """
+
+    keys: tuple[str, ...]
+    state: ObservedState
+    started: float
+    run_id: str = ""
+    error: str = ""
+
+
+def key_history(observations: Iterable[RunObservation]) -> dict[str, KeyState]:
+    """The state of every observed key: its latest run decides, a running run wins.
+
+    Keys never observed are absent (``missing``).
+    """
+    latest: dict[str, RunObservation] = {}
+    running: set[str] = set()
+    for obs in sorted(observations, key=lambda o: o.started):
+        for key in obs.keys:
+            latest[key] = obs
+            if obs.state == "running":
+                running.add(key)
+    return {key: "running" if key in running else obs.state for key, obs in latest.items()}
+
+
+def state_of(history: KeyHistory, key: str) -> KeyState:
+    return history.get(key, "missing")
+
+
+NOT_SUCCEEDED: frozenset[KeyState] = frozenset({"failed", "cancelled"})
+"""The states of a key whose latest run ended without success: ``--rerun failed`` and
+``catchup`` run them again (see the module's docstring for why a cancelled key is one)."""
+
+
+def attempt_key_state(attempt_state: str) -> KeyState:
+    """The key state a ledger attempt's state stands for (``canceled``, the Jobs API's
+    spelling kept in the ledgers, is ``cancelled``; an open attempt is ``running``).
+
+    >>> [attempt_key_state(s) for s in ("canceled", "submitting", "rejected")]
+    ['cancelled', 'running', 'failed']
+    """
+    if attempt_state in ("succeeded", "failed", "running"):
+        return attempt_state  # type: ignore[return-value]
+    if attempt_state in ("canceled", "cancelled"):  # a ledger's, a local run record's
+        return "cancelled"
+    return "running" if attempt_state == "submitting" else "failed"
+
+
+def select_keys(keys: Sequence[str], history: KeyHistory, rerun: RerunMode) -> list[str]:
+    """The keys to run for ``--rerun``: ``all``, ``failed`` (latest run failed or was
+    cancelled) or ``missing`` (never run). An ``unknown`` key is neither."""
+    if rerun == "all":
+        return list(keys)
+    wanted = NOT_SUCCEEDED if rerun == "failed" else frozenset({rerun})
+    return [key for key in keys if state_of(history, key) in wanted]
+
+
+def keys_without_success(keys: Sequence[str], history: KeyHistory) -> list[str]:
+    """The keys ``dbxdec catchup`` runs: failed, cancelled or never run (running and
+    ``unknown`` ones excluded)."""
+    wanted = NOT_SUCCEEDED | {"missing"}
+    return [key for key in keys if state_of(history, key) in wanted]
+
+
+def keys_of_parameters(
+    backfill: BackfillDef, parameters: Mapping[str, str], *, started: float | None = None
+) -> tuple[str, ...]:
+    """The keys a run with these job parameters writes; ``()`` when unknown.
+
+    A run without ``backfill_key`` (a scheduled run) wrote the key current when it
+    started, for time-based definitions. An undo run (``backfill_undo``) and a presence
+    run (``backfill_presence``) write no key: they too leave ``backfill_key`` empty, and
+    counting them as a scheduled run would mark today's key as run; so does the swap
+    run of a full refresh (``backfill_full_refresh=swap:...``).
+    """
+    if any(parameters.get(name, "").strip() for name in _KEYLESS_RUN_PARAMS):
+        return ()
+    if parameters.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:"):
+        return ()
+    encoded = KeyRange.from_params(parameters)
+    try:
+        if encoded is None:
+            if started is None or not backfill.is_time_based:
+                return ()
+            return tuple(backfill.current_keys(now=datetime.fromtimestamp(started, timezone.utc)))
+        if encoded.first != encoded.last:
+            return tuple(backfill.keys(encoded.first, encoded.last))
+        backfill.validate_key(encoded.last)
+    except ValueError:
+        return ()  # a run of an older definition: its keys no longer exist
+    return (encoded.last,)

@@ -1,0 +1,255 @@
+"""Backfill plans: which keys run, grouped into which runs, with which job parameters.
+
+A plan is pure data computed from a job's :class:`BackfillDef` and the user's choices;
+nothing here talks to a workspace. Key ranges are inclusive at both ends, like
+``BackfillDef.keys(start, end)``.
+
+Example:
+    >>> from databricks_bundle_decorators import DailyBackfill, Registry, job, task
+    >>> @job(backfill=DailyBackfill("2024-01-01"), registry=Registry())
+    ... def nightly():
+    ...     @task
+    ...     def load(): ...
+    ...     load()
+    >>> plan = build_plan(nightly, start="2024-01-01", end="2024-01-05", batch_size=2)
+    >>> [s.label for s in plan.slices]
+    ['2024-01-01..2024-01-02', '2024-01-03..2024-01-04', '2024-01-05']
+    >>> plan.parameters(plan.slices[0])  # a ranged run names its last key and its first
+    {'backfill_key': '2024-01-02', 'backfill_start_key': '2024-01-01', 'backfill_exact': 'false'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ...backfill.base import BackfillDef
+from ...backfill.wire import (
+    BACKFILL_CHECKS_PARAM,
+    BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_TASKS_PARAM,
+    KeyRange,
+    keys_label,
+)
+from ...definitions import JobDefinition
+from ...errors import UsageError, did_you_mean
+from .day_bounds import hourly_day_bound
+from .history import KeyHistory, RerunMode, select_keys
+
+Order = Literal["forward", "reverse"]
+ORDERS: tuple[Order, ...] = ("forward", "reverse")
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """One run of a backfill: one key, or an inclusive range of consecutive keys.
+
+    Attributes:
+        index: Position in the plan (0-based); the final sync has the last index.
+        keys: The keys the run writes, in the definition's order; empty for the
+            final sync (a run with no key).
+    """
+
+    index: int
+    keys: tuple[str, ...]
+
+    @property
+    def is_final_sync(self) -> bool:
+        return not self.keys
+
+    @property
+    def label(self) -> str:
+        """``"2024-01-01"``, ``"2024-01-01..2024-01-07"`` or ``"final sync"``."""
+        return keys_label(self.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillPlan:
+    """The runs of one backfill, in launch order.
+
+    Attributes:
+        job: The job name.
+        slices: The runs, in launch order (a final sync comes last).
+        exact: Runs bypass lookback and schedule-gap expansion (``backfill_exact``).
+        params: User job parameter overrides passed to every run.
+    """
+
+    job: str
+    slices: tuple[Slice, ...]
+    exact: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> list[str]:
+        """Every key the plan writes, in launch order."""
+        return [key for s in self.slices for key in s.keys]
+
+    def parameters(self, slice_: Slice) -> dict[str, str]:
+        """The job parameters of the run for ``slice_``."""
+        return slice_parameters(slice_.keys, exact=self.exact, params=self.params)
+
+
+def with_checks(plan: BackfillPlan, checks: bool) -> BackfillPlan:
+    """``plan`` whose runs skip their checks (``backfill_checks=off``, ``--no-checks``);
+    ``plan`` itself when checks are on (its runs carry the job's default, ``on``)."""
+    if checks:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_CHECKS_PARAM: "off"})
+
+
+def with_force_rewrite(plan: BackfillPlan, force_rewrite: bool) -> BackfillPlan:
+    """``plan`` whose runs carry ``backfill_force_rewrite=true`` (``--force-rewrite``);
+    ``plan`` itself without it (its runs carry the job's default, ``false``)."""
+    if not force_rewrite:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_FORCE_REWRITE_PARAM: "true"})
+
+
+def with_tasks(plan: BackfillPlan, tasks: str) -> BackfillPlan:
+    """``plan`` whose runs run only ``tasks`` (a ``backfill_tasks`` value, from
+    ``--tasks``/``--skip-tasks``); ``plan`` itself when every task runs."""
+    if not tasks:
+        return plan
+    return replace(plan, params={**plan.params, BACKFILL_TASKS_PARAM: tasks})
+
+
+def slice_parameters(
+    keys: Sequence[str], *, exact: bool, params: Mapping[str, str]
+) -> dict[str, str]:
+    """Job parameters for a run writing ``keys`` (ranged when more than one); the final
+    sync (no keys) has an empty ``backfill_key``."""
+    encoded = KeyRange.of(keys) if keys else KeyRange.single("")
+    return {**params, **encoded.to_params(exact=exact)}
+
+
+def build_plan(
+    job: JobDefinition,
+    *,
+    start: str | None = None,
+    end: str | None = None,
+    keys: Sequence[str] = (),
+    order: Order = "forward",
+    batch_size: int = 1,
+    rerun: RerunMode = "all",
+    history: KeyHistory | None = None,
+    exact: bool = False,
+    final_sync: bool = False,
+    params: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
+) -> BackfillPlan:
+    """Plan a backfill of ``job``.
+
+    Keys come from ``keys`` (explicit), else ``start``/``end`` (inclusive, either may be
+    omitted), else the whole definition. ``rerun`` then keeps all of them, only those
+    whose latest run failed, or only those never run (``history`` is required for the
+    latter two); ``only`` (catch-up's keys without a success, or without data) keeps
+    just those. Consecutive keys are grouped into ranged runs of ``batch_size``;
+    ``order`` sets the launch order of the runs.
+
+    Raises:
+        UsageError: the job has no backfill definition, a key or bound is malformed or
+            outside the definition, ``start`` is after ``end``, options conflict, or a
+            parameter is not a parameter of the job.
+    """
+    backfill = job.backfill
+    if backfill is None:
+        raise UsageError(
+            f"job {job.name!r} has no backfill definition: add backfill=DailyBackfill(...) "
+            "(or another BackfillDef) to its @job"
+        )
+    if batch_size < 1:
+        raise UsageError(f"--batch-size must be at least 1, got {batch_size}")
+    if order not in ORDERS:
+        raise UsageError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    chosen = _chosen_keys(backfill, start, end, keys)
+    if rerun != "all":
+        if history is None:
+            raise UsageError(f"--rerun {rerun} needs the job's run history")
+        chosen = select_keys(chosen, history, rerun)
+    if only is not None:  # before batching: a ranged run never spans a key left out
+        chosen = [key for key in chosen if key in only]
+    checked_params = _check_params(job, params or {})
+    groups = batches(backfill, chosen, batch_size)
+    if order == "reverse":
+        groups.reverse()
+    slices = [Slice(i, group) for i, group in enumerate(groups)]
+    if final_sync:
+        slices.append(Slice(len(slices), ()))
+    return BackfillPlan(job.name, tuple(slices), exact=exact, params=checked_params)
+
+
+def selected_keys(
+    backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str] = ()
+) -> list[str]:
+    """The keys ``keys`` (explicit) or ``start``/``end`` (inclusive, either may be
+    omitted) select of ``backfill``, in its order: a plan's keys before any filter.
+
+    Raises:
+        UsageError: a key or bound is malformed or outside the definition, ``start``
+            is after ``end``, or ``keys`` is combined with a bound.
+    """
+    return _chosen_keys(backfill, start, end, keys)
+
+
+def _chosen_keys(
+    backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str]
+) -> list[str]:
+    if keys:
+        if start is not None or end is not None:
+            raise UsageError("--keys cannot be combined with --start/--end")
+        for key in keys:
+            try:
+                backfill.validate_key(key, what="key")
+            except ValueError as exc:
+                raise UsageError(f"--keys: {exc}") from None
+        return backfill.sort_keys(list(keys))
+    start, end = hourly_day_bound(backfill, start, "start"), hourly_day_bound(backfill, end, "end")
+    try:
+        return backfill.keys(start, end)
+    except ValueError as exc:
+        raise UsageError(f"{_range_option(start, end)}: {exc}") from None
+
+
+def _range_option(start: str | None, end: str | None) -> str:
+    if start is not None and end is not None:
+        return "--start/--end"
+    if start is not None:
+        return "--start"
+    return "--end" if end is not None else "backfill definition"
+
+
+def batches(backfill: BackfillDef, keys: list[str], size: int) -> list[tuple[str, ...]]:
+    """Chunks of at most ``size`` keys that are consecutive in the definition.
+
+    A ranged run writes every key from its first to its last, so a chunk never spans a
+    key that was not selected.
+    """
+    if not keys:
+        return []
+    if size == 1:
+        return [(key,) for key in keys]
+    universe = backfill.keys(keys[0], keys[-1])
+    position = {key: i for i, key in enumerate(universe)}
+    groups: list[tuple[str, ...]] = []
+    current: list[str] = []
+    for key in keys:
+        adjacent = current and position[key] == position[current[-1]] + 1
+        if current and (not adjacent or len(current) == size):
+            groups.append(tuple(current))
+            current = []
+        current.append(key)
+    groups.append(tuple(current))
+    return groups
+
+
+def _check_params(job: JobDefinition, params: Mapping[str, str]) -> dict[str, str]:
+    for name in params:
+        if name not in job.params:
+            known = sorted(job.params)
+            listing = ", ".join(known) if known else "none"
+            raise UsageError(
+                f"--param {name!r} is not a parameter of job {job.name!r}."
+                f"{did_you_mean(name, known)} Job parameters: {listing}"
+            )
+    return dict(params)

@@ -1,0 +1,155 @@
+"""Events the scheduler emits, one per state change, for progress displays and logs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from ...errors import LocalStateProblem
+
+EventKind = Literal[
+    "submitted",
+    "succeeded",
+    "failed",
+    "retrying",
+    "canceled",
+    "draining",
+    "cancelling",
+    "warning",
+    "unreachable",
+    "reachable",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Slices by progress: ``done + failed + running + remaining == total``."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.done - self.failed - self.running)
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchEvent:
+    """One state change of a backfill.
+
+    Attributes:
+        kind: What happened.
+        at: When, seconds since the epoch.
+        counts: Progress right after the change.
+        label: The slice (``2024-01-01``, ``2024-01-01..2024-01-07``, ``final sync``).
+        keys: The slice's keys.
+        attempt: The attempt number (1-based).
+        run_id: The backend's run id.
+        url: The run page.
+        seconds: How long the attempt took (``succeeded``/``failed``).
+        message: An error or explanation.
+    """
+
+    kind: EventKind
+    at: float
+    counts: Counts = field(default_factory=Counts)
+    label: str = ""
+    keys: tuple[str, ...] = ()
+    attempt: int | None = None
+    run_id: str | None = None
+    url: str | None = None
+    seconds: float | None = None
+    message: str = ""
+
+    @property
+    def detail(self) -> str:
+        """``message`` without a leading ``"<kind>:"`` that would repeat the kind.
+
+        >>> LaunchEvent("draining", 0.0, message="draining: no new runs").detail
+        'no new runs'
+        """
+        prefix = f"{self.kind}:"
+        if self.message.lower().startswith(prefix):
+            return self.message[len(prefix) :].lstrip()
+        return self.message
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["event"] = data.pop("kind")
+        data["keys"] = list(self.keys)
+        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        return {k: v for k, v in data.items() if v not in (None, "", [])}
+
+
+@dataclass(frozen=True, slots=True)
+class FailedSlice:
+    """A slice that did not succeed, for the summary."""
+
+    label: str
+    keys: tuple[str, ...]
+    error: str
+    run_id: str | None = None
+    url: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """The error without a leading ``FAILED:`` (the result state the summary's
+        ``FAILED`` already says); other result states (``TIMEDOUT: ...``) stay.
+
+        >>> FailedSlice("2024-04-03", ("2024-04-03",), "FAILED: table locked").reason
+        'table locked'
+        """
+        error = self.error.strip()
+        if error.upper().startswith("FAILED:"):
+            error = error[len("FAILED:") :].lstrip()
+        return error or "no error message"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSummary:
+    """The outcome of a backfill session.
+
+    Attributes:
+        backfill_id: The ledger id.
+        job: The job name.
+        state: ``succeeded``, ``failed`` or ``interrupted``.
+        counts: Final progress.
+        seconds: Wall time of the session.
+        durations: Seconds per succeeded slice label, for the slowest-slices list.
+        failed: Slices that failed or were left unfinished.
+        rerun_command: The command that reruns only the failed keys.
+        resume_command: The command that finishes what is left.
+        unsaved: Why the ledger could not be saved during the session (a full disk):
+            launching stopped there; the exit code is then 6.
+        checks: One line on the runs' checks: off (``--no-checks``), or how many
+            results the ledger holds and how many failed; empty when there are none.
+    """
+
+    backfill_id: str
+    job: str
+    state: str
+    counts: Counts
+    seconds: float
+    durations: Mapping[str, float] = field(default_factory=dict)
+    failed: tuple[FailedSlice, ...] = ()
+    rerun_command: str | None = None
+    resume_command: str | None = None
+    unsaved: str = ""
+    checks: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        if self.unsaved:
+            return LocalStateProblem.exit_code
+        return {"succeeded": 0, "interrupted": 130}.get(self.state, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["event"] = "summary"
+        data["exit_code"] = self.exit_code
+        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        data["failed"] = [{**asdict(f), "keys": list(f.keys)} for f in self.failed]
+        return data

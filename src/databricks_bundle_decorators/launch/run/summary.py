@@ -1,0 +1,115 @@
+"""Events and the end-of-backfill summary, built from the ledger's records."""
+
+from __future__ import annotations
+
+import time
+
+from ..ledger.commands import rerun_command, resume_command
+from ..ledger.ledger import Attempt, Ledger, SliceRecord
+from .events import Counts, EventKind, FailedSlice, LaunchEvent, LaunchSummary
+
+
+def attempt_event(
+    kind: EventKind, counts: Counts, record: SliceRecord, attempt: Attempt, *, message: str = ""
+) -> LaunchEvent:
+    """The event of ``attempt`` of ``record`` (``message`` defaults to its error and
+    the retry budget it spent)."""
+    return LaunchEvent(
+        kind,
+        time.time(),
+        counts,
+        label=record.label,
+        keys=record.keys,
+        attempt=attempt.number,
+        run_id=attempt.run_id,
+        url=attempt.url,
+        seconds=attempt.seconds,
+        message=message or _error(attempt),
+    )
+
+
+def _error(attempt: Attempt) -> str:
+    """The attempt's error, then which retry budget it spent (``"retries spent: 3 of 3"``)."""
+    return "; ".join(part for part in (attempt.error, attempt.gave_up) if part)
+
+
+_GAVE_UP = (
+    "the submission was given up without an answer (--resume asks for the run by its "
+    "idempotency token, never launching a second one)"
+)
+
+
+def _failure(record: SliceRecord) -> FailedSlice | None:
+    """``record`` as a failure of the session that has just ended, if it is one.
+
+    Its latest attempt failed (a Ctrl-C during the wait for its retry included: that
+    retry will not happen now), or its submission was given up, so it has no run.
+    """
+    last = record.last
+    if last is None:
+        return None
+    if record.state == "failed":
+        return FailedSlice(record.label, record.keys, _error(last), last.run_id, last.url)
+    if last.is_open and last.run_id is None:
+        return FailedSlice(record.label, record.keys, last.error or _GAVE_UP)
+    return None
+
+
+def ledger_counts(ledger: Ledger) -> Counts:
+    """Slices of ``ledger`` after a session: succeeded, failed (as :func:`summarize`
+    lists them), running (a run whose cancellation failed) and the rest."""
+    done = failed = running = 0
+    for record in ledger.slices:
+        if record.state == "succeeded":
+            done += 1
+        elif _failure(record) is not None:
+            failed += 1
+        elif record.state in ("submitting", "running"):
+            running += 1
+    return Counts(total=len(ledger.slices), done=done, failed=failed, running=running)
+
+
+def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()) -> LaunchSummary:
+    """The summary of a ledger after a session.
+
+    Args:
+        ledger: The backfill's ledger after the session; the counts are the ledger's
+            (:func:`ledger_counts`), so they and the list of failed slices agree.
+        seconds: Wall time of the session.
+        context_args: ``--project``/``--pipelines`` for the printed commands.
+    """
+    counts = ledger_counts(ledger)
+    failed: list[FailedSlice] = []
+    durations: dict[str, float] = {}
+    for record in ledger.slices:
+        last = record.last
+        if record.state == "succeeded" and last is not None and last.seconds is not None:
+            durations[record.label] = last.seconds
+        elif (failure := _failure(record)) is not None:
+            failed.append(failure)
+    # a full refresh's failed keys are rerun into its staging tables, by --resume only
+    failed_keys = [] if ledger.options.full_refresh else [key for f in failed for key in f.keys]
+    return LaunchSummary(
+        backfill_id=ledger.id,
+        job=ledger.job,
+        state=ledger.state,
+        counts=counts,
+        seconds=seconds,
+        durations=durations,
+        failed=tuple(failed),
+        rerun_command=rerun_command(ledger, failed_keys, context_args) if failed_keys else None,
+        resume_command=resume_command(ledger, context_args),
+        unsaved=ledger.save_failure,
+        checks=checks_line(ledger),
+    )
+
+
+def checks_line(ledger: Ledger) -> str:
+    """What the summary says of the runs' checks (see :attr:`LaunchSummary.checks`)."""
+    if not ledger.options.checks:
+        return "Checks: off (--no-checks): no run judged its checks, no results were recorded"
+    results = [r for record in ledger.slices if record.last for r in record.last.checks]
+    if not results:
+        return ""
+    failed = sum(not result.get("passed") for result in results)
+    return f"Checks: {len(results)} results ({len(results) - failed} passed, {failed} failed)"

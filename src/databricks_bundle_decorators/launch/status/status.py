@@ -1,0 +1,110 @@
+"""``dbxdec status``: key states of a job from run history or ledgers, as a grid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...definitions import JobDefinition
+from ..guard.connection import Connection, connect_job
+from ..ledger.ledger import ledger_dir, ledger_observations, list_ledgers
+from ..plan.history import KeyHistory, key_history
+from ..plan.plan import build_plan, selected_keys
+from .horizon import history_horizon, with_unknown
+from .local_runs import local_runs, runs_dir, with_local_run_details
+from .observed import observed_history
+from .status_details import KeyDetail, ledger_details, run_page_url
+from .status_grid import PageOrigin, PartitionGrid, build_grid
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """Key states of a job, what is known of their latest runs, and where both come from.
+
+    Attributes:
+        history: The state of every key that has run.
+        details: Run id, run page and error of the latest run of the keys dbxdec
+            launched from this project (see :mod:`.status_details`).
+        origin: When and from where (workspace host and job, or local ledgers).
+        horizon: How far back the workspace's run history reaches (``None`` for the
+            local ledgers, the whole history): a key with no record whose window ends
+            before it is ``unknown``, not ``missing`` (see :mod:`.horizon`).
+    """
+
+    history: KeyHistory
+    details: dict[str, KeyDetail]
+    origin: PageOrigin
+    horizon: datetime | None = None
+
+
+def job_status(
+    job: JobDefinition,
+    connection: Connection,
+    *,
+    root: Path,
+    now: datetime,
+    client: WorkspaceClient | None = None,
+) -> JobStatus:
+    """Key states of ``job`` from the local ledgers or the workspace's run history.
+
+    Args:
+        job: The job.
+        connection: ``local`` (the ledgers), or the workspace to ask.
+        root: The project root (its ledgers).
+        now: When the status is taken (timezone-aware), printed on the page.
+        client: A workspace client to use instead of connecting.
+
+    Raises:
+        UsageError: the job has no backfill definition, or the workspace is unreachable.
+    """
+    if job.backfill is None:
+        build_plan(job)  # raises the "no backfill definition" error
+    assert job.backfill is not None
+    ledgers = list_ledgers(root, job.name)
+    details = ledger_details(ledgers)
+    if connection.local:  # the ledgers read once: 10 years of hourly keys are 87,000 keys
+        observed = ledger_observations(ledgers)
+        runs = local_runs(root, job.name)  # dbxdec run --local: no ledger, a record per run
+        history: KeyHistory = key_history([*observed, *(run.observation() for run in runs)])
+        details = with_local_run_details(details, observed, runs)
+        source = f"local ledgers in {ledger_dir(root)} and runs in {runs_dir(root, job.name)}"
+        return JobStatus(history, details, PageOrigin(now, source))
+    found = connect_job(job, connection, root, cap=1, client=client)
+    job_id = found.remote.job_id
+    history = observed_history(
+        job.name, job.backfill, root=root, client=found.client, job_id=job_id
+    )
+    host = found.client.config.host
+    for key, detail in details.items():  # a run of a ledger without its page
+        if detail.url is None and detail.run_id:
+            details[key] = replace(detail, url=run_page_url(host, job_id, detail.run_id))
+    source = f"workspace {host}, job {found.remote.name} (job id {job_id})"
+    horizon = history_horizon(now, found.remote.created_ms)
+    return JobStatus(history, details, PageOrigin(now, source), horizon)
+
+
+def partition_grid(
+    job: JobDefinition, status: JobStatus, *, start: str | None, end: str | None
+) -> tuple[PartitionGrid, PageOrigin]:
+    """The status grid of ``job``'s keys from ``start`` to ``end`` (inclusive), and its
+    origin naming the backfills whose runs it details.
+
+    Raises:
+        UsageError: a bound is malformed or outside the definition.
+    """
+    backfill = job.backfill
+    if backfill is None:
+        build_plan(job)  # raises the "no backfill definition" error
+    assert backfill is not None
+    keys = selected_keys(backfill, start, end)  # not a plan: 87,000 runs of one key cost
+    history = status.history
+    if status.horizon is not None:
+        history = with_unknown(history, backfill, keys, status.horizon)
+    grid = build_grid(job.name, backfill.kind, keys, history, status.details)
+    backfills = sorted({d.backfill_id for d in grid.details.values() if d.backfill_id})
+    return grid, replace(status.origin, backfills=tuple(reversed(backfills)))

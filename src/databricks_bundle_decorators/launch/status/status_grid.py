@@ -1,0 +1,355 @@
+"""The partition health grid of ``dbxdec status``: one cell per key, in a calendar.
+
+Daily keys are laid out one row per month (columns = day of month), hourly keys one
+row per day (columns = hour), monthly keys one row per year, weekly keys one row per
+year (columns = ISO week); static keys fill rows of ten in declared order.
+
+Every state has its own glyph as well as its colour (``■`` succeeded, ``✗`` failed,
+``⊘`` cancelled, ``○`` running, ``·`` missing, ``?`` unknown: no record, older than the
+workspace's run history, see :mod:`.horizon`), so the grid reads the same without colour: with
+``NO_COLOR``, in a CI log, or for a reader who does not tell red from green.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from rich.table import Table
+from rich.text import Text
+
+from ...backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
+from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
+from ...errors import counted
+from ..plan.history import KeyHistory, KeyState, attempt_key_state
+from .status_details import KeyDetail
+
+STATES: tuple[KeyState, ...] = (
+    "succeeded",
+    "failed",
+    "running",
+    "missing",
+    "unknown",
+    "cancelled",  # last, as unknown was added: the index of each older state stays
+)
+_STYLE: dict[KeyState, str] = {
+    "succeeded": "green",
+    "failed": "bold red",
+    "cancelled": "magenta",
+    "running": "yellow",
+    "missing": "grey50",
+    "unknown": "blue",
+}
+_GLYPH: dict[KeyState, str] = {
+    "succeeded": "■",
+    "failed": "✗",
+    "cancelled": "⊘",
+    "running": "○",
+    "missing": "·",
+    "unknown": "?",
+}
+HTML_COLOUR: dict[KeyState, str] = {
+    "succeeded": "#2da44e",
+    "failed": "#cf222e",
+    "cancelled": "#6e7781",
+    "running": "#d4a72c",
+    "missing": "#d0d7de",
+    "unknown": "#b6e3ff",
+}
+_STATIC_ROW = 10
+
+
+@dataclass(frozen=True, slots=True)
+class GridRow:
+    """A row label and its cells; ``None`` is a calendar slot without a key."""
+
+    label: str
+    cells: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionGrid:
+    """Keys, their states and a calendar layout."""
+
+    job: str
+    kind: str
+    columns: tuple[str, ...]
+    rows: tuple[GridRow, ...]
+    states: Mapping[str, KeyState]
+    details: Mapping[str, KeyDetail] = field(default_factory=dict)
+
+    def counts(self) -> Counter[KeyState]:
+        return Counter(self.states.values())
+
+
+def build_grid(
+    job: str,
+    kind: str,
+    keys: Sequence[str],
+    history: KeyHistory,
+    details: Mapping[str, KeyDetail] | None = None,
+) -> PartitionGrid:
+    """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static).
+
+    ``details`` (run id, run page, error of a key's latest recorded run) are kept for the
+    keys of the grid whose state they describe: a detail of an older run is dropped.
+    """
+    states: dict[str, KeyState] = {key: history.get(key, "missing") for key in keys}
+    if kind == "daily":
+        columns, rows = _calendar(keys, lambda k: k[:7], lambda k: int(k[8:10]), 31, 1)
+    elif kind == "hourly":
+        columns, rows = _calendar(keys, lambda k: k[:10], lambda k: int(k[11:13]), 24, 0)
+    elif kind == "monthly":
+        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[5:7]), 12, 1)
+    elif kind == "weekly":
+        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[6:8]), 53, 1)
+    elif kind.startswith(MULTI_KIND_PREFIX):
+        columns, rows = _per_static(keys)
+    else:
+        columns = tuple(str(i + 1) for i in range(min(_STATIC_ROW, len(keys))))
+        rows = tuple(
+            GridRow(f"#{i + 1}", tuple(keys[i : i + _STATIC_ROW]))
+            for i in range(0, len(keys), _STATIC_ROW)
+        )
+    kept = {
+        key: detail
+        for key, detail in (details or {}).items()
+        if key in states and attempt_key_state(detail.state) == states[key]
+    }
+    return PartitionGrid(job, kind, columns, rows, states, kept)
+
+
+def _per_static(keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[GridRow, ...]]:
+    """One row per static value of ``STATIC:TIME`` keys, one column per time key."""
+    times: dict[str, int] = {}
+    rows: dict[str, dict[str, str]] = {}
+    for key in keys:
+        static, _, time = key.partition(MULTI_SEPARATOR)
+        times.setdefault(time, len(times))
+        rows.setdefault(static, {})[time] = key
+    ordered = sorted(times, key=times.__getitem__)
+    return tuple(ordered), tuple(
+        GridRow(static, tuple(cells.get(t) for t in ordered)) for static, cells in rows.items()
+    )
+
+
+def _calendar(
+    keys: Sequence[str],
+    row_of: Callable[[str], str],
+    column_of: Callable[[str], int],
+    width: int,
+    first: int,
+) -> tuple[tuple[str, ...], tuple[GridRow, ...]]:
+    rows: dict[str, list[str | None]] = {}
+    for key in keys:
+        cells = rows.setdefault(row_of(key), [None] * width)
+        cells[column_of(key) - first] = key
+    columns = tuple(str(first + i) for i in range(width))
+    return columns, tuple(GridRow(label, tuple(cells)) for label, cells in rows.items())
+
+
+def grid_table(grid: PartitionGrid) -> Table:
+    """The grid as a rich table (colours per state)."""
+    title = f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}"
+    table = Table(
+        title=title,
+        box=None,
+        padding=(0, 0),
+        pad_edge=False,
+    )
+    # a narrow grid widens its label column so its title and legend stay on one line
+    wanted = max(len(title), len(legend(grid))) - 2 * len(grid.columns)
+    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wanted))
+    static = grid.kind == "static"
+    multi = grid.kind.startswith(MULTI_KIND_PREFIX)
+    for number, column in enumerate(grid.columns):
+        shown = column if (number % 5 == 0 and not static) else ""
+        if multi and shown:  # a time key is wider than its cell: its last field
+            shown = column[-2:]
+        table.add_column(shown, justify="left", no_wrap=True, min_width=2)
+    for row in grid.rows:
+        cells: list[Text] = []
+        for key in row.cells:
+            if key is None:
+                cells.append(Text(" "))
+                continue
+            state = grid.states[key]
+            label = f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} "
+            cells.append(Text(label, style=_STYLE[state]))
+        table.add_row(f"{row.label} ", *cells)
+    table.caption = legend(grid)
+    return table
+
+
+def legend(grid: PartitionGrid) -> str:
+    """What each glyph means, with the count of keys in each state.
+
+    >>> legend(build_grid("j", "static", ["a", "b"], {"a": "failed"}))
+    '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0  ⊘ cancelled 0'
+    """
+    counts = grid.counts()
+    return "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
+
+
+@dataclass(frozen=True, slots=True)
+class PageOrigin:
+    """When and from where a status page was made, printed at its top.
+
+    Attributes:
+        made_at: When (timezone-aware).
+        source: Where the states come from (``workspace https://..., job id 1001`` or
+            ``local ledgers in /project/.dbxdec/backfills``).
+        backfills: The backfills whose runs the page details, newest first.
+    """
+
+    made_at: datetime
+    source: str
+    backfills: tuple[str, ...] = ()
+
+
+# Each state also has a pattern, so the page reads the same in greyscale or when printed.
+_HTML_PATTERN: dict[KeyState, str] = {
+    "succeeded": "",
+    "failed": "background-image: repeating-linear-gradient(45deg, transparent 0 3px, "
+    "rgba(255,255,255,.45) 3px 5px);",
+    "cancelled": "background-image: linear-gradient(transparent 6px, "
+    "rgba(255,255,255,.7) 6px 8px, transparent 8px);",
+    "running": "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
+    "background-size: 4px 4px;",
+    "missing": "outline: 1px dashed #8c959f; outline-offset: -1px;",
+    "unknown": "outline: 1px dotted #0969da; outline-offset: -1px;",
+}
+_HTML_STYLE = (
+    "body { font-family: sans-serif; } table { border-collapse: separate; border-spacing: 2px; } "
+    "td { width: 14px; height: 14px; font-size: 10px; text-align: center; } "
+    "td a { color: inherit; text-decoration: none; } "
+    "th { font-size: 11px; font-weight: normal; text-align: right; } "
+    "table.failures td { width: auto; height: auto; font-size: 12px; text-align: left; "
+    "padding: 2px 6px; } p.origin { color: #57606a; font-size: 12px; }"
+)
+
+
+def _cell_title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
+    title = f"{key}: {state}"
+    if detail is not None and detail.run_id:
+        title += f", run {detail.run_id}"
+    if detail is not None and detail.checks_off:
+        title += " (checks off)"
+    if detail is not None and detail.error:
+        title += f": {detail.error}"
+    return title
+
+
+def _html_cell(grid: PartitionGrid, key: str | None) -> str:
+    esc = html.escape
+    if key is None:
+        return '<td class="none"></td>'
+    state = grid.states[key]
+    detail = grid.details.get(key)
+    glyph = esc(_GLYPH[state])
+    text = f"{glyph} {esc(key)}" if grid.kind == "static" else glyph
+    if detail is not None and detail.url:
+        text = f'<a href="{esc(detail.url)}">{text}</a>'
+    title = esc(_cell_title(key, state, detail))
+    return f'<td class="{state}" title="{title}">{text}</td>'
+
+
+NO_DETAILS = (
+    "no details: no backfill ledger of this project records this run (a schedule, the Jobs "
+    "UI or another machine started it)"
+)
+
+
+def _run_of(grid: PartitionGrid, key: str) -> tuple[str, str, str | None]:
+    """The run id, error and run page the page names for ``key``'s latest run."""
+    detail = grid.details.get(key)
+    if detail is None:
+        return "unknown", NO_DETAILS, None
+    return detail.run_id or "no run", detail.error or "no error message", detail.url
+
+
+def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = False) -> str:
+    """A table of the keys in ``state`` (``failed`` or ``cancelled``): one row per run,
+    so the keys of one ranged run share a row and its error is named once; ``""`` when
+    there are none. ``folded``: the heading also counts the rows (the folded page)."""
+    esc = html.escape
+    positions = {key: i for i, key in enumerate(grid.states)}
+    groups: list[list[str]] = []
+    for key in (k for k, s in grid.states.items() if s == state):
+        last = groups[-1] if groups else None
+        if (
+            last
+            and positions[last[-1]] + 1 == positions[key]
+            and _run_of(grid, last[-1]) == _run_of(grid, key)
+        ):
+            last.append(key)
+        else:
+            groups.append([key])
+    if not groups:
+        return ""
+    rows: list[str] = []
+    for group in groups:
+        run_id, error, url = _run_of(grid, group[0])
+        run = esc(run_id)
+        if url:
+            run = f'<a href="{esc(url)}">run {run}</a>'
+        label = group[0] if len(group) == 1 else f"{group[0]}..{group[-1]} ({len(group)} keys)"
+        rows.append(f"<tr><td>{esc(label)}</td><td>{run}</td><td>{esc(error)}</td></tr>")
+    count = sum(len(group) for group in groups)
+    ranges = f", in {counted(len(rows), 'range')}" if folded else ""
+    return (
+        f"<h2>{state.capitalize()} keys ({count}{ranges})</h2><table class='failures'>"
+        f"<tr><th>keys</th><th>run</th><th>error</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str, str]:
+    """The escaped legend, title and origin line of a status page (the folded page too)."""
+    esc = html.escape
+    counts = grid.counts()
+    legend_html = " ".join(
+        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
+        for s in STATES
+    )
+    title = esc(f"{grid.job}: partition status ({counted(len(grid.states), f'{grid.kind} key')})")
+    made = ""
+    if origin is not None:
+        made = f"Made {origin.made_at.isoformat(timespec='seconds')} from {origin.source}"
+        if origin.backfills:
+            made += "; run details from backfill " + ", ".join(origin.backfills)
+        made = f"<p class='origin'>{esc(made)}</p>"
+    return legend_html, title, made
+
+
+def grid_html(
+    grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
+) -> str:
+    """A standalone HTML page with the same grid (no scripts, no external files).
+
+    Cells carry the glyph of their state and a pattern besides the colour; a failed
+    key's cell links to its run and names its error, and tables below the grid list
+    the failed and the cancelled keys, one row per run. ``origin`` says when and from
+    where the page was made; ``extra_html`` (a backfill's timeline) goes below the grid.
+    """
+    esc = html.escape
+    head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
+    body = [
+        f"<tr><th>{esc(row.label)}</th>{''.join(_html_cell(grid, key) for key in row.cells)}</tr>"
+        for row in grid.rows
+    ]
+    legend_html, title, made = page_parts(grid, origin)
+    styles = " ".join(
+        f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }}"
+        for s, c in HTML_COLOUR.items()
+    )
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
+        f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
+        f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
+        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
+        f"{runs_table_html(grid, 'failed')}{runs_table_html(grid, 'cancelled')}"
+        f"{extra_html}</body></html>\n"
+    )

@@ -1,0 +1,171 @@
+"""``dbxdec status`` for grids of any size: the grid as it is when it fits, else folded.
+
+On a terminal a grid folds (see :mod:`.status_fold`) when one cell per key would not fit
+the screen; the legend then says what a cell is. An HTML page of more than
+:data:`PAGE_FULL_KEYS` keys shows one cell per day (or coarser) with the counts per state
+in its title, a ``<details>`` per month (hourly keys) or year (daily keys) that opens to
+one glyph per key, and its failed keys grouped by run; no scripts, so the page of ten
+years of hourly keys stays well under a megabyte.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from itertools import groupby
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ...errors import counted
+from .status_fold import WORST_FIRST, FoldedGrid, choose_fold
+from .status_grid import (
+    _GLYPH,
+    _HTML_PATTERN,
+    _HTML_STYLE,
+    _STYLE,
+    HTML_COLOUR,
+    STATES,
+    PageOrigin,
+    PartitionGrid,
+    grid_html,
+    grid_table,
+    legend,
+    page_parts,
+    runs_table_html,
+)
+
+PAGE_FULL_KEYS = 5000
+"""An HTML page of at most this many keys has one cell per key (:func:`grid_html`)."""
+PAGE_MAX_ROWS = 400
+"""The most rows of cells the folded HTML grid has before it folds coarser."""
+_PAGE_WIDTH = 200  # characters: an HTML page is as wide as a week grid needs
+
+
+def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> RenderableType:
+    """``grid`` as rich renderables that fit ``max_rows`` rows of ``width`` characters
+    when they can: one cell per key (:func:`grid_table`), else folded, followed by its
+    legend and what a cell is."""
+    folded = choose_fold(grid, max_rows=max_rows, width=width)
+    if folded is None:
+        return grid_table(grid)
+    return Group(folded_table(grid, folded), Text(legend(grid)), Text(fold_note(grid, folded)))
+
+
+def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
+    """What a folded cell is, in one line."""
+    order = ", ".join(f"{_GLYPH[s]} {s}" for s in WORST_FIRST)
+    return (
+        f"A cell is one {folded.unit} of {grid.kind} keys, shown as its worst key's state "
+        f"({order}); {counted(len(grid.states), 'key')} in "
+        f"{counted(sum(1 for _ in folded.cells()), 'cell')}."
+    )
+
+
+def folded_table(grid: PartitionGrid, folded: FoldedGrid) -> Table:
+    """A folded grid as a rich table, one glyph per cell: its worst key's state."""
+    title = f"{grid.job}: {len(grid.states)} {grid.kind} keys, one cell per {folded.unit}"
+    table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
+    wanted = len(title) - 2 * len(folded.columns)  # the title stays on one line
+    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wanted))
+    for number, column in enumerate(folded.columns):
+        shown = column if number % 5 == 0 else ""
+        table.add_column(shown[-2:], justify="left", no_wrap=True, min_width=2)
+    for row in folded.rows:
+        cells = [
+            Text(" ") if cell is None else Text(f"{_GLYPH[cell.worst]} ", style=_STYLE[cell.worst])
+            for cell in row.cells
+        ]
+        table.add_row(f"{row.label} ", *cells)
+    return table
+
+
+def status_page(
+    grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
+) -> str:
+    """The HTML status page: :func:`grid_html` up to :data:`PAGE_FULL_KEYS` keys (or when
+    the grid never folds), else the folded page."""
+    folded = None
+    if len(grid.states) > PAGE_FULL_KEYS:
+        folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=_PAGE_WIDTH, always=True)
+    if folded is None:
+        return grid_html(grid, origin, extra_html=extra_html)
+    return _folded_page(grid, folded, origin, extra_html)
+
+
+_FOLDED_STYLE = (
+    "details { margin: 2px 0; } summary { font-size: 12px; cursor: pointer; } "
+    "pre { font-size: 12px; margin: 2px 0 8px 0; } pre i { font-style: normal; } "
+)
+
+
+def _folded_page(
+    grid: PartitionGrid, folded: FoldedGrid, origin: PageOrigin | None, extra_html: str
+) -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(c[-2:])}</th>" for c in folded.columns)
+    body: list[str] = []
+    for row in folded.rows:
+        cells = "".join(
+            '<td class="none"></td>'
+            if cell is None
+            else f'<td class="{cell.worst}" title="{esc(cell.describe())}">'
+            f"{_GLYPH[cell.worst]}</td>"
+            for cell in row.cells
+        )
+        body.append(f"<tr><th>{esc(row.label)}</th>{cells}</tr>")
+    legend_html, title, made = page_parts(grid, origin)
+    styles = " ".join(
+        f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }} "
+        f"pre i.{s[0]} {{ color: {c}; }}"
+        for s, c in HTML_COLOUR.items()
+    )
+    note = esc(fold_note(grid, folded)) + " Hover a cell for its counts per state."
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
+        f"<title>{title}</title><style>{_HTML_STYLE} {_FOLDED_STYLE} {styles}</style>"
+        f"</head><body><h1>{title}</h1>{made}<p>{legend_html}</p><p>{note}</p>"
+        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
+        f"{''.join(_key_details(grid))}{runs_table_html(grid, 'failed', folded=True)}"
+        f"{runs_table_html(grid, 'cancelled', folded=True)}{extra_html}</body></html>\n"
+    )
+
+
+def _key_details(grid: PartitionGrid) -> Iterator[str]:
+    """A ``<details>`` per month (hourly keys) or year (daily keys) that opens to the
+    grid's own rows, one glyph per key, a state's consecutive keys in one element."""
+    if grid.kind not in ("hourly", "daily"):
+        return
+    yield "<h2>Keys</h2>"
+    esc = html.escape
+    width = 7 if grid.kind == "hourly" else 4  # a row label's month or year: the section
+    head = "".join((c if i % 3 == 0 else "").ljust(2) for i, c in enumerate(grid.columns))
+    for section, rows in groupby(grid.rows, key=lambda r: r.label[:width]):
+        lines: list[str] = []
+        tally = dict.fromkeys(STATES, 0)
+        for row in rows:
+            parts = [esc(row.label[width + 1 :]), " "]
+            states = (None if key is None else grid.states[key] for key in row.cells)
+            for state, run in groupby(states):
+                n = sum(1 for _ in run)
+                if state is None:
+                    parts.append("  " * n)
+                    continue
+                tally[state] += n
+                parts.append(f"<i class={state[0]}>{(_GLYPH[state] + ' ') * n}</i>")
+            lines.append("".join(parts))
+        shown = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
+        body = "\n".join(["   " + esc(head), *lines])  # a row label: a day or month, 2 wide
+        yield f"<details><summary>{esc(section)}: {shown}</summary><pre>{body}</pre></details>"
+
+
+PIPE_MAX_ROWS = 60
+"""The most rows of cells ``dbxdec status`` prints when its output is not a terminal."""
+
+
+def terminal_table(grid: PartitionGrid, console: Console) -> RenderableType:
+    """``grid`` folded as far as needed to fit ``console`` (its height less the title
+    and legend lines; :data:`PIPE_MAX_ROWS` when it is not a terminal)."""
+    rows = max(console.height - 6, 10) if console.is_terminal else PIPE_MAX_ROWS
+    return status_table(grid, max_rows=rows, width=console.width)
