@@ -21,7 +21,6 @@ from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.guard.connection import Connection
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
@@ -36,6 +35,7 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 )
 from databricks_bundle_decorators.launch.plan.history import KeyState
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.launch.status.horizon import RUN_RETENTION, with_unknown
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.launch.status.status import job_status, partition_grid

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.guard.connection import Connection
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
@@ -29,6 +28,7 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     read_ledger,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.launch.run.rebatch import Rebatcher
 from databricks_bundle_decorators.launch.run.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter

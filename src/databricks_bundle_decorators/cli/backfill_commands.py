@@ -12,7 +12,6 @@ import click
 
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.guard.connection import Connection
 from ..launch.launcher import plan_backfill
 from ..launch.plan.history import RERUN_MODES, RerunMode
 from ..launch.plan.plan import ORDERS, Order
@@ -22,6 +21,7 @@ from ..launch.plan.request import (
     BackfillRequest,
     BatchSize,
     CatchupBy,
+    Connection,
     Pacing,
     ResumeRequest,
 )

@@ -17,9 +17,7 @@ from ..bundle.project import (
 )
 from ..definitions import Registry
 from ..errors import UsageError
-from ..launch.estimate.auto_batch import DEFAULT_TARGET_SECONDS
-from ..launch.guard.connection import Connection
-from ..launch.plan.request import Pacing
+from ..launch.plan.request import DEFAULT_TARGET_SECONDS, Connection, Pacing
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -16,8 +16,8 @@ from rich.table import Table
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.guard.connection import Connection
 from ..launch.ledger.ledger import list_ledgers, load_ledger
+from ..launch.plan.request import Connection
 from ..launch.status.status import job_status, partition_grid
 from ..launch.status.status_details import unchecked_keys
 from ..launch.status.status_view import status_page, terminal_table

@@ -34,7 +34,7 @@ from .estimate.dry_run import dry_run_estimate, past_runs_of
 from .estimate.estimate import Estimate, PastRun
 from .estimate.local_startup import with_spark_startup
 from .guard.claims import BackfillGuard
-from .guard.connection import ConnectedJob, Connection, connect_job, unreached_workspace
+from .guard.connection import ConnectedJob, connect_job, unreached_workspace
 from .guard.local_lock import LocalLock
 from .guard.reruns import check_can_start
 from .guard.schedule_pause import SchedulePause
@@ -51,7 +51,7 @@ from .operations.presence import keys_missing_data_databricks, keys_missing_data
 from .plan.history import KeyHistory, keys_without_success
 from .plan.pacing import SchedulerOptions
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Pacing, ResumeRequest
+from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import DRAIN, Interrupts
 from .run.rebatch import Rebatcher, RebatchingScheduler

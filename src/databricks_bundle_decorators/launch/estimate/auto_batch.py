@@ -35,10 +35,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ..plan.request import DEFAULT_TARGET_SECONDS
 from .estimate import SAMPLE, PastRun, format_seconds
-
-DEFAULT_TARGET_SECONDS = 900.0
-"""The run length ``--batch-size auto`` aims at unless ``--target-run-length`` is given."""
 
 STARTUP_SHARE = 0.25
 """The share of a run assumed to be start-up when all past runs wrote as many keys."""

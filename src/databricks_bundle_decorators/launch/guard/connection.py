@@ -12,21 +12,11 @@ from ...errors import DbxdecError
 from ..backends.databricks_backend import RemoteJob, connect, find_job
 from ..backends.target import read_target
 from ..ledger.ledger import BackendSpec
+from ..plan.request import Connection
 from .schedule_pause import restore_stale_pauses, slot_policy
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """Where runs go: ``local``, or a workspace (host/profile) and how to find the job."""
-
-    local: bool = False
-    target: str | None = None
-    job_id: int | None = None
-    profile: str | None = None
-    host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

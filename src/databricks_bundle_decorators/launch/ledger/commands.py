@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from ..estimate.auto_batch import DEFAULT_TARGET_SECONDS
+from ..plan.request import DEFAULT_TARGET_SECONDS
 from .ledger import Ledger
 
 MAX_LISTED_KEYS = 100

@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..estimate.auto_batch import DEFAULT_TARGET_SECONDS
-from ..guard.connection import Connection
 from .history import RerunMode
 from .plan import Order
 
@@ -21,6 +19,24 @@ BatchSize = int | Literal["auto"]
 CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
 
 DEFAULT_RETRY_DELAY = 10.0
+
+DEFAULT_TARGET_SECONDS = 900.0
+"""The run length ``--batch-size auto`` aims at unless ``--target-run-length`` is given
+(a value of the request, here so that the ledger's commands and the estimate both read it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where runs go: ``local``, or a workspace (host/profile) and how to find the job.
+
+    A value of the request; reaching the workspace is ``guard.connection.connect_job``.
+    """
+
+    local: bool = False
+    target: str | None = None
+    job_id: int | None = None
+    profile: str | None = None
+    host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...definitions import JobDefinition
-from ..guard.connection import Connection, connect_job
+from ..guard.connection import connect_job
 from ..ledger.ledger import ledger_dir, ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, key_history
 from ..plan.plan import build_plan, selected_keys
+from ..plan.request import Connection
 from .horizon import history_horizon, with_unknown
 from .local_runs import local_runs, runs_dir, with_local_run_details
 from .observed import observed_history
