@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,9 +28,9 @@ from .backends.databricks_backend import DatabricksBackend
 from .backends.errors import BackendUnavailable
 from .backends.spark_extra import require_local_spark
 from .backends.workspace import require_job_parameter
-from .estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
+from .estimate.auto_batch import choose_batch_size, fit_model
 from .estimate.dry_run import dry_run_estimate, past_runs_of
-from .estimate.estimate import Estimate, PastRun
+from .estimate.estimate import PastRun
 from .estimate.local_startup import with_spark_startup
 from .guard.claims import BackfillGuard
 from .guard.connection import ConnectedJob, connect_job, unreached_workspace
@@ -49,11 +48,11 @@ from .operations.full_refresh import (
 from .operations.ledger_undone import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
-from .plan.pacing import SchedulerOptions
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
 from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import DRAIN, Interrupts
+from .run.prepared import PreparedBackfill
 from .run.rebatch import Rebatcher, RebatchingScheduler
 from .run.retry_budget import check_retry_budgets
 from .run.scheduler import Scheduler
@@ -80,29 +79,6 @@ __all__ = [
 
 DEFAULT_MAX_CONCURRENT = 4
 DEFAULT_LOCAL_CONCURRENT = 1
-
-
-@dataclass
-class PreparedBackfill:
-    """A planned backfill with its ledger and a connected backend, ready to run;
-    ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
-    the job's schedule while it runs (``--pause-schedule``); a dry run has the
-    ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
-    ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
-    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace."""
-
-    plan: BackfillPlan
-    ledger: Ledger
-    backend: Backend | None
-    options: SchedulerOptions
-    warnings: list[str] = field(default_factory=list)
-    context_args: tuple[str, ...] = ()
-    guard: BackfillGuard | None = None
-    pause: SchedulePause | None = None
-    estimate: Estimate | None = None
-    batch_choice: BatchChoice | None = None
-    rebatcher: Rebatcher | None = None
-    unreached: str | None = None
 
 
 def plan_backfill(

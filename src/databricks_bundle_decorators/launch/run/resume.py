@@ -18,10 +18,10 @@ from ..guard.claims import BackfillGuard
 from ..guard.local_lock import LocalLock
 from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
 from ..guard.workspace_claims import WorkspaceClaims
-from ..launcher import PreparedBackfill
 from ..ledger.ledger import load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
 from ..plan.request import ResumeRequest
+from .prepared import PreparedBackfill
 from .rebatch import Rebatcher
 from .retry_budget import check_retry_budgets
 

@@ -1,0 +1,42 @@
+"""A backfill made ready to run: what ``plan_backfill`` and ``prepare_resume`` both return.
+
+Here, below the facade, so that :mod:`.resume` returns it without importing
+:mod:`..launcher` (the facade imports the rooms, never the other way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..backends.backends import Backend
+from ..estimate.auto_batch import BatchChoice
+from ..estimate.estimate import Estimate
+from ..guard.claims import BackfillGuard
+from ..guard.schedule_pause import SchedulePause
+from ..ledger.ledger import Ledger
+from ..plan.pacing import SchedulerOptions
+from ..plan.plan import BackfillPlan
+from .rebatch import Rebatcher
+
+
+@dataclass
+class PreparedBackfill:
+    """A planned backfill with its ledger and a connected backend, ready to run;
+    ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
+    the job's schedule while it runs (``--pause-schedule``); a dry run has the
+    ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
+    ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
+    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace."""
+
+    plan: BackfillPlan
+    ledger: Ledger
+    backend: Backend | None
+    options: SchedulerOptions
+    warnings: list[str] = field(default_factory=list)
+    context_args: tuple[str, ...] = ()
+    guard: BackfillGuard | None = None
+    pause: SchedulePause | None = None
+    estimate: Estimate | None = None
+    batch_choice: BatchChoice | None = None
+    rebatcher: Rebatcher | None = None
+    unreached: str | None = None
