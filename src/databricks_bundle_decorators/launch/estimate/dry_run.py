@@ -8,10 +8,10 @@ from pathlib import Path
 from ...definitions import JobDefinition
 from ..guard.connection import ConnectedJob
 from ..plan.plan import BackfillPlan
+from .compute import compute_of_job
 from .estimate import (
     Estimate,
     PastRun,
-    compute_of_job,
     estimate,
     past_runs_databricks,
     past_runs_local,

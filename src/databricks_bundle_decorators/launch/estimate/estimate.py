@@ -34,19 +34,19 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...backfill.base import BackfillDef
-from ...definitions import JobDefinition
 from ...errors import UsageError, counted
 from ..backends.databricks_backend import RUNS_PAGE, run_status
 from ..backends.workspace import workspace_errors
 from ..ledger.ledger import list_ledgers
 from ..plan.history import keys_of_parameters
 from ..plan.plan import BackfillPlan
+from .compute import Compute
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -55,7 +55,6 @@ SAMPLE = 25
 """How many of the latest successful runs an estimate is computed from."""
 
 PastState = Literal["succeeded", "failed", "canceled"]
-ComputeKind = Literal["job_cluster", "serverless", "existing_cluster", "mixed", "unknown"]
 _FINISHED: dict[str, PastState] = {s: s for s in ("succeeded", "failed", "canceled")}
 _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds", "run_hours")
 
@@ -79,17 +78,6 @@ class PastRun:
     @property
     def seconds(self) -> float:
         return max(0.0, self.ended - self.started)
-
-
-@dataclass(frozen=True, slots=True)
-class Compute:
-    """What one run of a job runs on: ``description`` is for people (``job cluster
-    small: 2 x i3.xlarge + driver``); ``nodes`` (job clusters only) are the fewest and
-    most nodes of one run, drivers included (they differ under autoscale)."""
-
-    kind: ComputeKind
-    description: str
-    nodes: tuple[int, int] | None = None
 
 
 def past_runs_databricks(
@@ -140,84 +128,6 @@ def past_runs_local(root: Path, job: str) -> list[PastRun]:
                     continue
                 found.append(PastRun(start, end, max(1, len(record.keys)), state))
     return sorted(found, key=lambda run: run.started, reverse=True)
-
-
-def compute_of_job(client: WorkspaceClient, job_id: int) -> Compute:
-    """The compute of the deployed job ``job_id``, from ``jobs/get``.
-
-    Raises:
-        WorkspaceRejected: the credentials or a permission were refused.
-        WorkspaceUnreachable: the workspace did not answer.
-    """
-    with workspace_errors(client.config.host):
-        settings = client.jobs.get(job_id).settings
-    return compute_of_settings(settings.as_dict() if settings is not None else {})
-
-
-def compute_of_definition(job: JobDefinition) -> Compute:
-    """The compute dbxdec generates for ``job``: its ``job_cluster`` or serverless."""
-    if job.cluster is None:
-        return Compute("serverless", "serverless")
-    spec = {"job_cluster_key": job.cluster.name, "new_cluster": dict(job.cluster.spec)}
-    return compute_of_settings({"job_clusters": [spec]})
-
-
-def compute_of_settings(settings: Mapping[str, Any]) -> Compute:
-    """The compute of a job from its JobSettings JSON (``tasks``, ``job_clusters``,
-    ``environments``). A job cluster no task uses is not counted, unless there are no
-    tasks at all."""
-    declared = {
-        str(c.get("job_cluster_key", "")): c.get("new_cluster") or {}
-        for c in settings.get("job_clusters") or []
-    }
-    clusters: dict[str, Mapping[str, Any]] = {}
-    existing: set[str] = set()
-    serverless = False
-    tasks = settings.get("tasks") or []
-    for task in tasks:
-        if task.get("job_cluster_key"):
-            key = str(task["job_cluster_key"])
-            clusters[f"job cluster {key}"] = declared.get(key, {})
-        elif task.get("new_cluster"):
-            clusters[f"task {task.get('task_key', '')} cluster"] = task["new_cluster"]
-        elif task.get("existing_cluster_id"):
-            existing.add(str(task["existing_cluster_id"]))
-        else:
-            serverless = True  # environment_key, or no compute at all (serverless default)
-    if not tasks:
-        clusters = {f"job cluster {key}": spec for key, spec in declared.items()}
-        serverless = not clusters and bool(settings.get("environments"))
-    parts = [f"{name}: {_describe(spec)}" for name, spec in clusters.items()]
-    parts += [f"existing cluster {cid}" for cid in sorted(existing)] + ["serverless"] * serverless
-    description = "; ".join(parts) or "unknown"
-    if clusters and not existing and not serverless:
-        low, high = (sum(_nodes(spec)[i] for spec in clusters.values()) for i in (0, 1))
-        return Compute("job_cluster", description, (low, high))
-    if bool(clusters) + bool(existing) + serverless != 1:
-        return Compute("mixed" if clusters or existing or serverless else "unknown", description)
-    return Compute("existing_cluster" if existing else "serverless", description)
-
-
-def _nodes(spec: Mapping[str, Any]) -> tuple[int, int]:
-    autoscale = spec.get("autoscale") or {}
-    if autoscale:
-        low = int(autoscale.get("min_workers") or 0)
-        return low + 1, max(low, int(autoscale.get("max_workers") or 0)) + 1
-    workers = int(spec.get("num_workers") or 0)
-    return workers + 1, workers + 1
-
-
-def _describe(spec: Mapping[str, Any]) -> str:
-    node = spec.get("node_type_id") or (
-        f"pool {spec['instance_pool_id']}" if spec.get("instance_pool_id") else "default node"
-    )
-    driver = spec.get("driver_node_type_id")
-    driver_text = "driver" if not driver or driver == node else f"driver {driver}"
-    low, high = _nodes(spec)
-    if low == 1 and high == 1:
-        return f"single node {driver or node}"
-    workers = f"{low - 1}" if low == high else f"{low - 1}-{high - 1} (autoscale)"
-    return f"{workers} x {node} + {driver_text}"
 
 
 def format_seconds(seconds: float) -> str:
