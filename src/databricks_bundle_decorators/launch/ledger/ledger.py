@@ -21,7 +21,6 @@ from typing import Any, Literal, get_args
 
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ...errors import LocalStateProblem, UsageError, did_you_mean
-from ..plan.history import ObservedState, RunObservation
 from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan
 from .ledger_ids import attempt_token as attempt_token
@@ -378,27 +377,3 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
         if job is None or ledger.job == job:
             found.append(ledger)
     return sorted(found, key=lambda item: item.created_at, reverse=True)
-
-
-def ledger_observations(ledgers: list[Ledger]) -> list[RunObservation]:
-    """Every attempt recorded in ``ledgers`` as a run observation (for local history)."""
-    observed: list[RunObservation] = []
-    for ledger in ledgers:
-        for record in ledger.slices:
-            for attempt in record.attempts:
-                if attempt.state == "rejected" or not record.keys:
-                    continue
-                state: ObservedState = (
-                    "succeeded"
-                    if attempt.state == "succeeded"
-                    else "cancelled"
-                    if attempt.state == "canceled"
-                    else "running"
-                    if attempt.is_open and ledger.state == "running"
-                    else "failed"
-                )
-                started = attempt.submitted_at or ledger.created_at
-                observed.append(
-                    RunObservation(record.keys, state, started, attempt.run_id or "", attempt.error)
-                )
-    return observed

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from ...backfill.base import BackfillDef
 from ..backends.databricks_backend import run_history
-from ..ledger.ledger import ledger_observations, list_ledgers
+from ..ledger.ledger import list_ledgers
+from ..ledger.observations import ledger_observations
 from ..plan.history import KeyHistory, key_history
 from .horizon import workspace_history
 from .local_runs import local_run_observations
