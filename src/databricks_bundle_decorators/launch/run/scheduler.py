@@ -39,6 +39,7 @@ from .retry_budget import RetryBudgets
 from .run_ends import EndedRuns
 from .status_poller import StatusPoller
 from .summary import attempt_event
+from .take_up import take_up
 
 _SUBMIT_RETRY_CAP = 60.0
 _UNREACHABLE_RETRY = 2.0  # each unanswered call already took the client's whole budget
@@ -137,21 +138,13 @@ class Scheduler:
 
     def _prepare(self) -> None:
         self.ledger.set_state("running")
-        for record in self.ledger.slices:
-            last = record.last
-            if record.state == "succeeded":
-                self._succeeded += 1
-                continue
-            if last is not None and last.is_open:  # resumed: same token finds the same run
-                flight = Flight(record.index, last.number, last.token, run_id=last.run_id)
-                self._flights[record.index] = flight
-                if last.run_id is not None:
-                    self._by_run[last.run_id] = flight
-                continue
-            if not record.keys:
-                self._final = record.index
-            else:
-                self._queue.append(record.index)
+        work = take_up(self.ledger.slices)
+        self._succeeded += work.succeeded
+        self._flights.update(work.flights)
+        self._by_run.update(work.by_run)
+        self._queue.extend(work.queue)
+        if work.final is not None:
+            self._final = work.final
 
     # -- launching ---------------------------------------------------------------------
 
