@@ -1,12 +1,21 @@
-"""Client-side backfill orchestration: plan, scheduler, backends, ledger, progress.
+"""Client-side backfill orchestration: plan, ledger, backends, guards, runs, status.
 
-Modules (import what you need; nothing heavy is imported here):
+``launch/`` is split into rooms, one subpackage per responsibility. :data:`ROOMS` lists
+them lowest first: a module of a room imports only from its own room, from rooms before
+it in the list, and from the layers above ``launch`` (``tests/test_layers.py`` checks it,
+``TYPE_CHECKING`` and function-level imports included). :mod:`.launcher` is the one
+facade the CLI calls for ``dbxdec backfill``/``catchup``/``--resume``; it may import
+every room, and no room imports it. Nothing heavy is imported here.
 
-- :mod:`.plan` -- keys, ranged batches, order and job parameters of a backfill;
-- :mod:`.history` -- key states (succeeded/failed/running/missing/unknown) from past runs;
+- :mod:`.plan` -- what a backfill is asked to do: keys, key states, runs, parameters, pacing;
 - :mod:`.ledger` -- the durable, atomically written state of each backfill;
-- :mod:`.scheduler` and :mod:`.pacing` -- concurrency cap, retries, batched polling;
-- :mod:`.backends`, :mod:`.databricks_backend`, :mod:`.local_backend` -- where runs happen;
-- :mod:`.progress` and :mod:`.events` -- live, plain and JSON progress, the summary;
-- :mod:`.launcher`, :mod:`.status` -- what ``dbxdec backfill``/``catchup``/``status`` do.
+- :mod:`.backends` -- where runs happen: the protocol, Databricks, local, the workspace;
+- :mod:`.guard` -- what keeps a backfill safe to start: claims, locks, the job's schedule;
+- :mod:`.estimate` -- how long a backfill will take, and keys per run;
+- :mod:`.run` -- the scheduler and everything it drives while a backfill runs;
+- :mod:`.status` -- what a person sees: key states, the status grid, progress, timelines;
+- :mod:`.operations` -- undo, catch-up by data and full refresh.
 """
+
+ROOMS = ["plan", "ledger", "backends", "guard", "estimate", "run", "status", "operations"]
+"""The rooms of ``launch/``, lowest first: a room imports only the rooms before it."""

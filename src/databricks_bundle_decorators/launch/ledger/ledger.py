@@ -140,7 +140,7 @@ class LaunchOptions:
     force_rewrite: bool = False  # absent from ledgers written before --force-rewrite
     full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
-    target_run_seconds: float = 900.0  # from older ledgers; auto_batch.DEFAULT_TARGET_SECONDS
+    target_run_seconds: float = 900.0  # from older ledgers; plan.request.DEFAULT_TARGET_SECONDS
     tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
     checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
 

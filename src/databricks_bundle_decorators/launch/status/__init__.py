@@ -1,1 +1,7 @@
-"""placeholder"""
+"""What a person sees of a job's backfills: key states from ledgers, local runs and the
+workspace's run history (``observed``, ``local_runs``, ``horizon``), ``dbxdec status``
+and its grids (``status``, ``status_grid``, ``status_fold``, ``status_view``,
+``status_details``), the timeline of one backfill (``timeline``) and the live progress
+display (``progress``). May import every room before it (:mod:`..plan` to :mod:`..run`,
+whose events the progress display draws) and the layers above ``launch``.
+"""
