@@ -45,7 +45,13 @@ _TIME_OF_DAY = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 _TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
 MONITOR_JOB_SUFFIX = "__deadline_monitor"
 """The generated monitor job of job ``J`` is ``J__deadline_monitor``."""
+MONITOR_ENTRY_POINT = "dbxdec-monitor"
+"""The console script (in dbxdec's own wheel) that a monitor job's wheel task runs."""
+MONITOR_TASK_KEY = "deadline_monitor"
 _NOTIFICATIONS = ("email_notifications", "webhook_notifications")
+MAX_SYSTEM_DESTINATIONS = 3
+"""At most three system destinations per job and notification event type
+(https://docs.databricks.com/aws/en/jobs/notifications)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,13 @@ class DeadlineMonitor:
                 "DeadlineMonitor needs an on_failure destination: pass "
                 "email_notifications={'on_failure': [...]} or "
                 "webhook_notifications={'on_failure': [{'id': ...}]}"
+            )
+        hooks = (self.webhook_notifications or {}).get("on_failure") or ()
+        if len(hooks) > MAX_SYSTEM_DESTINATIONS:
+            raise ValueError(
+                f"DeadlineMonitor webhook_notifications on_failure has {len(hooks)} destinations; "
+                f"Databricks allows at most {MAX_SYSTEM_DESTINATIONS} per event (use an email "
+                "list or fewer destinations)"
             )
 
     def notifications(self) -> dict[str, Any]:
