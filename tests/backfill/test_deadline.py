@@ -178,9 +178,12 @@ def test_a_deadline_that_does_not_fit_fails_at_definition(
         (lambda: DeadlineMonitor("main.ops.alerts"), "needs an on_failure destination"),
         (lambda: DeadlineMonitor("main.ops.alerts", email_notifications={"on_success": ["x"]}),
          "needs an on_failure destination"),
+        (lambda: DeadlineMonitor("main.ops.alerts", webhook_notifications={
+            "on_failure": [{"id": str(n)} for n in range(4)]}),
+         "Databricks allows at most 3 per event"),
     ],
     ids=["neither", "bad-time", "both", "zero-after", "bad-table", "no-destination",
-         "no-on-failure"],
+         "no-on-failure", "four-webhooks"],
 )  # fmt: skip
 def test_malformed_deadlines_are_refused(make: object, message: str) -> None:
     with pytest.raises(ValueError) as raised:
