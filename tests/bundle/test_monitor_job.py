@@ -142,3 +142,37 @@ def test_a_bad_notification_setting_is_a_schema_problem(tmp_path: Path) -> None:
     ), report.problems
     with pytest.raises(BundleValidationError, match="nothing was written"):
         generate_project(open_project(tmp_path))
+
+
+def test_load_resources_adds_the_monitor_job_too() -> None:
+    from datetime import timedelta
+
+    from databricks_bundle_decorators import (
+        DailyBackfill,
+        Deadline,
+        DeadlineMonitor,
+        Registry,
+        task,
+    )
+    from databricks_bundle_decorators.bundle import CodegenOptions, resources_for
+    from databricks_bundle_decorators.bundle.load import as_dict
+
+    registry = Registry()
+    monitor = DeadlineMonitor("main.ops.alerts", email_notifications={"on_failure": ["a@b.co"]})
+
+    @registry.job(
+        backfill=DailyBackfill("2024-01-01"),
+        deadline=Deadline(after=timedelta(hours=3), monitor=monitor),
+    )
+    def orders() -> None:
+        @task
+        def load() -> None: ...
+
+        load()
+
+    resources = resources_for(registry, CodegenOptions())
+    assert list(resources.diagnostics.items) == []
+    jobs = as_dict(resources)
+    assert sorted(jobs) == ["orders", "orders__deadline_monitor"]
+    wheel = jobs["orders__deadline_monitor"]["tasks"][0]["python_wheel_task"]
+    assert (wheel["package_name"], wheel["entry_point"]) == ("dbxdec", "dbxdec-monitor")

@@ -43,7 +43,7 @@ NOW = datetime(2024, 4, 1, 7, 0, tzinfo=timezone.utc)  # 09:00 in Amsterdam (+02
 def _registry() -> Registry:
     registry = Registry()
 
-    @task(registry=registry)
+    @task
     def load() -> None: ...
 
     @registry.job(
