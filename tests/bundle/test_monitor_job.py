@@ -176,3 +176,15 @@ def test_load_resources_adds_the_monitor_job_too() -> None:
     assert sorted(jobs) == ["orders", "orders__deadline_monitor"]
     wheel = jobs["orders__deadline_monitor"]["tasks"][0]["python_wheel_task"]
     assert (wheel["package_name"], wheel["entry_point"]) == ("dbxdec", "dbxdec-monitor")
+
+
+def test_dbxdec_declares_the_monitor_entry_point_the_job_runs() -> None:
+    """A wheel task's ``entry_point`` is looked up in the package's metadata (databricks-sdk
+    ``PythonWheelTask.entry_point``): dbxdec's own wheel must declare ``dbxdec-monitor``."""
+    from importlib.metadata import entry_points
+
+    from databricks_bundle_decorators.runtime import monitor_entry
+
+    (found,) = entry_points(group="console_scripts", name="dbxdec-monitor")
+    assert found.dist is not None and found.dist.name == "dbxdec"
+    assert found.load() is monitor_entry.main

@@ -26,7 +26,6 @@ from databricks_bundle_decorators.runtime import monitor_entry
 from databricks_bundle_decorators.runtime.check_results import write_check_results
 from databricks_bundle_decorators.runtime.context import RunEnvironment
 from databricks_bundle_decorators.runtime.deadline_monitor import NewOverdueKeys, run_monitor
-from databricks_bundle_decorators.runtime.local import run_job_locally
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
 AMS = "Europe/Amsterdam"
@@ -54,15 +53,10 @@ def late_orders() -> None:
     write_orders()
 
 
-def _write(warehouse: Path, first: str, last: str) -> None:
-    given = {"backfill_start_key": first, "backfill_key": last}
-    result = run_job_locally(REGISTRY, "late_orders", params=given, warehouse=warehouse)
-    assert result.succeeded, result
-
-
-def _append(spark: Any, warehouse: Path, key: str) -> None:
-    """Rows for ``key``, appended as another writer would."""
-    frame = spark.createDataFrame([(key, 1)], "day string, n int")
+def _append(spark: Any, warehouse: Path, *keys: str) -> None:
+    """Rows for ``keys`` in the job's output table, as its task writes them (the job
+    itself runs in tests/runtime/test_presence.py; here only the data matters)."""
+    frame = spark.createDataFrame([(key, 1) for key in keys], "day string, n int")
     frame.write.format("delta").mode("append").save(str(local_table_path(ORDERS, warehouse)))
 
 
@@ -78,7 +72,7 @@ def _run(environment: RunEnvironment, now: datetime) -> str:
 @pytest.mark.spark
 def test_the_monitor_fails_once_per_new_key_and_state(spark: Any, warehouse: Path) -> None:
     environment = RunEnvironment(spark, warehouse, False, "monitor-test")
-    _write(warehouse, "2024-03-25", "2024-03-28")
+    _append(spark, warehouse, "2024-03-25", "2024-03-26", "2024-03-27", "2024-03-28")
     now = datetime(2024, 3, 31, 7, 0, 1, tzinfo=timezone.utc)  # 2024-03-30 due a second ago
 
     first = _run(environment, now)
