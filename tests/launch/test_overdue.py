@@ -33,7 +33,8 @@ from databricks_bundle_decorators.launch.ledger import (
 from databricks_bundle_decorators.launch.overdue import failed_checks, overdue_keys
 from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.progress import JsonReporter
-from databricks_bundle_decorators.launch.status import job_status
+from databricks_bundle_decorators.launch.status import JobStatus, job_status
+from databricks_bundle_decorators.launch.status_grid import PageOrigin
 from databricks_bundle_decorators.testing import JobsEmulator
 
 AMS = "Europe/Amsterdam"
@@ -156,3 +157,18 @@ def test_overdue_json_names_due_time_and_reason(emu: JobsEmulator, tmp_path: Pat
         "detail": "",
         "run_id": "",
     }
+
+
+def test_a_key_older_than_the_run_history_is_overdue_as_unknown() -> None:
+    """Without a record, a key whose window ended before the workspace's 60-day run
+    history is ``unknown`` (it may have run), not ``no run``."""
+    job = _registry().get("late")
+    horizon = datetime(2024, 3, 28, tzinfo=timezone.utc)
+    status = JobStatus({"2024-03-26": "succeeded"}, {}, PageOrigin(NOW, "test"), horizon)
+    found = overdue_keys(job, status, now=NOW, end="2024-03-29")
+    assert [(k.key, k.reason) for k in found] == [
+        ("2024-03-25", "unknown"),
+        ("2024-03-27", "unknown"),  # ended 2024-03-27 23:00Z, before the horizon
+        ("2024-03-28", "no run"),
+        ("2024-03-29", "no run"),
+    ]
