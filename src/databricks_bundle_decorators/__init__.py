@@ -15,6 +15,8 @@ Example:
 from .backfill import (
     BackfillDef,
     DailyBackfill,
+    Deadline,
+    DeadlineMonitor,
     HourlyBackfill,
     MonthlyBackfill,
     MultiBackfill,
@@ -54,6 +56,8 @@ __all__ = [
     "BackfillDef",
     "DailyBackfill",
     "DbxdecError",
+    "Deadline",
+    "DeadlineMonitor",
     "DefinitionError",
     "HourlyBackfill",
     "JobCluster",

@@ -13,6 +13,7 @@ from .context import (
     current_run_context,
     run_context,
 )
+from .deadline import Deadline, DeadlineMonitor, KeyDeadlines
 from .multi import MultiBackfill
 from .quartz import QuartzSchedule
 from .resolve import (
@@ -40,7 +41,10 @@ __all__ = [
     "BACKFILL_START_KEY_PARAM",
     "BackfillDef",
     "DailyBackfill",
+    "Deadline",
+    "DeadlineMonitor",
     "HourlyBackfill",
+    "KeyDeadlines",
     "MonthlyBackfill",
     "MultiBackfill",
     "QuartzSchedule",

@@ -24,6 +24,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource, prebuilt_job_resource
+from .monitor_job import monitor_job_resource
 from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
 from .project import (
@@ -145,6 +146,13 @@ def _resources_for(
         except Exception:  # the typed load of the plain settings names the field at fault
             for problem in typed_problems(job.name, job_resource(job, options=options)):
                 resources.add_diagnostic_error(str(problem), location=source, path=path)
+        monitor = monitor_job_resource(job, options)  # Deadline(monitor=...)
+        if monitor is not None:
+            try:
+                resources.add_job(monitor["name"], typed_job(monitor), location=anchor)
+            except Exception:
+                for problem in typed_problems(monitor["name"], monitor):
+                    resources.add_diagnostic_error(str(problem), location=source, path=path)
     if bundle_file is not None:  # the bundle's own notebooks, which the CLI deploys
         write_notebook_files(notebooks, bundle_file.parent / options.notebook_dir)
     return resources

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, UsageError
+from ..errors import DbxdecError, DefinitionError, UsageError
 from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
 from .codegen import job_resource
 from .framework_wheel import check_framework_wheel
+from .monitor_job import monitor_job_resource
 from .notebook_task import NOTEBOOK_FOLDER, all_notebooks, write_notebook_files
 from .options import CodegenOptions, is_framework, options_from_config
 from .project import (
@@ -162,6 +163,15 @@ def _generate(
     for job in project.jobs:
         try:
             jobs[job.name] = job_resource(job, options=options)
+            monitor = monitor_job_resource(job, options)
+            if monitor is not None:  # Deadline(monitor=...): <job>__deadline_monitor beside it
+                if any(other.name == monitor["name"] for other in project.jobs):
+                    raise DefinitionError(
+                        f"the deadline monitor job {monitor['name']!r} has the name of a job",
+                        job=job.name,
+                        location=str(job.source),
+                    )
+                jobs[monitor["name"]] = monitor
         except DbxdecError as exc:
             if not any(exc.render() in problem for problem in problems):
                 problems.append(exc.render())

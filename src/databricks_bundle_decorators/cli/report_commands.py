@@ -18,11 +18,13 @@ from ..bundle.project import project_root
 from ..errors import UsageError
 from ..launch.ledger.ledger import list_ledgers, load_ledger
 from ..launch.plan.request import Connection
+from ..launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ..launch.status.status import job_status, partition_grid
 from ..launch.status.status_details import unchecked_keys
 from ..launch.status.status_view import status_page, terminal_table
 from ..launch.status.timeline import build_timeline, timeline_html
 from .options import connection_record, load_project, pipelines_option
+from .overdue_output import echo_overdue
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
 _COUNTS = ("succeeded", "failed", "runs")
@@ -122,6 +124,12 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     "stragglers, runs in flight against max_concurrent).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
+@click.option(
+    "--overdue",
+    is_flag=True,
+    help="List the keys past their deadline (@job(deadline=...)) that have not succeeded, "
+    "each with its reason: no run, run failed, checks failed, still running (or unknown).",
+)
 @connection_record(
     "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
     "run history; nothing runs."
@@ -134,6 +142,7 @@ def status_command(
     html_file: Path | None,
     backfill_id: str | None,
     as_json: bool,
+    overdue: bool,
     connection: Connection,
     project: Path | None,
     pipelines: tuple[str, ...],
@@ -154,7 +163,22 @@ def status_command(
     config, registry = load_project(project, pipelines)
     definition = registry.get(job)
     now = datetime.now(timezone.utc)
+    if overdue:
+        if html_file is not None:
+            raise UsageError("--overdue lists keys; it draws no page: leave out --html")
+        require_deadlines(definition)  # before asking the workspace
     status = job_status(definition, connection, root=config.root, now=now)
+    if overdue:
+        late = overdue_keys(
+            definition,
+            status,
+            now=now,
+            start=start,
+            end=end,
+            checks=failed_checks(list_ledgers(config.root, job)),
+        )
+        echo_overdue(definition, late, now=now, as_json=as_json)
+        return
     grid, origin = partition_grid(definition, status, start=start, end=end)
     if html_file is not None:
         extra = ""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..backfill.base import BackfillDef
 from ..backfill.context import BACKFILL_PARAMS
+from ..backfill.deadline import Deadline, KeyDeadlines
 from ..backfill.quartz import QuartzSchedule
 from ..errors import DefinitionError
 from .cluster import JobCluster
@@ -42,6 +43,8 @@ class JobDefinition:
         check_results: The Delta table (``catalog.schema.table``) the tasks write their
             check results to (``@job(check_results=...)``, else the project's
             ``[tool.dbxdec] check_results``); ``None``: results go to the ledger only.
+        deadlines: When each key is due (``@job(deadline=Deadline(...))``), in the
+            schedule's time zone, else the backfill's; ``None``: no deadline.
     """
 
     def __init__(
@@ -57,8 +60,10 @@ class JobDefinition:
         source: SourceLocation,
         sources: tuple[Source, ...] = (),
         check_results: str | None = None,
+        deadlines: KeyDeadlines | None = None,
     ) -> None:
         self.fn = fn
+        self.deadlines = deadlines
         self.check_results = check_results
         self.name = name
         self.params = dict(params)
@@ -182,6 +187,7 @@ def make_job(
     job_name = name or fn.__name__
     settings = dict(settings)
     check_results = settings.pop("check_results", None)
+    deadline = settings.pop("deadline", None)
     if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
         raise DefinitionError(
             f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "
@@ -214,20 +220,50 @@ def make_job(
             job=job_name,
             location=where,
         )
+    quartz = _schedule(schedule, backfill, job_name, where)
     definition = JobDefinition(
         fn,
         name=job_name,
         params=_check_params(params, job_name, where),
         backfill=backfill,
         cluster=cluster,
-        schedule=_schedule(schedule, backfill, job_name, where),
+        schedule=quartz,
         settings=settings,
         source=source,
         sources=check_sources(sources, job_name, where),
         check_results=check_results_table(check_results, job_name, where),
+        deadlines=key_deadlines(deadline, backfill, quartz, job_name, where),
     )
     registry.add(definition)
     return definition
+
+
+def key_deadlines(
+    deadline: object,
+    backfill: BackfillDef | None,
+    schedule: QuartzSchedule | None,
+    job: str,
+    where: str,
+) -> KeyDeadlines | None:
+    """``@job(deadline=...)`` bound to the job's keys, local times in the schedule's
+    time zone (else the backfill's).
+
+    Raises:
+        DefinitionError: not a :class:`Deadline`, or one that does not fit the keys.
+    """
+    if deadline is None:
+        return None
+    if not isinstance(deadline, Deadline):
+        raise DefinitionError(
+            f"deadline must be Deadline('HH:MM') or Deadline(after=timedelta(...)), got "
+            f"{type(deadline).__name__}",
+            job=job,
+            location=where,
+        )
+    try:
+        return deadline.for_keys(backfill, schedule.timezone if schedule is not None else None)
+    except ValueError as exc:
+        raise DefinitionError(str(exc), job=job, location=where) from None
 
 
 _TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
