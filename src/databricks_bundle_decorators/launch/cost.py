@@ -227,11 +227,12 @@ def backfill_cost_of(
     billed: set[str] = set()
     for item in records:
         run = runs.get(item.run_id or "")
+        if run is not None:
+            billed.add(run.run_id)
         if run is None or "ALL_PURPOSE" in item.sku_name.upper():
             unattributed.add(item)
             reasons["all-purpose compute" if run is not None else "no job_run_id"] += 1
             continue
-        billed.add(run.run_id)
         total.add(item)
         if run.failed:
             failed.add(item)

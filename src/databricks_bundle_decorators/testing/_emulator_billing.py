@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 _UTC = timezone.utc
@@ -53,6 +55,7 @@ LIST_PRICES_SCHEMA = (
     "pricing struct<default decimal(38,18), promotional struct<default decimal(38,18)>, "
     "effective_list struct<default decimal(38,18)>>"
 )
+_DECIMAL_MARK = "~dbxdec-decimal~"
 _TABLE = re.compile(r"`?system`?\s*\.\s*`?billing`?\s*\.\s*`?(usage|list_prices)`?(?!\w)", re.I)
 _DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _TYPE_NAMES = {
@@ -102,18 +105,20 @@ class BillingTables:
     ) -> BillingTables:
         """Register ``usage`` and ``list_prices`` (dicts of documented columns; a missing
         column is null) as views named apart from any other emulator's."""
-        from pyspark.sql.types import StructType
-
         views: dict[str, str] = {}
+        folder = Path(tempfile.mkdtemp(prefix="dbxdec-billing-"))
         for name, schema, rows in (
             ("usage", USAGE_SCHEMA, usage),
             ("list_prices", LIST_PRICES_SCHEMA, list_prices),
         ):
-            struct = StructType.fromDDL(schema)
-            assert isinstance(struct, StructType)
-            full = [{f.name: row.get(f.name) for f in struct.fields} for row in rows]
+            # JSON lines read with the schema: the rows never pass through a Python worker
+            # (Spark starts none), and the cached views answer every statement from memory
+            path = folder / f"{name}.json"
+            path.write_text("".join(_json_line(row) + "\n" for row in rows), encoding="utf-8")
             view = f"dbxdec_emulated_billing_{name}_{suffix}"
-            spark.createDataFrame(full, struct).createOrReplaceTempView(view)
+            frame = spark.read.schema(schema).json(str(path), mode="FAILFAST").cache()
+            frame.count()
+            frame.createOrReplaceTempView(view)
             views[name] = view
         return cls(spark, views)
 
@@ -124,6 +129,22 @@ class BillingTables:
         built-in functions and session variables), so the names are replaced here.
         """
         return _TABLE.sub(lambda m: self.views[m.group(1).lower()], statement)
+
+
+def _json_line(row: Mapping[str, Any]) -> str:
+    """``row`` as one JSON line; decimals as JSON numbers, written digit for digit."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, Decimal):
+            return f"{_DECIMAL_MARK}{format(value, 'f')}{_DECIMAL_MARK}"
+        if isinstance(value, (datetime, date)):
+            return value.isoformat()
+        return value
+
+    text = json.dumps(plain(row), separators=(",", ":"))
+    return re.sub(f'"{_DECIMAL_MARK}(-?[0-9.]+){_DECIMAL_MARK}"', r"\1", text)
 
 
 def bind_parameters(parameters: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
