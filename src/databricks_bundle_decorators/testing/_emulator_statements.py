@@ -109,6 +109,15 @@ class StatementsModel:
         with self._lock:
             self._billing = tables
 
+    def wait_until_done(self, statement_id: str, timeout: float = 60.0) -> str:
+        """Block until statement ``statement_id`` has ended (tests sync on this, not on
+        sleeps); returns its state. Raises ``TimeoutError``, or ``KeyError`` if unknown."""
+        with self._lock:
+            statement = self._statements[statement_id]
+        if not statement.done.wait(timeout):
+            raise TimeoutError(f"statement {statement_id} still {statement.state}")
+        return statement.state
+
     # -- HTTP --------------------------------------------------------------------------
 
     def handle(
