@@ -201,3 +201,37 @@ def test_a_missing_or_unknown_warehouse_is_one_line_and_exit_2(
     code, out, err = run(["backfill", "cost", BACKFILL_ID, *args, "--project", str(root)], capsys)
     assert code == 2, out + err
     assert message in assert_one_error_line(err)
+
+
+# -- the dry run's DBU figure from past billing ------------------------------------------
+
+
+def test_the_estimate_takes_past_dbus_per_key_from_billing(billing: JobsEmulator) -> None:
+    from databricks_bundle_decorators.launch.billed_estimate import with_past_dbus
+    from databricks_bundle_decorators.launch.estimate import PastRun, estimate
+    from databricks_bundle_decorators.launch.plan import BackfillPlan, Slice
+
+    def past(run_id: str, keys: int, state: str = "succeeded", ended: datetime = LAST_END):
+        return PastRun(ended.timestamp() - 600, ended.timestamp(), keys, state, run_id)  # type: ignore[arg-type]
+
+    runs = [
+        past("102", 1),  # 2.25 DBU after its correction
+        past("103", 1),  # 1.0 in three serverless records
+        past("104", 2),  # 3.0 over two keys: 1.5 per key
+        past("101", 1, "failed"),  # failed runs are not a sample
+        past("105", 1),  # all-purpose compute: no record, not a sample
+        past("555", 1, ended=LATER - timedelta(hours=1)),  # too recent to be billed in full
+    ]
+    plan = BackfillPlan("nightly", tuple(Slice(i, (f"2024-02-0{i + 1}",)) for i in range(4)))
+    base = estimate(plan, runs, max_concurrent=2, compute=None)
+    client = billing.workspace_client(warehouse_id=WAREHOUSE)
+    found = with_past_dbus(base, plan, client, runs, now=LATER)
+    assert found.to_json()["dbu_per_key"] == 1.5  # the median of 2.25, 1.0 and 1.5
+    assert found.dbu == 6.0 and found.to_json()["billed_runs"] == 3
+    assert "4 keys x 1.5 DBU per key, the median of the last 3 billed runs" in found.lines()[-1]
+    params = {p["name"]: p.get("value") for p in billing.statements.requests[-1]["parameters"]}
+    assert params["run_ids"] == "102,103,104,105"
+    # no warehouse configured, or billing unreadable: the estimate stays as it was
+    assert with_past_dbus(base, plan, billing.workspace_client(), runs, now=LATER) is base
+    unknown = billing.workspace_client(warehouse_id="0000000000000000")
+    assert with_past_dbus(base, plan, unknown, runs, now=LATER) is base

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..definitions import JobDefinition
+from .billed_estimate import with_past_dbus
 from .connection import ConnectedJob
 from .estimate import (
     Estimate,
@@ -39,4 +40,6 @@ def dry_run_estimate(
     if found is None:
         return estimate(plan, runs, max_concurrent=cap, compute=None)
     compute = compute_of_job(found.client, found.remote.job_id)
-    return estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    # a rate the user gave wins; else past DBUs per key, when billing is readable
+    return guess if dbu_per_hour is not None else with_past_dbus(guess, plan, found.client, runs)

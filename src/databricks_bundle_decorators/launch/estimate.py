@@ -69,12 +69,14 @@ class PastRun:
         ended: When it ended.
         keys: How many keys it wrote (1 when unknown).
         state: How it ended.
+        run_id: The Jobs API run id, when the run came from the workspace.
     """
 
     started: float
     ended: float
     keys: int
     state: PastState
+    run_id: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -120,7 +122,8 @@ def past_runs_databricks(
                     if p.name
                 }
                 keys = keys_of_parameters(backfill, params, started=started)
-            found.append(PastRun(started, run.end_time / 1000, max(1, len(keys)), state))
+            ended, count = run.end_time / 1000, max(1, len(keys))
+            found.append(PastRun(started, ended, count, state, str(run.run_id)))
     return found
 
 
