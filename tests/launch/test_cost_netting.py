@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.launch.billing_read import BillingRecord
@@ -43,6 +43,7 @@ records = st.lists(
 )
 
 
+@settings(max_examples=40)  # each example is cheap; 40 cover the run ids and signs
 @given(found=records)
 def test_keys_add_up_to_the_total_and_nothing_unattributed_is_assigned(
     ledger: Ledger, found: list[BillingRecord]
@@ -59,6 +60,7 @@ def test_keys_add_up_to_the_total_and_nothing_unattributed_is_assigned(
     )
 
 
+@settings(max_examples=40)
 @given(found=records, which=st.integers(0, 11))
 def test_a_correction_nets_to_its_restatement(
     ledger: Ledger, found: list[BillingRecord], which: int

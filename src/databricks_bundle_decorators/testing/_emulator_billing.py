@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -120,7 +122,9 @@ class BillingTables:
             frame.count()
             frame.createOrReplaceTempView(view)
             views[name] = view
-        return cls(spark, views)
+        tables = cls(spark, views)
+        weakref.finalize(tables, shutil.rmtree, folder, True)  # the files, once unused
+        return tables
 
     def resolve(self, statement: str) -> str:
         """``statement`` reading the fixture's views where it names ``system.billing.*``.
