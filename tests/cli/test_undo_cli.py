@@ -150,7 +150,8 @@ def test_backfill_help_shows_the_launcher_and_undo(
     assert code == 0
     assert "Usage: dbxdec backfill [OPTIONS] [JOB]" in out
     assert "--resume ID" in out and "--max-concurrent" in out
-    assert "Commands:\n  undo  Restore every Delta table backfill ID wrote" in out
+    assert "Commands:\n  cost  What backfill ID cost" in out  # cost sorts before undo
+    assert "\n  undo  Restore every Delta table backfill ID wrote" in out
     code, out, _ = run(["backfill", "undo", "--help"], capsys)
     assert code == 0
     assert "Usage: dbxdec backfill undo [OPTIONS] ID" in out

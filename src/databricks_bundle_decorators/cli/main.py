@@ -28,6 +28,7 @@ from ..errors import EXIT_CODES, DbxdecError
 from . import (
     backfill_commands,
     bundle_commands,
+    cost_commands,
     report_commands,
     run_commands,
     setup_commands,
@@ -60,6 +61,7 @@ bundle_commands.register(cli)
 run_commands.register(cli)
 backfill_commands.register(cli)
 undo_commands.register(cli)  # `backfill` becomes a group: `backfill undo ID` beside it
+cost_commands.register(cli)  # `backfill cost ID`, a second reserved name in that group
 report_commands.register(cli)
 setup_commands.register(cli)
 

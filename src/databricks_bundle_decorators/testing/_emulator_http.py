@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ._emulator_render import scim_me_json
 from ._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
+from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
 from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
 
@@ -148,6 +149,7 @@ class HttpFrontEnd:
     _scripted: list[_ScriptedFault]
     _model: JobsModel
     _workspace: WorkspaceModel
+    statements: StatementsModel
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
         with self._lock:
@@ -261,6 +263,9 @@ class HttpFrontEnd:
             )
         if path == _SCIM_ME and method == "GET":
             return _Reply(200, scim_me_json(self._model.user_name, self._model.display_name))
+        authorized = self.token is None or authorization == f"Bearer {self.token}"
+        if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark
+            return _Reply(*self.statements.handle(method, path, body, authorized=authorized))
         workspace = path.startswith(WORKSPACE_PREFIX)
         endpoint = (
             path[len(WORKSPACE_PREFIX) :]
@@ -276,7 +281,7 @@ class HttpFrontEnd:
                     "message": f"No API found for '{method} {path}'",
                 },
             )
-        if self.token is not None and authorization != f"Bearer {self.token}":
+        if not authorized:
             return _Reply(
                 401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
             )

@@ -25,7 +25,8 @@ run's ``logs`` as set by :meth:`JobsEmulator.set_task_logs`; see ``_emulator_out
 ``GET jobs/runs/list``, ``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
 /api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``) and the
 Workspace API's files and folders (``/api/2.0/workspace/get-status``, ``import``,
-``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``).  Errors use the
+``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``), and SQL
+statements on local Spark (``emu.statements``: ``_emulator_statements``).  Errors use the
 ``{"error_code", "message"}`` body the SDK maps onto its typed exceptions (unknown
 job -> 400 ``INVALID_PARAMETER_VALUE`` "Job N does not exist.", which the SDK turns
 into ``ResourceDoesNotExist`` on ``jobs/get`` and ``InvalidParameterValue`` elsewhere).
@@ -68,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_order import RUNS_LIST_ORDERS
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
+from ._emulator_statements import StatementsModel
 from ._emulator_sync import SyncControls
 from ._emulator_workspace import WorkspaceModel
 
@@ -114,6 +116,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls):
         self._model = JobsModel(base_url="", workspace_id=workspace_id, user_name=user_name)
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
+        self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
 
     # -- lifecycle -----------------------------------------------------------------
 

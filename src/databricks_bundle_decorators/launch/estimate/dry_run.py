@@ -8,6 +8,7 @@ from pathlib import Path
 from ...definitions import JobDefinition
 from ..guard.connection import ConnectedJob
 from ..plan.plan import BackfillPlan
+from .billed_estimate import with_past_dbus
 from .compute import compute_of_job
 from .estimate import (
     Estimate,
@@ -39,4 +40,6 @@ def dry_run_estimate(
     if found is None:
         return estimate(plan, runs, max_concurrent=cap, compute=None)
     compute = compute_of_job(found.client, found.remote.job_id)
-    return estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    # a rate the user gave wins; else past DBUs per key, when billing is readable
+    return guess if dbu_per_hour is not None else with_past_dbus(guess, plan, found.client, runs)

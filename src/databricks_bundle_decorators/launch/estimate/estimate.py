@@ -22,7 +22,7 @@ The numbers come from the job's own recent runs, and every line says which ones:
   multiply by the node type's rate, and serverless or all-purpose compute no figure.
 
 Example:
-    >>> from databricks_bundle_decorators.launch.plan import Slice
+    >>> from databricks_bundle_decorators.launch.plan.plan import Slice
     >>> plan = BackfillPlan("nightly", tuple(Slice(i, (f"k{i}",)) for i in range(40)))
     >>> runs = [PastRun(0.0, 372.0, 1, "succeeded")] * 25  # 6m12s each
     >>> found = estimate(plan, runs, max_concurrent=4, compute=None)
@@ -68,12 +68,14 @@ class PastRun:
         ended: When it ended.
         keys: How many keys it wrote (1 when unknown).
         state: How it ended.
+        run_id: The Jobs API run id, when the run came from the workspace.
     """
 
     started: float
     ended: float
     keys: int
     state: PastState
+    run_id: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -108,7 +110,8 @@ def past_runs_databricks(
                     if p.name
                 }
                 keys = keys_of_parameters(backfill, params, started=started)
-            found.append(PastRun(started, run.end_time / 1000, max(1, len(keys)), state))
+            ended, count = run.end_time / 1000, max(1, len(keys))
+            found.append(PastRun(started, ended, count, state, str(run.run_id)))
     return found
 
 

@@ -1,0 +1,198 @@
+"""Reading a job's billing records through a SQL warehouse (the Statement Execution API).
+
+``system.billing.usage`` is a system table: it is read with SQL, on a SQL warehouse,
+through ``WorkspaceClient.statement_execution`` (there is no REST listing of it). One
+statement reads the records of the given runs and, for the same job and time span, the
+records that name no run; each record comes with the list prices in force at its
+``usage_start_time`` (one row per currency). Every value is a named parameter
+(``:run_ids``, ``:job_id``, ``:since``, ``:until``), never text in the statement.
+
+Sources:
+
+* Statement Execution API: https://docs.databricks.com/api/workspace/statementexecution
+  and databricks-sdk's ``StatementExecutionAPI`` docstrings (``wait_timeout`` 5-50 s,
+  ``PENDING``/``RUNNING`` answers polled with ``get_statement``, a failed statement is a
+  200 answer with state ``FAILED``, results in chunks fetched with
+  ``get_statement_result_chunk_n``, ``JSON_ARRAY`` values as strings or null).
+* Usage table: https://docs.databricks.com/aws/en/admin/system-tables/billing
+  (``usage_metadata.job_run_id``/``job_id`` strings, ``record_type``).
+* List prices: https://docs.databricks.com/aws/en/admin/system-tables/pricing (a price is in
+  force from ``price_start_time`` until ``price_end_time``, null while current).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from ...errors import DbxdecError, UsageError
+from .workspace import workspace_errors
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.sql import StatementResponse
+
+_UTC = timezone.utc
+
+__all__ = ["BILLING_STATEMENT", "BillingRecord", "BillingUnreadable", "read_billing"]
+
+BILLING_STATEMENT = """\
+SELECT u.record_id, u.usage_metadata.job_run_id AS job_run_id,
+       u.usage_metadata.job_id AS job_id, u.sku_name, u.usage_unit, u.record_type,
+       u.usage_start_time, u.usage_quantity,
+       p.pricing.default AS list_price, p.currency_code
+FROM system.billing.usage AS u
+LEFT JOIN system.billing.list_prices AS p
+  ON p.sku_name = u.sku_name AND p.cloud = u.cloud AND p.usage_unit = u.usage_unit
+  AND u.usage_start_time >= p.price_start_time
+  AND (p.price_end_time IS NULL OR u.usage_start_time < p.price_end_time)
+WHERE array_contains(split(:run_ids, ','), u.usage_metadata.job_run_id)
+   OR (u.usage_metadata.job_id = :job_id AND u.usage_metadata.job_run_id IS NULL
+       AND u.usage_start_time >= :since AND u.usage_start_time < :until)"""
+"""Records of the runs, and the job's records without a run in ``[since, until)``."""
+
+_COLUMNS = (
+    "record_id",
+    "job_run_id",
+    "job_id",
+    "sku_name",
+    "usage_unit",
+    "record_type",
+    "usage_start_time",
+    "usage_quantity",
+    "list_price",
+    "currency_code",
+)
+_WAITING = frozenset({"PENDING", "RUNNING"})
+
+
+class BillingUnreadable(DbxdecError):
+    """The warehouse ran the statement and it failed (no access to ``system.billing``,
+    a stopped warehouse...): exit 1, the warehouse's own message in the line."""
+
+
+@dataclass(frozen=True, slots=True)
+class BillingRecord:
+    """One usage record with the list price in force at its start (per currency).
+
+    Attributes:
+        record_id: The record's id (``system.billing.usage.record_id``).
+        run_id: ``usage_metadata.job_run_id``, or ``None``.
+        sku_name: The SKU billed.
+        usage_unit: What ``quantity`` counts (``DBU`` for compute).
+        record_type: ``ORIGINAL``, ``RETRACTION`` (negative quantity) or ``RESTATEMENT``.
+        usage_start: ``usage_start_time``.
+        quantity: ``usage_quantity``, exact.
+        prices: currency code -> list price per unit; empty when no price was in force.
+    """
+
+    record_id: str
+    run_id: str | None
+    sku_name: str
+    usage_unit: str
+    record_type: str
+    usage_start: datetime
+    quantity: Decimal
+    prices: tuple[tuple[str, Decimal], ...] = ()
+
+
+def read_billing(
+    client: WorkspaceClient,
+    warehouse_id: str,
+    *,
+    run_ids: Iterable[str],
+    job_id: int | None,
+    since: datetime,
+    until: datetime,
+    poll_interval: float = 1.0,
+) -> list[BillingRecord]:
+    """The billing records of ``run_ids``, and those of job ``job_id`` without a run id
+    that started in ``[since, until)``; one record per ``record_id``.
+
+    Raises:
+        UsageError: the warehouse refused the statement (unknown warehouse, bad request).
+        BillingUnreadable: the statement failed on the warehouse.
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    from databricks.sdk.errors.base import DatabricksError
+    from databricks.sdk.service.sql import StatementParameterListItem as Param
+
+    parameters = [
+        Param(name="run_ids", value=",".join(sorted(set(run_ids)))),
+        Param(name="job_id", value=str(job_id) if job_id is not None else None),
+        Param(name="since", value=since.astimezone(_UTC).isoformat(), type="TIMESTAMP"),
+        Param(name="until", value=until.astimezone(_UTC).isoformat(), type="TIMESTAMP"),
+    ]
+    api = client.statement_execution
+    with workspace_errors(client.config.host):
+        try:
+            answer = api.execute_statement(
+                BILLING_STATEMENT, warehouse_id, parameters=parameters, wait_timeout="30s"
+            )
+            while answer.status is not None and _state(answer) in _WAITING:
+                time.sleep(poll_interval)  # the reference's way: poll get_statement
+                answer = api.get_statement(str(answer.statement_id))
+            if _state(answer) != "SUCCEEDED":
+                error = answer.status.error if answer.status is not None else None
+                why = error.message if error is not None and error.message else _state(answer)
+                raise BillingUnreadable(
+                    f"reading system.billing on SQL warehouse {warehouse_id} failed: {why}"
+                )
+            rows = list(_rows(client, answer))
+        except DatabricksError as exc:
+            if getattr(exc, "error_code", "") in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
+                raise
+            raise UsageError(
+                f"SQL warehouse {warehouse_id!r} refused the billing query: {exc} "
+                "(pass --warehouse-id, or set DATABRICKS_WAREHOUSE_ID)"
+            ) from None
+    return _records(rows)
+
+
+def _state(answer: StatementResponse) -> str:
+    status = answer.status
+    return status.state.value if status is not None and status.state is not None else "UNKNOWN"
+
+
+def _rows(client: WorkspaceClient, answer: StatementResponse) -> Iterator[dict[str, str | None]]:
+    """Every row of every chunk, as column name -> JSON_ARRAY string (or None)."""
+    manifest = answer.manifest
+    schema = manifest.schema if manifest is not None else None
+    names = [c.name or "" for c in (schema.columns or [])] if schema is not None else []
+    if names and names != list(_COLUMNS):
+        raise BillingUnreadable(f"the billing query answered columns {names}, not {_COLUMNS}")
+    chunk = answer.result
+    while chunk is not None:
+        for values in chunk.data_array or []:
+            yield dict(zip(_COLUMNS, values, strict=True))
+        if chunk.next_chunk_index is None:
+            break
+        chunk = client.statement_execution.get_statement_result_chunk_n(
+            str(answer.statement_id), chunk.next_chunk_index
+        )
+
+
+def _records(rows: Iterable[dict[str, str | None]]) -> list[BillingRecord]:
+    """One record per ``record_id``: the join repeats a record once per currency."""
+    found: dict[str, BillingRecord] = {}
+    for row in rows:
+        record_id = row["record_id"] or ""
+        price = row["list_price"], row["currency_code"]
+        record = found.get(record_id) or BillingRecord(
+            record_id,
+            row["job_run_id"],
+            row["sku_name"] or "",
+            row["usage_unit"] or "",
+            row["record_type"] or "ORIGINAL",
+            datetime.fromisoformat(row["usage_start_time"] or ""),
+            Decimal(row["usage_quantity"] or "0"),
+        )
+        if price[0] is not None and price[1] is not None:
+            record = replace(record, prices=(*record.prices, (price[1], Decimal(price[0]))))
+        found[record_id] = record
+    return list(found.values())
