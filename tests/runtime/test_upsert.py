@@ -20,6 +20,7 @@ from databricks_bundle_decorators.runtime import (
     RunEnvironment,
     SparkTableIoManager,
 )
+from databricks_bundle_decorators.runtime.checks import Check, MinRowCount, Unique
 from databricks_bundle_decorators.runtime.errors import OutputRejected, TaskRunError
 from databricks_bundle_decorators.runtime.io.table_name import commit_identity, commit_metadata
 from databricks_bundle_decorators.runtime.tables import local_table_path
@@ -42,9 +43,17 @@ def upsert_io() -> SparkTableIoManager:
     )
 
 
-def write(spark: Any, warehouse: Path, keys: list[str], rows: list[Row], run_id: str) -> None:
+def write(
+    spark: Any,
+    warehouse: Path,
+    keys: list[str],
+    rows: list[Row],
+    run_id: str,
+    checks: tuple[Check, ...] = (),
+) -> None:
     environment = RunEnvironment(spark, warehouse, run_id=run_id, backfill_id="bf-1")
-    context = OutputContext("job", "load", KeyScope(BACKFILL, tuple(keys)), environment)
+    scope = KeyScope(BACKFILL, tuple(keys))
+    context = OutputContext("job", "load", scope, environment, checks=checks)
     upsert_io().handle_output(context, orders(spark, rows))
 
 
@@ -84,7 +93,8 @@ def story(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Story:
     warehouse = tmp_path_factory.mktemp("upsert") / "warehouse"
     write(spark, warehouse, [D1, D2, D3], BASE, "r0")
     before = content(spark, warehouse)
-    write(spark, warehouse, [D2], UPSERT, "r1")
+    # the checks judge the key's rows as the commit leaves them: 4, though the output has 2
+    write(spark, warehouse, [D2], UPSERT, "r1", (MinRowCount(4), Unique("order_id")))
     after, commit = content(spark, warehouse), last_commit(spark, warehouse)
     version_after = table_version(spark, warehouse, TABLE)
     write(spark, warehouse, [D2], [(f"{D2}#1", D2, -1)], "r1")
