@@ -11,9 +11,9 @@ PYTEST_ARGS ?=
 # while the other worker runs the tests that need no Spark. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup java spark faketime chromium test lint docs demo wheel bench soak clean
+.PHONY: setup java spark clients faketime chromium test lint docs demo wheel bench soak clean
 
-setup: $(STAMP) java spark
+setup: $(STAMP) java spark clients
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ java:
 # repository (~/.cache/dbxdec/jars, or $$DBXDEC_JARS_DIR); a no-op when they are there.
 spark: $(STAMP) java
 	@$(BIN)/dbxdec setup-spark --quiet
+
+# The client-floor test reads the PySpark API of the oldest Databricks Connect dbxdec supports
+# from its wheel: downloaded once (pip download --no-deps, never installed) into a cache outside
+# the repository (~/.cache/dbxdec/clients, or $$DBXDEC_CLIENTS_DIR); a no-op when it is there.
+clients: $(STAMP)
+	@$(BIN)/python -m tests.client_floor_api
 
 # The tests run dbxdec-run under a deliberately wrong clock with Debian's faketime.
 faketime:

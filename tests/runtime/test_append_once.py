@@ -113,7 +113,9 @@ def test_append_once_is_declared_with_a_partition_column_on_delta() -> None:
         SparkTableIoManager(
             "main.s.t", partition_column="day", format="parquet", write="append_once"
         )
-    with pytest.raises(ValueError, match=r"^write must be 'replace' or 'append_once', got 'once'$"):
+    with pytest.raises(
+        ValueError, match=r"^write must be 'replace', 'append_once' or 'upsert', got 'once'$"
+    ):
         SparkTableIoManager("main.s.t", partition_column="day", write="once")  # type: ignore[arg-type]
     assert SparkTableIoManager("main.s.t").write == "replace"
 

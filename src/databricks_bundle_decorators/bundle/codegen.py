@@ -42,6 +42,7 @@ from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.refs import TaskValueRef
 from ..definitions.task_value_use import task_value_tasks
 from ..errors import DefinitionError
+from .client_floor import compute_floor_problem
 from .notebook_task import as_notebook_task, drop_unused_environment
 from .options import CodegenOptions
 from .settings_values import first_paragraph, plain_copy
@@ -178,6 +179,10 @@ class _JobBuilder:
                     job=job.name,
                     location=self.where,
                 )
+        spec = None if job.cluster is None else job.cluster.spec
+        floor = compute_floor_problem(spec, options.environment_version)
+        if floor is not None:  # below the compute the Databricks path is checked against
+            raise DefinitionError(floor, job=job.name, location=self.where)
         resource: dict[str, Any] = {"name": job.name}
         description = first_paragraph(job.fn, 27_000)
         if description:

@@ -30,6 +30,7 @@ from .formats import TableFormat, TableRef, WriteRequest
 from .layout import TableLayout
 from .parquet import LocalParquetFormat
 from .table_name import TableName, commit_identity, commit_metadata
+from .upsert import check_upsert, upserted
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
@@ -72,7 +73,10 @@ class SparkTableIoManager(IoManager):
             ``"append_once"``: each key is appended once; a run skips the keys the
             table already holds (printing which), unless it is asked to
             ``--force-rewrite`` them (see :mod:`.append_once`). Needs a
-            ``partition_column`` and Delta.
+            ``partition_column`` and Delta. Or ``"upsert"``: the run's rows replace the
+            key's rows with the same ``upsert_on`` values, its other rows are kept
+            (see :mod:`.upsert`); same needs.
+        upsert_on: With ``write="upsert"``: the columns that identify a row.
 
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
@@ -97,8 +101,9 @@ class SparkTableIoManager(IoManager):
         format: FormatName = "auto",
         table_properties: Mapping[str, str] | None = None,
         cluster_by: Sequence[str] | None = None,
-        write: WriteMode = "replace",
+        write: WriteMode | Literal["upsert"] = "replace",
         static_column: str | None = None,
+        upsert_on: Sequence[str] | None = None,
     ) -> None:
         self.table = TableName.parse(table)
         self.partition_column = (
@@ -114,8 +119,13 @@ class SparkTableIoManager(IoManager):
         self.format: FormatName = format
         self.static_column = None if static_column is None else self._static(static_column)
         self.layout = TableLayout.declare(table_properties, cluster_by)
-        self.write: WriteMode = check_write_mode(
-            write, partition_column=self.partition_column, format=format
+        self.upsert_on = check_upsert(
+            write, upsert_on, partition_column=self.partition_column, format=format
+        )
+        self.write: WriteMode | Literal["upsert"] = (
+            "upsert"
+            if self.upsert_on
+            else check_write_mode(write, partition_column=self.partition_column, format=format)
         )
         if self.layout.declared and format == "parquet":
             raise ValueError(
@@ -266,6 +276,14 @@ class SparkTableIoManager(IoManager):
         scope = context.scope
         environment = context.environment
         table_format = self.table_format(environment)
+        if self.upsert_on:  # the key's rows the output does not replace join it
+            frame = upserted(
+                frame,
+                table=self.table_ref(environment),
+                replaced=self.replace_predicate(scope) if scope.keys else None,
+                upsert_on=self.upsert_on,
+                task_key=context.task_key,
+            )
         checks = TaskChecks(context.task_key, tuple(context.checks))
         metering = checks.metering(
             self.partition_column,
