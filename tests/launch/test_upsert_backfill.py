@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.launch.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.io import delta, upsert
 from databricks_bundle_decorators.runtime.io.table_name import split_metadata
 
