@@ -61,9 +61,7 @@ class KeyEdge:
         """:data:`WINDOW` when both sides have time keys and the read is windowed, else
         :data:`EVERY_KEY`."""
         up, down = self.upstream, self.downstream
-        timed = (
-            up is not None and up.is_time_based and down is not None and down.is_time_based
-        )
+        timed = up is not None and up.is_time_based and down is not None and down.is_time_based
         return WINDOW if timed and self.windowed else EVERY_KEY
 
     @property
@@ -119,9 +117,7 @@ def downstream_keys(
     return down.sort_keys(list(found))
 
 
-def upstream_keys(
-    edge: KeyEdge, downstream_key: str, *, now: datetime | None = None
-) -> list[str]:
+def upstream_keys(edge: KeyEdge, downstream_key: str, *, now: datetime | None = None) -> list[str]:
     """The writer's keys that the reader's ``downstream_key`` reads (it waits for them),
     in the writer's order.
 
