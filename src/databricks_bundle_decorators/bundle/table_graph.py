@@ -206,8 +206,8 @@ def _cycle_message(cycle: list[TableEdge]) -> str:
     jobs = " -> ".join([cycle[0].upstream, *(e.downstream for e in cycle)])
     tables = ", ".join(dict.fromkeys(e.table for e in cycle))
     return (
-        f"jobs read each other's tables in a cycle: {jobs} (through {tables}); a job may "
-        "not read, through its sources, a table written by a job that reads its own output"
+        f"jobs read each other's tables in a cycle: {jobs} (through {tables}); no order "
+        "runs each job after the jobs it reads: drop one of these sources, or read another table"
     )
 
 
