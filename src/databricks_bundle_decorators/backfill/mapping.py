@@ -193,7 +193,14 @@ def _time_downstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> li
 
 
 def _key_run(definition: TimeBackfill, first: str, last: str) -> list[str]:
-    """Every existing key from ``first`` to ``last`` inclusive (bounds not checked)."""
+    """Every existing key from ``first`` to ``last`` inclusive, cut to the definition's
+    ``start_date`` and closed ``end_date`` (so a year of lookback over an hourly job
+    that started yesterday walks a day, not a year)."""
+    if definition.compare(first, definition.start_date) < 0:
+        first = definition.start_date
+    end = definition.end_date
+    if end is not None and definition.compare(last, end) > 0:
+        last = end
     run = []
     key = first
     while definition.compare(key, last) <= 0:
