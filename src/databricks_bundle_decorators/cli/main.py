@@ -29,6 +29,7 @@ from . import (
     backfill_commands,
     bundle_commands,
     cost_commands,
+    graph_commands,
     report_commands,
     run_commands,
     setup_commands,
@@ -63,6 +64,7 @@ backfill_commands.register(cli)
 undo_commands.register(cli)  # `backfill` becomes a group: `backfill undo ID` beside it
 cost_commands.register(cli)  # `backfill cost ID`, a second reserved name in that group
 report_commands.register(cli)
+graph_commands.register(cli)
 setup_commands.register(cli)
 
 

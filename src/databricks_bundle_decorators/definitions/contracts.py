@@ -43,6 +43,13 @@ class IoManager(ABC):
     def load_input(self, context: Any) -> Any:
         """Read the upstream output for the keys in ``context.scope``."""
 
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables (``catalog.schema.table``) this IoManager writes, by the name other
+        jobs read them with (``source(name)``); ``()`` when it writes no named table.
+        The bundle's table graph takes a job's writes from here."""
+        return ()
+
 
 class Check(ABC):
     """A condition each slice of a task's output must meet before it is written.

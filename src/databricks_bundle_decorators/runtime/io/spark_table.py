@@ -150,6 +150,11 @@ class SparkTableIoManager(IoManager):
         return checked
 
     @property
+    def tables(self) -> tuple[str, ...]:
+        """The one table this IoManager writes (for the bundle's table graph)."""
+        return (str(self.table),)
+
+    @property
     def partition_columns(self) -> tuple[str, ...]:
         """The table's partition columns, static dimension first (``()``: unpartitioned)."""
         return tuple(c for c in (self.static_column, self.partition_column) if c is not None)

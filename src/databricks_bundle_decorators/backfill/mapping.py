@@ -1,0 +1,258 @@
+"""How the keys of a job that writes a table map to the keys of a job that reads it.
+
+Job B reads a table job A writes. B's run of key ``K`` reads the rows of its key windows,
+lookback included: the half-open span from the start of the ``N``-th key before ``K``
+(``N`` = B's ``lookback``, never before B's ``start_date``) to the end of ``K``. So:
+
+* ``upstream_keys(edge, K)``: the A keys whose windows overlap that span; B's ``K``
+  waits for all of them;
+* ``downstream_keys(edge, S)``: the B keys whose span overlaps A's window of ``S``: for
+  two daily jobs with lookback ``N``, ``S`` .. ``S+N``; for daily -> monthly, the month
+  containing the day.
+
+Two static x time jobs map per static value (``eu:S`` feeds only ``eu:...`` keys); when
+only one side has a static dimension, every static value maps through the time parts.
+A read that is not filtered to the run's windows (a source without ``event_time``), or
+a side without time keys (static keys, no backfill definition), maps every key to every
+key. A job without a backfill definition has one key, :data:`UNPARTITIONED`.
+
+Pure functions of the backfill definitions: no I/O, no clock unless an open
+``end_date`` has to be enumerated for an every-key mapping (``now``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from whenever import Instant
+
+from .base import BackfillDef
+from .multi import SEPARATOR, MultiBackfill, split_key
+from .time_backfill import TimeBackfill
+
+UNPARTITIONED = ""
+"""The one key of a job without a backfill definition: a run with no ``backfill_key``."""
+
+WINDOW = "window"
+"""Mapping kind: key windows overlap, with the reader's lookback."""
+EVERY_KEY = "all"
+"""Mapping kind: every key of the reader reads every key of the writer."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEdge:
+    """The key relation between a job that writes a table and a job that reads it.
+
+    Attributes:
+        upstream: The writer's backfill definition (``None``: it has none).
+        downstream: The reader's backfill definition (``None``: it has none).
+        windowed: Whether the reader's read is filtered to its run's windows (its
+            source declares an ``event_time``).
+    """
+
+    upstream: BackfillDef | None
+    downstream: BackfillDef | None
+    windowed: bool = True
+
+    @property
+    def mapping(self) -> str:
+        """:data:`WINDOW` when both sides have time keys and the read is windowed, else
+        :data:`EVERY_KEY`."""
+        up, down = self.upstream, self.downstream
+        timed = up is not None and up.is_time_based and down is not None and down.is_time_based
+        return WINDOW if timed and self.windowed else EVERY_KEY
+
+    @property
+    def per_static_value(self) -> bool:
+        """Whether keys map within each static value (both sides static x time)."""
+        return (
+            self.mapping == WINDOW
+            and isinstance(self.upstream, MultiBackfill)
+            and isinstance(self.downstream, MultiBackfill)
+        )
+
+    @property
+    def lookback(self) -> int:
+        """The reader's lookback in its own keys (0 for an every-key mapping)."""
+        time = _time_of(self.downstream)
+        return time.lookback if time is not None and self.mapping == WINDOW else 0
+
+    def describe(self) -> str:
+        """One line for people, e.g. ``daily -> monthly (window overlap, lookback 1)``."""
+        up = _kind(self.upstream)
+        down = _kind(self.downstream)
+        if self.mapping == EVERY_KEY:
+            why = "read not filtered by window" if not self.windowed else "no time keys"
+            return f"{up} -> {down} (every key, {why})"
+        static = ", per static value" if self.per_static_value else ""
+        return f"{up} -> {down} (window overlap, lookback {self.lookback}{static})"
+
+
+def downstream_keys(
+    edge: KeyEdge, upstream_keys: Iterable[str], *, now: datetime | None = None
+) -> list[str]:
+    """The reader's keys that read any of ``upstream_keys``, in the reader's order.
+
+    Args:
+        edge: The writer -> reader relation.
+        upstream_keys: Keys of the writer (changed, e.g. backfilled).
+        now: Bounds an open ``end_date`` when every key of the reader is meant.
+
+    Raises:
+        ValueError: a key is not a valid key of the writer.
+    """
+    given = list(upstream_keys)
+    for key in given:
+        _validate(edge.upstream, key, "upstream key")
+    if not given:
+        return []
+    down = edge.downstream
+    if edge.mapping == EVERY_KEY or down is None:
+        return _all_keys(down, now)
+    found: set[str] = set()
+    for key in given:
+        found.update(_window_downstream(edge, key))
+    return down.sort_keys(list(found))
+
+
+def upstream_keys(edge: KeyEdge, downstream_key: str, *, now: datetime | None = None) -> list[str]:
+    """The writer's keys that the reader's ``downstream_key`` reads (it waits for them),
+    in the writer's order.
+
+    Raises:
+        ValueError: ``downstream_key`` is not a valid key of the reader.
+    """
+    _validate(edge.downstream, downstream_key, "downstream key")
+    up = edge.upstream
+    if edge.mapping == EVERY_KEY or up is None:
+        return _all_keys(up, now)
+    return up.sort_keys(_window_upstream(edge, downstream_key))
+
+
+# -- the window mapping ----------------------------------------------------------------
+
+
+def _window_downstream(edge: KeyEdge, key: str) -> list[str]:
+    up, down = edge.upstream, edge.downstream
+    static, time = _parts(up, key)
+    times = _time_downstream(_require_time(up), _require_time(down), time)
+    if not isinstance(down, MultiBackfill):
+        return times
+    if isinstance(up, MultiBackfill):  # per static value
+        values = [static] if static in down.static.declared_keys else []
+    else:
+        values = list(down.static.declared_keys)
+    return [f"{value}{SEPARATOR}{t}" for value in values for t in times]
+
+
+def _window_upstream(edge: KeyEdge, key: str) -> list[str]:
+    up, down = edge.upstream, edge.downstream
+    static, time = _parts(down, key)
+    times = _time_upstream(_require_time(up), _require_time(down), time)
+    if not isinstance(up, MultiBackfill):
+        return times
+    if isinstance(down, MultiBackfill):  # per static value
+        values = [static] if static in up.static.declared_keys else []
+    else:
+        values = list(up.static.declared_keys)
+    return [f"{value}{SEPARATOR}{t}" for value in values for t in times]
+
+
+def _read_span(reader: TimeBackfill, key: str) -> tuple[Instant, Instant]:
+    """The half-open span of instants the reader's ``key`` reads, lookback included
+    (``previous_keys`` stops at the reader's ``start_date``, as a run's lookback does)."""
+    earlier = reader.previous_keys(key, reader.lookback) if reader.lookback else []
+    first = earlier[0] if earlier else key
+    return reader.window(first).start, reader.window(key).end
+
+
+def _time_upstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> list[str]:
+    lo, hi = _read_span(reader, key)
+    # Windows tile the timeline, so the overlapping keys are the run from the key holding
+    # ``lo`` to the key holding the last instant before ``hi``.
+    last = writer.key_of(hi.subtract(nanoseconds=1))
+    return [k for k in _key_run(writer, writer.key_of(lo), last) if _valid(writer, k)]
+
+
+def _time_downstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> list[str]:
+    window = writer.window(key)
+    first = reader.key_of(window.start)
+    # A reader key reads back ``lookback`` keys, so the last one that can reach the
+    # window lies that many keys after the key holding the window's last instant.
+    last = reader.shift_key(reader.key_of(window.end.subtract(nanoseconds=1)), reader.lookback)
+    found = []
+    for candidate in _key_run(reader, first, last):
+        if not _valid(reader, candidate):
+            continue
+        lo, hi = _read_span(reader, candidate)
+        if lo < window.end and window.start < hi:
+            found.append(candidate)
+    return found
+
+
+def _key_run(definition: TimeBackfill, first: str, last: str) -> list[str]:
+    """Every existing key from ``first`` to ``last`` inclusive, cut to the definition's
+    ``start_date`` and closed ``end_date`` (so a year of lookback over an hourly job
+    that started yesterday walks a day, not a year)."""
+    if definition.compare(first, definition.start_date) < 0:
+        first = definition.start_date
+    end = definition.end_date
+    if end is not None and definition.compare(last, end) > 0:
+        last = end
+    run = []
+    key = first
+    while definition.compare(key, last) <= 0:
+        run.append(key)
+        key = definition.shift_key(key, 1)
+    return run
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _time_of(definition: BackfillDef | None) -> TimeBackfill | None:
+    if isinstance(definition, MultiBackfill):
+        return definition.time
+    return definition if isinstance(definition, TimeBackfill) else None
+
+
+def _require_time(definition: BackfillDef | None) -> TimeBackfill:
+    time = _time_of(definition)
+    if time is None:  # pragma: no cover - the window mapping has time keys on both sides
+        raise ValueError("the window mapping needs time keys on both sides")
+    return time
+
+
+def _parts(definition: BackfillDef | None, key: str) -> tuple[str | None, str]:
+    if isinstance(definition, MultiBackfill):
+        parts = split_key(key)
+        return parts.static, parts.time
+    return None, key
+
+
+def _kind(definition: BackfillDef | None) -> str:
+    return "unpartitioned" if definition is None else definition.kind
+
+
+def _valid(definition: BackfillDef, key: str) -> bool:
+    try:
+        definition.validate_key(key)
+    except ValueError:
+        return False
+    return True
+
+
+def _validate(definition: BackfillDef | None, key: str, what: str) -> None:
+    if definition is None:
+        if key != UNPARTITIONED:
+            raise ValueError(
+                f"{what} {key!r}: the job has no backfill definition; its one key is ''"
+            )
+        return
+    definition.validate_key(key, what=what)
+
+
+def _all_keys(definition: BackfillDef | None, now: datetime | None) -> list[str]:
+    return [UNPARTITIONED] if definition is None else definition.keys(now=now)
