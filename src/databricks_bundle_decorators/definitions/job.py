@@ -17,6 +17,7 @@ from .graph import TaskGraph
 from .source import SourceLocation
 from .sources import Source, check_sources
 from .tracing import tracing
+from .triggers import TableUpdate, Trigger, trigger_of
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -57,8 +58,10 @@ class JobDefinition:
         source: SourceLocation,
         sources: tuple[Source, ...] = (),
         check_results: str | None = None,
+        trigger: Trigger | None = None,
     ) -> None:
         self.fn = fn
+        self.trigger = trigger
         self.check_results = check_results
         self.name = name
         self.params = dict(params)
@@ -182,6 +185,7 @@ def make_job(
     job_name = name or fn.__name__
     settings = dict(settings)
     check_results = settings.pop("check_results", None)
+    trigger = trigger_of(settings, backfill, job_name or "?", where)
     if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
         raise DefinitionError(
             f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "
@@ -214,10 +218,13 @@ def make_job(
             job=job_name,
             location=where,
         )
+    checked_params = _check_params(params, job_name, where)
+    if isinstance(trigger, TableUpdate):  # names under the reserved dbxdec_ prefix
+        checked_params.update(trigger.parameters())
     definition = JobDefinition(
         fn,
         name=job_name,
-        params=_check_params(params, job_name, where),
+        params=checked_params,
         backfill=backfill,
         cluster=cluster,
         schedule=_schedule(schedule, backfill, job_name, where),
@@ -225,6 +232,7 @@ def make_job(
         source=source,
         sources=check_sources(sources, job_name, where),
         check_results=check_results_table(check_results, job_name, where),
+        trigger=trigger,
     )
     registry.add(definition)
     return definition
