@@ -14,6 +14,7 @@ Example:
 
 from .backfill import (
     BackfillDef,
+    CatchUp,
     DailyBackfill,
     HourlyBackfill,
     MonthlyBackfill,
@@ -27,11 +28,13 @@ from .backfill import (
     get_run_logical_date,
 )
 from .definitions import (
+    FileArrival,
     JobCluster,
     JobDefinition,
     Registry,
     RetryPolicy,
     Source,
+    TableUpdate,
     TaskDefinition,
     all_partitions,
     default_registry,
@@ -52,9 +55,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackfillDef",
+    "CatchUp",
     "DailyBackfill",
     "DbxdecError",
     "DefinitionError",
+    "FileArrival",
     "HourlyBackfill",
     "JobCluster",
     "JobDefinition",
@@ -65,6 +70,7 @@ __all__ = [
     "RetryPolicy",
     "Source",
     "StaticBackfill",
+    "TableUpdate",
     "TaskDefinition",
     "TimeWindow",
     "UsageError",

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .time_backfill import TimeBackfill
+if TYPE_CHECKING:
+    from .time_backfill import TimeBackfill
 
 
 @dataclass(frozen=True, slots=True)
