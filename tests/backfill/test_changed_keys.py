@@ -67,9 +67,7 @@ def test_missing_since_is_every_key_after_the_last_present_one(
 ) -> None:
     daily = DailyBackfill("2024-01-01")
     done = [p for p in present if p <= current]
-    if not done:
-        expected = [current]
-    elif max(done) >= current:
+    if not done or max(done) >= current:
         expected = [current]
     else:
         expected = list(range(max(done) + 1, current + 1))

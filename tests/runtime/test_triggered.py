@@ -243,3 +243,16 @@ def test_without_change_feed_a_replace_where_commit_names_its_keys_best_effort(
     )
     assert result.succeeded, result
     assert _days(spark, warehouse, "main.out.plain_1") == ["2024-03-09", "2024-03-10", "2024-03-11"]
+
+
+def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
+    spark: Any, warehouse: Path
+) -> None:
+    from databricks_bundle_decorators.runtime.local_trigger import simulated_trigger
+
+    path = TableName.parse(CDF.name).local_path(warehouse)
+    latest = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+    params = simulated_trigger(registry.get("lookback_job"), warehouse, from_version=2)
+    assert json.loads(params[TRIGGER_TABLES_PARAM]) == [CDF.name]
+    assert params[TRIGGER_VERSIONS_PARAM].startswith(f"{CDF.name}={latest}@")
+    assert params[TRIGGER_FROM_VERSION_PARAM] == "2"
