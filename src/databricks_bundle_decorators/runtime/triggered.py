@@ -18,7 +18,7 @@ and a run that is not table-triggered is left alone):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
@@ -63,27 +63,20 @@ def run_triggered(
     environment: RunEnvironment,
     run: Callable[[TaskRunRequest], None],
 ) -> bool:
-    """Run ``request`` as a task of a table-triggered run (through ``run``); return
-    ``False`` (nothing done) when the run is not one.
+    """Run ``request`` as a task of a table-triggered or catching-up run (through
+    ``run``, with the stored keys); return ``False`` (nothing done) when the run is not one.
 
     Raises:
         TaskRunError: the changed keys cannot be known (one line naming the remedy),
             or no watermark exists yet; nothing is written.
     """
     job = request.job
+    found = _state_of(job, request.params, environment)
+    if found is None:
+        return False
+    state, versions, catch_up = found
     trigger = job.trigger
     params = request.params
-    if any(params.get(name) for name in _EXPLICIT):
-        return False  # an explicit key (or an undo, presence or refresh run) wins
-    versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
-    catch_up = getattr(job.backfill, "catch_up", None)
-    if versions is not None and isinstance(trigger, TableUpdate):
-        table = trigger.state_table
-    elif isinstance(catch_up, CatchUp):
-        table = catch_up_state_table(job, catch_up, environment)
-    else:
-        return False
-    state = TriggerState(environment, table, job.name)
     job_run = job_run_of(environment.run_id)
     stored = state.stored_run(job_run)
     if stored is None:
@@ -98,7 +91,8 @@ def run_triggered(
     )
     if stored.written:
         _logger.info("run %s of job %r: keys %s", job_run, job.name, stored.written)
-        inner = {**params, TRIGGER_VERSIONS_PARAM: ""}  # resolved: not again inside
+        # Resolved: the inner run has an explicit key, so it does not come back here.
+        inner = {**params, BACKFILL_KEY_PARAM: keys.primary, TRIGGER_VERSIONS_PARAM: ""}
         run(replace(request, params=inner, keys=keys))
     tasks = set(job.graph.topological_order())
     done = state.mark_done(job_run, request.task_key)
@@ -107,6 +101,38 @@ def run_triggered(
     if tasks <= done and not state.run_advanced(job_run):
         state.advance(job_run, stored.versions, stored.pending)
     return True
+
+
+def _state_of(
+    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
+) -> tuple[TriggerState, dict[str, int] | None, CatchUp | None] | None:
+    """The state table of a triggered or catching-up run, its triggered versions and its
+    catch-up; ``None`` for any other run (an explicit key, or an undo, presence or
+    refresh run, always wins)."""
+    if any(params.get(name) for name in _EXPLICIT):
+        return None
+    trigger = job.trigger
+    versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
+    catch_up = getattr(job.backfill, "catch_up", None)
+    if versions is not None and isinstance(trigger, TableUpdate):
+        table = trigger.state_table
+    elif isinstance(catch_up, CatchUp):
+        table = catch_up_state_table(job, catch_up, environment)
+    else:
+        return None
+    return TriggerState(environment, table, job.name), versions, catch_up
+
+
+def stored_written_keys(
+    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
+) -> tuple[str, ...] | None:
+    """The keys a triggered or catching-up run (``environment.run_id``) stored, for the
+    record of a local run; ``None`` for any other run or before a task stored them."""
+    found = _state_of(job, params, environment)
+    if found is None:
+        return None
+    stored = found[0].stored_run(job_run_of(environment.run_id))
+    return stored.written if stored is not None else None
 
 
 def _resolve(
