@@ -2,8 +2,10 @@
 
 One small Delta table (``TableUpdate(state_table=...)``) that every task of a run reads,
 so a run's keys are resolved once and every task and every repair of the run processes
-the same ones. It is append-only (blind appends never conflict with each other, so
-concurrent tasks never fail on it); each row is one fact:
+the same ones. It is append-only: appends do not conflict with each other ("Isolation
+levels and write conflicts", https://docs.databricks.com/aws/en/optimizations/isolation-level;
+the table's creation, a metadata change, is the one write two first tasks could race on).
+Each row is one fact:
 
 ============  ==============  ================================================
 kind          name            value
