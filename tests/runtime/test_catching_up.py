@@ -15,6 +15,7 @@ from databricks_bundle_decorators.runtime import run_job_locally
 from databricks_bundle_decorators.runtime.context import RunEnvironment
 from databricks_bundle_decorators.runtime.io.table_name import TableName
 from databricks_bundle_decorators.runtime.keys import get_written_keys
+from databricks_bundle_decorators.runtime.local_trigger import pending_line
 from databricks_bundle_decorators.runtime.triggered import pending_keys
 
 pytestmark = pytest.mark.spark
@@ -90,3 +91,9 @@ def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
     left = pending_keys(registry.get("capped_job"), RunEnvironment(spark, warehouse))
     assert left == tuple(f"2024-03-{d:02d}" for d in range(9, 22))
     assert len(left) == 13
+    line = pending_line(registry.get("capped_job"), warehouse)  # what status --local prints
+    assert line == (
+        "13 keys left for the next runs (max_keys): "
+        + ", ".join(f"2024-03-{d:02d}" for d in range(9, 19))
+        + " and 3 more"
+    )
