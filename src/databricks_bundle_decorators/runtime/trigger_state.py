@@ -18,7 +18,8 @@ kind          name            value
 The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
 ``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
 the run has a ``done`` row: the processed-version watermark moves only after the last
-task committed. ``deploy`` (or ``--from-version``) gives the first watermark.
+task committed. The first watermark comes from ``--from-version`` (``deploy`` does not
+record one yet; :data:`DEPLOY_RUN` names the row it is to write).
 """
 
 from __future__ import annotations

@@ -35,7 +35,12 @@ from ..backfill.wire import (
     BACKFILL_UNDO_PARAM,
     parse_run_time,
 )
-from ..backfill.wire.trigger import TRIGGER_VERSIONS_PARAM, from_version, triggered_versions
+from ..backfill.wire.trigger import (
+    TRIGGER_FROM_VERSION_PARAM,
+    TRIGGER_VERSIONS_PARAM,
+    from_version,
+    triggered_versions,
+)
 from ..definitions import JobDefinition
 from ..definitions.triggers import TableUpdate
 from .catching_up import catch_up_state_table, resolve_catch_up
@@ -158,8 +163,8 @@ def _resolve(
         if after is None:
             raise TaskRunError(
                 f"job {job.name!r}: no processed version of source {source.name} is recorded "
-                "(dbxdec deploy records it); pass --from-version N to process its versions "
-                "from N on"
+                "yet; start the first run with --from-version N (job parameter "
+                f"{TRIGGER_FROM_VERSION_PARAM}=N) to process its versions from N on"
             )
         if target > after:
             changed |= changed_keys(

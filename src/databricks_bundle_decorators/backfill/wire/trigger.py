@@ -9,7 +9,7 @@ A job declared with ``@job(trigger=TableUpdate(...))`` carries three more job pa
   (``{{job.trigger.table_update.`cat.sch.tbl`.version}}`` and
   ``...commit_timestamp.iso_datetime``);
 * ``dbxdec_trigger_from_version``: empty, or the source version a first run starts after
-  (``--from-version``), overriding the one ``deploy`` recorded.
+  (``--from-version``), overriding the recorded watermark.
 
 Source of the references: "Trigger jobs when source tables are updated",
 https://docs.databricks.com/aws/en/jobs/trigger-table-update (job parameters of a
