@@ -14,6 +14,7 @@ Example:
 
 from .backfill import (
     BackfillDef,
+    CatchUp,
     DailyBackfill,
     Deadline,
     DeadlineMonitor,
@@ -29,11 +30,13 @@ from .backfill import (
     get_run_logical_date,
 )
 from .definitions import (
+    FileArrival,
     JobCluster,
     JobDefinition,
     Registry,
     RetryPolicy,
     Source,
+    TableUpdate,
     TaskDefinition,
     all_partitions,
     default_registry,
@@ -54,11 +57,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackfillDef",
+    "CatchUp",
     "DailyBackfill",
     "DbxdecError",
     "Deadline",
     "DeadlineMonitor",
     "DefinitionError",
+    "FileArrival",
     "HourlyBackfill",
     "JobCluster",
     "JobDefinition",
@@ -69,6 +74,7 @@ __all__ = [
     "RetryPolicy",
     "Source",
     "StaticBackfill",
+    "TableUpdate",
     "TaskDefinition",
     "TimeWindow",
     "UsageError",

@@ -4,6 +4,7 @@ This layer is pure: values and arithmetic, no I/O, no imports from other layers.
 """
 
 from .base import BackfillDef
+from .catch_up import CatchUp
 from .context import (
     BACKFILL_EXACT_PARAM,
     BACKFILL_KEY_PARAM,
@@ -40,6 +41,7 @@ __all__ = [
     "BACKFILL_PARAMS",
     "BACKFILL_START_KEY_PARAM",
     "BackfillDef",
+    "CatchUp",
     "DailyBackfill",
     "Deadline",
     "DeadlineMonitor",

@@ -18,6 +18,7 @@ from whenever import (
 
 from .base import BackfillDef
 from .cadence import DAILY, HOURLY, MONTHLY, WEEKLY, Cadence
+from .catch_up import CatchUp
 from .windows import TimeWindow
 
 
@@ -86,6 +87,8 @@ class TimeBackfill(BackfillDef):
             cron fire (auto-derived keys only).
         data_lag: Periods subtracted from "now" for :meth:`current_key` and the default
             end bound, for sources that deliver late.
+        catch_up: :class:`CatchUp`: a scheduled run also processes the keys missing
+            since the last key present in the job's tables (self-healing schedule).
 
     Raises:
         ValueError: a bound in the wrong format, ``start_date`` after ``end_date``,
@@ -100,6 +103,7 @@ class TimeBackfill(BackfillDef):
     lookback: int = 0
     collect_schedule_gaps: bool = False
     data_lag: int = 0
+    catch_up: CatchUp | None = None
     _start: PlainDateTime = field(init=False, repr=False, compare=False)
     _end: PlainDateTime | None = field(init=False, repr=False, compare=False)
 
@@ -109,6 +113,8 @@ class TimeBackfill(BackfillDef):
         _check_count(self.data_lag, "data_lag")
         if not isinstance(self.collect_schedule_gaps, bool):
             raise ValueError("collect_schedule_gaps must be True or False")
+        if self.catch_up is not None and not isinstance(self.catch_up, CatchUp):
+            raise ValueError("catch_up must be CatchUp(...) or None")
         start = self.cadence.parse(self.start_date, what="start_date")
         self._require_existing(start, "start_date")
         end: PlainDateTime | None = None

@@ -47,6 +47,7 @@ from .notebook_task import as_notebook_task, drop_unused_environment
 from .options import CodegenOptions
 from .settings_values import first_paragraph, plain_copy
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
+from .triggers import trigger_setting
 from .typed import models, plain_text
 
 FOR_EACH_TASK_SUFFIX = "_iteration"
@@ -200,6 +201,8 @@ class _JobBuilder:
             if options.pause_schedules:
                 schedule["pause_status"] = "PAUSED"
             resource["schedule"] = schedule
+        if job.trigger is not None:
+            resource["trigger"] = trigger_setting(job.trigger, paused=options.pause_schedules)
         resource["max_concurrent_runs"] = (
             BACKFILL_MAX_CONCURRENT_RUNS if job.backfill is not None else 1
         )

@@ -198,6 +198,12 @@ def status_command(
             f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""
         )
         click.echo(f"Checks were off (dbxdec backfill --no-checks) in the latest run of: {shown}")
+    if connection.local:  # keys a triggered or catching-up job left (max_keys)
+        from ..runtime.local_trigger import pending_line
+
+        line = pending_line(definition, config.warehouse)
+        if line is not None:
+            click.echo(line)
     if html_file is not None:
         click.echo(f"Wrote {html_file}")
 

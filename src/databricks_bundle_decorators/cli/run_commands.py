@@ -57,6 +57,20 @@ def _print_event(event: TaskEvent) -> None:
     metavar="NAME=VALUE",
     help="Set a job parameter (repeatable; a repeated name: the last wins).",
 )
+@click.option(
+    "--trigger",
+    "trigger",
+    type=click.Choice(["table_update"]),
+    default=None,
+    help="Simulate the job's TableUpdate trigger from the local tables' current versions.",
+)
+@click.option(
+    "--from-version",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="With --trigger: process the watched tables' versions from N on (first run).",
+)
 @click.option("--local", is_flag=True, help="Run on the embedded local Spark (required).")
 @click.option(
     "--warehouse",
@@ -74,6 +88,8 @@ def run_command(
     exact: bool,
     force_rewrite: bool,
     params: tuple[tuple[str, str], ...],
+    trigger: str | None,
+    from_version: int | None,
     local: bool,
     warehouse: Path | None,
     project: Path | None,
@@ -90,6 +106,7 @@ def run_command(
       dbxdec run sales_pipeline --start 2024-01-01 --end 2024-01-31 --local
       dbxdec run sales_pipeline --key 2024-01-31 --task clean_events --local
       dbxdec run sales_pipeline --key 2024-01-31 --force-rewrite --local
+      dbxdec run orders_job --trigger table_update --from-version 1 --local
 
     A ranged run (--start/--end) processes all its keys in one run, as a ranged
     Databricks run does. Tables are Delta tables under the local warehouse. Exit
@@ -106,6 +123,13 @@ def run_command(
         run_params[BACKFILL_FORCE_REWRITE_PARAM] = "true"
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
+    if from_version is not None and trigger is None:
+        raise UsageError("--from-version goes with --trigger table_update")
+    if trigger is not None:
+        from ..runtime.local_trigger import simulated_trigger
+
+        job = registry.get(job_name)
+        run_params.update(simulated_trigger(job, target, from_version=from_version))
     click.echo(f"Running {job_name} locally (tables under {target})")
     run_id, started = new_run_id(), time.time()
     try:

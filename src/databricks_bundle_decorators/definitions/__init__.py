@@ -15,10 +15,12 @@ from .task_values import (
     set_task_value,
     use_task_value_store,
 )
+from .triggers import FileArrival, TableUpdate
 
 __all__ = [
     "AllPartitions",
     "Diagnostic",
+    "FileArrival",
     "ForEachSpec",
     "InputEdge",
     "JobCluster",
@@ -27,6 +29,7 @@ __all__ = [
     "Registry",
     "RetryPolicy",
     "Source",
+    "TableUpdate",
     "TaskDefinition",
     "TaskGraph",
     "TaskNode",

@@ -18,6 +18,7 @@ from .graph import TaskGraph
 from .source import SourceLocation
 from .sources import Source, check_sources
 from .tracing import tracing
+from .triggers import TableUpdate, Trigger, trigger_of
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -61,9 +62,11 @@ class JobDefinition:
         sources: tuple[Source, ...] = (),
         check_results: str | None = None,
         deadlines: KeyDeadlines | None = None,
+        trigger: Trigger | None = None,
     ) -> None:
         self.fn = fn
         self.deadlines = deadlines
+        self.trigger = trigger
         self.check_results = check_results
         self.name = name
         self.params = dict(params)
@@ -188,6 +191,7 @@ def make_job(
     settings = dict(settings)
     check_results = settings.pop("check_results", None)
     deadline = settings.pop("deadline", None)
+    trigger = trigger_of(settings, backfill, job_name or "?", where)
     if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
         raise DefinitionError(
             f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "
@@ -221,10 +225,13 @@ def make_job(
             location=where,
         )
     quartz = _schedule(schedule, backfill, job_name, where)
+    checked_params = _check_params(params, job_name, where)
+    if isinstance(trigger, TableUpdate):  # names under the reserved dbxdec_ prefix
+        checked_params.update(trigger.parameters())
     definition = JobDefinition(
         fn,
         name=job_name,
-        params=_check_params(params, job_name, where),
+        params=checked_params,
         backfill=backfill,
         cluster=cluster,
         schedule=quartz,
@@ -233,6 +240,7 @@ def make_job(
         sources=check_sources(sources, job_name, where),
         check_results=check_results_table(check_results, job_name, where),
         deadlines=key_deadlines(deadline, backfill, quartz, job_name, where),
+        trigger=trigger,
     )
     registry.add(definition)
     return definition

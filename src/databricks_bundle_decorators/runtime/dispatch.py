@@ -47,6 +47,7 @@ from .scope import KeyScope
 from .sources import read_source
 from .task_errors import error_text
 from .task_subset import require_upstream_partitions, selected_tasks
+from .triggered import run_triggered
 from .undo import undo_outputs
 
 
@@ -245,6 +246,9 @@ def run_task(
     """
     job = request.job
     node = find_task(job, request.task_key)
+    rerun = lambda inner: run_task(inner, environment=environment, task_values=task_values)  # noqa: E731
+    if run_triggered(request, environment, rerun):  # keys from what changed: triggered.py
+        return
     presence = presence_order(job, request.params)
     order = undo_order(job, request.params)
     refresh = full_refresh_order(job, request.params)

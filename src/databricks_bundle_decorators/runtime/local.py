@@ -29,6 +29,7 @@ from .spark import local_spark_session, prepare_local_spark
 from .task_errors import user_frames
 from .task_subset import encode_tasks, selected_tasks
 from .task_values import LocalTaskValueStore
+from .triggered import stored_written_keys
 
 TaskStatus = Literal["succeeded", "failed", "skipped"]
 EventKind = Literal["started", "finished"]
@@ -156,7 +157,8 @@ def run_job_locally(
             broken[task_key] = task_key
         results.append(result)
         _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
-    return JobRunResult(not broken, results, run_id, key_tuple)
+    stored = stored_written_keys(job, full_params, environment)  # a triggered run's keys
+    return JobRunResult(not broken, results, run_id, key_tuple if stored is None else stored)
 
 
 def pin_run_time(

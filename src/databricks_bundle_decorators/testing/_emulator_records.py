@@ -129,6 +129,7 @@ class RunRecord:
     user_cancelled_or_timedout: bool = False
     task_run_ids: tuple[int, ...] = ()
     only: tuple[str, ...] = ()  # run-now's ``only``: the tasks this run has (empty: all)
+    trigger: str = "ONE_TIME"  # jobs.TriggerType; TABLE for a fired table-update trigger
 
     @property
     def active(self) -> bool:

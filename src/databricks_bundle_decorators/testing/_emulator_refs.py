@@ -51,6 +51,10 @@ _DOCUMENTED = re.compile(
             rf"job\.parameters\.{_IDENTIFIER}",
             r"job\.trigger\.type",
             r"job\.trigger\.file_arrival\.location",
+            # Table-update triggers: https://docs.databricks.com/aws/en/jobs/trigger-table-update
+            r"job\.trigger\.table_update\.updated_tables",
+            rf"job\.trigger\.table_update\.{_IDENTIFIER}\.version",
+            rf"job\.trigger\.table_update\.{_IDENTIFIER}\.commit_timestamp\.{_TIME}",
             rf"job\.trigger\.time\.{_TIME}",
             r"task\.(?:name|run_id|execution_count|notebook_path)",
             rf"tasks\.{_IDENTIFIER}\.{_TASK_FIELDS}",

@@ -71,7 +71,7 @@ def run_json(
         "creator_user_name": user_name,
         "run_name": run.run_name,
         "run_type": "JOB_RUN",
-        "trigger": "ONE_TIME",
+        "trigger": run.trigger,
         "format": "MULTI_TASK",
         "state": state,
         "status": status,

@@ -71,6 +71,7 @@ from ._emulator_order import RUNS_LIST_ORDERS
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 from ._emulator_statements import StatementsModel
 from ._emulator_sync import SyncControls
+from ._emulator_triggers import TriggerControls
 from ._emulator_workspace import WorkspaceModel
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus

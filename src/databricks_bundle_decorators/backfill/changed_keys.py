@@ -1,0 +1,97 @@
+"""Which keys a data-driven run writes: changed source keys widened by lookback, capped.
+
+dbxdec's ``lookback=N`` means a run for key K *reads* K-N..K and writes K. So a change to
+source key S affects the outputs S..S+N: each changed key S schedules the output keys
+``S .. min(S+N, current key)`` (S itself at least, when S is after the current key).
+
+Example (daily, lookback 2, current key D): changes to D-5 and D-1 write
+D-5, D-4, D-3 (from D-5) and D-1, D (from D-1): ``{D-5, D-4, D-3, D-1, D}``.
+
+``max_keys`` caps a run: the oldest keys are taken, the rest stay pending for the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .time_backfill import TimeBackfill
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPlan:
+    """The keys one run writes, and those left for later runs (both sorted, disjoint)."""
+
+    run: tuple[str, ...]
+    pending: tuple[str, ...]
+
+
+def affected_keys(backfill: TimeBackfill, changed: Iterable[str], current: str) -> list[str]:
+    """Output keys affected by changes to source keys ``changed`` (sorted, distinct).
+
+    Keys before the definition's ``start_date`` are dropped (they have no output).
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> daily = DailyBackfill("2024-01-01", lookback=2)
+        >>> affected_keys(daily, ["2024-01-05", "2024-01-09"], "2024-01-10")
+        ['2024-01-05', '2024-01-06', '2024-01-07', '2024-01-09', '2024-01-10']
+    """
+    found: set[str] = set()
+    for key in set(changed):
+        if not _in_bounds(backfill, key):
+            continue
+        last = backfill.shift_key(key, backfill.lookback)
+        if backfill.compare(last, current) > 0:
+            last = key if backfill.compare(key, current) > 0 else current
+        found.update(_span(backfill, key, last))
+    return backfill.sort_keys(list(found))
+
+
+def plan_keys(backfill: TimeBackfill, keys: Iterable[str], max_keys: int | None) -> KeyPlan:
+    """``keys`` split into this run's (the oldest ``max_keys``) and the pending rest."""
+    ordered = backfill.sort_keys(list(keys))
+    if max_keys is None or len(ordered) <= max_keys:
+        return KeyPlan(tuple(ordered), ())
+    return KeyPlan(tuple(ordered[:max_keys]), tuple(ordered[max_keys:]))
+
+
+def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) -> list[str]:
+    """The keys after the last present key up to ``current``, oldest first.
+
+    With no present key at all, only ``current`` (nothing to heal from).
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> missing_since(DailyBackfill("2024-01-01"), ["2024-01-03", "2024-01-05"],
+        ...               "2024-01-09")
+        ['2024-01-06', '2024-01-07', '2024-01-08', '2024-01-09']
+    """
+    done = [k for k in present if backfill.compare(k, current) <= 0]
+    if not done:
+        return [current]
+    last = backfill.sort_keys(done)[-1]
+    if backfill.compare(last, current) >= 0:
+        return [current]
+    return _span(backfill, backfill.shift_key(last, 1), current)
+
+
+def _in_bounds(backfill: TimeBackfill, key: str) -> bool:
+    try:
+        backfill.validate_key(key)
+    except ValueError:
+        return False
+    return True
+
+
+def _span(backfill: TimeBackfill, first: str, last: str) -> list[str]:
+    """The existing keys from ``first`` to ``last`` inclusive (no clock involved)."""
+    keys: list[str] = []
+    key = first
+    while backfill.compare(key, last) <= 0:
+        if _in_bounds(backfill, key):
+            keys.append(key)
+        key = backfill.shift_key(key, 1)
+    return keys

@@ -1,0 +1,77 @@
+"""Static check: no code path reads a Delta table's ``_delta_log`` files.
+
+Unity Catalog manages where a managed table's files live, so dbxdec learns about a table's
+commits only through documented interfaces (the change data feed, ``DESCRIBE HISTORY``).
+The one use of the log folder allowed is asking whether a *local* folder holds a Delta
+table at all: ``(path / DELTA_LOG).is_dir()`` (or ``.exists()``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
+_EXISTENCE = frozenset({"is_dir", "exists"})
+
+
+def delta_log_reads(source: str) -> list[int]:
+    """Lines of ``source`` that touch ``_delta_log`` other than to test a folder exists."""
+    tree = ast.parse(source)
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    lines: list[int] = []
+    for node in ast.walk(tree):
+        mentions = (isinstance(node, ast.Constant) and "_delta_log" in str(node.value)) or (
+            isinstance(node, ast.Name) and node.id == "DELTA_LOG"
+        )
+        if mentions and not _allowed(node, parents):
+            lines.append(getattr(node, "lineno", 0))
+    return lines
+
+
+def _allowed(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    parent = parents.get(node)
+    if isinstance(parent, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == "DELTA_LOG" for t in parent.targets
+    ):
+        return True  # the constant's definition
+    if isinstance(parent, ast.ImportFrom | ast.alias | ast.Expr):
+        return True  # an import, or a docstring that mentions it
+    if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div)):
+        return False
+    if parent.right is not node:
+        return False
+    attribute = parents.get(parent)
+    call = parents.get(attribute) if attribute is not None else None
+    return (
+        isinstance(attribute, ast.Attribute)
+        and attribute.attr in _EXISTENCE
+        and isinstance(call, ast.Call)
+        and call.func is attribute
+    )
+
+
+def test_the_package_never_reads_delta_log_files() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := delta_log_reads(path.read_text()))
+    }
+    assert found == {}
+
+
+def test_a_planted_delta_log_read_fails_the_check() -> None:
+    module = (PACKAGE / "runtime" / "change_feed.py").read_text()
+    assert delta_log_reads(module) == []
+    planted = [
+        "import json\nfrom .io.delta import DELTA_LOG\n"
+        "def last(path):\n    return json.loads((path / DELTA_LOG / '0.json').read_text())\n",
+        "def commits(spark, path):\n    return spark.read.json(f'{path}/_delta_log/*.json')\n",
+        "def listing(path):\n    return sorted((path / '_delta_log').iterdir())\n",
+    ]
+    for text in planted:
+        assert delta_log_reads(module + "\n" + text), text
+    assert delta_log_reads("def has(path):\n    return (path / DELTA_LOG).is_dir()\n") == []

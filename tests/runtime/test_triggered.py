@@ -1,0 +1,258 @@
+"""Table-triggered runs on real local Delta: the changed keys from the change data feed
+(or, best effort, the history), widened by lookback, resolved once per run and stored;
+the watermark advances only after the last task committed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from databricks_bundle_decorators import DailyBackfill, Registry, source, task
+from databricks_bundle_decorators.backfill.wire.trigger import (
+    TRIGGER_FROM_VERSION_PARAM,
+    TRIGGER_TABLES_PARAM,
+    TRIGGER_VERSIONS_PARAM,
+    encode_versions,
+)
+from databricks_bundle_decorators.definitions.triggers import TableUpdate
+from databricks_bundle_decorators.io_managers import SparkTableIoManager
+from databricks_bundle_decorators.runtime import run_job_locally
+from databricks_bundle_decorators.runtime.context import RunEnvironment
+from databricks_bundle_decorators.runtime.io.table_name import TableName
+from databricks_bundle_decorators.runtime.key_columns import backfill_key_column
+from databricks_bundle_decorators.runtime.keys import get_written_keys
+from databricks_bundle_decorators.runtime.trigger_state import TriggerState
+from databricks_bundle_decorators.runtime.triggered import pending_keys
+
+pytestmark = pytest.mark.spark
+
+DAILY = DailyBackfill("2024-03-01", lookback=2)
+D = "2024-03-20"  # the current key of every run here
+NOW = {"backfill_run_time": "2024-03-20T12:00:00+00:00"}
+FAIL: set[str] = set()  # task keys that fail while named here
+
+CDF = source("main.raw.orders", event_time="ts")
+TWO = source("main.raw.orders_two", event_time="ts")
+PLAIN = source("main.raw.orders_plain", event_time="ts")
+registry = Registry()
+
+
+def _daily_counts(src: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    keyed = src.read().withColumn("day", backfill_key_column("ts", DAILY))
+    written = get_written_keys()
+    return keyed.where(F.col("day").isin(written)).groupBy("day").agg(F.count("*").alias("n"))
+
+
+def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
+    @registry.job(name=name, backfill=DAILY, sources=[src], trigger=TableUpdate([src]))
+    def body() -> None:
+        @task(
+            name="t1", io_manager=SparkTableIoManager(f"main.out.{out}_1", partition_column="day")
+        )
+        def t1() -> Any:
+            if "t1" in FAIL:
+                raise RuntimeError("t1 fails on purpose")
+            return _daily_counts(src)
+
+        if not two_tasks:
+            t1()
+            return
+
+        @task(
+            name="t2", io_manager=SparkTableIoManager(f"main.out.{out}_2", partition_column="day")
+        )
+        def t2() -> Any:
+            if "t2" in FAIL:
+                raise RuntimeError("t2 fails on purpose")
+            return _daily_counts(src)
+
+        t1()
+        t2()
+
+
+_make_job("lookback_job", CDF, "lookback", two_tasks=False)
+_make_job("two_task_job", TWO, "two", two_tasks=True)
+_make_job("plain_job", PLAIN, "plain", two_tasks=False)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
+    folder = tmp_path_factory.mktemp("triggered") / ".dbxdec" / "warehouse"
+    for name, cdf in ((CDF.name, True), (TWO.name, True), (PLAIN.name, False)):
+        path = TableName.parse(name).local_path(folder)
+        spark.sql(
+            f"CREATE TABLE delta.`{path}` (ts TIMESTAMP, v BIGINT) USING delta "
+            f"TBLPROPERTIES (delta.enableChangeDataFeed = {str(cdf).lower()})"
+        )  # version 0
+        days = ", ".join(f"(TIMESTAMP'2024-03-{d:02d} 08:00:00', {d})" for d in range(1, 21))
+        spark.sql(f"INSERT INTO delta.`{path}` VALUES {days}")  # version 1
+    return folder
+
+
+def _sql(spark: Any, warehouse: Path, src: Any, statement: str) -> int:
+    """Run ``statement`` (``{t}``: the source) as one commit; return the new version."""
+    path = TableName.parse(src.name).local_path(warehouse)
+    spark.sql(statement.format(t=f"delta.`{path}`"))
+    return int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+
+
+def _touch(days: list[int]) -> str:
+    return "UPDATE {t} SET v = v + 100 WHERE day(ts) IN (" + ", ".join(map(str, days)) + ")"
+
+
+def _triggered(src: Any, version: int, **extra: str) -> dict[str, str]:
+    return {
+        **NOW,
+        TRIGGER_TABLES_PARAM: json.dumps([src.name]),
+        TRIGGER_VERSIONS_PARAM: encode_versions({src.name: version}, {}),
+        **extra,
+    }
+
+
+def _days(spark: Any, warehouse: Path, table: str) -> list[str]:
+    path = TableName.parse(table).local_path(warehouse)
+    return sorted(r[0] for r in spark.read.format("delta").load(str(path)).select("day").collect())
+
+
+def _writes(spark: Any, warehouse: Path, table: str) -> list[str]:
+    path = TableName.parse(table).local_path(warehouse)
+    rows = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+    return [str(r["operation"]) for r in sorted(rows, key=lambda r: r["version"])]
+
+
+def _state(spark: Any, warehouse: Path, job: str, src: Any) -> TriggerState:
+    environment = RunEnvironment(spark, warehouse, False, "x")
+    return TriggerState(environment, "main.raw.dbxdec_trigger_state", job)
+
+
+def test_changes_to_d5_and_d1_write_exactly_those_keys_widened_by_lookback(
+    spark: Any, warehouse: Path
+) -> None:
+    _state(spark, warehouse, "lookback_job", CDF).advance("deploy", {CDF.name: 1}, [])
+    version = _sql(spark, warehouse, CDF, _touch([15, 19]))  # D-5 and D-1, one commit
+    result = run_job_locally(
+        registry,
+        "lookback_job",
+        params=_triggered(CDF, version),
+        warehouse=warehouse,
+        run_id="100-0",
+    )
+    assert result.succeeded, result
+    out = "main.out.lookback_1"
+    expected = ["2024-03-15", "2024-03-16", "2024-03-17", "2024-03-19", "2024-03-20"]
+    assert _days(spark, warehouse, out) == expected
+    assert list(result.keys) == expected  # what the local run records for status
+    assert _writes(spark, warehouse, out) == ["WRITE"]  # one commit, those keys only
+    advance = _state(spark, warehouse, "lookback_job", CDF).latest_advance()
+    assert advance is not None and advance.versions == {CDF.name: version}
+
+
+def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_task(
+    spark: Any, warehouse: Path
+) -> None:
+    state = _state(spark, warehouse, "two_task_job", TWO)
+    state.advance("deploy", {TWO.name: 1}, [])
+    first = _sql(spark, warehouse, TWO, _touch([18]))  # D-2 -> D-2, D-1, D
+    FAIL.add("t2")
+    try:
+        failed = run_job_locally(
+            registry, "two_task_job", params=_triggered(TWO, first), warehouse=warehouse,
+            run_id="200-0",
+        )  # fmt: skip
+    finally:
+        FAIL.discard("t2")
+    assert [r.status for r in failed.tasks] == ["succeeded", "failed"]
+    state.refresh()
+    latest = state.latest_advance()
+    assert latest is not None and latest.versions == {TWO.name: 1}  # t2 has not committed
+    keys = ["2024-03-18", "2024-03-19", "2024-03-20"]
+    assert _days(spark, warehouse, "main.out.two_1") == keys
+    _sql(spark, warehouse, TWO, _touch([3]))  # a later commit does not change the repair
+    repaired = run_job_locally(
+        registry, "two_task_job", params=_triggered(TWO, first), warehouse=warehouse,
+        tasks=["t2"], run_id="200-1",
+    )  # fmt: skip
+    assert repaired.succeeded, repaired
+    assert _days(spark, warehouse, "main.out.two_2") == keys
+    state.refresh()
+    latest = state.latest_advance()
+    assert latest is not None and latest.versions == {TWO.name: first}
+
+    # A triggered run fails, the source commits again: the next run covers both commits.
+    second = _sql(spark, warehouse, TWO, _touch([6]))
+    FAIL.add("t1")
+    try:
+        broken = run_job_locally(
+            registry, "two_task_job", params=_triggered(TWO, second), warehouse=warehouse,
+            run_id="300-0",
+        )  # fmt: skip
+    finally:
+        FAIL.discard("t1")
+    assert not broken.succeeded
+    third = _sql(spark, warehouse, TWO, _touch([10]))
+    after = run_job_locally(
+        registry, "two_task_job", params=_triggered(TWO, third), warehouse=warehouse,
+        run_id="301-0",
+    )  # fmt: skip
+    assert after.succeeded, after
+    both = ["2024-03-03", "2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07",
+            "2024-03-08", "2024-03-10", "2024-03-11", "2024-03-12"]  # fmt: skip
+    # main.out.two_1: version 0 by run 200-0, version 1 by run 301-0 (300-0 wrote nothing)
+    assert _writes(spark, warehouse, "main.out.two_1") == ["WRITE", "WRITE"]
+    assert _days(spark, warehouse, "main.out.two_1") == sorted([*both, *keys])
+    state.refresh()
+    latest = state.latest_advance()
+    assert latest is not None and latest.versions == {TWO.name: third}
+    assert pending_keys(registry.get("two_task_job"), RunEnvironment(spark, warehouse)) == ()
+
+
+def test_without_change_feed_or_usable_history_the_run_fails_naming_the_remedy(
+    spark: Any, warehouse: Path
+) -> None:
+    version = _sql(
+        spark, warehouse, PLAIN, "INSERT INTO {t} VALUES (TIMESTAMP'2024-03-12 09:00:00', 1)"
+    )
+    params = _triggered(PLAIN, version, **{TRIGGER_FROM_VERSION_PARAM: str(version)})
+    result = run_job_locally(
+        registry, "plain_job", params=params, warehouse=warehouse, run_id="400-0"
+    )
+    assert not result.succeeded
+    (message,) = [r.error for r in result.tasks]
+    assert message is not None and "\n" not in message
+    assert "enable the change data feed" in message and "delta.enableChangeDataFeed" in message
+    assert not (TableName.parse("main.out.plain_1").local_path(warehouse)).exists()
+
+
+def test_without_change_feed_a_replace_where_commit_names_its_keys_best_effort(
+    spark: Any, warehouse: Path
+) -> None:
+    path = TableName.parse(PLAIN.name).local_path(warehouse)
+    frame = spark.sql("SELECT TIMESTAMP'2024-03-09 10:00:00' AS ts, 7L AS v")
+    frame.write.format("delta").mode("overwrite").option(
+        "replaceWhere", "ts >= '2024-03-09' AND ts < '2024-03-10'"
+    ).save(str(path))
+    version = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+    params = _triggered(PLAIN, version, **{TRIGGER_FROM_VERSION_PARAM: str(version)})
+    result = run_job_locally(
+        registry, "plain_job", params=params, warehouse=warehouse, run_id="401-0"
+    )
+    assert result.succeeded, result
+    assert _days(spark, warehouse, "main.out.plain_1") == ["2024-03-09", "2024-03-10", "2024-03-11"]
+
+
+def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
+    spark: Any, warehouse: Path
+) -> None:
+    from databricks_bundle_decorators.runtime.local_trigger import simulated_trigger
+
+    path = TableName.parse(CDF.name).local_path(warehouse)
+    latest = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+    params = simulated_trigger(registry.get("lookback_job"), warehouse, from_version=2)
+    assert json.loads(params[TRIGGER_TABLES_PARAM]) == [CDF.name]
+    assert params[TRIGGER_VERSIONS_PARAM].startswith(f"{CDF.name}={latest}@")
+    assert params[TRIGGER_FROM_VERSION_PARAM] == "2"
