@@ -15,7 +15,8 @@ from databricks_bundle_decorators.runtime.tables import local_table_path
 
 from .test_multi_partitions import dbxdec
 
-pytestmark = [pytest.mark.spark]
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]
 
 MODULE = "check_results_pipelines"
 RESULTS = "main.ops.check_results"

@@ -40,6 +40,9 @@ from .full_refresh_project import DAILY, MODULE, RAW, write_full_refresh_project
 from .test_undo import Dbxdec
 from .undo_project import table_history, table_rows
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 FULL_REFRESH = "backfill_full_refresh"
 
 

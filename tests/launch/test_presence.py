@@ -31,6 +31,9 @@ from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.runtime.test_presence import FIVE_DAYS, MODULE, REGISTRY, presence_orders, write_days
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 TASKS = ("write_orders", "write_totals", "write_snapshot", "notify")
 JOB_PARAMS = {"rows": "2", **BACKFILL_PARAM_DEFAULTS}
 GET_OUTPUT = "/api/2.2/jobs/runs/get-output"

@@ -18,7 +18,8 @@ from databricks_bundle_decorators.runtime.tables import local_table_exists
 
 from .undo_project import MODULE, table_history, table_rows, write_undo_project
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.connect_lane]
 
 ORDERS = "main.undo.orders"
 FRESH = "main.undo.fresh"

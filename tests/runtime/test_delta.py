@@ -26,7 +26,7 @@ from databricks_bundle_decorators.runtime.tables import (
 
 from .pipelines import events_for, partition_values, read_local, registry, table_version
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]  # tests/connect_lane.py
 
 BACKFILL = DailyBackfill("2024-01-01")
 
@@ -135,6 +135,7 @@ def test_catalog_names_map_to_separate_local_tables(spark: Any, warehouse: Path)
         read_table("orders", spark=spark, warehouse=warehouse)
 
 
+@pytest.mark.classic_only("parquet outputs are local folders, never written on Databricks")
 def test_parquet_remains_when_asked_for(spark: Any, warehouse: Path) -> None:
     io = SparkTableIoManager("main.test.plain", partition_column="day", format="parquet")
     _write(io, RunEnvironment(spark, warehouse, run_id="p"), ["2024-02-01", "2024-02-02"])

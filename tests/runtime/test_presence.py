@@ -27,6 +27,9 @@ from databricks_bundle_decorators.runtime.local import run_job_locally
 from databricks_bundle_decorators.runtime.presence import JobPresence, keyed_tables, read_presence
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 MODULE = __name__
 ORDERS = "main.presence.orders"
 TOTALS = "main.presence.totals"

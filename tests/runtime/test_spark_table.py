@@ -12,7 +12,8 @@ from databricks_bundle_decorators.runtime import LocalTaskValueStore, run_job_lo
 
 from .pipelines import partition_values, read_local, registry, table_version
 
-pytestmark = pytest.mark.spark
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]
 
 
 def run(warehouse: Path, **params: str) -> Any:

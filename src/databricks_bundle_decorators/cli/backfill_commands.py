@@ -42,11 +42,12 @@ from .options import (
     with_pacing,
 )
 from .plan_output import dry_run_options
+from .spark_remote_option import with_spark_remote
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-with_connection = connection_record("Run on the embedded local Spark.")
+with_connection = with_spark_remote(connection_record("Run on the embedded local Spark."))
 """The connection options, reaching the command as one :class:`Connection`."""
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")

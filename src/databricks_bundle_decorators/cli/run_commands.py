@@ -15,6 +15,7 @@ from ..launch.spark_extra import require_local_spark
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
 from .options import Assignment, load_project, pipelines_option
+from .spark_remote_option import spark_remote_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
 
@@ -58,6 +59,7 @@ def _print_event(event: TaskEvent) -> None:
     help="Set a job parameter (repeatable; a repeated name: the last wins).",
 )
 @click.option("--local", is_flag=True, help="Run on the embedded local Spark (required).")
+@spark_remote_option
 @click.option(
     "--warehouse",
     type=click.Path(file_okay=False, path_type=Path),
