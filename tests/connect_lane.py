@@ -8,8 +8,9 @@ and the ``spark`` fixture yields a remote session to it; ``$SPARK_REMOTE`` point
 code under test (and the ``dbxdec-run`` subprocesses it starts) at the same server.
 
 Which tests run: those marked ``connect_lane`` (a module's ``pytestmark``) that use Spark.
-A test that makes sense on one kind of session only carries
-``pytest.mark.classic_only(reason)``: skipped in this lane, the reason shown.
+A test of such a module that makes sense on a classic session only, or whose path another
+lane test already takes (the lane has a time budget: 180 s of ``make test`` on 2 cores),
+carries ``pytest.mark.not_in_connect_lane(reason)``: skipped in this lane, the reason shown.
 
 It runs in a process of its own: creating a remote session sets
 ``SPARK_CONNECT_MODE_ENABLED`` for the whole process, so classic and Connect sessions
@@ -28,7 +29,7 @@ import pytest
 
 OPTION = "--spark-lane"
 MARKER = "connect_lane"
-CLASSIC_ONLY = "classic_only"
+NOT_IN_LANE = "not_in_connect_lane"
 SPARK_REMOTE_ENV = "SPARK_REMOTE"
 
 
@@ -55,10 +56,10 @@ def select(config: pytest.Config, items: list[pytest.Item]) -> None:
         uses_spark = "spark" in getattr(item, "fixturenames", ())
         marked = item.get_closest_marker(MARKER) is not None
         (kept if marked and uses_spark else dropped).append(item)
-        classic = item.get_closest_marker(CLASSIC_ONLY)
-        if classic is not None and marked and uses_spark:
-            reason = classic.args[0] if classic.args else classic.kwargs.get("reason", "")
-            item.add_marker(pytest.mark.skip(reason=f"classic session only: {reason}"))
+        left_out = item.get_closest_marker(NOT_IN_LANE)
+        if left_out is not None and marked and uses_spark:
+            reason = left_out.args[0] if left_out.args else left_out.kwargs.get("reason", "")
+            item.add_marker(pytest.mark.skip(reason=f"not in the Connect lane: {reason}"))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

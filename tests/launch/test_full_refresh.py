@@ -64,6 +64,7 @@ def seeded(tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> Db
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.not_in_connect_lane("lane budget: the swap is the readers-during-the-swap test's")
 def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
     seeded: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -88,6 +88,7 @@ def stand_in_cluster(
 
 
 @pytest.mark.spark
+@pytest.mark.not_in_connect_lane("lane budget: the Databricks presence run reads the same tables")
 def test_local_days_two_and_four_missing_and_day_three_empty_are_exactly_the_keys(
     spark: Any, warehouse: Path
 ) -> None:

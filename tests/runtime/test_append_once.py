@@ -55,6 +55,7 @@ def _last_commit(spark: Any, warehouse: Path, name: str) -> tuple[int, str, dict
 
 
 @pytest.mark.spark
+@pytest.mark.not_in_connect_lane("lane budget: append-once writes are the retried-attempt test's")
 def test_a_rerun_skips_written_keys_and_force_rewrite_replaces_exactly_them(
     spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
