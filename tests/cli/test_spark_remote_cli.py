@@ -116,9 +116,11 @@ def test_a_backfill_through_spark_connect_writes_what_the_embedded_spark_writes(
     assert code == 0, out + err
     assert os.environ["SPARK_REMOTE"] == url
     # the same backfill on the embedded Spark, in a process of its own (a classic session
-    # cannot live beside a Connect one)
+    # cannot live beside a Connect one, and PySpark marks this process's environment as
+    # Connect mode, which a child would inherit)
     classic = _project(tmp_path / "classic")
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS")}
+    connect = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_SUBMIT_ARGS")
+    env = {k: v for k, v in os.environ.items() if k not in connect}
     dbxdec = Path(sys.executable).parent / "dbxdec"
     argv = ["backfill", "sales_pipeline", "--local", *DAYS, "--param", "events_per_day=50"]
     done = subprocess.run(

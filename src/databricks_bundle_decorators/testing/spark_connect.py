@@ -30,6 +30,8 @@ from ..runtime.delta_jars import ensure_delta_jars
 from ..runtime.spark import LOCAL_SESSION_CONF, quiet_session_conf, require_local_spark
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+CLIENT_ENV = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_SUBMIT_ARGS")
+"""PySpark client settings of this process that the server's JVM must not inherit."""
 START_TIMEOUT_SECONDS = 240.0
 """How long a start may take before it is called failed (20-40 s on 2 idle cores)."""
 
@@ -116,9 +118,7 @@ class SparkConnectServer:
                 the message quotes the end of its log.
         """
         self.warehouse.mkdir(parents=True, exist_ok=True)
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS")
-        }
+        env = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV}
         with self.log.open("wb") as out:
             self._process = subprocess.Popen(
                 self.command(),
