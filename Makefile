@@ -67,7 +67,7 @@ chromium:
 # more; for a subset, e.g. make test PYTEST_ARGS="--no-cov -k quartz".
 test: setup faketime chromium
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov --cov-report=term $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory connect-lane
+	$(MAKE) --no-print-directory connect-lane LANE_COV="--cov --cov-append --cov-report=term"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory docs
 
@@ -76,11 +76,11 @@ test: setup faketime chromium
 # pytest run, not a test inside the first: a Connect session sets Connect mode for its whole
 # process, so it needs a process of its own, and a run of its own shows its failures and
 # durations as plainly as the main run's. One process (-n0): one server, one session.
-# Coverage is appended to the main run's; `make connect-lane` alone runs just the lane.
-# Exit 5 (PYTEST_ARGS selected no lane test) is no failure.
+# In make test its coverage is appended to the main run's; `make connect-lane` alone runs
+# just the lane, without coverage. Exit 5 (PYTEST_ARGS selected no lane test) is no failure.
+LANE_COV ?= --no-cov
 connect-lane: setup
-	$(BIN)/python -m pytest -n0 --spark-lane=connect --cov --cov-append --cov-report=term \
-		$(PYTEST_ARGS) || test $$? -eq 5
+	$(BIN)/python -m pytest -n0 --spark-lane=connect $(LANE_COV) $(PYTEST_ARGS) || test $$? -eq 5
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -20,7 +20,7 @@ from tests import connect_lane
 from tests.cli.clirun import assert_one_error_line, run
 
 DAYS = ("--start", "2024-01-01", "--end", "2024-01-03")
-TABLES = ("sales_events", "sales_clean", "sales_daily_revenue", "sales_region_totals")
+TABLES = ("sales_raw", "sales_clean", "sales_daily", "sales_region_totals")
 
 
 @pytest.fixture
