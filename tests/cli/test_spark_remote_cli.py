@@ -52,6 +52,14 @@ def test_a_bad_address_is_one_usage_line(
     assert "SPARK_REMOTE" not in os.environ
 
 
+def test_a_token_in_a_bad_address_is_never_shown(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "sales_pipeline", "--local", "--spark-remote", "sc://h:x/;token=dapi-secret"]
+    code, out, err = run([*argv, "--project", str(project)], capsys)
+    assert code == 2 and "dapi-secret" not in out + err
+
+
 def test_the_address_from_the_environment_is_checked_too(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,7 @@ from ..errors import EnvironmentProblem, WorkspaceUnreachable
 SPARK_REMOTE_ENV = "SPARK_REMOTE"
 DEFAULT_PORT = 15002
 """The port of an ``sc://`` address that names none (Spark Connect's connection string
-format: https://github.com/apache/spark/blob/master/sql/connect/docs/client-connection-string.md)."""
+format: https://github.com/apache/spark/blob/master/connector/connect/docs/client-connection-string.md)."""
 PROBE_SECONDS = 5.0
 CONNECT_EXTRA = 'pip install "pyspark[connect]==4.0.1" "delta-spark==4.0.1"'
 
@@ -58,8 +58,9 @@ class SparkRemote:
         Raises:
             ValueError: not ``sc://HOST[:PORT]``, optionally followed by ``/;params``.
         """
+        shown = text.split(";", 1)[0]  # parameters may hold a token: never echoed
         expected = (
-            f"{text!r} is not a Spark Connect address: expected sc://HOST:PORT, e.g. "
+            f"{shown!r} is not a Spark Connect address: expected sc://HOST:PORT, e.g. "
             f"sc://127.0.0.1:{DEFAULT_PORT}"
         )
         if not text.startswith("sc://"):
@@ -76,7 +77,7 @@ class SparkRemote:
             raise ValueError(expected)
         port = int(port_text)
         if not 1 <= port <= 65535:
-            raise ValueError(f"{text!r}: port {port} is not between 1 and 65535")
+            raise ValueError(f"{shown!r}: port {port} is not between 1 and 65535")
         return cls(host, port, text)
 
     def probe(self, timeout: float = PROBE_SECONDS) -> None:
