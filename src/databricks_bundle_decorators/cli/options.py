@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..launch.auto_batch import DEFAULT_TARGET_SECONDS
 from ..launch.connection import Connection
 from ..launch.request import Pacing
+from .spark_remote_option import with_spark_remote
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -295,6 +296,12 @@ def connection_record(local_help: str) -> Callable[[F], F]:
         click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
         click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
     )
+
+
+def local_connection_record(local_help: str) -> Callable[[F], F]:
+    """:func:`connection_record` plus ``--spark-remote`` (local runs on a Spark Connect
+    server, :mod:`.spark_remote_option`)."""
+    return with_spark_remote(connection_record(local_help))
 
 
 with_pacing = option_record(
