@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # while the other worker runs the tests that need no Spark. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup java spark clients faketime chromium test lint docs demo wheel bench soak clean
+.PHONY: setup java spark clients faketime chromium test connect-lane lint docs demo wheel bench soak clean
 
 setup: $(STAMP) java spark clients
 
@@ -73,8 +73,20 @@ chromium:
 # more; for a subset, e.g. make test PYTEST_ARGS="--no-cov -k quartz".
 test: setup faketime chromium
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov --cov-report=term $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory connect-lane LANE_COV="--cov --cov-append --cov-report=term"
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory docs
+
+# The Spark Connect lane (tests/connect_lane.py): the Databricks-path Spark tests (marked
+# connect_lane) again, on a local Spark Connect server the lane starts and stops. A second
+# pytest run, not a test inside the first: a Connect session sets Connect mode for its whole
+# process, so it needs a process of its own, and a run of its own shows its failures and
+# durations as plainly as the main run's. One process (-n0): one server, one session.
+# In make test its coverage is appended to the main run's; `make connect-lane` alone runs
+# just the lane, without coverage. Exit 5 (PYTEST_ARGS selected no lane test) is no failure.
+LANE_COV ?= --no-cov
+connect-lane: setup
+	$(BIN)/python -m pytest -n0 --spark-lane=connect $(LANE_COV) $(PYTEST_ARGS) || test $$? -eq 5
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -12,6 +12,7 @@ from hypothesis import settings
 
 from databricks_bundle_decorators.bundle.framework_wheel import write_framework_wheel
 from databricks_bundle_decorators.testing import JobsEmulator
+from tests import connect_lane
 
 # Property tests draw the same examples on every run (CI must not fail by chance) and
 # have no per-example deadline (a loaded machine must not turn slowness into a failure);
@@ -28,12 +29,17 @@ SPARK_TEST_CONF = {
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def spark(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Any]:
     """The test session's SparkSession: ``local[2]``, UI off, 2 shuffle partitions.
 
     Created on first use and stopped at the end; every runtime helper reuses it.
     """
     pytest.importorskip("pyspark")
+    if connect_lane.connect_lane(request.config):  # --spark-lane=connect: tests/connect_lane.py
+        yield from connect_lane.connect_session(tmp_path_factory)
+        return
     from databricks_bundle_decorators.runtime.spark import local_spark_session
 
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
@@ -82,6 +88,10 @@ def workspace_env(
     return emu
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    connect_lane.add_option(parser)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs two pytest-xdist workers; every test that uses Spark goes to one
     of them (``--dist loadgroup``), so a run still starts ONE SparkSession, and the other
@@ -90,6 +100,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         uses_spark = "spark" in getattr(item, "fixturenames", ())
         if uses_spark or item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
+    connect_lane.select(config, items)
 
 
 @pytest.fixture(autouse=True)

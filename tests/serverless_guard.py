@@ -27,16 +27,28 @@ LOCAL_ONLY: dict[tuple[str, str], str] = {
         "builds or reuses the embedded local session (local_spark_session); Databricks "
         "sessions come from databricks_spark_session, which never calls it"
     ),
+    (f"{PACKAGE}.runtime.spark_remote", "remote_spark_session"): (
+        "connects a LOCAL run to a Spark Connect server (--spark-remote) and gives it the "
+        "embedded session's settings; Databricks sessions never come from it"
+    ),
 }
 _SET_SQL = re.compile(r"\s*SET\s")  # SQL keyword in capitals, as dbxdec writes SQL
 
 
 @contextmanager
 def guarded_conf() -> Iterator[None]:
-    """Make dbxdec's own ``conf.set``/``unset`` of an off-list property raise."""
+    """Make dbxdec's own ``conf.set``/``unset`` of an off-list property raise, on classic
+    sessions (``RuntimeConfig``) and on Spark Connect ones (``RuntimeConf``, the lane of
+    tests/connect_lane.py)."""
     from pyspark.sql.conf import RuntimeConfig
 
-    original_set, original_unset = RuntimeConfig.set, RuntimeConfig.unset
+    classes: list[Any] = [RuntimeConfig]
+    try:
+        from pyspark.sql.connect.conf import RuntimeConf
+    except ImportError:  # PySpark without its Connect client's dependencies
+        pass
+    else:
+        classes.append(RuntimeConf)
 
     def allowed(name: str) -> None:
         caller = sys._getframe(2)
@@ -47,21 +59,26 @@ def guarded_conf() -> Iterator[None]:
             return
         check_conf(name)
 
-    def guarded_set(self: Any, key: str, value: Any) -> None:
-        allowed(key)
-        original_set(self, key, value)
+    def guard(cls: Any) -> tuple[Any, Any]:
+        original_set, original_unset = cls.set, cls.unset
 
-    def guarded_unset(self: Any, key: str) -> None:
-        allowed(key)
-        original_unset(self, key)
+        def guarded_set(self: Any, key: str, value: Any) -> None:
+            allowed(key)
+            original_set(self, key, value)
 
-    RuntimeConfig.set = guarded_set  # type: ignore[method-assign]
-    RuntimeConfig.unset = guarded_unset  # type: ignore[method-assign]
+        def guarded_unset(self: Any, key: str) -> None:
+            allowed(key)
+            original_unset(self, key)
+
+        cls.set, cls.unset = guarded_set, guarded_unset
+        return original_set, original_unset
+
+    originals = [(cls, guard(cls)) for cls in classes]
     try:
         yield
     finally:
-        RuntimeConfig.set = original_set  # type: ignore[method-assign]
-        RuntimeConfig.unset = original_unset  # type: ignore[method-assign]
+        for cls, (original_set, original_unset) in originals:
+            cls.set, cls.unset = original_set, original_unset
 
 
 def violations(source: str, module: str) -> list[str]:

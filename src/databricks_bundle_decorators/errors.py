@@ -17,7 +17,7 @@ EXIT_CODES: Mapping[int, str] = {
     2: "usage error (an option, a name, missing configuration, a refused rerun)",
     3: "something to install (PySpark, Delta Lake jars, Java)",
     4: "the workspace rejected the credentials or a permission is missing",
-    5: "the workspace is unreachable (closed port, DNS, timeout, not Databricks)",
+    5: "workspace or --spark-remote server unreachable (closed port, DNS, timeout, not Databricks)",
     6: "local state unwritable or damaged (.dbxdec folder, full disk, ledger file)",
     130: "interrupted (Ctrl-C); a backfill prints its --resume command",
 }

@@ -15,7 +15,8 @@ from databricks_bundle_decorators.runtime.tables import local_table_path
 
 from .test_multi_partitions import dbxdec
 
-pytestmark = [pytest.mark.spark]
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]
 
 MODULE = "check_results_pipelines"
 RESULTS = "main.ops.check_results"
@@ -137,6 +138,9 @@ def test_a_local_backfill_stores_one_result_per_check_and_key_and_a_rerun_replac
     assert {k for k in unchanged if k[0] not in ("2024-01-02", "2024-01-03")} <= kept
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: check results are written by the other check-results test"
+)
 def test_no_checks_lets_a_failing_check_pass_and_says_so(
     spark: Any, root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -40,6 +40,9 @@ from .full_refresh_project import DAILY, MODULE, RAW, write_full_refresh_project
 from .test_undo import Dbxdec
 from .undo_project import table_history, table_rows
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 FULL_REFRESH = "backfill_full_refresh"
 
 
@@ -61,6 +64,7 @@ def seeded(tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> Db
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.not_in_connect_lane("lane budget: the swap is the readers-during-the-swap test's")
 def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
     seeded: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

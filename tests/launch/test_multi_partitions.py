@@ -15,7 +15,8 @@ from databricks_bundle_decorators.cli.main import main
 
 from .undo_project import table_history, table_rows
 
-pytestmark = [pytest.mark.spark]
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]
 
 MODULE = "multi_test_pipelines"
 SALES = "main.multi.sales"

@@ -31,6 +31,9 @@ from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.runtime.test_presence import FIVE_DAYS, MODULE, REGISTRY, presence_orders, write_days
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 TASKS = ("write_orders", "write_totals", "write_snapshot", "notify")
 JOB_PARAMS = {"rows": "2", **BACKFILL_PARAM_DEFAULTS}
 GET_OUTPUT = "/api/2.2/jobs/runs/get-output"
@@ -85,6 +88,7 @@ def stand_in_cluster(
 
 
 @pytest.mark.spark
+@pytest.mark.not_in_connect_lane("lane budget: the Databricks presence run reads the same tables")
 def test_local_days_two_and_four_missing_and_day_three_empty_are_exactly_the_keys(
     spark: Any, warehouse: Path
 ) -> None:

@@ -16,6 +16,9 @@ from tests.launch.conftest import BACKFILL_PARAMS
 
 from .undo_project import table_history, table_rows
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 MODULE = "subset_test_pipelines"
 PIPELINES = """
 from databricks_bundle_decorators import DailyBackfill, job, params, task

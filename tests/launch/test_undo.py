@@ -18,7 +18,8 @@ from databricks_bundle_decorators.runtime.tables import local_table_exists
 
 from .undo_project import MODULE, table_history, table_rows, write_undo_project
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.connect_lane]
 
 ORDERS = "main.undo.orders"
 FRESH = "main.undo.fresh"
@@ -114,6 +115,9 @@ def test_undo_restores_the_content_from_before_a_five_day_backfill(
     assert len(table_history(spark, dbxdec.root, ORDERS)) == 7
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: RESTORE and DESCRIBE HISTORY are the five-day undo test's"
+)
 def test_a_later_writer_makes_undo_refuse_and_force_restores(dbxdec: Dbxdec, spark: Any) -> None:
     before = table_rows(spark, dbxdec.root, ORDERS)
     backfill_id = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
@@ -137,6 +141,9 @@ def test_a_later_writer_makes_undo_refuse_and_force_restores(dbxdec: Dbxdec, spa
     assert table_rows(spark, dbxdec.root, ORDERS) == before
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: RESTORE and DESCRIBE HISTORY are the five-day undo test's"
+)
 def test_a_later_backfill_of_the_same_job_is_another_writer(dbxdec: Dbxdec, spark: Any) -> None:
     before = table_rows(spark, dbxdec.root, ORDERS)
     first = dbxdec.backfill("undo_orders", *FIVE_DAYS, "--param", "label=backfill")
@@ -154,6 +161,9 @@ def test_a_later_backfill_of_the_same_job_is_another_writer(dbxdec: Dbxdec, spar
     assert table_rows(spark, dbxdec.root, ORDERS) == before
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: RESTORE and DESCRIBE HISTORY are the five-day undo test's"
+)
 def test_a_table_the_backfill_created_is_emptied_only_with_force(
     dbxdec: Dbxdec, spark: Any
 ) -> None:
@@ -175,6 +185,7 @@ def test_a_table_the_backfill_created_is_emptied_only_with_force(
     assert read_undone(list_ledgers(dbxdec.root, "undo_fresh")[0]) == {(FRESH, version)}
 
 
+@pytest.mark.not_in_connect_lane("lane budget: no Spark path of its own")
 def test_undo_asks_first_and_a_no_changes_nothing(
     dbxdec: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

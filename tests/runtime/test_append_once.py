@@ -23,6 +23,9 @@ from databricks_bundle_decorators.runtime.tables import local_table_path
 
 from .pipelines import events_for, read_local, registry, table_version
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 BACKFILL = DailyBackfill("2024-01-01")
 D1, D2, D3 = "2024-03-01", "2024-03-02", "2024-03-03"
 
@@ -52,6 +55,7 @@ def _last_commit(spark: Any, warehouse: Path, name: str) -> tuple[int, str, dict
 
 
 @pytest.mark.spark
+@pytest.mark.not_in_connect_lane("lane budget: append-once writes are the retried-attempt test's")
 def test_a_rerun_skips_written_keys_and_force_rewrite_replaces_exactly_them(
     spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,7 +26,7 @@ from databricks_bundle_decorators.runtime.tables import (
 
 from .pipelines import events_for, partition_values, read_local, registry, table_version
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]  # tests/connect_lane.py
 
 BACKFILL = DailyBackfill("2024-01-01")
 
@@ -37,6 +37,9 @@ def history(spark: Any, warehouse: Path, name: str) -> list[tuple[int, str, dict
     return sorted((r.version, r.operation, dict(r.operationParameters)) for r in rows)
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: ranged runs through the local runner are test_spark_table's same-range test"
+)
 def test_a_ranged_run_is_one_replace_where_commit_per_table(spark: Any, warehouse: Path) -> None:
     params = {"backfill_start_key": "2024-09-01", "backfill_key": "2024-09-03"}
     first = run_job_locally(registry, "daily", params=params, warehouse=warehouse)
@@ -135,6 +138,7 @@ def test_catalog_names_map_to_separate_local_tables(spark: Any, warehouse: Path)
         read_table("orders", spark=spark, warehouse=warehouse)
 
 
+@pytest.mark.not_in_connect_lane("parquet outputs are local folders, never on Databricks")
 def test_parquet_remains_when_asked_for(spark: Any, warehouse: Path) -> None:
     io = SparkTableIoManager("main.test.plain", partition_column="day", format="parquet")
     _write(io, RunEnvironment(spark, warehouse, run_id="p"), ["2024-02-01", "2024-02-02"])

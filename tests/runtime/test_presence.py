@@ -27,6 +27,9 @@ from databricks_bundle_decorators.runtime.local import run_job_locally
 from databricks_bundle_decorators.runtime.presence import JobPresence, keyed_tables, read_presence
 from databricks_bundle_decorators.runtime.tables import local_table_path
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 MODULE = __name__
 ORDERS = "main.presence.orders"
 TOTALS = "main.presence.totals"
@@ -91,6 +94,7 @@ def presence(spark: Any, warehouse: Path, keys: Sequence[str] = FIVE_DAYS) -> Jo
 
 
 @pytest.mark.spark
+@pytest.mark.not_in_connect_lane("lane budget: presence counts are the other presence tests'")
 def test_rows_per_key_come_from_one_count_per_table(spark: Any, warehouse: Path) -> None:
     write_days(warehouse, ["2024-01-01"])
     write_days(warehouse, ["2024-01-03"], rows=0)  # written, but empty

@@ -76,6 +76,7 @@ def _planted_write(spark: Any) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.connect_lane  # the wrapper covers Connect sessions too (tests/connect_lane.py)
 def test_the_conf_wrapper_refuses_dbxdec_code_and_lets_tests_set_local_settings(
     spark: Any,
 ) -> None:

@@ -20,6 +20,9 @@ from databricks_bundle_decorators import (
 )
 from databricks_bundle_decorators.runtime import LocalTaskValueStore, run_job_locally
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 SEED = Path(__file__).parent / "data" / "orders.csv"
 orders = source("samples.tpch.orders", event_time="o_orderdate", local=SEED)
 calls: list[tuple[datetime, datetime]] = []

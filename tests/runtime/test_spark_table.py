@@ -12,7 +12,8 @@ from databricks_bundle_decorators.runtime import LocalTaskValueStore, run_job_lo
 
 from .pipelines import partition_values, read_local, registry, table_version
 
-pytestmark = pytest.mark.spark
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = [pytest.mark.spark, pytest.mark.connect_lane]
 
 
 def run(warehouse: Path, **params: str) -> Any:
@@ -45,6 +46,9 @@ def test_same_range_twice_gives_identical_tables(spark: Any, warehouse: Path) ->
     assert before["main.test.events"][2] == ["2024-01-01", "2024-01-02", "2024-01-03"]
 
 
+@pytest.mark.not_in_connect_lane(
+    "lane budget: lookback reads are test_sources' and test_spark_table's same-range test"
+)
 def test_overlapping_lookback_runs_never_duplicate_rows(spark: Any, warehouse: Path) -> None:
     for params in (
         {"backfill_key": "2024-02-02"},

@@ -16,6 +16,9 @@ from databricks_bundle_decorators.runtime.io.layout import TableLayout
 from databricks_bundle_decorators.runtime.io.spark_table import SparkTableIoManager
 from databricks_bundle_decorators.runtime.predicates import quote_literal
 
+# also in the Spark Connect lane (tests/connect_lane.py)
+pytestmark = pytest.mark.connect_lane
+
 PROPERTIES = {"delta.logRetentionDuration": "interval 60 days", "team.owner": "it's data"}
 
 

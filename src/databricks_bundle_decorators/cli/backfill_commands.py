@@ -31,9 +31,9 @@ from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
     KeyList,
     batch_size_options,
-    connection_record,
     given_on_command_line,
     load_project,
+    local_connection_record,
     no_checks_option,
     param_option,
     pipelines_option,
@@ -46,7 +46,7 @@ from .plan_output import dry_run_options
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-with_connection = connection_record("Run on the embedded local Spark.")
+with_connection = local_connection_record("Run on the embedded local Spark.")
 """The connection options, reaching the command as one :class:`Connection`."""
 
 _json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")

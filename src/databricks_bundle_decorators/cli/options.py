@@ -18,6 +18,7 @@ from ..bundle.project import (
 from ..definitions import Registry
 from ..errors import UsageError
 from ..launch.plan.request import DEFAULT_TARGET_SECONDS, Connection, Pacing
+from .spark_remote_option import with_spark_remote
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -293,6 +294,12 @@ def connection_record(local_help: str) -> Callable[[F], F]:
         click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
         click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
     )
+
+
+def local_connection_record(local_help: str) -> Callable[[F], F]:
+    """:func:`connection_record` plus ``--spark-remote`` (local runs on a Spark Connect
+    server, :mod:`.spark_remote_option`)."""
+    return with_spark_remote(connection_record(local_help))
 
 
 with_pacing = option_record(

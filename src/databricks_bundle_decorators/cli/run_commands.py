@@ -15,6 +15,7 @@ from ..launch.status.local_runs import LocalRun, record_local_run
 from ..runtime.errors import TaskRunError
 from ..runtime.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
 from .options import Assignment, load_project, pipelines_option
+from .spark_remote_option import spark_remote_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
 
@@ -72,6 +73,7 @@ def _print_event(event: TaskEvent) -> None:
     help="With --trigger: process the watched tables' versions from N on (first run).",
 )
 @click.option("--local", is_flag=True, help="Run on the embedded local Spark (required).")
+@spark_remote_option
 @click.option(
     "--warehouse",
     type=click.Path(file_okay=False, path_type=Path),

@@ -17,6 +17,7 @@ from ..errors import EnvironmentProblem
 from .delta_jars import ensure_delta_jars
 from .jvm_stderr import jvm_stderr_filtered
 from .serverless_rules import set_conf
+from .spark_remote import SPARK_REMOTE_ENV, remote_spark_session, spark_remote
 from .task_errors import quiet_query_context_loggers
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
@@ -144,14 +145,18 @@ def local_spark_session(
 
     An active session (e.g. a test fixture's) is reused; ``master`` defaults to
     ``$DBXDEC_SPARK_MASTER`` or ``local[*]``; ``conf`` adds or overrides settings of a
-    new session. The Delta jars come from :func:`~.delta_jars.ensure_delta_jars`
-    (downloaded once into a cache outside the project).
+    new session. With ``$SPARK_REMOTE`` set, a Spark Connect session to that server
+    instead (:mod:`.spark_remote`; no JVM here). The Delta jars come from
+    :func:`~.delta_jars.ensure_delta_jars` (downloaded once into a cache outside the project).
 
     Raises:
         EnvironmentProblem: PySpark or delta-spark is not installed, or the Delta jars
             are missing and cannot be fetched.
     """
     require_local_spark()
+    remote = spark_remote()
+    if remote is not None:  # a Spark Connect server stands in for the embedded JVM
+        return configure(remote_spark_session(remote, LOCAL_SQL_CONF))
     with _CREATING:  # the session is process-wide: threads that start runs together share one
         return _local_spark_session(master, app_name, conf)
 
@@ -206,6 +211,8 @@ def prepare_local_spark() -> None:
     installed, a JVM already runs, or the variable is set by the user.
     """
     if os.environ.get(SUBMIT_ARGS_ENV) or importlib.util.find_spec("pyspark") is None:
+        return
+    if os.environ.get(SPARK_REMOTE_ENV):  # sessions connect to a server: no local JVM
         return
     from pyspark import SparkContext
 

@@ -55,6 +55,12 @@ class _DeltaStagedWrite(StagedWrite):
     def __init__(self, frame: Any, table: TableRef) -> None:
         self._table = table
         self._persisted = False
+        self._frame = frame
+        if _connect_frame(frame):
+            # A Spark Connect session (serverless compute's kind) is not asked to cache:
+            # serverless refuses it, so the frame is recomputed there anyway, and OSS
+            # Connect would take a round trip to build a cache the lane must not rely on.
+            return
         try:  # validated and written once, even with nondeterministic columns
             self._frame = frame.persist()
             self._persisted = True
@@ -148,6 +154,11 @@ class _DeltaStagedWrite(StagedWrite):
         if self._persisted:
             self._persisted = False
             self._frame.unpersist()
+
+
+def _connect_frame(frame: Any) -> bool:
+    """Whether ``frame`` is a Spark Connect DataFrame (no JVM object behind it)."""
+    return type(frame).__module__.startswith("pyspark.sql.connect.")
 
 
 def _lost_creation_race(exc: BaseException) -> bool:
