@@ -26,6 +26,7 @@ from ..launch.request import (
     ResumeRequest,
 )
 from ..launch.resume import prepare_resume
+from .diff_gate_option import diff_gate_option
 from .full_range import all_keys_option, confirm_every_key
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
@@ -85,6 +86,7 @@ _PLAN_OPTIONS = (
     "final_sync",
     "full_refresh",
     "canary",
+    "diff_gate",
     "params",
     "dry_run",
     "all_runs",
@@ -159,6 +161,7 @@ _canary_option = click.option(
     "Interrupted or failed, the tables are unchanged; --resume continues the staging.",
 )
 @_canary_option
+@diff_gate_option
 @_pause_option
 @param_option
 @dry_run_options
@@ -195,6 +198,7 @@ def backfill_command(
     final_sync: bool,
     full_refresh: bool,
     canary: int,
+    diff_gate: float | None,
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
@@ -269,6 +273,7 @@ def backfill_command(
         full_refresh=full_refresh,
         params=dict(params),
         canary=canary,
+        diff_gate=diff_gate,
         pause_schedule=pause_schedule,
         dbu_per_hour=dbu_per_hour,
         connection=connection,

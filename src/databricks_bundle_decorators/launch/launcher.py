@@ -29,6 +29,7 @@ from .check_reports import job_has_checks
 from .claims import BackfillGuard
 from .connection import ConnectedJob, Connection, connect_job, unreached_workspace
 from .databricks_backend import DatabricksBackend
+from .diff_gate import checked_diff_gate
 from .dry_run import dry_run_estimate, past_runs_of
 from .errors import BackendUnavailable
 from .estimate import Estimate, PastRun
@@ -249,6 +250,7 @@ def plan_backfill(
         full_refresh=request.full_refresh,
         checks=request.checks,
         canary=first_alone(request),
+        diff_gate=checked_diff_gate(request, conn.local),
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,
