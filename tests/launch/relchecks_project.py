@@ -58,6 +58,15 @@ def watched():
     watched_rows()
 
 
+@job(params={"rows": "10"}, backfill=DAYS)
+def plain():
+    @task(io_manager=SparkTableIoManager("main.rel.plain", partition_column="day"))
+    def plain_rows():
+        return _rows(int(params["rows"]))
+
+    plain_rows()
+
+
 @job(params={"rows": "10", "bad": "0"}, backfill=DAYS)
 def orders():
     @task(
