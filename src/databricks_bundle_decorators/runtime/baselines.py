@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ..definitions.contracts import ROWS_METRIC, Check
+from .keyed_table import KeyedTable, slice_static_column
 from .metering import Measured, Metering
 
 if TYPE_CHECKING:
     from .context import OutputContext
-    from .io.spark_table import SparkTableIoManager
 
 Statistic = Literal["median", "mean"]
 Side = Literal["prev", "next", "around"]
@@ -170,7 +170,7 @@ def baseline_specs(checks: Sequence[Check]) -> tuple[BaselineSpec, ...]:
     return tuple(found.values())
 
 
-def committed_counts(manager: SparkTableIoManager, context: OutputContext) -> dict[str, int]:
+def committed_counts(manager: KeyedTable, context: OutputContext) -> dict[str, int]:
     """Rows per key (``STATIC:TIME`` for a two-dimensional run) in the table's committed
     version, one grouped read of its key columns (empty when it does not exist)."""
     environment = context.environment
@@ -183,14 +183,14 @@ def committed_counts(manager: SparkTableIoManager, context: OutputContext) -> di
     )
     if frame is None:
         return {}
-    two = manager.static_column if manager._two_dimensional(context.scope) else None
+    two = slice_static_column(manager, context.scope)
     slice_key = Metering((), manager.partition_column, {}, two).slice_key()
     rows = frame.select(slice_key.alias("key")).groupBy("key").count().collect()
     return {str(r[0]): int(r[1]) for r in rows if r[0] is not None}
 
 
 def with_baselines(
-    manager: SparkTableIoManager,
+    manager: KeyedTable,
     context: OutputContext,
     measured: Measured,
     keys: Collection[str | None],

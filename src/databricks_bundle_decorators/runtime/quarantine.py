@@ -26,12 +26,11 @@ from .errors import TaskRunError
 from .io.delta import DeltaFormat, delta_table_exists
 from .io.formats import TableRef, WriteRequest
 from .io.table_name import TableName
+from .keyed_table import KeyedTable, slice_static_column
 from .metering import Measured, Metering
 
 if TYPE_CHECKING:
     from .context import OutputContext, RunEnvironment
-    from .io.spark_table import SparkTableIoManager
-    from .outputs import TableOutput
 
 QUARANTINE_SUFFIX = "__quarantine"
 FAILED_CHECKS_COLUMN = "dbxdec_failed_checks"
@@ -59,7 +58,7 @@ def quarantining(checks: Sequence[Check]) -> list[tuple[int, Check]]:
 class Quarantine:
     """One write's split: the rows kept for the table and the rows quarantined."""
 
-    manager: SparkTableIoManager
+    manager: KeyedTable
     context: OutputContext
     kept: Any
     moved: Any
@@ -67,9 +66,7 @@ class Quarantine:
     _persisted: bool
 
     @classmethod
-    def split(
-        cls, manager: SparkTableIoManager, context: OutputContext, frame: Any
-    ) -> Quarantine | None:
+    def split(cls, manager: KeyedTable, context: OutputContext, frame: Any) -> Quarantine | None:
         """Split ``frame`` by the quarantining checks (``None`` when there are none).
 
         Raises:
@@ -112,7 +109,7 @@ class Quarantine:
             rows = self.moved.agg(*sums).collect()
             per_key: dict[str | None, Any] = {None: rows[0]} if rows else {}
         else:
-            two = manager.static_column if manager._two_dimensional(self.context.scope) else None
+            two = slice_static_column(manager, self.context.scope)
             key = Metering((), manager.partition_column, {}, two).slice_key()
             grouped = self.moved.groupBy(key.alias("__key")).agg(*sums).collect()
             per_key = {r["__key"]: r for r in grouped}
@@ -160,20 +157,6 @@ class Quarantine:
         if self._persisted:
             self._persisted = False
             self._flagged.unpersist()
-
-
-def with_quarantine_tables(
-    job: Any, environment: RunEnvironment, found: dict[str, TableOutput]
-) -> dict[str, TableOutput]:
-    """``found`` (a job's output tables, by name) with the quarantine table of each
-    output written by a task with a quarantining check: undo restores it with its table
-    (its commits carry the same run identity)."""
-    out = dict(found)
-    for output in found.values():
-        if any(quarantining(tuple(job.graph[t].definition.checks)) for t in output.tasks):
-            ref = quarantine_ref(output.manager.table, environment)
-            out.setdefault(ref.name, type(output)(output.manager, ref, output.tasks))
-    return out
 
 
 def _failing(check: Check) -> Any:

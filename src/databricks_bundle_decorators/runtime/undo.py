@@ -59,7 +59,7 @@ from .io.delta_history import (
 from .io.formats import TableRef
 from .io.table_name import COMMIT_ID_PREFIX, split_metadata
 from .outputs import TableOutput, table_outputs
-from .quarantine import with_quarantine_tables
+from .quarantine_tables import with_quarantine_tables
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
