@@ -35,7 +35,7 @@ def _rows(count, bad=0):
 
 
 @job(params={"rows": "10"}, backfill=DAYS)
-def steady():
+def rel_steady():
     @task(
         io_manager=SparkTableIoManager("main.rel.steady", partition_column="day"),
         checks=[RowCountWithin(20, "median_prev_3")],
@@ -47,7 +47,7 @@ def steady():
 
 
 @job(params={"rows": "10"}, backfill=DAYS)
-def watched():
+def rel_watched():
     @task(
         io_manager=SparkTableIoManager("main.rel.watched", partition_column="day"),
         checks=[RowCountWithin(20, "median_prev_3", severity="warn")],
@@ -59,7 +59,7 @@ def watched():
 
 
 @job(params={"rows": "10"}, backfill=DAYS)
-def plain():
+def rel_plain():
     @task(io_manager=SparkTableIoManager("main.rel.plain", partition_column="day"))
     def plain_rows():
         return _rows(int(params["rows"]))
@@ -68,7 +68,7 @@ def plain():
 
 
 @job(params={"rows": "10", "bad": "0"}, backfill=DAYS)
-def orders():
+def rel_orders():
     @task(
         io_manager=SparkTableIoManager("main.rel.orders", partition_column="day"),
         checks=[Expect("amount >= 0", label="amount", on_fail="quarantine")],

@@ -24,14 +24,22 @@ def test_a_canary_that_halves_a_key_stops_the_backfill_and_one_within_the_gate_g
 ) -> None:
     root = write_project(tmp_path / "proj")
     code, out = backfill(
-        capsys, root, "plain", "--start", "2024-01-01", "--end", "2024-01-03", "--batch-size", "3"
+        capsys,
+        root,
+        "rel_plain",
+        "--start",
+        "2024-01-01",
+        "--end",
+        "2024-01-03",
+        "--batch-size",
+        "3",
     )
     assert code == 0, out
     before = rows_per_key(spark, root, PLAIN)
     assert before == {f"2024-01-0{d}": 10 for d in (1, 2, 3)}
 
     code, out = backfill(
-        capsys, root, "plain", "--start", "2024-01-01", "--end", "2024-01-03",
+        capsys, root, "rel_plain", "--start", "2024-01-01", "--end", "2024-01-03",
         "--param", "rows=5", "--canary", "1", *GATE,
     )  # fmt: skip
     assert code == 1, out
@@ -40,12 +48,12 @@ def test_a_canary_that_halves_a_key_stops_the_backfill_and_one_within_the_gate_g
         "10 -> 5 rows (-50%, versions 0 -> 1); nothing else launched"
     ) in out
     assert rows_per_key(spark, root, PLAIN) == {**before, "2024-01-01": 5}
-    stopped = list_ledgers(root, "plain")[0]
+    stopped = list_ledgers(root, "rel_plain")[0]
     assert [r.state for r in stopped.slices] == ["failed", "pending", "pending"]
     assert len(stopped.slices[0].attempts) == 1  # the gate's failure is not retried
 
     code, out = backfill(
-        capsys, root, "plain", "--start", "2024-01-02", "--end", "2024-01-04",
+        capsys, root, "rel_plain", "--start", "2024-01-02", "--end", "2024-01-04",
         "--order", "reverse", "--param", "rows=11", "--canary", "2", *GATE,
     )  # fmt: skip
     assert code == 0, out

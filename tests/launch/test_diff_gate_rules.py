@@ -73,11 +73,21 @@ def test_a_bad_gate_is_one_line_naming_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = write_project(tmp_path / "proj")
-    code, out = dbxdec(capsys, root, "backfill", "plain", "--canary", "1", "--diff-gate", "lots")
+    code, out = dbxdec(
+        capsys, root, "backfill", "rel_plain", "--canary", "1", "--diff-gate", "lots"
+    )
     assert code == 2
     assert "Invalid value for '--diff-gate': 'lots' is not a percentage, e.g. 10%" in out
     code, out = dbxdec(
-        capsys, root, "backfill", "plain", "--keys", "2024-01-01", "--diff-gate", "5%", "--local"
+        capsys,
+        root,
+        "backfill",
+        "rel_plain",
+        "--keys",
+        "2024-01-01",
+        "--diff-gate",
+        "5%",
+        "--local",
     )
     assert code == 2
     assert "--diff-gate needs --canary N: the gate measures the canary runs" in out

@@ -233,11 +233,18 @@ class TaskChecks:
         """Measure ``output`` as one slice and judge it (for outputs no IoManager fuses).
 
         Raises:
-            TaskRunError: ``output`` is not a Spark DataFrame.
+            TaskRunError: ``output`` is not a Spark DataFrame, or a check quarantines
+                (only a table output has a quarantine table).
             CheckFailed: a check failed.
         """
         if not self.checks:
             return
+        quarantining = [c.name for c in self.checks if quarantines(c)]
+        if quarantining:
+            raise TaskRunError(
+                f"task {self.task_key!r}: check {quarantining[0]} has on_fail='quarantine', "
+                "which needs a SparkTableIoManager output (rows go to <table>__quarantine)"
+            )
         if not hasattr(output, "groupBy"):
             raise TaskRunError(
                 f"task {self.task_key!r} has checks but returned a {type(output).__name__}; "

@@ -70,11 +70,17 @@ class Quarantine:
         """Split ``frame`` by the quarantining checks (``None`` when there are none).
 
         Raises:
+            UsageError: the table is not Delta (quarantine keeps history).
             TaskRunError: the output already has a ``dbxdec_failed_checks`` column.
         """
         chosen = quarantining(tuple(context.checks))
         if not chosen:
             return None
+        if not isinstance(manager.table_format(context.environment), DeltaFormat):
+            raise UsageError(  # refused before anything is written
+                f"task {context.task_key!r}: on_fail='quarantine' needs a Delta table; "
+                f"{manager.table} is parquet"
+            )
         if FAILED_CHECKS_COLUMN in frame.columns:
             raise TaskRunError(
                 f"task {context.task_key!r}: the output has a column {FAILED_CHECKS_COLUMN!r}, "
@@ -126,16 +132,10 @@ class Quarantine:
         nothing when the table does not exist and no row was moved.
 
         Raises:
-            UsageError: the output is not a Delta table (quarantine keeps history).
             TaskRunError: Delta refused the write.
         """
         manager, context = self.manager, self.context
         environment = context.environment
-        if not isinstance(manager.table_format(environment), DeltaFormat):
-            raise UsageError(
-                f"task {context.task_key!r}: on_fail='quarantine' needs a Delta table; "
-                f"{manager.table} is parquet"
-            )
         ref = quarantine_ref(manager.table, environment)
         if not delta_table_exists(environment.spark, ref) and self.moved.isEmpty():
             return
