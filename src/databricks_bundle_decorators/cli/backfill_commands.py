@@ -26,7 +26,7 @@ from ..launch.request import (
     ResumeRequest,
 )
 from ..launch.resume import prepare_resume
-from .diff_gate_option import diff_gate_option
+from .canary_options import canary_option, diff_gate_option
 from .full_range import all_keys_option, confirm_every_key
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
@@ -114,16 +114,6 @@ _dbu_option = click.option(
     "(no API gives a node type's rate).",
 )
 
-_canary_option = click.option(
-    "--canary",
-    type=click.IntRange(min=0),
-    default=0,
-    metavar="N",
-    help="Run the first N runs alone (up to --max-concurrent at once) and launch the rest "
-    "only if all N succeed, their checks included; if one fails, nothing else is "
-    "launched (--resume continues). 0: off.",
-)
-
 
 @click.command("backfill")
 @click.argument("job", required=False)
@@ -160,7 +150,7 @@ _canary_option = click.option(
     "and replaces its table in one commit (readers see the old table or the new one). "
     "Interrupted or failed, the tables are unchanged; --resume continues the staging.",
 )
-@_canary_option
+@canary_option
 @diff_gate_option
 @_pause_option
 @param_option
@@ -303,7 +293,7 @@ def backfill_command(
 )
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
-@_canary_option
+@canary_option
 @_pause_option
 @param_option
 @dry_run_options

@@ -1,4 +1,5 @@
-"""``--diff-gate PCT`` of ``dbxdec backfill`` (see :mod:`..launch.diff_gate`)."""
+"""``--canary N`` (see :mod:`..launch.canary`) and ``--diff-gate PCT`` (see
+:mod:`..launch.diff_gate`) of ``dbxdec backfill``."""
 
 from __future__ import annotations
 
@@ -36,4 +37,14 @@ diff_gate_option = click.option(
     help="With --canary: after each canary run, compare each of its keys' row count with "
     "the table before the backfill (Delta time travel) and stop before the rest when one "
     "moved by more than PCT (e.g. 10%). A key with no rows before is reported, not gated.",
+)
+
+canary_option = click.option(
+    "--canary",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Run the first N runs alone (up to --max-concurrent at once) and launch the rest "
+    "only if all N succeed, their checks included; if one fails, nothing else is "
+    "launched (--resume continues). 0: off.",
 )
