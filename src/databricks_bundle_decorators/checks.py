@@ -1,5 +1,21 @@
 """Public module: per-slice checks for ``@task(checks=[...])``."""
 
-from .runtime.checks import Check, Expect, FrameCheck, MaxNullFraction, MinRowCount, Unique
+from .runtime.checks import (
+    Check,
+    Expect,
+    FrameCheck,
+    MaxNullFraction,
+    MinRowCount,
+    RowCountWithin,
+    Unique,
+)
 
-__all__ = ["Check", "Expect", "FrameCheck", "MaxNullFraction", "MinRowCount", "Unique"]
+__all__ = [
+    "Check",
+    "Expect",
+    "FrameCheck",
+    "MaxNullFraction",
+    "MinRowCount",
+    "RowCountWithin",
+    "Unique",
+]

@@ -45,7 +45,11 @@ class CheckResult:
         passed: Whether the key passed the check.
         task: The task whose output was checked.
         run_id: The run that checked it.
-        detail: Why it failed (empty when it passed).
+        detail: Why it failed (empty when it passed); for a passing check that compares
+            keys, ``no baseline: ...`` when it had too few committed neighbours, and for
+            a quarantining check how many rows it quarantined.
+        severity: ``error`` (a failure fails the slice) or ``warn`` (a failure is only
+            recorded: the slice was written).
 
     Example:
         >>> result = CheckResult("min_row_count(1)", "2024-01-01", 3.0, ">= 1", True, "t", "r1")
@@ -61,6 +65,7 @@ class CheckResult:
     task: str = ""
     run_id: str = ""
     detail: str = ""
+    severity: str = "error"
 
     def to_json(self) -> dict[str, Any]:
         """The result as plain JSON data (the ledger's and the report line's form)."""
@@ -73,6 +78,7 @@ class CheckResult:
             "task": self.task,
             "run_id": self.run_id,
             "detail": self.detail,
+            "severity": self.severity,
         }
 
     @classmethod
@@ -92,6 +98,7 @@ class CheckResult:
             str(data.get("task", "")),
             str(data.get("run_id", "")),
             str(data.get("detail", "")),
+            "warn" if data.get("severity") == "warn" else "error",
         )
 
 

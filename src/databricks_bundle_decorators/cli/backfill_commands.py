@@ -26,6 +26,7 @@ from ..launch.plan.request import (
     ResumeRequest,
 )
 from ..launch.run.resume import prepare_resume
+from .canary_options import canary_option, diff_gate_option
 from .full_range import all_keys_option, confirm_every_key
 from .launch_output import launch, nothing_to_run, print_plan
 from .options import (
@@ -85,6 +86,7 @@ _PLAN_OPTIONS = (
     "final_sync",
     "full_refresh",
     "canary",
+    "diff_gate",
     "params",
     "dry_run",
     "all_runs",
@@ -110,16 +112,6 @@ _dbu_option = click.option(
     metavar="RATE",
     help="DBU per hour of one run (whole cluster), for the --dry-run estimate's DBU hours "
     "(no API gives a node type's rate).",
-)
-
-_canary_option = click.option(
-    "--canary",
-    type=click.IntRange(min=0),
-    default=0,
-    metavar="N",
-    help="Run the first N runs alone (up to --max-concurrent at once) and launch the rest "
-    "only if all N succeed, their checks included; if one fails, nothing else is "
-    "launched (--resume continues). 0: off.",
 )
 
 
@@ -158,7 +150,8 @@ _canary_option = click.option(
     "and replaces its table in one commit (readers see the old table or the new one). "
     "Interrupted or failed, the tables are unchanged; --resume continues the staging.",
 )
-@_canary_option
+@canary_option
+@diff_gate_option
 @_pause_option
 @param_option
 @dry_run_options
@@ -195,6 +188,7 @@ def backfill_command(
     final_sync: bool,
     full_refresh: bool,
     canary: int,
+    diff_gate: float | None,
     pause_schedule: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
@@ -269,6 +263,7 @@ def backfill_command(
         full_refresh=full_refresh,
         params=dict(params),
         canary=canary,
+        diff_gate=diff_gate,
         pause_schedule=pause_schedule,
         dbu_per_hour=dbu_per_hour,
         connection=connection,
@@ -298,7 +293,7 @@ def backfill_command(
 )
 @click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
-@_canary_option
+@canary_option
 @_pause_option
 @param_option
 @dry_run_options

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 ROWS_METRIC = "__rows"
 """The metric holding a slice's row count in :meth:`Check.failure`'s ``values``."""
+Severity = Literal["error", "warn"]
+"""What a failing check does: ``error`` fails the slice (nothing is written), ``warn``
+records the failure and lets the slice be written."""
+OnFail = Literal["fail", "quarantine"]
+"""What a row-level check does with failing rows: ``fail`` judges the slice by them,
+``quarantine`` moves them to ``<table>__quarantine`` and writes the rest."""
+BASELINE_METRIC = "__baseline"
+"""Holds a slice's committed neighbours (a ``runtime.baselines.Baseline``) in
+:meth:`Check.failure`'s ``values`` for a check that compares keys."""
 ROWS_LOWER_BOUND_METRIC = "__rows_lower_bound"
 """Set (to 1) in a slice's ``values`` when its row count is only known to be at least
 :data:`ROWS_METRIC` (see ``runtime.metering``): a check reports no exact measure then."""
@@ -104,3 +113,47 @@ class Check(ABC):
         """What the check measured on a slice and the limit it holds it to, for check
         results, e.g. ``(250.0, ">= 100")``; ``(None, "")`` when it measures no number."""
         return None, ""
+
+    def failing_rows(self) -> Any | None:
+        """For a row-level check (a verdict per row): a boolean ``Column`` true for the
+        rows that fail it; ``None`` for checks that judge a slice or a frame. Only a
+        row-level check can take ``on_fail="quarantine"``."""
+        return None
+
+    @property
+    def baseline_spec(self) -> Any | None:
+        """For a check that compares a slice with its committed neighbours: what it needs
+        (a ``runtime.baselines.BaselineSpec``); the IoManager then adds
+        :data:`BASELINE_METRIC` to each slice's values."""
+        return None
+
+
+def severity_of(check: Check) -> Severity:
+    """The check's ``severity`` (``error`` for checks that declare none)."""
+    return "warn" if getattr(check, "severity", "error") == "warn" else "error"
+
+
+def quarantines(check: Check) -> bool:
+    """Whether failing rows of ``check`` go to the quarantine table."""
+    return getattr(check, "on_fail", "fail") == "quarantine"
+
+
+def check_options(check: Check, severity: object, on_fail: object) -> None:
+    """Refuse a ``severity`` or ``on_fail`` that ``check`` cannot take, in one line.
+
+    Raises:
+        ValueError: an unknown value, or quarantine on a check that is not row-level.
+    """
+    if severity not in ("error", "warn"):
+        raise ValueError(
+            f"check {check.name}: severity must be 'error' or 'warn', got {severity!r}"
+        )
+    if on_fail not in ("fail", "quarantine"):
+        raise ValueError(
+            f"check {check.name}: on_fail must be 'fail' or 'quarantine', got {on_fail!r}"
+        )
+    if on_fail == "quarantine" and type(check).failing_rows is Check.failing_rows:
+        raise ValueError(
+            f"check {check.name}: on_fail='quarantine' needs a row-level check (Expect); "
+            f"{type(check).__name__} judges a whole slice, not single rows"
+        )

@@ -25,6 +25,7 @@ from ..runtime.task_subset import task_selection
 from .backends.backends import Backend
 from .backends.check_reports import job_has_checks
 from .backends.databricks_backend import DatabricksBackend
+from .backends.diff_gate import checked_diff_gate
 from .backends.errors import BackendUnavailable
 from .backends.spark_extra import require_local_spark
 from .backends.workspace import require_job_parameter
@@ -225,6 +226,7 @@ def plan_backfill(
         full_refresh=request.full_refresh,
         checks=request.checks,
         canary=first_alone(request),
+        diff_gate=checked_diff_gate(request, conn.local),
         pause_schedule=request.pause_schedule,
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,

@@ -11,7 +11,9 @@ Locally the name is a Delta folder under the warehouse, like every dbxdec table.
 
 Columns: ``job``, ``task``, ``key``, ``check_name``, ``measured`` (double, null when
 the check measures no number), ``check_limit`` (e.g. ``>= 100``), ``passed``,
-``detail`` (why it failed), ``run_id``, ``checked_at`` (UTC).
+``detail`` (why it failed), ``run_id``, ``checked_at`` (UTC), ``severity`` (``error``
+or ``warn``: a failed ``warn`` check did not fail its slice; null in rows written
+before the column existed: the write adds it to an older table with ``mergeSchema``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from .predicates import conjunction, equals_predicate, keys_predicate
 
 RESULTS_SCHEMA = (
     "job STRING, task STRING, key STRING, check_name STRING, measured DOUBLE, "
-    "check_limit STRING, passed BOOLEAN, detail STRING, run_id STRING, checked_at TIMESTAMP"
+    "check_limit STRING, passed BOOLEAN, detail STRING, run_id STRING, checked_at TIMESTAMP, "
+    "severity STRING"
 )
 """The results table's columns, as Spark DDL."""
 WRITE_ATTEMPTS = 5
@@ -93,7 +96,19 @@ def write_check_results(
     spark = environment.spark
     at = (now or datetime.now(timezone.utc)).replace(tzinfo=None)  # a UTC TIMESTAMP
     rows = [
-        (job, task, r.key, r.check, r.measured, r.limit, r.passed, r.detail, r.run_id, at)
+        (
+            job,
+            task,
+            r.key,
+            r.check,
+            r.measured,
+            r.limit,
+            r.passed,
+            r.detail,
+            r.run_id,
+            at,
+            r.severity,
+        )
         for r in results
     ]
     frame = spark.createDataFrame(rows, RESULTS_SCHEMA)
@@ -102,6 +117,10 @@ def write_check_results(
         frame.write.format("delta")
         .mode("overwrite")
         .option("replaceWhere", results_predicate(job, task, keys))
+        # a table written before the severity column gains it (an added column is the
+        # schema change mergeSchema allows on a write:
+        # https://docs.databricks.com/aws/en/delta/update-schema)
+        .option("mergeSchema", "true")
     )
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         try:

@@ -27,18 +27,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backfill.check_report import CheckResult
-from ..definitions.contracts import ROWS_METRIC, Check
+from ..definitions.contracts import ROWS_METRIC, Check, quarantines, severity_of
 from .errors import CheckFailed, TaskRunError
 from .metering import Measured, Metering
 
 
 @dataclass(frozen=True, slots=True)
 class SliceFailure:
-    """A check that failed for one key (``key`` is ``None`` for unpartitioned output)."""
+    """A check that failed for one key (``key`` is ``None`` for unpartitioned output);
+    a ``warn`` failure is recorded and does not fail the slice."""
 
     check: str
     key: str | None
     detail: str
+    severity: str = "error"
 
     def render(self) -> str:
         where = f" for key {self.key}" if self.key is not None else ""
@@ -58,7 +60,7 @@ def slice_failures(
         for index, check in enumerate(checks):
             detail = check.failure(values, f"c{index}_")
             if detail is not None:
-                failures.append(SliceFailure(check.name, key, detail))
+                failures.append(SliceFailure(check.name, key, detail, severity_of(check)))
     return failures
 
 
@@ -101,12 +103,35 @@ def slice_results(
                 continue
             detail = check.failure(values, f"c{index}_")
             value, limit = check.measurement(values, f"c{index}_")
+            note = _passing_note(check, values, f"c{index}_") if detail is None else ""
             results.append(
                 CheckResult(
-                    check.name, name, value, limit, detail is None, task_key, "", detail or ""
+                    check.name,
+                    name,
+                    value,
+                    limit,
+                    detail is None,
+                    task_key,
+                    "",
+                    detail or note,
+                    severity_of(check),
                 )
             )
     return results
+
+
+QUARANTINED_METRIC = "quarantined"
+"""Per slice and quarantining check (prefixed ``c<index>_``): rows moved to quarantine."""
+
+
+def _passing_note(check: Check, values: Mapping[str, Any], prefix: str) -> str:
+    """What a passing result records: how many rows a quarantining check moved out, or
+    why a check that compares keys had no baseline."""
+    if quarantines(check):
+        moved = int(values.get(f"{prefix}{QUARANTINED_METRIC}") or 0)
+        return f"{moved} rows quarantined" if moved else ""
+    note = getattr(check, "passing_note", None)
+    return str(note(values) or "") if callable(note) else ""
 
 
 def _judges_frame(check: Check) -> bool:
@@ -149,8 +174,9 @@ class TaskChecks:
         label: str | None = None,
         target: str | None = None,
     ) -> list[CheckResult]:
-        """Judge every check for every key of ``keys``; frame checks run when every slice
-        passes (``frame`` returns the output, only then). The results (one per check and
+        """Judge every check for every key of ``keys``; frame checks run when no slice
+        failed a check of severity ``error`` (``frame`` returns the output, only then); a
+        failure of a ``warn`` check is recorded and raises nothing. The results (one per check and
         key, failing ones included) are returned and added to the enclosing
         :func:`collecting_check_results`, if any.
 
@@ -162,7 +188,7 @@ class TaskChecks:
             target: The table that would have been written, for the message.
 
         Returns:
-            The results, when every check passed.
+            The results, when no check of severity ``error`` failed.
 
         Raises:
             CheckFailed: the first failure, with how many more there are.
@@ -173,12 +199,12 @@ class TaskChecks:
             measured, self.checks, keys=keys, task_key=self.task_key, label=label
         )
         failures = slice_failures(measured, self.checks, keys=keys)
-        if not failures:
+        if all(f.severity == "warn" for f in failures):
             output = frame()
             for check in self.checks:
                 detail = check.frame_failure(output)
                 if detail is not None:
-                    failures.append(SliceFailure(check.name, label, detail))
+                    failures.append(SliceFailure(check.name, label, detail, severity_of(check)))
                 if _judges_frame(check):
                     results.append(
                         CheckResult(
@@ -190,11 +216,13 @@ class TaskChecks:
                             self.task_key,
                             "",
                             detail or "",
+                            severity_of(check),
                         )
                     )
         collected = _COLLECTED.get()
         if collected is not None:
             collected.extend(results)
+        failures = [f for f in failures if f.severity == "error"]  # warnings are recorded
         if failures:
             more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
             written = f"; nothing was written to {target}" if target is not None else ""
@@ -205,11 +233,18 @@ class TaskChecks:
         """Measure ``output`` as one slice and judge it (for outputs no IoManager fuses).
 
         Raises:
-            TaskRunError: ``output`` is not a Spark DataFrame.
+            TaskRunError: ``output`` is not a Spark DataFrame, or a check quarantines
+                (only a table output has a quarantine table).
             CheckFailed: a check failed.
         """
         if not self.checks:
             return
+        quarantining = [c.name for c in self.checks if quarantines(c)]
+        if quarantining:
+            raise TaskRunError(
+                f"task {self.task_key!r}: check {quarantining[0]} has on_fail='quarantine', "
+                "which needs a SparkTableIoManager output (rows go to <table>__quarantine)"
+            )
         if not hasattr(output, "groupBy"):
             raise TaskRunError(
                 f"task {self.task_key!r} has checks but returned a {type(output).__name__}; "

@@ -25,12 +25,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..definitions.contracts import ROWS_LOWER_BOUND_METRIC
+from ..definitions.contracts import ROWS_LOWER_BOUND_METRIC, OnFail, Severity, check_options
 from ..definitions.contracts import ROWS_METRIC as ROWS_METRIC
 from ..definitions.contracts import Check as Check
+from .baselines import BaselineSpec, baseline_in
 from .predicates import check_column
 
 
@@ -43,8 +44,11 @@ class MinRowCount(Check):
     """Each slice has at least ``min_rows`` rows (a floor against silent empty loads)."""
 
     min_rows: int
+    severity: Severity = field(default="error", kw_only=True)
+    on_fail: OnFail = field(default="fail", kw_only=True)
 
     def __post_init__(self) -> None:
+        check_options(self, self.severity, self.on_fail)
         if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, int):
             raise ValueError(f"MinRowCount needs a whole number, got {self.min_rows!r}")
         if self.min_rows < 0:
@@ -73,6 +77,8 @@ class MaxNullFraction(Check):
 
     column: str
     max_fraction: float
+    severity: Severity = field(default="error", kw_only=True)
+    on_fail: OnFail = field(default="fail", kw_only=True)
 
     def __post_init__(self) -> None:
         check_column(self.column)
@@ -80,6 +86,7 @@ class MaxNullFraction(Check):
             raise ValueError(f"MaxNullFraction needs a number, got {self.max_fraction!r}")
         if not 0 <= self.max_fraction <= 1:
             raise ValueError(f"MaxNullFraction must be within 0..1, got {self.max_fraction}")
+        check_options(self, self.severity, self.on_fail)
 
     @property
     def name(self) -> str:
@@ -113,14 +120,21 @@ class Unique(Check):
     """No two rows of a slice share the same values of ``columns`` (nulls compare equal)."""
 
     columns: tuple[str, ...]
+    severity: Severity
+    on_fail: OnFail
     needs_grouping: ClassVar[bool] = True
 
-    def __init__(self, *columns: str) -> None:
+    def __init__(
+        self, *columns: str, severity: Severity = "error", on_fail: OnFail = "fail"
+    ) -> None:
         if not columns:
             raise ValueError("Unique needs at least one column")
         for column in columns:
             check_column(column)
         object.__setattr__(self, "columns", tuple(columns))
+        object.__setattr__(self, "severity", severity)
+        object.__setattr__(self, "on_fail", on_fail)
+        check_options(self, severity, on_fail)
 
     @property
     def name(self) -> str:
@@ -157,12 +171,16 @@ class Expect(Check):
     """Every row satisfies ``condition``, a Spark SQL boolean expression or a ``Column``.
 
     A row where the condition is null counts as failing. ``max_failing`` tolerates a
-    few bad rows per slice.
+    few bad rows per slice. It is the row-level check: with ``on_fail="quarantine"``
+    the failing rows go to ``<table>__quarantine`` and the others are written (see
+    :mod:`.quarantine`).
     """
 
     condition: Any
     label: str | None = None
     max_failing: int = 0
+    severity: Severity = field(default="error", kw_only=True)
+    on_fail: OnFail = field(default="fail", kw_only=True)
 
     def __post_init__(self) -> None:
         if not isinstance(self.condition, str) and type(self.condition).__name__ != "Column":
@@ -172,6 +190,7 @@ class Expect(Check):
             )
         if isinstance(self.max_failing, bool) or not isinstance(self.max_failing, int):
             raise ValueError(f"Expect max_failing must be a whole number, got {self.max_failing!r}")
+        check_options(self, self.severity, self.on_fail)
 
     @property
     def name(self) -> str:
@@ -185,10 +204,13 @@ class Expect(Check):
         return 0
 
     def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
+        return {f"{prefix}failing": self.failing_rows()}
+
+    def failing_rows(self) -> Any:
         from pyspark.sql import functions as F
 
         condition = F.expr(self.condition) if isinstance(self.condition, str) else self.condition
-        return {f"{prefix}failing": ~F.coalesce(condition, F.lit(False))}
+        return ~F.coalesce(condition, F.lit(False))
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         failing = int(values.get(f"{prefix}failing") or 0)
@@ -207,10 +229,13 @@ class FrameCheck(Check):
 
     fn: Callable[[Any], bool | str | None]
     label: str | None = None
+    severity: Severity = field(default="error", kw_only=True)
+    on_fail: OnFail = field(default="fail", kw_only=True)
 
     def __post_init__(self) -> None:
         if not callable(self.fn):
             raise ValueError(f"FrameCheck needs a callable, got {type(self.fn).__name__}")
+        check_options(self, self.severity, self.on_fail)
 
     @property
     def name(self) -> str:
@@ -225,3 +250,68 @@ class FrameCheck(Check):
         if verdict is None or verdict is True:
             return None
         return verdict if isinstance(verdict, str) and verdict else "returned False"
+
+
+@dataclass(frozen=True, slots=True)
+class RowCountWithin(Check):
+    """Each slice's row count is within ``pct`` percent of its baseline: a statistic of
+    the row counts of its committed neighbours in the same table (see :mod:`.baselines`).
+
+    ``baseline`` is ``<median|mean>_<prev|next|around>_<n>`` (default ``median_prev_7``).
+    A slice with fewer committed neighbours than ``n`` passes, its result saying
+    ``no baseline: ...``; a failure names the neighbours and their counts. It needs a
+    :class:`~.io.spark_table.SparkTableIoManager` output with a ``partition_column``
+    (elsewhere every slice has no baseline).
+
+    Example:
+        >>> RowCountWithin(20).name
+        'row_count_within(20%, median_prev_7)'
+    """
+
+    pct: float
+    baseline: str = "median_prev_7"
+    severity: Severity = field(default="error", kw_only=True)
+    on_fail: OnFail = field(default="fail", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.pct, bool) or not isinstance(self.pct, (int, float)) or self.pct < 0:
+            raise ValueError(f"RowCountWithin needs a percentage >= 0, got {self.pct!r}")
+        BaselineSpec.parse(self.baseline)
+        check_options(self, self.severity, self.on_fail)
+
+    @property
+    def name(self) -> str:
+        return f"row_count_within({self.pct:g}%, {self.baseline})"
+
+    @property
+    def baseline_spec(self) -> BaselineSpec:
+        return BaselineSpec.parse(self.baseline)
+
+    def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
+        baseline = baseline_in(values, self.baseline_spec)
+        expected = None if baseline is None else baseline.value
+        if baseline is None or expected is None:
+            return None
+        rows = _rows(values)
+        if expected == 0:
+            moved = 0.0 if rows == 0 else float("inf")
+        else:
+            moved = abs(rows - expected) / expected
+        if moved * 100 <= self.pct:
+            return None
+        way = "above" if rows > expected else "below"
+        off = "" if expected == 0 else f"{moved:.0%} "
+        return (
+            f"{rows} rows, {off}{way} the baseline {expected:g} ({baseline.describe()}); "
+            f"allowed within {self.pct:g}%"
+        )
+
+    def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
+        return float(_rows(values)), f"within {self.pct:g}% of {self.baseline}"
+
+    def passing_note(self, values: Mapping[str, Any]) -> str:
+        """``no baseline: ...`` when the slice had too few committed neighbours."""
+        baseline = baseline_in(values, self.baseline_spec)
+        if baseline is None:
+            return f"no baseline: the output is not a partitioned table ({self.baseline})"
+        return baseline.missing

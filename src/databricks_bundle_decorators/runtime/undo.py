@@ -59,6 +59,7 @@ from .io.delta_history import (
 from .io.formats import TableRef
 from .io.table_name import COMMIT_ID_PREFIX, split_metadata
 from .outputs import TableOutput, table_outputs
+from .quarantine_tables import with_quarantine_tables
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
@@ -283,7 +284,7 @@ def output_tables(
     """The Delta tables the job's tasks (or only ``tasks``) write through
     :class:`~.io.spark_table.SparkTableIoManager`, by name, each with its tasks; and a note
     for each output that has no Delta history to restore from."""
-    return table_outputs(
+    found, notes = table_outputs(
         job,
         environment,
         tasks,
@@ -294,6 +295,7 @@ def output_tables(
             else "is parquet (no history); not undone"
         ),
     )
+    return with_quarantine_tables(job, environment, found), notes
 
 
 def plan_undo(

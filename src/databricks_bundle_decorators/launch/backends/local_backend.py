@@ -24,9 +24,11 @@ from pathlib import Path
 from ...backfill.check_report import CheckResult
 from ...definitions import Registry
 from ...runtime.checking import collecting_check_results
+from ...runtime.key_changes import KeyChange
 from ...runtime.local import JobRunResult, new_run_id, run_job_locally
 from ...runtime.sources import check_local_sources
 from .backends import RunStatus, SubmitRequest, Submitted
+from .diff_gate import LocalKeyChanges
 
 
 class LocalBackend:
@@ -132,6 +134,11 @@ class LocalBackend:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def key_changes(self, run_id: str, keys: Collection[str], backfill_id: str) -> list[KeyChange]:
+        """What run ``run_id`` did to ``keys``, measured in-process (see :mod:`.diff_gate`)."""
+        measure = LocalKeyChanges(self.registry, self.job_name, self.warehouse)
+        return measure(run_id, keys, backfill_id)
 
 
 def _group_spark_jobs(run_id: str) -> bool:

@@ -143,6 +143,7 @@ class LaunchOptions:
     target_run_seconds: float = 900.0  # from older ledgers; plan.request.DEFAULT_TARGET_SECONDS
     tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
     checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
+    diff_gate: float | None = None  # --diff-gate percent (see .diff_gate); absent before
 
     def for_scheduler(
         self, poll_interval: float, resend_after: float | None = None
@@ -159,6 +160,7 @@ class LaunchOptions:
             max_poll_interval=max(poll_interval, 15.0),
             canary=self.canary,
             resend_after=resend_after,
+            diff_gate=self.diff_gate,
         )
 
 

@@ -27,6 +27,8 @@ class SchedulerOptions:
         resend_after: A status poll not answered within this many seconds is
             overtaken by one more (``0``: never; ``None``: a few times the usual
             poll's latency). See :mod:`.status_poller`.
+        diff_gate: With canaries, the most a canary key's row count may move (percent)
+            before the backfill stops (``None``: off). See :mod:`.diff_gate`.
     """
 
     max_concurrent: int = 4
@@ -40,6 +42,7 @@ class SchedulerOptions:
     submit_attempts: int = 4
     canary: int = 0
     resend_after: float | None = None
+    diff_gate: float | None = None
 
 
 def backoff(options: SchedulerOptions, failures: int) -> float:

@@ -108,6 +108,7 @@ class BackfillRequest:
     final_sync: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0
+    diff_gate: float | None = None
     connection: Connection = field(default_factory=Connection)
     pacing: Pacing = field(default_factory=Pacing)
     context_args: tuple[str, ...] = ()

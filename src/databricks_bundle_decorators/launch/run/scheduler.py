@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from ...errors import LocalStateProblem, counted
 from ..backends.backends import Backend, RunStatus, SubmitRejected, SubmitRequest
+from ..backends.diff_gate import canary_stop, gated_error
 from ..backends.errors import BackendUnavailable
 from ..ledger.ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
 from ..plan.pacing import SchedulerOptions, backoff
@@ -276,9 +277,12 @@ class Scheduler:
         record = self.ledger.slices[flight.index]
         attempt = status.onto(record.attempt(flight.attempt))
         url = status.url or attempt.url
-        if status.state == "succeeded":
+        gate = self.options.diff_gate if self._canary.is_canary(flight.index) else None
+        gated = canary_stop(self.backend, gate, flight, self.ledger, self._warn, status.state)
+        if status.state == "succeeded" and gated is None:
             self._close(flight, replace(attempt, state="succeeded", url=url))
             return
+        status = status if gated is None else replace(status, state="failed", message=gated)
         state: AttemptState = (
             "canceled" if status.state == "canceled" and self._cancelled else "failed"
         )
@@ -290,7 +294,8 @@ class Scheduler:
         if flight.run_id is not None:
             self._by_run.pop(flight.run_id, None)
         attempt = replace(attempt, ended_at=attempt.ended_at or time.time())
-        retry = self._budgets.after_failure(flight.index) if attempt.state == "failed" else None
+        failed = attempt.state == "failed" and not gated_error(attempt.error)
+        retry = self._budgets.after_failure(flight.index) if failed else None
         if retry is not None:
             attempt = replace(attempt, gave_up=retry.spent)
         record = self.ledger.slices[flight.index].with_attempt(attempt)

@@ -111,5 +111,8 @@ def checks_line(ledger: Ledger) -> str:
     results = [r for record in ledger.slices if record.last for r in record.last.checks]
     if not results:
         return ""
-    failed = sum(not result.get("passed") for result in results)
-    return f"Checks: {len(results)} results ({len(results) - failed} passed, {failed} failed)"
+    failed = sum(not r.get("passed") and r.get("severity") != "warn" for r in results)
+    warned = sum(not r.get("passed") and r.get("severity") == "warn" for r in results)
+    passed = len(results) - failed - warned
+    warnings = f", {warned} warned" if warned else ""
+    return f"Checks: {len(results)} results ({passed} passed, {failed} failed{warnings})"

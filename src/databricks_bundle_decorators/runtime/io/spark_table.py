@@ -10,6 +10,7 @@ from ...backfill.refresh import staging_table_part
 from ...backfill.wire import KeyRange
 from ...definitions.contracts import ROWS_METRIC
 from ...errors import EnvironmentProblem
+from ..baselines import with_baselines
 from ..checking import TaskChecks
 from ..context import InputContext, OutputContext, RunEnvironment
 from ..errors import InputMissing, OutputRejected, TaskRunError
@@ -20,6 +21,7 @@ from ..predicates import (
     keys_predicate,
     windows_predicate,
 )
+from ..quarantine import Quarantine
 from ..scope import KeyScope
 from ..spark import has_delta
 from .append_once import WriteMode, check_write_mode, unwritten_part
@@ -278,6 +280,8 @@ class SparkTableIoManager(IoManager):
             if owed is None:
                 return
             context, frame = owed
+        quarantine = Quarantine.split(self, context, frame)  # rows moved out before the checks
+        frame = frame if quarantine is None else quarantine.kept
         scope = context.scope
         environment = context.environment
         table_format = self.table_format(environment)
@@ -314,9 +318,12 @@ class SparkTableIoManager(IoManager):
             if measured is None:
                 measured = metering.measure(staged.frame)
             self._reject_outside(context, measured)
+            judged = self._judged_keys(scope, measured)
+            measured = with_baselines(self, context, measured, judged)
+            measured = measured if quarantine is None else quarantine.counted(measured)
             checks.judge(
                 measured,
-                keys=self._judged_keys(scope, measured),
+                keys=judged,
                 frame=lambda: staged.frame,
                 label=_keys_label(scope),
                 target=str(self.table),
@@ -335,8 +342,12 @@ class SparkTableIoManager(IoManager):
                     metadata=self.metadata(context),
                 )
             )
+            if quarantine is not None:  # after the main table: see ..quarantine
+                quarantine.commit()
         finally:
             staged.discard()
+            if quarantine is not None:
+                quarantine.discard()
 
     # -- internals ---------------------------------------------------------------
 
