@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from .base import BackfillDef
+from .resolved_keys import ResolvedKeys
 
 # The parameter names live in the wire contract; re-exported for existing imports.
 from .wire import BACKFILL_EXACT_PARAM as BACKFILL_EXACT_PARAM
@@ -24,7 +25,6 @@ from .wire import BACKFILL_START_KEY_PARAM as BACKFILL_START_KEY_PARAM
 
 if TYPE_CHECKING:
     from .quartz import QuartzSchedule
-    from .resolve import ResolvedKeys
 
 
 _TRUE = frozenset({"true", "1", "yes"})

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from whenever import Instant
@@ -34,26 +34,10 @@ from .context import (
     parse_flag,
 )
 from .multi import SEPARATOR, MultiBackfill
+from .resolved_keys import ResolvedKeys as ResolvedKeys
 from .time_backfill import TimeBackfill, to_instant
 
 _logger = logging.getLogger("databricks_bundle_decorators.backfill")
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedKeys:
-    """The keys of one run.
-
-    Attributes:
-        primary: The run's ``backfill_key`` (given or derived).
-        keys: Every key the run processes, sorted, lookback and gaps included.
-        written: The keys the run writes (``keys`` minus lookback-only keys).
-        auto_derived: Whether ``primary`` came from the clock.
-    """
-
-    primary: str
-    keys: tuple[str, ...]
-    written: tuple[str, ...]
-    auto_derived: bool
 
 
 def _require_context() -> RunContext:

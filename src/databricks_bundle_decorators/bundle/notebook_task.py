@@ -32,18 +32,16 @@ import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..backfill.wire import TASK_PARAM
 from ..errors import DefinitionError
 
-if TYPE_CHECKING:
-    from .options import CodegenOptions
+# the folder's names are option defaults: they live with the options, below this module
+from .options import DEFAULT_NOTEBOOK_DIR as DEFAULT_NOTEBOOK_DIR
+from .options import NOTEBOOK_FOLDER as NOTEBOOK_FOLDER
+from .options import CodegenOptions
 
-NOTEBOOK_FOLDER = "dbxdec_notebooks"
-"""The folder of generated notebooks, beside the generated job files (``resources/``)."""
-DEFAULT_NOTEBOOK_DIR = f"./resources/{NOTEBOOK_FOLDER}"
-"""Where the notebooks are, from ``databricks.yml`` (the ``load_resources`` jobs)."""
 NOTEBOOK_HEADER = "# Databricks notebook source\n"
 """The first line Databricks reads a ``.py`` file by as a source-format notebook."""
 _CELL = "\n# COMMAND ----------\n\n"

@@ -26,8 +26,12 @@ from typing import Any
 from ..errors import UsageError
 from .bundle_file import resolve_variables
 from .framework_wheel import FRAMEWORK_DISTRIBUTION, default_framework_wheel
-from .notebook_task import DEFAULT_NOTEBOOK_DIR
 from .project import ProjectConfig
+
+NOTEBOOK_FOLDER = "dbxdec_notebooks"
+"""The folder of generated notebooks, beside the generated job files (``resources/``)."""
+DEFAULT_NOTEBOOK_DIR = f"./resources/{NOTEBOOK_FOLDER}"
+"""Where the notebooks are, from ``databricks.yml`` (the ``load_resources`` jobs)."""
 
 DEFAULT_PACKAGE_NAME = "dbxdec"
 DEFAULT_WHEEL = "dist/*.whl"

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..errors import DefinitionError
-
-if TYPE_CHECKING:
-    from .task import TaskDefinition
+from .task import TaskDefinition
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import inspect
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..backfill.base import BackfillDef
 from ..backfill.context import BACKFILL_PARAMS
@@ -19,9 +19,6 @@ from .source import SourceLocation
 from .sources import Source, check_sources
 from .tracing import tracing
 from .triggers import TableUpdate, Trigger, trigger_of
-
-if TYPE_CHECKING:
-    from .registry import Registry
 
 _JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
@@ -170,10 +167,21 @@ def _schedule(
         raise DefinitionError(str(exc), job=job, location=where) from None
 
 
+class JobSink(Protocol):
+    """Where :func:`make_job` registers a job (a :class:`~.registry.Registry`).
+
+    Declared here, below the registry, so that this module needs nothing of it.
+    """
+
+    def add(self, definition: JobDefinition) -> None:
+        """Register ``definition``."""
+        ...
+
+
 def make_job(
     fn: Callable[..., Any],
     *,
-    registry: Registry,
+    registry: JobSink,
     name: str | None = None,
     params: Mapping[str, object] | None = None,
     backfill: BackfillDef | None = None,

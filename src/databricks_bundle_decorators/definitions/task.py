@@ -5,17 +5,19 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 from ..errors import DefinitionError
 from .contracts import Check, IoManager
 from .refs import TaskProxy, TaskValueRef
 from .source import SourceLocation
-from .tracing import FOR_EACH_INPUT_PARAM, current_trace
 
+FOR_EACH_INPUT_PARAM = "inputs"
 _TASK_KEY = re.compile(r"[A-Za-z0-9_\-]{1,100}")
 
 
@@ -88,7 +90,7 @@ class TaskDefinition:
             )
 
     def __call__(self, *args: Any, **kwargs: Any) -> TaskProxy:
-        trace = current_trace()
+        trace = _RECORDER.get()
         if trace is None:
             raise DefinitionError(
                 "called outside a @job body; tasks are called inside a job body to build "
@@ -103,8 +105,45 @@ class TaskDefinition:
         return self.key
 
 
+class CallRecorder(Protocol):
+    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`).
+
+    Declared beside :class:`TaskDefinition` rather than with the tracer, so that a task
+    definition needs nothing of the tracer and the tracer imports this module only.
+    """
+
+    @property
+    def job_name(self) -> str:
+        """The job whose body is being traced."""
+        ...
+
+    def record_call(
+        self, definition: TaskDefinition, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> TaskProxy:
+        """Record one call of ``definition``; the reference to its output."""
+        ...
+
+
+_RECORDER: ContextVar[CallRecorder | None] = ContextVar("dbxdec_job_trace", default=None)
+
+
+@contextmanager
+def recording(recorder: CallRecorder) -> Iterator[CallRecorder]:
+    """Hand the task calls inside the ``with`` block to ``recorder``."""
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
+
+
+def current_recorder() -> CallRecorder | None:
+    """What records task calls now (the job being traced), or ``None`` outside a job body."""
+    return _RECORDER.get()
+
+
 def _traced_job() -> str | None:
-    trace = current_trace()
+    trace = _RECORDER.get()
     return trace.job_name if trace is not None else None
 
 

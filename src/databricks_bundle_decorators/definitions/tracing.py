@@ -5,18 +5,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
 from types import FunctionType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import DefinitionError
 from .graph import InputEdge, TaskGraph, TaskNode
 from .refs import AllPartitions, TaskProxy
-
-if TYPE_CHECKING:
-    from .task import TaskDefinition
-
-FOR_EACH_INPUT_PARAM = "inputs"
+from .task import FOR_EACH_INPUT_PARAM as FOR_EACH_INPUT_PARAM
+from .task import TaskDefinition, current_recorder, recording
 
 
 class JobTrace:
@@ -166,10 +162,8 @@ def _bind_plain(
 
 
 def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> str:
-    if isinstance(dep, TaskProxy):  # the usual case, before the import below
+    if isinstance(dep, TaskProxy):  # the usual case
         return dep.task_key
-    from .task import TaskDefinition
-
     if isinstance(dep, TaskDefinition):
         return dep.key
     if isinstance(dep, str):
@@ -182,20 +176,15 @@ def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> s
     )
 
 
-_TRACE: ContextVar[JobTrace | None] = ContextVar("dbxdec_job_trace", default=None)
-
-
 @contextmanager
 def tracing(job_name: str) -> Iterator[JobTrace]:
     """Trace a job body: task calls inside the block are recorded, not executed."""
     trace = JobTrace(job_name)
-    token = _TRACE.set(trace)
-    try:
+    with recording(trace):
         yield trace
-    finally:
-        _TRACE.reset(token)
 
 
 def current_trace() -> JobTrace | None:
     """The job being traced, or ``None`` outside a job body."""
-    return _TRACE.get()
+    recorder = current_recorder()
+    return recorder if isinstance(recorder, JobTrace) else None

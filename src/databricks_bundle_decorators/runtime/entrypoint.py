@@ -38,7 +38,7 @@ from ..definitions.job import check_results_table
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
 from .context import LazySession, RunEnvironment, on_databricks
-from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+from .dispatch import run_task, task_request
 from .local import new_run_id, pin_run_time
 from .tables import local_warehouse
 
@@ -149,21 +149,11 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
     job = find_job(module, arguments.job)
     if arguments.check_results:  # the project's table, baked in by codegen
         job.check_results = check_results_table(arguments.check_results, job.name, None)
-    from .dispatch import find_task
-
-    node = find_task(job, arguments.task)  # unknown task: fail before starting Spark
-    if arguments.for_each_element is not None and node.definition.for_each is None:
-        raise UsageError(
-            f"--{FOR_EACH_INPUT_PARAM} is only for for-each tasks; {arguments.task!r} is not one"
-        )
     given = dict(arguments.params)
     if BACKFILL_RUN_TIME_PARAM not in given:  # run by hand: the run starts now
         given = pin_run_time(job, given)
-    params = job_parameters(job, given)
-    keys = run_keys(job, params)
-    request = TaskRunRequest(
-        job, arguments.task, params, keys, for_each_element=arguments.for_each_element
-    )
+    # an unknown task or parameter, a bad order or key: refused before Spark starts
+    request = task_request(job, arguments.task, given, for_each_element=arguments.for_each_element)
     if on_databricks():
         from .spark import databricks_spark_session
         from .task_values import databricks_task_value_store

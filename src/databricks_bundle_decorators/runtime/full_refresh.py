@@ -1,7 +1,7 @@
 """The runs of a full refresh (``backfill_full_refresh``, see :mod:`..backfill.refresh`).
 
 - A **stage** run is an ordinary run whose :class:`~.context.RunEnvironment` names the
-  backfill (:func:`staged_environment`): every table the job writes through
+  backfill (its ``staging``; see :mod:`.task_run`): every table the job writes through
   :class:`~.io.spark_table.SparkTableIoManager` is written to its staging table, and a
   task reading another task's output of the same job reads that task's staging table
   (the job's tables are being rebuilt together; their old content is not an input).
@@ -28,10 +28,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backfill.refresh import FullRefreshOrder
-from ..definitions import JobDefinition
+from ..definitions import JobDefinition, TaskValueStore
 from ..definitions.contracts import ROWS_METRIC
 from .checking import TaskChecks
-from .context import RunEnvironment
+from .context import RunEnvironment, use_environment
 from .errors import OutputRejected, TaskRunError
 from .io.ddl import schema_ddl
 from .io.delta import delta_table_exists, read_delta
@@ -39,15 +39,7 @@ from .io.delta_history import read_commits, sql_target
 from .io.formats import TableRef
 from .io.spark_table import SparkTableIoManager, commit_identity
 from .outputs import TableOutput, table_outputs
-
-
-def staged_environment(
-    environment: RunEnvironment, order: FullRefreshOrder | None
-) -> RunEnvironment:
-    """``environment`` for a run with ``order``: stage runs read and write staging tables."""
-    if order is None or order.phase != "stage":
-        return environment
-    return replace(environment, staging=order.backfill_id)
+from .run_kinds import RunKind, TaskRunRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +194,20 @@ def drop_staging(spark: Any, staging: TableRef) -> None:
     shutil.rmtree(aside, ignore_errors=True)
     staging.path.rename(aside)
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def run_swap(
+    request: TaskRunRequest,
+    kind: RunKind,
+    *,
+    environment: RunEnvironment,
+    task_values: TaskValueStore,
+) -> None:
+    """The :class:`~.run_kinds.RunProgram` of a swap run: :func:`swap_outputs` for the task.
+
+    Raises:
+        TaskRunError: a staging table is missing or empty, a check failed, or Delta
+            refused the commit.
+    """
+    with use_environment(environment):
+        swap_outputs(request.job, request.task_key, kind.order_as(FullRefreshOrder), environment)

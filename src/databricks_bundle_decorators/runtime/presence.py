@@ -21,22 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import date
-from typing import Any
 
-from ..backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ..backfill.wire import PresenceOrder, PresenceReport
-from ..definitions import JobDefinition
+from ..definitions import JobDefinition, TaskValueStore
 from ..errors import UsageError
-from .context import RunEnvironment
-from .outputs import TableOutput, table_outputs
+from .context import RunEnvironment, use_environment
+from .key_rows import KeyedTable as KeyedTable
+from .key_rows import table_presence as table_presence
+from .outputs import table_outputs
+from .run_kinds import RunKind, TaskRunRequest
 from .scope import KeyScope
-
-_ROWS = "rows"
-
-
-KeyedTable = TableOutput
-"""A partitioned output table of a job: its IoManager, where it is, who writes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,44 +73,6 @@ def keyed_tables(
             if manager.partition_column is None
             else None
         ),
-    )
-
-
-def _key_text(value: Any) -> str:
-    """A partition value as a key: a ``DATE`` column holds daily keys as dates."""
-    return value.isoformat() if isinstance(value, date) else str(value)
-
-
-def table_presence(
-    table: KeyedTable, scope: KeyScope, environment: RunEnvironment
-) -> PresenceReport:
-    """The rows of each of ``scope``'s keys in one table: one ``GROUP BY`` over the
-    partition column (both columns of a two-dimensional table), filtered by the
-    IoManager's read predicate (the keys and, with a
-    ``time_column``, their windows)."""
-    manager = table.manager
-    column = manager.partition_column
-    assert column is not None  # keyed_tables keeps partitioned tables only
-    spark = environment.spark
-    frame = manager.table_format(environment).read(
-        spark, table.ref, partition_column=column, keys=scope.keys
-    )
-    task = ",".join(table.tasks)
-    if frame is None or not scope.keys:
-        return PresenceReport(table.ref.name, task, frame is not None, {})
-    predicate = manager.read_predicate(scope)
-    if predicate is not None:
-        frame = frame.where(predicate)
-    columns = manager.partition_columns  # (static value, time key) of a two-dimensional table
-    counted = frame.groupBy(*columns).count().withColumnRenamed("count", _ROWS).collect()
-    wanted = set(scope.keys)
-    rows = {
-        MULTI_SEPARATOR.join(_key_text(row[c]) for c in columns): int(row[_ROWS])
-        for row in counted
-        if all(row[c] is not None for c in columns)
-    }
-    return PresenceReport(
-        table.ref.name, task, True, {k: n for k, n in sorted(rows.items()) if k in wanted}
     )
 
 
@@ -180,3 +136,19 @@ def report_presence(
     if not presence.reports and not presence.notes:
         print(f"presence {label}: task {task_key!r} writes no table", flush=True)
     return presence
+
+
+def run_presence(
+    request: TaskRunRequest,
+    kind: RunKind,
+    *,
+    environment: RunEnvironment,
+    task_values: TaskValueStore,
+) -> None:
+    """The :class:`~.run_kinds.RunProgram` of a presence run: :func:`report_presence` for the task.
+
+    Raises:
+        UsageError: the order's keys are not the job's keys.
+    """
+    with use_environment(environment):
+        report_presence(request.job, request.task_key, kind.order_as(PresenceOrder), environment)

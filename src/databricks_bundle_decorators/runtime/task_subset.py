@@ -18,8 +18,8 @@ from ..errors import UsageError, did_you_mean
 from .context import RunEnvironment
 from .errors import InputMissing
 from .io.spark_table import SparkTableIoManager
+from .key_rows import table_presence
 from .outputs import TableOutput
-from .presence import table_presence
 from .scope import KeyScope
 
 SEPARATOR = ","

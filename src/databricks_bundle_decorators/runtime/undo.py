@@ -43,9 +43,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
-from ..definitions import JobDefinition
+from ..definitions import JobDefinition, TaskValueStore
 from ..errors import UsageError
-from .context import RunEnvironment
+from .context import RunEnvironment, use_environment
 from .io.delta import DeltaFormat
 from .io.delta_history import (
     RESTORE_OPERATIONS,
@@ -60,6 +60,7 @@ from .io.formats import TableRef
 from .io.table_name import COMMIT_ID_PREFIX, split_metadata
 from .outputs import TableOutput, table_outputs
 from .quarantine_tables import with_quarantine_tables
+from .run_kinds import RunKind, TaskRunRequest
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 UNDO_MARK_PREFIX = "dbxdec-undo:"
@@ -376,3 +377,20 @@ def vacuumed(table: TableUndo, commits: Sequence[Commit]) -> str:
         f"table {table.table.name}: version {table.to_version} cannot be restored: {which} "
         "deleted data files it needs; nothing was restored"
     )
+
+
+def run_undo(
+    request: TaskRunRequest,
+    kind: RunKind,
+    *,
+    environment: RunEnvironment,
+    task_values: TaskValueStore,
+) -> None:
+    """The :class:`~.run_kinds.RunProgram` of an undo run: :func:`undo_outputs` for the task.
+
+    Raises:
+        UndoRefused: a table needs ``force``.
+        TaskRunError: Delta refused a restore.
+    """
+    with use_environment(environment):
+        undo_outputs(request.job, request.task_key, kind.order_as(UndoOrder), environment)

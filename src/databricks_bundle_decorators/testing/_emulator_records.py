@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._emulator_limits import job_limit_problem
-from ._emulator_refs import check_references
+from ._emulator_refs import references_problem
 
 JsonDict = dict[str, Any]
 _T = TypeVar("_T")
@@ -179,7 +179,8 @@ def job_settings(body: Mapping[str, Any]) -> JsonDict:
     ):
         raise invalid("parameters must be a list of {name, default} objects")
     _check_triggers(settings)
-    check_references(settings)
+    if (problem := references_problem(settings)) is not None:
+        raise invalid(problem)
     if (limit := job_limit_problem(settings)) is not None:
         raise invalid(limit)
     return settings
@@ -274,7 +275,8 @@ def run_now_options(body: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, 
         isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()
     ):
         raise invalid("job_parameters must be a map of string to string")
-    check_references(overrides, "job_parameters")
+    if (problem := references_problem(overrides, "job_parameters")) is not None:
+        raise invalid(problem)
     queue = body.get("queue")
     if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
         raise invalid("queue must be an object with the required field 'enabled'")

@@ -93,18 +93,18 @@ def reference_problem(text: str) -> str | None:
     return None
 
 
-def check_references(value: Any, where: str = "settings") -> None:
-    """Refuse ``value`` (job settings or run-now parameters) holding an invalid reference.
+def references_problem(value: Any, where: str = "settings") -> str | None:
+    """Why ``value`` (job settings or run-now parameters) is refused for an invalid
+    reference, naming the field and the reference; ``None`` when it holds none.
 
-    Raises:
-        ApiError: 400 ``INVALID_PARAMETER_VALUE`` naming the field and the reference.
+    The caller answers 400 ``INVALID_PARAMETER_VALUE`` with it (this module imports
+    nothing of the emulator, like :mod:`._emulator_limits`).
     """
-    from ._emulator_records import invalid  # it calls this module while validating
-
     for path, text in _strings(value, where):
         problem = reference_problem(text)
         if problem is not None:
-            raise invalid(f"{problem} in {path}")
+            return f"{problem} in {path}"
+    return None
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -29,18 +29,57 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..context import OutputContext, RunEnvironment
 from ..errors import TaskRunError
 from ..scope import KeyScope
-
-if TYPE_CHECKING:
-    from .spark_table import SparkTableIoManager
+from .formats import TableFormat, TableRef
+from .table_name import TableName
 
 WriteMode = Literal["replace", "append_once"]
 WRITE_MODES: tuple[WriteMode, ...] = ("replace", "append_once")
 _SHOWN_KEYS = 5
+
+
+class AppendOnceTable(Protocol):
+    """What an append-once write needs of its table's IoManager
+    (:class:`~.spark_table.SparkTableIoManager`).
+
+    Declared here, below that IoManager (which calls this module), so that this module
+    needs nothing of it.
+    """
+
+    @property
+    def table(self) -> TableName:
+        """The table's name."""
+        ...
+
+    @property
+    def partition_column(self) -> str | None:
+        """The column holding the key."""
+        ...
+
+    @property
+    def static_column(self) -> str | None:
+        """The column holding a two-dimensional table's static value."""
+        ...
+
+    def table_format(self, environment: RunEnvironment) -> TableFormat:
+        """How the table is read and written in ``environment``."""
+        ...
+
+    def table_ref(self, environment: RunEnvironment) -> TableRef:
+        """Where the table is in ``environment``."""
+        ...
+
+    def read_predicate(self, scope: KeyScope) -> str | None:
+        """The SQL predicate selecting ``scope``'s rows."""
+        ...
+
+    def replace_predicate(self, scope: KeyScope) -> str | None:
+        """The SQL predicate of the rows a write of ``scope`` replaces."""
+        ...
 
 
 def check_write_mode(write: object, *, partition_column: str | None, format: str) -> WriteMode:
@@ -68,15 +107,15 @@ def _key_text(value: Any) -> str:
 
 
 def written_keys(
-    manager: SparkTableIoManager, scope: KeyScope, environment: RunEnvironment
+    manager: AppendOnceTable, scope: KeyScope, environment: RunEnvironment
 ) -> frozenset[str]:
     """The keys of ``scope`` that have rows in the manager's table (none if it does not
     exist): one ``GROUP BY`` over the partition column (a two-dimensional table's static
     column too: its keys are ``STATIC:TIME``) under the read predicate."""
     column = manager.partition_column
     assert column is not None  # check_write_mode requires one for append-once
-    static = getattr(manager, "static_column", None)
-    columns = [column] if static is None else [str(static), column]
+    static = manager.static_column
+    columns = [column] if static is None else [static, column]
     frame = manager.table_format(environment).read(
         environment.spark,
         manager.table_ref(environment),
@@ -122,7 +161,7 @@ rewrites it)'
 
 
 def unwritten_part(
-    manager: SparkTableIoManager, context: OutputContext, frame: Any
+    manager: AppendOnceTable, context: OutputContext, frame: Any
 ) -> tuple[OutputContext, Any] | None:
     """The write an append-once output still owes: the context narrowed to the run's
     keys the table does not hold and the output without the rows of the others; ``None``

@@ -1,0 +1,190 @@
+"""Run kinds: ``run_task`` decodes one kind from the wire parameters and hands the request
+to that kind's program.
+
+Spark-free: the job's task has no IoManager, and the session's factory fails if anything
+asks for Spark, so each kind's hand-over is seen without a JVM.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from databricks_bundle_decorators import DailyBackfill, Registry, task
+from databricks_bundle_decorators.backfill.refresh import FullRefreshOrder
+from databricks_bundle_decorators.backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_ID_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_UNDO_PARAM,
+    KeyRange,
+    PresenceOrder,
+    UndoOrder,
+)
+from databricks_bundle_decorators.errors import UsageError
+from databricks_bundle_decorators.runtime.context import (
+    LazySession,
+    RunEnvironment,
+    current_environment,
+)
+from databricks_bundle_decorators.runtime.dispatch import (
+    PROGRAMS,
+    TaskRunRequest,
+    job_parameters,
+    run_keys,
+    run_task,
+)
+from databricks_bundle_decorators.runtime.run_kinds import (
+    RUN_KIND_NAMES,
+    RunKind,
+    decode_run_kind,
+)
+from databricks_bundle_decorators.runtime.task_values import LocalTaskValueStore
+
+BACKFILL_ID = "kinds-20240101T000000-abcd"
+ORDERS = {
+    BACKFILL_UNDO_PARAM: UndoOrder(BACKFILL_ID).to_param(),
+    BACKFILL_PRESENCE_PARAM: PresenceOrder(KeyRange("2024-01-01", "2024-01-02")).to_param(),
+    BACKFILL_FULL_REFRESH_PARAM: FullRefreshOrder("swap", BACKFILL_ID).to_param(),
+}
+SRC = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
+
+registry = Registry()
+calls: list[tuple[str, str]] = []
+
+
+@registry.job(backfill=DailyBackfill(start_date="2024-01-01", end_date="2024-01-31"))
+def kinds() -> None:
+    @task
+    def note() -> None:
+        environment = current_environment()
+        assert environment is not None
+        calls.append((environment.staging, environment.backfill_id))
+
+    note()
+
+
+def _no_spark() -> Any:
+    raise AssertionError("this run must not start Spark")
+
+
+def _run(tmp_path: Path, **given: str) -> None:
+    job = registry.get("kinds")
+    params = job_parameters(job, {BACKFILL_RUN_TIME_PARAM: "2024-02-01T00:00:00Z", **given})
+    request = TaskRunRequest(job, "note", params, run_keys(job, params))
+    environment = RunEnvironment(LazySession(_no_spark), tmp_path / "warehouse", False, "r1")
+    store = LocalTaskValueStore(tmp_path / "values")
+    run_task(request, environment=environment, task_values=store)
+
+
+@pytest.mark.parametrize(
+    ("params", "name", "keyed"),
+    [
+        ({}, "task", True),
+        ({BACKFILL_FULL_REFRESH_PARAM: f"stage:{BACKFILL_ID}"}, "stage", True),
+        ({BACKFILL_FULL_REFRESH_PARAM: f"swap:{BACKFILL_ID}"}, "swap", False),
+        ({BACKFILL_UNDO_PARAM: ORDERS[BACKFILL_UNDO_PARAM]}, "undo", False),
+        ({BACKFILL_PRESENCE_PARAM: ORDERS[BACKFILL_PRESENCE_PARAM]}, "presence", False),
+    ],
+    ids=["task", "stage", "swap", "undo", "presence"],
+)
+def test_each_kind_is_decoded_from_its_parameter(
+    params: dict[str, str], name: str, keyed: bool
+) -> None:
+    kind = decode_run_kind(registry.get("kinds"), params)
+    assert (kind.name, kind.processes_keys) == (name, keyed)
+
+
+@given(st.sets(st.sampled_from(sorted(ORDERS))))
+def test_at_most_one_order_is_set(names: set[str]) -> None:
+    params = {name: ORDERS[name] for name in names}
+    job = registry.get("kinds")
+    if len(names) <= 1:
+        assert decode_run_kind(job, params).name in RUN_KIND_NAMES
+        return
+    with pytest.raises(UsageError, match=r"job 'kinds': a run has backfill_"):
+        decode_run_kind(job, params)
+
+
+@pytest.mark.parametrize("param", sorted(ORDERS))
+def test_a_malformed_order_names_its_parameter(param: str) -> None:
+    with pytest.raises(UsageError, match=param):
+        decode_run_kind(registry.get("kinds"), {param: "nonsense"})
+
+
+def test_every_kind_has_a_program() -> None:
+    assert sorted(PROGRAMS) == sorted(RUN_KIND_NAMES)
+
+
+def test_a_program_handed_another_kinds_order_refuses_it() -> None:
+    with pytest.raises(TypeError, match="a presence run has no UndoOrder"):
+        RunKind("presence", PresenceOrder(KeyRange("2024-01-01", "2024-01-01"))).order_as(UndoOrder)
+
+
+def test_task_and_stage_runs_call_the_task(tmp_path: Path) -> None:
+    calls.clear()
+    _run(tmp_path, **{BACKFILL_KEY_PARAM: "2024-01-02", BACKFILL_ID_PARAM: BACKFILL_ID})
+    _run(
+        tmp_path,
+        **{BACKFILL_KEY_PARAM: "2024-01-03", BACKFILL_FULL_REFRESH_PARAM: f"stage:{BACKFILL_ID}"},
+    )
+    assert calls == [("", BACKFILL_ID), (BACKFILL_ID, "")]
+
+
+@pytest.mark.parametrize(
+    ("param", "line"),
+    [
+        (BACKFILL_UNDO_PARAM, f"undo of backfill {BACKFILL_ID}: task 'note' writes no table"),
+        (BACKFILL_PRESENCE_PARAM, "presence 2024-01-01..2024-01-02: task 'note' writes no table"),
+        (BACKFILL_FULL_REFRESH_PARAM, f"full refresh {BACKFILL_ID}: task 'note' swaps no table"),
+    ],
+    ids=["undo", "presence", "swap"],
+)
+def test_keyless_kinds_run_their_program_not_the_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, line: str
+) -> None:
+    calls.clear()
+    _run(tmp_path, **{param: ORDERS[param]})
+    assert calls == []
+    assert line in capsys.readouterr().out.splitlines()
+
+
+KIND_MODULES = {"task_run", "undo", "presence", "full_refresh"}
+
+
+def _runtime_imports(module: str) -> set[str]:
+    """The runtime modules ``runtime/<module>.py`` imports (relative imports only: the
+    runtime imports itself relatively), wherever the import stands."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse((SRC / "runtime" / f"{module}.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _reached(module: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for target in _runtime_imports(todo.pop()):
+            if target not in seen and (SRC / "runtime" / f"{target}.py").exists():
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+@pytest.mark.parametrize("module", sorted(KIND_MODULES))
+def test_no_kind_module_reaches_another(module: str) -> None:
+    assert _reached(module) & KIND_MODULES <= {module}
+
+
+def test_kind_module_check_sees_an_import() -> None:
+    """The checker itself must be able to fail: dispatch reaches every kind's module."""
+    assert _reached("dispatch") >= KIND_MODULES
