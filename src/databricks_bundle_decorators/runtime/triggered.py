@@ -52,7 +52,7 @@ from .io.table_name import TableName
 from .trigger_state import StoredRun, TriggerState, job_run_of
 
 if TYPE_CHECKING:
-    from .dispatch import TaskRunRequest
+    from .run_kinds import TaskRunRequest
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
 _EXPLICIT = (
