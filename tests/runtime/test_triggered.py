@@ -78,6 +78,19 @@ def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
 _make_job("lookback_job", CDF, "lookback", two_tasks=False)
 _make_job("two_task_job", TWO, "two", two_tasks=True)
 _make_job("plain_job", PLAIN, "plain", two_tasks=False)
+DEPLOY_STATE = "main.raw.deploy_state"
+
+
+@registry.job(
+    name="deployed_job", backfill=DAILY, sources=[CDF],
+    trigger=TableUpdate([CDF], state_table=DEPLOY_STATE),
+)  # fmt: skip
+def deployed_job() -> None:
+    @task(name="t", io_manager=SparkTableIoManager("main.out.deployed", partition_column="day"))
+    def t() -> Any:
+        return _daily_counts(CDF)
+
+    t()
 
 
 @pytest.fixture(scope="module")
@@ -263,3 +276,40 @@ def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
     assert json.loads(params[TRIGGER_TABLES_PARAM]) == [CDF.name]
     assert params[TRIGGER_VERSIONS_PARAM].startswith(f"{CDF.name}={latest}@")
     assert params[TRIGGER_FROM_VERSION_PARAM] == "2"
+
+
+def test_deploy_records_the_first_watermark_through_a_sql_warehouse_once(
+    spark: Any, warehouse: Path
+) -> None:
+    from databricks_bundle_decorators.launch.backends.first_watermark import (
+        NO_WAREHOUSE_LINE,
+        record_first_watermarks,
+    )
+    from databricks_bundle_decorators.testing import JobsEmulator
+
+    job = registry.get("deployed_job")
+    path = TableName.parse(CDF.name).local_path(warehouse)
+    latest = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+    with JobsEmulator() as emulator:
+        emulator.statements.add_warehouse("wh")
+        emulator.statements.map_tables(spark, warehouse)
+        client = emulator.workspace_client()
+        lines = record_first_watermarks(client, "wh", [job], poll_interval=0.01)
+        assert lines == [
+            f"job 'deployed_job': first watermark {CDF.name} at version {latest} "
+            f"(in {DEPLOY_STATE})"
+        ]
+        environment = RunEnvironment(spark, warehouse, False, "x")
+        advance = TriggerState(environment, DEPLOY_STATE, "deployed_job").latest_advance()
+        assert advance is not None and advance.versions == {CDF.name: latest}
+        # A later deploy, after the source committed again, keeps the first watermark.
+        _sql(spark, warehouse, CDF, "INSERT INTO {t} VALUES (TIMESTAMP'2024-03-02 09:00:00', 1)")
+        again = record_first_watermarks(client, "wh", [job], poll_interval=0.01)
+        assert again == ["job 'deployed_job': its watermark is already recorded; kept"]
+        advance = TriggerState(environment, DEPLOY_STATE, "deployed_job").latest_advance()
+        assert advance is not None and advance.versions == {CDF.name: latest}
+    # No warehouse: one line, and deploy goes on.
+    assert record_first_watermarks(None, None, [job, registry.get("plain_job")]) == [
+        NO_WAREHOUSE_LINE.format(job="deployed_job"),
+        NO_WAREHOUSE_LINE.format(job="plain_job"),
+    ]

@@ -18,8 +18,9 @@ kind          name            value
 The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
 ``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
 the run has a ``done`` row: the processed-version watermark moves only after the last
-task committed. The first watermark comes from ``--from-version`` (``deploy`` does not
-record one yet; :data:`DEPLOY_RUN` names the row it is to write).
+task committed. The first watermark is the ``advance`` row of run :data:`DEPLOY_RUN` that
+``dbxdec deploy`` writes through a SQL warehouse (:func:`deploy_advance_value`; see
+``launch/backends/first_watermark.py``); ``--from-version`` overrides it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ from .io.formats import TableRef
 from .io.table_name import TableName
 
 _COLUMNS = "job STRING, run STRING, kind STRING, name STRING, value STRING"
+STATE_COLUMNS = _COLUMNS
+"""The state table's columns, as SQL (``CREATE TABLE`` and ``createDataFrame``)."""
 DEPLOY_RUN = "deploy"
+
+
+def deploy_advance_value(versions: Mapping[str, int]) -> str:
+    """The ``value`` of the first ``advance`` row (run :data:`DEPLOY_RUN`): the sources'
+    versions at the job's first deploy, nothing pending."""
+    value = {"versions": dict(versions), "pending": [], "seq": 1}
+    return json.dumps(value, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
