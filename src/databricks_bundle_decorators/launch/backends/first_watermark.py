@@ -18,9 +18,10 @@ Sources:
 * ``DESCRIBE HISTORY t LIMIT 1``, the last commit, its ``version`` first:
   https://docs.databricks.com/aws/en/delta/history ("Retrieve Delta table history",
   "History schema").
-* Named parameter markers hold values, never identifiers, so table names are validated
-  and backtick-quoted (:class:`..runtime.io.table_name.TableName`):
-  https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-parameter-marker
+* Parameter markers hold values; a name needs the ``IDENTIFIER`` clause
+  (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-names-identifier-clause),
+  so table names here are validated and backtick-quoted instead
+  (:class:`..runtime.io.table_name.TableName`), and every value is a named marker.
 * ``CREATE TABLE IF NOT EXISTS ... USING DELTA``:
   https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-table-using
 """
