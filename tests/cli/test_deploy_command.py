@@ -149,3 +149,39 @@ def test_deploying_dbxdec_itself_needs_no_second_wheel(
     code, _, err = run(["deploy", "--project", str(project)], capsys)
     assert (code, err) == (0, "")
     assert json.loads(record.read_text(encoding="utf-8"))["argv"][:2] == ["bundle", "deploy"]
+
+
+TRIGGERED_PIPELINE = """\
+from databricks_bundle_decorators import DailyBackfill, TableUpdate, job, source, task
+from databricks_bundle_decorators.io_managers import SparkTableIoManager
+
+ORDERS = source("main.raw.orders", event_time="ts")
+
+
+@job(name="orders_daily", backfill=DailyBackfill("2024-01-01", lookback=1), sources=[ORDERS],
+     trigger=TableUpdate([ORDERS]))
+def orders_daily():
+    @task(io_manager=SparkTableIoManager("main.out.orders", partition_column="day"))
+    def count():
+        ...
+
+    count()
+"""
+
+
+def test_deploy_without_a_warehouse_says_the_first_triggered_run_needs_from_version(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    make_project(project, TRIGGERED_PIPELINE)
+    fake_framework_wheel(project / "wheels")
+    stand_in_databricks(tmp_path / "bin", tmp_path / "argv.json", exit_code=0)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("DATABRICKS_WAREHOUSE_ID", raising=False)
+    code, out, err = run(["deploy", "--project", str(project), "-t", "prod"], capfd)
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "job 'orders_daily': no SQL warehouse to record its sources' versions through "
+        "(pass --warehouse-id W or set DATABRICKS_WAREHOUSE_ID), so its first triggered "
+        "run needs --from-version N"
+    )

@@ -78,19 +78,33 @@ def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
 _make_job("lookback_job", CDF, "lookback", two_tasks=False)
 _make_job("two_task_job", TWO, "two", two_tasks=True)
 _make_job("plain_job", PLAIN, "plain", two_tasks=False)
+DEPLOY_STATE = "main.raw.deploy_state"
+
+
+@registry.job(
+    name="deployed_job", backfill=DAILY, sources=[CDF],
+    trigger=TableUpdate([CDF], state_table=DEPLOY_STATE),
+)  # fmt: skip
+def deployed_job() -> None:
+    @task(name="t", io_manager=SparkTableIoManager("main.out.deployed", partition_column="day"))
+    def t() -> Any:
+        return _daily_counts(CDF)
+
+    t()
 
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
+    """The three sources, each made with its 20 days of rows in one commit (version 0)."""
     folder = tmp_path_factory.mktemp("triggered") / ".dbxdec" / "warehouse"
+    days = ", ".join(f"(TIMESTAMP'2024-03-{d:02d} 08:00:00', {d}L)" for d in range(1, 21))
     for name, cdf in ((CDF.name, True), (TWO.name, True), (PLAIN.name, False)):
         path = TableName.parse(name).local_path(folder)
         spark.sql(
-            f"CREATE TABLE delta.`{path}` (ts TIMESTAMP, v BIGINT) USING delta "
-            f"TBLPROPERTIES (delta.enableChangeDataFeed = {str(cdf).lower()})"
-        )  # version 0
-        days = ", ".join(f"(TIMESTAMP'2024-03-{d:02d} 08:00:00', {d})" for d in range(1, 21))
-        spark.sql(f"INSERT INTO delta.`{path}` VALUES {days}")  # version 1
+            f"CREATE TABLE delta.`{path}` USING delta "
+            f"TBLPROPERTIES (delta.enableChangeDataFeed = {str(cdf).lower()}) "
+            f"AS SELECT * FROM VALUES {days} AS t(ts, v)"
+        )
     return folder
 
 
@@ -103,6 +117,12 @@ def _sql(spark: Any, warehouse: Path, src: Any, statement: str) -> int:
 
 def _touch(days: list[int]) -> str:
     return "UPDATE {t} SET v = v + 100 WHERE day(ts) IN (" + ", ".join(map(str, days)) + ")"
+
+
+def _add(day: int) -> str:
+    """A commit that appends a row of ``day``: it changes that key as an ``UPDATE`` does,
+    without rewriting the table's file (the repair test's commits only need a key)."""
+    return f"INSERT INTO {{t}} VALUES (TIMESTAMP'2024-03-{day:02d} 09:00:00', 1)"
 
 
 def _triggered(src: Any, version: int, **extra: str) -> dict[str, str]:
@@ -133,7 +153,7 @@ def _state(spark: Any, warehouse: Path, job: str, src: Any) -> TriggerState:
 def test_changes_to_d5_and_d1_write_exactly_those_keys_widened_by_lookback(
     spark: Any, warehouse: Path
 ) -> None:
-    _state(spark, warehouse, "lookback_job", CDF).advance("deploy", {CDF.name: 1}, [])
+    _state(spark, warehouse, "lookback_job", CDF).advance("deploy", {CDF.name: 0}, [])
     version = _sql(spark, warehouse, CDF, _touch([15, 19]))  # D-5 and D-1, one commit
     result = run_job_locally(
         registry,
@@ -156,8 +176,8 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     spark: Any, warehouse: Path
 ) -> None:
     state = _state(spark, warehouse, "two_task_job", TWO)
-    state.advance("deploy", {TWO.name: 1}, [])
-    first = _sql(spark, warehouse, TWO, _touch([18]))  # D-2 -> D-2, D-1, D
+    state.advance("deploy", {TWO.name: 0}, [])
+    first = _sql(spark, warehouse, TWO, _add(18))  # D-2 -> D-2, D-1, D
     FAIL.add("t2")
     try:
         failed = run_job_locally(
@@ -169,10 +189,10 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     assert [r.status for r in failed.tasks] == ["succeeded", "failed"]
     state.refresh()
     latest = state.latest_advance()
-    assert latest is not None and latest.versions == {TWO.name: 1}  # t2 has not committed
+    assert latest is not None and latest.versions == {TWO.name: 0}  # t2 has not committed
     keys = ["2024-03-18", "2024-03-19", "2024-03-20"]
     assert _days(spark, warehouse, "main.out.two_1") == keys
-    _sql(spark, warehouse, TWO, _touch([3]))  # a later commit does not change the repair
+    _sql(spark, warehouse, TWO, _add(3))  # a later commit does not change the repair
     repaired = run_job_locally(
         registry, "two_task_job", params=_triggered(TWO, first), warehouse=warehouse,
         tasks=["t2"], run_id="200-1",
@@ -184,7 +204,7 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     assert latest is not None and latest.versions == {TWO.name: first}
 
     # A triggered run fails, the source commits again: the next run covers both commits.
-    second = _sql(spark, warehouse, TWO, _touch([6]))
+    second = _sql(spark, warehouse, TWO, _add(6))
     FAIL.add("t1")
     try:
         broken = run_job_locally(
@@ -194,7 +214,7 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     finally:
         FAIL.discard("t1")
     assert not broken.succeeded
-    third = _sql(spark, warehouse, TWO, _touch([10]))
+    third = _sql(spark, warehouse, TWO, _add(10))
     after = run_job_locally(
         registry, "two_task_job", params=_triggered(TWO, third), warehouse=warehouse,
         run_id="301-0",
@@ -256,3 +276,40 @@ def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
     assert json.loads(params[TRIGGER_TABLES_PARAM]) == [CDF.name]
     assert params[TRIGGER_VERSIONS_PARAM].startswith(f"{CDF.name}={latest}@")
     assert params[TRIGGER_FROM_VERSION_PARAM] == "2"
+
+
+def test_deploy_records_the_first_watermark_through_a_sql_warehouse_once(
+    spark: Any, warehouse: Path
+) -> None:
+    from databricks_bundle_decorators.launch.backends.first_watermark import (
+        NO_WAREHOUSE_LINE,
+        record_first_watermarks,
+    )
+    from databricks_bundle_decorators.testing import JobsEmulator
+
+    job = registry.get("deployed_job")
+    path = TableName.parse(CDF.name).local_path(warehouse)
+    latest = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])
+    with JobsEmulator() as emulator:
+        emulator.statements.add_warehouse("wh")
+        emulator.statements.map_tables(spark, warehouse)
+        client = emulator.workspace_client()
+        lines = record_first_watermarks(client, "wh", [job], poll_interval=0.01)
+        assert lines == [
+            f"job 'deployed_job': first watermark {CDF.name} at version {latest} "
+            f"(in {DEPLOY_STATE})"
+        ]
+        environment = RunEnvironment(spark, warehouse, False, "x")
+        advance = TriggerState(environment, DEPLOY_STATE, "deployed_job").latest_advance()
+        assert advance is not None and advance.versions == {CDF.name: latest}
+        # A later deploy, after the source committed again, keeps the first watermark.
+        _sql(spark, warehouse, CDF, "INSERT INTO {t} VALUES (TIMESTAMP'2024-03-02 09:00:00', 1)")
+        again = record_first_watermarks(client, "wh", [job], poll_interval=0.01)
+        assert again == ["job 'deployed_job': its watermark is already recorded; kept"]
+        advance = TriggerState(environment, DEPLOY_STATE, "deployed_job").latest_advance()
+        assert advance is not None and advance.versions == {CDF.name: latest}
+    # No warehouse: one line, and deploy goes on.
+    assert record_first_watermarks(None, None, [job, registry.get("plain_job")]) == [
+        NO_WAREHOUSE_LINE.format(job="deployed_job"),
+        NO_WAREHOUSE_LINE.format(job="plain_job"),
+    ]

@@ -137,6 +137,12 @@ def validate(
     default=None,
     help="Bundle JSON schema to validate against first (see dbxdec validate).",
 )
+@click.option(
+    "--warehouse-id",
+    default=None,
+    help="SQL warehouse that records table-triggered jobs' first watermarks (default: "
+    "DATABRICKS_WAREHOUSE_ID).",
+)
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 def deploy(
     project: Path | None,
@@ -144,6 +150,7 @@ def deploy(
     target: str | None,
     profile: str | None,
     schema: Path | None,
+    warehouse_id: str | None,
     extra: tuple[str, ...],
 ) -> None:
     """Validate, then deploy the bundle with the Databricks CLI (databricks bundle deploy).
@@ -156,10 +163,18 @@ def deploy(
     Before anything is deployed, the framework wheel ([tool.dbxdec] framework_wheel,
     default wheels/dbxdec-<version>-py3-none-any.whl) must exist and be this dbxdec's
     version; 'dbxdec wheel' writes it.
+
+    Then each table-triggered job's first watermark (its sources' latest versions) is
+    recorded in its state table through a SQL warehouse (--warehouse-id); without one,
+    deploy says that the job's first triggered run needs --from-version.
     """
     opened = open_project(project, pipelines, target)  # an unknown target is named first
     executable = databricks_cli()
     deploy_project(opened, executable=executable, profile=profile, schema=schema, extra=extra)
+    from ..launch.backends.first_watermark import deploy_watermark_lines
+
+    for line in deploy_watermark_lines(opened.jobs, warehouse_id=warehouse_id, profile=profile):
+        click.echo(line)  # a table-triggered job's first watermark (or how to start it)
 
 
 @click.command()

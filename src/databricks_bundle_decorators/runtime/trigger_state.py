@@ -18,8 +18,9 @@ kind          name            value
 The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
 ``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
 the run has a ``done`` row: the processed-version watermark moves only after the last
-task committed. The first watermark comes from ``--from-version`` (``deploy`` does not
-record one yet; :data:`DEPLOY_RUN` names the row it is to write).
+task committed. The first watermark is the ``advance`` row of run :data:`DEPLOY_RUN` that
+``dbxdec deploy`` writes through a SQL warehouse (:func:`deploy_advance_value`; see
+``launch/backends/first_watermark.py``); ``--from-version`` overrides it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ from .io.formats import TableRef
 from .io.table_name import TableName
 
 _COLUMNS = "job STRING, run STRING, kind STRING, name STRING, value STRING"
+STATE_COLUMNS = _COLUMNS
+"""The state table's columns, as SQL (``CREATE TABLE`` and ``createDataFrame``)."""
 DEPLOY_RUN = "deploy"
+
+
+def deploy_advance_value(versions: Mapping[str, int]) -> str:
+    """The ``value`` of the first ``advance`` row (run :data:`DEPLOY_RUN`): the sources'
+    versions at the job's first deploy, nothing pending."""
+    value = {"versions": dict(versions), "pending": [], "seq": 1}
+    return json.dumps(value, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +156,32 @@ class TriggerState:
         return Advance(versions, tuple(latest["pending"]))
 
     def advance(self, run: str, versions: Mapping[str, int], pending: Sequence[str]) -> None:
+        self._append([self._advance_row(run, versions, pending)])
+
+    def _advance_row(
+        self, run: str, versions: Mapping[str, int], pending: Sequence[str]
+    ) -> tuple[str, str, str, str, str]:
         seq = len(self._rows("advance")) + 1
         value = {"versions": dict(versions), "pending": list(pending), "seq": seq}
-        self._append([(self.job, run, "advance", "", json.dumps(value, sort_keys=True))])
+        return (self.job, run, "advance", "", json.dumps(value, sort_keys=True))
 
-    def mark_done(self, run: str, task: str) -> set[str]:
-        """Record that ``task`` committed in ``run``; return every task known done in it
-        (as of this instance's read, plus ``task``)."""
-        self._append([(self.job, run, "done", task, "")])
-        return {str(r[2]) for r in self._rows("done", run)}
+    def finish(self, run: str, task: str, tasks: set[str], stored: StoredRun) -> None:
+        """Record that ``task`` committed in ``run``; once every task of ``tasks`` is
+        done, advance the watermarks to ``stored``'s versions.
+
+        When this instance already knows every other task done, the ``done`` and
+        ``advance`` rows go in one commit (a commit is the costly part of a small
+        write); otherwise the table is read again after the ``done`` row, since tasks
+        running beside this one may have finished meanwhile.
+        """
+        done_row = (self.job, run, "done", task, "")
+        known = {str(r[2]) for r in self._rows("done", run)} | {task}
+        if tasks <= known and not self.run_advanced(run):
+            self._append([done_row, self._advance_row(run, stored.versions, stored.pending)])
+            return
+        self._append([done_row])
+        if tasks <= self.done_tasks(run) and not self.run_advanced(run):
+            self.advance(run, stored.versions, stored.pending)
 
     def done_tasks(self, run: str) -> set[str]:
         """Every task done in ``run``, read afresh (tasks beside this one may have ended)."""

@@ -18,6 +18,7 @@ and a run that is not table-triggered is left alone):
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -99,12 +100,7 @@ def run_triggered(
         # Resolved: the inner run has an explicit key, so it does not come back here.
         inner = {**params, BACKFILL_KEY_PARAM: keys.primary, TRIGGER_VERSIONS_PARAM: ""}
         run(replace(request, params=inner, keys=keys))
-    tasks = set(job.graph.topological_order())
-    done = state.mark_done(job_run, request.task_key)
-    if not tasks <= done:  # tasks running beside this one may have finished meanwhile
-        done = state.done_tasks(job_run)
-    if tasks <= done and not state.run_advanced(job_run):
-        state.advance(job_run, stored.versions, stored.pending)
+    state.finish(job_run, request.task_key, set(job.graph.topological_order()), stored)
     return True
 
 
@@ -125,7 +121,28 @@ def _state_of(
         table = catch_up_state_table(job, catch_up, environment)
     else:
         return None
-    return TriggerState(environment, table, job.name), versions, catch_up
+    return _shared_state(environment, table, job.name), versions, catch_up
+
+
+_SHARED: dict[tuple[RunEnvironment, str, str], TriggerState] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_state(environment: RunEnvironment, table: str, job: str) -> TriggerState:
+    """The state table of ``job`` as the tasks of one run see it: one instance per run
+    (``environment.run_id``), so a local run's tasks, which run one after another in
+    this process, read the table once and see each other's rows (every row they write
+    goes through it). On Databricks each task is a process of its own. Only the last
+    run's instance is kept; a run without an id gets a fresh one each time."""
+    if not environment.run_id:
+        return TriggerState(environment, table, job)
+    key = (environment, table, job)
+    with _SHARED_LOCK:
+        state = _SHARED.get(key)
+        if state is None:
+            _SHARED.clear()
+            state = _SHARED[key] = TriggerState(environment, table, job)
+        return state
 
 
 def stored_written_keys(

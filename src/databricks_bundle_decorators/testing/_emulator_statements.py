@@ -34,6 +34,10 @@ of databricks-sdk's ``StatementExecutionAPI``
   emulator splits every result into chunks of :attr:`StatementsModel.rows_per_chunk` rows
   (default 2): a client that reads only the first chunk loses rows here first.
 
+Unity Catalog tables: :meth:`StatementsModel.map_tables` makes a backtick-quoted
+three-part name (```c`.`s`.`t```) stand for the local Delta folder ``FOLDER/c/s/t``
+(open-source Spark has no Unity Catalog); statements then need no billing fixture.
+
 Not modelled: ``EXTERNAL_LINKS``, ``byte_limit``, ``catalog``/``schema`` defaults,
 statement expiry (results kept one hour, statements 12 hours after the end).
 """
@@ -46,6 +50,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ._emulator_billing import (
@@ -63,6 +68,14 @@ STATEMENTS_PREFIX = "/api/2.0/sql/statements"
 _WAIT = re.compile(r"(\d+)s")
 _CHUNK = re.compile(r"/([^/]+)/result/chunks/(\d+)")
 _TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELED", "CLOSED"})
+_THREE_PART = re.compile(r"`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`")
+
+
+def _local_table(match: re.Match[str], folder: Path) -> str:
+    """The Delta folder that stands for a quoted three-part name (see ``map_tables``)."""
+    parts = [match.group(i).replace("``", "`") for i in (1, 2, 3)]
+    path = str(folder.joinpath(*parts)).replace("`", "``")
+    return f"delta.`{path}`"
 
 
 @dataclass
@@ -87,6 +100,7 @@ class StatementsModel:
         self.requests: list[JsonDict] = []  # every execute body, as received
         self._warehouses: set[str] = set()
         self._billing: BillingTables | None = None
+        self._tables: tuple[Any, Path] | None = None  # (spark, folder): see map_tables
         self._statements: dict[str, _Statement] = {}
         self._lock = threading.Lock()
         self._rng = random.Random(31)
@@ -108,6 +122,12 @@ class StatementsModel:
         tables = BillingTables.create(spark, usage, list_prices, suffix=str(next(self._serial)))
         with self._lock:
             self._billing = tables
+
+    def map_tables(self, spark: Any, folder: Path) -> None:
+        """Statements on ``spark`` read and write ```c`.`s`.`t``` as the Delta folder
+        ``folder/c/s/t`` (where ``dbxdec run --local`` keeps table ``c.s.t``)."""
+        with self._lock:
+            self._tables = (spark, folder)
 
     def wait_until_done(self, statement_id: str, timeout: float = 60.0) -> str:
         """Block until statement ``statement_id`` has ended (tests sync on this, not on
@@ -180,8 +200,9 @@ class StatementsModel:
             statement = _Statement(statement_id, dict(body))
             self._statements[statement_id] = statement
             billing = self._billing
+            tables = self._tables
         threading.Thread(
-            target=self._run, args=(statement, billing), name="statement", daemon=True
+            target=self._run, args=(statement, billing, tables), name="statement", daemon=True
         ).start()
         if wait == 0:
             return {"statement_id": statement_id, "status": {"state": "PENDING"}}
@@ -190,7 +211,12 @@ class StatementsModel:
                 statement.state = "CANCELED"
         return self._response(statement)
 
-    def _run(self, statement: _Statement, billing: BillingTables | None) -> None:
+    def _run(
+        self,
+        statement: _Statement,
+        billing: BillingTables | None,
+        tables: tuple[Any, Path] | None = None,
+    ) -> None:
         with self._lock:
             if statement.state == "CANCELED":
                 statement.done.set()
@@ -198,13 +224,18 @@ class StatementsModel:
             statement.state = "RUNNING"
         request = statement.request
         try:
-            if billing is None:
+            text, spark = str(request["statement"]), None
+            if tables is not None:
+                spark = tables[0]
+                text = _THREE_PART.sub(lambda m: _local_table(m, tables[1]), text)
+            if billing is not None:
+                text, spark = billing.resolve(text), billing.spark
+            if spark is None:
                 raise StatementFailed(
                     "TABLE_OR_VIEW_NOT_FOUND", "no system.billing tables are loaded"
                 )
-            text = billing.resolve(str(request["statement"]))
             args = bind_parameters(request.get("parameters") or [])
-            frame = billing.spark.sql(text, args=args)
+            frame = spark.sql(text, args=args)
             limit = int(request.get("row_limit") or 0)
             rows = frame.limit(limit + 1).collect() if limit else frame.collect()
             truncated = bool(limit) and len(rows) > limit
