@@ -35,7 +35,7 @@ from databricks_bundle_decorators.cli.launch_output import claim_lost_line
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import EXIT_CODES
 from databricks_bundle_decorators.launch.backends.errors import BackfillClaimLost
-from databricks_bundle_decorators.launch.guard.claims import ClaimRecord
+from databricks_bundle_decorators.launch.guard.claims import ClaimLost, ClaimRecord
 from databricks_bundle_decorators.launch.guard.workspace_claims import (
     WorkspaceClaims,
     claims_folder,
@@ -46,6 +46,7 @@ from databricks_bundle_decorators.launch.launcher import (
     PreparedBackfill,
     plan_backfill,
 )
+from databricks_bundle_decorators.launch.ledger.ledger import Ledger
 from databricks_bundle_decorators.launch.run.events import LaunchEvent, LaunchSummary
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -85,14 +86,14 @@ class SteppedClock:
         """Block until the clock has been read ``more`` times from now."""
         with self._changed:
             target = self.reads + more
-            assert self._changed.wait_for(lambda: self.reads >= target, timeout=60)
+            assert self._changed.wait_for(lambda: self.reads >= target, timeout=30)
 
     @contextmanager
     def gate(self) -> Iterator[None]:
         """Hold the next reader at the gate for the block (wait until one is there)."""
         with self._changed:
             self._closed = True
-            assert self._changed.wait_for(lambda: self.waiting > 0, timeout=60)
+            assert self._changed.wait_for(lambda: self.waiting > 0, timeout=30)
         try:
             yield
         finally:
@@ -152,10 +153,27 @@ def planned(
     return prepared
 
 
-def with_claim(prepared: PreparedBackfill, job_id: int, clock: SteppedClock) -> WorkspaceClaims:
+class ToldClaims(WorkspaceClaims):
+    """A workspace claim that sets :attr:`told` once the launcher was told it is lost."""
+
+    told = threading.Event()
+
+    @contextmanager
+    def hold(self, ledger: Ledger, on_lost: ClaimLost) -> Iterator[None]:
+        self.told = threading.Event()
+
+        def tell(message: str) -> None:
+            on_lost(message)
+            self.told.set()
+
+        with super().hold(ledger, tell):
+            yield
+
+
+def with_claim(prepared: PreparedBackfill, job_id: int, clock: SteppedClock) -> ToldClaims:
     """The claim of ``prepared``, with the test's lifetime, renewal pace and clock."""
     assert isinstance(prepared.guard, WorkspaceClaims)
-    guard = WorkspaceClaims(
+    guard = ToldClaims(
         prepared.guard.client,
         job="nightly",
         job_id=job_id,
@@ -165,6 +183,19 @@ def with_claim(prepared: PreparedBackfill, job_id: int, clock: SteppedClock) -> 
     )
     prepared.guard = guard
     return guard
+
+
+@contextmanager
+def steering(emu: JobsEmulator) -> Iterator[ThreadPoolExecutor]:
+    """A pool for the launchers; whatever the test asserts, the outage ends and the
+    held runs are released before the pool waits for them."""
+    with ThreadPoolExecutor(2) as pool:
+        try:
+            yield pool
+        finally:
+            emu.set_faults()
+            emu.release()
+            emu.hold_runs = False
 
 
 def dark_renewal(emu: JobsEmulator, clock: SteppedClock) -> None:
@@ -184,7 +215,7 @@ def test_an_outage_longer_than_the_claim_is_no_failure_and_the_backfill_goes_on(
     clock = SteppedClock(time.time())
     guard = with_claim(prepared, job_id, clock)
     signals = Signals()
-    with ThreadPoolExecutor(1) as pool:
+    with steering(emu) as pool:
         running = pool.submit(run_backfill, prepared, signals)
         emu.wait_for_runs(2, job_id=job_id)
         dark_renewal(emu, clock)
@@ -218,9 +249,9 @@ def test_a_claim_taken_over_in_the_outage_stops_the_backfill_with_its_own_code(
     emu.default_duration = 0.05
     first = planned(emu, root / "first", registry, 0, 5)
     clock = SteppedClock(time.time() - 3600)  # its claim is long expired in real time
-    with_claim(first, job_id, clock)
+    guard = with_claim(first, job_id, clock)
     ours, theirs = Signals(), Signals()
-    with ThreadPoolExecutor(2) as pool:
+    with steering(emu) as pool:
         running = pool.submit(run_backfill, first, ours)
         emu.wait_for_runs(2, job_id=job_id)  # day 0 and 1 in flight, 2..5 waiting
         dark_renewal(emu, clock)
@@ -230,7 +261,7 @@ def test_a_claim_taken_over_in_the_outage_stops_the_backfill_with_its_own_code(
             second = planned(emu, root / "second", registry, 2, 5, force=True)
             other = pool.submit(run_backfill, second, theirs)
             emu.wait_for_runs(4, job_id=job_id)
-        assert ours.flag("warning").wait(timeout=60)  # the first launcher stops launching
+        assert guard.told.wait(timeout=30)  # the first launcher knows: it stops launching
         emu.release()
         emu.hold_runs = False
         summary = running.result(timeout=120)
@@ -308,7 +339,7 @@ def test_a_claim_that_expired_without_an_outage_is_still_lost(
     emu: JobsEmulator, root: Path, job_id: int
 ) -> None:
     clock = SteppedClock(T0)
-    holder = WorkspaceClaims(emu.workspace_client(), job="nightly", job_id=job_id, clock=clock)
+    holder = WorkspaceClaims(short_client(emu), job="nightly", job_id=job_id, clock=clock)
     holder.acquire(make_ledger(root, [day(0)]))
     emu.set_faults(drop_rate=1.0)
     clock.now = T0 + 3600  # stalled past the expiry before any renewal was tried
