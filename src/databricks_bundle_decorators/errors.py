@@ -19,9 +19,11 @@ EXIT_CODES: Mapping[int, str] = {
     4: "the workspace rejected the credentials or a permission is missing",
     5: "workspace or --spark-remote server unreachable (closed port, DNS, timeout, not Databricks)",
     6: "local state unwritable or damaged (.dbxdec folder, full disk, ledger file)",
+    7: "the backfill's claim on its keys was taken over by another launcher; it stopped",
     130: "interrupted (Ctrl-C); a backfill prints its --resume command",
 }
-"""What each exit code of ``dbxdec`` means; the error classes below carry codes 1-6."""
+"""What each exit code of ``dbxdec`` means; the error classes below carry codes 1-6
+(7 is ``launch``'s ``BackfillClaimLost``)."""
 
 
 class DbxdecError(Exception):

@@ -42,6 +42,7 @@ from databricks_bundle_decorators.launch.launcher import (
     run_backfill,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import Attempt
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.launch.run.interrupts import Interrupts
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -432,19 +433,26 @@ def test_a_backfill_whose_claim_is_lost_launches_nothing_more(
         client, job="nightly", job_id=job_id, renew_every=0.01, clock=lambda: now[0]
     )
     interrupts = Interrupts()
-    draining = threading.Event()
-    interrupts.on_change(lambda level: draining.set())
+    stopped = threading.Event()
     output = io.StringIO()
 
+    class Told(JsonReporter):
+        def __call__(self, event: LaunchEvent) -> None:
+            super().__call__(event)
+            if event.kind == "warning":
+                stopped.set()
+
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(run_backfill, prepared, JsonReporter(output), interrupts=interrupts)
+        running = pool.submit(run_backfill, prepared, Told(output), interrupts=interrupts)
         emu.wait_for_runs(2, job_id=job_id)  # two in flight, four waiting
         now[0] += 3600  # its launcher stalls past the claim's expiry
-        assert draining.wait(timeout=60)
+        assert stopped.wait(timeout=60)
         emu.release()
         summary = running.result(timeout=120)
 
-    assert summary.exit_code == 130 and len(emu.runs(job_id)) == 2  # nothing more launched
+    # A lost claim is no Ctrl-C: its own exit code (7), no interrupt level, no drain line.
+    assert summary.exit_code == 7 and len(emu.runs(job_id)) == 2  # nothing more launched
+    assert interrupts.level == 0 and '"draining"' not in output.getvalue()
     events = [json.loads(line) for line in output.getvalue().splitlines()]
     (warning,) = [e["message"] for e in events if e["event"] == "warning"]
     assert warning.startswith(f"the claim of backfill {prepared.ledger.id} on job 'nightly' ")

@@ -225,7 +225,8 @@ def backfill_command(
     until it ends, unless its claim is stale (--force).
     Exit codes: 0 all succeeded, 1 some runs failed, 2 usage error, 4 credentials or
     permission refused, 5 workspace unreachable, 6 ledger unwritable or damaged (a full
-    disk stops launching; runs in flight are watched to their end), 130 interrupted.
+    disk stops launching; runs in flight are watched to their end), 7 claim taken over
+    by another launcher (an outage alone never loses it), 130 interrupted.
     """
     context_args = _context_args(project, pipelines)
     if resume_id is not None:

@@ -9,11 +9,12 @@ import sys
 import click
 
 from ..errors import LocalStateProblem, counted
-from ..launch.backends.errors import BackfillFailed, BackfillInterrupted
+from ..launch.backends.errors import BackfillClaimLost, BackfillFailed, BackfillInterrupted
 from ..launch.launcher import PreparedBackfill, run_backfill
 from ..launch.plan.plan_summary import PlanSelection
 from ..launch.plan.request import BackfillRequest
 from ..launch.run.canary import canary_failure, canary_failure_line
+from ..launch.run.events import LaunchSummary
 from ..launch.status.progress import (
     JsonReporter,
     LiveReporter,
@@ -64,6 +65,8 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
             "the runs in flight to their end; free disk space, then finish with: "
             f"{summary.resume_command}"
         )
+    if summary.claim_lost:
+        raise BackfillClaimLost(claim_lost_line(summary))
     if summary.exit_code == 130:
         raise BackfillInterrupted(f"backfill interrupted; resume with: {summary.resume_command}")
     if summary.exit_code:
@@ -76,6 +79,17 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
             raise BackfillFailed(f"{failed} failed; run the command above to finish")
         hint = next_rerun_command(summary) or summary.resume_command
         raise BackfillFailed(f"{failed} failed; next: {hint}")
+
+
+def claim_lost_line(summary: LaunchSummary) -> str:
+    """Why the backfill stopped when another launcher took its claim over, and how to
+    finish what is left once that one has ended (a resume now would be refused)."""
+    counts = summary.counts
+    return (
+        f"{summary.claim_lost}; {counts.done} of {counted(counts.total, 'run')} done here, "
+        f"the runs in flight were watched to their end; once that backfill has ended, "
+        f"finish what is left with: {summary.resume_command}"
+    )
 
 
 def destination(prepared: PreparedBackfill) -> str:

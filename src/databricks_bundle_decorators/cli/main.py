@@ -12,6 +12,7 @@ Exit codes (:data:`~databricks_bundle_decorators.errors.EXIT_CODES`)::
     4    the workspace rejected the credentials or a permission is missing
     5    workspace or --spark-remote server unreachable (closed port, DNS, timeout, not Databricks)
     6    local state unwritable or damaged (.dbxdec folder, full disk, ledger file)
+    7    the backfill's claim on its keys was taken over by another launcher; it stopped
     130  interrupted (Ctrl-C); a backfill prints its --resume command
 """
 

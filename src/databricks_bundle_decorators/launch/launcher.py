@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +53,7 @@ from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
 from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
 from .run.events import Counts, LaunchEvent, LaunchSummary
-from .run.interrupts import DRAIN, Interrupts
+from .run.interrupts import Interrupts
 from .run.prepared import PreparedBackfill
 from .run.rebatch import Rebatcher, RebatchingScheduler
 from .run.retry_budget import check_retry_budgets
@@ -302,7 +303,7 @@ def run_backfill(
 
     def claim_lost(message: str) -> None:  # called from the claim's renewal thread
         lost.append(message)
-        interrupts.escalate(DRAIN)
+        interrupts.stop(message)  # not a Ctrl-C: its own message and exit code (7)
 
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(backend.close)
@@ -347,9 +348,9 @@ def _run(
     )
     with interrupts.installed():
         scheduler.run()
-    for message in lost:
-        reporter(LaunchEvent("warning", time.time(), scheduler.counts(), message=message))
     summary = summarize(ledger, time.monotonic() - started, prepared.context_args)
+    if lost and summary.state != "succeeded":  # the scheduler has said it and stopped
+        summary = replace(summary, claim_lost=lost[0])
     reporter.finish(summary)
     return summary
 

@@ -20,6 +20,13 @@ class BackfillInterrupted(DbxdecError):
     exit_code = 130
 
 
+class BackfillClaimLost(DbxdecError):
+    """Another launcher took the backfill's claim over (``--force`` after it expired):
+    it launched no more runs and watched those in flight to their end (exit 7)."""
+
+    exit_code = 7
+
+
 class UndoFailed(DbxdecError):
     """The undo run on Databricks did not succeed (exit 1)."""
 

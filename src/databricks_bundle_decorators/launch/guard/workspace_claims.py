@@ -23,12 +23,13 @@ a slice whose submission reply was lost is known only by its keys and counts as 
 renewal; a thread renews it every :data:`RENEW_EVERY` (60 s) after checking the file is
 still this launcher's, and the launcher deletes it when the backfill ends. A launcher
 that finds its own claim expired (it was stalled) does not renew it: someone may have
-taken the keys over meanwhile. A launcher
+taken the keys over meanwhile. One that expired in an outage (renewals went unanswered)
+is taken again once the file is still this launcher's (a takeover deletes it). A launcher
 that dies (SIGKILL, a lost laptop) leaves a claim that expires; ``--force`` takes an
 expired claim over (and is refused, on its own line, on a live one). A claim written on
 this machine by a process that no longer exists is known stale at once: ``--resume`` of
 that backfill takes it over without ``--force``. If a renewal finds the claim taken
-over, the launcher drains: it launches nothing more and says so.
+over, the launcher stops: it launches nothing more, says so, and exits 7.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import UsageError, WorkspaceRejected
-from ..backends.workspace import workspace_errors
+from ..backends.workspace import classify, workspace_errors
 from ..ledger.ledger import Ledger
 from .claim_checks import foreign_runs_message, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
@@ -108,6 +109,7 @@ class WorkspaceClaims:
         self.clock = clock
         self.record: ClaimRecord | None = None
         self.lost: str | None = None
+        self.unreached_since: float | None = None  # first renewal of an outage (clock)
         self._user: str | None = None
 
     def path(self, backfill_id: str) -> str:
@@ -177,10 +179,11 @@ class WorkspaceClaims:
         if record is None:
             return False
         now = self.clock()
-        if record.expires_at is not None and now >= record.expires_at:
+        expired = record.expires_at is not None and now >= record.expires_at
+        if expired and not self._expired_in_outage(record):
             self.lost = (  # anyone may have taken it over meanwhile, with --force
                 f"the claim of backfill {record.backfill_id} on job {self.job!r} expired at "
-                f"{when(record.expires_at)} before it was renewed (was this launcher "
+                f"{when(record.expires_at or now)} before it was renewed (was this launcher "
                 "stalled?); launching no more runs"
             )
             return False
@@ -198,9 +201,48 @@ class WorkspaceClaims:
             renewed = replace(record, renewed_at=now, expires_at=now + self.ttl)
             self._write(renewed, overwrite=True)
             self.record = renewed
-        except (OSError, WorkspaceRejected):  # DatabricksError is an OSError
-            pass  # the SDK has retried already; try again at the next renewal
+            if expired and not self._retaken(record, now):
+                return False
+        except (OSError, WorkspaceRejected) as exc:  # DatabricksError is an OSError
+            if self.unreached_since is None and _unanswered(exc):  # the SDK retried already
+                self.unreached_since = now
+            return True  # try again at the next renewal
+        self.unreached_since = None
         return True
+
+    def _expired_in_outage(self, record: ClaimRecord) -> bool:
+        """Whether the claim expired while renewals found the workspace unreachable
+        (one before the expiry, none answered since), rather than because this
+        launcher stalled."""
+        since = self.unreached_since
+        return since is not None and record.expires_at is not None and since < record.expires_at
+
+    def _retaken(self, record: ClaimRecord, now: float) -> bool:
+        """After renewing a claim that expired in an outage: ``False`` (and :attr:`lost`)
+        if a live claim of another launcher overlaps it.
+
+        The file was still this launcher's, and whoever takes an expired claim over
+        deletes it (``--force``), so nobody had. But one may be doing so right now: it
+        writes its own claim *before* reading (and deleting) this one, and this launcher
+        rewrote its claim before this listing; so either the listing shows the other
+        claim, or the other launcher reads this renewed, live claim and is refused.
+        """
+        rival = next(
+            (
+                c
+                for c in self._claims()
+                if c.claim_id != record.claim_id and c.overlap(record.keys) and not c.is_stale(now)
+            ),
+            None,
+        )
+        if rival is None:
+            return True
+        self.lost = (
+            f"the claim of backfill {record.backfill_id} on job {self.job!r} expired while "
+            f"the workspace was unreachable and was taken over by {rival.who}; launching no "
+            "more runs"
+        )
+        return False
 
     def release(self) -> None:
         """Delete the claim if it is still this launcher's (best effort: an unreleased
@@ -342,6 +384,12 @@ class WorkspaceClaims:
             except OSError:  # an API or network error: the OS user will do
                 self._user = this_user()
         return self._user
+
+
+def _unanswered(exc: BaseException) -> bool:
+    """Whether ``exc`` says the workspace did not answer (an outage), not that it refused."""
+    found = classify(exc)
+    return found is not None and found[0] == "unreachable"
 
 
 def _first_line(exc: BaseException) -> str:

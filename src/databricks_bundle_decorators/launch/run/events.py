@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ...errors import LocalStateProblem
+from ..backends.errors import BackfillClaimLost
 
 EventKind = Literal[
     "submitted",
@@ -126,6 +127,8 @@ class LaunchSummary:
             launching stopped there; the exit code is then 6.
         checks: One line on the runs' checks: off (``--no-checks``), or how many
             results the ledger holds and how many failed; empty when there are none.
+        claim_lost: Why the backfill's claim was lost (another launcher took it over):
+            launching stopped there; the exit code is then 7.
     """
 
     backfill_id: str
@@ -139,11 +142,14 @@ class LaunchSummary:
     resume_command: str | None = None
     unsaved: str = ""
     checks: str = ""
+    claim_lost: str = ""
 
     @property
     def exit_code(self) -> int:
         if self.unsaved:
             return LocalStateProblem.exit_code
+        if self.claim_lost:
+            return BackfillClaimLost.exit_code
         return {"succeeded": 0, "interrupted": 130}.get(self.state, 1)
 
     def to_json(self) -> dict[str, Any]:

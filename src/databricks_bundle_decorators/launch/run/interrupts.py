@@ -24,6 +24,7 @@ class Interrupts:
     def __init__(self) -> None:
         self.level: InterruptLevel = 0
         self.wake = threading.Event()
+        self.stopped = ""  # why launching stopped for good, not by the user: a lost claim
         self._listeners: list[Callable[[InterruptLevel], None]] = []
 
     def on_change(self, listener: Callable[[InterruptLevel], None]) -> None:
@@ -38,6 +39,12 @@ class Interrupts:
             self.level = CANCEL if new == CANCEL else DRAIN
             for listener in self._listeners:
                 listener(self.level)
+        self.wake.set()
+
+    def stop(self, reason: str) -> None:
+        """Launch no more runs, for ``reason`` (the runs in flight are watched to their
+        end); unlike a drain this is no interrupt: nobody pressed Ctrl-C."""
+        self.stopped = self.stopped or reason
         self.wake.set()
 
     @contextmanager

@@ -348,6 +348,9 @@ class Scheduler:
 
     def _announce_interrupt(self) -> None:
         level = self.interrupts.level
+        if self.interrupts.stopped and not self._halted:  # said once, in its own words
+            self._halted = self.interrupts.stopped
+            self._warn(self._halted)
         if level == DRAIN and not self._drain_announced:
             self._drain_announced = True
             self._event_plain(
@@ -369,7 +372,7 @@ class Scheduler:
         if self.interrupts.level >= DRAIN or self.ledger.save_failure:
             return "interrupted"
         if any(r.state != "succeeded" for r in self.ledger.slices):
-            return "failed"
+            return "interrupted" if self.interrupts.stopped else "failed"
         return "succeeded"
 
     def _sleep(self) -> None:
