@@ -8,7 +8,7 @@ not known yet.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -67,3 +67,10 @@ def cancel_flights(
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
+
+
+def earliest_unsent(flights: Iterable[Flight], default: float) -> float:
+    """The earliest ``not_before`` of the flights not yet sent (no run id, not dispatched),
+    or ``default`` when it is earlier or there is none: when the loop must wake to send."""
+    unsent = [f.not_before for f in flights if f.run_id is None and not f.dispatched]
+    return min([default, *unsent])

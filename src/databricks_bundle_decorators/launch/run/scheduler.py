@@ -1,19 +1,18 @@
 """The scheduler: up to N runs in flight, a slot refilled as soon as a run ends.
 
-One loop thread owns the ledger and all decisions. Submissions run on a small thread
-pool (a slow or retried ``run-now`` never blocks the others) and status is polled in
-batches (:mod:`.status_poller`); their completions wake the loop, which otherwise sleeps
-until the next poll or retry is due -- there is no busy loop. A backend that tells when
-a run ends (:class:`.backends.EndsNotified`, the local one) wakes the loop with the end,
-and that run is polled at once.
+One loop thread owns the ledger and all decisions. Submissions run on a small thread pool
+(a slow or retried ``run-now`` never blocks the others), status is polled in batches
+(:mod:`.status_poller`), and a backend that tells when a run ends (the local one) reports
+it at once; each of these wakes the loop, which otherwise sleeps until the next poll or
+retry is due.
 
-Durability: an attempt (with its idempotency token) is written to the ledger *before*
-its submission is sent, and every change is saved before the loop acts on it, so a
-launcher killed at any instant resumes without creating a second run for an attempt.
-When the ledger cannot be saved (a full disk), attempts not yet on disk are dropped, no
-new run is launched, and the runs in flight are watched to their end. When the backend
-does not answer, runs in flight go on: the loop keeps polling, re-sends submissions with
-their tokens without counting a try, and says since when it has been unreachable.
+Durability: an attempt (with its idempotency token) is saved *before* its submission is
+sent, and every change before the loop acts on it, so a launcher killed at any instant
+resumes without a second run for an attempt. When the ledger cannot be saved (a full
+disk), unsaved attempts are dropped, no new run is launched, and runs in flight are
+watched to their end. When the backend does not
+answer, runs in flight go on: the loop polls, re-sends submissions with their tokens
+without counting a try, and says since when it has been unreachable.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from ..ledger.ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRec
 from ..plan.pacing import SchedulerOptions, backoff
 from .canary import CanaryGate
 from .events import Counts, EventKind, LaunchEvent
-from .flights import Flight, cancel_flights
+from .flights import Flight, cancel_flights, earliest_unsent
 from .interrupts import CANCEL, DRAIN, Interrupts
 from .outage import OutageTracker, TrackedBackend
 from .retry_budget import RetryBudgets
@@ -382,9 +381,7 @@ class Scheduler:
             wake_at = min(wake_at, self._poller.due_at())
         if self._delayed and self._launching():
             wake_at = min(wake_at, self._delayed[0][0])
-        for flight in self._flights.values():
-            if flight.run_id is None and not flight.dispatched:
-                wake_at = min(wake_at, flight.not_before)
+        wake_at = earliest_unsent(self._flights.values(), wake_at)
         if wake_at > now:
             self._wake.wait(wake_at - now)
         self._wake.clear()
