@@ -9,23 +9,10 @@ import click
 
 from ..bundle.project import project_root
 from ..launch.estimate.cost import backfill_cost
+from .undo_commands import ReservedCommand
 
 
-class _CostCommand(click.Command):
-    """``cost``, whose unknown-option error says how to reach a job named ``cost``."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.NoSuchOption as exc:
-            raise click.UsageError(
-                f"{exc.format_message()} To backfill a job named 'cost', put an option "
-                "before its name: dbxdec backfill --start A --end B cost",
-                ctx,
-            ) from None
-
-
-@click.command("cost", cls=_CostCommand)
+@click.command("cost", cls=ReservedCommand)
 @click.argument("backfill_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (decimals as strings).")
 @click.option(

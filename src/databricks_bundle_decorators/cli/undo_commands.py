@@ -61,21 +61,22 @@ class BackfillGroup(click.Group):
         self.format_commands(ctx, formatter)
 
 
-class _UndoCommand(click.Command):
-    """``undo``, whose unknown-option error says how to reach a job named ``undo``."""
+class ReservedCommand(click.Command):
+    """A subcommand of ``dbxdec backfill`` (``undo``, ``cost``) whose unknown-option error
+    says how to reach a job of the same name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
             raise click.UsageError(
-                f"{exc.format_message()} To backfill a job named 'undo', put an option "
-                "before its name: dbxdec backfill --start A --end B undo",
+                f"{exc.format_message()} To backfill a job named {self.name!r}, put an option "
+                f"before its name: dbxdec backfill --start A --end B {self.name}",
                 ctx,
             ) from None
 
 
-@click.command("undo", cls=_UndoCommand)
+@click.command("undo", cls=ReservedCommand)
 @click.argument("backfill_id", metavar="ID")
 @click.option("--yes", "-y", is_flag=True, help="Restore without asking.")
 @click.option(

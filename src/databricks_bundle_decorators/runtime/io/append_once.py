@@ -33,52 +33,25 @@ from typing import Any, Literal, Protocol
 
 from ..context import OutputContext, RunEnvironment
 from ..errors import TaskRunError
+from ..keyed_table import KeyedTable
 from ..scope import KeyScope
-from .formats import TableFormat, TableRef
-from .table_name import TableName
 
 WriteMode = Literal["replace", "append_once"]
 WRITE_MODES: tuple[WriteMode, ...] = ("replace", "append_once")
 _SHOWN_KEYS = 5
 
 
-class AppendOnceTable(Protocol):
+class AppendOnceTable(KeyedTable, Protocol):
     """What an append-once write needs of its table's IoManager
-    (:class:`~.spark_table.SparkTableIoManager`).
+    (:class:`~.spark_table.SparkTableIoManager`): a keyed table that can also select a
+    scope's rows.
 
     Declared here, below that IoManager (which calls this module), so that this module
     needs nothing of it.
     """
 
-    @property
-    def table(self) -> TableName:
-        """The table's name."""
-        ...
-
-    @property
-    def partition_column(self) -> str | None:
-        """The column holding the key."""
-        ...
-
-    @property
-    def static_column(self) -> str | None:
-        """The column holding a two-dimensional table's static value."""
-        ...
-
-    def table_format(self, environment: RunEnvironment) -> TableFormat:
-        """How the table is read and written in ``environment``."""
-        ...
-
-    def table_ref(self, environment: RunEnvironment) -> TableRef:
-        """Where the table is in ``environment``."""
-        ...
-
     def read_predicate(self, scope: KeyScope) -> str | None:
         """The SQL predicate selecting ``scope``'s rows."""
-        ...
-
-    def replace_predicate(self, scope: KeyScope) -> str | None:
-        """The SQL predicate of the rows a write of ``scope`` replaces."""
         ...
 
 

@@ -13,7 +13,7 @@ from ...errors import EnvironmentProblem
 from ..baselines import with_baselines
 from ..checking import TaskChecks
 from ..context import InputContext, OutputContext, RunEnvironment
-from ..errors import InputMissing, OutputRejected, TaskRunError
+from ..errors import InputMissing, TaskRunError
 from ..metering import Measured
 from ..predicates import (
     check_column,
@@ -33,11 +33,11 @@ from .layout import TableLayout
 from .parquet import LocalParquetFormat
 from .table_name import TableName, commit_identity, commit_metadata
 from .upsert import check_upsert, upserted
+from .window_guard import outside_counter, reject_outside
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
 FormatName = Literal["auto", "delta", "parquet"]
-_OUTSIDE_TIME = "__outside_windows"
 
 
 class SparkTableIoManager(IoManager):
@@ -296,7 +296,7 @@ class SparkTableIoManager(IoManager):
         checks = TaskChecks(context.task_key, tuple(context.checks))
         metering = checks.metering(
             self.partition_column,
-            self._outside_counter(scope),
+            outside_counter(self._window_predicate(scope), self.partition_column, scope),
             static_column=self.static_column if self._two_dimensional(scope) else None,
         )
         keys = scope.keys if self.partition_column is not None and scope.bounded else None
@@ -317,7 +317,7 @@ class SparkTableIoManager(IoManager):
             )
             if measured is None:
                 measured = metering.measure(staged.frame)
-            self._reject_outside(context, measured)
+            reject_outside(context, measured, self.partition_column, self.time_column, self.table)
             judged = self._judged_keys(scope, measured)
             measured = with_baselines(self, context, measured, judged)
             measured = measured if quarantine is None else quarantine.counted(measured)
@@ -365,38 +365,6 @@ class SparkTableIoManager(IoManager):
                     f"{self.table} (columns: {', '.join(columns)})"
                 )
         return obj
-
-    def _outside_counter(self, scope: KeyScope) -> dict[str, Any]:
-        """Rows whose ``time_column`` is outside the written windows (or null)."""
-        predicate = self._window_predicate(scope)
-        if predicate is None or self.partition_column is None or not scope.bounded:
-            return {}
-        from pyspark.sql import functions as F
-
-        return {_OUTSIDE_TIME: ~F.coalesce(F.expr(predicate), F.lit(False))}
-
-    def _reject_outside(self, context: OutputContext, measured: Measured) -> None:
-        scope = context.scope
-        if self.partition_column is None or not scope.bounded:
-            return
-        allowed = set(scope.keys)
-        stray = {k: int(v[ROWS_METRIC]) for k, v in measured.items() if k not in allowed}
-        late = sum(int(v.get(_OUTSIDE_TIME) or 0) for k, v in measured.items() if k in allowed)
-        total = sum(stray.values()) + late
-        if not total:
-            return
-        details = []
-        if stray:
-            listed = sorted(stray.items(), key=lambda kv: str(kv[0]))
-            shown = ", ".join(f"{k if k is not None else 'null'} ({n})" for k, n in listed[:5])
-            more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
-            details.append(f"{self.partition_column} values {shown}{more}")
-        if late:
-            details.append(f"{late} with {self.time_column} outside the window")
-        raise OutputRejected(
-            f"task {context.task_key!r}: {total} rows of the output are outside the run's "
-            f"{scope.describe()} ({'; '.join(details)}); nothing was written to {self.table}"
-        )
 
     def _judged_keys(self, scope: KeyScope, measured: Measured) -> list[str | None]:
         """The slices checks hold for: the run's keys, else the keys written."""
