@@ -260,7 +260,13 @@ class JournalStore:
 
 
 def create_journal(
-    client: WorkspaceClient, ledger: Ledger, *, job_id: int, writer: str, root: str | None = None
+    client: WorkspaceClient,
+    ledger: Ledger,
+    *,
+    job_id: int,
+    writer: str,
+    root: str | None = None,
+    snapshot_every: int = SNAPSHOT_EVERY,
 ) -> Ledger:
     """Start the journal of ``ledger`` (a new backfill): create its folder and write
     segment 1 with every slice.
@@ -276,7 +282,9 @@ def create_journal(
     folder = journal_folder(job_id, ledger.id, root)
     with reading(client, f"the journal folder {folder}"):
         client.workspace.mkdirs(folder)
-    ledger.bind(JournalStore(client, folder, writer=writer, next_seq=1))
+    ledger.bind(
+        JournalStore(client, folder, writer=writer, next_seq=1, snapshot_every=snapshot_every)
+    )
     ledger.save()
     return ledger
 
