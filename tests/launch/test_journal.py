@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from databricks_bundle_decorators.errors import LocalStateProblem
 from databricks_bundle_decorators.launch.ledger.journal import (
     JournalLost,
+    JournalStore,
     create_journal,
     journal_folder,
     open_journal,
@@ -238,3 +239,39 @@ def test_any_sequence_of_saves_reads_back_as_the_ledger(
     assert read_journal(client, JOB_ID, ledger.id).to_json() == ledger.to_json()
     again = open_journal(client, JOB_ID, ledger.id, writer="cli:q", snapshot_every=3)
     assert again.to_json() == ledger.to_json()
+
+
+def test_objects_past_the_part_size_are_written_in_parts_and_read_whole(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = new_ledger(tmp_path, 40)
+    folder = journal_folder(JOB_ID, ledger.id)
+    client.workspace.mkdirs(folder)
+    store = JournalStore(client, folder, writer="cli:test", next_seq=1, snapshot_every=3)
+    store.part_bytes = 1_500  # about 10 fresh slices a part
+    ledger.bind(store)
+    for n in range(40):
+        ledger.save()
+        tick(ledger, n)
+    ledger.save()
+
+    names = sorted(segments(emu, ledger))
+    parts = [n for n in names if n.startswith("seg-000000001.") and n != "seg-000000001.json"]
+    nonce = parts[0].split(".")[1]
+    assert parts == [f"seg-000000001.{nonce}.p{k:03d}.json" for k in range(1, 5)]
+    assert any(n.startswith("snap-000000039.") and n.endswith(".p001.json") for n in names)
+    assert max(len(c) for c in emu.workspace_files(folder).values()) <= 1_500
+    assert read_journal(client, JOB_ID, ledger.id).to_json() == ledger.to_json()
+
+
+def test_parts_of_a_segment_whose_writer_died_before_it_are_ignored(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = create_journal(client, new_ledger(tmp_path, 3), job_id=JOB_ID, writer="cli:test")
+    folder = journal_folder(JOB_ID, ledger.id)
+    emu.put_workspace_file(f"{folder}/seg-000000002.dead0000.p001.json", b'{"format":1}')
+    assert read_journal(client, JOB_ID, ledger.id).to_json() == ledger.to_json()
+    again = open_journal(client, JOB_ID, ledger.id, writer="controller:1:0")
+    tick(again, 0)
+    again.save()
+    assert read_journal(client, JOB_ID, ledger.id).to_json() == again.to_json()

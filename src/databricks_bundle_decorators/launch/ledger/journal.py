@@ -26,6 +26,7 @@ Pause, unpause and cancel requests live beside the segments (:mod:`.journal_cont
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,11 +47,12 @@ from .journal_read import (
     FORMAT,
     JOURNAL_DIR,
     JOURNAL_DIR_ENV,
+    PART_BYTES,
     SNAPSHOT_EVERY,
     JournalState,
     answer_of,
     create_file,
-    encode,
+    encode_files,
     export_bytes,
     journal_folder,
     read_state,
@@ -120,6 +122,7 @@ class JournalStore:
         base: The ledger as of segment ``next_seq - 1``, if the caller read it (else it
             is read from the journal when the first snapshot is due).
         resends: How often an unanswered create is sent again within one save.
+        part_bytes: Objects larger than this are written in parts (:mod:`.journal_read`).
     """
 
     def __init__(
@@ -132,6 +135,7 @@ class JournalStore:
         snapshot_every: int = SNAPSHOT_EVERY,
         base: JournalState | None = None,
         resends: int = RESENDS,
+        part_bytes: int = PART_BYTES,
     ) -> None:
         if next_seq < 1 or snapshot_every < 1:
             raise ValueError("next_seq and snapshot_every must be positive")
@@ -140,6 +144,7 @@ class JournalStore:
         self.writer = writer
         self.snapshot_every = snapshot_every
         self.resends = resends
+        self.part_bytes = part_bytes
         self.path = Path(self.folder)
         """Where the ledger lives (what ``Ledger.path`` shows)."""
         self.legacy = None  # as LedgerStore: no older file to migrate
@@ -149,7 +154,7 @@ class JournalStore:
         if base is None and next_seq == 1:
             base = JournalState(self.backfill_id)  # a new journal: nothing to read
         self._state = base  # None: read when the first snapshot is due
-        self._pending: tuple[int, bytes, dict[str, Any]] | None = None
+        self._pending: tuple[int, list[tuple[str, bytes]], dict[str, Any]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -184,7 +189,8 @@ class JournalStore:
                 "count": count,
                 "dbxdec": __version__,
             }
-            self._pending = (seq, encode(segment), segment)
+            files = self._files(segment_name(seq), segment)
+            self._pending = (seq, files, segment)
             self._land(*self._pending)
             if seq % self.snapshot_every == 0:
                 self.write_snapshot()
@@ -192,29 +198,32 @@ class JournalStore:
     def close(self) -> None:
         """Nothing to close: every write is a request of its own."""
 
-    def _land(self, seq: int, content: bytes, segment: dict[str, Any]) -> None:
-        self._create(seq, content)
+    def _files(self, name: str, document: dict[str, Any]) -> list[tuple[str, bytes]]:
+        nonce = secrets.token_hex(4)  # parts of another writer's try never collide with ours
+        return encode_files(name, document, nonce=nonce, part_bytes=self.part_bytes)
+
+    def _land(self, seq: int, files: list[tuple[str, bytes]], segment: dict[str, Any]) -> None:
+        self._create(seq, files)
         self._pending = None
         self._next = seq + 1
         if self._state is not None:
             self._state.apply(segment)
 
-    def _create(self, seq: int, content: bytes) -> None:
-        from databricks.sdk.errors import ResourceAlreadyExists
-
-        path = f"{self.folder}/{segment_name(seq)}"
+    def _create(self, seq: int, files: list[tuple[str, bytes]]) -> None:
+        """Create ``files`` in order (parts, then the segment: the commit point), each
+        without overwrite; one already there with our bytes is our own unanswered create."""
         last: BaseException | None = None
         for _ in range(1 + max(0, self.resends)):
             try:
-                try:
-                    create_file(self.client, path, content)
-                    return
-                except ResourceAlreadyExists:
-                    existing = export_bytes(self.client, path)
-                if existing == content:
-                    return  # our own create, whose reply was lost
-                self.lost = JournalLost(self.backfill_id, seq, _writer_of(existing))
-                raise self.lost
+                for name, content in files:
+                    existing = self._create_file(name, content)
+                    if existing is None or existing == content:
+                        continue  # created now, or by our own earlier try
+                    if name != segment_name(seq):
+                        raise self._problem(f"{name} holds other bytes than this writer's")
+                    self.lost = JournalLost(self.backfill_id, seq, _writer_of(existing))
+                    raise self.lost
+                return
             except DbxdecError:
                 raise
             except Exception as exc:
@@ -226,6 +235,20 @@ class JournalStore:
             f"workspace at {self._host} did not answer ({_line(last)}); the same segment is "
             "sent again at the next save"
         )
+
+    def _create_file(self, name: str, content: bytes) -> bytes | None:
+        """Create ``name``; ``None`` when created, else the bytes already there."""
+        from databricks.sdk.errors import ResourceAlreadyExists
+
+        path = f"{self.folder}/{name}"
+        try:
+            create_file(self.client, path, content)
+            return None
+        except ResourceAlreadyExists:
+            return export_bytes(self.client, path) or b""
+
+    def _problem(self, what: str) -> LocalStateProblem:
+        return LocalStateProblem(f"the journal of backfill {self.backfill_id} is damaged: {what}")
 
     def write_snapshot(self) -> bool:
         """Write the snapshot of the journal as of the last segment written (best effort:
@@ -242,16 +265,12 @@ class JournalStore:
                 self._state, _ = read_state(self.client, self.folder, self.backfill_id)
             if self._state.seq != seq:
                 return False  # the journal moved on: this writer is about to learn it lost
-            create_file(
-                self.client, f"{self.folder}/{snapshot_name(seq)}", encode(self._state.snapshot())
-            )
-        except DbxdecError:
+            for name, content in self._files(snapshot_name(seq), self._state.snapshot()):
+                # A snapshot is a function of the segments up to it: one already there is
+                # equal (its parts may differ by nonce, never by the slices they hold).
+                self._create_file(name, content)
+        except Exception:  # an outage, a refusal: the next reader reads more segments
             return False
-        except Exception as exc:
-            from databricks.sdk.errors import ResourceAlreadyExists
-
-            # A snapshot is a function of the segments up to it: one already there is equal.
-            return isinstance(exc, ResourceAlreadyExists)
         return True
 
     @property
