@@ -15,7 +15,7 @@ from databricks.sdk import WorkspaceClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.errors import LocalStateProblem
+from databricks_bundle_decorators.errors import LocalStateProblem, UsageError
 from databricks_bundle_decorators.launch.ledger.journal import (
     JournalLost,
     JournalStore,
@@ -153,6 +153,21 @@ def test_reading_a_500_save_journal_takes_one_list_one_snapshot_and_few_segments
     assert emu.requests["total"] == 22 + 1
 
 
+def test_a_refused_snapshot_is_written_at_the_next_segment(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = create_journal(
+        client, new_ledger(tmp_path, 3), job_id=JOB_ID, writer="cli:test", snapshot_every=4
+    )
+    emu.inject_fault("/api/2.0/workspace/import", kind="error", status=400, skip=3)
+    for n in range(4):  # segments 2..5; the snapshot of segment 4 is refused
+        tick(ledger, n)
+        ledger.save()
+    assert {"snap-000000004.json", "snap-000000005.json"} & set(segments(emu, ledger)) == {
+        "snap-000000005.json"
+    }
+
+
 def test_a_writer_that_died_before_its_snapshot_is_caught_up_by_the_next(
     emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
 ) -> None:
@@ -160,7 +175,7 @@ def test_a_writer_that_died_before_its_snapshot_is_caught_up_by_the_next(
         client, new_ledger(tmp_path, 3), job_id=JOB_ID, writer="cli:test", snapshot_every=4
     )
     emu.inject_fault("/api/2.0/workspace/import", kind="error", status=400, skip=3)
-    for n in range(6):  # segments 2..7; the snapshot of segment 4 is refused
+    for n in range(3):  # segments 2..4; the snapshot of segment 4 is refused, then it dies
         tick(ledger, n)
         ledger.save()
     assert "snap-000000004.json" not in segments(emu, ledger)
@@ -168,7 +183,7 @@ def test_a_writer_that_died_before_its_snapshot_is_caught_up_by_the_next(
     again = open_journal(client, JOB_ID, ledger.id, writer="controller:1:0", snapshot_every=4)
 
     assert again.to_json() == ledger.to_json()
-    assert "snap-000000007.json" in segments(emu, ledger)  # 7 segments read: caught up
+    assert "snap-000000004.json" in segments(emu, ledger)  # 4 segments read: caught up
     emu.requests.clear()
     assert read_journal(client, JOB_ID, ledger.id).to_json() == ledger.to_json()
     assert emu.requests["/api/2.0/workspace/export"] == 1
@@ -275,3 +290,19 @@ def test_parts_of_a_segment_whose_writer_died_before_it_are_ignored(
     tick(again, 0)
     again.save()
     assert read_journal(client, JOB_ID, ledger.id).to_json() == again.to_json()
+
+
+def test_a_second_journal_of_the_same_backfill_is_refused_in_one_line(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = create_journal(client, new_ledger(tmp_path, 2), job_id=JOB_ID, writer="cli:a")
+    before = segments(emu, ledger)
+    twin = Ledger.from_json(tmp_path / "twin.sqlite", ledger.to_json())
+    with pytest.raises(UsageError) as refused:
+        create_journal(client, twin, job_id=JOB_ID, writer="cli:b")
+    assert str(refused.value) == (
+        f"backfill {ledger.id} already has a journal in the workspace "
+        f"({journal_folder(JOB_ID, ledger.id)}): follow it with: dbxdec backfill watch "
+        f"{ledger.id}"
+    )
+    assert segments(emu, ledger) == before
