@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.errors import LocalStateProblem, UsageError
 from databricks_bundle_decorators.launch.ledger.journal import (
+    PART_BYTES,
     JournalLost,
     JournalStore,
+    append_control,
     create_journal,
     journal_folder,
     open_journal,
@@ -198,8 +200,9 @@ def test_no_token_in_any_journal_object(
     for n in range(55):
         tick(ledger, n)
         ledger.save()
+    append_control(client, JOB_ID, ledger.id, "pause", by="ann@example.com")
     files = emu.workspace_files("/")
-    assert len(files) == 57 and any(emu.url.encode() in c for c in files.values())
+    assert len(files) == 58 and any(emu.url.encode() in c for c in files.values())
     assert [p for p, c in files.items() if TOKEN.encode() in c] == []
 
 
@@ -238,14 +241,18 @@ def step(ledger: Ledger, action: tuple[Any, ...]) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 6), steps=STEPS)
+@given(n=st.integers(1, 6), steps=STEPS, part_bytes=st.sampled_from([PART_BYTES, 400]))
 def test_any_sequence_of_saves_reads_back_as_the_ledger(
-    shared_emu: JobsEmulator, n: int, steps: list[tuple[Any, ...]]
+    shared_emu: JobsEmulator, n: int, steps: list[tuple[Any, ...]], part_bytes: int
 ) -> None:
     client = shared_emu.workspace_client()
-    ledger = create_journal(
-        client, new_ledger(Path("unused"), n), job_id=JOB_ID, writer="cli:p", snapshot_every=3
-    )
+    ledger = new_ledger(Path("unused"), n)
+    folder = journal_folder(JOB_ID, ledger.id)
+    client.workspace.mkdirs(folder)
+    store = JournalStore(client, folder, writer="cli:p", next_seq=1, snapshot_every=3)
+    store.part_bytes = part_bytes  # 400: a part per one or two slices
+    ledger.bind(store)
+    ledger.save()
     for action in steps:
         step(ledger, action)
         if action[0] == "save":

@@ -124,3 +124,18 @@ def test_an_unanswered_create_then_another_writers_segment_is_a_lost_race(
         ledger.save()
 
     assert segments(emu, ledger) == before
+
+
+def test_reading_a_journal_in_an_outage_is_one_line_and_exit_5(
+    emu: JobsEmulator, tmp_path: Path
+) -> None:
+    client = quick(emu, gives_up=True)
+    ledger = create_journal(client, new_ledger(tmp_path, 2), job_id=JOB_ID, writer="cli:test")
+    emu.set_faults(drop_rate=1.0)  # every connection closed without an answer
+
+    with pytest.raises(WorkspaceUnreachable) as unreachable:
+        read_journal(client, JOB_ID, ledger.id)
+
+    message = str(unreachable.value)
+    assert message.startswith(f"cannot reach the workspace at {emu.url} for the journal of ")
+    assert "\n" not in message and unreachable.value.exit_code == 5
