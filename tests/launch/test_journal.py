@@ -313,3 +313,25 @@ def test_a_second_journal_of_the_same_backfill_is_refused_in_one_line(
         f"{ledger.id}"
     )
     assert segments(emu, ledger) == before
+
+
+def test_a_journal_missing_a_segment_is_damaged_in_one_line_and_a_view_is_read_only(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = create_journal(client, new_ledger(tmp_path, 2), job_id=JOB_ID, writer="cli:test")
+    for n in range(3):
+        tick(ledger, n)
+        ledger.save()
+    view = read_journal(client, JOB_ID, ledger.id)
+    with pytest.raises(LocalStateProblem, match="was read for viewing"):
+        view.save()
+    client.workspace.delete(f"{journal_folder(JOB_ID, ledger.id)}/seg-000000003.json")
+
+    with pytest.raises(LocalStateProblem) as damaged:
+        read_journal(client, JOB_ID, ledger.id)
+
+    assert str(damaged.value) == (
+        f"the journal of backfill {ledger.id} is damaged (seg-000000003.json is missing), so "
+        "it cannot be resumed: launch the keys that have no successful run yet with: dbxdec "
+        "catchup nightly --start KEY --end KEY"
+    )

@@ -144,7 +144,8 @@ def open_journal(
         snapshot_every=snapshot_every,
         base=state,
     )
-    ledger = Ledger.from_json(store.path, state.to_json(), store=store)
+    with reading(client, f"the journal of backfill {backfill_id}"):  # a damaged header
+        ledger = Ledger.from_json(store.path, state.to_json(), store=store)
     if read >= snapshot_every:
         store.write_snapshot()
     return ledger
@@ -162,7 +163,8 @@ def read_journal(
     """
     folder = journal_folder(job_id, backfill_id, root)
     state, _ = read_state(client, folder, backfill_id)
-    return Ledger.from_json(Path(folder), state.to_json(), store=_ReadOnly(folder))
+    with reading(client, f"the journal of backfill {backfill_id}"):  # a damaged header
+        return Ledger.from_json(Path(folder), state.to_json(), store=_ReadOnly(folder))
 
 
 class _ReadOnly:

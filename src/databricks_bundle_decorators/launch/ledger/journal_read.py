@@ -198,8 +198,9 @@ class JournalState:
 
     def damaged(self, what: str) -> LocalStateProblem:
         return LocalStateProblem(
-            f"the journal of backfill {self.backfill_id} is damaged ({what}): resume it from a "
-            "checkout that has its local ledger, or launch the keys left with dbxdec catchup"
+            f"the journal of backfill {self.backfill_id} is damaged ({what}), so it cannot "
+            "be resumed: launch the keys that have no successful run yet with: dbxdec "
+            f"catchup {self.backfill_id.rsplit('-', 2)[0]} --start KEY --end KEY"
         )
 
 

@@ -7,6 +7,7 @@ own earlier create (:class:`JournalUnreachable` while the workspace does not ans
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 from collections.abc import Iterable
@@ -154,7 +155,10 @@ class JournalStore:
         self._pending = None
         self._next = seq + 1
         if self._state is not None:
-            self._state.apply(segment)
+            try:
+                self._state.apply(segment)
+            except LocalStateProblem:  # the mirror went astray: read it when next needed
+                self._state = None
 
     def _create(self, seq: int, files: list[tuple[str, bytes]]) -> None:
         """Create ``files`` in order (parts, then the segment: the commit point), each
@@ -226,8 +230,6 @@ class JournalStore:
 
 
 def _writer_of(content: bytes | None) -> str:
-    import json
-
     try:
         writer = json.loads(content or b"")["writer"]
     except (ValueError, KeyError, TypeError):
