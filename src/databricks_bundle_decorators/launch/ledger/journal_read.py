@@ -176,16 +176,19 @@ class JournalState:
         seq, count = int(segment["seq"]), int(segment["count"])
         if seq != self.seq + 1:
             raise self.damaged(f"segment {seq} follows segment {self.seq}")
-        slices: list[dict[str, Any] | None] = [*self.slices[:count]]
-        slices += [None] * (count - len(slices))
-        for index, body in dict(segment["slices"]).items():
-            if 0 <= int(index) < count:
-                slices[int(index)] = dict(body)
-        missing = next((i for i, body in enumerate(slices) if body is None), None)
+        changes = {int(i): dict(body) for i, body in dict(segment["slices"]).items()}
+        kept = min(len(self.slices), count)
+        missing = next((i for i in range(kept, count) if i not in changes), None)
         if missing is not None:
             raise self.damaged(f"segment {seq} leaves slice {missing} unwritten")
-        self.header = dict(segment["header"])
-        self.slices = [body for body in slices if body is not None]
+        header = dict(segment["header"])
+        # Checked first, changed in place after: costs what the segment holds, not the ledger.
+        del self.slices[count:]
+        self.slices.extend(changes[i] for i in range(kept, count))
+        for index, body in changes.items():
+            if 0 <= index < kept:
+                self.slices[index] = body
+        self.header = header
         self.seq = seq
 
     def to_json(self) -> dict[str, Any]:
