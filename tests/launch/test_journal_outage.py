@@ -15,7 +15,7 @@ import pytest
 from databricks.sdk import WorkspaceClient
 from databricks.sdk.clock import Clock
 
-from databricks_bundle_decorators.errors import WorkspaceUnreachable
+from databricks_bundle_decorators.errors import LocalStateProblem, WorkspaceUnreachable
 from databricks_bundle_decorators.launch.ledger.journal import (
     JournalLost,
     JournalUnreachable,
@@ -94,6 +94,7 @@ def test_a_save_through_an_outage_keeps_its_segment_and_lands_it_after(
         ledger.save()
     emu.set_faults()  # the workspace is back
     assert isinstance(unreachable.value, WorkspaceUnreachable)  # exit 5, not a lost race
+    assert isinstance(unreachable.value, LocalStateProblem) and unreachable.value.exit_code == 5
     assert str(unreachable.value).startswith(
         f"cannot write journal segment 2 of backfill {ledger.id}: the workspace at "
     )

@@ -50,9 +50,16 @@ class JournalLost(LocalStateProblem):
         )
 
 
-class JournalUnreachable(WorkspaceUnreachable):
+class JournalUnreachable(WorkspaceUnreachable, LocalStateProblem):
     """A segment's create went unanswered, sent again, and still unanswered. The segment
-    is kept: the next save sends the same bytes first, so nothing is written twice."""
+    is kept: the next save sends the same bytes first, so nothing is written twice.
+
+    An outage (exit 5), and also a ledger that could not be saved: ``except
+    LocalStateProblem`` around a save catches it, as it catches a full disk for the
+    SQLite ledger; never a lost race (:class:`JournalLost`).
+    """
+
+    exit_code = WorkspaceUnreachable.exit_code
 
 
 class JournalStore:
