@@ -25,7 +25,7 @@ __all__ = ["client", "emu"]  # the fixtures
 
 
 def test_control_ops_are_ordered_and_the_latest_wins(
-    client: WorkspaceClient, tmp_path: Path
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
 ) -> None:
     ledger = create_journal(client, new_ledger(tmp_path, 2), job_id=JOB_ID, writer="cli:test")
     assert current_control(control_ops(client, JOB_ID, ledger.id)) == "running"
@@ -39,6 +39,15 @@ def test_control_ops_are_ordered_and_the_latest_wins(
                 "cancel": "cancelled",
             }[op]
         )
+    emu.requests.clear()
+    names_only = control_ops(client, JOB_ID, ledger.id, details=False)
+    assert [(o.seq, o.op) for o in names_only] == [
+        (1, "pause"),
+        (2, "unpause"),
+        (3, "pause"),
+        (4, "cancel"),
+    ]
+    assert current_control(names_only) == "cancelled" and emu.requests["total"] == 1
     ops = control_ops(client, JOB_ID, ledger.id)
     assert [(o.seq, o.op, o.by) for o in ops] == [
         (1, "pause", "ann@example.com"),
