@@ -335,3 +335,18 @@ def test_a_journal_missing_a_segment_is_damaged_in_one_line_and_a_view_is_read_o
         "it cannot be resumed: launch the keys that have no successful run yet with: dbxdec "
         "catchup nightly --start KEY --end KEY"
     )
+
+
+def test_the_journal_folder_is_validated_before_it_reaches_a_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DBXDEC_JOURNAL_DIR", "/Shared/team/backfills/")
+    assert journal_folder(7, "nightly-20240101T000000-ab12") == (
+        "/Shared/team/backfills/job-7/nightly-20240101T000000-ab12"
+    )
+    for root in ("Shared/x", "/Shared/../Users/x"):
+        with pytest.raises(UsageError, match="is not an absolute workspace folder: set it"):
+            journal_folder(7, "nightly-1", root=root)
+    for bad_id in ("../x", "a/b", ""):
+        with pytest.raises(UsageError, match="is not a backfill id"):
+            journal_folder(7, bad_id)

@@ -64,8 +64,18 @@ Answer = Literal["unanswered", "refused", "other"]
 
 
 def journals_root(root: str | None = None) -> str:
-    """The folder of every job's journals (``$DBXDEC_JOURNAL_DIR`` or :data:`JOURNAL_DIR`)."""
-    return (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
+    """The folder of every job's journals (``$DBXDEC_JOURNAL_DIR`` or :data:`JOURNAL_DIR`).
+
+    Raises:
+        UsageError: it is not an absolute workspace path.
+    """
+    found = (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
+    if not found.startswith("/") or "/../" in f"{found}/" or any(c in found for c in "\0\n"):
+        raise UsageError(
+            f"{JOURNAL_DIR_ENV}={found!r} is not an absolute workspace folder: set it to one "
+            f"such as {JOURNAL_DIR}"
+        )
+    return found
 
 
 def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> str:
