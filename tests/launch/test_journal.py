@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from databricks_bundle_decorators.errors import LocalStateProblem, UsageError
 from databricks_bundle_decorators.launch.ledger.journal import (
     PART_BYTES,
+    JournalFollower,
     JournalLost,
     JournalStore,
     append_control,
@@ -350,3 +351,27 @@ def test_the_journal_folder_is_validated_before_it_reaches_a_path(
     for bad_id in ("../x", "a/b", ""):
         with pytest.raises(UsageError, match="is not a backfill id"):
             journal_folder(7, bad_id)
+
+
+def test_a_follower_reads_only_the_segments_added_since_its_last_read(
+    emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path
+) -> None:
+    ledger = create_journal(
+        client, new_ledger(tmp_path, 4), job_id=JOB_ID, writer="cli:test", snapshot_every=10
+    )
+    for n in range(14):  # segments 2..15, a snapshot at 10
+        tick(ledger, n)
+        ledger.save()
+    follower = JournalFollower(client, JOB_ID, ledger.id)
+    emu.requests.clear()
+    assert follower.read().to_json() == ledger.to_json()
+    assert emu.requests["/api/2.0/workspace/export"] == 1 + 5  # snap-10, seg-11..15
+    for n in range(14, 17):
+        tick(ledger, n)
+        ledger.save()
+    emu.requests.clear()
+
+    assert follower.read().to_json() == ledger.to_json()
+
+    assert emu.requests["/api/2.0/workspace/list"] == 1
+    assert emu.requests["/api/2.0/workspace/export"] == 3 and follower.seq == 18

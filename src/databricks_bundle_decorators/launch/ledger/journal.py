@@ -40,15 +40,16 @@ from .journal_control import (
     current_control,
     list_journals,
 )
+from .journal_io import reading
 from .journal_read import (
     FORMAT,
     JOURNAL_DIR,
     JOURNAL_DIR_ENV,
     PART_BYTES,
     SNAPSHOT_EVERY,
+    JournalState,
     journal_folder,
     read_state,
-    reading,
 )
 from .journal_store import JournalLost, JournalStore, JournalUnreachable
 from .ledger import Ledger
@@ -64,6 +65,7 @@ __all__ = [
     "SNAPSHOT_EVERY",
     "ControlOp",
     "ControlState",
+    "JournalFollower",
     "JournalLost",
     "JournalStore",
     "JournalSummary",
@@ -165,6 +167,36 @@ def read_journal(
     state, _ = read_state(client, folder, backfill_id)
     with reading(client, f"the journal of backfill {backfill_id}"):  # a damaged header
         return Ledger.from_json(Path(folder), state.to_json(), store=_ReadOnly(folder))
+
+
+class JournalFollower:
+    """Reads one journal again and again (``watch``): the first :meth:`read` as
+    :func:`read_journal`, each later one a ``list`` and the segments added since."""
+
+    def __init__(
+        self, client: WorkspaceClient, job_id: int, backfill_id: str, root: str | None = None
+    ) -> None:
+        self.client = client
+        self.backfill_id = backfill_id
+        self.folder = journal_folder(job_id, backfill_id, root)
+        self._state: JournalState | None = None
+
+    @property
+    def seq(self) -> int:
+        """The last segment read (0: none yet)."""
+        return self._state.seq if self._state is not None else 0
+
+    def read(self) -> Ledger:
+        """The ledger as of the journal's last segment, read-only.
+
+        Raises:
+            UsageError, LocalStateProblem, WorkspaceUnreachable, WorkspaceRejected: as
+                :func:`read_journal`.
+        """
+        self._state, _ = read_state(self.client, self.folder, self.backfill_id, self._state)
+        with reading(self.client, f"the journal of backfill {self.backfill_id}"):
+            data = self._state.to_json()
+            return Ledger.from_json(Path(self.folder), data, store=_ReadOnly(self.folder))
 
 
 class _ReadOnly:

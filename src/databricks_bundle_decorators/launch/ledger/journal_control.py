@@ -21,17 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ...errors import LocalStateProblem, UsageError
+from .journal_io import create_file, export_bytes, list_names, reading
 from .journal_read import (
     FORMAT,
     JournalListing,
     check_format,
-    create_file,
-    export_bytes,
     journal_folder,
     journals_root,
-    list_names,
     read_state,
-    reading,
 )
 from .ledger import Ledger, LedgerState
 

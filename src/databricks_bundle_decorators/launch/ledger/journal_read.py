@@ -19,31 +19,25 @@ API refuses an import over 10 MB (``MAX_NOTEBOOK_SIZE_EXCEEDED``; SDK docstring 
 here as the base64 text, the stricter reading.
 
 Every object carries ``"format": 1``; a reader refuses another format in one line. The
-SDK errors are classified here rather than with :func:`..backends.workspace.classify`:
-the ledger room sits below ``backends`` and may not import it, and the journal needs only
-one distinction -- did the workspace answer at all.
+Workspace API calls and their failures are :mod:`.journal_io`'s.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import (
-    DbxdecError,
     LocalStateProblem,
     UsageError,
-    WorkspaceRejected,
-    WorkspaceUnreachable,
 )
-from .local_state import one_line
+from .journal_io import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
+from .journal_io import export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -55,12 +49,9 @@ SNAPSHOT_EVERY = 50
 PART_BYTES = 4_000_000
 """The largest object written whole (its base64 text: 5.3 MB, under the 10 MB limit)."""
 JOURNAL_DIR = "/Shared/dbxdec/backfills"
-JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
 _SEGMENT = re.compile(r"seg-(\d{9})\.json")
 _SNAPSHOT = re.compile(r"snap-(\d{9})\.json")
-
-Answer = Literal["unanswered", "refused", "other"]
 
 
 def journals_root(root: str | None = None) -> str:
@@ -240,9 +231,13 @@ class JournalListing:
         return max((n for n in self.snapshots if n <= self.last), default=0)
 
 
-def read_state(client: WorkspaceClient, folder: str, backfill_id: str) -> tuple[JournalState, int]:
+def read_state(
+    client: WorkspaceClient, folder: str, backfill_id: str, since: JournalState | None = None
+) -> tuple[JournalState, int]:
     """The ledger the journal in ``folder`` holds, and how many segments were read:
-    one ``list``, the newest snapshot (if any) and every segment after it.
+    one ``list``, the newest snapshot (if any) and every segment after it -- or, given
+    the state an earlier read returned (``since``, left as it was), only the segments
+    added since, when that is fewer reads.
 
     Raises:
         UsageError: there is no journal in ``folder``.
@@ -257,14 +252,22 @@ def read_state(client: WorkspaceClient, folder: str, backfill_id: str) -> tuple[
                 f"no journal of backfill {backfill_id} in the workspace ({folder}): check the "
                 "id and the job (see: dbxdec backfills)"
             )
-        state = JournalState(backfill_id)
-        if listing.base:
+        first = listing.base + 1
+        if since is not None and listing.base <= since.seq + 1 <= listing.last + 1:
+            state = JournalState(backfill_id, dict(since.header), list(since.slices), since.seq)
+            first = since.seq + 1  # no more reads than from the snapshot
+        elif listing.base:
             state = JournalState.from_snapshot(
-                backfill_id, _document(client, f"{folder}/{snapshot_name(listing.base)}", state)
+                backfill_id,
+                _document(
+                    client, f"{folder}/{snapshot_name(listing.base)}", JournalState(backfill_id)
+                ),
             )
-        for seq in range(listing.base + 1, listing.last + 1):
+        else:
+            state = JournalState(backfill_id)
+        for seq in range(first, listing.last + 1):
             state.apply(_document(client, f"{folder}/{segment_name(seq)}", state))
-    return state, listing.last - listing.base
+    return state, listing.last + 1 - first
 
 
 def _document(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
@@ -293,106 +296,3 @@ def _object(client: WorkspaceClient, path: str, state: JournalState) -> dict[str
     if not isinstance(document, dict):
         raise state.damaged(f"{name} is not a JSON object")
     return document
-
-
-# -- the Workspace API --------------------------------------------------------------------
-
-
-def list_names(client: WorkspaceClient, folder: str) -> list[str] | None:
-    """The names of the objects in ``folder``; ``None`` when it does not exist."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-
-    try:
-        items = list(client.workspace.list(folder))  # a generator: the request is sent here
-    except ResourceDoesNotExist:
-        return None
-    return [(item.path or "").rsplit("/", 1)[-1] for item in items]
-
-
-def export_bytes(client: WorkspaceClient, path: str) -> bytes | None:
-    """The content of the workspace file ``path``; ``None`` when there is none."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ExportFormat
-
-    try:
-        exported = client.workspace.export(path, format=ExportFormat.AUTO)
-    except ResourceDoesNotExist:
-        return None
-    return base64.b64decode(exported.content or "")
-
-
-def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
-    """Create the workspace file ``path``, never replacing one.
-
-    ``import`` with ``overwrite: false`` onto an existing path answers
-    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
-    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent the
-    journal's fencing and the control ops' order rest on.
-
-    Raises:
-        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists.
-    """
-    from databricks.sdk.service.workspace import ImportFormat
-
-    client.workspace.import_(
-        path,
-        content=base64.b64encode(content).decode(),
-        format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
-        overwrite=False,
-    )
-
-
-def answer_of(exc: BaseException) -> Answer:
-    """``unanswered``: the workspace did not answer (a dropped connection, a timeout, or
-    429/503 until the SDK's retry budget ran out, which it raises as ``TimeoutError``);
-    ``refused``: it rejected the credentials or a permission; ``other``: it answered."""
-    import requests
-    from databricks.sdk.errors import (
-        PermissionDenied,
-        TemporarilyUnavailable,
-        TooManyRequests,
-        Unauthenticated,
-    )
-
-    if isinstance(exc, TimeoutError | requests.ConnectionError | requests.Timeout):
-        return "unanswered"
-    if isinstance(exc, TemporarilyUnavailable | TooManyRequests):
-        return "unanswered"
-    if isinstance(exc, Unauthenticated | PermissionDenied):
-        return "refused"
-    return "other"
-
-
-def workspace_problem(exc: BaseException, host: str | None, what: str) -> DbxdecError:
-    """The one line for an SDK or transport failure while reading or writing ``what``."""
-    answer, where = answer_of(exc), f"the workspace at {host}" if host else "the workspace"
-    if answer == "unanswered":
-        return WorkspaceUnreachable(
-            f"cannot reach {where} for {what} ({one_line(exc)}): check the network (VPN, "
-            "proxy), then run the command again"
-        )
-    if answer == "refused":
-        return WorkspaceRejected(
-            f"{where} refused access to {what} ({one_line(exc)}): these credentials need "
-            f"CAN EDIT on {journals_root()} (or set {JOURNAL_DIR_ENV} to a folder they can "
-            "write)"
-        )
-    return LocalStateProblem(f"{where} could not serve {what} ({one_line(exc)})")
-
-
-@contextmanager
-def reading(client: WorkspaceClient, what: str) -> Iterator[None]:
-    """Turn the SDK's failures inside the block into one line about ``what``.
-
-    Raises:
-        WorkspaceUnreachable: no answer; WorkspaceRejected: refused;
-        LocalStateProblem: any other answer, or a journal object that is not valid.
-    """
-    try:
-        yield
-    except DbxdecError:
-        raise
-    except (ValueError, KeyError, TypeError) as exc:  # a document missing its fields
-        raise LocalStateProblem(f"{what} is damaged ({one_line(exc)})") from None
-    except Exception as exc:
-        raise workspace_problem(exc, client.config.host, what) from None

@@ -16,19 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import DbxdecError, LocalStateProblem, WorkspaceUnreachable
+from .journal_io import answer_of, create_file, export_bytes, workspace_problem
 from .journal_read import (
     FORMAT,
     PART_BYTES,
     SNAPSHOT_EVERY,
     JournalState,
-    answer_of,
-    create_file,
     encode_files,
-    export_bytes,
     read_state,
     segment_name,
     snapshot_name,
-    workspace_problem,
 )
 
 if TYPE_CHECKING:
