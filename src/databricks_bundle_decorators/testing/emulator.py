@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_order import RUNS_LIST_ORDERS
+from ._emulator_permissions import PermissionControls, PermissionsModel
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 from ._emulator_statements import StatementsModel
 from ._emulator_sync import SyncControls
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -118,6 +119,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
+        self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
 
     # -- lifecycle -----------------------------------------------------------------
 
