@@ -21,7 +21,14 @@ from ...backfill.base import BackfillDef
 from ...errors import UsageError
 from ..backends.databricks_backend import connect, find_job
 from ..backends.target import read_target
-from ..ledger.journal import ControlState, control_ops, current_control, read_journal
+from ..ledger.journal import (
+    ControlState,
+    JournalSummary,
+    control_ops,
+    current_control,
+    list_journals,
+    read_journal,
+)
 from ..ledger.ledger import Ledger
 from ..ledger.observations import ledger_observations
 from ..plan.history import key_history
@@ -77,9 +84,11 @@ def locate_journal(
     *,
     client: WorkspaceClient | None = None,
     job: str | None = None,
+    deployed: bool = True,
 ) -> JournalPlace:
     """Connect to the workspace of ``connection`` and find the deployment of the job
-    that backfill ``backfill_id`` runs (``job``: its name when the caller knows it).
+    that backfill ``backfill_id`` runs (``job``: its name when the caller knows it;
+    ``deployed=False``: only connect, the job id is 0).
 
     Raises:
         UsageError: a malformed id, missing credentials, or the job is not deployed.
@@ -96,6 +105,28 @@ def locate_journal(
     dev_mode = bool(target and target.dev_mode)
     remote = find_job(client, name, job_id=connection.job_id, name_prefix=prefix, dev_mode=dev_mode)
     return JournalPlace(client, backfill_id, name, remote.job_id, remote.name, prefix, dev_mode)
+
+
+def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> list[JournalSummary]:
+    """The journals of the deployed ``jobs`` (not deployed: skipped) in the workspace of
+    ``connection``, newest first.
+
+    Raises:
+        UsageError: missing credentials or an unknown target.
+        WorkspaceRejected, WorkspaceUnreachable: the workspace refused or did not answer.
+    """
+    if not jobs:
+        return []
+    first = locate_journal("", connection, root, job=jobs[0], deployed=False)
+    job_ids: dict[str, int] = {}
+    for name in jobs:
+        try:
+            job_ids[name] = find_job(
+                first.client, name, name_prefix=first.name_prefix, dev_mode=first.dev_mode
+            ).job_id
+        except UsageError:  # not deployed (or ambiguous): it has no journal to show
+            continue
+    return list_journals(first.client, job_ids)
 
 
 @dataclass(frozen=True, slots=True)
