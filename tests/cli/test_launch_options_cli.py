@@ -4,6 +4,7 @@ catch-up batches, and the errors of --keys, --param and options beside --resume.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
