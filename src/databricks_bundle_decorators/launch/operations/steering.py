@@ -75,7 +75,7 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
         )
     op = append_control(place.client, place.job_id, bid, action, by=steerer.user)
     recorded = f"Recorded {action} of backfill {bid} (request {op.seq}, by {steerer.user})."
-    controller = _active_controller(place, required=action == "unpause")
+    controller = active_controller(place, required=action == "unpause")
     in_flight = counted(counts["running"] + counts["submitting"], "run")
     if action == "pause":
         then = "no new runs are launched; the " + in_flight + " in flight finish"
@@ -96,7 +96,7 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
     return SteerResult(action, op.seq, steerer.user, None, cancelled=report.cancelled, lines=lines)
 
 
-def _active_controller(place: JournalPlace, *, required: bool) -> int | None:
+def active_controller(place: JournalPlace, *, required: bool) -> int | None:
     """The active controller run of the backfill, if any. The controller job not being
     deployed means none is running; ``required`` (unpause must start one) raises then.
 
