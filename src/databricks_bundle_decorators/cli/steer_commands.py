@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..bundle.project import project_root
+from ..errors import DbxdecError
 from ..launch.operations.steering import SteerAction, steer
 from ..launch.plan.request import Connection
 from ..launch.status.journal_status import (
@@ -138,11 +139,21 @@ def watch_command(
         view = watch(
             lambda: read_view(place), show, lambda: time.sleep(interval), refreshes=refreshes
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # main() says "Interrupted." and exits 130
         click.echo(f"Stopped watching; backfill {backfill_id} goes on in the workspace.", err=True)
-        raise click.exceptions.Exit(130) from None
+        raise
     if view.ended and view.ledger.state != "succeeded":
-        raise click.exceptions.Exit(1)
+        raise BackfillEnded(
+            f"backfill {backfill_id} ended {view.ledger.state}: see dbxdec status "
+            f"{place.job} --backfill {backfill_id}; go on with dbxdec backfill --resume "
+            f"{backfill_id}"
+        )
+
+
+class BackfillEnded(DbxdecError):
+    """A watched backfill ended without succeeding (exit 1)."""
+
+    exit_code = 1
 
 
 STEER_COMMANDS = (pause_command, unpause_command, cancel_command, watch_command)

@@ -103,6 +103,8 @@ def locate_journal(
         )
     prefix = target.name_prefix if target else None
     dev_mode = bool(target and target.dev_mode)
+    if not deployed:
+        return JournalPlace(client, backfill_id, name, 0, name, prefix, dev_mode)
     remote = find_job(client, name, job_id=connection.job_id, name_prefix=prefix, dev_mode=dev_mode)
     return JournalPlace(client, backfill_id, name, remote.job_id, remote.name, prefix, dev_mode)
 
