@@ -88,7 +88,8 @@ cancel_command = _steer_command(
     "Needs CAN_MANAGE_RUN on the backfilled job. With a controller running, the "
     "controller cancels the runs; with none, this command does (a run whose run-now "
     "reply was lost is found by its idempotency token first). Nothing is lost: "
-    "dbxdec backfill --resume ID --detach (or unpause ID) goes on later.",
+    "dbxdec backfill unpause ID (a controller run) or dbxdec backfill --resume ID (this "
+    "machine) goes on later.",
 )
 
 

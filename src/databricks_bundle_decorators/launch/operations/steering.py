@@ -71,7 +71,7 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
     if ledger.state in ("succeeded", "failed"):
         raise UsageError(
             f"backfill {bid} has ended ({ledger.state}): nothing to {action}; launch what is "
-            f"left with: dbxdec backfill --resume {bid} --detach"
+            f"left with: dbxdec backfill --resume {bid}"
         )
     op = append_control(place.client, place.job_id, bid, action, by=steerer.user)
     recorded = f"Recorded {action} of backfill {bid} (request {op.seq}, by {steerer.user})."
@@ -91,7 +91,10 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
         line = f"Controller run {controller} cancels the {in_flight} in flight and stops."
         return SteerResult(action, op.seq, steerer.user, controller, lines=(recorded, line))
     report = cancel_without_controller(place, by=steerer.user, poll_interval=poll_interval)
-    resume = f"Resume it with: dbxdec backfill --resume {bid} --detach"
+    resume = (
+        f"Go on later with: dbxdec backfill unpause {bid} (a controller run), or dbxdec "
+        f"backfill --resume {bid} (from this machine)"
+    )
     lines = (recorded, "No controller is running: cancelling here.", *report.lines, resume)
     return SteerResult(action, op.seq, steerer.user, None, cancelled=report.cancelled, lines=lines)
 
