@@ -53,12 +53,14 @@ class Detached:
     """A detached backfill of ``nightly`` over ``DAYS`` whose journal a test drives as
     its controller would: ``tick`` records attempts and saves (one segment each)."""
 
-    def __init__(self, emu: JobsEmulator, launched_from: Path) -> None:
+    def __init__(self, emu: JobsEmulator, launched_from: Path, *, controller: bool = True) -> None:
         self.emu = emu
         self.job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=10)
-        self.controller_id = emu.create_job(
-            "dbxdec_controller", parameters=CONTROLLER_PARAMS, max_concurrent_runs=100
-        )
+        self.controller_id = 0
+        if controller:  # deployed beside the job, as dbxdec generate adds it
+            self.controller_id = emu.create_job(
+                "dbxdec_controller", parameters=CONTROLLER_PARAMS, max_concurrent_runs=100
+            )
         self.client = emu.workspace_client()
         plan = BackfillPlan("nightly", tuple(Slice(i, (day,)) for i, day in enumerate(DAYS)))
         spec = BackendSpec("databricks", self.job_id, remote_name="nightly", host=emu.url)
@@ -343,3 +345,40 @@ def test_ctrl_c_stops_watching_and_leaves_the_backfill_running(
     assert f"Stopped watching; backfill {detached.id} goes on in the workspace." in err
     assert control_ops(detached.client, detached.job_id, detached.id) == []
     assert read_journal(detached.client, detached.job_id, detached.id).state == "running"
+
+
+def test_cancel_with_a_controller_active_only_records_the_request(
+    detached: Detached, elsewhere: Cli
+) -> None:
+    held = detached.launch(0, hold=True)
+    detached.tick()
+    detached.emu.hold_runs = True
+    controller = detached.emu.workspace_client().jobs.run_now(
+        detached.controller_id,
+        job_parameters={"backfill_id": detached.id, "job_id": str(detached.job_id)},
+    )
+    code, out, err = elsewhere("backfill", "cancel", detached.id)
+    assert code == 0, err
+    assert f"Controller run {controller.run_id} cancels the 1 run in flight and stops." in out
+    (run,) = [r for r in detached.emu.runs(detached.job_id)]
+    assert str(run.run_id) == held and run.active  # the controller cancels it, not this
+    journal = read_journal(detached.client, detached.job_id, detached.id)
+    assert journal.state == "running"  # no segment written by the steering command
+    assert current_control(control_ops(detached.client, detached.job_id, detached.id)) == (
+        "cancelled"
+    )
+    detached.emu.hold_runs = False
+    detached.emu.release()
+
+
+def test_unpause_without_a_deployed_controller_says_how_to_deploy_it(
+    emu: JobsEmulator, workspace_env: JobsEmulator, tmp_path: Path, elsewhere: Cli
+) -> None:
+    detached = Detached(emu, tmp_path / "launched-from", controller=False)
+    code, _, err = elsewhere("backfill", "unpause", detached.id)
+    assert code == 2
+    assert "no deployed job named 'dbxdec_controller'" in assert_one_error_line(err)
+    assert control_ops(detached.client, detached.job_id, detached.id) == []  # not recorded
+    code, _, err = elsewhere("backfill", "pause", "nightly-x")
+    assert code == 2
+    assert "'nightly-x' is not a backfill id" in assert_one_error_line(err)

@@ -77,7 +77,7 @@ def prepare_journal_resume(
             f"no backfill {bid!r} in {ledger_dir(root)}, nor a detached one in the workspace "
             f"({missing.render()})"
         ) from None
-    controller = active_controller(place, required=False)
+    controller = active_controller(place)
     if controller is not None:
         raise UsageError(
             f"backfill {bid} is being run by controller run {controller}: follow it with "

@@ -73,9 +73,10 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
             f"backfill {bid} has ended ({ledger.state}): nothing to {action}; launch what is "
             f"left with: dbxdec backfill --resume {bid}"
         )
+    controller_id = controller_job(place, required=action == "unpause")  # before recording
     op = append_control(place.client, place.job_id, bid, action, by=steerer.user)
     recorded = f"Recorded {action} of backfill {bid} (request {op.seq}, by {steerer.user})."
-    controller = active_controller(place, required=action == "unpause")
+    controller = active_run(place, controller_id)
     in_flight = counted(counts["running"] + counts["submitting"], "run")
     if action == "pause":
         then = "no new runs are launched; the " + in_flight + " in flight finish"
@@ -84,7 +85,8 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
         if controller is not None:
             line = f"Controller run {controller} goes on launching."
             return SteerResult(action, op.seq, steerer.user, controller, lines=(recorded, line))
-        started = start_controller(place, controller_job_id(place), suffix=f"u{op.seq}")
+        assert controller_id is not None  # required above
+        started = start_controller(place, controller_id, suffix=f"u{op.seq}")
         line = f"Started controller run {started} (none was running)."
         return SteerResult(action, op.seq, steerer.user, started, True, lines=(recorded, line))
     if controller is not None:
@@ -99,18 +101,30 @@ def steer(place: JournalPlace, action: SteerAction, *, poll_interval: float = 1.
     return SteerResult(action, op.seq, steerer.user, None, cancelled=report.cancelled, lines=lines)
 
 
-def active_controller(place: JournalPlace, *, required: bool) -> int | None:
-    """The active controller run of the backfill, if any. The controller job not being
-    deployed means none is running; ``required`` (unpause must start one) raises then.
+def controller_job(place: JournalPlace, *, required: bool) -> int | None:
+    """The deployed controller job of ``place``'s deployment; ``None`` when it is not
+    deployed (then no controller runs), unless ``required`` (unpause must start one).
 
     Raises:
         UsageError: ``required`` and the controller job is not deployed.
     """
     try:
-        controller_id = controller_job_id(place)
+        return controller_job_id(place)
     except UsageError:
         if required:
             raise
         return None
+
+
+def active_run(place: JournalPlace, controller_id: int | None) -> int | None:
+    """The active controller run of ``place``'s backfill, if any."""
+    if controller_id is None:
+        return None
     runs = controller_runs(place.client, controller_id, place.backfill_id, active_only=True)
     return int(runs[0].run_id) if runs and runs[0].run_id is not None else None
+
+
+def active_controller(place: JournalPlace) -> int | None:
+    """The active controller run of ``place``'s backfill (none when no controller job is
+    deployed)."""
+    return active_run(place, controller_job(place, required=False))
