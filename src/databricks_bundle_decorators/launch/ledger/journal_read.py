@@ -9,6 +9,15 @@ A journal is a folder of workspace files, ``<root>/job-<job_id>/<backfill id>/``
   ``format`` and ``seq``), so a reader needs the newest snapshot and the segments after it;
 - ``control/<m:09d>-<op>.json``: pause, unpause and cancel requests (:mod:`.journal_control`).
 
+An object larger than :data:`PART_BYTES` (a first segment or snapshot of tens of
+thousands of slices: about 530 bytes a slice once it has run) is written as parts first,
+``<name>.<nonce>.p<k:03d>.json`` holding slices, then the object itself without those
+slices and with ``"parts": {"nonce", "count"}``: the object is the commit point, so a
+writer that dies midway leaves unreferenced parts, never half an object. The Workspace
+API refuses an import over 10 MB (``MAX_NOTEBOOK_SIZE_EXCEEDED``; SDK docstring of
+``WorkspaceAPI.import_``: "The base64-encoded content. This has a limit of 10 MB"), read
+here as the base64 text, the stricter reading.
+
 Every object carries ``"format": 1``; a reader refuses another format in one line. The
 SDK errors are classified here rather than with :func:`..backends.workspace.classify`:
 the ledger room sits below ``backends`` and may not import it, and the journal needs only
@@ -43,6 +52,8 @@ FORMAT = 1
 """The journal format this dbxdec reads and writes."""
 SNAPSHOT_EVERY = 50
 """A snapshot follows every this many segments."""
+PART_BYTES = 4_000_000
+"""The largest object written whole (its base64 text: 5.3 MB, under the 10 MB limit)."""
 JOURNAL_DIR = "/Shared/dbxdec/backfills"
 JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
@@ -82,6 +93,38 @@ def snapshot_name(seq: int) -> str:
 def encode(document: Mapping[str, Any]) -> bytes:
     """The bytes of a journal object: the same document always gives the same bytes."""
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def encode_files(
+    name: str, document: Mapping[str, Any], *, nonce: str, part_bytes: int = PART_BYTES
+) -> list[tuple[str, bytes]]:
+    """The files of the journal object ``name``: ``[(name, bytes)]``, or, past
+    ``part_bytes``, its parts (slices) followed by the object that names them."""
+    whole = encode(document)
+    if len(whole) <= part_bytes:
+        return [(name, whole)]
+    slices = document["slices"]
+    items = list(slices.items()) if isinstance(slices, dict) else list(slices)
+    chunks: list[list[Any]] = [[]]
+    size = 0
+    for item in items:
+        grows = len(encode({"s": item}))
+        if chunks[-1] and size + grows > part_bytes:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += grows
+    stem = name.removesuffix(".json")
+    files = [
+        (
+            f"{stem}.{nonce}.p{k:03d}.json",
+            encode({"format": FORMAT, "slices": dict(c) if isinstance(slices, dict) else c}),
+        )
+        for k, c in enumerate(chunks, start=1)
+    ]
+    empty: dict[str, Any] | list[Any] = {} if isinstance(slices, dict) else []
+    head = {**document, "slices": empty, "parts": {"nonce": nonce, "count": len(chunks)}}
+    return [*files, (name, encode(head))]
 
 
 def check_format(document: Mapping[str, Any], backfill_id: str) -> None:
@@ -211,15 +254,30 @@ def read_state(client: WorkspaceClient, folder: str, backfill_id: str) -> tuple[
 
 
 def _document(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
+    """The journal object at ``path``, its parts (if any) read and joined."""
+    document = _object(client, path, state)
+    parts = document.get("parts")
+    if parts is None:
+        return document
+    check_format(document, state.backfill_id)
+    stem, slices = path.removesuffix(".json"), document["slices"]
+    for k in range(1, int(parts["count"]) + 1):
+        part = _object(client, f"{stem}.{parts['nonce']}.p{k:03d}.json", state)["slices"]
+        slices = {**slices, **part} if isinstance(slices, dict) else [*slices, *part]
+    return {**{k: v for k, v in document.items() if k != "parts"}, "slices": slices}
+
+
+def _object(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
+    name = path.rsplit("/", 1)[-1]
     content = export_bytes(client, path)
     if content is None:
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is missing")
+        raise state.damaged(f"{name} is missing")
     try:
         document = json.loads(content)
     except ValueError:
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is not JSON") from None
+        raise state.damaged(f"{name} is not JSON") from None
     if not isinstance(document, dict):
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is not a JSON object")
+        raise state.damaged(f"{name} is not a JSON object")
     return document
 
 
@@ -265,7 +323,7 @@ def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
     client.workspace.import_(
         path,
         content=base64.b64encode(content).decode(),
-        format=ImportFormat.RAW,  # a workspace file, never a notebook, whatever the bytes
+        format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
         overwrite=False,
     )
 
