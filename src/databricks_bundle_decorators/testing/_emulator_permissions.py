@@ -167,3 +167,12 @@ class PermissionControls:
             self._model.user_name = user_name
             self._model.display_name = display_name or user_name.split("@")[0]
             self._permissions.groups = (USERS, *dict.fromkeys(g for g in groups if g != USERS))
+
+    def answer_me_as_service_principal(self, application_id: str, display_name: str) -> None:
+        """Make ``current_user.me()`` answer as a service principal: ``userName`` its
+        application id (a UUID), ``displayName`` its display name, no email. Jobs keep
+        their owner (the first caller)."""
+        with self._lock:
+            self._permissions.owner = self._permissions.owner or self._model.user_name
+            self._model.user_name = application_id
+            self._model.display_name = display_name

@@ -270,13 +270,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         with self._lock:
             self._model.set_outcome(key, job_id, outcome)
 
-    def answer_me_as_service_principal(self, application_id: str, display_name: str) -> None:
-        """Make ``current_user.me()`` answer as a service principal: ``userName`` its
-        application id (a UUID), ``displayName`` its display name, no email."""
-        with self._lock:
-            self._model.user_name = application_id
-            self._model.display_name = display_name
-
     def set_task_logs(self, task_run_id: int, text: str) -> None:
         """Answer ``text`` as the ``logs`` of task run ``task_run_id`` in ``runs/get-output``.
 
