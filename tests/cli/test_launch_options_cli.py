@@ -4,6 +4,7 @@ catch-up batches, and the errors of --keys, --param and options beside --resume.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -153,9 +154,14 @@ def test_a_dry_run_without_a_workspace_still_plans(
     assert "; no estimate." in out and "Dry run: nothing was launched." in out
 
 
-def test_status_backfill_without_html_says_what_it_needs(dbxdec: Cli) -> None:
+def test_status_of_an_unknown_local_backfill_says_where_it_looked(
+    dbxdec: Cli, project: Path
+) -> None:
+    """``--backfill ID`` without ``--html`` shows that backfill's keys (it used to need
+    --html); with --local an id with no ledger here is named with the folder looked in."""
     code, _, err = dbxdec("status", "nightly", "--local", "--backfill", "nightly-x")
     assert code == 2
     assert assert_one_error_line(err) == (
-        "Error: --backfill ID draws that backfill's timeline on the HTML page: add --html FILE"
+        f"Error: no backfill 'nightly-x' in {project / '.dbxdec' / 'backfills'}. Without "
+        "--local, the journal of a detached backfill is read from the workspace"
     )

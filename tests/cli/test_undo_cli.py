@@ -5,6 +5,7 @@ keep working beside the subcommand."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -150,8 +151,10 @@ def test_backfill_help_shows_the_launcher_and_undo(
     assert code == 0
     assert "Usage: dbxdec backfill [OPTIONS] [JOB]" in out
     assert "--resume ID" in out and "--max-concurrent" in out
-    assert "Commands:\n  cost  What backfill ID cost" in out  # cost sorts before undo
-    assert "\n  undo  Restore every Delta table backfill ID wrote" in out
+    # the subcommands, sorted (cancel, cost, pause, undo, unpause, watch), aligned on the longest
+    assert re.search(r"Commands:\n  cancel +Cancel detached backfill ID", out)
+    assert re.search(r"\n  cost +What backfill ID cost", out)
+    assert re.search(r"\n  undo +Restore every Delta table backfill ID wrote", out)
     code, out, _ = run(["backfill", "undo", "--help"], capsys)
     assert code == 0
     assert "Usage: dbxdec backfill undo [OPTIONS] ID" in out

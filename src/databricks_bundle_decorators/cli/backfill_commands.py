@@ -13,6 +13,7 @@ import click
 from ..bundle.project import project_root
 from ..errors import UsageError
 from ..launch.launcher import plan_backfill
+from ..launch.operations.journal_resume import has_ledger, prepare_journal_resume
 from ..launch.plan.history import RERUN_MODES, RerunMode
 from ..launch.plan.plan import ORDERS, Order
 from ..launch.plan.plan_summary import plan_selection
@@ -237,7 +238,8 @@ def backfill_command(
                 f"--resume ID takes no JOB and no plan options (the ledger has them); drop {extra}"
             )
         request = ResumeRequest(resume_id, connection, pacing, context_args, force)
-        prepared = prepare_resume(
+        detached = not (connection.local or has_ledger(project_root(project), resume_id))
+        prepared = (prepare_journal_resume if detached else prepare_resume)(
             request,
             root=project_root(project),
             project_loader=lambda: load_project(project, pipelines),

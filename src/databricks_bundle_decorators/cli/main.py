@@ -34,6 +34,7 @@ from . import (
     report_commands,
     run_commands,
     setup_commands,
+    steer_commands,
     undo_commands,
 )
 
@@ -64,6 +65,7 @@ run_commands.register(cli)
 backfill_commands.register(cli)
 undo_commands.register(cli)  # `backfill` becomes a group: `backfill undo ID` beside it
 cost_commands.register(cli)  # `backfill cost ID`, a second reserved name in that group
+steer_commands.register(cli)  # `backfill pause|unpause|cancel|watch ID`: detached backfills
 report_commands.register(cli)
 graph_commands.register(cli)
 setup_commands.register(cli)

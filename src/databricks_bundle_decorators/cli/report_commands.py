@@ -16,15 +16,17 @@ from rich.table import Table
 from ..atomic import umask_mode, write_atomically
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.ledger.ledger import list_ledgers, load_ledger
+from ..launch.ledger.ledger import list_ledgers
 from ..launch.plan.request import Connection
 from ..launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ..launch.status.status import job_status, partition_grid
 from ..launch.status.status_details import unchecked_keys
 from ..launch.status.status_view import status_page, terminal_table
 from ..launch.status.timeline import build_timeline, timeline_html
+from .journal_output import backfill_ledger, echo_backfill_status, journal_rows
 from .options import connection_record, load_project, pipelines_option
 from .overdue_output import echo_overdue
+from .steer_commands import workspace_options
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
 _COUNTS = ("succeeded", "failed", "runs")
@@ -51,12 +53,13 @@ def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Ta
     return table
 
 
-def _print_backfills(rows: list[dict[str, Any]]) -> None:
+def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
     """The table at the terminal's width, on a narrow one with fewer columns; wider
-    than the terminal rather than with a cut id (a pipe gets the full table)."""
+    than the terminal rather than with a cut id (a pipe gets the full table).
+    ``where``: a column saying whether each ledger is local or a workspace journal."""
     console = Console(width=200 if not sys.stdout.isatty() else None)
     unbounded = console.options.update_width(sys.maxsize)
-    for columns in (_FULL, _NARROW):
+    for columns in ((*_FULL, "where"), (*_NARROW, "where")) if where else (_FULL, _NARROW):
         table = _backfills_table(rows, columns)
         needed = Measurement.get(console, unbounded, table).minimum
         if needed <= console.width:
@@ -69,24 +72,33 @@ def _print_backfills(rows: list[dict[str, Any]]) -> None:
 @click.option("--job", metavar="JOB", help="Only backfills of JOB.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output.")
 @click.option(
+    "--workspace",
+    is_flag=True,
+    help="Also list the detached backfills (--detach) of the project's jobs: their "
+    "journals in the workspace, from any machine (a column says where each is).",
+)
+@workspace_options
+@click.option(
     "--project",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help=_PROJECT_HELP,
 )
-def backfills_command(job: str | None, as_json: bool, project: Path | None) -> None:
-    """List the backfills recorded under .dbxdec/backfills/, newest first.
+def backfills_command(
+    job: str | None, as_json: bool, workspace: bool, connection: Connection, project: Path | None
+) -> None:
+    """List the backfills recorded under .dbxdec/backfills/, newest first; with
+    --workspace also the detached ones, from their journals in the workspace.
 
     The id is what 'dbxdec backfill --resume ID' takes; it is printed whole.
     """
     ledgers = list_ledgers(project_root(project), job)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ledger in ledgers:
         counts = ledger.counts()
         rows.append(
             {
                 "id": ledger.id,
-                "started": _started(ledger.created_at),
                 "job": ledger.job,
                 "backend": ledger.backend.kind,
                 "state": ledger.state,
@@ -94,15 +106,23 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
                 "succeeded": counts["succeeded"],
                 "failed": counts["failed"],
                 "created_at": ledger.created_at,
+                "where": "local",
             }
         )
+    if workspace:  # the project's jobs, or JOB: their journals in the workspace
+        config, registry = load_project(project, ())
+        names = [job] if job else [d.name for d in registry if d.backfill is not None]
+        rows += journal_rows(names, connection, config.root)
+        rows.sort(key=lambda row: float(row["created_at"]), reverse=True)
+    for row in rows:
+        row["started"] = _started(float(row["created_at"]))
     if as_json:
         click.echo(json.dumps(rows))
         return
     if not rows:
         click.echo("No backfills yet.")
         return
-    _print_backfills(rows)
+    _print_backfills(rows, where=workspace)
 
 
 @click.command("status")
@@ -120,8 +140,9 @@ def backfills_command(job: str | None, as_json: bool, project: Path | None) -> N
     "--backfill",
     "backfill_id",
     metavar="ID",
-    help="With --html: also draw backfill ID's timeline (a bar per run attempt, "
-    "stragglers, runs in flight against max_concurrent).",
+    help="Only backfill ID's keys, from its ledger, or from its journal in the workspace "
+    "for a detached backfill (any checkout); with --html also its timeline (a bar per "
+    "run attempt, stragglers, runs in flight against max_concurrent).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
 @click.option(
@@ -156,13 +177,21 @@ def status_command(
     Daily keys are drawn as a calendar; each state has its own glyph, so the grid reads
     the same without colour.
     """
-    if backfill_id is not None and html_file is None:
-        raise UsageError(
-            "--backfill ID draws that backfill's timeline on the HTML page: add --html FILE"
-        )
     config, registry = load_project(project, pipelines)
     definition = registry.get(job)
     now = datetime.now(timezone.utc)
+    if backfill_id is not None and html_file is None and not overdue:
+        echo_backfill_status(
+            definition,
+            backfill_id,
+            connection,
+            config.root,
+            start=start,
+            end=end,
+            as_json=as_json,
+            now=now,
+        )
+        return
     if overdue:
         if html_file is not None:
             raise UsageError("--overdue lists keys; it draws no page: leave out --html")
@@ -183,7 +212,7 @@ def status_command(
     if html_file is not None:
         extra = ""
         if backfill_id is not None:
-            ledger = load_ledger(config.root, backfill_id)
+            ledger = backfill_ledger(backfill_id, job, connection, config.root)[0]
             extra = timeline_html(build_timeline(ledger, now=now.timestamp()))
         page = status_page(grid, origin, extra_html=extra)
         write_atomically(html_file, page, mode=umask_mode())

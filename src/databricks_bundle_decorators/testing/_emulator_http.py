@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from ._emulator_render import scim_me_json
+from ._emulator_permissions import PermissionsModel, route_identity
 from ._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
@@ -36,7 +36,6 @@ _ERROR_CODES = {
     503: ("TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable (emulated)."),
 }
 
-_SCIM_ME = "/api/2.0/preview/scim/v2/Me"
 _RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
 
 SubmissionGate = Callable[[list[RunRecord]], bool]
@@ -149,6 +148,7 @@ class HttpFrontEnd:
     _scripted: list[_ScriptedFault]
     _model: JobsModel
     _workspace: WorkspaceModel
+    _permissions: PermissionsModel
     statements: StatementsModel
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
@@ -261,9 +261,11 @@ class HttpFrontEnd:
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
             )
-        if path == _SCIM_ME and method == "GET":
-            return _Reply(200, scim_me_json(self._model.user_name, self._model.display_name))
         authorized = self.token is None or authorization == f"Bearer {self.token}"
+        with self._lock:  # SCIM Me (asked before any token check, as before) and job ACLs
+            identity = route_identity(self._permissions, self._model, method, path, authorized)
+        if identity is not None:
+            return _Reply(200, identity)
         if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark
             return _Reply(*self.statements.handle(method, path, body, authorized=authorized))
         workspace = path.startswith(WORKSPACE_PREFIX)

@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_order import RUNS_LIST_ORDERS
+from ._emulator_permissions import PermissionControls, PermissionsModel
 from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
 from ._emulator_statements import StatementsModel
 from ._emulator_sync import SyncControls
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -118,6 +119,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
+        self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -267,13 +269,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls):
         outcome = Outcome(duration, fail_attempts, result, message, hold)
         with self._lock:
             self._model.set_outcome(key, job_id, outcome)
-
-    def answer_me_as_service_principal(self, application_id: str, display_name: str) -> None:
-        """Make ``current_user.me()`` answer as a service principal: ``userName`` its
-        application id (a UUID), ``displayName`` its display name, no email."""
-        with self._lock:
-            self._model.user_name = application_id
-            self._model.display_name = display_name
 
     def set_task_logs(self, task_run_id: int, text: str) -> None:
         """Answer ``text`` as the ``logs`` of task run ``task_run_id`` in ``runs/get-output``.

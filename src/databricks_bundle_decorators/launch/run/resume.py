@@ -18,7 +18,7 @@ from ..guard.claims import BackfillGuard
 from ..guard.local_lock import LocalLock
 from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
 from ..guard.workspace_claims import WorkspaceClaims
-from ..ledger.ledger import load_ledger
+from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
 from ..plan.request import ResumeRequest
 from .prepared import PreparedBackfill
@@ -35,6 +35,7 @@ def prepare_resume(
     root: Path,
     project_loader: Callable[[], tuple[ProjectConfig, Registry]],
     client: WorkspaceClient | None = None,
+    ledger: Ledger | None = None,
 ) -> PreparedBackfill:
     """Load backfill ``request.backfill_id`` and reconnect its backend; the pacing may
     change, nothing else.
@@ -42,12 +43,13 @@ def prepare_resume(
     Slices already succeeded are skipped; open attempts are re-submitted with their
     own idempotency token (which finds the run they started); failed and cancelled
     slices get a new attempt. The keys left are claimed again when it runs
-    (``request.force``: taking over expired claims).
+    (``request.force``: taking over expired claims). ``ledger``: the backfill's ledger
+    when it is not this project's file (a detached backfill's journal).
 
     Raises:
         UsageError: unknown id, missing credentials, or the job no longer exists.
     """
-    ledger = load_ledger(root, request.backfill_id)
+    ledger = ledger or load_ledger(root, request.backfill_id)  # given: a journal's
     old, pacing = ledger.options, request.pacing
     ledger.options = replace(
         old,
