@@ -24,7 +24,8 @@ registry = Registry()
 
 
 def _b_rows(src: Any) -> Any:
-    """B's rows of its written keys: per day, the sum of A's values (lookback read too)."""
+    """B's rows of its written keys: per day, the sum of A's values, and when it was
+    written (so a test sees which rows a commit rewrote)."""
     from pyspark.sql import functions as F
 
     keyed = src.read().withColumn("day", backfill_key_column("ts", B_DAILY))
@@ -34,6 +35,7 @@ def _b_rows(src: Any) -> Any:
         .groupBy("day")
         .agg(F.sum("v").alias("v"))
         .withColumn("day_ts", F.to_timestamp("day"))
+        .withColumn("written_at", F.current_timestamp())
     )
 
 
