@@ -45,7 +45,7 @@ def test_a_run_covers_the_changes_it_read_and_not_the_later_ones() -> None:
                           current=CURRENT) == ["2024-01-06"]  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(changes, coverages)
 def test_exactly_the_keys_some_change_needs_and_no_run_read(
     found: list[Change], covered: list[Coverage]
