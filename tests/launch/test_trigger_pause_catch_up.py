@@ -28,7 +28,7 @@ from databricks_bundle_decorators.runtime.io.table_name import TableName
 from databricks_bundle_decorators.runtime.trigger_state import TriggerState
 from databricks_bundle_decorators.testing import JobsEmulator
 
-from .trigger_chain import A_TABLE, B_TABLE, DEFINITIONS, TRIGGERS, registry
+from .trigger_chain import A_TABLE, B_TABLE, DEFINITIONS, FAIL, TRIGGERS, registry
 
 pytestmark = pytest.mark.spark
 
@@ -137,3 +137,27 @@ def test_the_catch_up_runs_only_the_keys_the_backfill_did_not_cover(
     assert b_last_commit(spark, warehouse) == (4, list(owed))
     latest = state(spark, warehouse).latest_advance()
     assert latest is not None and (latest.versions, latest.pending) == ({A_TABLE: newest}, ())
+
+
+def test_a_failed_keyed_run_covers_nothing_and_bad_given_keys_are_one_line(
+    spark: Any, warehouse: Path
+) -> None:
+    FAIL.add("job_b")
+    try:
+        failed = run_job_locally(
+            registry, "job_b", params={**RUN_TIME, BACKFILL_KEY_PARAM: "2024-01-07"},
+            warehouse=warehouse, run_id="700-0",
+        )  # fmt: skip
+    finally:
+        FAIL.discard("job_b")
+    assert not failed.succeeded
+    assert [run for run, *_ in state(spark, warehouse).rows_of("covered")] == ["500", "501"]
+
+    params = {
+        **RUN_TIME,
+        TRIGGER_KEYS_PARAM: "2023-12-31",  # before the definition's start
+        TRIGGER_VERSIONS_PARAM: f"{A_TABLE}=1@",
+    }
+    bad = run_job_locally(registry, "job_b", params=params, warehouse=warehouse, run_id="701-0")
+    (error,) = [t.error for t in bad.tasks]
+    assert error is not None and "\n" not in error and "dbxdec_trigger_keys" in error

@@ -21,6 +21,7 @@ OTHER = source("main.other.x", event_time="ts")
 A_DAILY = DailyBackfill("2024-01-01")
 B_DAILY = DailyBackfill("2024-01-01", lookback=1)
 registry = Registry()
+FAIL: set[str] = set()  # jobs whose task fails while named here
 
 
 def _b_rows(src: Any) -> Any:
@@ -52,6 +53,8 @@ def job_a() -> None:
 def job_b() -> None:
     @task(name="t", io_manager=SparkTableIoManager(B_TABLE, partition_column="day"))
     def t() -> Any:
+        if "job_b" in FAIL:
+            raise RuntimeError("job_b fails on purpose")
         return _b_rows(A_SRC)
 
     t()
