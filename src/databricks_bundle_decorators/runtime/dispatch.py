@@ -28,6 +28,7 @@ from .run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind
 from .run_kinds import TaskRunRequest as TaskRunRequest
 from .task_run import force_rewrite as force_rewrite
 from .task_run import run_task_program
+from .trigger_coverage import covering
 from .triggered import run_triggered
 from .undo import run_undo
 
@@ -164,8 +165,8 @@ def run_task(
         UsageError: unknown task, or the run's kind cannot be decoded.
     """
 
-    def rerun_with_keys(inner: TaskRunRequest) -> None:
-        run_task(inner, environment=environment, task_values=task_values)
+    def rerun_with_keys(inner: TaskRunRequest) -> None:  # a triggered run's own keys
+        PROGRAMS["task"](inner, RunKind("task"), environment=environment, task_values=task_values)
 
     kind = request.kind
     if kind is None:  # a request made by hand, not by task_request
@@ -173,4 +174,5 @@ def run_task(
         kind = decode_run_kind(request.job, request.params)
     if kind.name == "task" and run_triggered(request, environment, rerun_with_keys):
         return  # a table-triggered or catching-up run: its keys come from triggered.py
-    PROGRAMS[kind.name](request, kind, environment=environment, task_values=task_values)
+    with covering(request, kind.name, environment):  # a keyed run of a triggered job
+        PROGRAMS[kind.name](request, kind, environment=environment, task_values=task_values)

@@ -15,6 +15,8 @@ kind          name            value
 ``advance``   ``""``          JSON: processed versions per source and pending keys
 ============  ==============  ================================================
 
+Runs given their keys add ``read`` and ``covered`` rows (:mod:`.trigger_coverage`).
+
 The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
 ``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
 the run has a ``done`` row: the processed-version watermark moves only after the last
@@ -26,7 +28,7 @@ task committed. The first watermark is the ``advance`` row of run :data:`DEPLOY_
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +66,23 @@ class Advance:
 
     versions: dict[str, int]
     pending: tuple[str, ...]
+
+
+def latest_advance_of(values: Iterable[str]) -> Advance | None:
+    """The latest of the ``advance`` rows' ``values`` (``None`` when there is none)."""
+    advances = [json.loads(v) for v in values]
+    if not advances:
+        return None
+    # Each advance counts the ones before it (``seq``); watermarks only grow.
+    latest = max(advances, key=lambda a: (a.get("seq", 0), sum(a["versions"].values())))
+    versions = {k: int(v) for k, v in latest["versions"].items()}
+    return Advance(versions, tuple(latest["pending"]))
+
+
+def advance_value(versions: Mapping[str, int], pending: Sequence[str], seq: int) -> str:
+    """The ``value`` of the ``seq``-th ``advance`` row."""
+    value = {"versions": dict(versions), "pending": list(pending), "seq": seq}
+    return json.dumps(value, sort_keys=True)
 
 
 def job_run_of(run_id: str) -> str:
@@ -123,6 +142,15 @@ class TriggerState:
         if self._cache is not None:
             self._cache.extend((r[1], r[2], r[3], r[4]) for r in rows)
 
+    def rows_of(self, kind: str, run: str | None = None) -> list[tuple[str, str, str, str]]:
+        """The job's ``(run, kind, name, value)`` rows of ``kind`` (of ``run``), read afresh."""
+        self.refresh()
+        return [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in self._rows(kind, run)]
+
+    def append_rows(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+        """Append ``(job, run, kind, name, value)`` rows in one commit."""
+        self._append(rows)
+
     def stored_run(self, run: str) -> StoredRun | None:
         """The keys run ``run`` resolved, or ``None`` (no task of it resolved them yet)."""
         rows = self._rows("keys", run)
@@ -147,13 +175,7 @@ class TriggerState:
 
     def latest_advance(self) -> Advance | None:
         """The watermarks and pending keys after the last completed run (or deploy)."""
-        advances = [json.loads(r[3]) for r in self._rows("advance")]
-        if not advances:
-            return None
-        # Each advance counts the ones before it (``seq``); watermarks only grow.
-        latest = max(advances, key=lambda a: (a.get("seq", 0), sum(a["versions"].values())))
-        versions = {k: int(v) for k, v in latest["versions"].items()}
-        return Advance(versions, tuple(latest["pending"]))
+        return latest_advance_of(r[3] for r in self._rows("advance"))
 
     def advance(self, run: str, versions: Mapping[str, int], pending: Sequence[str]) -> None:
         self._append([self._advance_row(run, versions, pending)])

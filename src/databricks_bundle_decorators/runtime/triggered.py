@@ -40,6 +40,7 @@ from ..backfill.wire.trigger import (
     TRIGGER_FROM_VERSION_PARAM,
     TRIGGER_VERSIONS_PARAM,
     from_version,
+    given_keys,
     triggered_versions,
 )
 from ..definitions import JobDefinition
@@ -86,7 +87,10 @@ def run_triggered(
     job_run = job_run_of(environment.run_id)
     stored = state.stored_run(job_run)
     if stored is None:
-        if versions is not None and isinstance(trigger, TableUpdate):
+        given = given_keys(params)
+        if versions is not None and given is not None:
+            stored = _given(request, state, given, versions)
+        elif versions is not None and isinstance(trigger, TableUpdate):
             stored = _resolve(request, environment, state, trigger, versions)
         else:
             assert isinstance(catch_up, CatchUp)
@@ -201,6 +205,31 @@ def _resolve(
     for key in plan.run:
         reads.update(backfill.previous_keys(key, backfill.lookback))
     return StoredRun(tuple(backfill.sort_keys(list(reads))), plan.run, processed, plan.pending)
+
+
+def _given(
+    request: TaskRunRequest, state: TriggerState, given: tuple[str, ...], versions: dict[str, int]
+) -> StoredRun:
+    """The keys of a catch-up run dbxdec launched (``dbxdec_trigger_keys``): run as
+    given, then advance to ``versions`` as a triggered run does; the pending keys it
+    runs leave the pending list."""
+    backfill = request.job.backfill
+    assert isinstance(backfill, TimeBackfill)  # TableUpdate checks it at definition
+    for key in given:
+        try:
+            backfill.validate_key(key)
+        except ValueError as exc:
+            raise TaskRunError(f"job {request.job.name!r}: dbxdec_trigger_keys: {exc}") from None
+    latest = state.latest_advance()
+    processed = dict(latest.versions) if latest is not None else {}
+    for name, version in versions.items():
+        processed[name] = max(version, processed.get(name, version))
+    pending = tuple(k for k in (latest.pending if latest else ()) if k not in given)
+    written = tuple(backfill.sort_keys(list(given)))
+    reads: set[str] = set(written)
+    for key in written:
+        reads.update(backfill.previous_keys(key, backfill.lookback))
+    return StoredRun(tuple(backfill.sort_keys(list(reads))), written, processed, pending)
 
 
 def _ref(name: str, environment: RunEnvironment) -> TableRef:

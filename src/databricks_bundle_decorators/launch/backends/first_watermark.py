@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.sql import StatementResponse
 
-__all__ = ["NO_WAREHOUSE_LINE", "WatermarkUnreadable", "record_first_watermarks"]
+__all__ = ["NO_WAREHOUSE_LINE", "Statements", "WatermarkUnreadable", "record_first_watermarks"]
 
 _WAITING = ("PENDING", "RUNNING")
 NO_WAREHOUSE_LINE = (
@@ -145,6 +145,10 @@ class _Statements:
                     str(answer.statement_id), chunk.next_chunk_index
                 )
         return rows
+
+
+Statements = _Statements
+"""Statements on one warehouse (the trigger catch-up reads and writes through it too)."""
 
 
 def _state(answer: StatementResponse) -> str:

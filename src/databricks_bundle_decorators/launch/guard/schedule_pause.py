@@ -25,7 +25,7 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -70,14 +70,29 @@ class SchedulePause:
         root: The project root (the marker goes under ``.dbxdec/paused``).
         job: The dbxdec job name, for messages and the marker's name.
         job_id: The deployed job.
+        fields: The settings to pause (default all of :data:`PAUSABLE`; ``("trigger",)``
+            for a dependant's trigger, :mod:`.trigger_pause`). Holds of other fields of
+            the same job share its marker: each is restored when the last holder ends.
+        option: What the user can drop to avoid the pause (for error lines).
 
     After :meth:`hold`, :attr:`restore_message` says what its end did.
     """
 
-    def __init__(self, client: WorkspaceClient, *, root: Path, job: str, job_id: int) -> None:
+    def __init__(
+        self,
+        client: WorkspaceClient,
+        *,
+        root: Path,
+        job: str,
+        job_id: int,
+        fields: Sequence[str] = PAUSABLE,
+        option: str = "--pause-schedule",
+    ) -> None:
         self.client = client
         self.job = job
         self.job_id = job_id
+        self.fields = tuple(f for f in PAUSABLE if f in fields)
+        self.option = option
         self.path = marker_path(root, job, job_id)
         self.restore_message: str | None = None
 
@@ -114,8 +129,9 @@ class SchedulePause:
             HELD.discard(holder.hold_id)
 
     def _pause(self, holder: Holder) -> tuple[str, bool]:
-        with _api_errors(self.client, f"read the settings of job {self.job!r}"):
-            blocks = _blocks(self.client, self.job_id)
+        with _api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
+            found = _blocks(self.client, self.job_id)
+        blocks = {f: b for f, b in found.items() if f in self.fields}
         marker = read_marker(self.path)
         to_pause = {f: _status(b) for f, b in blocks.items() if _status(b) != "PAUSED"}
         if not to_pause and marker is None:
@@ -142,7 +158,8 @@ class SchedulePause:
         )
         if to_pause:
             try:
-                with _api_errors(self.client, f"pause the {_listed(to_pause)} of job {self.job!r}"):
+                doing = f"pause the {_listed(to_pause)} of job {self.job!r}"
+                with _api_errors(self.client, doing, self.option):
                     _set_statuses(
                         self.client, self.job_id, blocks, dict.fromkeys(to_pause, "PAUSED")
                     )
@@ -336,7 +353,9 @@ def _restore(client: WorkspaceClient, marker: PauseMarker) -> str:
 
 
 @contextmanager
-def _api_errors(client: WorkspaceClient, doing: str) -> Iterator[None]:
+def _api_errors(
+    client: WorkspaceClient, doing: str, option: str = "--pause-schedule"
+) -> Iterator[None]:
     """One line for a failed request: what could not be done, and why."""
     from databricks.sdk.errors import PermissionDenied
     from databricks.sdk.errors.base import DatabricksError
@@ -349,15 +368,14 @@ def _api_errors(client: WorkspaceClient, doing: str) -> Iterator[None]:
     except PermissionDenied as exc:
         raise WorkspaceRejected(
             f"the workspace at {host} refused to {doing} ({first_line(exc)}): pausing a "
-            "schedule needs CAN MANAGE on the job; ask its owner, or run without "
-            "--pause-schedule"
+            f"schedule needs CAN MANAGE on the job; ask its owner, or run without {option}"
         ) from None
     except Exception as exc:
         problem = environment_problem(exc, host=host)
         if problem is not None:
             raise problem from None
         if isinstance(exc, DatabricksError):
-            raise UsageError(f"--pause-schedule: could not {doing} ({first_line(exc)})") from None
+            raise UsageError(f"{option}: could not {doing} ({first_line(exc)})") from None
         raise
 
 

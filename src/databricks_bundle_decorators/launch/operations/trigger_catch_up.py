@@ -1,0 +1,261 @@
+"""After a backfill that paused its dependants' triggers: one catch-up run per dependant.
+
+While :func:`..guard.trigger_pause.hold_dependant_triggers` held a dependant ``B``'s
+table-update trigger, its sources committed (the backfill's own writes, and anyone
+else's). :func:`catch_up_dependants`, called before the triggers are restored, works
+out for each such ``B`` what its trigger would have processed and runs what the
+backfill did not:
+
+1. ``B``'s watermark and pending keys (the latest ``advance`` row of its state table)
+   and what keyed runs of ``B`` covered (its ``covered`` rows,
+   :mod:`...runtime.trigger_coverage`);
+2. each source's latest version, and the changes after the watermark from the change
+   data feed (``table_changes``), each change's event time mapped to a source key;
+3. the keys those changes affect (widened by ``B``'s lookback) plus the pending keys,
+   minus the keys a covered run read at or after the change
+   (:func:`...backfill.coverage.uncovered_keys`);
+4. an ``advance`` row: the watermark moves to the latest versions, the uncovered keys
+   become the pending ones -- so a run the restored trigger starts processes only
+   newer commits (and those keys, if the catch-up has not yet);
+5. when keys are left: ONE run of ``B`` with exactly those keys
+   (``dbxdec_trigger_keys``), which runs them and clears them from the pending list
+   as a triggered run does; none when everything was covered.
+
+Whether resuming a trigger fires on its own for commits made while it was paused, the
+docs do not say ("Pause and resume job triggers",
+https://docs.databricks.com/aws/en/jobs/triggers: paused, it "no longer starts new
+runs"); this does not rely on either answer: a run the trigger starts on resuming finds
+the watermark moved and the owed keys pending.
+
+The statements go through a SQL warehouse with the Statement Execution API, as the first
+watermark does (:mod:`..backends.first_watermark`, sources cited there), plus:
+
+* ``table_changes(table_str, start, end)``, its ``_commit_version`` column, and
+  back-quoted name parts inside ``table_str``:
+  https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes
+* ``unix_seconds``: https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from ...backfill.coverage import Change, Coverage, uncovered_keys
+from ...backfill.time_backfill import TimeBackfill
+from ...backfill.wire import BACKFILL_RUN_TIME_PARAM, run_time_param
+from ...backfill.wire.trigger import (
+    TRIGGER_KEYS_PARAM,
+    TRIGGER_TABLES_PARAM,
+    TRIGGER_VERSIONS_PARAM,
+    encode_versions,
+)
+from ...definitions import JobDefinition
+from ...definitions.triggers import TableUpdate
+from ...runtime.io.table_name import TableName
+from ...runtime.predicates import quote_identifier, quote_literal
+from ...runtime.trigger_coverage import COVERED
+from ...runtime.trigger_state import STATE_COLUMNS, advance_value, latest_advance_of
+from ..backends.first_watermark import Statements, WatermarkUnreadable
+from ..backends.workspace import workspace_errors
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+__all__ = ["CatchUpRun", "catch_up_dependants"]
+
+_BUCKET_SECONDS = 900
+"""Change rows are read per 15 minutes of event time: every zone's UTC offset today is a
+whole number of quarter hours (the IANA tz database), so no key boundary falls inside a
+bucket and far fewer rows cross the wire than one per row."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUpRun:
+    """What the catch-up did for one dependant.
+
+    Attributes:
+        job: The dbxdec job.
+        keys: The keys its catch-up run processes (empty: everything was covered).
+        run_id: The catch-up run (``None`` when there is none).
+        versions: The source versions its watermark moved to (empty: not moved).
+        line: One line for people.
+    """
+
+    job: str
+    keys: tuple[str, ...]
+    run_id: int | None
+    versions: Mapping[str, int]
+    line: str
+
+
+def catch_up_dependants(
+    client: WorkspaceClient,
+    warehouse_id: str,
+    jobs: Iterable[str],
+    *,
+    definitions: Mapping[str, JobDefinition],
+    job_id_of: Callable[[str], int],
+    backfill_id: str,
+    now: datetime | None = None,
+    poll_interval: float = 1.0,
+) -> list[CatchUpRun]:
+    """Launch each table-triggered job of ``jobs`` once over the keys it owes (see the
+    module docstring); call it after the backfill, before the triggers are restored.
+
+    A job whose catch-up cannot be worked out (no watermark yet, no change data feed)
+    is left as it is, with a line saying why: its watermark does not move, so its next
+    triggered run processes the commits itself.
+
+    Raises:
+        WorkspaceRejected, WorkspaceUnreachable: the workspace refused or did not answer.
+    """
+    at = now if now is not None else datetime.now(timezone.utc)
+    statements = Statements(client, warehouse_id, poll_interval)
+    done: list[CatchUpRun] = []
+    for name in dict.fromkeys(jobs):
+        job = definitions[name]
+        trigger, backfill = job.trigger, job.backfill
+        if not isinstance(trigger, TableUpdate) or not isinstance(backfill, TimeBackfill):
+            continue
+        try:
+            owed = _owed(statements, job, trigger, backfill, at)
+        except WatermarkUnreadable as err:
+            line = f"job {name!r}: no catch-up ({err.render()}); its next triggered run does it"
+            done.append(CatchUpRun(name, (), None, {}, line))
+            continue
+        if isinstance(owed, str):
+            done.append(CatchUpRun(name, (), None, {}, owed))
+            continue
+        keys, versions = owed
+        if not keys:
+            line = f"job {name!r}: the backfill covered every key its trigger would run"
+            done.append(CatchUpRun(name, (), None, versions, line))
+            continue
+        run_id = _launch(client, job_id_of(name), keys, versions, trigger, at, backfill_id, name)
+        line = f"job {name!r}: catch-up run {run_id} over the {len(keys)} uncovered keys"
+        done.append(CatchUpRun(name, keys, run_id, versions, line))
+    return done
+
+
+def _owed(
+    statements: Statements,
+    job: JobDefinition,
+    trigger: TableUpdate,
+    backfill: TimeBackfill,
+    at: datetime,
+) -> tuple[tuple[str, ...], dict[str, int]] | str:
+    """The keys ``job`` owes and the versions they were worked out at (the ``advance``
+    row written), or the line saying why nothing can be worked out."""
+    state = TableName.parse(trigger.state_table).quoted
+    statements.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
+    rows = statements.rows(
+        f"SELECT kind, value FROM {state} WHERE job = :job AND kind IN ('advance', :covered)",
+        {"job": job.name, "covered": COVERED},
+    )
+    advances = [str(v) for k, v in rows if k == "advance" and v is not None]
+    latest = latest_advance_of(advances)
+    if latest is None:
+        return (
+            f"job {job.name!r}: no catch-up: no watermark is recorded yet (dbxdec deploy "
+            "--warehouse-id W records it); its first triggered run needs --from-version N"
+        )
+    coverages = [_coverage(str(v)) for k, v in rows if k == COVERED and v is not None]
+    versions = dict(latest.versions)
+    changes: list[Change] = []
+    for source in trigger.sources:
+        newest = statements.latest_version(source.name)
+        after = latest.versions.get(source.name)
+        if after is None:
+            return f"job {job.name!r}: no catch-up: no watermark of source {source.name} yet"
+        if newest > after:
+            assert source.event_time is not None  # TableUpdate checks it at definition
+            changes += _changes(statements, source.name, source.event_time, after, newest)
+        versions[source.name] = max(newest, after)
+    current = backfill.current_key(now=at)
+    keys = uncovered_keys(
+        backfill,
+        [_keyed(c, backfill) for c in changes],
+        coverages,
+        pending=latest.pending,
+        watermark=latest.versions,
+        current=current,
+    )
+    statements.rows(
+        f"INSERT INTO {state} VALUES (:job, :run, 'advance', '', :value)",
+        {
+            "job": job.name,
+            "run": "catch-up",
+            "value": advance_value(versions, keys, len(advances) + 1),
+        },
+    )
+    return tuple(keys), versions
+
+
+def _changes(
+    statements: Statements, table: str, column: str, after: int, newest: int
+) -> list[Change]:
+    """The changes of ``table``'s versions ``after+1..newest``, one per version and
+    quarter hour of event time (``Change.key`` holds the bucket's epoch seconds)."""
+    name = quote_literal(TableName.parse(table).quoted)
+    bucket = f"unix_seconds(CAST({quote_identifier(column)} AS TIMESTAMP)) DIV {_BUCKET_SECONDS}"
+    try:
+        rows = statements.rows(
+            f"SELECT DISTINCT _commit_version, {bucket} FROM table_changes({name}, "
+            f"{int(after) + 1}, {int(newest)})"
+        )
+    except WatermarkUnreadable as err:
+        raise WatermarkUnreadable(
+            f"the change data feed of {table} over versions {after + 1}..{newest} could not "
+            f"be read ({err.render()}); enable it (ALTER TABLE {table} SET TBLPROPERTIES "
+            "(delta.enableChangeDataFeed = true))"
+        ) from None
+    return [
+        Change(table, int(v), str(int(b) * _BUCKET_SECONDS))
+        for v, b in rows
+        if v is not None and b is not None
+    ]
+
+
+def _keyed(change: Change, backfill: TimeBackfill) -> Change:
+    at = datetime.fromtimestamp(int(change.key), tz=timezone.utc)
+    return Change(change.source, change.version, backfill.key_of(at))
+
+
+def _coverage(value: str) -> Coverage:
+    data = json.loads(value)
+    return Coverage(
+        frozenset(str(k) for k in data["keys"]),
+        {str(s): int(v) for s, v in data["versions"].items()},
+    )
+
+
+def _launch(
+    client: WorkspaceClient,
+    job_id: int,
+    keys: tuple[str, ...],
+    versions: Mapping[str, int],
+    trigger: TableUpdate,
+    at: datetime,
+    backfill_id: str,
+    job: str,
+) -> int:
+    """Start the catch-up run; a second call for the same backfill and job returns the
+    same run (the idempotency token: Jobs API ``run-now``,
+    https://docs.databricks.com/api/workspace/jobs/runnow, at most 64 characters)."""
+    params = {
+        TRIGGER_KEYS_PARAM: ",".join(keys),
+        TRIGGER_VERSIONS_PARAM: encode_versions(versions, {}),
+        TRIGGER_TABLES_PARAM: json.dumps(sorted(trigger.table_names)),
+        BACKFILL_RUN_TIME_PARAM: run_time_param(at),
+    }
+    digest = hashlib.sha256(f"{backfill_id}\0{job}".encode()).hexdigest()[:40]
+    with workspace_errors(client.config.host):
+        waiter = client.jobs.run_now(
+            job_id, job_parameters=params, idempotency_token=f"dbxdec-catchup-{digest}"
+        )
+    return int(waiter.run_id)
