@@ -25,7 +25,10 @@ A job declared with ``@job(trigger=FileArrival(url, keys=...))`` carries one mor
 ``dbxdec_trigger_location``: ``{{job.trigger.file_arrival.location}}`` ("the file
 arrival location", https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
 Only whether it is rendered matters (:func:`triggered_location`): the run lists the
-declared url, not the rendered text.
+declared url, not the rendered text. What a run that the trigger did not start renders
+there, the page does not say; if it is the location, such a run without a key processes
+the files new since the last processed run, as a triggered run would (harmless: writes are
+idempotent and the listing advances the same way). An explicit key always wins.
 """
 
 from __future__ import annotations
