@@ -204,3 +204,17 @@ def test_key_from_column_reads_only_the_new_files_and_max_keys_leaves_the_rest_p
     assert "2024-03-02" not in _days(spark, warehouse, "main.out.column_job")
     line = pending_line(registry.get("column_job"), warehouse)
     assert line == f"2 keys left for the next runs (max_keys): {_day(1)}, {_day(0)}"
+
+
+def test_an_empty_location_lists_nothing_and_a_missing_one_fails_in_one_line(
+    spark: Any, tmp_path: Path
+) -> None:
+    from databricks_bundle_decorators.runtime.errors import TaskRunError
+    from databricks_bundle_decorators.runtime.file_arrival import list_files
+
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    assert list_files(spark, str(tmp_path / "empty")) == {}
+    with pytest.raises(TaskRunError) as caught:
+        list_files(spark, str(tmp_path / "missing"))
+    assert str(caught.value).startswith(f"cannot list {tmp_path / 'missing'}: ")
+    assert "\n" not in str(caught.value)
