@@ -12,9 +12,12 @@ alone), so this lists without reading. It is the one way that works on classic a
 serverless compute and for both kinds of location: serverless runs Spark Connect APIs
 only, so no Hadoop ``FileSystem`` through the JVM
 (https://docs.databricks.com/aws/en/compute/serverless/limitations); the Files API
-(``GET /api/2.0/fs/directories{path}``) lists ``/Volumes/...`` paths only, not the cloud
-URLs a trigger may watch (https://docs.databricks.com/api/workspace/files/listdirectorycontents);
-``dbutils.fs`` is a notebook utility. The binary file source is documented at
+(``GET /api/2.0/fs/directories{directory_path}``) works on Unity Catalog volume paths
+only, not the cloud URLs a trigger may watch, and lists one directory per request
+(https://docs.databricks.com/api/workspace/files); ``dbutils.fs`` outside a notebook
+is the SDK's client-side version, "implemented natively in Python" over the REST APIs
+(https://databricks-sdk-py.readthedocs.io/en/latest/dbutils.html), so it inherits their
+limits and walks folders one ``ls`` at a time. The binary file source is documented at
 https://docs.databricks.com/aws/en/query/formats/binary, with the caveat that
 "in some Hadoop FileSystem implementations" ``modificationTime`` "might be unavailable"
 (then a rewrite of the same size is not seen). ``recursiveFileLookup`` lists every
