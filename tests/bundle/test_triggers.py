@@ -168,3 +168,31 @@ def test_a_paused_trigger_does_not_fire() -> None:
         assert isinstance(created, dict)
         with pytest.raises(ValueError, match="paused"):
             emulator.fire_table_update(int(created["job_id"]), {"main.raw.orders": 3})
+
+
+def test_the_emulator_renders_the_location_of_a_fired_file_arrival() -> None:
+    from databricks_bundle_decorators import KeyFromPath
+    from databricks_bundle_decorators.backfill.wire.trigger import triggered_location
+
+    trigger = FileArrival("/Volumes/m/r/landing/", keys=KeyFromPath("date={key}/"))
+    settings = job_resource(_job(Registry(), trigger), package_name="p")
+    with JobsEmulator() as emulator:
+        w: WorkspaceClient = emulator.workspace_client()
+        created = w.api_client.do("POST", "/api/2.2/jobs/create", body=settings)
+        assert isinstance(created, dict)
+        job_id = int(created["job_id"])
+        manual = w.jobs.run_now(job_id).run_id
+        fired = emulator.fire_file_arrival(job_id)
+        by_hand, triggered = w.jobs.get_run(manual), w.jobs.get_run(fired)
+        with pytest.raises(ValueError, match="no file_arrival trigger"):
+            emulator.fire_file_arrival(
+                int(w.api_client.do(
+                    "POST", "/api/2.2/jobs/create",
+                    body=job_resource(_job(Registry(), TableUpdate([ORDERS])), package_name="p"),
+                )["job_id"])  # type: ignore[index]
+            )  # fmt: skip
+    assert triggered.trigger is not None and triggered.trigger.value == "FILE_ARRIVAL"
+    params = {p.name: p.value or "" for p in triggered.job_parameters or []}
+    assert triggered_location(params) == "/Volumes/m/r/landing/"
+    manual_params = {p.name: p.value or "" for p in by_hand.job_parameters or []}
+    assert triggered_location(manual_params) is None  # a run-now is not file-triggered

@@ -61,9 +61,10 @@ def _print_event(event: TaskEvent) -> None:
 @click.option(
     "--trigger",
     "trigger",
-    type=click.Choice(["table_update"]),
+    type=click.Choice(["table_update", "file_arrival"]),
     default=None,
-    help="Simulate the job's TableUpdate trigger from the local tables' current versions.",
+    help="Simulate the job's TableUpdate trigger from the local tables' current versions, "
+    "or its FileArrival trigger on the trigger's local folder.",
 )
 @click.option(
     "--from-version",
@@ -109,6 +110,7 @@ def run_command(
       dbxdec run sales_pipeline --key 2024-01-31 --task clean_events --local
       dbxdec run sales_pipeline --key 2024-01-31 --force-rewrite --local
       dbxdec run orders_job --trigger table_update --from-version 1 --local
+      dbxdec run landing_job --trigger file_arrival --local
 
     A ranged run (--start/--end) processes all its keys in one run, as a ranged
     Databricks run does. Tables are Delta tables under the local warehouse. Exit
@@ -125,9 +127,13 @@ def run_command(
         run_params[BACKFILL_FORCE_REWRITE_PARAM] = "true"
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
-    if from_version is not None and trigger is None:
+    if from_version is not None and trigger != "table_update":
         raise UsageError("--from-version goes with --trigger table_update")
-    if trigger is not None:
+    if trigger == "file_arrival":
+        from ..runtime.local_trigger import simulated_file_arrival
+
+        run_params.update(simulated_file_arrival(registry.get(job_name)))
+    elif trigger is not None:
         from ..runtime.local_trigger import simulated_trigger
 
         job = registry.get(job_name)
@@ -158,6 +164,9 @@ def run_command(
     run = LocalRun(result.run_id, result.keys, state, started, time.time(), one_line_error(error))
     _record(config.root, job_name, run)
     keys = _label(result.keys)
+    if result.succeeded and trigger is not None and not result.keys:
+        click.echo(f"Run {result.run_id} succeeded: nothing changed since the last processed run.")
+        return
     if result.succeeded:
         click.echo(f"Run {result.run_id} succeeded for {keys}.")
         return

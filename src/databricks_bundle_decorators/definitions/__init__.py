@@ -2,6 +2,7 @@
 
 from .api import job
 from .cluster import JobCluster, job_cluster
+from .file_keys import KeyFromColumn, KeyFromPath
 from .graph import InputEdge, TaskGraph, TaskNode
 from .job import JobDefinition
 from .params import JobParams, params
@@ -26,6 +27,8 @@ __all__ = [
     "JobCluster",
     "JobDefinition",
     "JobParams",
+    "KeyFromColumn",
+    "KeyFromPath",
     "Registry",
     "RetryPolicy",
     "Source",

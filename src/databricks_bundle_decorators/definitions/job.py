@@ -18,7 +18,7 @@ from .graph import TaskGraph
 from .source import SourceLocation
 from .sources import Source, check_sources
 from .tracing import tracing
-from .triggers import TableUpdate, Trigger, trigger_of
+from .triggers import FileArrival, TableUpdate, Trigger, trigger_of
 
 _JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
@@ -234,7 +234,7 @@ def make_job(
         )
     quartz = _schedule(schedule, backfill, job_name, where)
     checked_params = _check_params(params, job_name, where)
-    if isinstance(trigger, TableUpdate):  # names under the reserved dbxdec_ prefix
+    if isinstance(trigger, TableUpdate | FileArrival):  # names under the dbxdec_ prefix
         checked_params.update(trigger.parameters())
     definition = JobDefinition(
         fn,

@@ -126,12 +126,13 @@ def source(
             f"source {name}: local={local!r} must be a seed file ending in "
             f"{', '.join(SEED_SUFFIXES)} or a function (spark, start, end) -> DataFrame"
         )
-    return Source(name, event_time, local, _caller_project_root())
+    return Source(name, event_time, local, caller_project_root())
 
 
-def _caller_project_root() -> Path | None:
-    """The project root of the module that called :func:`source`."""
-    frame = sys._getframe(2)  # source() -> its caller
+def caller_project_root(depth: int = 2) -> Path | None:
+    """The project root of the module that called :func:`source` (the frame ``depth``
+    levels up: ``2`` is the caller of the function that calls this one)."""
+    frame = sys._getframe(depth)  # source() -> its caller
     file = frame.f_globals.get("__file__")
     if not isinstance(file, str):
         return None

@@ -23,13 +23,17 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from ..backfill.base import BackfillDef
 from ..backfill.time_backfill import TimeBackfill
-from ..backfill.wire.trigger import trigger_parameters
+from ..backfill.wire.trigger import file_arrival_parameters, trigger_parameters
 from ..errors import DefinitionError
-from .sources import Source
+from .file_keys import FileKeys, KeyFromColumn, KeyFromPath
+from .sources import Source, caller_project_root
 
 Condition = Literal["ANY_UPDATED", "ALL_UPDATED"]
 MIN_TRIGGER_SECONDS = 60
@@ -148,10 +152,23 @@ class TableUpdate:
 class FileArrival:
     """Run the job when files arrive under ``url`` (a cloud URL or ``/Volumes/...``).
 
+    With ``keys``, a triggered run processes the keys of the files that are new or
+    changed since the last processed run (see the guide "Triggered and self-healing
+    jobs"); without, it resolves the key of its trigger time, as a scheduled run does.
+
     Args:
         url: The monitored location.
+        keys: :class:`KeyFromPath` (the key is part of each file's path) or
+            :class:`KeyFromColumn` (the keys of a column of the new files).
+        max_keys: At most this many keys per run, oldest first; the rest stay pending.
         min_time_between_triggers: Seconds (at least 60) between runs.
         wait_after_last_change: Seconds (at least 60) without new files before a run.
+        state_table: The Delta table (``catalog.schema.table``) holding each run's keys
+            and the listing of the last processed run; default ``dbxdec_trigger_state``
+            in the volume's schema (``/Volumes/catalog/schema/...``), else beside the
+            job's first partitioned output table.
+        local: The folder a local run lists instead of ``url`` (a ``file:`` URL or a
+            path; a relative path is under the project root).
 
     Raises:
         DefinitionError: a bad value (one line naming it).
@@ -160,30 +177,87 @@ class FileArrival:
     url: str
     min_time_between_triggers: int | None = None
     wait_after_last_change: int | None = None
+    keys: FileKeys | None = None
+    max_keys: int | None = None
+    state_table: str = ""
+    local: str | None = None
 
     def __init__(
         self,
         url: str,
         *,
+        keys: FileKeys | None = None,
+        max_keys: int | None = None,
         min_time_between_triggers: int | timedelta | None = None,
         wait_after_last_change: int | timedelta | None = None,
+        state_table: str | None = None,
+        local: str | Path | None = None,
     ) -> None:
         if not isinstance(url, str) or _URL.fullmatch(url) is None:
             raise DefinitionError(
                 f"FileArrival: url={url!r} must be a cloud URL (s3://..., abfss://..., "
                 "gs://...) or a /Volumes/... path"
             )
-        object.__setattr__(self, "url", url)
-        object.__setattr__(
+        if keys is not None and not isinstance(keys, KeyFromPath | KeyFromColumn):
+            raise DefinitionError(
+                f"FileArrival: keys={keys!r} must be KeyFromPath(...) or KeyFromColumn(...)"
+            )
+        set_ = object.__setattr__
+        set_(self, "url", url)
+        set_(
             self,
             "min_time_between_triggers",
             _seconds(min_time_between_triggers, "min_time_between_triggers"),
         )
-        object.__setattr__(
+        set_(
             self,
             "wait_after_last_change",
             _seconds(wait_after_last_change, "wait_after_last_change"),
         )
+        set_(self, "keys", keys)
+        set_(self, "max_keys", _max_keys(max_keys))
+        table = state_table or _volume_state_table(url)
+        if state_table is not None and (
+            not isinstance(state_table, str) or _TABLE.fullmatch(state_table) is None
+        ):
+            raise DefinitionError(
+                f"FileArrival: state_table={state_table!r} must be catalog.schema.table"
+            )
+        set_(self, "state_table", table)
+        set_(self, "local", _local_folder(local))
+
+    def parameters(self) -> dict[str, str]:
+        """The job parameters a file-triggered job declares (none without ``keys``)."""
+        return file_arrival_parameters() if self.keys is not None else {}
+
+
+def _volume_state_table(url: str) -> str:
+    """``catalog.schema.dbxdec_trigger_state`` of a ``/Volumes/catalog/schema/...`` url
+    (when both names are plain identifiers); ``""`` otherwise."""
+    parts = url.split("/")
+    if len(parts) > 3 and parts[1] == "Volumes":
+        table = f"{parts[2]}.{parts[3]}.dbxdec_trigger_state"
+        if _TABLE.fullmatch(table):
+            return table
+    return ""
+
+
+def _local_folder(local: str | Path | None) -> str | None:
+    """``local`` as an absolute folder path (a relative one under the project root of
+    the module that declared the trigger)."""
+    if local is None:
+        return None
+    text = str(local) if isinstance(local, str | Path) else ""
+    if text.startswith("file:"):
+        text = url2pathname(urlsplit(text).path)
+    if not text:
+        raise DefinitionError(
+            f"FileArrival: local={local!r} must be a folder (a path or a file: URL)"
+        )
+    path = Path(text)
+    if not path.is_absolute():
+        path = (caller_project_root(3) or Path.cwd()) / path
+    return str(path)
 
 
 Trigger = TableUpdate | FileArrival
@@ -223,6 +297,14 @@ def trigger_of(
         raise DefinitionError(
             "trigger=TableUpdate(...) needs a time-based backfill (DailyBackfill, ...): "
             "changed rows map to its keys",
+            job=job,
+            location=where,
+        )
+    keyed_files = isinstance(value, FileArrival) and value.keys is not None
+    if keyed_files and not isinstance(backfill, TimeBackfill):
+        raise DefinitionError(
+            "trigger=FileArrival(keys=...) needs a time-based backfill (DailyBackfill, "
+            "...): the files' keys are its keys",
             job=job,
             location=where,
         )

@@ -1,6 +1,7 @@
 """``dbxdec run JOB --local --trigger table_update``: a table-update trigger simulated
 from the local Delta tables' current versions, so the whole triggered path (change data
-feed, state table, watermark) runs on real Delta."""
+feed, state table, watermark) runs on real Delta. ``--trigger file_arrival``: a
+file-arrival trigger on the trigger's local folder (``FileArrival(local=...)``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from pathlib import Path
 
 from ..backfill.wire.trigger import (
     TRIGGER_FROM_VERSION_PARAM,
+    TRIGGER_LOCATION_PARAM,
     TRIGGER_TABLES_PARAM,
     TRIGGER_VERSIONS_PARAM,
     encode_versions,
 )
 from ..definitions import JobDefinition
-from ..definitions.triggers import TableUpdate
+from ..definitions.triggers import FileArrival, TableUpdate
 from ..errors import UsageError
 from .io.delta_history import sql_target
 from .io.formats import TableRef
@@ -22,7 +24,34 @@ from .io.table_name import TableName
 from .spark import local_spark_session
 from .tables import local_table_exists
 
-TRIGGER_KINDS = ("table_update",)
+TRIGGER_KINDS = ("table_update", "file_arrival")
+
+
+def simulated_file_arrival(job: JobDefinition) -> dict[str, str]:
+    """The job parameters Databricks would render when files arrived at the job's
+    location (the run lists the trigger's local folder).
+
+    Raises:
+        UsageError: the job has no ``FileArrival(keys=..., local=...)`` trigger, or its
+            local folder does not exist.
+    """
+    trigger = job.trigger
+    if not isinstance(trigger, FileArrival) or trigger.keys is None:
+        raise UsageError(
+            f"job {job.name!r} has no trigger=FileArrival(..., keys=...): --trigger "
+            "file_arrival simulates one"
+        )
+    if trigger.local is None:
+        raise UsageError(
+            f"job {job.name!r}: FileArrival has no local folder; declare "
+            "FileArrival(..., local='landing/') (a folder under the project, or a file: URL)"
+        )
+    if not Path(trigger.local).is_dir():
+        raise UsageError(
+            f"job {job.name!r}: the trigger's local folder {trigger.local} does not exist; "
+            "create it and put the arriving files there"
+        )
+    return {TRIGGER_LOCATION_PARAM: trigger.url}
 
 
 def simulated_trigger(
@@ -68,7 +97,10 @@ def simulated_trigger(
 def pending_line(job: JobDefinition, warehouse: Path) -> str | None:
     """``status``'s line on the keys a triggered or catching-up job left for later runs
     (its local state table); ``None`` for other jobs or when none are pending."""
-    if not isinstance(job.trigger, TableUpdate) and getattr(job.backfill, "catch_up", None) is None:
+    watched = isinstance(job.trigger, TableUpdate) or (
+        isinstance(job.trigger, FileArrival) and job.trigger.keys is not None
+    )
+    if not watched and getattr(job.backfill, "catch_up", None) is None:
         return None
     from .context import RunEnvironment
     from .triggered import pending_keys

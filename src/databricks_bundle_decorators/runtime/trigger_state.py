@@ -17,6 +17,13 @@ kind          name            value
 
 Runs given their keys add ``read`` and ``covered`` rows (:mod:`.trigger_coverage`).
 
+A file-arrival run (``FileArrival(keys=...)``) stores in its ``keys`` row, and then in
+its ``advance`` row, the files it found new or changed (``files``: path -> size and
+modification time) and those gone since (``gone``): each ``advance`` holds only the
+change, so the listing the last processed run saw is the advances applied in order
+(:meth:`TriggerState.processed_listing`), and the table grows with the files that
+arrive, not with the runs times the files present.
+
 The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
 ``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
 the run has a ``done`` row: the processed-version watermark moves only after the last
@@ -29,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .context import RunEnvironment
@@ -41,6 +48,8 @@ _COLUMNS = "job STRING, run STRING, kind STRING, name STRING, value STRING"
 STATE_COLUMNS = _COLUMNS
 """The state table's columns, as SQL (``CREATE TABLE`` and ``createDataFrame``)."""
 DEPLOY_RUN = "deploy"
+FileStamp = tuple[int, int]
+"""A listed file's size in bytes and modification time (epoch microseconds)."""
 
 
 def deploy_advance_value(versions: Mapping[str, int]) -> str:
@@ -58,6 +67,8 @@ class StoredRun:
     written: tuple[str, ...]
     versions: dict[str, int]
     pending: tuple[str, ...]
+    files: Mapping[str, FileStamp] = field(default_factory=dict)
+    gone: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +173,8 @@ class TriggerState:
             tuple(data["written"]),
             {k: int(v) for k, v in data["versions"].items()},
             tuple(data["pending"]),
+            _stamps(data.get("files", {})),
+            tuple(data.get("gone", ())),
         )
 
     def store_run(self, run: str, stored: StoredRun) -> None:
@@ -170,6 +183,7 @@ class TriggerState:
             "written": list(stored.written),
             "versions": stored.versions,
             "pending": list(stored.pending),
+            **_listing_change(stored),
         }
         self._append([(self.job, run, "keys", "", json.dumps(value, sort_keys=True))])
 
@@ -177,14 +191,39 @@ class TriggerState:
         """The watermarks and pending keys after the last completed run (or deploy)."""
         return latest_advance_of(r[3] for r in self._rows("advance"))
 
-    def advance(self, run: str, versions: Mapping[str, int], pending: Sequence[str]) -> None:
-        self._append([self._advance_row(run, versions, pending)])
+    def processed_listing(self) -> dict[str, FileStamp] | None:
+        """The files the last processed file-arrival run saw (its advances' listing
+        changes applied in order); ``None`` before the first processed run."""
+        advances = [json.loads(r[3]) for r in self._rows("advance")]
+        if not advances:
+            return None
+        listing: dict[str, FileStamp] = {}
+        for advance in sorted(advances, key=lambda a: int(a.get("seq", 0))):
+            listing.update(_stamps(advance.get("files", {})))
+            for path in advance.get("gone", ()):
+                listing.pop(path, None)
+        return listing
+
+    def advance(
+        self,
+        run: str,
+        versions: Mapping[str, int],
+        pending: Sequence[str],
+        stored: StoredRun | None = None,
+    ) -> None:
+        self._append([self._advance_row(run, versions, pending, stored)])
 
     def _advance_row(
-        self, run: str, versions: Mapping[str, int], pending: Sequence[str]
+        self,
+        run: str,
+        versions: Mapping[str, int],
+        pending: Sequence[str],
+        stored: StoredRun | None = None,
     ) -> tuple[str, str, str, str, str]:
         seq = len(self._rows("advance")) + 1
         value = {"versions": dict(versions), "pending": list(pending), "seq": seq}
+        if stored is not None:
+            value.update(_listing_change(stored))
         return (self.job, run, "advance", "", json.dumps(value, sort_keys=True))
 
     def finish(self, run: str, task: str, tasks: set[str], stored: StoredRun) -> None:
@@ -199,11 +238,12 @@ class TriggerState:
         done_row = (self.job, run, "done", task, "")
         known = {str(r[2]) for r in self._rows("done", run)} | {task}
         if tasks <= known and not self.run_advanced(run):
-            self._append([done_row, self._advance_row(run, stored.versions, stored.pending)])
+            row = self._advance_row(run, stored.versions, stored.pending, stored)
+            self._append([done_row, row])
             return
         self._append([done_row])
         if tasks <= self.done_tasks(run) and not self.run_advanced(run):
-            self.advance(run, stored.versions, stored.pending)
+            self.advance(run, stored.versions, stored.pending, stored)
 
     def done_tasks(self, run: str) -> set[str]:
         """Every task done in ``run``, read afresh (tasks beside this one may have ended)."""
@@ -212,3 +252,17 @@ class TriggerState:
 
     def run_advanced(self, run: str) -> bool:
         return bool(self._rows("advance", run))
+
+
+def _listing_change(stored: StoredRun) -> dict[str, Any]:
+    """The ``files``/``gone`` fields of a stored run (none for a table-triggered run)."""
+    change: dict[str, Any] = {}
+    if stored.files:
+        change["files"] = {p: list(stamp) for p, stamp in stored.files.items()}
+    if stored.gone:
+        change["gone"] = list(stored.gone)
+    return change
+
+
+def _stamps(data: Mapping[str, Any]) -> dict[str, FileStamp]:
+    return {str(p): (int(v[0]), int(v[1])) for p, v in data.items()}

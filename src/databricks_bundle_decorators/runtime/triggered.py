@@ -1,4 +1,5 @@
-"""A table-triggered run: resolve its keys once from what changed, store them, advance.
+"""A table- or file-triggered run: resolve its keys once from what changed, store them,
+advance.
 
 The hook :func:`run_triggered` runs one task of a run that a ``TableUpdate`` trigger
 started (see :mod:`..backfill.wire.trigger`; an explicit ``backfill_key`` always wins,
@@ -9,7 +10,8 @@ and a run that is not table-triggered is left alone):
    for each source that committed, the keys its versions ``watermark+1 .. triggered``
    changed (:func:`.change_feed.changed_keys`), widened by lookback to the output keys
    they affect, plus the keys left pending by earlier runs, capped by ``max_keys``
-   (:mod:`..backfill.changed_keys`); and stores them.
+   (:mod:`..backfill.changed_keys`); and stores them. A file-triggered run takes the keys
+   of the files new or changed since the last processed listing (:mod:`.file_arrival`).
 2. The task runs over those keys (``written``; reads add each key's lookback).
 3. When the task has committed, it is marked done; once every task of the job is done
    in the run, the watermarks advance to the triggered versions.
@@ -41,14 +43,16 @@ from ..backfill.wire.trigger import (
     TRIGGER_VERSIONS_PARAM,
     from_version,
     given_keys,
+    triggered_location,
     triggered_versions,
 )
 from ..definitions import JobDefinition
-from ..definitions.triggers import TableUpdate
+from ..definitions.triggers import FileArrival, TableUpdate
 from .catching_up import catch_up_state_table, resolve_catch_up
 from .change_feed import changed_keys
 from .context import RunEnvironment
 from .errors import TaskRunError
+from .file_arrival import file_state_table, resolve_file_arrival
 from .io.formats import TableRef
 from .io.table_name import TableName
 from .trigger_state import StoredRun, TriggerState, job_run_of
@@ -92,6 +96,8 @@ def run_triggered(
             stored = _given(request, state, given, versions)
         elif versions is not None and isinstance(trigger, TableUpdate):
             stored = _resolve(request, environment, state, trigger, versions)
+        elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+            stored = resolve_file_arrival(job, trigger, state, environment, _now(request))
         else:
             assert isinstance(catch_up, CatchUp)
             stored = resolve_catch_up(job, catch_up, _now(request), environment)
@@ -121,11 +127,19 @@ def _state_of(
     catch_up = getattr(job.backfill, "catch_up", None)
     if versions is not None and isinstance(trigger, TableUpdate):
         table = trigger.state_table
+    elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+        table = file_state_table(job, trigger, environment)
     elif isinstance(catch_up, CatchUp):
         table = catch_up_state_table(job, catch_up, environment)
     else:
         return None
     return _shared_state(environment, table, job.name), versions, catch_up
+
+
+def file_triggered(trigger: FileArrival, params: Mapping[str, str]) -> bool:
+    """Whether a run of a ``FileArrival`` job was started by its trigger (and the job
+    takes keys from files)."""
+    return trigger.keys is not None and triggered_location(params) is not None
 
 
 _SHARED: dict[tuple[RunEnvironment, str, str], TriggerState] = {}
@@ -252,6 +266,8 @@ def pending_keys(job: JobDefinition, environment: RunEnvironment) -> tuple[str, 
     trigger, catch_up = job.trigger, getattr(job.backfill, "catch_up", None)
     if isinstance(trigger, TableUpdate):
         table = trigger.state_table
+    elif isinstance(trigger, FileArrival) and trigger.keys is not None:
+        table = file_state_table(job, trigger, environment)
     elif isinstance(catch_up, CatchUp):
         table = catch_up_state_table(job, catch_up, environment)
     else:

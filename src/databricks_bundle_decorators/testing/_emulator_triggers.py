@@ -1,4 +1,4 @@
-"""Test-side control: fire a job's table-update trigger, as Databricks would.
+"""Test-side control: fire a job's table-update or file-arrival trigger, as Databricks would.
 
 :meth:`TriggerControls.fire_table_update` starts a run of a job whose settings hold a
 ``trigger.table_update`` block, with its job parameters' table-update references
@@ -18,6 +18,13 @@ development mode pauses triggers, https://docs.databricks.com/aws/en/dev-tools/b
 so firing one raises. The run's ``trigger`` (``runs/get``) is ``TABLE``
 (databricks-sdk-py ``jobs.TriggerType``: "Indicates a run that is triggered by a table
 update").
+
+:meth:`TriggerControls.fire_file_arrival` starts a run of a job with a
+``trigger.file_arrival`` block, rendering ``{{job.trigger.file_arrival.location}}`` as
+the block's ``url`` ("the file arrival location",
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references); the run's ``trigger``
+is ``FILE_ARRIVAL`` (databricks-sdk-py ``jobs.TriggerType``: "Indicates a run that is
+triggered by a file arrival").
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ _TABLE_REF = re.compile(
     r"(version|commit_timestamp\.iso_datetime)\}\}"
 )
 _UPDATED = "{{job.trigger.table_update.updated_tables}}"
+_LOCATION = "{{job.trigger.file_arrival.location}}"
 
 
 def render_table_update(
@@ -98,5 +106,31 @@ class TriggerControls:
             body = {"job_id": job_id, "job_parameters": rendered}
             run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
             self._model._runs[run_id].trigger = "TABLE"
+            self._changed.notify_all()
+        return run_id
+
+    def fire_file_arrival(self, job_id: int) -> int:
+        """Start a file-triggered run of job ``job_id``; return its run id.
+
+        Raises:
+            ValueError: the job has no (unpaused) file-arrival trigger.
+        """
+        with self._lock:
+            job = self._model._job(job_id)
+            trigger = job.settings.get("trigger") or {}
+            block = trigger.get("file_arrival")
+            if not isinstance(block, dict):
+                raise ValueError(f"job {job_id} has no file_arrival trigger")
+            if trigger.get("pause_status") == "PAUSED":
+                raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
+            url = str(block.get("url", ""))
+            rendered = {
+                name: value.replace(_LOCATION, url)
+                for name, value in job.parameter_defaults.items()
+                if _LOCATION in value
+            }
+            body = {"job_id": job_id, "job_parameters": rendered}
+            run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
+            self._model._runs[run_id].trigger = "FILE_ARRIVAL"
             self._changed.notify_all()
         return run_id

@@ -24,6 +24,15 @@ https://docs.databricks.com/aws/en/jobs/dynamic-value-references requires of
 A run that is not table-triggered (run-now, a launched backfill, a schedule) leaves the
 references unrendered or empty; the docs do not say which, so :func:`triggered_versions`
 treats either as "not triggered".
+
+A job declared with ``@job(trigger=FileArrival(url, keys=...))`` carries one more:
+``dbxdec_trigger_location``: ``{{job.trigger.file_arrival.location}}`` ("the file
+arrival location", https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
+Only whether it is rendered matters (:func:`triggered_location`): the run lists the
+declared url, not the rendered text. What a run that the trigger did not start renders
+there, the page does not say; if it is the location, such a run without a key processes
+the files new since the last processed run, as a triggered run would (harmless: writes are
+idempotent and the listing advances the same way). An explicit key always wins.
 """
 
 from __future__ import annotations
@@ -36,7 +45,9 @@ TRIGGER_TABLES_PARAM = "dbxdec_trigger_tables"
 TRIGGER_VERSIONS_PARAM = "dbxdec_trigger_versions"
 TRIGGER_FROM_VERSION_PARAM = "dbxdec_trigger_from_version"
 TRIGGER_KEYS_PARAM = "dbxdec_trigger_keys"
+TRIGGER_LOCATION_PARAM = "dbxdec_trigger_location"
 UPDATED_TABLES_REFERENCE = "{{job.trigger.table_update.updated_tables}}"
+FILE_ARRIVAL_LOCATION_REFERENCE = "{{job.trigger.file_arrival.location}}"
 
 _VERSION = re.compile(r"\d{1,19}")
 
@@ -132,3 +143,21 @@ def given_keys(params: Mapping[str, str]) -> tuple[str, ...] | None:
     text = params.get(TRIGGER_KEYS_PARAM, "").strip()
     keys = tuple(k.strip() for k in text.split(",") if k.strip())
     return keys or None
+
+
+def file_arrival_parameters() -> dict[str, str]:
+    """The job parameter of a file-triggered job (with keys) and its default."""
+    return {TRIGGER_LOCATION_PARAM: FILE_ARRIVAL_LOCATION_REFERENCE}
+
+
+def triggered_location(params: Mapping[str, str]) -> str | None:
+    """The rendered file arrival location of a file-triggered run; ``None`` when the run
+    was not file-triggered (the reference unrendered or empty).
+
+    Example:
+        >>> triggered_location({"dbxdec_trigger_location": "/Volumes/c/s/v/in"})
+        '/Volumes/c/s/v/in'
+        >>> triggered_location({"dbxdec_trigger_location": "{{job.trigger.file_arrival.location}}"})
+    """
+    text = params.get(TRIGGER_LOCATION_PARAM, "").strip()
+    return text if text and "{{" not in text else None
