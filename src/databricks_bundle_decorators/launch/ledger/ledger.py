@@ -25,7 +25,7 @@ from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
-from .ledger_store import LedgerStore, backfill_ids, ledger_file, read_ledger_data, why
+from .ledger_store import LedgerStore, SliceStore, backfill_ids, ledger_file, read_ledger_data, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 
@@ -178,7 +178,9 @@ class Ledger:
         slices: list[SliceRecord],
         created_at: float | None = None,
         state: LedgerState = "running",
+        store: SliceStore | None = None,
     ) -> None:
+        """``store``: where saves go (default: the SQLite database at ``path``)."""
         self.path = path
         self.id = backfill_id
         self.job = job
@@ -192,7 +194,8 @@ class Ledger:
         self.save_failure = ""
         """Why a save failed in this session (kept after a later save succeeds)."""
         self._changed: set[int] = set(range(len(slices)))  # indices not saved since changed
-        self._store: LedgerStore | None = None  # opened by the first save
+        self._bound = store  # e.g. a journal in the workspace (.journal.JournalStore)
+        self._store: SliceStore | None = store  # else the database, opened by the first save
 
     @classmethod
     def create(
@@ -256,8 +259,17 @@ class Ledger:
     def to_json(self) -> dict[str, Any]:
         return {**self._header(), "slices": [_slice_json(r) for r in self.slices]}
 
+    def bind(self, store: SliceStore) -> None:
+        """Save through ``store`` from now on; the next save writes every slice."""
+        self.close()
+        self._bound = self._store = store
+        self._changed.update(range(len(self._slices)))
+        self.dirty = True
+
     @classmethod
-    def from_json(cls, path: Path, data: Mapping[str, Any]) -> Ledger:
+    def from_json(
+        cls, path: Path, data: Mapping[str, Any], *, store: SliceStore | None = None
+    ) -> Ledger:
         slices = [
             SliceRecord(
                 int(s["index"]),
@@ -278,6 +290,7 @@ class Ledger:
             slices=slices,
             created_at=float(data["created_at"]),
             state=data["state"],
+            store=store,
         )
         ledger.updated_at = float(data.get("updated_at", ledger.created_at))
         ledger.dirty = False
@@ -294,7 +307,7 @@ class Ledger:
         """
         self.updated_at = time.time()
         if self._store is None:
-            self._store = LedgerStore(self.path)
+            self._store = self._bound or LedgerStore(self.path)
             self._changed.update(range(len(self._slices)) if self._store.legacy else ())
         rows = {i: _slice_json(self._slices[i]) for i in self._changed if i < len(self._slices)}
         try:
@@ -308,10 +321,10 @@ class Ledger:
         self.dirty = False
 
     def close(self) -> None:
-        """Close the database (a later save opens it again)."""
+        """Close the database (a later save opens it again; a bound store stays bound)."""
         if self._store is not None:
             self._store.close()
-            self._store = None
+            self._store = self._bound
 
     def save_if_dirty(self) -> None:
         if self.dirty:

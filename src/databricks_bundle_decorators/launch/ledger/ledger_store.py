@@ -37,7 +37,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 SCHEMA_VERSION = 1
 _SCHEMA = (
@@ -45,6 +45,27 @@ _SCHEMA = (
     "CREATE TABLE slices (idx INTEGER PRIMARY KEY, body TEXT NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
+
+
+class SliceStore(Protocol):
+    """Where a ledger's saves go: :class:`LedgerStore` (this database) or a journal in the
+    workspace (:class:`.journal.JournalStore`)."""
+
+    @property
+    def path(self) -> Path:
+        """Where the ledger lives, as ``Ledger.path`` shows it."""
+
+    @property
+    def legacy(self) -> Path | None:
+        """An older ledger file the first save replaces (every slice is written)."""
+
+    def write(
+        self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int
+    ) -> None:
+        """Keep ``header``, the ``changed`` slices and the slice ``count``, whole or not at all."""
+
+    def close(self) -> None:
+        """Release what the store holds open."""
 
 
 def ledger_dir(root: Path) -> Path:
