@@ -6,7 +6,7 @@ dbxdec-controller`` starts ``sys.executable -m
 databricks_bundle_decorators.launch.control.entry`` with the run's parameters as
 ``--name=value``. Job parameters reach a keyword wheel task by push-down
 (https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter pushdown"); the
-task's own ``named_parameters`` are added, ``{{job.run_id}}`` rendered
+task's own ``named_parameters`` are added, ``{{job.run_id}}`` and ``{{job.id}}`` rendered
 (https://docs.databricks.com/aws/en/jobs/dynamic-value-references). The workspace URL
 and the token go into the process's **environment** only (``DATABRICKS_HOST``,
 ``DATABRICKS_TOKEN``), never into a parameter, as the SDK's default auth reads them
@@ -158,7 +158,8 @@ class ProcessRuns:
         entry = self._runs[run.run_id]
         params = dict(run.job_parameters)
         for name, value in (wheel.get("named_parameters") or {}).items():
-            params[str(name)] = str(value).replace("{{job.run_id}}", str(run.run_id))
+            text = str(value).replace("{{job.run_id}}", str(run.run_id))
+            params[str(name)] = text.replace("{{job.id}}", str(run.job_id))
         argv = [sys.executable, "-m", self.module, *(f"--{k}={v}" for k, v in params.items())]
         env = {
             **os.environ,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..backends.backends import Backend, RunStatus, Submitted, SubmitRequest
+from ..backends.backends import Backend, RunStatus, SubmitRequest, Submitted
 from .faults import KillPoints
 
 

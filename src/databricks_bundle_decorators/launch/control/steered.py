@@ -29,6 +29,7 @@ from typing import Literal
 from ...errors import LocalStateProblem
 from ..backends.backends import SubmitRequest
 from ..ledger.journal import JournalLost
+from ..ledger.ledger import LedgerState
 from ..run.interrupts import CANCEL
 from ..run.scheduler import Scheduler
 
@@ -97,8 +98,9 @@ class SteeredScheduler(Scheduler):
                 self._warn(f"could not learn the run of {record.label}: {exc}")
                 continue
             self._by_run[flight.run_id] = flight
-            attempt = replace(record.last, state="running", run_id=flight.run_id)  # type: ignore[arg-type]
-            self.ledger.update(record.with_attempt(attempt))
+            attempt = record.attempt(flight.attempt)
+            running = replace(attempt, state="running", run_id=flight.run_id)
+            self.ledger.update(record.with_attempt(running))
 
     # -- what the controller changes -----------------------------------------------------
 
@@ -115,7 +117,7 @@ class SteeredScheduler(Scheduler):
             return False  # paused: poll on, launch nothing, wait for unpause or cancel
         return super()._done()
 
-    def _final_state(self):  # type: ignore[no-untyped-def]
+    def _final_state(self) -> LedgerState:
         if self.handing_over and self.interrupts.level < CANCEL and not self.journal_lost:
             return "running"
         return super()._final_state()
