@@ -51,8 +51,24 @@ class Workspace:
         )
         return detach_backfill(prepared, root=self.root)
 
-    def controller_runs(self) -> list[object]:
-        return list(self.emu.runs(self.controller_job))
+    def tune(self, **tuning: str) -> None:
+        """Change the controller job's parameter defaults (``jobs/update``)."""
+        from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
+
+        params = {**CONTROLLER_PARAMS, **tuning}
+        settings = JobSettings(
+            parameters=[JobParameterDefinition(name=k, default=v) for k, v in params.items()]
+        )
+        self.emu.workspace_client().jobs.update(self.controller_job, new_settings=settings)
+
+    def kill_at(self, point: str) -> None:
+        """Kill the first controller process that reaches ``point`` (``<point>:<n>``)."""
+        marker = self.root / "killed"
+        processes_of(self.emu).extra_env["DBXDEC_CONTROLLER_KILL_AT"] = f"{point}:{marker}"
+
+    def attempts(self) -> list[int | None]:
+        """The exit codes of the controller processes, in start order."""
+        return [a.returncode for a in processes_of(self.emu).outputs()]
 
     def wait_backfill_done(self, count: int, timeout: float = 30.0) -> None:
         """Until every controller run ended and ``count`` runs of the job succeeded."""
@@ -76,20 +92,21 @@ class Workspace:
         )
 
 
-def controller_job(emu: JobsEmulator, **tuning: str) -> int:
-    params = {
-        "backfill_id": "",
-        "job_id": "",
-        "generation": "",
-        "handover_after": "600",
-        "claim_ttl": str(CLAIM_TTL),
-        "poll_interval": "0.05",
-        "control_every": "0.05",
-        **tuning,
-    }
+CONTROLLER_PARAMS = {
+    "backfill_id": "",
+    "job_id": "",
+    "generation": "",
+    "handover_after": "600",
+    "claim_ttl": str(CLAIM_TTL),
+    "poll_interval": "0.05",
+    "control_every": "0.05",
+}
+
+
+def controller_job(emu: JobsEmulator) -> int:
     return emu.create_job(
         "dbxdec_controller",
-        parameters=params,
+        parameters=CONTROLLER_PARAMS,
         max_concurrent_runs=100,
         settings={
             "tasks": [

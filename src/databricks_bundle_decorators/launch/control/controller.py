@@ -107,7 +107,8 @@ def run_controller(
     def control() -> ControlState:
         return current_control(control_ops(client, request.job_id, request.backfill_id))
 
-    if control() == "cancelled":
+    open_runs = any(r.last is not None and r.last.is_open for r in ledger.slices)
+    if control() == "cancelled" and not open_runs:  # with runs open: cancel them first
         say(f"backfill {ledger.id} is cancelled: nothing to do (resume it to go on)")
         return 0
     backend: Backend = KillingBackend(
