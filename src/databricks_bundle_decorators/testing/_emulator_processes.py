@@ -33,7 +33,6 @@ alive. Each attempt's stdout and stderr are kept (:meth:`ProcessRuns.outputs`) f
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import subprocess
@@ -49,6 +48,9 @@ from ._emulator_state import JobsModel
 
 CONTROLLER_ENTRY_POINT = "dbxdec-controller"
 CONTROLLER_MODULE = "databricks_bundle_decorators.launch.control.entry"
+UNTIL_EXIT = 1e300
+"""The planned end of a process run: far, but not the ``inf`` of a held run, so that
+``release()`` of held runs leaves it alone (only its process ends it)."""
 KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL of a cancelled run's process."""
 
@@ -118,7 +120,7 @@ class ProcessRuns:
         task = job.settings["tasks"][0]
         retries = int(task.get("max_retries", 0) or 0)
         self._runs[run.run_id] = _RunProcesses(retries)
-        run.planned_end = math.inf  # ends when its process does
+        run.planned_end = UNTIL_EXIT  # ends when its process does
         self._start(run, wheel)
         return True
 
