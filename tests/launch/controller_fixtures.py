@@ -128,8 +128,8 @@ def controller_job(emu: JobsEmulator) -> int:
     )
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+def open_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    """The body of each controller test module's ``workspace`` fixture."""
     monkeypatch.delenv("DBXDEC_CONTROLLER_KILL_AT", raising=False)
     with JobsEmulator(token=TOKEN) as emu:
         emu.default_duration = RUN_SECONDS

@@ -8,13 +8,23 @@ sync on the emulator's ``wait_for`` conditions, never on sleeps.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 
-from .controller_fixtures import TOKEN, Workspace, workspace  # noqa: F401
+from .controller_fixtures import TOKEN, Workspace, open_workspace
 from .test_scheduler import day
 
 KEYS = [day(i) for i in range(6)]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    yield from open_workspace(tmp_path, monkeypatch)
 
 
 def test_detach_returns_once_the_controller_is_started_and_the_backfill_finishes_without_it(

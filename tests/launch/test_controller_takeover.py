@@ -10,6 +10,9 @@ ends with every key succeeded exactly once and no key run twice. Settings: see
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from databricks_bundle_decorators.definitions import Registry
@@ -21,10 +24,15 @@ from databricks_bundle_decorators.launch.ledger.journal import (
     read_journal,
 )
 
-from .controller_fixtures import Workspace, workspace  # noqa: F401
+from .controller_fixtures import Workspace, open_workspace
 from .test_scheduler import day
 
 KEYS = [day(i) for i in range(6)]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    yield from open_workspace(tmp_path, monkeypatch)
 
 
 def _every_key_once(workspace: Workspace, keys: list[str]) -> None:

@@ -22,7 +22,7 @@ Neither path puts a credential in a parameter, a log line, the journal or the le
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from ..backends.workspace import connect
@@ -34,16 +34,20 @@ CLIENT_ID_KEY = "client_id"
 CLIENT_SECRET_KEY = "client_secret"
 
 
-def controller_client(secret_scope: str = "") -> WorkspaceClient:
-    """A workspace client for this controller run (see the module docstring).
+def controller_client(secret_scope: str = "", *, timeout: float | None = None) -> WorkspaceClient:
+    """A workspace client for this controller run (see the module docstring);
+    ``timeout`` caps each call's retries and each request (tests set it short).
 
     Raises:
         UsageError: no credentials by default auth and no usable secret scope.
         WorkspaceRejected: the workspace refused the credentials (exit 4).
         WorkspaceUnreachable: the workspace did not answer (exit 5).
     """
+    limits: dict[str, Any] = {}
+    if timeout is not None:
+        limits = {"retry_timeout_seconds": int(max(1, timeout)), "http_timeout_seconds": timeout}
     try:
-        return connect()
+        return connect(**limits)
     except UsageError:
         if not secret_scope:
             raise
@@ -53,6 +57,7 @@ def controller_client(secret_scope: str = "") -> WorkspaceClient:
         client_id=client_id,
         client_secret=client_secret,
         auth_type="oauth-m2m",
+        **limits,
     )
 
 

@@ -26,7 +26,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TextIO
 
 from ...errors import UsageError
@@ -130,6 +130,10 @@ def run_controller(
         interrupts.stop(message)
 
     options = ledger.options.for_scheduler(request.poll_interval)
+    # the longest gap between polls: 15 s at the default 1 s (as the launcher's), less when
+    # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
+    slowest = max(request.poll_interval, min(options.max_poll_interval, 20 * request.poll_interval))
+    options = replace(options, max_poll_interval=slowest)
     scheduler = SteeredScheduler(
         backend,
         ledger,

@@ -7,7 +7,8 @@ parameters pushed down, and the task's own ``run_id``/``controller_job_id``)::
         --run_id=550315892394120 --controller_job_id=456
 
 Test-only tuning (job parameters of a test's controller job): ``--handover_after``,
-``--claim_ttl``, ``--poll_interval``, ``--control_every`` (seconds). Credentials never
+``--claim_ttl``, ``--poll_interval``, ``--control_every``, ``--client_timeout`` (seconds;
+the last caps the SDK's retry budget and request timeout of every call). Credentials never
 come as arguments (:mod:`.auth`). Errors are one line; exit codes are ``dbxdec``'s
 (:data:`~...errors.EXIT_CODES`): 0 done, handed over or someone else's; 2 bad
 arguments; 4/5 credentials refused / workspace unreachable; 6 a journal it cannot read;
@@ -37,7 +38,13 @@ from .controller import ControllerRequest, run_controller
 from .faults import KillPoints
 
 SECRET_SCOPE_PARAM = "secret_scope"
-_TUNING = (HANDOVER_AFTER_PARAM, CLAIM_TTL_PARAM, "poll_interval", "control_every")
+_TUNING = (
+    HANDOVER_AFTER_PARAM,
+    CLAIM_TTL_PARAM,
+    "poll_interval",
+    "control_every",
+    "client_timeout",
+)
 _KNOWN = {
     BACKFILL_ID_PARAM,
     JOB_ID_PARAM,
@@ -49,8 +56,8 @@ _KNOWN = {
 }
 
 
-def parse_arguments(argv: Sequence[str]) -> tuple[ControllerRequest, str]:
-    """The request and the secret scope name in ``argv``.
+def parse_arguments(argv: Sequence[str]) -> tuple[ControllerRequest, str, float | None]:
+    """The request, the secret scope name and the client timeout in ``argv``.
 
     Raises:
         UsageError: an argument is not ``--name=value``, unknown, missing or malformed.
@@ -79,7 +86,8 @@ def parse_arguments(argv: Sequence[str]) -> tuple[ControllerRequest, str]:
         control_every=_number(values, "control_every", float, "5"),
         passed_on={n: values[n] for n in _TUNING if values.get(n)},
     )
-    return request, values.get(SECRET_SCOPE_PARAM, "")
+    timeout = _number(values, "client_timeout", float, "0") or None
+    return request, values.get(SECRET_SCOPE_PARAM, ""), timeout
 
 
 def _number(values: dict[str, str], name: str, kind: type, default: str = "") -> Any:
@@ -97,8 +105,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run one controller; exit with its code (errors: one ``Error:`` line)."""
     kills = KillPoints()  # read here only: the tests' kill points
     try:
-        request, scope = parse_arguments(sys.argv[1:] if argv is None else argv)
-        client = controller_client(scope)
+        request, scope, timeout = parse_arguments(sys.argv[1:] if argv is None else argv)
+        client = controller_client(scope, timeout=timeout)
         code = run_controller(client, request, kills=kills)
     except DbxdecError as exc:
         print(f"Error: {exc.render()}", file=sys.stderr, flush=True)

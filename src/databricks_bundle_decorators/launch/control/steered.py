@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
-from ...errors import LocalStateProblem
+from ...errors import LocalStateProblem, WorkspaceUnreachable
 from ..backends.backends import SubmitRequest
 from ..ledger.journal import JournalLost
 from ..ledger.ledger import LedgerState
@@ -130,7 +130,7 @@ class SteeredScheduler(Scheduler):
         except JournalLost as exc:
             self.journal_lost = exc
             self._warn(f"{exc}; launching no more runs")
-        except LocalStateProblem as exc:  # the workspace did not take the segment
+        except (LocalStateProblem, WorkspaceUnreachable) as exc:  # the segment is not in
             self.ledger.save_failure = ""
             for index in self._unsaved:
                 self._flights.pop(index, None)
