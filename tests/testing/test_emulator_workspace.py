@@ -181,3 +181,16 @@ def test_put_workspace_file_is_what_the_api_then_reads(
 ) -> None:
     emu.put_workspace_file(f"{FOLDER}/job-3/seeded.json", b'{"x": 1}')
     assert w.workspace.download(f"{FOLDER}/job-3/seeded.json").read() == b'{"x": 1}'
+
+
+def test_the_10_mb_import_limit_applies_to_the_base64_text(
+    emu: JobsEmulator, w: WorkspaceClient
+) -> None:
+    w.workspace.mkdirs("/Shared/big")
+    under_in_bytes = b"x" * (8 * 1024 * 1024)  # 8 MB of bytes, 10.7 MB of base64
+    with pytest.raises(DatabricksError, match="too large") as refused:
+        w.workspace.import_(
+            "/Shared/big/a.json", content=b64(under_in_bytes), format=ImportFormat.AUTO
+        )
+    assert refused.value.error_code == "MAX_NOTEBOOK_SIZE_EXCEEDED"
+    assert emu.workspace_files("/Shared/big") == {}

@@ -19,6 +19,18 @@ Semantics and errors follow the real service:
   the way: 400 ``RESOURCE_ALREADY_EXISTS``.
 * ``/Workspace/...`` names the same object as ``/...`` (the workspace file system
   prefix); answers use the short form.
+* ``import``'s ``content`` "has a limit of 10 MB" (SDK docstring of
+  ``WorkspaceAPI.import_``; "The maximum allowed size of a request to the Workspace API is
+  10MB", https://docs.databricks.com/dev-tools/api/latest/workspace.html): the emulator
+  applies it to the base64 text, the stricter reading, so code that stays under it in
+  bytes but not in base64 fails here first.
+* ``list`` answers every child in one response: the request has no page token (SDK
+  ``WorkspaceAPI.list``: one ``GET /api/2.0/workspace/list`` per folder).
+
+Sources of the rules above: the SDK docstrings of ``WorkspaceAPI`` (``import_``:
+"If ``path`` already exists and ``overwrite`` is set to ``false``, this call returns an
+error ``RESOURCE_ALREADY_EXISTS``"; ``mkdirs``, ``delete``, ``export``) and the REST
+reference https://docs.databricks.com/api/workspace/workspace.
 
 Not modelled: permissions, ``DBC``/``HTML``/``JUPYTER`` archives, exporting a folder.
 Like :class:`~._emulator_state.JobsModel`, the model is not thread-safe by itself: the
@@ -295,6 +307,10 @@ class WorkspaceModel:
 
     def _content(self, params: Mapping[str, Any]) -> bytes:
         raw = params.get("content")
+        if isinstance(raw, str) and len(raw) > MAX_IMPORT_BYTES:  # the base64 text's limit
+            raise ApiError(
+                400, "MAX_NOTEBOOK_SIZE_EXCEEDED", "File size imported is (over 10 MB) too large."
+            )
         if isinstance(raw, bytes):  # a multipart upload: the file's own bytes
             content = raw
         elif raw is None or raw == "":

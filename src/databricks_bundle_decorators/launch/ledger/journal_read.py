@@ -9,32 +9,35 @@ A journal is a folder of workspace files, ``<root>/job-<job_id>/<backfill id>/``
   ``format`` and ``seq``), so a reader needs the newest snapshot and the segments after it;
 - ``control/<m:09d>-<op>.json``: pause, unpause and cancel requests (:mod:`.journal_control`).
 
+An object larger than :data:`PART_BYTES` (a first segment or snapshot of tens of
+thousands of slices: about 530 bytes a slice once it has run) is written as parts first,
+``<name>.<nonce>.p<k:03d>.json`` holding slices, then the object itself without those
+slices and with ``"parts": {"nonce", "count"}``: the object is the commit point, so a
+writer that dies midway leaves unreferenced parts, never half an object. The Workspace
+API refuses an import over 10 MB (``MAX_NOTEBOOK_SIZE_EXCEEDED``; SDK docstring of
+``WorkspaceAPI.import_``: "The base64-encoded content. This has a limit of 10 MB"), read
+here as the base64 text, the stricter reading.
+
 Every object carries ``"format": 1``; a reader refuses another format in one line. The
-SDK errors are classified here rather than with :func:`..backends.workspace.classify`:
-the ledger room sits below ``backends`` and may not import it, and the journal needs only
-one distinction -- did the workspace answer at all.
+Workspace API calls and their failures are :mod:`.journal_io`'s.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import (
-    DbxdecError,
     LocalStateProblem,
     UsageError,
-    WorkspaceRejected,
-    WorkspaceUnreachable,
 )
-from .local_state import one_line
+from .journal_io import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
+from .journal_io import export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -43,18 +46,27 @@ FORMAT = 1
 """The journal format this dbxdec reads and writes."""
 SNAPSHOT_EVERY = 50
 """A snapshot follows every this many segments."""
+PART_BYTES = 4_000_000
+"""The largest object written whole (its base64 text: 5.3 MB, under the 10 MB limit)."""
 JOURNAL_DIR = "/Shared/dbxdec/backfills"
-JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
 _SEGMENT = re.compile(r"seg-(\d{9})\.json")
 _SNAPSHOT = re.compile(r"snap-(\d{9})\.json")
 
-Answer = Literal["unanswered", "refused", "other"]
-
 
 def journals_root(root: str | None = None) -> str:
-    """The folder of every job's journals (``$DBXDEC_JOURNAL_DIR`` or :data:`JOURNAL_DIR`)."""
-    return (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
+    """The folder of every job's journals (``$DBXDEC_JOURNAL_DIR`` or :data:`JOURNAL_DIR`).
+
+    Raises:
+        UsageError: it is not an absolute workspace path.
+    """
+    found = (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
+    if not found.startswith("/") or "/../" in f"{found}/" or any(c in found for c in "\0\n"):
+        raise UsageError(
+            f"{JOURNAL_DIR_ENV}={found!r} is not an absolute workspace folder: set it to one "
+            f"such as {JOURNAL_DIR}"
+        )
+    return found
 
 
 def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> str:
@@ -82,6 +94,38 @@ def snapshot_name(seq: int) -> str:
 def encode(document: Mapping[str, Any]) -> bytes:
     """The bytes of a journal object: the same document always gives the same bytes."""
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def encode_files(
+    name: str, document: Mapping[str, Any], *, nonce: str, part_bytes: int = PART_BYTES
+) -> list[tuple[str, bytes]]:
+    """The files of the journal object ``name``: ``[(name, bytes)]``, or, past
+    ``part_bytes``, its parts (slices) followed by the object that names them."""
+    whole = encode(document)
+    if len(whole) <= part_bytes:
+        return [(name, whole)]
+    slices = document["slices"]
+    items = list(slices.items()) if isinstance(slices, dict) else list(slices)
+    chunks: list[list[Any]] = [[]]
+    size = 0
+    for item in items:
+        grows = len(encode({"s": item}))
+        if chunks[-1] and size + grows > part_bytes:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += grows
+    stem = name.removesuffix(".json")
+    files = [
+        (
+            f"{stem}.{nonce}.p{k:03d}.json",
+            encode({"format": FORMAT, "slices": dict(c) if isinstance(slices, dict) else c}),
+        )
+        for k, c in enumerate(chunks, start=1)
+    ]
+    empty: dict[str, Any] | list[Any] = {} if isinstance(slices, dict) else []
+    head = {**document, "slices": empty, "parts": {"nonce": nonce, "count": len(chunks)}}
+    return [*files, (name, encode(head))]
 
 
 def check_format(document: Mapping[str, Any], backfill_id: str) -> None:
@@ -133,16 +177,19 @@ class JournalState:
         seq, count = int(segment["seq"]), int(segment["count"])
         if seq != self.seq + 1:
             raise self.damaged(f"segment {seq} follows segment {self.seq}")
-        slices: list[dict[str, Any] | None] = [*self.slices[:count]]
-        slices += [None] * (count - len(slices))
-        for index, body in dict(segment["slices"]).items():
-            if 0 <= int(index) < count:
-                slices[int(index)] = dict(body)
-        missing = next((i for i, body in enumerate(slices) if body is None), None)
+        changes = {int(i): dict(body) for i, body in dict(segment["slices"]).items()}
+        kept = min(len(self.slices), count)
+        missing = next((i for i in range(kept, count) if i not in changes), None)
         if missing is not None:
             raise self.damaged(f"segment {seq} leaves slice {missing} unwritten")
-        self.header = dict(segment["header"])
-        self.slices = [body for body in slices if body is not None]
+        header = dict(segment["header"])
+        # Checked first, changed in place after: costs what the segment holds, not the ledger.
+        del self.slices[count:]
+        self.slices.extend(changes[i] for i in range(kept, count))
+        for index, body in changes.items():
+            if 0 <= index < kept:
+                self.slices[index] = body
+        self.header = header
         self.seq = seq
 
     def to_json(self) -> dict[str, Any]:
@@ -155,8 +202,9 @@ class JournalState:
 
     def damaged(self, what: str) -> LocalStateProblem:
         return LocalStateProblem(
-            f"the journal of backfill {self.backfill_id} is damaged ({what}): resume it from a "
-            "checkout that has its local ledger, or launch the keys left with dbxdec catchup"
+            f"the journal of backfill {self.backfill_id} is damaged ({what}), so it cannot "
+            "be resumed: launch the keys that have no successful run yet with: dbxdec "
+            f"catchup {self.backfill_id.rsplit('-', 2)[0]} --start KEY --end KEY"
         )
 
 
@@ -183,9 +231,13 @@ class JournalListing:
         return max((n for n in self.snapshots if n <= self.last), default=0)
 
 
-def read_state(client: WorkspaceClient, folder: str, backfill_id: str) -> tuple[JournalState, int]:
+def read_state(
+    client: WorkspaceClient, folder: str, backfill_id: str, since: JournalState | None = None
+) -> tuple[JournalState, int]:
     """The ledger the journal in ``folder`` holds, and how many segments were read:
-    one ``list``, the newest snapshot (if any) and every segment after it.
+    one ``list``, the newest snapshot (if any) and every segment after it -- or, given
+    the state an earlier read returned (``since``, left as it was), only the segments
+    added since, when that is fewer reads.
 
     Raises:
         UsageError: there is no journal in ``folder``.
@@ -200,127 +252,47 @@ def read_state(client: WorkspaceClient, folder: str, backfill_id: str) -> tuple[
                 f"no journal of backfill {backfill_id} in the workspace ({folder}): check the "
                 "id and the job (see: dbxdec backfills)"
             )
-        state = JournalState(backfill_id)
-        if listing.base:
+        first = listing.base + 1
+        if since is not None and listing.base <= since.seq + 1 <= listing.last + 1:
+            state = JournalState(backfill_id, dict(since.header), list(since.slices), since.seq)
+            first = since.seq + 1  # no more reads than from the snapshot
+        elif listing.base:
             state = JournalState.from_snapshot(
-                backfill_id, _document(client, f"{folder}/{snapshot_name(listing.base)}", state)
+                backfill_id,
+                _document(
+                    client, f"{folder}/{snapshot_name(listing.base)}", JournalState(backfill_id)
+                ),
             )
-        for seq in range(listing.base + 1, listing.last + 1):
+        else:
+            state = JournalState(backfill_id)
+        for seq in range(first, listing.last + 1):
             state.apply(_document(client, f"{folder}/{segment_name(seq)}", state))
-    return state, listing.last - listing.base
+    return state, listing.last + 1 - first
 
 
 def _document(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
+    """The journal object at ``path``, its parts (if any) read and joined."""
+    document = _object(client, path, state)
+    parts = document.get("parts")
+    if parts is None:
+        return document
+    check_format(document, state.backfill_id)
+    stem, slices = path.removesuffix(".json"), document["slices"]
+    for k in range(1, int(parts["count"]) + 1):
+        part = _object(client, f"{stem}.{parts['nonce']}.p{k:03d}.json", state)["slices"]
+        slices = {**slices, **part} if isinstance(slices, dict) else [*slices, *part]
+    return {**{k: v for k, v in document.items() if k != "parts"}, "slices": slices}
+
+
+def _object(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
+    name = path.rsplit("/", 1)[-1]
     content = export_bytes(client, path)
     if content is None:
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is missing")
+        raise state.damaged(f"{name} is missing")
     try:
         document = json.loads(content)
     except ValueError:
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is not JSON") from None
+        raise state.damaged(f"{name} is not JSON") from None
     if not isinstance(document, dict):
-        raise state.damaged(f"{path.rsplit('/', 1)[-1]} is not a JSON object")
+        raise state.damaged(f"{name} is not a JSON object")
     return document
-
-
-# -- the Workspace API --------------------------------------------------------------------
-
-
-def list_names(client: WorkspaceClient, folder: str) -> list[str] | None:
-    """The names of the objects in ``folder``; ``None`` when it does not exist."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-
-    try:
-        items = list(client.workspace.list(folder))  # a generator: the request is sent here
-    except ResourceDoesNotExist:
-        return None
-    return [(item.path or "").rsplit("/", 1)[-1] for item in items]
-
-
-def export_bytes(client: WorkspaceClient, path: str) -> bytes | None:
-    """The content of the workspace file ``path``; ``None`` when there is none."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ExportFormat
-
-    try:
-        exported = client.workspace.export(path, format=ExportFormat.AUTO)
-    except ResourceDoesNotExist:
-        return None
-    return base64.b64decode(exported.content or "")
-
-
-def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
-    """Create the workspace file ``path``, never replacing one.
-
-    ``import`` with ``overwrite: false`` onto an existing path answers
-    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
-    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent the
-    journal's fencing and the control ops' order rest on.
-
-    Raises:
-        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists.
-    """
-    from databricks.sdk.service.workspace import ImportFormat
-
-    client.workspace.import_(
-        path,
-        content=base64.b64encode(content).decode(),
-        format=ImportFormat.RAW,  # a workspace file, never a notebook, whatever the bytes
-        overwrite=False,
-    )
-
-
-def answer_of(exc: BaseException) -> Answer:
-    """``unanswered``: the workspace did not answer (a dropped connection, a timeout, or
-    429/503 until the SDK's retry budget ran out, which it raises as ``TimeoutError``);
-    ``refused``: it rejected the credentials or a permission; ``other``: it answered."""
-    import requests
-    from databricks.sdk.errors import (
-        PermissionDenied,
-        TemporarilyUnavailable,
-        TooManyRequests,
-        Unauthenticated,
-    )
-
-    if isinstance(exc, TimeoutError | requests.ConnectionError | requests.Timeout):
-        return "unanswered"
-    if isinstance(exc, TemporarilyUnavailable | TooManyRequests):
-        return "unanswered"
-    if isinstance(exc, Unauthenticated | PermissionDenied):
-        return "refused"
-    return "other"
-
-
-def workspace_problem(exc: BaseException, host: str | None, what: str) -> DbxdecError:
-    """The one line for an SDK or transport failure while reading or writing ``what``."""
-    answer, where = answer_of(exc), f"the workspace at {host}" if host else "the workspace"
-    if answer == "unanswered":
-        return WorkspaceUnreachable(
-            f"cannot reach {where} for {what} ({one_line(exc)}): check the network (VPN, "
-            "proxy), then run the command again"
-        )
-    if answer == "refused":
-        return WorkspaceRejected(
-            f"{where} refused access to {what} ({one_line(exc)}): these credentials need "
-            f"CAN EDIT on {journals_root()} (or set {JOURNAL_DIR_ENV} to a folder they can "
-            "write)"
-        )
-    return LocalStateProblem(f"{where} could not serve {what} ({one_line(exc)})")
-
-
-@contextmanager
-def reading(client: WorkspaceClient, what: str) -> Iterator[None]:
-    """Turn the SDK's failures inside the block into one line about ``what``.
-
-    Raises:
-        WorkspaceUnreachable: no answer; WorkspaceRejected: refused;
-        LocalStateProblem: any other answer, or a journal object that is not valid.
-    """
-    try:
-        yield
-    except DbxdecError:
-        raise
-    except (ValueError, KeyError, TypeError) as exc:  # a document missing its fields
-        raise LocalStateProblem(f"{what} is damaged ({one_line(exc)})") from None
-    except Exception as exc:
-        raise workspace_problem(exc, client.config.host, what) from None
