@@ -30,12 +30,12 @@ from pathlib import Path
 
 from emulator_process import emulated_job, key_plan
 
-from databricks_bundle_decorators.launch.plan.plan import slice_parameters
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.control.handover import start_controller
 from databricks_bundle_decorators.launch.ledger.journal import create_journal
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.plan import slice_parameters
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -100,18 +100,20 @@ def _controller(keys: int, cap: int, duration: float, poll: float) -> tuple[floa
 
 def _local(keys: int, cap: int, duration: float, poll: float) -> float:
     """Makespan of the local launcher's scheduler."""
-    with emulated_job(duration, max_concurrent_runs=1000) as job:
-        with tempfile.TemporaryDirectory() as tmp:
-            ledger = Ledger.create(
-                Path(tmp), key_plan(keys), backend=BackendSpec("databricks", job.job_id),
-                options=LaunchOptions(),
-            )  # fmt: skip
-            options = SchedulerOptions(max_concurrent=cap, poll_interval=poll)
-            scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
-            job.start()
-            started = time.monotonic()
-            scheduler.run()
-            return time.monotonic() - started
+    with (
+        emulated_job(duration, max_concurrent_runs=1000) as job,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        ledger = Ledger.create(
+            Path(tmp), key_plan(keys), backend=BackendSpec("databricks", job.job_id),
+            options=LaunchOptions(),
+        )  # fmt: skip
+        options = SchedulerOptions(max_concurrent=cap, poll_interval=poll)
+        scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
+        job.start()
+        started = time.monotonic()
+        scheduler.run()
+        return time.monotonic() - started
 
 
 def main() -> None:
