@@ -15,6 +15,7 @@ import pytest
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
+from databricks_bundle_decorators.testing._emulator_processes import processes_of
 
 from .controller_fixtures import TOKEN, Workspace, open_workspace
 from .test_scheduler import day
@@ -54,9 +55,10 @@ def test_no_token_in_any_parameter_journal_segment_claim_or_controller_log(
     params = [str(r.job_parameters) for r in emu.runs()]
     files = [content.decode() for content in emu.workspace_files("/").values()]
     logs = workspace.outputs()
+    argvs = [" ".join(a.argv) for a in processes_of(emu).outputs()]  # the task's parameters
     local = [
         p.read_bytes().decode(errors="replace") for p in workspace.root.rglob("*") if p.is_file()
     ]
-    assert files and logs and bodies
-    for text in [*bodies, *params, *files, logs, *local]:
+    assert files and logs and bodies and argvs
+    for text in [*bodies, *params, *files, logs, *local, *argvs]:
         assert TOKEN not in text
