@@ -14,7 +14,7 @@ back-off of the controller, set short here:
   it, so the claim expires unrenewed and is taken again when the workspace answers;
 - a journal segment whose create was not answered is sent again at the next save.
 
-Twelve dropped requests take longer than all of these (each SDK call that gives up drops
+Eight dropped requests take longer than all of these (each SDK call that gives up drops
 two connections a second or more apart: the outage lasts several seconds).
 
 It ends with 0 runs cancelled, 0 keys failed, and every key succeeded exactly once. When
@@ -47,7 +47,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Works
     yield from open_workspace(tmp_path, monkeypatch)
 
 
-DROPS = 12
+DROPS = 8
 
 
 def _until(condition, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
