@@ -91,6 +91,10 @@ def _controller(keys: int, cap: int, duration: float, poll: float) -> tuple[floa
             what="the controller run ended",
         )
         runs = emu.runs(job_id)
+        busiest = ", ".join(
+            f"{p.rsplit('/', 2)[-2:][-1]} {n}" for p, n in emu.requests.most_common(6)
+        )
+        print(f"controller requests: {busiest}")
     created = sorted(r.created for r in runs)
     starts = [r.started for r in runs if r.started is not None]
     ends = [r.ended for r in runs if r.ended is not None]

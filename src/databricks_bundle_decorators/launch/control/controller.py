@@ -105,7 +105,8 @@ def run_controller(
         return 0
 
     def control() -> ControlState:
-        return current_control(control_ops(client, request.job_id, request.backfill_id))
+        ops = control_ops(client, request.job_id, request.backfill_id, details=False)
+        return current_control(ops)  # one request a read
 
     open_runs = any(r.last is not None and r.last.is_open for r in ledger.slices)
     if control() == "cancelled" and not open_runs:  # with runs open: cancel them first
