@@ -67,7 +67,7 @@ def test_the_cli_phase_loads_every_job_with_no_error_diagnostics(tmp_path: Path)
     assert [d for d in diagnostics if d.get("severity") == "error"] == [], stderr
     assert code == 0
     jobs = output["resources"]["jobs"]
-    assert sorted(jobs) == [p.job("nightly"), p.job("sales")]
+    assert sorted(jobs) == ["dbxdec_controller", p.job("nightly"), p.job("sales")]  # issue 28
     sales = jobs[p.job("sales")]
     assert {"name": "catalog", "default": "dev"} in sales["parameters"]
     assert sales["tasks"][0]["python_wheel_task"]["package_name"] == "test-project"

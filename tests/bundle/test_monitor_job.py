@@ -85,10 +85,10 @@ def _job(root: Path, name: str) -> dict[str, object]:
 def test_a_monitor_job_is_generated_beside_each_job_that_asks(generated: tuple[Path, str]) -> None:
     root, prefix = generated
     files = sorted(p.name for p in (root / "resources").glob("*.job.yml"))
-    assert files == sorted(
-        f"{prefix}{name}.job.yml"
-        for name in ("sales", "sales__deadline_monitor", "clicks", "clicks__deadline_monitor",
-                     "quiet")
+    assert files == sorted(  # and the controller of detached backfills (issue 28)
+        [f"{prefix}{name}.job.yml"
+         for name in ("sales", "sales__deadline_monitor", "clicks", "clicks__deadline_monitor",
+                      "quiet")] + ["dbxdec_controller.job.yml"]
     )  # fmt: skip
     monitor = _job(root, f"{prefix}sales__deadline_monitor")
     (task,) = monitor["tasks"]  # type: ignore[misc]

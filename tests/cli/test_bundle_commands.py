@@ -23,11 +23,15 @@ def test_generate_writes_one_deterministic_file_per_job(
     p = make_project(tmp_path, DAILY_PIPELINE)
     code, out, _ = run(["generate", "--project", str(tmp_path), "-t", "prod"], capsys)
     assert code == 0
-    assert "Wrote 2 job file(s)" in out
+    assert "Wrote 3 job file(s)" in out  # and the controller of detached backfills (issue 28)
     files = sorted((tmp_path / "resources").iterdir())
-    assert [f.name for f in files] == [f"{p.job('nightly')}.job.yml", f"{p.job('sales')}.job.yml"]
+    assert [f.name for f in files] == [
+        "dbxdec_controller.job.yml",
+        f"{p.job('nightly')}.job.yml",
+        f"{p.job('sales')}.job.yml",
+    ]
     first = [f.read_bytes() for f in files]
-    document = yaml.safe_load(files[1].read_text(encoding="utf-8"))
+    document = yaml.safe_load(files[2].read_text(encoding="utf-8"))
     sales = document["resources"]["jobs"][p.job("sales")]
     assert sales["environments"][0]["spec"]["dependencies"] == [
         f"../wheels/dbxdec-{__version__}-py3-none-any.whl",

@@ -24,6 +24,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
 from .codegen import job_resource, prebuilt_job_resource
+from .controller_job import controller_job_resource
 from .monitor_job import monitor_job_resource
 from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
@@ -69,7 +70,14 @@ def load_resources(bundle: Bundle) -> Resources:
         resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
         return resources
     bundle_file = find_bundle_file(config.root)
-    return resources_for(registry, options, bundle_file=bundle_file)
+    resources = resources_for(registry, options, bundle_file=bundle_file)
+    try:  # a job with a backfill: the controller of detached backfills (issue 28)
+        controller = controller_job_resource(registry, options, config.settings)
+        if controller is not None:
+            resources.add_job(controller["name"], typed_job(controller))
+    except DbxdecError as exc:
+        resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
+    return resources
 
 
 def resources_for(

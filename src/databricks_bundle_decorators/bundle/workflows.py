@@ -20,6 +20,7 @@ from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, DefinitionError, UsageError
 from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
 from .codegen import job_resource
+from .controller_job import controller_job_resource
 from .framework_wheel import check_framework_wheel
 from .monitor_job import monitor_job_resource
 from .notebook_task import NOTEBOOK_FOLDER, all_notebooks, write_notebook_files
@@ -175,6 +176,15 @@ def _generate(
         except DbxdecError as exc:
             if not any(exc.render() in problem for problem in problems):
                 problems.append(exc.render())
+    try:  # a job with a backfill: the controller of detached backfills beside it
+        controller = controller_job_resource(project.jobs, options, project.config.settings)
+        if controller is not None and controller["name"] in jobs:
+            raise UsageError(f"a job is named {controller['name']!r}, dbxdec's controller job")
+    except DbxdecError as exc:
+        problems.append(exc.render())
+        controller = None
+    if controller is not None:
+        jobs[controller["name"]] = controller
     mode = project.target_mode
     too_many = (tag_count_problem(mode, name, settings) for name, settings in jobs.items())
     problems.extend(problem for problem in too_many if problem is not None)

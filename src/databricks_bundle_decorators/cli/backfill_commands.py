@@ -28,8 +28,9 @@ from ..launch.plan.request import (
 )
 from ..launch.run.resume import prepare_resume
 from .canary_options import canary_option, diff_gate_option
+from .detach_output import detach_option, launch_or_detach, refuse_local_detach
 from .full_range import all_keys_option, confirm_every_key
-from .launch_output import launch, nothing_to_run, print_plan
+from .launch_output import nothing_to_run, print_plan
 from .options import (
     KeyList,
     batch_size_options,
@@ -165,6 +166,7 @@ _dbu_option = click.option(
     "(without it that is refused, pointing at --resume).",
 )
 @_force_option
+@detach_option
 @with_connection
 @with_pacing
 @_json_option
@@ -244,7 +246,7 @@ def backfill_command(
             root=project_root(project),
             project_loader=lambda: load_project(project, pipelines),
         )
-        launch(prepared, as_json)
+        launch_or_detach(prepared, as_json, root=project_root(project))
         return
     if job is None:
         raise UsageError("missing JOB (or --resume ID)")
@@ -302,6 +304,7 @@ def backfill_command(
 @dry_run_options
 @_dbu_option
 @_force_option
+@detach_option
 @with_connection
 @with_pacing
 @_json_option
@@ -377,6 +380,7 @@ def _plan_and_launch(
     ``ask``: a request naming no keys (every key of the definition) is confirmed on a
     terminal first and refused elsewhere (``--all`` and ``--dry-run`` skip this).
     """
+    refuse_local_detach(request)
     config, registry = load_project(project, pipelines)
     if ask:
         confirm_every_key(registry, request)
@@ -388,7 +392,7 @@ def _plan_and_launch(
         selection = plan_selection(backfill, request) if backfill is not None else None
         print_plan(prepared, as_json, all_runs=all_runs, selection=selection)
         return
-    launch(prepared, as_json, nothing_to_run(request))
+    launch_or_detach(prepared, as_json, nothing_to_run(request), root=config.root)
 
 
 def register(group: click.Group) -> None:

@@ -14,8 +14,19 @@ every room, and no room imports it. Nothing heavy is imported here.
 - :mod:`.estimate` -- how long a backfill will take, and keys per run;
 - :mod:`.run` -- the scheduler and everything it drives while a backfill runs;
 - :mod:`.status` -- what a person sees: key states, the status grid, progress, timelines;
-- :mod:`.operations` -- undo, catch-up by data and full refresh.
+- :mod:`.operations` -- undo, catch-up by data and full refresh;
+- :mod:`.control` -- the controller of a detached backfill, run in the workspace.
 """
 
-ROOMS = ["plan", "ledger", "backends", "guard", "estimate", "run", "status", "operations"]
+ROOMS = [
+    "plan",
+    "ledger",
+    "backends",
+    "guard",
+    "estimate",
+    "run",
+    "status",
+    "operations",
+    "control",
+]
 """The rooms of ``launch/``, lowest first: a room imports only the rooms before it."""

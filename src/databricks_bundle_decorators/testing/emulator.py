@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING, Any
 from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
 from ._emulator_order import RUNS_LIST_ORDERS
 from ._emulator_permissions import PermissionControls, PermissionsModel
-from ._emulator_state import ApiError, JobsModel, JsonDict, Outcome, RunRecord
+from ._emulator_processes import ProcessJobsModel, stop_processes
+from ._emulator_state import ApiError, JsonDict, Outcome, RunRecord
 from ._emulator_statements import StatementsModel
 from ._emulator_sync import SyncControls
 from ._emulator_triggers import TriggerControls
@@ -115,7 +116,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self._rng = random.Random(0)
         self._scripted: list[_ScriptedFault] = []
         self.url = ""
-        self._model = JobsModel(base_url="", workspace_id=workspace_id, user_name=user_name)
+        self._model = ProcessJobsModel(self._changed, lambda: self.token, workspace_id, user_name)
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
@@ -144,6 +145,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         if server is None:
             return
         self.unblock_submissions()  # no handler thread stays parked at the gate
+        stop_processes(self._model)  # a controller run's process: see _emulator_processes
         server.shutdown()
         with self._lock:
             connections = list(self._connections)

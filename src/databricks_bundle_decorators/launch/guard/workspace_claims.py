@@ -83,6 +83,7 @@ class WorkspaceClaims:
         ttl: Seconds a claim lasts after its last renewal.
         renew_every: Seconds between renewals while the backfill runs.
         clock: The wall clock (epoch seconds); tests pass their own.
+        host: Who holds it, as recorded (default: this machine; a controller: its run).
     """
 
     def __init__(
@@ -97,8 +98,9 @@ class WorkspaceClaims:
         ttl: float = CLAIM_TTL,
         renew_every: float = RENEW_EVERY,
         clock: Callable[[], float] = time.time,
+        host: str | None = None,
     ) -> None:
-        self.client = client
+        self.client, self.host = client, host or this_host()
         self.job = job
         self.job_id = job_id
         self.backfill = backfill
@@ -147,7 +149,7 @@ class WorkspaceClaims:
             backfill_id=ledger.id,
             job=self.job,
             job_id=self.job_id,
-            host=this_host(),
+            host=self.host,
             pid=os.getpid(),
             user=self._user_name(),
             started_at=now,

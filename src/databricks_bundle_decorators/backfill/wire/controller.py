@@ -1,0 +1,40 @@
+"""The controller job's wire contract (issue 28): names ``dbxdec generate`` writes, the
+``--detach`` launcher sends and ``dbxdec-controller`` reads.
+
+A run of the controller job drives one detached backfill. Its job parameters (pushed
+down to the keyword wheel task, https://docs.databricks.com/aws/en/jobs/job-parameters)
+name the backfill, the backfilled job and the generation; the task's own named
+parameter ``run_id`` is ``{{job.run_id}}`` (a dynamic value reference,
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references). No credential is ever
+a parameter.
+"""
+
+from __future__ import annotations
+
+CONTROLLER_JOB = "dbxdec_controller"
+"""The name of the generated controller job (a target's name prefix may precede it)."""
+CONTROLLER_TASK_KEY = "controller"
+CONTROLLER_ENTRY_POINT = "dbxdec-controller"
+BACKFILL_ID_PARAM = "backfill_id"
+JOB_ID_PARAM = "job_id"
+GENERATION_PARAM = "generation"
+RUN_ID_PARAM = "run_id"
+CONTROLLER_JOB_ID_PARAM = "controller_job_id"
+HANDOVER_AFTER_PARAM = "handover_after"
+"""Seconds a controller run launches before handing over (tests set it short)."""
+CLAIM_TTL_PARAM = "claim_ttl"
+"""Seconds the controller's claim lasts unrenewed (tests set it short)."""
+DEFAULT_HANDOVER_AFTER = 3 * 3600.0
+CONTROLLER_MAX_CONCURRENT_RUNS = 100
+
+
+def handover_token(backfill_id: str, generation: int) -> str:
+    """The ``run-now`` idempotency token that starts generation ``generation`` of the
+    controller of ``backfill_id``: a lost reply re-sent, or two runs of generation
+    ``generation - 1`` handing over at once, start one run.
+
+    Example:
+        >>> handover_token("sales-20240101-ab12", 2)
+        'dbxdec-ctl-sales-20240101-ab12-g2'
+    """
+    return f"dbxdec-ctl-{backfill_id}-g{generation}"

@@ -1,0 +1,191 @@
+"""One controller run: open the journal, claim the keys, steer the scheduler, hand over.
+
+The run's writer name is ``controller:<run id>:<nonce>`` (the nonce tells two attempts
+of one run apart). It opens the backfill's journal, which is where the backfill's
+ledger lives (segments, snapshots: :mod:`..ledger.journal`), and takes the claim on its
+keys as a local launcher does (:mod:`..guard.workspace_claims`), then runs the launcher's
+scheduler over the journal-bound ledger (:mod:`.steered`). Slices already succeeded are
+skipped; open attempts are taken up with their own idempotency tokens, so a run started
+by an earlier controller run is found again, never started twice.
+
+The claim file of the backfill may be an earlier attempt's of this same job run (the
+platform retries a task only after its attempt ended: it is dead) or a generation's
+that handed over (it released it first): those are taken over. A live claim of another
+controller run means that run drives the backfill: this one stops at once, exit 0.
+
+Outcome (exit codes as ``dbxdec``'s, :data:`~...errors.EXIT_CODES`): 0 the backfill
+ended (succeeded, failed: see the journal), was cancelled, handed over, or is another
+run's; 7 the journal or the claim was taken over while it ran (it launched no more runs
+and left those in flight to whoever holds the backfill now).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TextIO
+
+from ...errors import UsageError
+from ..backends.backends import Backend
+from ..backends.databricks_backend import DatabricksBackend
+from ..guard.claims import ClaimRecord
+from ..guard.workspace_claims import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
+from ..ledger.journal import control_ops, current_control, open_journal
+from ..ledger.ledger import Ledger
+from ..run.events import LaunchEvent
+from ..run.interrupts import Interrupts
+from .faults import KillPoints
+from .handover import start_controller
+from .probes import KillingBackend
+from .steered import ControlState, SteeredScheduler
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+CLAIM_LOST_EXIT = 7
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRequest:
+    """What one controller run is asked (its parameters)."""
+
+    backfill_id: str
+    job_id: int
+    generation: int
+    run_id: str
+    controller_job_id: int | None
+    handover_after: float
+    claim_ttl: float = CLAIM_TTL
+    poll_interval: float = 1.0
+    control_every: float = 5.0
+    passed_on: Mapping[str, str] = field(default_factory=dict)
+    """Parameters the next generation gets too (tests: the short times)."""
+
+
+class ControllerClaims(WorkspaceClaims):
+    """The claim of a controller run: the backfill's own claim file of an earlier
+    attempt of this job run is taken over (see the module docstring)."""
+
+    def acquire(self, ledger: Ledger) -> ClaimRecord:
+        from databricks.sdk.errors import ResourceAlreadyExists
+
+        path = self.path(ledger.id)
+        with contextlib.suppress(ResourceAlreadyExists, OSError):
+            existing = self._read(path)
+            if existing is not None and existing.host == self.host:
+                self._delete_quietly(path)  # an earlier attempt of this run: dead
+        return super().acquire(ledger)
+
+
+def run_controller(
+    client: WorkspaceClient,
+    request: ControllerRequest,
+    *,
+    out: TextIO = sys.stdout,
+    kills: KillPoints | None = None,
+) -> int:
+    """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost.
+
+    Returns:
+        The exit code (see the module docstring).
+
+    Raises:
+        DbxdecError: the journal cannot be read (one line), credentials refused.
+    """
+    kills = kills or KillPoints()
+    writer = f"controller:{request.run_id}:{secrets.token_hex(3)}"
+    say = _printer(out)
+    ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
+    if all(r.state == "succeeded" for r in ledger.slices):
+        say(f"backfill {ledger.id} has nothing left to run ({ledger.state})")
+        return 0
+
+    def control() -> ControlState:
+        ops = control_ops(client, request.job_id, request.backfill_id, details=False)
+        return current_control(ops)  # one request a read
+
+    open_runs = any(r.last is not None and r.last.is_open for r in ledger.slices)
+    if control() == "cancelled" and not open_runs:  # with runs open: cancel them first
+        say(f"backfill {ledger.id} is cancelled: nothing to do (resume it to go on)")
+        return 0
+    backend: Backend = KillingBackend(
+        DatabricksBackend(client, request.job_id, read_checks=ledger.options.checks), kills
+    )
+    claims = ControllerClaims(
+        client,
+        job=ledger.job,
+        job_id=request.job_id,
+        ttl=request.claim_ttl,
+        renew_every=min(RENEW_EVERY, request.claim_ttl / 5),
+        host=f"controller run {request.run_id}",
+    )
+    interrupts = Interrupts()
+    lost: list[str] = []
+
+    def claim_lost(message: str) -> None:
+        lost.append(message)
+        interrupts.stop(message)
+
+    options = ledger.options.for_scheduler(request.poll_interval)
+    # the longest gap between polls: 15 s at the default 1 s (as the launcher's), less when
+    # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
+    slowest = max(request.poll_interval, min(options.max_poll_interval, 20 * request.poll_interval))
+    options = replace(options, max_poll_interval=slowest)
+    scheduler = SteeredScheduler(
+        backend,
+        ledger,
+        options,
+        emit=lambda event: say(_line(event)),
+        interrupts=interrupts,
+        control=control,
+        control_every=request.control_every,
+        handover_at=time.monotonic() + request.handover_after,
+    )
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(backend.close)
+        try:
+            cleanup.enter_context(claims.hold(ledger, claim_lost))
+        except UsageError as exc:
+            say(f"another controller run drives backfill {ledger.id}; this one stops: {exc}")
+            return 0
+        say(f"controller {writer} drives backfill {ledger.id} ({ledger.job}, job {request.job_id})")
+        state = scheduler.run()
+    if scheduler.journal_lost is not None or lost:
+        say(str(scheduler.journal_lost or lost[0]))
+        return CLAIM_LOST_EXIT
+    if scheduler.handing_over and state == "running":
+        assert request.controller_job_id is not None, "a handover needs controller_job_id"
+        started = start_controller(
+            client,
+            request.controller_job_id,
+            backfill_id=ledger.id,
+            job_id=request.job_id,
+            generation=request.generation + 1,
+            parameters=dict(request.passed_on),
+        )
+        kills.reached("handover")
+        say(f"handed over to controller run {started.run_id} (generation {started.generation})")
+        return 0
+    counts = ", ".join(f"{n} {s}" for s, n in ledger.counts().items() if n)
+    say(f"backfill {ledger.id} {state}: {counts}")
+    return 0
+
+
+def _printer(out: TextIO) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        print(line, file=out, flush=True)
+
+    return say
+
+
+def _line(event: LaunchEvent) -> str:
+    parts = [event.kind, event.label]
+    if event.run_id:
+        parts.append(f"run {event.run_id}")
+    if event.message:
+        parts.append(event.message)
+    return " ".join(p for p in parts if p)

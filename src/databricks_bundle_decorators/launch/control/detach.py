@@ -1,0 +1,83 @@
+"""``--detach``: hand a planned backfill to a controller run in the workspace and return.
+
+The backfill is planned and checked as without ``--detach`` (the same
+:class:`~..run.prepared.PreparedBackfill`); then its keys are claimed and at once
+released (an overlapping backfill is refused here, in one line, not later in a run's
+log), its journal is created (segment 1: every slice; :func:`..ledger.journal.create_journal`)
+and generation 1 of its controller is started (:func:`.handover.start_controller`).
+Nothing is launched from this process: the controller run launches every run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import UsageError
+from ..backends.databricks_backend import DatabricksBackend
+from ..backends.target import read_target
+from ..guard.claims import this_host, this_user
+from ..ledger.journal import create_journal
+from ..run.prepared import PreparedBackfill
+from .handover import ControllerRun, controller_job_id, start_controller
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+LOCAL_REFUSAL = (
+    "--detach hands the backfill to a controller run in the workspace; a --local backfill "
+    "runs on this machine: drop --detach or --local"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Detached:
+    """A backfill handed to its controller: the backfill's id and the controller run."""
+
+    backfill_id: str
+    job_id: int
+    controller: ControllerRun
+    run_page: str
+
+    @property
+    def follow(self) -> str:
+        """The command that follows the backfill from any machine."""
+        return f"dbxdec backfill watch {self.backfill_id}"
+
+
+def detach_backfill(
+    prepared: PreparedBackfill, *, root: Path, client: WorkspaceClient | None = None
+) -> Detached:
+    """Create the journal of ``prepared`` and start its controller (see the module docstring).
+
+    Raises:
+        UsageError: a local backfill; the keys are claimed by another backfill; no
+            deployed controller job.
+        WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
+    """
+    ledger, backend, spec = prepared.ledger, prepared.backend, prepared.ledger.backend
+    if spec.kind == "local" or not isinstance(backend, DatabricksBackend):
+        raise UsageError(LOCAL_REFUSAL)
+    assert spec.job_id is not None
+    client = client or backend.client
+    try:
+        target = read_target(root, spec.target) if spec.target else None
+        controller_job = controller_job_id(
+            client,
+            name_prefix=target.name_prefix if target else None,
+            dev_mode=bool(target and target.dev_mode),
+        )
+        if prepared.guard is not None:  # an overlapping backfill is refused now
+            with prepared.guard.hold(ledger, lambda _: None):
+                pass
+        create_journal(
+            client, ledger, job_id=spec.job_id, writer=f"cli:{this_user()}@{this_host()}"
+        )
+        run = start_controller(
+            client, controller_job, backfill_id=ledger.id, job_id=spec.job_id, generation=1
+        )
+    finally:
+        backend.close()
+    page = f"{str(client.config.host or '').rstrip('/')}/jobs/{controller_job}/runs/{run.run_id}"
+    return Detached(ledger.id, spec.job_id, run, page)

@@ -1,0 +1,57 @@
+"""The controller of a detached backfill, as a real subprocess of the emulator (issue 28).
+
+``--detach`` plans, writes the journal and starts one controller run; the controller
+run (``python -m ...launch.control.entry``, started by the emulator with the token in
+its environment) launches every run. Settings: see :mod:`.controller_fixtures`. Tests
+sync on the emulator's ``wait_for`` conditions, never on sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from databricks_bundle_decorators.definitions import Registry
+from databricks_bundle_decorators.launch.ledger.journal import read_journal
+from databricks_bundle_decorators.testing._emulator_processes import processes_of
+
+from .controller_fixtures import TOKEN, Workspace, open_workspace
+from .test_scheduler import day
+
+KEYS = [day(i) for i in range(6)]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    yield from open_workspace(tmp_path, monkeypatch)
+
+
+def test_detach_returns_once_the_controller_is_started_and_the_backfill_finishes_tokenless(
+    workspace: Workspace, registry: Registry
+) -> None:
+    emu = workspace.emu
+    detached = workspace.detach(registry, KEYS)
+    # counted at the moment --detach returned: no run of the job, one of the controller
+    assert emu.run_now_bodies(workspace.job_id) == []
+    assert len(emu.run_now_bodies(workspace.controller_job)) == 1
+    assert detached.follow == f"dbxdec backfill watch {detached.backfill_id}"
+    workspace.wait_backfill_done(len(KEYS))
+    assert workspace.keys_run() == {k: 1 for k in KEYS}, workspace.outputs()
+    ledger = read_journal(emu.workspace_client(), workspace.job_id, detached.backfill_id)
+    assert ledger.state == "succeeded"
+    assert [r.state for r in ledger.slices] == ["succeeded"] * len(KEYS)
+    assert [r.result_state for r in workspace.emu.runs(workspace.controller_job)] == ["SUCCESS"]
+    # no token in any job parameter, journal segment, claim, ledger or controller log
+    bodies = [str(b) for b in emu.run_now_bodies()]
+    params = [str(r.job_parameters) for r in emu.runs()]
+    files = [content.decode() for content in emu.workspace_files("/").values()]
+    logs = workspace.outputs()
+    argvs = [" ".join(a.argv) for a in processes_of(emu).outputs()]  # the task's parameters
+    local = [
+        p.read_bytes().decode(errors="replace") for p in workspace.root.rglob("*") if p.is_file()
+    ]
+    assert files and logs and bodies and argvs
+    for text in [*bodies, *params, *files, logs, *local, *argvs]:
+        assert TOKEN not in text

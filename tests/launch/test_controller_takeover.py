@@ -1,0 +1,151 @@
+"""Kill trials and fencing of the detached backfill's controller (issue 28).
+
+Each kill trial ends one controller process with ``os._exit(137)`` at an enumerated point
+(``DBXDEC_CONTROLLER_KILL_AT``, read only by the entry point; a marker file makes it
+happen once); the emulator retries the task (``max_retries: -1``) or the next
+generation goes on, and the next controller process takes over from the journal. Each
+ends with every key succeeded exactly once and no key run twice. Settings: see
+:mod:`.controller_fixtures`; the tests sync on the emulator's ``wait_for`` conditions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from databricks_bundle_decorators.definitions import Registry
+from databricks_bundle_decorators.launch.control.handover import start_controller
+from databricks_bundle_decorators.launch.ledger.journal import (
+    JournalLost,
+    append_control,
+    open_journal,
+    read_journal,
+)
+
+from .controller_fixtures import Workspace, open_workspace
+from .test_scheduler import day
+
+KEYS = [day(i) for i in range(6)]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
+    yield from open_workspace(tmp_path, monkeypatch)
+
+
+def _every_key_once(workspace: Workspace, keys: list[str]) -> None:
+    runs = workspace.emu.runs(workspace.job_id)
+    succeeded = [r.job_parameters["backfill_key"] for r in runs if r.result_state == "SUCCESS"]
+    assert sorted(succeeded) == sorted(keys), workspace.outputs()
+    assert workspace.keys_run() == {k: 1 for k in keys}, workspace.outputs()
+
+
+@pytest.mark.parametrize("point", ["before-submit:3", "after-submit:3", "poll:2"])
+def test_a_controller_killed_mid_flight_is_retried_and_the_retry_takes_over(
+    workspace: Workspace, registry: Registry, point: str
+) -> None:
+    workspace.kill_at(point)
+    workspace.detach(registry, KEYS)
+    workspace.wait_backfill_done(len(KEYS))
+    _every_key_once(workspace, KEYS)
+    assert workspace.attempts()[0] == 137 and workspace.attempts()[-1] == 0
+    assert len(workspace.emu.runs(workspace.controller_job)) == 1  # retried in the same run
+
+
+def test_a_controller_killed_during_its_handover(workspace: Workspace, registry: Registry) -> None:
+    workspace.tune(handover_after="0.3")
+    workspace.kill_at("handover:1")
+    workspace.emu.default_duration = 0.6  # runs in flight at the handover
+    workspace.detach(registry, KEYS)
+    workspace.wait_backfill_done(len(KEYS), timeout=60)
+    _every_key_once(workspace, KEYS)
+    assert 137 in workspace.attempts()
+    assert len(workspace.emu.runs(workspace.controller_job)) >= 2  # generations
+
+
+def test_a_controller_killed_during_a_cancel_leaves_nothing_running_and_resumes(
+    workspace: Workspace, registry: Registry
+) -> None:
+    emu = workspace.emu
+    emu.hold_runs = True  # every run stays RUNNING until released: the cancel finds them
+    workspace.kill_at("cancel:1")
+    detached = workspace.detach(registry, KEYS)
+    emu.wait_for(lambda runs: len([r for r in runs if r.job_id == workspace.job_id]) >= 4)
+    client = emu.workspace_client()
+    append_control(client, workspace.job_id, detached.backfill_id, "cancel", by="test")
+    emu.wait_for(
+        lambda runs: not any(r.active for r in runs),
+        what="the cancel finished, nothing running",
+    )
+    assert 137 in workspace.attempts()
+    ledger = read_journal(client, workspace.job_id, detached.backfill_id)
+    assert ledger.state == "interrupted"
+    assert not any(r.active for r in emu.runs(workspace.job_id))
+    # resume: unpause and start the next generation
+    emu.hold_runs = False
+    append_control(client, workspace.job_id, detached.backfill_id, "unpause", by="test")
+    start_controller(
+        client,
+        workspace.controller_job,
+        backfill_id=detached.backfill_id,
+        job_id=workspace.job_id,
+        generation=2,
+    )
+    workspace.wait_backfill_done(len(KEYS))
+    runs = emu.runs(workspace.job_id)
+    succeeded = [r.job_parameters["backfill_key"] for r in runs if r.result_state == "SUCCESS"]
+    assert sorted(succeeded) == sorted(KEYS)
+    tokens = [r.idempotency_token for r in runs]
+    assert len(tokens) == len(set(tokens))  # one run per attempt
+
+
+def test_two_controllers_at_once_the_second_stops_and_no_key_runs_twice(
+    workspace: Workspace, registry: Registry
+) -> None:
+    emu = workspace.emu
+    emu.hold_runs = True  # the first controller is mid-backfill while the second starts
+    detached = workspace.detach(registry, KEYS)
+    emu.wait_for(lambda runs: len([r for r in runs if r.job_id == workspace.job_id]) >= 4)
+    client = emu.workspace_client()
+    second = client.jobs.run_now(
+        workspace.controller_job,
+        job_parameters={"backfill_id": detached.backfill_id, "job_id": str(workspace.job_id)},
+        idempotency_token="a-second-controller",
+    ).run_id
+    emu.wait_for(
+        lambda runs: any(r.run_id == second and not r.active for r in runs),
+        what="the second controller stopped",
+    )
+    assert len(emu.runs(workspace.job_id)) == 4  # it launched nothing
+    emu.hold_runs = False
+    emu.release()
+    workspace.wait_backfill_done(len(KEYS))
+    _every_key_once(workspace, KEYS)
+    assert "another controller run drives backfill" in workspace.outputs()
+    (run,) = [r for r in emu.runs(workspace.controller_job) if r.run_id == second]
+    assert run.result_state == "SUCCESS"
+
+
+def test_a_controller_that_finds_its_next_segment_written_stops_with_7(
+    workspace: Workspace, registry: Registry
+) -> None:
+    emu = workspace.emu
+    emu.hold_runs = True
+    detached = workspace.detach(registry, KEYS)
+    emu.wait_for(lambda runs: len([r for r in runs if r.job_id == workspace.job_id]) >= 4)
+    client = emu.workspace_client()
+    for _ in range(20):  # the controller may write between the read and the save: again
+        intruder = open_journal(client, workspace.job_id, detached.backfill_id, writer="intruder")
+        try:
+            intruder.save()  # segment n+1 is the intruder's: the controller's next save loses
+            break
+        except JournalLost:
+            continue
+    emu.hold_runs = False
+    emu.release()
+    workspace.wait_backfill_done(len(KEYS))
+    assert workspace.attempts()[0] == 7
+    assert "was written by intruder; this controller stops" in workspace.outputs()
+    _every_key_once(workspace, KEYS)
