@@ -32,6 +32,10 @@ from databricks_bundle_decorators.backfill.wire import BACKFILL_PARAM_DEFAULTS
 from databricks_bundle_decorators.checks import CountDistinct, Sum
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
+from databricks_bundle_decorators.launch.backends.measure_run import (
+    MeasurementFailed,
+    RemoteKeyChanges,
+)
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Connection,
@@ -227,3 +231,41 @@ def test_databricks_a_job_deployed_without_the_measure_parameter_is_refused(
         "launched"
     )
     assert emu.runs(job_id) == []
+
+
+@pytest.mark.parametrize(
+    ("outcome", "message"),
+    [
+        pytest.param(
+            {"result": "FAILED", "message": "Task write_amounts failed"},
+            r"the measurement run \d+ failed: FAILED: Task write_amounts failed",
+            id="failed",
+        ),
+        pytest.param(
+            {},
+            r"the measurement run \d+ reported nothing for table main\.gate\.amounts; was the "
+            r"job deployed by this dbxdec\? \(dbxdec deploy\)",
+            id="no-report",
+        ),
+    ],
+)
+def test_databricks_a_measurement_that_tells_nothing_is_never_within_the_gate(
+    emu: JobsEmulator, outcome: dict[str, str], message: str
+) -> None:
+    """A failed measurement run, or one whose tasks printed no report (e.g. an older
+    dbxdec wheel on the cluster), is not read as "nothing moved"."""
+    job_id = emu.create_job(
+        "gate_amounts",
+        parameters={"scale": "100", **BACKFILL_PARAM_DEFAULTS},
+        settings={"tasks": [{"task_key": "write_amounts"}]},
+    )
+    emu.set_outcome("", **outcome)  # type: ignore[arg-type]
+    measure = RemoteKeyChanges(
+        emu.workspace_client(), job_id, REGISTRY.get("gate_amounts"), poll_interval=0.01
+    )
+    with pytest.raises(MeasurementFailed, match=message):
+        measure("41", [DAYS[0]], "gate-1")
+    (run,) = emu.runs(job_id)
+    assert run.job_parameters["backfill_measure"] == (
+        f"run=41;backfill=gate-1;first={DAYS[0]};last={DAYS[0]}"
+    )
