@@ -17,6 +17,8 @@ from databricks_bundle_decorators.backfill.wire import (
 from databricks_bundle_decorators.checks import CountDistinct, Mean, MinRowCount, Sum
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.backends.diff_gate import gate_verdict
+from databricks_bundle_decorators.runtime.io.delta_history import Commit
+from databricks_bundle_decorators.runtime.key_changes import change_versions
 
 
 def io(**options: object) -> SparkTableIoManager:
@@ -172,3 +174,17 @@ def test_a_measure_order_reads_back_and_a_bad_one_names_its_parameter(
         MeasureOrder("55;03", backfill_id, KeyRange("2024-01-01", "2024-01-03")).to_param()
     with pytest.raises(ValueError, match="job parameter backfill_measure='run=x' is not"):
         MeasureOrder.from_param("run=x")
+
+
+def test_a_databricks_canary_s_commits_are_found_by_its_job_run_id() -> None:
+    """Commits carry ``{{job.run_id}}-{{job.repair_count}}``; the launcher knows the job
+    run id: any repair of that run is the run's, another run id sharing its digits is not."""
+    history = [
+        Commit(0, "WRITE", "dbxdec:j:t:77-0"),
+        Commit(1, "WRITE", "dbxdec:j:t:5503-0:backfill=b"),
+        Commit(2, "WRITE", "dbxdec:j:t:55031-0:backfill=other"),
+        Commit(3, "WRITE", "dbxdec:j:t:5503-1:backfill=b"),  # a repair of the canary
+    ]
+    assert change_versions(history, "5503", "b") == (0, 3)
+    assert change_versions(history, "550", "b") is None
+    assert change_versions(history, "55031", "other") == (1, 2)
