@@ -1,4 +1,5 @@
-"""Public module: per-slice checks for ``@task(checks=[...])``."""
+"""Public module: per-slice checks for ``@task(checks=[...])``, and the aggregates a
+table declares for the diff gate (``SparkTableIoManager(..., gate=[Sum("amount")])``)."""
 
 from .runtime.checks import (
     Check,
@@ -9,13 +10,18 @@ from .runtime.checks import (
     RowCountWithin,
     Unique,
 )
+from .runtime.gate_aggregates import CountDistinct, GateAggregate, Mean, Sum
 
 __all__ = [
     "Check",
+    "CountDistinct",
     "Expect",
     "FrameCheck",
+    "GateAggregate",
     "MaxNullFraction",
+    "Mean",
     "MinRowCount",
     "RowCountWithin",
+    "Sum",
     "Unique",
 ]

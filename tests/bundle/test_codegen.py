@@ -68,6 +68,7 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_tasks", "default": ""},
         {"name": "backfill_checks", "default": "on"},
         {"name": "backfill_id", "default": ""},
+        {"name": "backfill_measure", "default": ""},
     ]
 
 

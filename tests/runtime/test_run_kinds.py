@@ -21,10 +21,12 @@ from databricks_bundle_decorators.backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
+    BACKFILL_MEASURE_PARAM,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_UNDO_PARAM,
     KeyRange,
+    MeasureOrder,
     PresenceOrder,
     UndoOrder,
 )
@@ -53,6 +55,9 @@ ORDERS = {
     BACKFILL_UNDO_PARAM: UndoOrder(BACKFILL_ID).to_param(),
     BACKFILL_PRESENCE_PARAM: PresenceOrder(KeyRange("2024-01-01", "2024-01-02")).to_param(),
     BACKFILL_FULL_REFRESH_PARAM: FullRefreshOrder("swap", BACKFILL_ID).to_param(),
+    BACKFILL_MEASURE_PARAM: MeasureOrder(
+        "5503", BACKFILL_ID, KeyRange("2024-01-01", "2024-01-02")
+    ).to_param(),
 }
 SRC = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
 
@@ -92,8 +97,9 @@ def _run(tmp_path: Path, **given: str) -> None:
         ({BACKFILL_FULL_REFRESH_PARAM: f"swap:{BACKFILL_ID}"}, "swap", False),
         ({BACKFILL_UNDO_PARAM: ORDERS[BACKFILL_UNDO_PARAM]}, "undo", False),
         ({BACKFILL_PRESENCE_PARAM: ORDERS[BACKFILL_PRESENCE_PARAM]}, "presence", False),
+        ({BACKFILL_MEASURE_PARAM: ORDERS[BACKFILL_MEASURE_PARAM]}, "measure", False),
     ],
-    ids=["task", "stage", "swap", "undo", "presence"],
+    ids=["task", "stage", "swap", "undo", "presence", "measure"],
 )
 def test_each_kind_is_decoded_from_its_parameter(
     params: dict[str, str], name: str, keyed: bool
@@ -144,8 +150,13 @@ def test_task_and_stage_runs_call_the_task(tmp_path: Path) -> None:
         (BACKFILL_UNDO_PARAM, f"undo of backfill {BACKFILL_ID}: task 'note' writes no table"),
         (BACKFILL_PRESENCE_PARAM, "presence 2024-01-01..2024-01-02: task 'note' writes no table"),
         (BACKFILL_FULL_REFRESH_PARAM, f"full refresh {BACKFILL_ID}: task 'note' swaps no table"),
+        (
+            BACKFILL_MEASURE_PARAM,
+            "measure of run 5503 2024-01-01..2024-01-02: task 'note' writes no partitioned "
+            "Delta table",
+        ),
     ],
-    ids=["undo", "presence", "swap"],
+    ids=["undo", "presence", "swap", "measure"],
 )
 def test_keyless_kinds_run_their_program_not_the_task(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, line: str
@@ -156,7 +167,7 @@ def test_keyless_kinds_run_their_program_not_the_task(
     assert line in capsys.readouterr().out.splitlines()
 
 
-KIND_MODULES = {"task_run", "undo", "presence", "full_refresh"}
+KIND_MODULES = {"task_run", "undo", "presence", "full_refresh", "measure"}
 
 
 def _runtime_imports(module: str) -> set[str]:

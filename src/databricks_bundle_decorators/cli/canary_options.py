@@ -34,9 +34,11 @@ diff_gate_option = click.option(
     type=_Percent(),
     default=None,
     metavar="PCT",
-    help="With --canary: after each canary run, compare each of its keys' row count with "
-    "the table before the backfill (Delta time travel) and stop before the rest when one "
-    "moved by more than PCT (e.g. 10%). A key with no rows before is reported, not gated.",
+    help="With --canary: after each canary run, compare each of its keys' row count, and "
+    "the aggregates its tables declare (gate=[Sum(...)]), with the table before the "
+    "backfill (Delta time travel) and stop before the rest when one moved by more than PCT "
+    "(e.g. 10%). A key with no rows before is reported, not gated. On Databricks a run of "
+    "the job (backfill_measure) measures them.",
 )
 
 canary_option = click.option(

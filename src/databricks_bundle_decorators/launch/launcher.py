@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..backfill.wire import (
     BACKFILL_CHECKS_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
+    BACKFILL_MEASURE_PARAM,
     BACKFILL_TASKS_PARAM,
 )
 from ..definitions import JobDefinition, Registry
@@ -28,6 +29,7 @@ from .backends.check_reports import job_has_checks
 from .backends.databricks_backend import DatabricksBackend
 from .backends.diff_gate import checked_diff_gate
 from .backends.errors import BackendUnavailable
+from .backends.measure_run import RemoteKeyChanges
 from .backends.spark_extra import require_local_spark
 from .backends.workspace import require_job_parameter
 from .estimate.auto_batch import choose_batch_size, fit_model
@@ -181,12 +183,21 @@ def plan_backfill(
                 require_job_parameter(
                     client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
                 )
+            gated = checked_diff_gate(request, conn.local) is not None
+            if gated:  # the gate measures the canaries with a run of the job
+                require_job_parameter(
+                    client, job_id, job.name, BACKFILL_MEASURE_PARAM, purpose="to --diff-gate"
+                )
             backend = DatabricksBackend(
                 client,
                 job_id,
                 read_checks=request.checks and job_has_checks(job),
                 resend_after=pacing.resend_after,
             )
+            if gated:
+                backend.measure = RemoteKeyChanges(
+                    backend.client, job_id, job, poll_interval=pacing.poll_interval
+                )
             guard = WorkspaceClaims(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
             )

@@ -23,6 +23,7 @@ from ..definitions import JobDefinition, TaskNode, TaskValueStore
 from ..errors import UsageError, did_you_mean
 from .context import RunEnvironment
 from .full_refresh import run_swap
+from .measure import run_measure
 from .presence import run_presence
 from .run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind
 from .run_kinds import TaskRunRequest as TaskRunRequest
@@ -39,6 +40,7 @@ PROGRAMS: Mapping[RunKindName, RunProgram] = MappingProxyType(
         "swap": run_swap,
         "undo": run_undo,
         "presence": run_presence,
+        "measure": run_measure,
     }
 )
 """Each run kind's program (see :mod:`.run_kinds`; a new kind plugs in here)."""
@@ -156,7 +158,8 @@ def run_task(
     An ordinary run (and a full refresh's stage run) loads the task's inputs, calls it,
     checks and writes its output (:mod:`.task_run`); an undo run restores the tables the
     task writes (:mod:`.undo`); a presence run reports which keys have rows in them
-    (:mod:`.presence`); a full refresh's swap run swaps the staging tables in
+    (:mod:`.presence`); a measurement run reports how a canary run changed its keys
+    (:mod:`.measure`); a full refresh's swap run swaps the staging tables in
     (:mod:`.full_refresh`).
 
     Raises:

@@ -9,9 +9,11 @@ A task of a job run is one of:
 - ``swap``: the keyless end of a full refresh (``backfill_full_refresh=swap:<id>``):
   swap the staging tables in (:mod:`.full_refresh`);
 - ``undo``: restore the tables the task writes (``backfill_undo``, :mod:`.undo`);
-- ``presence``: report which keys have rows (``backfill_presence``, :mod:`.presence`).
+- ``presence``: report which keys have rows (``backfill_presence``, :mod:`.presence`);
+- ``measure``: report how a canary run changed its keys, for the diff gate
+  (``backfill_measure``, :mod:`.measure`).
 
-:func:`decode_run_kind` reads the three order parameters once and refuses a run that
+:func:`decode_run_kind` reads the four order parameters once and refuses a run that
 sets more than one; :func:`~.dispatch.run_task` hands the request to the kind's
 program, a :class:`RunProgram`. Each kind's module owns its program and imports this
 module, never another kind's module.
@@ -28,8 +30,10 @@ from ..backfill import ResolvedKeys
 from ..backfill.refresh import FullRefreshOrder
 from ..backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_MEASURE_PARAM,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_UNDO_PARAM,
+    MeasureOrder,
     PresenceOrder,
     UndoOrder,
 )
@@ -37,10 +41,10 @@ from ..definitions import JobDefinition, TaskValueStore
 from ..errors import UsageError
 from .context import RunEnvironment
 
-RunKindName = Literal["task", "stage", "swap", "undo", "presence"]
-RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence")
-RunOrder = UndoOrder | PresenceOrder | FullRefreshOrder
-_O = TypeVar("_O", UndoOrder, PresenceOrder, FullRefreshOrder)
+RunKindName = Literal["task", "stage", "swap", "undo", "presence", "measure"]
+RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
+RunOrder = UndoOrder | PresenceOrder | FullRefreshOrder | MeasureOrder
+_O = TypeVar("_O", UndoOrder, PresenceOrder, FullRefreshOrder, MeasureOrder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +63,8 @@ class RunKind:
 
     @property
     def processes_keys(self) -> bool:
-        """Whether the run resolves and processes backfill keys (undo, presence and
-        swap runs are keyless: their orders say what to do)."""
+        """Whether the run resolves and processes backfill keys (undo, presence,
+        measure and swap runs are keyless: their orders say what to do)."""
         return self.name in ("task", "stage")
 
     def order_as(self, kind: type[_O]) -> _O:
@@ -101,6 +105,9 @@ def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
             f"job {job.name!r}: a run has {BACKFILL_FULL_REFRESH_PARAM} set together with "
             f"{BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM}; set one of them"
         )
+    measure = _measure_order(job, params)
+    if measure is not None:
+        return RunKind("measure", measure)
     if undo is not None:
         return RunKind("undo", undo)
     if presence is not None:
@@ -108,6 +115,21 @@ def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
     if refresh is not None:
         return RunKind(refresh.phase, refresh)
     return RunKind("task")
+
+
+def _measure_order(job: JobDefinition, params: Mapping[str, str]) -> MeasureOrder | None:
+    """The run's measure order, refused next to any other order."""
+    try:
+        order = MeasureOrder.from_param(params.get(BACKFILL_MEASURE_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    others = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_FULL_REFRESH_PARAM)
+    if order is not None and any(params.get(name, "").strip() for name in others):
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_MEASURE_PARAM} set together with "
+            f"{', '.join(others)}; set one of them"
+        )
+    return order
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
 """The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
 
-Three modules, one responsibility each: :mod:`.params` (the parameters' names and
-defaults), :mod:`.keys` (key ranges and the run's logical time) and :mod:`.orders` (what
-an undo or presence run is told, and the reports its tasks print). Every name is
-imported from here.
+Four modules, one responsibility each: :mod:`.params` (the parameters' names and
+defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.orders` (what
+an undo or presence run is told, and the reports its tasks print) and :mod:`.measure`
+(the same for the diff gate's measurement run). Every name is imported from here.
 
 Bundle codegen (the producer), the launcher, the local runner and the runtime entry point
 (the consumers) all import these names, so they cannot drift apart. It lives in the
@@ -27,6 +27,13 @@ from .keys import (
     parse_run_time,
     run_time_param,
 )
+from .measure import (
+    MEASURE_REPORT_PREFIX,
+    ROWS_MEASURE,
+    KeyChange,
+    MeasureOrder,
+    MeasureReport,
+)
 from .orders import (
     PRESENCE_REPORT_PREFIX,
     UNDO_REPORT_PREFIX,
@@ -44,6 +51,7 @@ from .params import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
+    BACKFILL_MEASURE_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PARAMS,
     BACKFILL_PRESENCE_PARAM,
@@ -70,6 +78,7 @@ __all__ = [
     "BACKFILL_FULL_REFRESH_PARAM",
     "BACKFILL_ID_PARAM",
     "BACKFILL_KEY_PARAM",
+    "BACKFILL_MEASURE_PARAM",
     "BACKFILL_PARAMS",
     "BACKFILL_PARAM_DEFAULTS",
     "BACKFILL_PRESENCE_PARAM",
@@ -81,15 +90,20 @@ __all__ = [
     "FOR_EACH_INPUT_PARAM",
     "FOR_EACH_INPUT_VALUE",
     "JOB_PARAM",
+    "MEASURE_REPORT_PREFIX",
     "MODULE_PARAM",
     "NAIVE_RUN_TIME_ZONE",
     "PRESENCE_REPORT_PREFIX",
+    "ROWS_MEASURE",
     "RUN_ID_PARAM",
     "RUN_ID_VALUE",
     "RUN_TIME_DEFAULT",
     "TASK_PARAM",
     "UNDO_REPORT_PREFIX",
+    "KeyChange",
     "KeyRange",
+    "MeasureOrder",
+    "MeasureReport",
     "PresenceOrder",
     "PresenceReport",
     "UndoOrder",

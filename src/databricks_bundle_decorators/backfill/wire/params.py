@@ -24,6 +24,11 @@ BACKFILL_PRESENCE_PARAM = "backfill_presence"
 """Empty, except in a run ``dbxdec catchup --by data`` triggers: then it carries a
 :class:`PresenceOrder`, and every task reports which of its keys have rows in the tables
 it writes (a :class:`PresenceReport` line in its output) instead of running."""
+BACKFILL_MEASURE_PARAM = "backfill_measure"
+"""Empty, except in the measurement run of ``dbxdec backfill --diff-gate`` on Databricks:
+then it carries a :class:`~.measure.MeasureOrder`, and every task reports how the canary
+run changed its keys in the tables it writes (a :class:`~.measure.MeasureReport` line in
+its output) instead of running."""
 BACKFILL_FULL_REFRESH_PARAM = "backfill_full_refresh"
 """Empty, except in the runs of ``dbxdec backfill --full-refresh``: ``stage:<backfill id>``
 in its slices (tables are written to staging tables) and ``swap:<backfill id>`` in its final
@@ -63,6 +68,7 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_TASKS_PARAM,
     BACKFILL_CHECKS_PARAM,
     BACKFILL_ID_PARAM,
+    BACKFILL_MEASURE_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -77,6 +83,7 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_TASKS_PARAM: "",
         BACKFILL_CHECKS_PARAM: "on",
         BACKFILL_ID_PARAM: "",
+        BACKFILL_MEASURE_PARAM: "",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ...backfill.base import BackfillDef
-from ...backfill.wire import BACKFILL_TASKS_PARAM
+from ...backfill.wire import BACKFILL_TASKS_PARAM, KeyChange
 from ...errors import UsageError
 from ...runtime.task_subset import decode_tasks
 from ..plan.history import RunObservation, keys_of_parameters
@@ -209,6 +209,7 @@ class DatabricksBackend:
         resend_after: A ``run-now`` not answered within this many seconds is sent
             once more with the same token (``0``: never; ``None``: a few times the
             usual latency); see :mod:`.overtake`.
+        measure: Measures a canary run's keys for ``--diff-gate`` (``None``: no gate).
     """
 
     kind = "databricks"
@@ -221,8 +222,10 @@ class DatabricksBackend:
         straggler_interval: float = 5.0,
         read_checks: bool = False,
         resend_after: float | None = None,
+        measure: Callable[[str, Collection[str], str], list[KeyChange]] | None = None,
     ) -> None:
         self.client = backfill_client(client)
+        self.measure = measure
         self.read_checks = read_checks
         self.job_id = job_id
         self.straggler_interval = straggler_interval
@@ -321,6 +324,12 @@ class DatabricksBackend:
 
     def close(self) -> None:
         self._overtaker.close()
+
+    def key_changes(self, run_id: str, keys: Collection[str], backfill_id: str) -> list[KeyChange]:
+        """What run ``run_id`` did to ``keys``, measured by a run of the job (.measure_run)."""
+        if self.measure is None:
+            raise RuntimeError("this backfill was started without --diff-gate")
+        return self.measure(run_id, keys, backfill_id)
 
 
 def run_history(

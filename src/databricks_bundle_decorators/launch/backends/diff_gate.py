@@ -1,13 +1,16 @@
 """``dbxdec backfill --canary N --diff-gate 10%``: after each canary run, compare the
-row count of each of its keys with the table before the backfill; a key that moved by
-more than the gate stops the backfill before the rest is launched.
+row count of each of its keys, and each aggregate its tables declare (``gate=``), with
+the table before the backfill; a measure that moved by more than the gate stops the
+backfill before the rest is launched.
 
 The measurement runs where the data is (see :mod:`..runtime.key_changes`): locally
-in-process on the embedded Spark (:class:`LocalKeyChanges`). A canary whose keys moved
+in-process on the embedded Spark (:class:`LocalKeyChanges`), on Databricks in a run of
+the deployed job (:mod:`.measure_run`). A canary whose keys moved
 too far is recorded as failed (no retry: a rerun would compare the table with itself),
 so the canary gate (:mod:`.canary`) stops the backfill and ``--resume`` reruns it and
 measures it again against the table as it was before the backfill. A key with no rows
-before is outside the gate: it is reported, never a reason to stop.
+before, or an aggregate that leaves a baseline of 0 or null, is outside the gate: it is
+reported, never a reason to stop.
 """
 
 from __future__ import annotations
@@ -131,17 +134,15 @@ def canary_stop(
 def checked_diff_gate(request: BackfillRequest, local: bool) -> float | None:
     """The request's ``--diff-gate`` (percent), refused in one line where it cannot work.
 
+    ``local`` says where the canaries run; on Databricks a run of the job measures them
+    (:mod:`.measure_run`), which needs the job deployed with ``backfill_measure``
+    (checked by the launcher before anything is launched).
+
     Raises:
-        UsageError: no canaries to measure, or a backfill on Databricks (its measurement
-            run is not part of this release).
+        UsageError: no canaries to measure.
     """
     if request.diff_gate is None:
         return None
     if request.canary <= 0:
         raise UsageError("--diff-gate needs --canary N: the gate measures the canary runs")
-    if not local:
-        raise UsageError(
-            "--diff-gate measures the canary keys where the data is: add --local "
-            "(on Databricks the measurement run is not available in this release)"
-        )
     return request.diff_gate

@@ -23,6 +23,7 @@ from typing import Literal
 from ...backfill.base import BackfillDef
 from ...backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_MEASURE_PARAM,
     BACKFILL_PRESENCE_PARAM,
     BACKFILL_UNDO_PARAM,
     KeyRange,
@@ -33,7 +34,7 @@ ObservedState = Literal["succeeded", "failed", "cancelled", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
 KeyHistory = Mapping[str, KeyState]
-_KEYLESS_RUN_PARAMS = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM)
+_KEYLESS_RUN_PARAMS = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_MEASURE_PARAM)
 
 
 @dataclass(frozen=True, slots=True)

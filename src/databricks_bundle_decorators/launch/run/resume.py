@@ -13,6 +13,7 @@ from ...definitions import Registry
 from ...errors import DbxdecError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend, connect, find_job
+from ..backends.measure_run import RemoteKeyChanges
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import BackfillGuard
 from ..guard.local_lock import LocalLock
@@ -92,9 +93,14 @@ def prepare_resume(
             client, spec.job_id, read_checks=old.checks, resend_after=pacing.resend_after
         )
         try:  # the definition reads the keys of ranged runs; the ledger runs without it
-            definition = project_loader()[1].get(ledger.job).backfill
+            job_def = project_loader()[1].get(ledger.job)
+            definition = job_def.backfill
         except DbxdecError:
-            definition = None
+            job_def, definition = None, None
+        if old.diff_gate is not None and job_def is not None:  # the canaries are measured
+            backend.measure = RemoteKeyChanges(
+                backend.client, spec.job_id, job_def, poll_interval=pacing.poll_interval
+            )
         guard = WorkspaceClaims(
             client, job=ledger.job, job_id=spec.job_id, backfill=definition, force=request.force
         )

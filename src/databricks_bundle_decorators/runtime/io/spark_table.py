@@ -14,6 +14,7 @@ from ..baselines import with_baselines
 from ..checking import TaskChecks
 from ..context import InputContext, OutputContext, RunEnvironment
 from ..errors import InputMissing, TaskRunError
+from ..gate_aggregates import GateAggregate, gate_aggregates
 from ..metering import Measured
 from ..predicates import (
     check_column,
@@ -79,6 +80,9 @@ class SparkTableIoManager(IoManager):
             key's rows with the same ``upsert_on`` values, its other rows are kept
             (see :mod:`.upsert`); same needs.
         upsert_on: With ``write="upsert"``: the columns that identify a row.
+        gate: Aggregates the diff gate compares per key besides the row count, e.g.
+            ``[Sum("amount"), CountDistinct("customer_id")]`` (see
+            :mod:`..gate_aggregates`). Needs a ``partition_column`` and Delta.
 
     Before anything is written, the output is measured per key (observed while it is
     staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
@@ -106,6 +110,7 @@ class SparkTableIoManager(IoManager):
         write: WriteMode | Literal["upsert"] = "replace",
         static_column: str | None = None,
         upsert_on: Sequence[str] | None = None,
+        gate: Sequence[GateAggregate] | None = None,
     ) -> None:
         self.table = TableName.parse(table)
         self.partition_column = (
@@ -129,6 +134,12 @@ class SparkTableIoManager(IoManager):
             if self.upsert_on
             else check_write_mode(write, partition_column=self.partition_column, format=format)
         )
+        self.gate = gate_aggregates(gate)
+        if self.gate and (self.partition_column is None or format == "parquet"):
+            raise ValueError(
+                "gate= compares each key with the table's previous Delta version: it needs "
+                "a partition_column and Delta (drop format='parquet')"
+            )
         if self.layout.declared and format == "parquet":
             raise ValueError(
                 "table_properties and cluster_by are Delta table settings: drop "
