@@ -80,10 +80,15 @@ class SliceRecord:
     keys: tuple[str, ...]
     parameters: Mapping[str, str]
     attempts: tuple[Attempt, ...] = ()
+    job: str | None = None  # a --downstream slice's job (None: the ledger's job)
+    waits_for: tuple[int, ...] = ()  # --downstream: slices that must succeed first
 
     @property
     def label(self) -> str:
-        """The keys' label; ``"full-refresh swap"`` for the last run of a full refresh."""
+        """The keys' label; ``"full-refresh swap"`` for the last run of a full refresh;
+        a ``--downstream`` slice's label starts with its job (``b 2024-01-31``)."""
+        if self.job is not None:
+            return f"{self.job} {keys_label(self.keys)}"
         if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
             return "full-refresh swap"
         return keys_label(self.keys)
@@ -266,6 +271,8 @@ class Ledger:
                 tuple(
                     Attempt(**{**a, "checks": tuple(a.get("checks", ()))}) for a in s["attempts"]
                 ),
+                s.get("job"),  # absent before --downstream: the ledger's job
+                tuple(s.get("waits_for", ())),
             )
             for s in data["slices"]
         ]
@@ -324,6 +331,7 @@ def _slice_json(record: SliceRecord) -> dict[str, Any]:
         "keys": list(record.keys),
         "parameters": dict(record.parameters),
         "attempts": [asdict(a) for a in record.attempts],
+        **({"job": record.job, "waits_for": list(record.waits_for)} if record.job else {}),
     }
 
 

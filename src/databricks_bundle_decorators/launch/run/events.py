@@ -25,16 +25,18 @@ EventKind = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """Slices by progress: ``done + failed + running + remaining == total``."""
+    """Slices by progress: ``done + failed + running + blocked + remaining == total``
+    (``blocked``: ``--downstream`` slices that wait for a failed one, and never run)."""
 
     total: int = 0
     done: int = 0
     failed: int = 0
     running: int = 0
+    blocked: int = 0
 
     @property
     def remaining(self) -> int:
-        return max(0, self.total - self.done - self.failed - self.running)
+        return max(0, self.total - self.done - self.failed - self.running - self.blocked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,8 @@ class LaunchSummary:
             results the ledger holds and how many failed; empty when there are none.
         claim_lost: Why the backfill's claim was lost (another launcher took it over):
             launching stopped there; the exit code is then 7.
+        blocked: ``--downstream``: each slice that did not run because a slice it
+            reads failed, with the slice that blocked it.
     """
 
     backfill_id: str
@@ -143,6 +147,7 @@ class LaunchSummary:
     unsaved: str = ""
     checks: str = ""
     claim_lost: str = ""
+    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-01-31 (waits for a 2024-01-31)"
 
     @property
     def exit_code(self) -> int:

@@ -1,0 +1,58 @@
+"""The claims of a ``--downstream`` backfill: one per job it runs, each on that job's keys.
+
+Each job's guard (the local lock of the job, or the job's workspace claim) sees a view
+of the ledger holding only that job's slices, so a claim names the keys of its own job
+and a refusal (raised by that job's guard) names the job. The claims are taken in the
+plan's job order and released in reverse; if one is refused, those already taken are
+released and nothing is launched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from ..ledger.ledger import Ledger
+from .claims import BackfillGuard, ClaimLost
+from .local_lock import LocalLock
+
+
+def job_view(ledger: Ledger, job: str) -> Ledger:
+    """``ledger`` as its claim on ``job`` sees it: the same id, only ``job``'s slices
+    (never saved: the backfill's ledger is the one file)."""
+    return Ledger(
+        ledger.path,
+        backfill_id=ledger.id,
+        job=job,
+        backend=ledger.backend,
+        options=ledger.options,
+        slices=[r for r in ledger.slices if (r.job or ledger.job) == job],
+        created_at=ledger.created_at,
+        state=ledger.state,
+    )
+
+
+class JobClaims:
+    """A :class:`~.claims.BackfillGuard` holding one guard per job, by job name."""
+
+    def __init__(self, guards: Mapping[str, BackfillGuard]) -> None:
+        self.guards = dict(guards)
+
+    @contextmanager
+    def hold(self, ledger: Ledger, on_lost: ClaimLost) -> Iterator[None]:
+        """Claim each job's keys for the block.
+
+        Raises:
+            UsageError: another backfill holds some keys of one of the jobs (the line
+                its guard gives names that job).
+        """
+        with ExitStack() as held:
+            for job, guard in self.guards.items():
+                held.enter_context(guard.hold(job_view(ledger, job), on_lost))
+            yield
+
+
+def job_locks(root: Path, jobs: Sequence[str], *, force: bool) -> JobClaims:
+    """One local lock per job of the project at ``root``, in the plan's job order."""
+    return JobClaims({job: LocalLock(root, job, force=force) for job in jobs})
