@@ -384,6 +384,6 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
             ledger = read_ledger(folder / f"{backfill_id}.sqlite")
         except LocalStateProblem:
             continue  # a damaged file must not hide the others
-        if job is None or ledger.job == job:
+        if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
             found.append(ledger)
     return sorted(found, key=lambda item: item.created_at, reverse=True)

@@ -46,6 +46,8 @@ from .ledger_undone import carries_backfill_id, read_undone, record_undone
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
+    from .downstream_undo import DownstreamUndo
+
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
 
 
@@ -247,7 +249,7 @@ def prepare_undo(
     host: str | None = None,
     profile: str | None = None,
     poll_interval: float = 5.0,
-) -> LocalUndo | RemoteUndo:
+) -> LocalUndo | RemoteUndo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
     Args:
@@ -283,6 +285,10 @@ def prepare_undo(
     else:
         session = spark
     environment = RunEnvironment(session, config.warehouse, False)
+    if any(record.job is not None for record in ledger.slices):  # --downstream: every job
+        from .downstream_undo import plan_downstream_undo
+
+        return plan_downstream_undo(ledger, registry, environment)
     plan = plan_undo(job, runs, environment)
     return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
 

@@ -19,6 +19,17 @@ def is_downstream(ledger: Ledger) -> bool:
     return any(record.job is not None for record in ledger.slices)
 
 
+def ledger_jobs(ledger: Ledger) -> list[str]:
+    """The jobs ``ledger``'s slices run, the named job first."""
+    return list(dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)]))
+
+
+def jobs_label(ledger: Ledger) -> str:
+    """``a`` for one job's backfill; ``a --downstream: b, c`` for one across jobs."""
+    below = ledger_jobs(ledger)[1:]
+    return f"{ledger.job} --downstream: {', '.join(below)}" if below else ledger.job
+
+
 def blocked_slices(records: Sequence[SliceRecord], failed: Collection[int]) -> dict[int, int]:
     """The slices of ``records`` blocked by the ``failed`` ones, each mapped to one
     failed slice that blocks it."""
@@ -33,5 +44,6 @@ def ledger_blocked(ledger: Ledger) -> dict[int, int]:
 
 
 def blocked_line(records: Sequence[SliceRecord], index: int, upstream: int) -> str:
-    """``b 2024-02-01 (waits for a 2024-01-31, which failed)``."""
-    return f"{records[index].label} (waits for {records[upstream].label}, which failed)"
+    """``c 2024-02-01 (blocked by a 2024-01-31, which failed)``: the failed slice it
+    waits for, directly or through other blocked slices."""
+    return f"{records[index].label} (blocked by {records[upstream].label}, which failed)"

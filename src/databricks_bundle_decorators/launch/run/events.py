@@ -147,7 +147,7 @@ class LaunchSummary:
     unsaved: str = ""
     checks: str = ""
     claim_lost: str = ""
-    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-01-31 (waits for a 2024-01-31)"
+    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-02-01 (blocked by a 2024-01-31, ...)"
 
     @property
     def exit_code(self) -> int:
