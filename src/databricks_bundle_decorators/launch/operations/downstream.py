@@ -53,6 +53,12 @@ def _refuse_combinations(request: BackfillRequest) -> None:
     if request.catchup:
         raise UsageError("--downstream is an option of dbxdec backfill, not of catchup")
     if not request.connection.local:
+        # TRIGGER PAUSE CALL SITE (issue 30 item 3, branch triggerpause): once
+        # --downstream runs on Databricks, hold guard.trigger_pause.
+        # hold_dependant_triggers(client, graph, written=<every table of the plan's
+        # jobs>, ...) around the run (as PreparedBackfill.pause, under the claims), and
+        # call operations.trigger_catch_up.catch_up_dependants(...) after it, before the
+        # triggers are restored. Local runs fire no workspace trigger: nothing to pause.
         raise UsageError(
             "--downstream runs on the embedded Spark only for now: add --local (on "
             "Databricks, backfill each job in turn: dbxdec graph lists the keys' order)"
