@@ -3,9 +3,9 @@
 ``ds_a`` (daily) writes ``main.ds.a_out``; ``ds_b`` (daily, lookback 1) reads it and
 writes ``main.ds.b_out``; ``ds_c`` (monthly) reads that and writes ``main.ds.c_out``.
 Each row carries the labels of the rows it was computed from, so a table's content
-shows which run of its upstream it read. ``ds_a`` fails on the key its ``fail_on``
-parameter names. Every run appends ``start JOB KEY`` to ``events.log`` beside the
-module when its task starts, ``end JOB KEY`` once its write has committed (``fail``
+shows which run of its upstream it read. ``ds_a`` fails on the keys the file
+``fail_on`` beside the module names, while it exists (a fix is deleting it). Every run
+appends ``start JOB KEY`` to ``events.log`` beside the module when its task starts, ``end JOB KEY`` once its write has committed (``fail``
 when it fails), in the order they happen (runs share the launcher's process).
 """
 
@@ -25,6 +25,7 @@ from databricks_bundle_decorators import DailyBackfill, MonthlyBackfill, job, pa
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 
 LOG = Path(__file__).with_name("events.log")
+FAIL_ON = Path(__file__).with_name("fail_on")  # keys ds_a fails on while the file exists
 _LOCK = threading.Lock()
 A_OUT, B_OUT, C_OUT = "main.ds.a_out", "main.ds.b_out", "main.ds.c_out"
 SCHEMA = "day string, ts timestamp, labels string"
@@ -64,7 +65,7 @@ def _spark():
     return SparkSession.builder.getOrCreate()
 
 
-@job(params={"label": "first", "fail_on": ""}, backfill=DailyBackfill("2024-01-01", "2024-03-31"))
+@job(params={"label": "first"}, backfill=DailyBackfill("2024-01-01", "2024-03-31"))
 def ds_a():
     @task(io_manager=ATable(A_OUT, partition_column="day"))
     def write_a():
@@ -72,9 +73,10 @@ def ds_a():
 
         _event("start", "ds_a")
         keys = get_written_keys()
-        if params["fail_on"] in keys:
+        failing = FAIL_ON.read_text().split() if FAIL_ON.exists() else []
+        if set(failing) & set(keys):
             _event("fail", "ds_a")
-            raise RuntimeError(f"ds_a fails on {params['fail_on']} on purpose")
+            raise RuntimeError(f"ds_a fails on {failing} on purpose")
         rows = [(k, datetime.fromisoformat(k), f"{params['label']}@{k}") for k in keys]
         return _spark().createDataFrame(rows, SCHEMA)
 

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from ..launch.launcher import PreparedBackfill
 from ..launch.plan.slice_graph import SliceGraph
-from .launch_output import destination
 
 downstream_option = click.option(
     "--downstream",
@@ -34,7 +33,7 @@ def plan_json(prepared: PreparedBackfill, graph: SliceGraph) -> dict[str, object
         "job": graph.root,
         "dry_run": True,
         "downstream": True,
-        "destination": destination(prepared),
+        "destination": "local",  # --downstream runs on the embedded Spark only
         "jobs": graph.jobs,
         "runs": [
             {
@@ -78,7 +77,7 @@ def print_downstream_plan(prepared: PreparedBackfill, as_json: bool) -> None:
         edges.add_row(e.upstream, e.downstream, e.table, e.keys.describe())
     console.print(edges)
     click.echo(
-        f"Runs would go to {destination(prepared)}, up to "
+        "Runs would go to the embedded local Spark, up to "
         f"{prepared.options.max_concurrent} at once (all jobs together)."
     )
     click.echo("Dry run: nothing was launched.")

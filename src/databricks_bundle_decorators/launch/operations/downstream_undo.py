@@ -12,13 +12,34 @@ rows computed from the backfilled data for longer than it must.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from ...definitions import Registry
-from ...runtime.context import RunEnvironment
-from ...runtime.undo import BackfillRuns, UndoRefused, plan_undo
+from ...runtime.undo import BackfillRuns, JobUndo, UndoRefused
 from ..ledger.ledger import Ledger
 from .ledger_undone import carries_backfill_id, read_undone
-from .undo import LocalUndo
+
+
+class OneJobUndo(Protocol):
+    """One job's part: a :class:`.undo.LocalUndo` (not imported: undo imports this)."""
+
+    @property
+    def plan(self) -> JobUndo: ...
+
+    @property
+    def count(self) -> int: ...
+
+    def lines(self) -> list[str]: ...
+
+    def refusals(self) -> list[str]: ...
+
+    def refused(self) -> UndoRefused | None: ...
+
+    def apply(self, *, force: bool = False) -> list[str]: ...
+
+
+def downstream_jobs(ledger: Ledger) -> list[str]:
+    """The jobs of a ``--downstream`` ledger's slices, in the plan's order."""
+    return list(dict.fromkeys(record.job or ledger.job for record in ledger.slices))
 
 
 def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
@@ -39,7 +60,7 @@ class DownstreamUndo:
     :class:`.undo.LocalUndo`)."""
 
     ledger: Ledger
-    jobs: tuple[LocalUndo, ...]
+    jobs: tuple[OneJobUndo, ...]
 
     @property
     def count(self) -> int:
@@ -70,15 +91,3 @@ class DownstreamUndo:
         if refused is not None:  # checked whole before any table changes
             raise refused
         return [line for undo in reversed(self.jobs) for line in undo.apply(force=force)]
-
-
-def plan_downstream_undo(
-    ledger: Ledger, registry: Registry, environment: RunEnvironment
-) -> DownstreamUndo:
-    """Plan the undo of every job of ``ledger`` (nothing changes)."""
-    jobs = list(dict.fromkeys(record.job or ledger.job for record in ledger.slices))
-    undos = []
-    for job in jobs:
-        plan = plan_undo(registry.get(job), job_runs(ledger, job), environment)
-        undos.append(LocalUndo(ledger, plan, environment.spark if plan.tables else None))
-    return DownstreamUndo(ledger, tuple(undos))

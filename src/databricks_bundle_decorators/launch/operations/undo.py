@@ -41,12 +41,11 @@ from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
 from ..backends.workspace import request_refusals, require_job_parameter
 from ..ledger.ledger import Ledger, load_ledger
+from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import carries_backfill_id, read_undone, record_undone
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-    from .downstream_undo import DownstreamUndo
 
 """Answers that refuse the request itself (a job gone, a parameter refused)."""
 
@@ -286,9 +285,11 @@ def prepare_undo(
         session = spark
     environment = RunEnvironment(session, config.warehouse, False)
     if any(record.job is not None for record in ledger.slices):  # --downstream: every job
-        from .downstream_undo import plan_downstream_undo
-
-        return plan_downstream_undo(ledger, registry, environment)
+        parts = []
+        for name in downstream_jobs(ledger):
+            part = plan_undo(registry.get(name), job_runs(ledger, name), environment)
+            parts.append(LocalUndo(ledger, part, environment.spark if part.tables else None))
+        return DownstreamUndo(ledger, tuple(parts))
     plan = plan_undo(job, runs, environment)
     return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
 

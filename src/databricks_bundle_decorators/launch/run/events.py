@@ -38,6 +38,13 @@ class Counts:
     def remaining(self) -> int:
         return max(0, self.total - self.done - self.failed - self.running - self.blocked)
 
+    def to_json(self) -> dict[str, int]:
+        """The counts and ``remaining``; ``blocked`` only when some are (``--downstream``)."""
+        data = {**asdict(self), "remaining": self.remaining}
+        if not self.blocked:
+            del data["blocked"]
+        return data
+
 
 @dataclass(frozen=True, slots=True)
 class LaunchEvent:
@@ -83,7 +90,7 @@ class LaunchEvent:
         data = asdict(self)
         data["event"] = data.pop("kind")
         data["keys"] = list(self.keys)
-        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        data["counts"] = self.counts.to_json()
         return {k: v for k, v in data.items() if v not in (None, "", [])}
 
 
@@ -161,6 +168,8 @@ class LaunchSummary:
         data = asdict(self)
         data["event"] = "summary"
         data["exit_code"] = self.exit_code
-        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        data["counts"] = self.counts.to_json()
         data["failed"] = [{**asdict(f), "keys": list(f.keys)} for f in self.failed]
+        if not self.blocked:  # a one-job backfill's summary is as it was
+            del data["blocked"]
         return data
