@@ -123,13 +123,14 @@ def ds_c():
 '''
 
 
-def write_downstream_project(root: Path) -> Path:
-    """A dbxdec project at ``root`` (tables under ``root/.dbxdec/warehouse``)."""
+def write_downstream_project(root: Path, module: str = MODULE) -> Path:
+    """A dbxdec project at ``root`` (tables under ``root/.dbxdec/warehouse``) whose
+    pipelines module is ``module``."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(
-        f'[project]\nname = "dsproj"\nversion = "0.1"\n\n[tool.dbxdec]\npipelines = ["{MODULE}"]\n'
+        f'[project]\nname = "dsproj"\nversion = "0.1"\n\n[tool.dbxdec]\npipelines = ["{module}"]\n'
     )
-    (root / f"{MODULE}.py").write_text(PIPELINES)
+    (root / f"{module}.py").write_text(PIPELINES)
     return root
 
 
