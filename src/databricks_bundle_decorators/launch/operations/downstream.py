@@ -58,7 +58,10 @@ def _refuse_combinations(request: BackfillRequest) -> None:
         # hold_dependant_triggers(client, graph, written=<every table of the plan's
         # jobs>, ...) around the run (as PreparedBackfill.pause, under the claims), and
         # call operations.trigger_catch_up.catch_up_dependants(...) after it, before the
-        # triggers are restored. Local runs fire no workspace trigger: nothing to pause.
+        # triggers are restored. Local runs fire no workspace trigger: table update
+        # triggers watch Unity Catalog tables (and views, materialized views, streaming
+        # tables), not a local warehouse's Delta folders
+        # (https://docs.databricks.com/aws/en/jobs/trigger-table-update): nothing to pause.
         raise UsageError(
             "--downstream runs on the embedded Spark only for now: add --local (on "
             "Databricks, backfill each job in turn: dbxdec graph lists the keys' order)"

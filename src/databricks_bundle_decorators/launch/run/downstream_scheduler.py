@@ -87,7 +87,11 @@ class DownstreamScheduler(Scheduler):
     def _start_attempt(self, index: int) -> None:
         record = self.ledger.slices[index]
         number = (record.last.number + 1) if record.last else 1
-        # A's and B's slices of key K must not share a token: the job is in its material
+        # A's and B's slices of key K must not share a token: the job is in its material.
+        # The Jobs API says a run-now with a token already used returns that run, and not
+        # whether the token's scope is one job or the workspace; the least convenient
+        # reading (the workspace) is the one kept
+        # (https://docs.databricks.com/api/workspace/jobs/runnow, idempotency_token).
         token = attempt_token(f"{self.ledger.id}\0{record.job or ''}", record.keys, number)
         attempt = Attempt(number, token, "submitting", submitted_at=time.time())
         self._budgets.attempt_started(index)
