@@ -85,7 +85,7 @@ def _at(log: list[tuple[str, ...]], what: str, job: str, key: str) -> int:
 
 
 def _states(root: Path) -> dict[tuple[str | None, str], str]:
-    ledger = list_ledgers(root, "ds_a")[0]
+    ledger = list_ledgers(root)[0]  # whole: list_ledgers(root, "ds_a") is A's part
     return {(r.job, r.keys[0]): r.state for r in ledger.slices}
 
 
@@ -121,6 +121,9 @@ def test_downstream_blocks_what_a_failure_feeds_resumes_in_order_and_undoes_thre
     (row,) = json.loads(listing)
     assert row["jobs"] == ["ds_a", "ds_b", "ds_c"] and row["runs"] == 11
     assert row["job"] == "ds_a --downstream: ds_b, ds_c"
+    # one job's view of it (status, history, --job) holds that job's runs only
+    (b_part,) = list_ledgers(project, "ds_b")
+    assert [r.keys[0] for r in b_part.slices] == B_KEYS and b_part.job == "ds_b"
 
     # fixed: --resume runs the failed key, then the keys it blocked, each after its reads
     (project / "fail_on").unlink()

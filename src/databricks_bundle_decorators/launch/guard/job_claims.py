@@ -13,24 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from ..ledger.ledger import Ledger
+from ..ledger.ledger import Ledger, job_part
 from .claims import BackfillGuard, ClaimLost
 from .local_lock import LocalLock
-
-
-def job_view(ledger: Ledger, job: str) -> Ledger:
-    """``ledger`` as its claim on ``job`` sees it: the same id, only ``job``'s slices
-    (never saved: the backfill's ledger is the one file)."""
-    return Ledger(
-        ledger.path,
-        backfill_id=ledger.id,
-        job=job,
-        backend=ledger.backend,
-        options=ledger.options,
-        slices=[r for r in ledger.slices if (r.job or ledger.job) == job],
-        created_at=ledger.created_at,
-        state=ledger.state,
-    )
 
 
 class JobClaims:
@@ -49,7 +34,7 @@ class JobClaims:
         """
         with ExitStack() as held:
             for job, guard in self.guards.items():
-                held.enter_context(guard.hold(job_view(ledger, job), on_lost))
+                held.enter_context(guard.hold(job_part(ledger, job), on_lost))
             yield
 
 

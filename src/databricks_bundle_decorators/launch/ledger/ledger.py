@@ -85,8 +85,7 @@ class SliceRecord:
 
     @property
     def label(self) -> str:
-        """The keys' label; ``"full-refresh swap"`` for the last run of a full refresh;
-        a ``--downstream`` slice's label starts with its job (``b 2024-01-31``)."""
+        """The keys' label (``--downstream``: ``b 2024-01-31``); ``"full-refresh swap"``."""
         if self.job is not None:
             return f"{self.job} {keys_label(self.keys)}"
         if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
@@ -376,7 +375,7 @@ def read_ledger(path: Path) -> Ledger:
 
 
 def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
-    """Every readable ledger of the project (of one job), newest first."""
+    """Every readable ledger of the project (of one job: see :func:`job_part`), newest first."""
     found: list[Ledger] = []
     folder = ledger_dir(root)
     for backfill_id in backfill_ids(folder):
@@ -385,5 +384,16 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
         except LocalStateProblem:
             continue  # a damaged file must not hide the others
         if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
-            found.append(ledger)
+            found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)
+
+
+def job_part(ledger: Ledger, job: str) -> Ledger:
+    """``ledger`` as a one-job ledger of ``job`` (``--downstream``: only ``job``'s slices,
+    numbered from 0; read it, never save it); ``ledger`` itself when all are ``job``'s."""
+    mine = [r for r in ledger.slices if (r.job or ledger.job) == job]
+    if len(mine) == len(ledger.slices) and ledger.job == job:
+        return ledger
+    slices = [replace(r, index=i, job=None, waits_for=()) for i, r in enumerate(mine)]
+    data = {**ledger.to_json(), "job": job, "slices": [_slice_json(r) for r in slices]}
+    return Ledger.from_json(ledger.path, data)
