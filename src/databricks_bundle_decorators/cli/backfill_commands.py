@@ -29,6 +29,7 @@ from ..launch.plan.request import (
 from ..launch.run.resume import prepare_resume
 from .canary_options import canary_option, diff_gate_option
 from .detach_output import detach_option, launch_or_detach, refuse_local_detach
+from .downstream_output import downstream_option
 from .full_range import all_keys_option, confirm_every_key
 from .launch_output import nothing_to_run, print_plan
 from .options import (
@@ -96,6 +97,7 @@ _PLAN_OPTIONS = (
     "pause_schedule",
     "dbu_per_hour",
     "all_keys",
+    "downstream",
 )
 """What ``--resume`` refuses: the ledger has the plan."""
 
@@ -158,6 +160,7 @@ _dbu_option = click.option(
 @param_option
 @dry_run_options
 @_dbu_option
+@downstream_option
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
 @click.option(
     "--new",
@@ -197,6 +200,7 @@ def backfill_command(
     dry_run: bool,
     all_runs: bool,
     dbu_per_hour: float | None,
+    downstream: bool,
     resume_id: str | None,
     new: bool,
     force: bool,
@@ -276,6 +280,7 @@ def backfill_command(
         context_args=context_args,
         force=force,
         new=new,
+        downstream=downstream,
     )
     ask = not (dry_run or all_keys)
     _plan_and_launch(backfill, project, pipelines, dry_run, as_json, all_runs, ask)

@@ -75,10 +75,11 @@ def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -
             raise BackfillFailed(canary_failure_line(canary, summary.resume_command))
         counts = summary.counts
         failed = f"{counts.failed} of {counted(counts.total, 'run')}"
+        failed += " failed" + (f", {counts.blocked} blocked" if counts.blocked else "")
         if not as_json:  # the summary above ends with the one command to run next
-            raise BackfillFailed(f"{failed} failed; run the command above to finish")
+            raise BackfillFailed(f"{failed}; run the command above to finish")
         hint = next_rerun_command(summary) or summary.resume_command
-        raise BackfillFailed(f"{failed} failed; next: {hint}")
+        raise BackfillFailed(f"{failed}; next: {hint}")
 
 
 def claim_lost_line(summary: LaunchSummary) -> str:
@@ -123,6 +124,11 @@ def print_plan(
     chose and why, and its estimate. A large plan is summarised (its key spans, what
     ``selection`` skipped, its first and last runs) unless ``all_runs``; its JSON lists
     every run, written run by run."""
+    if prepared.slice_graph is not None:  # --downstream: runs of several jobs
+        from .downstream_output import print_downstream_plan
+
+        print_downstream_plan(prepared, as_json)
+        return
     plan, guess, choice = prepared.plan, prepared.estimate, prepared.batch_choice
     if as_json:
         header = {

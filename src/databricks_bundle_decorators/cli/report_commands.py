@@ -18,6 +18,7 @@ from ..bundle.project import project_root
 from ..errors import UsageError
 from ..launch.ledger.ledger import list_ledgers
 from ..launch.plan.request import Connection
+from ..launch.run.blocking import jobs_label, ledger_jobs
 from ..launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ..launch.status.status import job_status, partition_grid
 from ..launch.status.status_details import unchecked_keys
@@ -99,7 +100,8 @@ def backfills_command(
         rows.append(
             {
                 "id": ledger.id,
-                "job": ledger.job,
+                "job": jobs_label(ledger),
+                "jobs": ledger_jobs(ledger),
                 "backend": ledger.backend.kind,
                 "state": ledger.state,
                 "runs": len(ledger.slices),

@@ -43,6 +43,7 @@ from .guard.reruns import check_can_start
 from .guard.schedule_pause import SchedulePause
 from .guard.workspace_claims import WorkspaceClaims
 from .ledger.ledger import BackendSpec, LaunchOptions, Ledger
+from .operations.downstream import plan_downstream
 from .operations.full_refresh import (
     check_full_refresh,
     first_alone,
@@ -54,6 +55,8 @@ from .operations.presence import keys_missing_data_databricks, keys_missing_data
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
 from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
+from .run.blocking import is_downstream
+from .run.downstream_scheduler import DownstreamScheduler
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import Interrupts
 from .run.prepared import PreparedBackfill
@@ -104,6 +107,10 @@ def plan_backfill(
     Raises:
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
     """
+    if request.downstream:
+        return plan_downstream(
+            request, root=root, registry=registry, warehouse=warehouse, dry_run=dry_run, now=now
+        )
     job = registry.get(request.job)
     check_full_refresh(request)
     check_retry_budgets(request.pacing.retries or 0, request.pacing.retry_for)
@@ -350,8 +357,9 @@ def _run(
     for warning in [*prepared.warnings, *filter(None, notes)]:
         reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
     options, rebatcher = prepared.options, prepared.rebatcher
+    plain = DownstreamScheduler if is_downstream(ledger) else Scheduler
     scheduler = (
-        Scheduler(backend, ledger, options, emit=reporter, interrupts=interrupts)
+        plain(backend, ledger, options, emit=reporter, interrupts=interrupts)
         if rebatcher is None
         else RebatchingScheduler(
             backend, ledger, options, rebatcher=rebatcher, emit=reporter, interrupts=interrupts

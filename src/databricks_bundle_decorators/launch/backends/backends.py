@@ -43,12 +43,14 @@ class SubmitRequest:
         first_sent: When the token was first sent (seconds since the epoch, this
             machine's clock), if before this request: a resumed attempt whose token may
             find a run an earlier process started.
+        job: The job to run (``--downstream``: a slice's job); ``None``: the backend's.
     """
 
     token: str
     parameters: Mapping[str, str]
     label: str
     first_sent: float | None = None
+    job: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,11 +32,13 @@ from .diff_gate import LocalKeyChanges
 
 
 class LocalBackend:
-    """Runs of one job on the local Spark.
+    """Runs of the jobs of a registry on the local Spark.
 
     Args:
-        registry: Where the job is defined.
-        job_name: The job.
+        registry: Where the jobs are defined.
+        job_name: The job a request runs when it names none (``SubmitRequest.job``:
+            ``--downstream`` runs the jobs below it through the same backend, so
+            ``--max-concurrent`` caps them together).
         warehouse: Folder of the local tables.
         max_workers: Runs executing at once.
     """
@@ -73,7 +75,8 @@ class LocalBackend:
                 return Submitted(existing)
             run_id = new_run_id()  # the id its Delta commits carry, recorded in the ledger
             self._by_token[request.token] = run_id
-            future = self._pool.submit(self._run, dict(request.parameters), run_id)
+            job = request.job or self.job_name
+            future = self._pool.submit(self._run, dict(request.parameters), run_id, job)
             self._runs[run_id] = future
         # Done callbacks run once the future is done (so poll() sees the end), in the
         # run's thread, or here at once if it already ended.
@@ -84,7 +87,7 @@ class LocalBackend:
         for listener in list(self._end_listeners):
             listener(run_id)
 
-    def _run(self, parameters: dict[str, str], run_id: str) -> JobRunResult:
+    def _run(self, parameters: dict[str, str], run_id: str, job: str) -> JobRunResult:
         started = time.time()
         with self._lock:
             self._running.add(run_id)
@@ -93,7 +96,7 @@ class LocalBackend:
             try:
                 return run_job_locally(
                     self.registry,
-                    self.job_name,
+                    job,
                     params=parameters,
                     warehouse=self.warehouse,
                     run_id=run_id,

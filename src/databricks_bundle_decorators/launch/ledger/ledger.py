@@ -80,10 +80,14 @@ class SliceRecord:
     keys: tuple[str, ...]
     parameters: Mapping[str, str]
     attempts: tuple[Attempt, ...] = ()
+    job: str | None = None  # a --downstream slice's job (None: the ledger's job)
+    waits_for: tuple[int, ...] = ()  # --downstream: slices that must succeed first
 
     @property
     def label(self) -> str:
-        """The keys' label; ``"full-refresh swap"`` for the last run of a full refresh."""
+        """The keys' label (``--downstream``: ``b 2024-01-31``); ``"full-refresh swap"``."""
+        if self.job is not None:
+            return f"{self.job} {keys_label(self.keys)}"
         if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
             return "full-refresh swap"
         return keys_label(self.keys)
@@ -278,6 +282,8 @@ class Ledger:
                 tuple(
                     Attempt(**{**a, "checks": tuple(a.get("checks", ()))}) for a in s["attempts"]
                 ),
+                s.get("job"),  # absent before --downstream: the ledger's job
+                tuple(s.get("waits_for", ())),
             )
             for s in data["slices"]
         ]
@@ -337,6 +343,7 @@ def _slice_json(record: SliceRecord) -> dict[str, Any]:
         "keys": list(record.keys),
         "parameters": dict(record.parameters),
         "attempts": [asdict(a) for a in record.attempts],
+        **({"job": record.job, "waits_for": list(record.waits_for)} if record.job else {}),
     }
 
 
@@ -381,7 +388,7 @@ def read_ledger(path: Path) -> Ledger:
 
 
 def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
-    """Every readable ledger of the project (of one job), newest first."""
+    """Every readable ledger of the project (of one job: see :func:`job_part`), newest first."""
     found: list[Ledger] = []
     folder = ledger_dir(root)
     for backfill_id in backfill_ids(folder):
@@ -389,6 +396,17 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
             ledger = read_ledger(folder / f"{backfill_id}.sqlite")
         except LocalStateProblem:
             continue  # a damaged file must not hide the others
-        if job is None or ledger.job == job:
-            found.append(ledger)
+        if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
+            found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)
+
+
+def job_part(ledger: Ledger, job: str) -> Ledger:
+    """``ledger`` as a one-job ledger of ``job`` (``--downstream``: only ``job``'s slices,
+    numbered from 0; read it, never save it); ``ledger`` itself when all are ``job``'s."""
+    mine = [r for r in ledger.slices if (r.job or ledger.job) == job]
+    if len(mine) == len(ledger.slices) and ledger.job == job:
+        return ledger
+    slices = [replace(r, index=i, job=None, waits_for=()) for i, r in enumerate(mine)]
+    data = {**ledger.to_json(), "job": job, "slices": [_slice_json(r) for r in slices]}
+    return Ledger.from_json(ledger.path, data)

@@ -41,6 +41,7 @@ from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
 from ..backends.workspace import request_refusals, require_job_parameter
 from ..ledger.ledger import Ledger, load_ledger
+from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import carries_backfill_id, read_undone, record_undone
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ def prepare_undo(
     host: str | None = None,
     profile: str | None = None,
     poll_interval: float = 5.0,
-) -> LocalUndo | RemoteUndo:
+) -> LocalUndo | RemoteUndo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
     Args:
@@ -283,6 +284,12 @@ def prepare_undo(
     else:
         session = spark
     environment = RunEnvironment(session, config.warehouse, False)
+    if any(record.job is not None for record in ledger.slices):  # --downstream: every job
+        parts = []
+        for name in downstream_jobs(ledger):
+            part = plan_undo(registry.get(name), job_runs(ledger, name), environment)
+            parts.append(LocalUndo(ledger, part, environment.spark if part.tables else None))
+        return DownstreamUndo(ledger, tuple(parts))
     plan = plan_undo(job, runs, environment)
     return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
 

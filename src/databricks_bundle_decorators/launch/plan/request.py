@@ -120,6 +120,7 @@ class BackfillRequest:
     full_refresh: bool = False
     target_run_seconds: float = DEFAULT_TARGET_SECONDS
     checks: bool = True
+    downstream: bool = False  # --downstream: also every job reading what the keys write
     tasks: tuple[str, ...] = ()
     skip_tasks: tuple[str, ...] = ()
 

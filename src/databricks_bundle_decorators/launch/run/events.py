@@ -25,16 +25,25 @@ EventKind = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """Slices by progress: ``done + failed + running + remaining == total``."""
+    """Slices by progress: ``done + failed + running + blocked + remaining == total``
+    (``blocked``: ``--downstream`` slices that wait for a failed one, and never run)."""
 
     total: int = 0
     done: int = 0
     failed: int = 0
     running: int = 0
+    blocked: int = 0
 
     @property
     def remaining(self) -> int:
-        return max(0, self.total - self.done - self.failed - self.running)
+        return max(0, self.total - self.done - self.failed - self.running - self.blocked)
+
+    def to_json(self) -> dict[str, int]:
+        """The counts and ``remaining``; ``blocked`` only when some are (``--downstream``)."""
+        data = {**asdict(self), "remaining": self.remaining}
+        if not self.blocked:
+            del data["blocked"]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +90,7 @@ class LaunchEvent:
         data = asdict(self)
         data["event"] = data.pop("kind")
         data["keys"] = list(self.keys)
-        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        data["counts"] = self.counts.to_json()
         return {k: v for k, v in data.items() if v not in (None, "", [])}
 
 
@@ -129,6 +138,8 @@ class LaunchSummary:
             results the ledger holds and how many failed; empty when there are none.
         claim_lost: Why the backfill's claim was lost (another launcher took it over):
             launching stopped there; the exit code is then 7.
+        blocked: ``--downstream``: each slice that did not run because a slice it
+            reads failed, with the slice that blocked it.
     """
 
     backfill_id: str
@@ -143,6 +154,7 @@ class LaunchSummary:
     unsaved: str = ""
     checks: str = ""
     claim_lost: str = ""
+    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-02-01 (blocked by a 2024-01-31, ...)"
 
     @property
     def exit_code(self) -> int:
@@ -156,6 +168,8 @@ class LaunchSummary:
         data = asdict(self)
         data["event"] = "summary"
         data["exit_code"] = self.exit_code
-        data["counts"] = {**asdict(self.counts), "remaining": self.counts.remaining}
+        data["counts"] = self.counts.to_json()
         data["failed"] = [{**asdict(f), "keys": list(f.keys)} for f in self.failed]
+        if not self.blocked:  # a one-job backfill's summary is as it was
+            del data["blocked"]
         return data

@@ -16,6 +16,7 @@ from ..guard.schedule_pause import SchedulePause
 from ..ledger.ledger import Ledger
 from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan
+from ..plan.slice_graph import SliceGraph
 from .rebatch import Rebatcher
 
 
@@ -26,7 +27,8 @@ class PreparedBackfill:
     the job's schedule while it runs (``--pause-schedule``); a dry run has the
     ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
     ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
-    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace."""
+    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace.
+    ``slice_graph``: a ``--downstream`` backfill's slices across jobs, for its dry run."""
 
     plan: BackfillPlan
     ledger: Ledger
@@ -40,3 +42,4 @@ class PreparedBackfill:
     batch_choice: BatchChoice | None = None
     rebatcher: Rebatcher | None = None
     unreached: str | None = None
+    slice_graph: SliceGraph | None = None  # --downstream: the cross-job plan

@@ -16,12 +16,14 @@ from ..backends.databricks_backend import DatabricksBackend, connect, find_job
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import BackfillGuard
+from ..guard.job_claims import job_locks
 from ..guard.local_lock import LocalLock
 from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
 from ..guard.workspace_claims import WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
 from ..plan.request import ResumeRequest
+from .blocking import is_downstream
 from .prepared import PreparedBackfill
 from .rebatch import Rebatcher
 from .retry_budget import check_retry_budgets
@@ -80,6 +82,9 @@ def prepare_resume(
             max_workers=ledger.options.max_concurrent,
         )
         guard = LocalLock(root, ledger.job, force=request.force)
+        if is_downstream(ledger):  # each job's keys under that job's lock
+            jobs = list(dict.fromkeys(r.job or ledger.job for r in ledger.slices))
+            guard = job_locks(root, jobs, force=request.force)
     else:
         if client is None:
             conn = request.connection

@@ -6,6 +6,7 @@ import time
 
 from ..ledger.commands import rerun_command, resume_command
 from ..ledger.ledger import Attempt, Ledger, SliceRecord
+from .blocking import blocked_line, is_downstream, ledger_blocked
 from .events import Counts, EventKind, FailedSlice, LaunchEvent, LaunchSummary
 
 
@@ -66,7 +67,8 @@ def ledger_counts(ledger: Ledger) -> Counts:
             failed += 1
         elif record.state in ("submitting", "running"):
             running += 1
-    return Counts(total=len(ledger.slices), done=done, failed=failed, running=running)
+    blocked = len(ledger_blocked(ledger))
+    return Counts(len(ledger.slices), done, failed, running, blocked)
 
 
 def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()) -> LaunchSummary:
@@ -88,7 +90,9 @@ def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()
         elif (failure := _failure(record)) is not None:
             failed.append(failure)
     # a full refresh's failed keys are rerun into its staging tables, by --resume only
-    failed_keys = [] if ledger.options.full_refresh else [key for f in failed for key in f.keys]
+    # --downstream: keys of several jobs; --resume runs the failed and blocked slices
+    whole = ledger.options.full_refresh or is_downstream(ledger)
+    failed_keys = [] if whole else [key for f in failed for key in f.keys]
     return LaunchSummary(
         backfill_id=ledger.id,
         job=ledger.job,
@@ -101,6 +105,9 @@ def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()
         resume_command=resume_command(ledger, context_args),
         unsaved=ledger.save_failure,
         checks=checks_line(ledger),
+        blocked=tuple(
+            blocked_line(ledger.slices, i, up) for i, up in sorted(ledger_blocked(ledger).items())
+        ),
     )
 
 

@@ -64,6 +64,7 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
     lines = [
         f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
         f"{c.done} succeeded, {c.failed} failed, {c.remaining + c.running} not run, "
+        f"{f'{c.blocked} blocked, ' if c.blocked else ''}"
         f"of {counted(c.total, 'run')} in {_duration(summary.seconds)}"
     ]
     if summary.checks:
@@ -82,6 +83,7 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
             where = f" (run {failed.run_id}{', ' + failed.url if failed.url else ''})"
         reason = "the error above" if failed.reason in shown else failed.reason
         lines.append(f"  FAILED {failed.label}: {reason}{where}")
+    lines += [f"  BLOCKED {line}" for line in summary.blocked]
     rerun = next_rerun_command(summary)
     if rerun:  # one recommended next command, never two that compete
         lines.append(f"Rerun the failed keys: {rerun}")

@@ -1,0 +1,177 @@
+"""``dbxdec backfill A --start ... --end ... --downstream``: plan and prepare the backfill
+that follows the data from A's keys to every job that reads them.
+
+The plan is a :class:`..plan.slice_graph.SliceGraph` (A's keys plus each dependant's
+keys they map to, transitively, each slice carrying its job and the slices it waits
+for); the ledger records each slice's job and waits (older ledgers load: a slice
+without a job is the ledger's job). The backfill runs on the local Spark, where one
+:class:`..backends.local_backend.LocalBackend` runs every job (``--max-concurrent``
+caps them together), each job's keys claimed under that job's lock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from ...bundle.table_graph import build_table_graph
+from ...definitions import Registry
+from ...errors import DefinitionError, UsageError
+from ..backends.spark_extra import require_local_spark
+from ..guard.job_claims import job_locks
+from ..guard.reruns import check_can_start
+from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
+from ..ledger.ledger_ids import new_backfill_id
+from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_checks
+from ..plan.request import DEFAULT_RETRY_DELAY, BackfillRequest
+from ..plan.slice_graph import SliceGraph, build_slice_graph
+from ..run.prepared import PreparedBackfill
+from .ledger_undone import carry_backfill_id
+
+DEFAULT_LOCAL_CONCURRENT = 1
+
+
+def _refuse_combinations(request: BackfillRequest) -> None:
+    """Options a ``--downstream`` backfill does not take, each refused in one line."""
+    conflicts = {
+        "--batch-size": request.batch_size != 1,
+        "--rerun": request.rerun != "all",
+        "--final-sync": request.final_sync,
+        "--full-refresh": request.full_refresh,
+        "--diff-gate": request.diff_gate is not None,
+        "--tasks/--skip-tasks": bool(request.tasks or request.skip_tasks),
+        "--pause-schedule": request.pause_schedule,
+        "--exact": request.exact,
+        "--force-rewrite": request.force_rewrite,
+    }
+    for option, given in conflicts.items():
+        if given:
+            raise UsageError(
+                f"--downstream cannot be combined with {option}: each job's keys run one "
+                f"per run, as the job defines them; drop {option}"
+            )
+    if request.catchup:
+        raise UsageError("--downstream is an option of dbxdec backfill, not of catchup")
+    if not request.connection.local:
+        # TRIGGER PAUSE CALL SITE (issue 30 item 3, branch triggerpause): once
+        # --downstream runs on Databricks, hold guard.trigger_pause.
+        # hold_dependant_triggers(client, graph, written=<every table of the plan's
+        # jobs>, ...) around the run (as PreparedBackfill.pause, under the claims), and
+        # call operations.trigger_catch_up.catch_up_dependants(...) after it, before the
+        # triggers are restored. Local runs fire no workspace trigger: table update
+        # triggers watch Unity Catalog tables (and views, materialized views, streaming
+        # tables), not a local warehouse's Delta folders
+        # (https://docs.databricks.com/aws/en/jobs/trigger-table-update): nothing to pause.
+        raise UsageError(
+            "--downstream runs on the embedded Spark only for now: add --local (on "
+            "Databricks, backfill each job in turn: dbxdec graph lists the keys' order)"
+        )
+
+
+def plan_slice_graph(
+    request: BackfillRequest, registry: Registry, *, now: datetime | None = None
+) -> SliceGraph:
+    """The slices of ``request`` with ``--downstream`` (no connection, nothing runs).
+
+    Raises:
+        UsageError: bad job, keys or option; a dependant without a backfill
+            definition; jobs reading each other in a cycle.
+    """
+    job = registry.get(request.job)
+    root = build_plan(
+        job,
+        start=request.start,
+        end=request.end,
+        keys=request.keys,
+        order=request.order,
+        params=request.params,
+    )
+    try:
+        graph = build_table_graph(registry)
+    except DefinitionError as exc:
+        raise UsageError(f"--downstream: {exc}") from None
+    definitions = {name: registry.get(name).backfill for name in graph.jobs}
+    keys = [key for s in root.slices for key in s.keys]
+    forward = keys if request.order == "forward" else keys[::-1]
+    return build_slice_graph(graph, definitions, job.name, forward, order=request.order, now=now)
+
+
+def downstream_ledger(
+    root: Path, graph: SliceGraph, request: BackfillRequest, options: LaunchOptions
+) -> Ledger:
+    """A new ledger of ``graph``'s slices (not yet saved); ``--param`` values go to the
+    named job's runs only (the jobs below it may not declare them)."""
+    backfill_id = new_backfill_id(graph.root)
+    records = []
+    for s in graph.slices:
+        params = dict(request.params) if s.job == graph.root else {}
+        if not request.checks:
+            params = dict(with_checks(BackfillPlan(s.job, (), params=params), False).params)
+        parameters = slice_parameters((s.key,), exact=False, params=params)
+        records.append(SliceRecord(s.index, (s.key,), parameters, (), s.job, s.waits_for))
+    return Ledger(
+        ledger_dir(root) / f"{backfill_id}.sqlite",
+        backfill_id=backfill_id,
+        job=graph.root,
+        backend=BackendSpec("local"),
+        options=options,
+        slices=records,
+    )
+
+
+def plan_downstream(
+    request: BackfillRequest,
+    *,
+    root: Path,
+    registry: Registry,
+    warehouse: Path,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> PreparedBackfill:
+    """Plan ``request`` with ``--downstream`` and connect the local backend.
+
+    Raises:
+        UsageError: see :func:`plan_slice_graph`; an option it does not take; the last
+            backfill of the named job's keys did not finish (without ``--new``).
+    """
+    _refuse_combinations(request)
+    graph = plan_slice_graph(request, registry, now=now)
+    if not dry_run:
+        check_can_start(
+            root, graph.root, graph.keys_of(graph.root), request.context_args, new=request.new
+        )
+    pacing = request.pacing
+    cap = pacing.max_concurrent or DEFAULT_LOCAL_CONCURRENT
+    options = LaunchOptions(
+        max_concurrent=cap,
+        retries=pacing.retries or 0,
+        retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
+        retry_for=pacing.retry_for,
+        halt_on_error=pacing.halt_on_error,
+        order=request.order,
+        params=dict(request.params),
+        checks=request.checks,
+        canary=min(request.canary, len(graph.keys_of(graph.root))),  # the named job's keys
+    )
+    ledger = downstream_ledger(root, graph, request, options)
+    carry_backfill_id(ledger)  # every job's commits carry the one id: undo finds them
+    plan = BackfillPlan(
+        graph.root, tuple(Slice(r.index, r.keys) for r in ledger.slices), params=request.params
+    )
+    backend = guard = None
+    if not dry_run:
+        require_local_spark()
+        from ..backends.local_backend import LocalBackend
+
+        backend = LocalBackend(registry, graph.root, warehouse=warehouse, max_workers=cap)
+        guard = job_locks(root, graph.jobs, force=request.force)
+    return PreparedBackfill(
+        plan,
+        ledger,
+        backend,
+        options.for_scheduler(pacing.poll_interval, pacing.resend_after),
+        [],
+        request.context_args,
+        guard,
+        slice_graph=graph,
+    )

@@ -1,0 +1,93 @@
+"""``dbxdec backfill undo ID`` of a ``--downstream`` backfill: every table of every job.
+
+Each job's tables are planned as a one-job backfill's are (:class:`.undo.LocalUndo`:
+the commits of the backfill are those its runs made, found by the backfill's id, which
+every job's runs carried), with the undo refusal rules per table. Every table of
+every job is checked before any is restored: a refusal anywhere restores nothing.
+Tables are restored dependants first (the reverse of the plan's job order), so a
+reader never sees a restored upstream table beside a dependant table still holding
+rows computed from the backfilled data for longer than it must.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ...runtime.undo import BackfillRuns, JobUndo, UndoRefused
+from ..ledger.ledger import Ledger
+from .ledger_undone import carries_backfill_id, read_undone
+
+
+class OneJobUndo(Protocol):
+    """One job's part: a :class:`.undo.LocalUndo` (not imported: undo imports this)."""
+
+    @property
+    def plan(self) -> JobUndo: ...
+
+    @property
+    def count(self) -> int: ...
+
+    def lines(self) -> list[str]: ...
+
+    def refusals(self) -> list[str]: ...
+
+    def refused(self) -> UndoRefused | None: ...
+
+    def apply(self, *, force: bool = False) -> list[str]: ...
+
+
+def downstream_jobs(ledger: Ledger) -> list[str]:
+    """The jobs of a ``--downstream`` ledger's slices, in the plan's order."""
+    return list(dict.fromkeys(record.job or ledger.job for record in ledger.slices))
+
+
+def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
+    """The runs of ``ledger`` that ran ``job`` (their commits name the job)."""
+    ids = frozenset(
+        attempt.run_id
+        for record in ledger.slices
+        if (record.job or ledger.job) == job
+        for attempt in record.attempts
+        if attempt.run_id and attempt.state != "rejected"
+    )
+    return BackfillRuns(ledger.id, job, ids, read_undone(ledger), by_id=carries_backfill_id(ledger))
+
+
+@dataclass(frozen=True, slots=True)
+class DownstreamUndo:
+    """The undo of every job of a ``--downstream`` backfill (same face as
+    :class:`.undo.LocalUndo`)."""
+
+    ledger: Ledger
+    jobs: tuple[OneJobUndo, ...]
+
+    @property
+    def count(self) -> int:
+        """Tables that would change, over every job."""
+        return sum(undo.count for undo in self.jobs)
+
+    def lines(self) -> list[str]:
+        """One header, then each job's lines (its tables, notes and warnings)."""
+        names = ", ".join(undo.plan.runs.job for undo in self.jobs)
+        runs = sum(len(undo.plan.runs.run_ids) for undo in self.jobs)
+        out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
+        for undo in self.jobs:
+            out.append(f"  job {undo.plan.runs.job}:")
+            out += [f"  {line}" for line in undo.lines()[1:]]
+        return out
+
+    def refusals(self) -> list[str]:
+        """One line per table, of any job, that needs ``force``."""
+        return [line for undo in self.jobs for line in undo.refusals()]
+
+    def refused(self) -> UndoRefused | None:
+        """The first job's refusal (each names its table), if any."""
+        return next((r for r in (u.refused() for u in self.jobs) if r is not None), None)
+
+    def apply(self, *, force: bool = False) -> list[str]:
+        """Restore every job's tables, dependants first; one line per table."""
+        refused = None if force else self.refused()
+        if refused is not None:  # checked whole before any table changes
+            raise refused
+        return [line for undo in reversed(self.jobs) for line in undo.apply(force=force)]
