@@ -1,4 +1,4 @@
-"""``dbxdec backfill`` and ``catchup``: thin wrappers over
+"""``dbxdec backfill`` and ``catchup`` (:mod:`.catchup_commands`): thin wrappers over
 :mod:`databricks_bundle_decorators.launch` (``backfills`` and ``status`` live in
 :mod:`.report_commands`)."""
 
@@ -12,32 +12,36 @@ import click
 
 from ..bundle.project import project_root
 from ..errors import UsageError
-from ..launch.launcher import plan_backfill
 from ..launch.operations.journal_resume import has_ledger, prepare_journal_resume
 from ..launch.plan.history import RERUN_MODES, RerunMode
 from ..launch.plan.plan import ORDERS, Order
-from ..launch.plan.plan_summary import plan_selection
 from ..launch.plan.request import (
-    CATCHUP_BY,
     BackfillRequest,
     BatchSize,
-    CatchupBy,
     Connection,
     Pacing,
     ResumeRequest,
 )
 from ..launch.run.resume import prepare_resume
+from .backfill_shared import (
+    command_context_args,
+    dbu_option,
+    force_option,
+    json_option,
+    pause_option,
+    plan_and_launch,
+    with_connection,
+)
 from .canary_options import canary_option, diff_gate_option
-from .detach_output import detach_option, launch_or_detach, refuse_local_detach
+from .catchup_commands import catchup_command
+from .detach_output import detach_option, launch_or_detach
 from .downstream_output import downstream_option
-from .full_range import all_keys_option, confirm_every_key
-from .launch_output import nothing_to_run, print_plan
+from .full_range import all_keys_option
 from .options import (
     KeyList,
     batch_size_options,
     given_on_command_line,
     load_project,
-    local_connection_record,
     no_checks_option,
     param_option,
     pipelines_option,
@@ -48,29 +52,6 @@ from .options import (
 from .plan_output import dry_run_options
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-with_connection = local_connection_record("Run on the embedded local Spark.")
-"""The connection options, reaching the command as one :class:`Connection`."""
-
-_json_option = click.option("--json", "as_json", is_flag=True, help="One JSON object per event.")
-
-_force_option = click.option(
-    "--force",
-    is_flag=True,
-    help="Take over the claim of another backfill of the job on some of the same keys "
-    "once it is stale: expired (its launcher stopped renewing it) or left by a launcher "
-    "that died on this machine. Refused while that claim is live.",
-)
-
-
-def _context_args(project: Path | None, pipelines: tuple[str, ...]) -> tuple[str, ...]:
-    args: list[str] = []
-    if project is not None:
-        args += ["--project", str(project)]
-    for module in pipelines:
-        args += ["--pipelines", module]
-    return tuple(args)
 
 
 _PLAN_OPTIONS = (
@@ -100,23 +81,6 @@ _PLAN_OPTIONS = (
     "downstream",
 )
 """What ``--resume`` refuses: the ledger has the plan."""
-
-_pause_option = click.option(
-    "--pause-schedule",
-    is_flag=True,
-    help="Pause the job's schedule (or trigger) while the backfill runs and restore it "
-    "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
-    "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
-    "scheduled run.",
-)
-
-_dbu_option = click.option(
-    "--dbu-per-hour",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="RATE",
-    help="DBU per hour of one run (whole cluster), for the --dry-run estimate's DBU hours "
-    "(no API gives a node type's rate).",
-)
 
 
 @click.command("backfill")
@@ -156,10 +120,10 @@ _dbu_option = click.option(
 )
 @canary_option
 @diff_gate_option
-@_pause_option
+@pause_option
 @param_option
 @dry_run_options
-@_dbu_option
+@dbu_option
 @downstream_option
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
 @click.option(
@@ -168,11 +132,11 @@ _dbu_option = click.option(
     help="Start a new backfill even though the last one over the same keys did not finish "
     "(without it that is refused, pointing at --resume).",
 )
-@_force_option
+@force_option
 @detach_option
 @with_connection
 @with_pacing
-@_json_option
+@json_option
 @pipelines_option
 @click.pass_context
 def backfill_command(
@@ -235,7 +199,7 @@ def backfill_command(
     disk stops launching; runs in flight are watched to their end), 7 claim taken over
     by another launcher (an outage alone never loses it), 130 interrupted.
     """
-    context_args = _context_args(project, pipelines)
+    context_args = command_context_args(project, pipelines)
     if resume_id is not None:
         given = given_on_command_line(ctx, _PLAN_OPTIONS)
         if job is not None or given:
@@ -283,121 +247,7 @@ def backfill_command(
         downstream=downstream,
     )
     ask = not (dry_run or all_keys)
-    _plan_and_launch(backfill, project, pipelines, dry_run, as_json, all_runs, ask)
-
-
-@click.command("catchup")
-@click.argument("job")
-@click.option("--start", metavar="KEY", help="Only keys from KEY (inclusive).")
-@click.option("--end", metavar="KEY", help="Only keys up to KEY (inclusive).")
-@click.option(
-    "--by",
-    type=click.Choice(CATCHUP_BY),
-    default="runs",
-    show_default=True,
-    help="runs: keys without a successful run in the job's history; data: keys whose "
-    "partitions are missing or empty in the job's output tables.",
-)
-@batch_size_options(
-    "Consecutive keys to catch up per run (a run never spans a key that is done), or"
-)
-@click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
-@click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
-@canary_option
-@_pause_option
-@param_option
-@dry_run_options
-@_dbu_option
-@_force_option
-@detach_option
-@with_connection
-@with_pacing
-@_json_option
-@pipelines_option
-def catchup_command(
-    job: str,
-    start: str | None,
-    end: str | None,
-    by: CatchupBy,
-    batch_size: BatchSize,
-    target_run_length: float | None,
-    order: Order,
-    exact: bool,
-    canary: int,
-    pause_schedule: bool,
-    params: tuple[tuple[str, str], ...],
-    dry_run: bool,
-    all_runs: bool,
-    dbu_per_hour: float | None,
-    force: bool,
-    connection: Connection,
-    pacing: Pacing,
-    as_json: bool,
-    project: Path | None,
-    pipelines: tuple[str, ...],
-) -> None:
-    """Run every key of JOB's backfill definition that is not done yet.
-
-    With --by runs (the default) a key is done when its latest run succeeded: keys
-    whose latest run failed and keys never run are launched, keys with a run in
-    progress are left alone, and so are unknown keys (on Databricks: ended more than
-    60 days ago, the workspace's run history, with no run nor local ledger record;
-    --keys names them, --by data finds the absent ones). With --by data a key is done
-    when every output table of the job has rows in its partition: read from the local
-    Delta tables with --local, on Databricks by one run of the deployed job (job
-    parameter backfill_presence) that lists the partitions present and writes
-    nothing; a --dry-run runs it too.
-    Same options and exit codes as dbxdec backfill.
-    """
-    request = BackfillRequest(
-        job,
-        start=start,
-        end=end,
-        order=order,
-        batch_size=batch_size,
-        target_run_seconds=target_seconds(batch_size, target_run_length),
-        catchup=True,
-        by=by,
-        exact=exact,
-        params=dict(params),
-        canary=canary,
-        pause_schedule=pause_schedule,
-        dbu_per_hour=dbu_per_hour,
-        connection=connection,
-        pacing=pacing,
-        context_args=_context_args(project, pipelines),
-        force=force,
-    )
-    _plan_and_launch(request, project, pipelines, dry_run, as_json, all_runs)
-
-
-def _plan_and_launch(
-    request: BackfillRequest,
-    project: Path | None,
-    pipelines: tuple[str, ...],
-    dry_run: bool,
-    as_json: bool,
-    all_runs: bool,
-    ask: bool = False,
-) -> None:
-    """Plan ``request``; print the plan on a dry run (``all_runs``: every run), else launch it.
-
-    ``ask``: a request naming no keys (every key of the definition) is confirmed on a
-    terminal first and refused elsewhere (``--all`` and ``--dry-run`` skip this).
-    """
-    refuse_local_detach(request)
-    config, registry = load_project(project, pipelines)
-    if ask:
-        confirm_every_key(registry, request)
-    prepared = plan_backfill(
-        request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
-    )
-    if dry_run:
-        backfill = registry.get(request.job).backfill
-        selection = plan_selection(backfill, request) if backfill is not None else None
-        print_plan(prepared, as_json, all_runs=all_runs, selection=selection)
-        return
-    launch_or_detach(prepared, as_json, nothing_to_run(request), root=config.root)
+    plan_and_launch(backfill, project, pipelines, dry_run, as_json, all_runs, ask)
 
 
 def register(group: click.Group) -> None:

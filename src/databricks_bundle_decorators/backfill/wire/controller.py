@@ -11,6 +11,8 @@ a parameter.
 
 from __future__ import annotations
 
+import hashlib
+
 CONTROLLER_JOB = "dbxdec_controller"
 """The name of the generated controller job (a target's name prefix may precede it)."""
 CONTROLLER_TASK_KEY = "controller"
@@ -28,13 +30,36 @@ DEFAULT_HANDOVER_AFTER = 3 * 3600.0
 CONTROLLER_MAX_CONCURRENT_RUNS = 100
 
 
+MAX_TOKEN = 64
+"""The Jobs API's longest idempotency token (``run-now``: "at most 64 characters",
+https://docs.databricks.com/api/workspace/jobs/runnow)."""
+
+
+def controller_token(backfill_id: str, suffix: str) -> str:
+    """``dbxdec-ctl-<backfill id>-<suffix>``; an id too long for the 64 characters of
+    a token is replaced by a digest of it (the same id always gives the same token).
+
+    Example:
+        >>> controller_token("nightly-20240601T020000-1a2b", "u3")
+        'dbxdec-ctl-nightly-20240601T020000-1a2b-u3'
+        >>> long_id = "a_job_name_long_enough_to_pass_the_limit-20240601T020000-1a2b"
+        >>> len(controller_token(long_id, "g12"))
+        47
+    """
+    token = f"dbxdec-ctl-{backfill_id}-{suffix}"
+    if len(token) <= MAX_TOKEN:
+        return token
+    digest = hashlib.sha256(backfill_id.encode()).hexdigest()[:32]
+    return f"dbxdec-ctl-{digest}-{suffix}"
+
+
 def handover_token(backfill_id: str, generation: int) -> str:
     """The ``run-now`` idempotency token that starts generation ``generation`` of the
     controller of ``backfill_id``: a lost reply re-sent, or two runs of generation
-    ``generation - 1`` handing over at once, start one run.
+    ``generation - 1`` handing over at once, start one run (at most 64 characters).
 
     Example:
         >>> handover_token("sales-20240101-ab12", 2)
         'dbxdec-ctl-sales-20240101-ab12-g2'
     """
-    return f"dbxdec-ctl-{backfill_id}-g{generation}"
+    return controller_token(backfill_id, f"g{generation}")

@@ -19,6 +19,8 @@ from ..backends.databricks_backend import DatabricksBackend
 from ..backends.target import read_target
 from ..guard.claims import this_host, this_user
 from ..ledger.journal import create_journal
+from ..ledger.journal_store import JournalStore
+from ..operations.controller_runs import controller_runs, next_generation
 from ..run.prepared import PreparedBackfill
 from .handover import ControllerRun, controller_job_id, start_controller
 
@@ -71,11 +73,19 @@ def detach_backfill(
         if prepared.guard is not None:  # an overlapping backfill is refused now
             with prepared.guard.hold(ledger, lambda _: None):
                 pass
-        create_journal(
-            client, ledger, job_id=spec.job_id, writer=f"cli:{this_user()}@{this_host()}"
-        )
+        generation = 1
+        if isinstance(ledger.bound_store, JournalStore):  # --resume ID --detach of a
+            # detached backfill: its journal exists; the next controller generation goes on
+            ledger.save_if_dirty()
+            generation = next_generation(
+                controller_runs(client, controller_job, ledger.id, active_only=False)
+            )
+        else:
+            create_journal(
+                client, ledger, job_id=spec.job_id, writer=f"cli:{this_user()}@{this_host()}"
+            )
         run = start_controller(
-            client, controller_job, backfill_id=ledger.id, job_id=spec.job_id, generation=1
+            client, controller_job, backfill_id=ledger.id, job_id=spec.job_id, generation=generation
         )
     finally:
         backend.close()

@@ -14,158 +14,29 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
-from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ...errors import LocalStateProblem, UsageError, did_you_mean
-from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
 from .ledger_store import LedgerStore, SliceStore, backfill_ids, ledger_file, read_ledger_data, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
-
-AttemptState = Literal["submitting", "running", "succeeded", "failed", "canceled", "rejected"]
-SliceState = Literal["pending", "submitting", "running", "succeeded", "failed", "canceled"]
-LedgerState = Literal["running", "succeeded", "failed", "interrupted"]
-BackendKind = Literal["databricks", "local"]
+from .records import Attempt as Attempt
+from .records import AttemptState as AttemptState
+from .records import BackendKind as BackendKind
+from .records import BackendSpec as BackendSpec
+from .records import LaunchOptions as LaunchOptions
+from .records import LedgerState as LedgerState
+from .records import SliceRecord as SliceRecord
+from .records import SliceState as SliceState
 
 LEDGER_VERSION = 1
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """One submission of a slice. Times are seconds since the epoch.
-
-    ``submitted_at`` is the launcher's; ``started_at`` and ``ended_at`` are the run's own
-    (the backend's record) when known, else ``ended_at`` is when the launcher saw the end.
-    ``rejected``: the backend refused the submission, so no run exists.
-    """
-
-    number: int
-    token: str
-    state: AttemptState = "submitting"
-    run_id: str | None = None
-    url: str | None = None
-    submitted_at: float | None = None
-    ended_at: float | None = None
-    error: str = ""
-    started_at: float | None = None
-    gave_up: str = ""  # which retry budget was spent, e.g. "retries spent: 3 of 3"; or ""
-    checks: Sequence[Mapping[str, Any]] = ()  # check_report.CheckResult.to_json() each
-
-    @property
-    def is_open(self) -> bool:
-        """Whether the outcome is still unknown (submitted or running)."""
-        return self.state in ("submitting", "running")
-
-    @property
-    def seconds(self) -> float | None:
-        start = self.submitted_at if self.started_at is None else self.started_at
-        if start is None or self.ended_at is None:
-            return None
-        return max(0.0, self.ended_at - start)
-
-
-@dataclass(frozen=True, slots=True)
-class SliceRecord:
-    """A slice of the plan and its attempts so far."""
-
-    index: int
-    keys: tuple[str, ...]
-    parameters: Mapping[str, str]
-    attempts: tuple[Attempt, ...] = ()
-    job: str | None = None  # a --downstream slice's job (None: the ledger's job)
-    waits_for: tuple[int, ...] = ()  # --downstream: slices that must succeed first
-
-    @property
-    def label(self) -> str:
-        """The keys' label (``--downstream``: ``b 2024-01-31``); ``"full-refresh swap"``."""
-        if self.job is not None:
-            return f"{self.job} {keys_label(self.keys)}"
-        if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
-            return "full-refresh swap"
-        return keys_label(self.keys)
-
-    @property
-    def last(self) -> Attempt | None:
-        return self.attempts[-1] if self.attempts else None
-
-    @property
-    def state(self) -> SliceState:
-        last = self.last
-        if last is None:
-            return "pending"
-        return "failed" if last.state == "rejected" else last.state
-
-    def attempt(self, number: int) -> Attempt:
-        """The attempt numbered ``number``."""
-        return next(a for a in self.attempts if a.number == number)
-
-    def with_attempt(self, attempt: Attempt) -> SliceRecord:
-        """This slice with ``attempt`` added, or replacing the attempt of its number."""
-        kept = tuple(a for a in self.attempts if a.number != attempt.number)
-        return replace(self, attempts=(*kept, attempt))
-
-
-@dataclass(frozen=True, slots=True)
-class BackendSpec:
-    """How to reach the backend again on ``--resume`` (no credentials)."""
-
-    kind: BackendKind
-    job_id: int | None = None
-    remote_name: str | None = None
-    host: str | None = None
-    profile: str | None = None
-    target: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchOptions:
-    """The user's choices, kept to build the rerun and resume commands."""
-
-    max_concurrent: int = 4
-    retries: int = 0
-    retry_delay: float = 10.0
-    retry_for: float | None = None  # --retry-for in seconds; absent from older ledgers
-    halt_on_error: bool = False
-    exact: bool = False
-    batch_size: int = 1
-    order: str = "forward"
-    final_sync: bool = False
-    params: Mapping[str, str] = field(default_factory=dict)
-    canary: int = 0  # absent from ledgers written before --canary
-    pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
-    force_rewrite: bool = False  # absent from ledgers written before --force-rewrite
-    full_refresh: bool = False  # absent from ledgers written before --full-refresh
-    batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
-    target_run_seconds: float = 900.0  # from older ledgers; plan.request.DEFAULT_TARGET_SECONDS
-    tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
-    checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
-    diff_gate: float | None = None  # --diff-gate percent (see .diff_gate); absent before
-
-    def for_scheduler(
-        self, poll_interval: float, resend_after: float | None = None
-    ) -> SchedulerOptions:
-        """The scheduler's pacing for these choices, polling every ``poll_interval`` s
-        (``resend_after``: see :class:`.pacing.SchedulerOptions`)."""
-        return SchedulerOptions(
-            max_concurrent=self.max_concurrent,
-            retries=self.retries,
-            retry_for=self.retry_for,
-            retry_delay=self.retry_delay,
-            halt_on_error=self.halt_on_error,
-            poll_interval=poll_interval,
-            max_poll_interval=max(poll_interval, 15.0),
-            canary=self.canary,
-            resend_after=resend_after,
-            diff_gate=self.diff_gate,
-        )
 
 
 class Ledger:
@@ -262,6 +133,11 @@ class Ledger:
 
     def to_json(self) -> dict[str, Any]:
         return {**self._header(), "slices": [_slice_json(r) for r in self.slices]}
+
+    @property
+    def bound_store(self) -> SliceStore | None:
+        """The store this ledger was bound to (a journal), ``None`` for the SQLite file."""
+        return self._bound
 
     def bind(self, store: SliceStore) -> None:
         """Save through ``store`` from now on; the next save writes every slice."""

@@ -12,9 +12,9 @@ databricks-sdk-py ``JobsAPI.list_runs``), so a controller still queued counts to
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
+from ...backfill.wire.controller import CONTROLLER_JOB, controller_token
 from ..backends.databricks_backend import find_job
 from ..backends.workspace import workspace_errors
 from ..status.journal_status import JournalPlace
@@ -22,25 +22,6 @@ from ..status.journal_status import JournalPlace
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun
-
-CONTROLLER_JOB = "dbxdec_controller"
-"""The name of the controller job in the bundle (before any target prefix)."""
-MAX_TOKEN = 64
-"""The Jobs API's longest idempotency token (``run-now``: "at most 64 characters")."""
-
-
-def controller_token(backfill_id: str, suffix: str) -> str:
-    """``dbxdec-ctl-<backfill id>-<suffix>``; an id too long for the 64 characters of
-    a token is replaced by a digest of it (the same id always gives the same token).
-
-    >>> controller_token("nightly-20240601T020000-1a2b", "u3")
-    'dbxdec-ctl-nightly-20240601T020000-1a2b-u3'
-    """
-    token = f"dbxdec-ctl-{backfill_id}-{suffix}"
-    if len(token) <= MAX_TOKEN:
-        return token
-    digest = hashlib.sha256(backfill_id.encode()).hexdigest()[:32]
-    return f"dbxdec-ctl-{digest}-{suffix}"
 
 
 def controller_job_id(place: JournalPlace) -> int:
