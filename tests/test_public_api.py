@@ -66,7 +66,7 @@ if __name__ == "__main__":
 
 def test_the_key_column_helper_is_exported_from_the_package_root() -> None:
     import databricks_bundle_decorators as dbxdec
-    from databricks_bundle_decorators.runtime.key_columns import backfill_key_column
+    from databricks_bundle_decorators.runtime.core.key_columns import backfill_key_column
 
     assert dbxdec.backfill_key_column is backfill_key_column
     assert "backfill_key_column" in dbxdec.__all__

@@ -1,6 +1,6 @@
 """Public module: per-slice checks for ``@task(checks=[...])``."""
 
-from .runtime.checks import (
+from .runtime.checks.shipped import (
     Check,
     Expect,
     FrameCheck,

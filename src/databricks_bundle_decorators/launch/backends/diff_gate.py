@@ -2,7 +2,7 @@
 row count of each of its keys with the table before the backfill; a key that moved by
 more than the gate stops the backfill before the rest is launched.
 
-The measurement runs where the data is (see :mod:`..runtime.key_changes`): locally
+The measurement runs where the data is (see :mod:`..runtime.job_tables.key_changes`): locally
 in-process on the embedded Spark (:class:`LocalKeyChanges`). A canary whose keys moved
 too far is recorded as failed (no retry: a rerun would compare the table with itself),
 so the canary gate (:mod:`.canary`) stops the backfill and ``--resume`` reruns it and
@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ...definitions import Registry
 from ...errors import UsageError
-from ...runtime.context import LazySession, RunEnvironment
-from ...runtime.key_changes import KeyChange, key_changes
+from ...runtime.core.context import LazySession, RunEnvironment
+from ...runtime.job_tables.key_changes import KeyChange, key_changes
 from ..plan.request import BackfillRequest
 
 _PERCENT = re.compile(r"(?P<n>[0-9]{1,4}(\.[0-9]{1,4})?)\s*%?")
@@ -73,7 +73,7 @@ class LocalKeyChanges:
         self.warehouse = warehouse
 
     def __call__(self, run_id: str, keys: Collection[str], backfill_id: str) -> list[KeyChange]:
-        from ...runtime.spark import local_spark_session
+        from ...runtime.session.spark import local_spark_session
 
         session: Any = LazySession(local_spark_session)
         environment = RunEnvironment(session, self.warehouse, False)
