@@ -236,12 +236,19 @@ def test_room_check_sees_violations() -> None:
 # -- runtime/ in rooms -----------------------------------------------------------------
 # ``runtime.ROOMS`` lists the subpackages of runtime/ lowest first, checked as launch's
 # rooms are (every import counts, ``TYPE_CHECKING`` and function-level ones too). Only
-# the entry modules stay flat: their dotted paths are written into wheels
-# (``dbxdec-run = "...runtime.entrypoint:main"``) and generated notebooks, so they may
-# import every room and no room imports them.
+# the modules whose dotted paths are written outside the package stay flat: the entry
+# modules (``dbxdec-run = "...runtime.entrypoint:main"`` in wheels, generated notebooks)
+# and ``spark.py`` (scaffolded projects' tests import ``runtime.spark``). They may import
+# every room and no room imports them.
 
 RUNTIME = PACKAGE / "runtime"
-RUNTIME_FLAT = ["__init__.py", "entrypoint.py", "monitor_entry.py", "notebook_entry.py"]
+RUNTIME_FLAT = [
+    "__init__.py",
+    "entrypoint.py",
+    "monitor_entry.py",
+    "notebook_entry.py",
+    "spark.py",
+]
 
 
 def _runtime_rooms() -> list[str]:
@@ -271,7 +278,8 @@ def test_runtime_rooms_import_only_earlier_rooms(path: Path) -> None:
 
 
 def test_runtime_rooms_are_the_subpackages() -> None:
-    """ROOMS names every subpackage of runtime/, once; only the entry modules stay flat."""
+    """ROOMS names every subpackage of runtime/, once; only the modules whose paths are
+    written outside the package stay flat."""
     rooms = _runtime_rooms()
     found = sorted(p.name for p in RUNTIME.iterdir() if (p / "__init__.py").exists())
     assert sorted(rooms) == found and len(set(rooms)) == len(rooms)

@@ -3,11 +3,11 @@
 ``runtime/`` is split into rooms, one subpackage per responsibility. :data:`ROOMS` lists
 them lowest first: a module of a room imports only from its own room, from rooms before
 it in the list, and from the layers above ``runtime`` (``tests/test_layers.py`` checks
-it, ``TYPE_CHECKING`` and function-level imports included). Only the entry modules stay
-flat, because their dotted paths are written into wheels and generated files:
-:mod:`.entrypoint` (``dbxdec-run``), :mod:`.monitor_entry` (``dbxdec-monitor``) and
-:mod:`.notebook_entry` (a generated notebook task); they may import every room, and no
-room imports them.
+it, ``TYPE_CHECKING`` and function-level imports included). Only the modules whose
+dotted paths are written outside the package stay flat: :mod:`.entrypoint`
+(``dbxdec-run``), :mod:`.monitor_entry` (``dbxdec-monitor``), :mod:`.notebook_entry` (a
+generated notebook task) and :mod:`.spark` (``local_spark_session``, imported by the
+tests ``dbxdec init`` writes); they may import every room, and no room imports them.
 
 - :mod:`.core` -- errors, key scopes, IoManager contexts, SQL predicates, task values;
 - :mod:`.session` -- the Spark session: embedded, Spark Connect, serverless rules;

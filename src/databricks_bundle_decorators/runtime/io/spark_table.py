@@ -165,8 +165,7 @@ class SparkTableIoManager(IoManager):
         if not environment.databricks and not has_delta(environment.spark):
             raise EnvironmentProblem(
                 f"table {self.table} is a Delta table, and the SparkSession has no Delta Lake; "
-                "create it with "
-                "databricks_bundle_decorators.runtime.session.spark.local_spark_session() "
+                "create it with databricks_bundle_decorators.runtime.spark.local_spark_session() "
                 "(or pass format='parquet')"
             )
         return DeltaFormat()
