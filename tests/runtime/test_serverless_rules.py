@@ -17,7 +17,7 @@ from databricks_bundle_decorators.runtime.session.serverless_rules import (
 )
 from tests.serverless_guard import PACKAGE, guarded_conf, violations
 
-SRC = Path(serverless_rules.__file__).parents[1]
+SRC = Path(serverless_rules.__file__).parents[2]  # the package: runtime/session/ is two down
 
 
 def modules() -> list[tuple[str, str]]:
