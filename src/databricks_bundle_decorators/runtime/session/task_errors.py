@@ -24,7 +24,9 @@ _QUERY_CONTEXT_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger"
 """PySpark's loggers that print every analysis error as one JSON line with its query
 context (pyspark/errors/exceptions/base.py, ``PySparkException._log_exception``)."""
 
-_PACKAGE = Path(__file__).resolve().parents[1]
+_PACKAGE = Path(__file__).resolve().parents[2]
+"""``databricks_bundle_decorators/`` (this file is in ``runtime/session/``): its frames are
+dbxdec's, not the user's."""
 _LIBRARIES = tuple(
     Path(p).resolve()
     for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
