@@ -35,7 +35,7 @@ if str(REPO) not in sys.path:
 from databricks_bundle_decorators import default_registry  # noqa: E402
 from databricks_bundle_decorators.examples import sales_pipeline as pipeline  # noqa: E402
 from databricks_bundle_decorators.runtime import run_job_locally  # noqa: E402
-from databricks_bundle_decorators.runtime.spark import local_spark_session  # noqa: E402
+from databricks_bundle_decorators.runtime.session.spark import local_spark_session  # noqa: E402
 
 TABLES = ("sales_raw", "sales_clean", "sales_daily", "sales_region_totals")
 TARGET = 1.3

@@ -40,7 +40,7 @@ def spark(
     if connect_lane.connect_lane(request.config):  # --spark-lane=connect: tests/connect_lane.py
         yield from connect_lane.connect_session(tmp_path_factory)
         return
-    from databricks_bundle_decorators.runtime.spark import local_spark_session
+    from databricks_bundle_decorators.runtime.session.spark import local_spark_session
 
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
     session = local_spark_session(

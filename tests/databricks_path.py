@@ -22,11 +22,11 @@ PACKAGES: tuple[str, ...] = ("definitions", "backfill", "runtime", "examples")
 
 LOCAL_ONLY_MODULES: dict[str, str] = {
     # module: why it never runs on Databricks
-    f"{PACKAGE}.runtime.local": "the local DAG runner (dbxdec run --local, local backfills)",
-    f"{PACKAGE}.runtime.spark_remote": "connects local runs to a Spark Connect server",
-    f"{PACKAGE}.runtime.delta_jars": "fetches the embedded Spark's Delta jars",
-    f"{PACKAGE}.runtime.jvm_stderr": "filters the embedded JVM's stderr",
-    f"{PACKAGE}.runtime.io.parquet": "parquet outputs are local folders only",
+    f"{PACKAGE}.runtime.running.local": "the local DAG runner (dbxdec run --local, local backfills)",
+    f"{PACKAGE}.runtime.session.spark_remote": "connects local runs to a Spark Connect server",
+    f"{PACKAGE}.runtime.session.delta_jars": "fetches the embedded Spark's Delta jars",
+    f"{PACKAGE}.runtime.session.jvm_stderr": "filters the embedded JVM's stderr",
+    f"{PACKAGE}.runtime.storage.parquet": "parquet outputs are local folders only",
 }
 
 

@@ -1,4 +1,4 @@
-"""The serverless conf rule, enforced in tests (see runtime/serverless_rules.py).
+"""The serverless conf rule, enforced in tests (see runtime/session/serverless_rules.py).
 
 1. :func:`guarded_conf`: while active, ``RuntimeConfig.set``/``unset`` called from
    dbxdec's own code raises for a property off the serverless list, unless the caller is
@@ -17,17 +17,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from databricks_bundle_decorators.runtime.serverless_rules import check_conf
+from databricks_bundle_decorators.runtime.session.serverless_rules import check_conf
 
 PACKAGE = "databricks_bundle_decorators"
-RULES_MODULE = f"{PACKAGE}.runtime.serverless_rules"
+RULES_MODULE = f"{PACKAGE}.runtime.session.serverless_rules"
 LOCAL_ONLY: dict[tuple[str, str], str] = {
     # (module, function): why it may set any Spark property.
-    (f"{PACKAGE}.runtime.spark", "_local_spark_session"): (
+    (f"{PACKAGE}.runtime.session.spark", "_local_spark_session"): (
         "builds or reuses the embedded local session (local_spark_session); Databricks "
         "sessions come from databricks_spark_session, which never calls it"
     ),
-    (f"{PACKAGE}.runtime.spark_remote", "remote_spark_session"): (
+    (f"{PACKAGE}.runtime.session.spark_remote", "remote_spark_session"): (
         "connects a LOCAL run to a Spark Connect server (--spark-remote) and gives it the "
         "embedded session's settings; Databricks sessions never come from it"
     ),

@@ -1,6 +1,6 @@
 """Every path into dbxdec's sources that the docs, README.md and CONTRIBUTING.md name
 exists: ``src/databricks_bundle_decorators/...`` paths, paths relative to the package
-(``launch/run/scheduler.py``, ``runtime/dispatch.py``) and dotted module paths
+(``launch/run/scheduler.py``, ``runtime/running/dispatch.py``) and dotted module paths
 (``databricks_bundle_decorators.launch.plan.request``). Moving a module without updating
 the page that names it fails here."""
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators import __version__
-from databricks_bundle_decorators.runtime.delta_jars import jars_dir
+from databricks_bundle_decorators.runtime.session.delta_jars import jars_dir
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "getting-started.md"
 PAGE_HOME = "/home/you"

@@ -131,37 +131,42 @@ def test_bundle_import_check_sees_bundle_code() -> None:
 LAUNCH = PACKAGE / "launch"
 
 
-def _launch_targets(source: str, depth: int, own: str) -> set[str]:
-    """The names directly under ``launch`` (rooms or flat modules) that a module of
-    room ``own``, ``depth`` packages below ``launch``, imports; ``own`` for its room."""
+def _launch_targets(source: str, depth: int, own: str, layer: str = "launch") -> set[str]:
+    """The names directly under ``layer`` (rooms or flat modules) that a module of
+    room ``own``, ``depth`` packages below ``layer``, imports; ``own`` for its room."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.level:
             if node.level <= depth:
                 found.add(own)  # inside its own room
-            elif node.level == depth + 1:  # relative to launch/ itself
+            elif node.level == depth + 1:  # relative to the layer's package itself
                 head = (node.module or "").split(".")[0]
                 found.update([head] if head else [alias.name for alias in node.names])
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.update(_absolute_launch_target(node.module, node.names))
+            found.update(_absolute_launch_target(node.module, node.names, layer))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                found.update(_absolute_launch_target(alias.name, []))
+                found.update(_absolute_launch_target(alias.name, [], layer))
     return found
 
 
-def _absolute_launch_target(module: str, names: list[ast.alias]) -> list[str]:
+def _absolute_launch_target(
+    module: str, names: list[ast.alias], layer: str = "launch"
+) -> list[str]:
     parts = module.split(".")
-    if parts[:2] != ["databricks_bundle_decorators", "launch"]:
+    if parts[:2] != ["databricks_bundle_decorators", layer]:
         return []
     return [parts[2]] if len(parts) > 2 else [alias.name for alias in names]
 
 
-def _room_problems(source: str, depth: int, room: str, rooms: list[str]) -> list[str]:
-    """What a module of ``room`` imports from ``launch`` that it may not: a later room, a
-    flat module of launch/ (the facade) or a name that is no room."""
+def _room_problems(
+    source: str, depth: int, room: str, rooms: list[str], layer: str = "launch"
+) -> list[str]:
+    """What a module of ``room`` imports from ``layer`` that it may not: a later room, a
+    flat module of the layer (launch's facade, runtime's entry modules) or a name that
+    is no room."""
     allowed = set(rooms[: rooms.index(room) + 1])
-    return sorted(_launch_targets(source, depth, room) - allowed)
+    return sorted(_launch_targets(source, depth, room, layer) - allowed)
 
 
 def _rooms() -> list[str]:
@@ -226,6 +231,159 @@ def test_room_check_sees_violations() -> None:
     # allowed: its own room, earlier rooms, the layers above launch
     fine = "from .x import y\nfrom ..plan.plan import z\nfrom ...errors import UsageError\n"
     assert _room_problems(fine, 1, "ledger", rooms) == []
+
+
+# -- runtime/ in rooms -----------------------------------------------------------------
+# ``runtime.ROOMS`` lists the subpackages of runtime/ lowest first, checked as launch's
+# rooms are (every import counts, ``TYPE_CHECKING`` and function-level ones too). Only
+# the modules whose dotted paths are written outside the package stay flat: the entry
+# modules (``dbxdec-run = "...runtime.entrypoint:main"`` in wheels, generated notebooks)
+# and ``spark.py`` (scaffolded projects' tests import ``runtime.spark``). They may import
+# every room and no room imports them.
+
+RUNTIME = PACKAGE / "runtime"
+RUNTIME_FLAT = [
+    "__init__.py",
+    "entrypoint.py",
+    "monitor_entry.py",
+    "notebook_entry.py",
+    "spark.py",
+]
+
+
+def _runtime_rooms() -> list[str]:
+    from databricks_bundle_decorators.runtime import ROOMS
+
+    return list(ROOMS)
+
+
+RUNTIME_ROOM_FILES = [
+    pytest.param(path, id=str(path.relative_to(PACKAGE)))
+    for path in sorted(RUNTIME.rglob("*.py"))
+    if path.parent != RUNTIME
+]
+
+
+@pytest.mark.parametrize("path", RUNTIME_ROOM_FILES)
+def test_runtime_rooms_import_only_earlier_rooms(path: Path) -> None:
+    rooms = _runtime_rooms()
+    room, *_ = path.relative_to(RUNTIME).parts
+    assert room in rooms, f"runtime/{room}/ is not in runtime.ROOMS"
+    depth = len(path.relative_to(RUNTIME).parts) - 1
+    problems = _room_problems(path.read_text(), depth, room, rooms, "runtime")
+    assert not problems, (
+        f"{path.relative_to(RUNTIME)} imports {problems}: a room imports only itself and "
+        f"the rooms before it in runtime.ROOMS {rooms}"
+    )
+
+
+def test_runtime_rooms_are_the_subpackages() -> None:
+    """ROOMS names every subpackage of runtime/, once; only the modules whose paths are
+    written outside the package stay flat."""
+    rooms = _runtime_rooms()
+    found = sorted(p.name for p in RUNTIME.iterdir() if (p / "__init__.py").exists())
+    assert sorted(rooms) == found and len(set(rooms)) == len(rooms)
+    assert sorted(p.name for p in RUNTIME.glob("*.py")) == RUNTIME_FLAT
+
+
+def _room_docstring_problems(package: Path) -> list[str]:
+    """What a room's ``__init__`` docstring fails to say: what it may import, and each
+    of the room's modules by name (what it owns)."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    problems = [] if "import" in doc else ["what it may import"]
+    owned = sorted(p.stem for p in package.glob("*.py") if p.name != "__init__.py")
+    return problems + [f"``{name}``" for name in owned if f"``{name}``" not in doc]
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(p, id=str(p.relative_to(PACKAGE)))
+        for p in sorted(RUNTIME.iterdir())
+        if (p / "__init__.py").exists()
+    ],
+)
+def test_room_docstrings_say_what_they_own_and_may_import(package: Path) -> None:
+    problems = _room_docstring_problems(package)
+    assert not problems, f"{package.relative_to(PACKAGE)}/__init__.py does not name {problems}"
+
+
+def test_room_docstring_check_sees_a_missing_module(tmp_path: Path) -> None:
+    """The checker itself must be able to fail: a module the docstring does not name,
+    and a docstring silent on imports."""
+    (tmp_path / "__init__.py").write_text('"""Owns ``a``. May import nothing."""\n')
+    (tmp_path / "a.py").write_text("")
+    assert _room_docstring_problems(tmp_path) == []
+    (tmp_path / "b.py").write_text("")
+    assert _room_docstring_problems(tmp_path) == ["``b``"]
+    (tmp_path / "__init__.py").write_text('"""Owns ``a`` and ``b``."""\n')
+    assert _room_docstring_problems(tmp_path) == ["what it may import"]
+
+
+@pytest.mark.parametrize("layer", [RUNTIME], ids=["runtime"])
+def test_rooms_stay_under_a_dozen_modules_and_files_under_400_lines(layer: Path) -> None:
+    crowded = {
+        p.name: n
+        for p in layer.iterdir()
+        if (p / "__init__.py").exists()
+        and (n := len([m for m in p.glob("*.py") if m.name != "__init__.py"])) > 12
+    }
+    assert not crowded, f"past a dozen modules, split into rooms: {crowded}"
+    long = {
+        str(p.relative_to(layer)): n
+        for p in layer.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert not long, f"split these along a responsibility: {long}"
+
+
+def _room_graph(layer: str) -> dict[str, set[str]]:
+    """Room -> the other rooms (and flat modules) of ``layer`` its modules import."""
+    prefix = f"{ROOT}.{layer}."
+    graph: dict[str, set[str]] = {}
+    for module, targets in _module_graph(_package_sources()).items():
+        if not module.startswith(prefix) or "." not in module.removeprefix(prefix):
+            continue  # not inside a room of the layer
+        room = module.removeprefix(prefix).split(".")[0]
+        rooms = {t.removeprefix(prefix).split(".")[0] for t in targets if t.startswith(prefix)}
+        graph.setdefault(room, set()).update(rooms - {room})
+    for targets in graph.values():
+        for target in targets:
+            graph.setdefault(target, set())
+    return graph
+
+
+@pytest.mark.parametrize("layer", ["launch", "runtime"])
+def test_no_circle_among_rooms(layer: str) -> None:
+    """No room reaches itself through other rooms (imports of every kind counted)."""
+    circles = _circles(_room_graph(layer))
+    assert not circles, f"circles among {layer}'s rooms: " + "; ".join(
+        " -> ".join(circle) for circle in circles
+    )
+
+
+def test_runtime_room_check_sees_violations() -> None:
+    """The runtime room checker itself must be able to fail: the storage-under-checks
+    order (a table format reaching up to the checks), a check reaching an IoManager
+    through the ``runtime.io`` re-exports, a room importing an entry module, type-only,
+    function-level and absolute imports."""
+    rooms = ["core", "storage", "checks", "io", "running"]
+    up = "from ..checks.metering import measure\n"
+    assert _room_problems(up, 1, "storage", rooms, "runtime") == ["checks"]
+    assert _room_problems("from ..io import DeltaFormat\n", 1, "checks", rooms, "runtime") == ["io"]
+    entry = "def f():\n    from ..entrypoint import main\n"
+    assert _room_problems(entry, 1, "running", rooms, "runtime") == ["entrypoint"]
+    type_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..io import x\n"
+    assert _room_problems(type_only, 1, "core", rooms, "runtime") == ["io"]
+    absolute = "from databricks_bundle_decorators.runtime.running.local import run\n"
+    assert _room_problems(absolute, 1, "io", rooms, "runtime") == ["running"]
+    fine = "from .x import y\nfrom ..core.errors import E\nfrom ...launch import z\n"
+    assert _room_problems(fine, 1, "checks", rooms, "runtime") == []
+
+
+def test_room_circle_check_sees_a_circle() -> None:
+    """The room-circle checker can fail: two rooms that import each other."""
+    assert _circles({"io": {"checks"}, "checks": {"io"}}) == [["checks", "io", "checks"]]
 
 
 # -- import circles ----------------------------------------------------------------------

@@ -66,7 +66,38 @@ if __name__ == "__main__":
 
 def test_the_key_column_helper_is_exported_from_the_package_root() -> None:
     import databricks_bundle_decorators as dbxdec
-    from databricks_bundle_decorators.runtime.key_columns import backfill_key_column
+    from databricks_bundle_decorators.runtime.core.key_columns import backfill_key_column
 
     assert dbxdec.backfill_key_column is backfill_key_column
     assert "backfill_key_column" in dbxdec.__all__
+
+
+def test_paths_written_outside_the_package_still_import() -> None:
+    """The wheel's entry points and the imports ``dbxdec init`` writes into a project
+    name module paths; moving a module must not break a project built before the move."""
+    import ast
+    import importlib.util
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    templates = root / "src" / "databricks_bundle_decorators" / "templates"
+    entry_points = re.findall(
+        r'^\S+ = "(databricks_bundle_decorators\.[\w.]+:\w+)"$',
+        (root / "pyproject.toml").read_text()
+        + (templates / "project" / "pyproject.toml.tmpl").read_text(),
+        flags=re.MULTILINE,
+    )
+    assert len(entry_points) >= 3  # dbxdec-run, dbxdec-monitor, the template's dbxdec-run
+    for target in entry_points:
+        module, _, name = target.partition(":")
+        assert hasattr(importlib.import_module(module), name), target
+    for template in sorted(templates.rglob("*.py.tmpl")):
+        for node in ast.walk(ast.parse(template.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "databricks_bundle_decorators"
+            ):
+                module = importlib.import_module(node.module or "")
+                for alias in node.names:
+                    assert hasattr(module, alias.name) or importlib.util.find_spec(
+                        f"{node.module}.{alias.name}"
+                    ), f"{template.name}: from {node.module} import {alias.name}"

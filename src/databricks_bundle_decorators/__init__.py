@@ -53,7 +53,7 @@ from .definitions import (
     task_value,
 )
 from .errors import DbxdecError, DefinitionError, UsageError
-from .runtime.key_columns import backfill_key_column
+from .runtime.core.key_columns import backfill_key_column
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,8 @@
 """Public module: per-slice checks for ``@task(checks=[...])``, and the aggregates a
 table declares for the diff gate (``SparkTableIoManager(..., gate=[Sum("amount")])``)."""
 
-from .runtime.checks import (
+from .runtime.checks.gate_aggregates import CountDistinct, GateAggregate, Mean, Sum
+from .runtime.checks.shipped import (
     Check,
     Expect,
     FrameCheck,
@@ -10,7 +11,6 @@ from .runtime.checks import (
     RowCountWithin,
     Unique,
 )
-from .runtime.gate_aggregates import CountDistinct, GateAggregate, Mean, Sum
 
 __all__ = [
     "Check",

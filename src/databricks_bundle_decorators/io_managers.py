@@ -1,9 +1,9 @@
 """Public module: IoManagers users pass to ``@task(io_manager=...)``."""
 
-from .runtime.context import InputContext, OutputContext
+from .runtime.core.context import InputContext, OutputContext
+from .runtime.core.keys import get_written_keys
 from .runtime.io import IoManager, SparkTableIoManager
-from .runtime.keys import get_written_keys
-from .runtime.tables import local_table_path, read_table
+from .runtime.job_tables.tables import local_table_path, read_table
 
 __all__ = [
     "InputContext",

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from databricks_bundle_decorators.cli.main import cli
-from databricks_bundle_decorators.runtime.delta_jars import (
+from databricks_bundle_decorators.runtime.session.delta_jars import (
     DELTA_JARS,
     JARS_DIR_ENV,
     MAVEN_REPOSITORY_ENV,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.examples import sales_pipeline
-from databricks_bundle_decorators.runtime.spark_remote import SparkRemote
+from databricks_bundle_decorators.runtime.session.spark_remote import SparkRemote
 from databricks_bundle_decorators.testing.spark_connect import free_port
 from tests import connect_lane
 from tests.cli.clirun import assert_one_error_line, run

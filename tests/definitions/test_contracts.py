@@ -109,8 +109,8 @@ def test_control_edges_and_task_values_need_no_io_manager() -> None:
 
 def test_the_runtime_implements_the_contracts_declared_with_the_definitions() -> None:
     from databricks_bundle_decorators import checks, io_managers
-    from databricks_bundle_decorators.runtime import checks as runtime_checks
     from databricks_bundle_decorators.runtime import io
+    from databricks_bundle_decorators.runtime.checks import shipped as runtime_checks
 
     assert io.IoManager is io_managers.IoManager is contracts.IoManager
     assert runtime_checks.Check is checks.Check is contracts.Check

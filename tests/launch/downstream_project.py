@@ -143,7 +143,7 @@ def events(root: Path) -> list[tuple[str, str, str]]:
 
 def table_rows(spark: Any, root: Path, name: str) -> list[tuple[Any, ...]]:
     """Every row of local table ``name`` of the project, sorted."""
-    from databricks_bundle_decorators.runtime.tables import local_table_path
+    from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
     path = local_table_path(name, root / ".dbxdec" / "warehouse")
     return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.cli.main import main
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
 MODULE = "relchecks_pipelines"
 RESULTS = "main.ops.rel_results"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
 from .test_multi_partitions import dbxdec
 

@@ -46,8 +46,8 @@ from databricks_bundle_decorators.launch.launcher import (
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime import entrypoint
-from databricks_bundle_decorators.runtime.local import run_job_locally
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.running.local import run_job_locally
 from databricks_bundle_decorators.testing import JobsEmulator
 
 MODULE = __name__

@@ -13,8 +13,8 @@ from databricks_bundle_decorators.launch.backends.diff_gate import (
     parse_diff_gate,
 )
 from databricks_bundle_decorators.launch.plan.request import BackfillRequest
-from databricks_bundle_decorators.runtime.io.delta_history import Commit
-from databricks_bundle_decorators.runtime.key_changes import KeyChange, change_versions
+from databricks_bundle_decorators.runtime.job_tables.key_changes import KeyChange, change_versions
+from databricks_bundle_decorators.runtime.storage.delta_history import Commit
 
 from .relchecks_project import dbxdec, write_project
 

@@ -31,8 +31,11 @@ from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.plan.history import keys_of_parameters
 from databricks_bundle_decorators.launch.run.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
-from databricks_bundle_decorators.runtime.local import JobRunResult, run_job_locally
-from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import (
+    local_table_exists,
+    local_table_path,
+)
+from databricks_bundle_decorators.runtime.running.local import JobRunResult, run_job_locally
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS

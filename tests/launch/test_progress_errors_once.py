@@ -14,7 +14,7 @@ from databricks_bundle_decorators.launch.run.events import (
     LaunchSummary,
 )
 from databricks_bundle_decorators.launch.status.progress import LiveReporter, PlainReporter
-from databricks_bundle_decorators.runtime.task_errors import MAX_MESSAGE, error_text
+from databricks_bundle_decorators.runtime.session.task_errors import MAX_MESSAGE, error_text
 
 ERROR = "FAILED: AnalysisException: [UNRESOLVED_COLUMN] Did you mean one of [`a`, `b`]"
 

@@ -13,8 +13,8 @@ import pytest
 
 from databricks_bundle_decorators.cli.options import load_project
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
-from databricks_bundle_decorators.runtime.local import run_job_locally
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.running.local import run_job_locally
 
 from .relchecks_project import backfill, dbxdec, results, rows_per_key, write_project
 

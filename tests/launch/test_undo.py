@@ -13,8 +13,8 @@ from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime import entrypoint
-from databricks_bundle_decorators.runtime.io.table_name import split_metadata
-from databricks_bundle_decorators.runtime.tables import local_table_exists
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_exists
+from databricks_bundle_decorators.runtime.storage.table_name import split_metadata
 
 from .undo_project import MODULE, table_history, table_rows, write_undo_project
 

@@ -12,7 +12,7 @@ import pytest
 
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
 from .test_undo import ORDERS, Dbxdec, dbxdec, one_error_line
 from .undo_project import table_history, table_rows

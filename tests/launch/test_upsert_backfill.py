@@ -13,8 +13,8 @@ import pytest
 
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
-from databricks_bundle_decorators.runtime.io import delta, upsert
-from databricks_bundle_decorators.runtime.io.table_name import split_metadata
+from databricks_bundle_decorators.runtime.storage import delta, upsert
+from databricks_bundle_decorators.runtime.storage.table_name import split_metadata
 
 from .undo_project import table_history, table_rows
 

@@ -11,8 +11,8 @@ from databricks_bundle_decorators import DailyBackfill, MonthlyBackfill, Registr
 from databricks_bundle_decorators.bundle.table_graph import build_table_graph
 from databricks_bundle_decorators.definitions.triggers import FileArrival, TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
-from databricks_bundle_decorators.runtime.key_columns import backfill_key_column
-from databricks_bundle_decorators.runtime.keys import get_written_keys
+from databricks_bundle_decorators.runtime.core.key_columns import backfill_key_column
+from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 
 A_TABLE, B_TABLE, C_TABLE = "main.chain.a", "main.chain.b", "main.chain.c"
 A_SRC = source(A_TABLE, event_time="ts")

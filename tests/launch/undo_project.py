@@ -73,7 +73,7 @@ def write_undo_project(root: Path) -> Path:
 
 def table_rows(spark: Any, root: Path, name: str) -> list[tuple[Any, ...]]:
     """Every row of local table ``name`` of the project, sorted."""
-    from databricks_bundle_decorators.runtime.tables import local_table_path
+    from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
     path = local_table_path(name, root / ".dbxdec" / "warehouse")
     return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())
@@ -81,7 +81,7 @@ def table_rows(spark: Any, root: Path, name: str) -> list[tuple[Any, ...]]:
 
 def table_history(spark: Any, root: Path, name: str) -> list[tuple[int, str, str | None]]:
     """``(version, operation, userMetadata)`` of every commit of the table, oldest first."""
-    from databricks_bundle_decorators.runtime.tables import local_table_path
+    from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
     path = local_table_path(name, root / ".dbxdec" / "warehouse")
     rows = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()

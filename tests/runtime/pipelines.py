@@ -132,14 +132,17 @@ def table_files(warehouse: Path, name: str) -> dict[str, str]:
 
 def read_local(spark: Any, warehouse: Path, name: str) -> Any:
     """The local Delta table ``name`` as a DataFrame."""
-    from databricks_bundle_decorators.runtime.tables import read_table
+    from databricks_bundle_decorators.runtime.job_tables.tables import read_table
 
     return read_table(name, spark=spark, warehouse=warehouse)
 
 
 def table_version(spark: Any, warehouse: Path, name: str) -> int:
     """The newest commit version of the local Delta table ``name`` (-1: no table)."""
-    from databricks_bundle_decorators.runtime.tables import local_table_exists, local_table_path
+    from databricks_bundle_decorators.runtime.job_tables.tables import (
+        local_table_exists,
+        local_table_path,
+    )
 
     if not local_table_exists(name, warehouse):
         return -1

@@ -16,10 +16,10 @@ from databricks_bundle_decorators.runtime import (
     RunEnvironment,
     SparkTableIoManager,
 )
-from databricks_bundle_decorators.runtime.dispatch import force_rewrite
-from databricks_bundle_decorators.runtime.errors import TaskRunError
+from databricks_bundle_decorators.runtime.core.errors import TaskRunError
 from databricks_bundle_decorators.runtime.io import append_once
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.running.dispatch import force_rewrite
 
 from .pipelines import events_for, read_local, registry, table_version
 

@@ -19,10 +19,10 @@ from databricks_bundle_decorators.checks import (
     RowCountWithin,
     Unique,
 )
-from databricks_bundle_decorators.runtime.baselines import BaselineSpec, baseline_for
-from databricks_bundle_decorators.runtime.checking import TaskChecks
-from databricks_bundle_decorators.runtime.checks import ROWS_METRIC
-from databricks_bundle_decorators.runtime.errors import CheckFailed
+from databricks_bundle_decorators.runtime.checks.baselines import BaselineSpec, baseline_for
+from databricks_bundle_decorators.runtime.checks.checking import TaskChecks
+from databricks_bundle_decorators.runtime.checks.shipped import ROWS_METRIC
+from databricks_bundle_decorators.runtime.core.errors import CheckFailed
 
 DAY0 = date(2024, 1, 1)
 days = st.integers(min_value=0, max_value=60).map(lambda n: (DAY0 + timedelta(n)).isoformat())

@@ -12,11 +12,11 @@ import pytest
 from databricks_bundle_decorators import CatchUp, DailyBackfill, Registry, task
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.io.table_name import TableName
-from databricks_bundle_decorators.runtime.keys import get_written_keys
-from databricks_bundle_decorators.runtime.local_trigger import pending_line
-from databricks_bundle_decorators.runtime.triggered import pending_keys
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.runtime.core.keys import get_written_keys
+from databricks_bundle_decorators.runtime.storage.table_name import TableName
+from databricks_bundle_decorators.runtime.triggers.local_trigger import pending_line
+from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
 
 pytestmark = pytest.mark.spark
 registry = Registry()

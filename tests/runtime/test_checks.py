@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from databricks_bundle_decorators.runtime.checking import TaskChecks, slice_failures
-from databricks_bundle_decorators.runtime.checks import (
+from databricks_bundle_decorators.runtime.checks.checking import TaskChecks, slice_failures
+from databricks_bundle_decorators.runtime.checks.shipped import (
     ROWS_METRIC,
     Expect,
     FrameCheck,
@@ -13,7 +13,7 @@ from databricks_bundle_decorators.runtime.checks import (
     MinRowCount,
     Unique,
 )
-from databricks_bundle_decorators.runtime.errors import CheckFailed
+from databricks_bundle_decorators.runtime.core.errors import CheckFailed
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,13 @@ from tests.connect_guard import caching_violations, delta_table_violations
 from tests.databricks_path import LOCAL_ONLY_MODULES, PACKAGE, databricks_path_modules
 from tests.serverless_guard import violations as conf_violations
 
-MODULE = f"{PACKAGE}.runtime.io.delta"
+MODULE = f"{PACKAGE}.runtime.storage.delta"
 
 
 def test_the_databricks_path_is_the_runtime_and_what_it_imports() -> None:
     names = [name for name, _ in databricks_path_modules()]
     assert len(names) > 60
-    assert MODULE in names and f"{PACKAGE}.runtime.dispatch" in names
+    assert MODULE in names and f"{PACKAGE}.runtime.running.dispatch" in names
     assert f"{PACKAGE}.examples.sales_pipeline" in names
     assert not set(LOCAL_ONLY_MODULES) & set(names)
     assert not [n for n in names if n.startswith((f"{PACKAGE}.launch", f"{PACKAGE}.cli"))]

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.io import delta as delta_module
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.io.spark_table import SparkTableIoManager
+from databricks_bundle_decorators.runtime.storage import delta as delta_module
 from tests import connect_lane
 from tests.runtime.test_delta import _write
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.runtime.io.ddl import schema_ddl, type_ddl
+from databricks_bundle_decorators.runtime.storage.ddl import schema_ddl, type_ddl
 
 pytestmark = pytest.mark.spark
 

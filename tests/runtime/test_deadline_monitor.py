@@ -23,10 +23,13 @@ from databricks_bundle_decorators import (
 from databricks_bundle_decorators.backfill.check_report import CheckResult
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 from databricks_bundle_decorators.runtime import monitor_entry
-from databricks_bundle_decorators.runtime.check_results import write_check_results
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.deadline_monitor import NewOverdueKeys, run_monitor
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.checks.check_results import write_check_results
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.running.deadline_monitor import (
+    NewOverdueKeys,
+    run_monitor,
+)
 
 AMS = "Europe/Amsterdam"
 ORDERS = "main.late.orders"

@@ -16,9 +16,13 @@ from databricks_bundle_decorators.runtime import (
     SparkTableIoManager,
     run_job_locally,
 )
-from databricks_bundle_decorators.runtime.checks import MinRowCount
-from databricks_bundle_decorators.runtime.errors import CheckFailed, OutputRejected, TaskRunError
-from databricks_bundle_decorators.runtime.tables import (
+from databricks_bundle_decorators.runtime.checks.shipped import MinRowCount
+from databricks_bundle_decorators.runtime.core.errors import (
+    CheckFailed,
+    OutputRejected,
+    TaskRunError,
+)
+from databricks_bundle_decorators.runtime.job_tables.tables import (
     local_table_exists,
     local_table_path,
     read_table,
@@ -158,7 +162,7 @@ def test_two_runs_creating_one_table_at_once_both_commit(
     (a concurrent protocol change); it is written again into the table the first made."""
     import threading
 
-    from databricks_bundle_decorators.runtime.io import delta
+    from databricks_bundle_decorators.runtime.storage import delta
 
     io = SparkTableIoManager("main.test.raced", partition_column="day", time_column="ts")
     both_checked = threading.Barrier(2, timeout=120)

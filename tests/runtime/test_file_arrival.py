@@ -23,15 +23,15 @@ from databricks_bundle_decorators import (
 from databricks_bundle_decorators.backfill.wire.trigger import TRIGGER_LOCATION_PARAM
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.io.table_name import TableName
-from databricks_bundle_decorators.runtime.keys import get_written_keys
-from databricks_bundle_decorators.runtime.local_trigger import (
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.runtime.core.keys import get_written_keys
+from databricks_bundle_decorators.runtime.storage.table_name import TableName
+from databricks_bundle_decorators.runtime.triggers.local_trigger import (
     pending_line,
     simulated_file_arrival,
 )
-from databricks_bundle_decorators.runtime.trigger_state import TriggerState
-from databricks_bundle_decorators.runtime.triggered import pending_keys
+from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
+from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
 
 pytestmark = pytest.mark.spark
 
@@ -209,8 +209,8 @@ def test_key_from_column_reads_only_the_new_files_and_max_keys_leaves_the_rest_p
 def test_an_empty_location_lists_nothing_and_a_missing_one_fails_in_one_line(
     spark: Any, tmp_path: Path
 ) -> None:
-    from databricks_bundle_decorators.runtime.errors import TaskRunError
-    from databricks_bundle_decorators.runtime.file_arrival import list_files
+    from databricks_bundle_decorators.runtime.core.errors import TaskRunError
+    from databricks_bundle_decorators.runtime.triggers.file_arrival import list_files
 
     (tmp_path / "empty" / "sub").mkdir(parents=True)
     assert list_files(spark, str(tmp_path / "empty")) == {}

@@ -17,8 +17,8 @@ from databricks_bundle_decorators.backfill.wire import (
 from databricks_bundle_decorators.checks import CountDistinct, Mean, MinRowCount, Sum
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.backends.diff_gate import gate_verdict
-from databricks_bundle_decorators.runtime.io.delta_history import Commit
-from databricks_bundle_decorators.runtime.key_changes import change_versions
+from databricks_bundle_decorators.runtime.job_tables.key_changes import change_versions
+from databricks_bundle_decorators.runtime.storage.delta_history import Commit
 
 
 def io(**options: object) -> SparkTableIoManager:

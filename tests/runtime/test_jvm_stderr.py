@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from databricks_bundle_decorators.runtime.jvm_stderr import forward_lines
+from databricks_bundle_decorators.runtime.session.jvm_stderr import forward_lines
 
 
 def test_only_the_incubator_line_is_dropped() -> None:
@@ -26,7 +26,7 @@ def test_a_child_started_inside_the_block_writes_through_the_filter(tmp_path: Pa
     script = tmp_path / "child.py"
     script.write_text(
         "import subprocess, sys\n"
-        "from databricks_bundle_decorators.runtime.jvm_stderr import jvm_stderr_filtered\n"
+        "from databricks_bundle_decorators.runtime.session.jvm_stderr import jvm_stderr_filtered\n"
         "with jvm_stderr_filtered():\n"
         "    child = subprocess.Popen([sys.executable, '-c', "
         "\"import sys; sys.stderr.write('WARNING: Using incubator modules: x\\\\nkept\\\\n')\"])\n"

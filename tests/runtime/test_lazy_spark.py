@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.runtime.context import LazySession, RunEnvironment
+from databricks_bundle_decorators.runtime.core.context import LazySession, RunEnvironment
 
 DBXDEC_RUN = Path(sys.executable).with_name("dbxdec-run")
 HERE = Path(__file__).resolve().parent
@@ -89,7 +89,7 @@ def test_a_session_task_code_creates_itself_gets_delta() -> None:
     in a fresh interpreter, where no JVM runs yet."""
     probe = (
         "import os\n"
-        "from databricks_bundle_decorators.runtime.spark import prepare_local_spark\n"
+        "from databricks_bundle_decorators.runtime.session.spark import prepare_local_spark\n"
         "prepare_local_spark()\n"
         "print(os.environ.get('PYSPARK_SUBMIT_ARGS', ''))\n"
     )

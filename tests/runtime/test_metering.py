@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.definitions.contracts import ROWS_LOWER_BOUND_METRIC
-from databricks_bundle_decorators.runtime.checking import slice_failures
-from databricks_bundle_decorators.runtime.checks import (
+from databricks_bundle_decorators.runtime.checks.checking import slice_failures
+from databricks_bundle_decorators.runtime.checks.metering import Metering
+from databricks_bundle_decorators.runtime.checks.shipped import (
     ROWS_METRIC,
     Check,
     Expect,
@@ -20,8 +21,7 @@ from databricks_bundle_decorators.runtime.checks import (
     MinRowCount,
     Unique,
 )
-from databricks_bundle_decorators.runtime.errors import CheckFailed
-from databricks_bundle_decorators.runtime.metering import Metering
+from databricks_bundle_decorators.runtime.core.errors import CheckFailed
 
 pytestmark = pytest.mark.spark
 

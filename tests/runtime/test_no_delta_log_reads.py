@@ -64,10 +64,10 @@ def test_the_package_never_reads_delta_log_files() -> None:
 
 
 def test_a_planted_delta_log_read_fails_the_check() -> None:
-    module = (PACKAGE / "runtime" / "change_feed.py").read_text()
+    module = (PACKAGE / "runtime" / "triggers" / "change_feed.py").read_text()
     assert delta_log_reads(module) == []
     planted = [
-        "import json\nfrom .io.delta import DELTA_LOG\n"
+        "import json\nfrom ..storage.delta import DELTA_LOG\n"
         "def last(path):\n    return json.loads((path / DELTA_LOG / '0.json').read_text())\n",
         "def commits(spark, path):\n    return spark.read.json(f'{path}/_delta_log/*.json')\n",
         "def listing(path):\n    return sorted((path / '_delta_log').iterdir())\n",

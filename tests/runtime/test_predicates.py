@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill, StaticBackfill
 from databricks_bundle_decorators.runtime import KeyScope, SparkTableIoManager
-from databricks_bundle_decorators.runtime.predicates import (
+from databricks_bundle_decorators.runtime.core.predicates import (
     check_column,
     keys_predicate,
     quote_identifier,

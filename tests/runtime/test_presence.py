@@ -21,11 +21,15 @@ from databricks_bundle_decorators.backfill.wire import KeyRange, PresenceOrder, 
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 from databricks_bundle_decorators.runtime import entrypoint
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.dispatch import job_parameters, run_keys
-from databricks_bundle_decorators.runtime.local import run_job_locally
-from databricks_bundle_decorators.runtime.presence import JobPresence, keyed_tables, read_presence
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.programs.presence import (
+    JobPresence,
+    keyed_tables,
+    read_presence,
+)
+from databricks_bundle_decorators.runtime.running.dispatch import job_parameters, run_keys
+from databricks_bundle_decorators.runtime.running.local import run_job_locally
 
 # also in the Spark Connect lane (tests/connect_lane.py)
 pytestmark = pytest.mark.connect_lane

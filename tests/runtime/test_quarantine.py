@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from databricks_bundle_decorators.checks import Expect
-from databricks_bundle_decorators.runtime.checking import TaskChecks
-from databricks_bundle_decorators.runtime.errors import TaskRunError
-from databricks_bundle_decorators.runtime.io.table_name import TableName
-from databricks_bundle_decorators.runtime.quarantine import quarantine_name
+from databricks_bundle_decorators.runtime.checks.checking import TaskChecks
+from databricks_bundle_decorators.runtime.checks.quarantine import quarantine_name
+from databricks_bundle_decorators.runtime.core.errors import TaskRunError
+from databricks_bundle_decorators.runtime.storage.table_name import TableName
 
 
 def test_the_quarantine_table_sits_beside_its_table() -> None:

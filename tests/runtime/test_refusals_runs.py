@@ -22,7 +22,7 @@ from databricks_bundle_decorators import (
 from databricks_bundle_decorators.checks import MinRowCount
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import JobRunResult, run_job_locally
-from databricks_bundle_decorators.runtime.spark import SUBMIT_ARGS_ENV
+from databricks_bundle_decorators.runtime.session.spark import SUBMIT_ARGS_ENV
 
 loops = Registry()
 

@@ -19,10 +19,10 @@ from databricks_bundle_decorators.runtime import (
     SparkTableIoManager,
     run_job_locally,
 )
-from databricks_bundle_decorators.runtime.errors import TaskRunError
-from databricks_bundle_decorators.runtime.io.parquet import META_FILE, STAGING_DIR
+from databricks_bundle_decorators.runtime.core.errors import TaskRunError
 from databricks_bundle_decorators.runtime.io.spark_table import FormatName
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.storage.parquet import META_FILE, STAGING_DIR
 
 from .pipelines import table_files
 

@@ -31,24 +31,24 @@ from databricks_bundle_decorators.backfill.wire import (
     UndoOrder,
 )
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.runtime.context import (
+from databricks_bundle_decorators.runtime.core.context import (
     LazySession,
     RunEnvironment,
     current_environment,
 )
-from databricks_bundle_decorators.runtime.dispatch import (
+from databricks_bundle_decorators.runtime.core.task_values import LocalTaskValueStore
+from databricks_bundle_decorators.runtime.programs.run_kinds import (
+    RUN_KIND_NAMES,
+    RunKind,
+    decode_run_kind,
+)
+from databricks_bundle_decorators.runtime.running.dispatch import (
     PROGRAMS,
     TaskRunRequest,
     job_parameters,
     run_keys,
     run_task,
 )
-from databricks_bundle_decorators.runtime.run_kinds import (
-    RUN_KIND_NAMES,
-    RunKind,
-    decode_run_kind,
-)
-from databricks_bundle_decorators.runtime.task_values import LocalTaskValueStore
 
 BACKFILL_ID = "kinds-20240101T000000-abcd"
 ORDERS = {
@@ -170,13 +170,30 @@ def test_keyless_kinds_run_their_program_not_the_task(
 KIND_MODULES = {"task_run", "undo", "presence", "full_refresh", "measure"}
 
 
+RUNTIME = SRC / "runtime"
+
+
+def _runtime_path(module: str) -> Path | None:
+    """The file of runtime module ``module`` (a module's last name), in whichever room
+    of ``runtime/`` it lives; None when there is none."""
+    return next(RUNTIME.rglob(f"{module}.py"), None)
+
+
 def _runtime_imports(module: str) -> set[str]:
-    """The runtime modules ``runtime/<module>.py`` imports (relative imports only: the
-    runtime imports itself relatively), wherever the import stands."""
+    """The runtime modules (last names) that runtime module ``module`` imports, relative
+    imports resolved against its room (the runtime imports itself relatively), wherever
+    the import stands."""
+    path = _runtime_path(module)
+    assert path is not None, module
+    package = list(path.relative_to(SRC).parts[:-1])
     found: set[str] = set()
-    for node in ast.walk(ast.parse((SRC / "runtime" / f"{module}.py").read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            found.add(node.module.split(".")[0])
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - (node.level - 1)]
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            if target[:1] == ["runtime"]:
+                found.add(target[-1])
+                found.update(alias.name for alias in node.names)
     return found
 
 
@@ -185,7 +202,7 @@ def _reached(module: str) -> set[str]:
     todo = [module]
     while todo:
         for target in _runtime_imports(todo.pop()):
-            if target not in seen and (SRC / "runtime" / f"{target}.py").exists():
+            if target not in seen and _runtime_path(target) is not None:
                 seen.add(target)
                 todo.append(target)
     return seen

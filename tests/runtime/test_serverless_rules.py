@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.runtime import serverless_rules
-from databricks_bundle_decorators.runtime import spark as spark_module
-from databricks_bundle_decorators.runtime.serverless_rules import (
+from databricks_bundle_decorators.runtime.session import serverless_rules
+from databricks_bundle_decorators.runtime.session import spark as spark_module
+from databricks_bundle_decorators.runtime.session.serverless_rules import (
     SETTABLE_CONFS,
     ServerlessConfError,
     check_conf,
 )
 from tests.serverless_guard import PACKAGE, guarded_conf, violations
 
-SRC = Path(serverless_rules.__file__).parents[1]
+SRC = Path(serverless_rules.__file__).parents[2]  # the package: runtime/session/ is two down
 
 
 def modules() -> list[tuple[str, str]]:
@@ -47,13 +47,13 @@ def test_no_module_of_the_databricks_path_changes_a_session_setting() -> None:
 )
 def test_the_scan_finds_a_planted_setting(planted: str, what: str) -> None:
     source = f"def write(spark, session, builder, k):\n    {planted}\n"
-    assert violations(source, f"{PACKAGE}.runtime.io.delta") == [
-        f"{PACKAGE}.runtime.io.delta:2: {what}"
+    assert violations(source, f"{PACKAGE}.runtime.storage.delta") == [
+        f"{PACKAGE}.runtime.storage.delta:2: {what}"
     ]
     # the same line in the local session builder is allowed, and nowhere else in its module
     local = source.replace("def write", "def _local_spark_session")
-    assert violations(local, f"{PACKAGE}.runtime.spark") == []
-    assert violations(source, f"{PACKAGE}.runtime.spark") != []
+    assert violations(local, f"{PACKAGE}.runtime.session.spark") == []
+    assert violations(source, f"{PACKAGE}.runtime.session.spark") != []
 
 
 def test_alter_table_set_is_no_session_setting() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.runtime.spark import STARTING_LINE
+from databricks_bundle_decorators.runtime.session.spark import STARTING_LINE
 
 pytest.importorskip("pyspark")
 
 SCRIPT = """
-from databricks_bundle_decorators.runtime.spark import local_spark_session
+from databricks_bundle_decorators.runtime.session.spark import local_spark_session
 spark = local_spark_session()
 assert local_spark_session() is not None
 print("rows", spark.range(3).count())

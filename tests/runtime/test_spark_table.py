@@ -125,8 +125,8 @@ def test_failing_check_writes_nothing_and_names_check_and_key(spark: Any, wareho
         RunEnvironment,
         SparkTableIoManager,
     )
-    from databricks_bundle_decorators.runtime.checks import MinRowCount, Unique
-    from databricks_bundle_decorators.runtime.errors import CheckFailed
+    from databricks_bundle_decorators.runtime.checks.shipped import MinRowCount, Unique
+    from databricks_bundle_decorators.runtime.core.errors import CheckFailed
 
     from .pipelines import events_for
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DailyBackfill, Registry, job, task
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.io.layout import TableLayout
+from databricks_bundle_decorators.runtime.core.predicates import quote_literal
 from databricks_bundle_decorators.runtime.io.spark_table import SparkTableIoManager
-from databricks_bundle_decorators.runtime.predicates import quote_literal
+from databricks_bundle_decorators.runtime.storage.layout import TableLayout
 
 # also in the Spark Connect lane (tests/connect_lane.py)
 pytestmark = pytest.mark.connect_lane

@@ -20,12 +20,12 @@ from databricks_bundle_decorators.backfill.wire.trigger import (
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.context import RunEnvironment
-from databricks_bundle_decorators.runtime.io.table_name import TableName
-from databricks_bundle_decorators.runtime.key_columns import backfill_key_column
-from databricks_bundle_decorators.runtime.keys import get_written_keys
-from databricks_bundle_decorators.runtime.trigger_state import TriggerState
-from databricks_bundle_decorators.runtime.triggered import pending_keys
+from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.runtime.core.key_columns import backfill_key_column
+from databricks_bundle_decorators.runtime.core.keys import get_written_keys
+from databricks_bundle_decorators.runtime.storage.table_name import TableName
+from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
+from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
 
 pytestmark = pytest.mark.spark
 
@@ -268,7 +268,7 @@ def test_without_change_feed_a_replace_where_commit_names_its_keys_best_effort(
 def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
     spark: Any, warehouse: Path
 ) -> None:
-    from databricks_bundle_decorators.runtime.local_trigger import simulated_trigger
+    from databricks_bundle_decorators.runtime.triggers.local_trigger import simulated_trigger
 
     path = TableName.parse(CDF.name).local_path(warehouse)
     latest = int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0][0])

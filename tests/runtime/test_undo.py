@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from databricks_bundle_decorators.runtime.io.delta_history import Commit, _missing_files
-from databricks_bundle_decorators.runtime.io.formats import TableRef
 from databricks_bundle_decorators.runtime.io.spark_table import commit_identity
-from databricks_bundle_decorators.runtime.undo import BackfillRuns, plan_table
+from databricks_bundle_decorators.runtime.programs.undo import BackfillRuns, plan_table
+from databricks_bundle_decorators.runtime.storage.delta_history import Commit, _missing_files
+from databricks_bundle_decorators.runtime.storage.formats import TableRef
 
 RUNS = BackfillRuns("sales-20240601T120000-1a2b", "sales", frozenset({"5501", "20240601T1-ab"}))
 TABLE = TableRef("main.s.t", "`main`.`s`.`t`")

@@ -8,14 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill.wire import UndoOrder, parse_backfill_id
-from databricks_bundle_decorators.runtime.io.delta_history import Commit
-from databricks_bundle_decorators.runtime.io.formats import TableRef
-from databricks_bundle_decorators.runtime.io.table_name import (
+from databricks_bundle_decorators.runtime.programs.undo import BackfillRuns, plan_table
+from databricks_bundle_decorators.runtime.storage.delta_history import Commit
+from databricks_bundle_decorators.runtime.storage.formats import TableRef
+from databricks_bundle_decorators.runtime.storage.table_name import (
     commit_identity,
     commit_metadata,
     split_metadata,
 )
-from databricks_bundle_decorators.runtime.undo import BackfillRuns, plan_table
 
 BID = "sales-20240601T120000-1a2b"
 LATER = "sales-20240602T080000-9f9f"

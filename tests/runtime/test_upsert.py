@@ -20,10 +20,10 @@ from databricks_bundle_decorators.runtime import (
     RunEnvironment,
     SparkTableIoManager,
 )
-from databricks_bundle_decorators.runtime.checks import Check, MinRowCount, Unique
-from databricks_bundle_decorators.runtime.errors import OutputRejected, TaskRunError
-from databricks_bundle_decorators.runtime.io.table_name import commit_identity, commit_metadata
-from databricks_bundle_decorators.runtime.tables import local_table_path
+from databricks_bundle_decorators.runtime.checks.shipped import Check, MinRowCount, Unique
+from databricks_bundle_decorators.runtime.core.errors import OutputRejected, TaskRunError
+from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+from databricks_bundle_decorators.runtime.storage.table_name import commit_identity, commit_metadata
 
 from .pipelines import read_local, table_version
 

@@ -10,7 +10,7 @@ keyword wheel task (https://docs.databricks.com/aws/en/jobs/job-parameters, "Job
 parameter pushdown").
 
 The monitor's runs fail when keys newly become overdue (see
-:mod:`..runtime.deadline_monitor`); the user's ``email_notifications`` /
+:mod:`..runtime.running.deadline_monitor`); the user's ``email_notifications`` /
 ``webhook_notifications`` on the monitor job deliver that failure: Databricks sends a
 job's notifications on its run events (https://docs.databricks.com/aws/en/jobs/notifications),
 and its API has no call that sends an arbitrary message (the notification destinations API

@@ -22,7 +22,7 @@ from ..launch.status.progress import (
     Reporter,
     next_rerun_command,
 )
-from ..runtime.task_subset import decode_tasks
+from ..runtime.programs.task_subset import decode_tasks
 from .plan_output import print_runs, write_plan_json
 
 

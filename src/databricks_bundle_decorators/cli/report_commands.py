@@ -230,7 +230,7 @@ def status_command(
         )
         click.echo(f"Checks were off (dbxdec backfill --no-checks) in the latest run of: {shown}")
     if connection.local:  # keys a triggered or catching-up job left (max_keys)
-        from ..runtime.local_trigger import pending_line
+        from ..runtime.triggers.local_trigger import pending_line
 
         line = pending_line(definition, config.warehouse)
         if line is not None:

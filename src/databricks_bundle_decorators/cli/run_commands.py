@@ -12,8 +12,8 @@ from ..errors import UsageError
 from ..launch.backends.spark_extra import require_local_spark
 from ..launch.plan.history import ObservedState, keys_of_parameters
 from ..launch.status.local_runs import LocalRun, record_local_run
-from ..runtime.errors import TaskRunError
-from ..runtime.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
+from ..runtime.core.errors import TaskRunError
+from ..runtime.running.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
 from .options import Assignment, load_project, pipelines_option
 from .spark_remote_option import spark_remote_option
 
@@ -130,11 +130,11 @@ def run_command(
     if from_version is not None and trigger != "table_update":
         raise UsageError("--from-version goes with --trigger table_update")
     if trigger == "file_arrival":
-        from ..runtime.local_trigger import simulated_file_arrival
+        from ..runtime.triggers.local_trigger import simulated_file_arrival
 
         run_params.update(simulated_file_arrival(registry.get(job_name)))
     elif trigger is not None:
-        from ..runtime.local_trigger import simulated_trigger
+        from ..runtime.triggers.local_trigger import simulated_trigger
 
         job = registry.get(job_name)
         run_params.update(simulated_trigger(job, target, from_version=from_version))

@@ -11,14 +11,14 @@ from pathlib import Path
 import click
 
 from ..errors import EnvironmentProblem
-from ..runtime.delta_jars import (
+from ..runtime.session.delta_jars import (
     DELTA_JARS,
     DELTA_VERSION,
     cached_jars,
     ensure_delta_jars,
     jars_dir,
 )
-from ..runtime.spark import require_local_spark
+from ..runtime.session.spark import require_local_spark
 
 JAVA_MISSING = (
     "java not found on PATH: PySpark needs a Java 17 (or newer) runtime, e.g. "

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import UsageError
-from ..runtime.spark_remote import SPARK_REMOTE_ENV, SparkRemote, require_connect_client
+from ..runtime.session.spark_remote import SPARK_REMOTE_ENV, SparkRemote, require_connect_client
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -60,7 +60,7 @@ def job(
         **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
             ``email_notifications``, ``queue``, ...), passed through; except
             ``check_results="catalog.schema.table"``: the Delta table the tasks write
-            their check results to (see ``runtime.check_results``).
+            their check results to (see ``runtime.checks.check_results``).
 
     Example:
         >>> from databricks_bundle_decorators import DailyBackfill, Registry, task

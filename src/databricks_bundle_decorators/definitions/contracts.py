@@ -3,7 +3,7 @@
 They live with the definitions so ``@task(io_manager=..., checks=[...])`` is checked
 when it is written, not on the cluster. The implementations (``SparkTableIoManager``,
 ``MinRowCount``, ...) are runtime code and subclass these; the runtime evaluates checks
-in one place (:mod:`databricks_bundle_decorators.runtime.checking`).
+in one place (:mod:`databricks_bundle_decorators.runtime.checks.checking`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ OnFail = Literal["fail", "quarantine"]
 """What a row-level check does with failing rows: ``fail`` judges the slice by them,
 ``quarantine`` moves them to ``<table>__quarantine`` and writes the rest."""
 BASELINE_METRIC = "__baseline"
-"""Holds a slice's committed neighbours (a ``runtime.baselines.Baseline``) in
+"""Holds a slice's committed neighbours (a ``runtime.checks.baselines.Baseline``) in
 :meth:`Check.failure`'s ``values`` for a check that compares keys."""
 ROWS_LOWER_BOUND_METRIC = "__rows_lower_bound"
 """Set (to 1) in a slice's ``values`` when its row count is only known to be at least
-:data:`ROWS_METRIC` (see ``runtime.metering``): a check reports no exact measure then."""
+:data:`ROWS_METRIC` (see ``runtime.checks.metering``): a check reports no exact measure then."""
 
 
 class IoManager(ABC):
@@ -34,11 +34,11 @@ class IoManager(ABC):
     ``handle_output`` receives the keys the run writes (``context.scope``) and must
     replace exactly those partitions; ``load_input`` receives the keys the downstream
     run reads (lookback included) or ``all_partitions``. The contexts are
-    ``runtime.context.OutputContext`` and ``InputContext``.
+    ``runtime.core.context.OutputContext`` and ``InputContext``.
 
     When ``evaluates_checks`` is true the IoManager fuses the task's checks
     (``context.checks``) into its write and has them judged, through
-    ``runtime.checking``, before its write commits; otherwise the runtime judges them
+    ``runtime.checks.checking``, before its write commits; otherwise the runtime judges them
     on the output before calling ``handle_output``.
     """
 
@@ -123,7 +123,7 @@ class Check(ABC):
     @property
     def baseline_spec(self) -> Any | None:
         """For a check that compares a slice with its committed neighbours: what it needs
-        (a ``runtime.baselines.BaselineSpec``); the IoManager then adds
+        (a ``runtime.checks.baselines.BaselineSpec``); the IoManager then adds
         :data:`BASELINE_METRIC` to each slice's values."""
         return None
 

@@ -23,7 +23,7 @@ from ..backfill.wire import (
 )
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, counted
-from ..runtime.task_subset import task_selection
+from ..runtime.programs.task_subset import task_selection
 from .backends.backends import Backend
 from .backends.check_reports import job_has_checks
 from .backends.databricks_backend import DatabricksBackend

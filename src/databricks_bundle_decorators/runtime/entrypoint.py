@@ -37,10 +37,10 @@ from ..definitions import JobDefinition, TaskValueStore, default_registry
 from ..definitions.job import check_results_table
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .context import LazySession, RunEnvironment, on_databricks
-from .dispatch import run_task, task_request
-from .local import new_run_id, pin_run_time
-from .tables import local_warehouse
+from .core.context import LazySession, RunEnvironment, on_databricks
+from .job_tables.tables import local_warehouse
+from .running.dispatch import run_task, task_request
+from .running.local import new_run_id, pin_run_time
 
 RUN_ID_ENV = "DBXDEC_RUN_ID"
 STATE_DIR_ENV = "DBXDEC_STATE_DIR"
@@ -155,8 +155,8 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
     # an unknown task or parameter, a bad order or key: refused before Spark starts
     request = task_request(job, arguments.task, given, for_each_element=arguments.for_each_element)
     if on_databricks():
-        from .spark import databricks_spark_session
-        from .task_values import databricks_task_value_store
+        from .core.task_values import databricks_task_value_store
+        from .session.spark import databricks_spark_session
 
         session = LazySession(databricks_spark_session)
         run_id = resolve_run_id(arguments.run_id, databricks=True)
@@ -166,8 +166,8 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
         values = task_values or databricks_task_value_store(session.get)
         run_task(request, environment=environment, task_values=values)
         return
-    from .spark import local_spark_session, prepare_local_spark
-    from .task_values import LocalTaskValueStore
+    from .core.task_values import LocalTaskValueStore
+    from .session.spark import local_spark_session, prepare_local_spark
 
     prepare_local_spark()  # a session task code creates itself is a Delta one too
     warehouse = local_warehouse()

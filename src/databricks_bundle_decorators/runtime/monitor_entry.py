@@ -22,10 +22,10 @@ from pathlib import Path
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError
-from .context import LazySession, RunEnvironment, on_databricks
-from .deadline_monitor import run_monitor
+from .core.context import LazySession, RunEnvironment, on_databricks
 from .entrypoint import find_job
-from .tables import local_warehouse
+from .job_tables.tables import local_warehouse
+from .running.deadline_monitor import run_monitor
 
 
 def _arguments(argv: Sequence[str]) -> dict[str, str]:
@@ -62,11 +62,11 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
         now = datetime.now(timezone.utc)
     if environment is None:
         if on_databricks():
-            from .spark import databricks_spark_session
+            from .session.spark import databricks_spark_session
 
             environment = RunEnvironment(LazySession(databricks_spark_session), Path("."), True)
         else:
-            from .spark import local_spark_session, prepare_local_spark
+            from .session.spark import local_spark_session, prepare_local_spark
 
             prepare_local_spark()
             environment = RunEnvironment(LazySession(local_spark_session), local_warehouse())

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DbxdecError
+from .core.task_values import DbutilsTaskValueStore
 from .entrypoint import run
-from .task_values import DbutilsTaskValueStore
 
 
 def notebook_arguments(dbutils: Any, names: Sequence[str]) -> list[str]:

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import TracebackType
 
 from ..errors import EnvironmentProblem
-from ..runtime.delta_jars import ensure_delta_jars
-from ..runtime.spark import LOCAL_SESSION_CONF, quiet_session_conf, require_local_spark
+from ..runtime.session.delta_jars import ensure_delta_jars
+from ..runtime.session.spark import LOCAL_SESSION_CONF, quiet_session_conf, require_local_spark
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 CLIENT_ENV = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_SUBMIT_ARGS")

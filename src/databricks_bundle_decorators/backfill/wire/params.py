@@ -49,7 +49,7 @@ runs of ``dbxdec backfill --no-checks``: checks are skipped (a failing check doe
 the slice, and no check results are recorded)."""
 BACKFILL_ID_PARAM = "backfill_id"
 """Empty, except in the runs of ``dbxdec backfill``: the backfill's id. Every Delta commit
-of the run carries it in its ``userMetadata`` (see :mod:`...runtime.io.table_name`), so
+of the run carries it in its ``userMetadata`` (see :mod:`...runtime.storage.table_name`), so
 ``dbxdec backfill undo`` finds the backfill's commits by its id alone, however many runs
 it took."""
 NAIVE_RUN_TIME_ZONE = "UTC"

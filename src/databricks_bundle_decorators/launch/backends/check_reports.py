@@ -1,7 +1,7 @@
 """The check results of a Databricks run, read back from its tasks' output.
 
 Each task of a run prints a :class:`~..backfill.check_report.CheckReport` line at the end
-(see :mod:`..runtime.check_results`); the launcher reads every task run's output with
+(see :mod:`..runtime.checks.check_results`); the launcher reads every task run's output with
 ``jobs/runs/get-output`` (whose ``logs`` hold a wheel task's stdout), as it does for a
 presence run (:mod:`.presence`), and keeps the results in the slice's ledger record.
 """

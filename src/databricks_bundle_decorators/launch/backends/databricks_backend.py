@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ...backfill.base import BackfillDef
 from ...backfill.wire import BACKFILL_TASKS_PARAM, KeyChange
 from ...errors import UsageError
-from ...runtime.task_subset import decode_tasks
+from ...runtime.programs.task_subset import decode_tasks
 from ..plan.history import RunObservation, keys_of_parameters
 from .backends import RunStatus, SubmitRequest, Submitted
 from .check_reports import read_check_results

@@ -3,7 +3,7 @@ row count of each of its keys, and each aggregate its tables declare (``gate=``)
 the table before the backfill; a measure that moved by more than the gate stops the
 backfill before the rest is launched.
 
-The measurement runs where the data is (see :mod:`..runtime.key_changes`): locally
+The measurement runs where the data is (see :mod:`..runtime.job_tables.key_changes`): locally
 in-process on the embedded Spark (:class:`LocalKeyChanges`), on Databricks in a run of
 the deployed job (:mod:`.measure_run`). A canary whose keys moved
 too far is recorded as failed (no retry: a rerun would compare the table with itself),
@@ -22,8 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ...definitions import Registry
 from ...errors import UsageError
-from ...runtime.context import LazySession, RunEnvironment
-from ...runtime.key_changes import KeyChange, key_changes
+from ...runtime.core.context import LazySession, RunEnvironment
+from ...runtime.job_tables.key_changes import KeyChange, key_changes
 from ..plan.request import BackfillRequest
 
 _PERCENT = re.compile(r"(?P<n>[0-9]{1,4}(\.[0-9]{1,4})?)\s*%?")
@@ -76,7 +76,7 @@ class LocalKeyChanges:
         self.warehouse = warehouse
 
     def __call__(self, run_id: str, keys: Collection[str], backfill_id: str) -> list[KeyChange]:
-        from ...runtime.spark import local_spark_session
+        from ...runtime.session.spark import local_spark_session
 
         session: Any = LazySession(local_spark_session)
         environment = RunEnvironment(session, self.warehouse, False)

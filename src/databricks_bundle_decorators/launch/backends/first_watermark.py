@@ -3,7 +3,7 @@
 A ``TableUpdate`` job's first triggered run processes its sources' versions after the
 ones recorded at its first deploy. ``dbxdec deploy`` has no cluster, so it reads each
 source's latest version and writes the state table's first ``advance`` row (run
-``deploy``, :func:`..runtime.trigger_state.deploy_advance_value`) through a SQL
+``deploy``, :func:`..runtime.triggers.trigger_state.deploy_advance_value`) through a SQL
 warehouse with the Statement Execution API. A job parameter default could not hold it:
 changing one needs a redeploy. Only the job's first deploy writes the row (a statement
 that inserts it only when the job has no ``advance`` row yet); later deploys leave the
@@ -21,7 +21,7 @@ Sources:
 * Parameter markers hold values; a name needs the ``IDENTIFIER`` clause
   (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-names-identifier-clause),
   so table names here are validated and backtick-quoted instead
-  (:class:`..runtime.io.table_name.TableName`), and every value is a named marker.
+  (:class:`..runtime.storage.table_name.TableName`), and every value is a named marker.
 * ``CREATE TABLE IF NOT EXISTS ... USING DELTA``:
   https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-table-using
 """
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from ...definitions import JobDefinition
 from ...definitions.triggers import TableUpdate
 from ...errors import DbxdecError
-from ...runtime.io.table_name import TableName
-from ...runtime.trigger_state import DEPLOY_RUN, STATE_COLUMNS, deploy_advance_value
+from ...runtime.storage.table_name import TableName
+from ...runtime.triggers.trigger_state import DEPLOY_RUN, STATE_COLUMNS, deploy_advance_value
 from .workspace import workspace_errors
 
 if TYPE_CHECKING:

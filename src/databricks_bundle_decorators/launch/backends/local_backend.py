@@ -23,10 +23,10 @@ from pathlib import Path
 
 from ...backfill.check_report import CheckResult
 from ...definitions import Registry
-from ...runtime.checking import collecting_check_results
-from ...runtime.key_changes import KeyChange
-from ...runtime.local import JobRunResult, new_run_id, run_job_locally
-from ...runtime.sources import check_local_sources
+from ...runtime.checks.checking import collecting_check_results
+from ...runtime.job_tables.key_changes import KeyChange
+from ...runtime.job_tables.sources import check_local_sources
+from ...runtime.running.local import JobRunResult, new_run_id, run_job_locally
 from .backends import RunStatus, SubmitRequest, Submitted
 from .diff_gate import LocalKeyChanges
 

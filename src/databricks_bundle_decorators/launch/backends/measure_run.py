@@ -5,7 +5,7 @@ The tables live in Unity Catalog, readable from the job's compute, so the launch
 the job itself: ``jobs/run-now`` with ``backfill_measure`` set to a
 :class:`~...backfill.wire.MeasureOrder` (the canary run, the backfill, the canary's key
 range). Every task of that run measures the tables it writes with the runtime code a
-local backfill runs in-process (:mod:`...runtime.key_changes`) and prints a
+local backfill runs in-process (:mod:`...runtime.job_tables.key_changes`) and prints a
 :class:`~...backfill.wire.MeasureReport` line per table. The launcher waits for the run
 (bounded), then reads each task's output with ``jobs/runs/get-output``, whose ``logs``
 hold a wheel task's stdout -- the channel presence runs use (see
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 from ...backfill.wire import BACKFILL_MEASURE_PARAM, KeyChange, KeyRange, MeasureOrder
 from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
-from ...runtime.context import RunEnvironment
-from ...runtime.key_changes import gated_tables
+from ...runtime.core.context import RunEnvironment
+from ...runtime.job_tables.key_changes import gated_tables
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

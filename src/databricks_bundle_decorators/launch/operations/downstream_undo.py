@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...runtime.undo import BackfillRuns, JobUndo, UndoRefused
+from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused
 from ..ledger.ledger import Ledger
 from .ledger_undone import carries_backfill_id, read_undone
 

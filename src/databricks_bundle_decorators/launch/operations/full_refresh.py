@@ -5,7 +5,7 @@ The plan gets one keyless run at the end (where a final sync would go), and ever
 parameters carry ``backfill_full_refresh`` (:class:`~..backfill.refresh.FullRefreshOrder`):
 
 - each slice is a ``stage:<backfill id>`` run: its tables are written to staging tables
-  beside them (see :mod:`..runtime.full_refresh` for which tables and reads); the first
+  beside them (see :mod:`..runtime.programs.full_refresh` for which tables and reads); the first
   slice runs alone, as a canary (it creates the staging tables);
 - the last run is ``swap:<backfill id>``: the scheduler starts it only once every slice
   succeeded (as it does a final sync); each task checks its staging tables whole and

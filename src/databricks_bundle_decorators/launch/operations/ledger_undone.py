@@ -2,7 +2,7 @@
 
 ``RESTORE`` and ``DELETE`` take no writer options, and the session setting that would
 label their commits is not one serverless compute lets a job set (see
-:mod:`..runtime.serverless_rules`). So undo reads the version its commit made back from
+:mod:`..runtime.session.serverless_rules`). So undo reads the version its commit made back from
 ``DESCRIBE HISTORY`` (on Databricks the undo run reports it in a
 :data:`~..backfill.wire.UNDO_REPORT_PREFIX` line) and the launcher records
 ``(table, version)`` here, in an ``undone`` table of the ledger's SQLite database; a later

@@ -11,7 +11,7 @@ in the job's output tables, read from the tables themselves rather than run hist
   ``logs`` hold a wheel task's stdout) (:func:`keys_missing_data_databricks`).
 
 Either way a key is missing when any partitioned output table has no row for it (see
-:mod:`..runtime.presence`).
+:mod:`..runtime.programs.presence`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from ...backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
 from ...definitions import JobDefinition, Registry
 from ...errors import UsageError
-from ...runtime.context import LazySession, RunEnvironment
-from ...runtime.presence import JobPresence, keyed_tables, read_presence
+from ...runtime.core.context import LazySession, RunEnvironment
+from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
 from ..backends.workspace import request_refusals, require_job_parameter, workspace_errors
@@ -94,7 +94,7 @@ def keys_missing_data_local(
         return []
     if spark is None:
         require_local_spark()
-        from ...runtime.spark import local_spark_session
+        from ...runtime.session.spark import local_spark_session
 
         session: Any = LazySession(local_spark_session)
     else:

@@ -8,7 +8,7 @@ backfill did not:
 
 1. ``B``'s watermark and pending keys (the latest ``advance`` row of its state table)
    and what keyed runs of ``B`` covered (its ``covered`` rows,
-   :mod:`...runtime.trigger_coverage`);
+   :mod:`...runtime.triggers.trigger_coverage`);
 2. each source's latest version, and the changes after the watermark from the change
    data feed (``table_changes``), each change's event time mapped to a source key;
 3. the keys those changes affect (widened by ``B``'s lookback) plus the pending keys,
@@ -56,10 +56,10 @@ from ...backfill.wire.trigger import (
 )
 from ...definitions import JobDefinition
 from ...definitions.triggers import TableUpdate
-from ...runtime.io.table_name import TableName
-from ...runtime.predicates import quote_identifier, quote_literal
-from ...runtime.trigger_coverage import COVERED
-from ...runtime.trigger_state import STATE_COLUMNS, advance_value, latest_advance_of
+from ...runtime.core.predicates import quote_identifier, quote_literal
+from ...runtime.storage.table_name import TableName
+from ...runtime.triggers.trigger_coverage import COVERED
+from ...runtime.triggers.trigger_state import STATE_COLUMNS, advance_value, latest_advance_of
 from ..backends.first_watermark import Statements, WatermarkUnreadable
 from ..backends.workspace import workspace_errors
 

@@ -3,7 +3,7 @@ restores, and the restore itself (the CLI only prints and asks).
 
 Every run the backfill started (every attempt, failed ones too: a run can commit one
 table and fail in a later task) was sent the backfill's id, and each of its Delta
-commits carries it (see :mod:`..runtime.undo`), so the tables' histories say which
+commits carries it (see :mod:`..runtime.programs.undo`), so the tables' histories say which
 versions to undo, however many runs the backfill took. A backfill whose ledger predates
 that id (its runs were not sent it: :func:`.ledger_undone.carries_backfill_id`) is found
 by the ids of its runs instead, which the ledger recorded. Undo runs where the tables are:
@@ -35,8 +35,8 @@ from ...backfill.wire import (
 from ...bundle.project import ProjectConfig
 from ...definitions import JobDefinition, Registry
 from ...errors import UsageError
-from ...runtime.context import LazySession, RunEnvironment
-from ...runtime.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
+from ...runtime.core.context import LazySession, RunEnvironment
+from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
 from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
 from ..backends.workspace import request_refusals, require_job_parameter
@@ -278,7 +278,7 @@ def prepare_undo(
     config, registry = project_loader()
     job = registry.get(ledger.job)
     if spark is None:
-        from ...runtime.spark import local_spark_session
+        from ...runtime.session.spark import local_spark_session
 
         session: Any = LazySession(local_spark_session)
     else:

@@ -92,7 +92,7 @@ class BackfillRequest:
         checks: Whether the runs judge their checks (``False``: ``--no-checks``,
             ``backfill_checks=off`` in every run).
         tasks, skip_tasks: Run only these tasks, or all but these (see
-            :mod:`..runtime.task_subset`); empty: every task.
+            :mod:`..runtime.programs.task_subset`); empty: every task.
     """
 
     job: str

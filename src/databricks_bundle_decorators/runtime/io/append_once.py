@@ -4,7 +4,7 @@
 replacing them, and only the keys the table does not hold yet:
 
 - A key is **written** when the table has at least one row for it (inside the key's
-  window, with a ``time_column``), counted as :mod:`..presence` counts keys: one
+  window, with a ``time_column``), counted as :mod:`..programs.presence` counts keys: one
   ``GROUP BY`` over the partition column, filtered by the IoManager's read predicate
   (quoted key literals). A key for which a run produced no rows is *not* written (Delta
   keeps no empty partition), so the next run of that key writes it.
@@ -31,10 +31,10 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from ..context import OutputContext, RunEnvironment
-from ..errors import TaskRunError
-from ..keyed_table import KeyedTable
-from ..scope import KeyScope
+from ..checks.keyed_table import KeyedTable
+from ..core.context import OutputContext, RunEnvironment
+from ..core.errors import TaskRunError
+from ..core.scope import KeyScope
 
 WriteMode = Literal["replace", "append_once"]
 WRITE_MODES: tuple[WriteMode, ...] = ("replace", "append_once")

@@ -1,5 +1,5 @@
 """The Spark table IoManager: one class owns naming, key predicates, window validation
-and checks; a :class:`~.formats.TableFormat` only reads and writes."""
+and checks; a :class:`~..storage.formats.TableFormat` only reads and writes."""
 
 from __future__ import annotations
 
@@ -10,30 +10,25 @@ from ...backfill.refresh import staging_table_part
 from ...backfill.wire import KeyRange
 from ...definitions.contracts import ROWS_METRIC
 from ...errors import EnvironmentProblem
-from ..baselines import with_baselines
-from ..checking import TaskChecks
-from ..context import InputContext, OutputContext, RunEnvironment
-from ..errors import InputMissing, TaskRunError
-from ..gate_aggregates import GateAggregate, gate_aggregates
-from ..metering import Measured
-from ..predicates import (
-    check_column,
-    conjunction,
-    keys_predicate,
-    windows_predicate,
-)
-from ..quarantine import Quarantine
-from ..scope import KeyScope
-from ..spark import has_delta
+from ..checks.baselines import with_baselines
+from ..checks.checking import TaskChecks
+from ..checks.gate_aggregates import GateAggregate, gate_aggregates
+from ..checks.metering import Measured
+from ..checks.quarantine import Quarantine
+from ..core.context import InputContext, OutputContext, RunEnvironment
+from ..core.errors import InputMissing, TaskRunError
+from ..core.predicates import check_column, conjunction, keys_predicate, windows_predicate
+from ..core.scope import KeyScope
+from ..session.spark import has_delta
+from ..storage.delta import DeltaFormat
+from ..storage.dimensions import is_two_dimensional, per_static_predicate
+from ..storage.formats import TableFormat, TableRef, WriteRequest
+from ..storage.layout import TableLayout
+from ..storage.parquet import LocalParquetFormat
+from ..storage.table_name import TableName, commit_identity, commit_metadata
+from ..storage.upsert import check_upsert, upserted
 from .append_once import WriteMode, check_write_mode, unwritten_part
 from .base import IoManager
-from .delta import DeltaFormat
-from .dimensions import is_two_dimensional, per_static_predicate
-from .formats import TableFormat, TableRef, WriteRequest
-from .layout import TableLayout
-from .parquet import LocalParquetFormat
-from .table_name import TableName, commit_identity, commit_metadata
-from .upsert import check_upsert, upserted
 from .window_guard import outside_counter, reject_outside
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
@@ -67,7 +62,7 @@ class SparkTableIoManager(IoManager):
         cluster_by: Liquid clustering columns the table is created with; the table
             is then not partitioned (Delta does not combine the two) and writes still
             replace exactly the run's keys. Both are checked, not changed, when the
-            table exists (see :mod:`.layout`).
+            table exists (see :mod:`..storage.layout`).
         static_column: For a job with ``backfill=MultiBackfill(...)`` (e.g. region x
             day): the column holding the static value. The table is partitioned by it
             and ``partition_column``, and a run's predicate is ``region = 'eu' AND
@@ -78,17 +73,17 @@ class SparkTableIoManager(IoManager):
             ``--force-rewrite`` them (see :mod:`.append_once`). Needs a
             ``partition_column`` and Delta. Or ``"upsert"``: the run's rows replace the
             key's rows with the same ``upsert_on`` values, its other rows are kept
-            (see :mod:`.upsert`); same needs.
+            (see :mod:`..storage.upsert`); same needs.
         upsert_on: With ``write="upsert"``: the columns that identify a row.
         gate: Aggregates the diff gate compares per key besides the row count, e.g.
             ``[Sum("amount"), CountDistinct("customer_id")]`` (see
-            :mod:`..gate_aggregates`). Needs a ``partition_column`` and Delta.
+            :mod:`..checks.gate_aggregates`). Needs a ``partition_column`` and Delta.
 
     Before anything is written, the output is measured per key (observed while it is
-    staged, or one aggregation over the staged rows; see :mod:`..metering`): rows
+    staged, or one aggregation over the staged rows; see :mod:`..checks.metering`): rows
     outside the run's keys or windows reject the write (the error says how many and
-    which window), then :mod:`..checking` judges the task's checks per key. Reads are filtered
-    to the downstream run's keys, lookback included, unless the edge is
+    which window), then :mod:`..checks.checking` judges the task's checks per key. Reads
+    are filtered to the downstream run's keys, lookback included, unless the edge is
     ``all_partitions``.
 
     Example:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...definitions.contracts import ROWS_METRIC
-from ..context import OutputContext
-from ..errors import OutputRejected
-from ..metering import Measured
-from ..scope import KeyScope
-from .table_name import TableName
+from ..checks.metering import Measured
+from ..core.context import OutputContext
+from ..core.errors import OutputRejected
+from ..core.scope import KeyScope
+from ..storage.table_name import TableName
 
 OUTSIDE_TIME = "__outside_windows"
 """The metric counting rows whose time column is outside the written windows (or null)."""

@@ -1,0 +1,219 @@
+"""The check results table: every check's verdict per key, written by the task that
+judged them, idempotently like any slice.
+
+A job names the table with ``@job(check_results="cat.schema.tbl")`` (or the project
+with ``[tool.dbxdec] check_results = "cat.schema.tbl"``). At the end of a task run that
+judged checks (passing or failing), the task replaces the table's rows of its job, its
+task and the keys it judged with the new results, in one Delta commit
+(``replaceWhere`` ``job = '...' AND task = '...' AND key IN (...)``, every value
+validated and quoted): re-running a key replaces that key's rows, never adds to them.
+Locally the name is a Delta folder under the warehouse, like every dbxdec table.
+
+Columns: ``job``, ``task``, ``key``, ``check_name``, ``measured`` (double, null when
+the check measures no number), ``check_limit`` (e.g. ``>= 100``), ``passed``,
+``detail`` (why it failed), ``run_id``, ``checked_at`` (UTC), ``severity`` (``error``
+or ``warn``: a failed ``warn`` check did not fail its slice; null in rows written
+before the column existed: the write adds it to an older table with ``mergeSchema``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from ...backfill.check_report import CheckReport, CheckResult
+from ...backfill.wire import BACKFILL_CHECKS_PARAM
+from ...definitions import JobDefinition
+from ...definitions.contracts import Check
+from ...errors import UsageError
+from ..core.context import RunEnvironment
+from ..core.errors import TaskRunError
+from ..core.predicates import conjunction, equals_predicate, keys_predicate
+from ..storage.delta import delta_table_exists
+from ..storage.formats import TableRef
+from ..storage.table_name import TableName
+from .checking import collecting_check_results
+
+RESULTS_SCHEMA = (
+    "job STRING, task STRING, key STRING, check_name STRING, measured DOUBLE, "
+    "check_limit STRING, passed BOOLEAN, detail STRING, run_id STRING, checked_at TIMESTAMP, "
+    "severity STRING"
+)
+"""The results table's columns, as Spark DDL."""
+WRITE_ATTEMPTS = 5
+"""Tries of one results write: concurrent runs of other keys may commit in between
+(Delta then refuses the commit; the write is idempotent, so it is tried again)."""
+_CONFLICTS = ("Concurrent", "MetadataChanged", "ProtocolChanged", "FileAlreadyExists")
+
+
+def results_ref(table: str, environment: RunEnvironment) -> TableRef:
+    """The results table: its Unity Catalog name, or locally its folder.
+
+    Raises:
+        ValueError: ``table`` is not ``catalog.schema.table``.
+    """
+    name = TableName.parse(table)
+    path = None if environment.databricks else name.local_path(environment.warehouse)
+    return TableRef(str(name), name.quoted, path)
+
+
+def results_predicate(job: str, task: str, keys: Sequence[str]) -> str:
+    """The rows a write replaces: this job's and task's rows of ``keys``.
+
+    Example:
+        >>> results_predicate("sales", "clean", ["2024-01-01"])
+        "(`job` = 'sales') AND (`task` = 'clean') AND (`key` IN ('2024-01-01'))"
+    """
+    predicate = conjunction(
+        equals_predicate("job", job), equals_predicate("task", task), keys_predicate("key", keys)
+    )
+    assert predicate is not None
+    return predicate
+
+
+def write_check_results(
+    job: str,
+    task: str,
+    results: Sequence[CheckResult],
+    table: str,
+    environment: RunEnvironment,
+    *,
+    now: datetime | None = None,
+) -> int:
+    """Replace the rows of ``job``/``task`` for the keys of ``results`` with them; the
+    number of rows written (nothing is written without results).
+
+    Raises:
+        TaskRunError: Delta refused the write (after :data:`WRITE_ATTEMPTS` tries when
+            concurrent commits conflicted with it).
+    """
+    if not results:
+        return 0
+    ref = results_ref(table, environment)
+    spark = environment.spark
+    at = (now or datetime.now(timezone.utc)).replace(tzinfo=None)  # a UTC TIMESTAMP
+    rows = [
+        (
+            job,
+            task,
+            r.key,
+            r.check,
+            r.measured,
+            r.limit,
+            r.passed,
+            r.detail,
+            r.run_id,
+            at,
+            r.severity,
+        )
+        for r in results
+    ]
+    frame = spark.createDataFrame(rows, RESULTS_SCHEMA)
+    keys = sorted({r.key for r in results})
+    writer = (
+        frame.write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", results_predicate(job, task, keys))
+        # a table written before the severity column gains it (an added column is the
+        # schema change mergeSchema allows on a write:
+        # https://docs.databricks.com/aws/en/delta/update-schema)
+        .option("mergeSchema", "true")
+    )
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            if not delta_table_exists(spark, ref):
+                writer = writer.partitionBy("job")
+            if ref.path is not None:
+                writer.save(str(ref.path))
+            else:
+                writer.saveAsTable(ref.qualified)
+            return len(rows)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            if attempt < WRITE_ATTEMPTS and any(word in text for word in _CONFLICTS):
+                continue
+            first = text.strip().splitlines()[0]
+            raise TaskRunError(
+                f"task {task!r}: cannot write check results to {ref.name}: {first}"
+            ) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def print_check_report(
+    results: Sequence[CheckResult], *, run: str = "", task: str = "", task_run_id: str = ""
+) -> None:
+    """Print the results as one report line (the launcher reads it from the run's
+    output on Databricks), named by the run, task and task run (attempt) that judged
+    them, so that a reader of logs that hold other tasks' output counts it once."""
+    if results:
+        report = CheckReport(tuple(results), run=run, task=task, task_run_id=task_run_id)
+        print(report.to_line(), flush=True)
+
+
+def with_run_id(results: Sequence[CheckResult], run_id: str) -> list[CheckResult]:
+    """``results`` stamped with the run that judged them."""
+    return [replace(r, run_id=run_id) for r in results]
+
+
+def checks_on(job: JobDefinition, params: Mapping[str, str]) -> bool:
+    """Whether the run judges checks (``backfill_checks``: ``on``, the default, or
+    ``off`` in the runs of ``dbxdec backfill --no-checks``).
+
+    Raises:
+        UsageError: the parameter is neither ``on`` nor ``off``.
+    """
+    value = (params.get(BACKFILL_CHECKS_PARAM, "") or "on").strip().lower()
+    if value not in ("on", "off"):
+        raise UsageError(
+            f"job {job.name!r}: job parameter {BACKFILL_CHECKS_PARAM}={value!r} must be on or off"
+        )
+    return value == "on"
+
+
+def run_checks(
+    job: JobDefinition, params: Mapping[str, str], checks: Sequence[Check]
+) -> tuple[Check, ...]:
+    """The checks a run judges: the task's, or none when the run has checks off."""
+    return tuple(checks) if checks_on(job, params) else ()
+
+
+@contextlib.contextmanager
+def recording_check_results(
+    job: JobDefinition, task: str, environment: RunEnvironment
+) -> Iterator[list[CheckResult]]:
+    """Collect the check results judged inside (see :mod:`.checking`), stamped with the
+    run id; when it ends, even by a failed check, print them as a report line (on
+    Databricks, for the launcher) and write them to the job's results table, if it
+    names one.
+
+    Raises:
+        TaskRunError: the results could not be written (unless the task failed
+            already: then its own error goes on, and this one is printed).
+    """
+    with collecting_check_results() as found:
+        failed = False
+        try:
+            yield found
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            found[:] = with_run_id(found, environment.run_id)
+            if environment.databricks:
+                print_check_report(
+                    found,
+                    run=environment.run_id,
+                    task=task,
+                    task_run_id=environment.task_run_id,
+                )
+            table = getattr(job, "check_results", None)
+            if found and table:
+                try:
+                    write_check_results(job.name, task, found, table, environment)
+                except TaskRunError as exc:
+                    if not failed:
+                        raise
+                    print(f"dbxdec: {exc.render()}", file=sys.stderr, flush=True)

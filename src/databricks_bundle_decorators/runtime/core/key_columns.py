@@ -1,0 +1,76 @@
+"""A Spark column of backfill keys: a timestamp column formatted as a definition's keys.
+
+``backfill_key_column(F.col("event_ts"), definition)`` gives, for each row, the key
+whose window contains the row's instant -- ``2024-03-31`` (daily), ``2024-03-31T05``
+(hourly), ``2024-W13`` (weekly, ISO), ``2024-03-01`` (monthly) -- in the definition's
+time zone, so a task can write a partition column that agrees with ``key_of``.
+
+The result does not depend on the session's time zone (``spark.sql.session.timeZone``):
+the instant becomes the zone's wall clock as epoch arithmetic (``from_utc_timestamp``
+shifts by the zone's offset at that instant; casting a timestamp to a number is its epoch
+seconds), and the wall clock's date and hour are computed from that number. A repeated
+local hour maps to its one key, as the definition's windows do; the one case where
+wall-clock formatting and the definition part is a fall-back that is not aligned to the
+period (Pacific/Chatham's 03:45 -> 02:45: its second 02:45-03:00 belongs to hour 03).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...backfill.base import BackfillDef
+from ...backfill.time_backfill import TimeBackfill
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+_SECONDS_PER_DAY = 86400
+
+
+def backfill_key_column(column: Column | str, definition: BackfillDef) -> Column:
+    """The backfill key of each row's timestamp, as a string column.
+
+    Args:
+        column: A ``TIMESTAMP`` column (an instant), or its name.
+        definition: A daily, hourly, weekly or monthly backfill definition.
+
+    Returns:
+        A string column of keys in ``definition``'s format and time zone (``NULL``
+        where the timestamp is ``NULL``).
+
+    Raises:
+        ValueError: ``definition`` is not time-based (static keys have no instants).
+
+    Example:
+        ``df.withColumn("hour", backfill_key_column("event_ts", HourlyBackfill(...)))``
+    """
+    from pyspark.sql import functions as F
+
+    if not isinstance(definition, TimeBackfill):
+        raise ValueError(
+            f"backfill_key_column needs a time-based definition (daily, hourly, weekly, "
+            f"monthly), not a {definition.kind} one: its keys have no instants"
+        )
+    instant = F.col(column) if isinstance(column, str) else column
+    # from_utc_timestamp renders an instant as the zone's wall time:
+    # https://docs.databricks.com/en/sql/language-manual/functions/from_utc_timestamp.html
+    wall = F.floor(F.from_utc_timestamp(instant, definition.tz).cast("double"))
+    day_number = F.floor(wall / _SECONDS_PER_DAY)
+    day = F.date_from_unix_date(day_number.cast("int"))
+    kind = definition.kind
+    if kind == "daily":
+        return F.date_format(day, "yyyy-MM-dd")
+    if kind == "hourly":
+        hour = F.floor((wall - day_number * _SECONDS_PER_DAY) / 3600).cast("int")
+        return F.concat(
+            F.date_format(day, "yyyy-MM-dd"), F.lit("T"), F.lpad(hour.cast("string"), 2, "0")
+        )
+    if kind == "monthly":
+        return F.concat(F.date_format(day, "yyyy-MM"), F.lit("-01"))
+    # ISO week: the week's Thursday decides its year; weekofyear "starts on a Monday and
+    # week 1 is the first week with >3 days" (ISO 8601):
+    # https://docs.databricks.com/en/sql/language-manual/functions/weekofyear.html
+    iso_weekday = (F.dayofweek(day) + 5) % 7 + 1  # Monday 1 .. Sunday 7
+    thursday = F.date_add(day, (F.lit(4) - iso_weekday).cast("int"))
+    week = F.lpad(F.weekofyear(day).cast("string"), 2, "0")
+    return F.concat(F.year(thursday).cast("string"), F.lit("-W"), week)

@@ -1,0 +1,144 @@
+"""Reading declared sources: the run's windows of a workspace table, or its local stand-in.
+
+On Databricks a source is the Unity Catalog table of its name. Locally it is, in order:
+the declared stand-in (a seed file, or a function of the time range), else the local Delta
+table of the same name (written by another dbxdec job). Either way the rows are filtered
+to the run's key windows, lookback included, on the source's ``event_time`` column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ...backfill import TimeWindow, current_run_context, run_keys_of
+from ...definitions import JobDefinition, Source
+from ...errors import UsageError
+from ..core.context import RunEnvironment, current_environment
+from ..core.errors import TaskRunError
+from ..core.predicates import quote_identifier, quote_literal, windows_predicate
+from ..core.scope import KeyScope
+from ..io.spark_table import TableName
+from .tables import local_table_exists, local_table_path
+
+
+def missing_stand_ins(job: JobDefinition, warehouse: Path) -> list[str]:
+    """One line per source of ``job`` that a local run could not read."""
+    problems = []
+    for declared in job.sources:
+        seed = declared.seed_path
+        if seed is not None and not seed.exists():
+            problems.append(f"source {declared.name}: its stand-in {seed} does not exist")
+        elif declared.local is None:
+            table = local_table_path(declared.name, warehouse)
+            if not local_table_exists(declared.name, warehouse):
+                problems.append(
+                    f"source {declared.name} of job {job.name!r} has no local table ({table}) and "
+                    f"no stand-in; declare one: source({declared.name!r}, ..., "
+                    "local='seeds/<file>.csv') (a CSV, JSON or Parquet file under the project) "
+                    "or local=<function (spark, start, end) -> DataFrame>"
+                )
+    return problems
+
+
+def check_local_sources(job: JobDefinition, warehouse: Path) -> None:
+    """Refuse a local run, before Spark starts, when a source cannot be read locally.
+
+    Raises:
+        UsageError: the first problem, and how many more there are.
+    """
+    problems = missing_stand_ins(job, warehouse)
+    if problems:
+        more = f" (and {len(problems) - 1} more sources)" if len(problems) > 1 else ""
+        raise UsageError(problems[0] + more)
+
+
+def read_source(declared: Source) -> Any:
+    """The rows of ``declared`` in the running task's windows (the installed reader).
+
+    Raises:
+        TaskRunError: outside a task run, or the source cannot be read.
+    """
+    environment = current_environment()
+    context = current_run_context()
+    if environment is None or context is None:
+        raise TaskRunError(f"source {declared.name}: read() works only inside a task run")
+    spans: Sequence[TimeWindow] = ()
+    if context.backfill is not None and context.backfill.is_time_based:
+        keys = run_keys_of(context).keys
+        spans = KeyScope(context.backfill, keys).spans()
+    frame = _frame(declared, environment, spans)
+    if declared.event_time is None or context.backfill is None or not spans:
+        return frame
+    if declared.event_time not in frame.columns:
+        raise TaskRunError(
+            f"source {declared.name} has no event_time column {declared.event_time!r} "
+            f"(columns: {', '.join(frame.columns)})"
+        )
+    tz = getattr(context.backfill, "tz", "UTC")
+    return frame.where(_window_filter(frame, declared.event_time, spans, tz))
+
+
+def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWindow]) -> Any:
+    spark = environment.spark
+    name = TableName.parse(declared.name)
+    if environment.databricks:
+        return spark.read.table(name.quoted)
+    if callable(declared.local):
+        start = min((s.start_utc() for s in spans), default=datetime.min)
+        end = max((s.end_utc() for s in spans), default=datetime.max)
+        return declared.local(spark, start, end)
+    seed = declared.seed_path
+    if seed is not None:
+        return _read_seed(spark, seed, declared.name)
+    table = name.local_path(environment.warehouse)
+    if not local_table_exists(declared.name, environment.warehouse):
+        raise TaskRunError(
+            f"source {declared.name} has no local table ({table}) and no stand-in; "
+            "declare one with source(..., local=...)"
+        )
+    return spark.read.format("delta").load(str(table))
+
+
+def _read_seed(spark: Any, seed: Path, name: str) -> Any:
+    if not seed.exists():
+        raise TaskRunError(f"source {name}: its stand-in {seed} does not exist")
+    suffix = seed.suffix.lower()
+    if suffix == ".csv":
+        # preferDate: ISO dates become DATE columns, as in the workspace table.
+        return (
+            spark.read.option("header", "true")
+            .option("inferSchema", "true")
+            .option("preferDate", "true")
+            .csv(str(seed))
+        )
+    if suffix in (".json", ".jsonl"):
+        return spark.read.json(str(seed))
+    return spark.read.parquet(str(seed))
+
+
+def _window_filter(frame: Any, column: str, spans: Sequence[TimeWindow], tz: str) -> str:
+    """``column`` inside the spans; a ``DATE`` column compares local calendar days."""
+    kind = frame.schema[column].dataType.typeName()
+    if kind != "date":
+        return windows_predicate(column, spans)
+    zone = ZoneInfo(tz)
+    col = quote_identifier(column)
+    parts = []
+    for span in spans:
+        first = span.start_utc().astimezone(zone).date()
+        last = _end_day(span.end_utc().astimezone(zone))
+        parts.append(
+            f"({col} >= DATE {quote_literal(first.isoformat())} AND "
+            f"{col} < DATE {quote_literal(last.isoformat())})"
+        )
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+def _end_day(end: datetime) -> date:
+    """The first local day not touched by a window ending at ``end``."""
+    day = end.date()
+    return day if end.timetz().replace(tzinfo=None) == time(0) else day + timedelta(days=1)

@@ -1,0 +1,182 @@
+"""The kinds of run ``dbxdec-run`` performs, decoded once from the wire parameters.
+
+A task of a job run is one of:
+
+- ``task``: the ordinary run: load the inputs, call the task, check and write its output
+  (:mod:`.task_run`);
+- ``stage``: a slice of a full refresh (``backfill_full_refresh=stage:<id>``): the
+  ordinary run writing to the staging tables (:mod:`.task_run` too);
+- ``swap``: the keyless end of a full refresh (``backfill_full_refresh=swap:<id>``):
+  swap the staging tables in (:mod:`.full_refresh`);
+- ``undo``: restore the tables the task writes (``backfill_undo``, :mod:`.undo`);
+- ``presence``: report which keys have rows (``backfill_presence``, :mod:`.presence`);
+- ``measure``: report how a canary run changed its keys, for the diff gate
+  (``backfill_measure``, :mod:`.measure`).
+
+:func:`decode_run_kind` reads the four order parameters once and refuses a run that
+sets more than one; :func:`~..running.dispatch.run_task` hands the request to the kind's
+program, a :class:`RunProgram`. Each kind's module owns its program and imports this
+module, never another kind's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol, TypeVar
+
+from ...backfill import ResolvedKeys
+from ...backfill.refresh import FullRefreshOrder
+from ...backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_MEASURE_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_UNDO_PARAM,
+    MeasureOrder,
+    PresenceOrder,
+    UndoOrder,
+)
+from ...definitions import JobDefinition, TaskValueStore
+from ...errors import UsageError
+from ..core.context import RunEnvironment
+
+RunKindName = Literal["task", "stage", "swap", "undo", "presence", "measure"]
+RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
+RunOrder = UndoOrder | PresenceOrder | FullRefreshOrder | MeasureOrder
+_O = TypeVar("_O", UndoOrder, PresenceOrder, FullRefreshOrder, MeasureOrder)
+
+
+@dataclass(frozen=True, slots=True)
+class RunKind:
+    """What a run does, with the order that says how (``None`` for an ordinary run).
+
+    Example:
+        >>> RunKind("task").processes_keys
+        True
+        >>> RunKind("swap", FullRefreshOrder("swap", "sales-1")).processes_keys
+        False
+    """
+
+    name: RunKindName
+    order: RunOrder | None = None
+
+    @property
+    def processes_keys(self) -> bool:
+        """Whether the run resolves and processes backfill keys (undo, presence,
+        measure and swap runs are keyless: their orders say what to do)."""
+        return self.name in ("task", "stage")
+
+    def order_as(self, kind: type[_O]) -> _O:
+        """The run's order, which the kind's program knows the type of.
+
+        Raises:
+            TypeError: the order is not a ``kind`` (a program handed the wrong kind).
+        """
+        if not isinstance(self.order, kind):
+            raise TypeError(f"a {self.name} run has no {kind.__name__}")
+        return self.order
+
+
+def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
+    """The run's kind, from ``backfill_presence``, ``backfill_undo`` and
+    ``backfill_full_refresh`` (each read once; none set: an ordinary run).
+
+    Raises:
+        UsageError: a parameter is set but is not an order, or more than one is set.
+    """
+    try:
+        presence = PresenceOrder.from_param(params.get(BACKFILL_PRESENCE_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    undo_given = bool(params.get(BACKFILL_UNDO_PARAM, "").strip())
+    if presence is not None and undo_given:
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM} "
+            "set, not both"
+        )
+    try:
+        undo = UndoOrder.from_param(params.get(BACKFILL_UNDO_PARAM, ""))
+        refresh = FullRefreshOrder.from_param(params.get(BACKFILL_FULL_REFRESH_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    if refresh is not None and (undo_given or params.get(BACKFILL_PRESENCE_PARAM, "").strip()):
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_FULL_REFRESH_PARAM} set together with "
+            f"{BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM}; set one of them"
+        )
+    measure = _measure_order(job, params)
+    if measure is not None:
+        return RunKind("measure", measure)
+    if undo is not None:
+        return RunKind("undo", undo)
+    if presence is not None:
+        return RunKind("presence", presence)
+    if refresh is not None:
+        return RunKind(refresh.phase, refresh)
+    return RunKind("task")
+
+
+def _measure_order(job: JobDefinition, params: Mapping[str, str]) -> MeasureOrder | None:
+    """The run's measure order, refused next to any other order."""
+    try:
+        order = MeasureOrder.from_param(params.get(BACKFILL_MEASURE_PARAM, ""))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {exc}") from None
+    others = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_FULL_REFRESH_PARAM)
+    if order is not None and any(params.get(name, "").strip() for name in others):
+        raise UsageError(
+            f"job {job.name!r}: a run has {BACKFILL_MEASURE_PARAM} set together with "
+            f"{', '.join(others)}; set one of them"
+        )
+    return order
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRunRequest:
+    """One task of one job run.
+
+    Attributes:
+        job: The job definition.
+        task_key: The task to run.
+        params: Every job parameter of the run (see :func:`~..running.dispatch.job_parameters`).
+        keys: The run's resolved keys (see :func:`~..running.dispatch.run_keys`), ``None``
+            without backfill.
+        now: The clock for key resolution inside the task; ``None`` reads the wall clock.
+        for_each_element: On Databricks, the one iteration element of a for-each task
+            (Databricks runs the iterations); ``None`` runs every element in turn.
+        kind: The run's kind, decoded from ``params`` once where the request was made
+            (:func:`~..running.dispatch.task_request`); ``None``:
+            :func:`~..running.dispatch.run_task` decodes it.
+    """
+
+    job: JobDefinition
+    task_key: str
+    params: Mapping[str, str]
+    keys: ResolvedKeys | None
+    now: datetime | None = None
+    for_each_element: str | None = None
+    kind: RunKind | None = None
+
+
+class RunProgram(Protocol):
+    """The program of one run kind: what :func:`~..running.dispatch.run_task` hands a request to.
+
+    A new kind is a name in :data:`RunKindName`, a case in :func:`decode_run_kind` and
+    a program in its own module, entered in :data:`~..running.dispatch.PROGRAMS`.
+    """
+
+    def __call__(
+        self,
+        request: TaskRunRequest,
+        kind: RunKind,
+        *,
+        environment: RunEnvironment,
+        task_values: TaskValueStore,
+    ) -> None:
+        """Run ``request``'s task as a run of ``kind``.
+
+        Raises:
+            DbxdecError: the run failed; the message names the task.
+        """
+        ...

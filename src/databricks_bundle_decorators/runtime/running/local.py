@@ -1,0 +1,276 @@
+"""The local runner: a job's DAG in-process on the embedded SparkSession."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from ...backfill import BACKFILL_EXACT_PARAM, ResolvedKeys
+from ...backfill.wire import (
+    BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_TASKS_PARAM,
+    RUN_TIME_DEFAULT,
+    KeyRange,
+    run_time_param,
+)
+from ...definitions import JobDefinition, Registry
+from ...errors import DbxdecError, UsageError, did_you_mean
+from ..core.context import LazySession, RunEnvironment
+from ..core.task_values import LocalTaskValueStore
+from ..job_tables.sources import check_local_sources
+from ..programs.task_subset import encode_tasks, selected_tasks
+from ..session.spark import local_spark_session, prepare_local_spark
+from ..session.task_errors import user_frames
+from ..triggers.triggered import stored_written_keys
+from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task, run_time
+
+TaskStatus = Literal["succeeded", "failed", "skipped"]
+EventKind = Literal["started", "finished"]
+
+_logger = logging.getLogger("databricks_bundle_decorators.runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """How one task of a run ended.
+
+    Attributes:
+        task_key: The task.
+        status: ``succeeded``, ``failed``, or ``skipped`` (an upstream task failed).
+        seconds: Wall time of the task (0 when skipped).
+        error: The one-line error of a failed or skipped task.
+    """
+
+    task_key: str
+    status: TaskStatus
+    seconds: float
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRunResult:
+    """The tasks of one local job run, in the order they ran; ``keys`` are the keys
+    the run writes (lookback keys excluded)."""
+
+    succeeded: bool
+    tasks: list[TaskResult] = field(default_factory=list)
+    run_id: str = ""
+    keys: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> list[TaskResult]:
+        return [t for t in self.tasks if t.status == "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEvent:
+    """A task started or finished (``result`` set when finished)."""
+
+    kind: EventKind
+    task_key: str
+    keys: tuple[str, ...]
+    result: TaskResult | None = None
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable, unique local run id such as ``20240131T120000-1a2b3c4d``."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def run_job_locally(
+    registry: Registry,
+    job_name: str,
+    *,
+    params: Mapping[str, str],
+    tasks: Sequence[str] | None = None,
+    warehouse: Path,
+    on_event: Callable[[TaskEvent], None] | None = None,
+    state_dir: Path | None = None,
+    now: datetime | None = None,
+    run_id: str | None = None,
+) -> JobRunResult:
+    """Run one job run (one slice, or a ranged run) in dependency order, in-process.
+
+    Every task goes through :func:`~.dispatch.run_task`, the code ``dbxdec-run`` uses on
+    Databricks, on one embedded SparkSession reused across runs. A failed task marks
+    its downstream tasks ``skipped``; independent tasks still run.
+
+    Args:
+        registry: Where the job is defined.
+        job_name: The job.
+        params: Job parameters (``backfill_key``, ``backfill_start_key``, user params).
+        tasks: Run only these tasks (in dependency order); their inputs are read from
+            the tables earlier runs wrote. Default: every task.
+        warehouse: Folder of the local tables.
+        on_event: Called when a task starts and finishes.
+        state_dir: Folder for ``task_values/<run id>/`` (default: the warehouse's parent,
+            i.e. ``.dbxdec``).
+        now: The run's logical time (default: now, when the run starts); pinned once,
+            as ``backfill_run_time``, unless ``params`` give one. Every task of the run
+            resolves its keys from it.
+        run_id: The run's id (default: :func:`new_run_id`): its Delta commits carry it,
+            so the caller that records it (a backfill's ledger) knows which commits
+            are the run's.
+
+    Raises:
+        UsageError: unknown job, task or parameter, or a bad key (nothing runs).
+    """
+    job = registry.get(job_name)
+    full_params = job_parameters(job, pin_run_time(job, params, now))
+    keys = run_keys(job, full_params)
+    order = job.graph.topological_order()
+    if not tasks:  # a backfill's run of some tasks names them in backfill_tasks
+        chosen = selected_tasks(job, full_params)
+        tasks = None if chosen is None else [key for key in order if key in chosen]
+    selected = _select(order, tasks, job_name)
+    if tasks and job.backfill is not None and len(selected) < len(order):
+        full_params[BACKFILL_TASKS_PARAM] = encode_tasks(selected)
+    check_local_sources(job, warehouse)  # before Spark starts
+    prepare_local_spark()  # a session task code creates itself is a Delta one too
+    run_id = run_id or new_run_id()
+    store = LocalTaskValueStore((state_dir or warehouse.parent) / "task_values" / run_id)
+    environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
+    key_tuple = keys.written if keys is not None else ()
+    graph = job.graph
+    results: list[TaskResult] = []
+    broken: dict[str, str] = {}
+    for task_key in selected:
+        blocked = next((u for u in graph[task_key].upstream if u in broken), None)
+        if blocked is not None:
+            broken[task_key] = blocked
+            result = TaskResult(task_key, "skipped", 0.0, f"upstream task {blocked!r} failed")
+            results.append(result)
+            _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+            continue
+        _emit(on_event, TaskEvent("started", task_key, key_tuple))
+        request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
+        result = _run_one(request, environment, store)
+        if result.status == "failed":
+            broken[task_key] = task_key
+        results.append(result)
+        _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+    stored = stored_written_keys(job, full_params, environment)  # a triggered run's keys
+    return JobRunResult(not broken, results, run_id, key_tuple if stored is None else stored)
+
+
+def pin_run_time(
+    job: JobDefinition, params: Mapping[str, str], now: datetime | None = None
+) -> dict[str, str]:
+    """``params`` with ``backfill_run_time`` set to the run's start (or ``now``) when they
+    give none: the local equivalent of Databricks' trigger time, fixed once per run."""
+    out = dict(params)
+    given = out.get(BACKFILL_RUN_TIME_PARAM, "")
+    if job.backfill is not None and given in ("", RUN_TIME_DEFAULT):
+        out[BACKFILL_RUN_TIME_PARAM] = run_time_param(now or datetime.now(timezone.utc))
+    return out
+
+
+def _run_one(
+    request: TaskRunRequest, environment: RunEnvironment, store: LocalTaskValueStore
+) -> TaskResult:
+    started = time.perf_counter()
+    try:
+        run_task(request, environment=environment, task_values=store)
+    except DbxdecError as exc:
+        if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
+            _log_user_frames(request.task_key, exc.__cause__)
+        return TaskResult(request.task_key, "failed", time.perf_counter() - started, exc.render())
+    except Exception as exc:  # a bug outside user code still fails only this task
+        _logger.exception("task %s failed", request.task_key)
+        message = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
+        return TaskResult(request.task_key, "failed", time.perf_counter() - started, message)
+    return TaskResult(request.task_key, "succeeded", time.perf_counter() - started)
+
+
+def _log_user_frames(task_key: str, error: BaseException) -> None:
+    """Where in the user's code ``error`` arose (their frames only: no PySpark, py4j
+    or dbxdec frames, and not the message, which the task's one-line error carries)."""
+    frames = user_frames(error)
+    if frames:
+        _logger.error("task %s failed in your code:\n%s", task_key, "".join(frames).rstrip())
+
+
+_shown_lock = threading.Lock()
+_shown: set[tuple[str, str, str]] = set()
+
+
+def _first_time(task_key: str, error: BaseException) -> bool:
+    """Whether this task's error has not had its traceback shown in this process yet.
+
+    A backfill whose slices all fail the same way shows the traceback once; each slice
+    still reports its one-line error. Bounded, so a long-lived process cannot grow it.
+    """
+    signature = (task_key, type(error).__name__, str(error))
+    with _shown_lock:
+        if signature in _shown:
+            return False
+        if len(_shown) >= 1000:
+            _shown.clear()
+        _shown.add(signature)
+        return True
+
+
+def slice_parameters(
+    *,
+    key: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    exact: bool = False,
+    params: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Job parameters of one run from ``--key`` or ``--start/--end`` and ``--exact``.
+
+    ``--start A --end B`` is one ranged run over the keys A..B (``backfill_start_key=A``,
+    ``backfill_key=B``). Neither: the key is derived from the clock (time backfills).
+
+    Raises:
+        UsageError: ``--key`` with ``--start``/``--end``, or only one of ``--start``/``--end``.
+    """
+    out = dict(params or {})
+    if key is not None and (start is not None or end is not None):
+        raise UsageError("use either --key K or --start A --end B, not both")
+    if (start is None) != (end is None):
+        missing = "--end" if end is None else "--start"
+        raise UsageError(f"a ranged run needs both --start and --end (missing {missing})")
+    if key is not None:
+        out.update(KeyRange.single(key).to_params(exact=exact))
+    elif start is not None and end is not None:
+        out.update(KeyRange(start, end).to_params(exact=exact))
+    elif exact:
+        out[BACKFILL_EXACT_PARAM] = "true"
+    return out
+
+
+def _select(order: list[str], tasks: Sequence[str] | None, job_name: str) -> list[str]:
+    if not tasks:
+        return order
+    for name in tasks:
+        if name not in order:
+            raise UsageError(
+                f"job {job_name!r} has no task {name!r}.{did_you_mean(name, order)} "
+                f"Tasks: {', '.join(order)}"
+            )
+    wanted = set(tasks)
+    return [key for key in order if key in wanted]
+
+
+def _emit(on_event: Callable[[TaskEvent], None] | None, event: TaskEvent) -> None:
+    if on_event is not None:
+        on_event(event)
+
+
+def describe_keys(keys: ResolvedKeys | None) -> str:
+    """``2024-01-01`` / ``2024-01-01..2024-01-31 (31 keys)`` for summaries."""
+    if keys is None:
+        return "no backfill key"
+    written = keys.written
+    label = KeyRange.of(written).label
+    return label if len(written) == 1 else f"{label} ({len(written)} keys)"

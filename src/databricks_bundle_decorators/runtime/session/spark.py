@@ -1,0 +1,261 @@
+"""The embedded SparkSession: one per process, reused by every task and slice."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...atomic import write_atomically
+from ...errors import EnvironmentProblem
+from .delta_jars import ensure_delta_jars
+from .jvm_stderr import jvm_stderr_filtered
+from .serverless_rules import set_conf
+from .spark_remote import SPARK_REMOTE_ENV, remote_spark_session, spark_remote
+from .task_errors import quiet_query_context_loggers
+
+SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
+# The pair dbxdec's `spark` extra pins (pyproject.toml; tests/test_docs.py keeps them equal),
+# named directly: dbxdec itself is not on the package index yet.
+SPARK_EXTRA = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
+
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CONF: dict[str, str] = {
+    # Delta Lake as on Databricks: the SQL extension (replaceWhere, DESCRIBE HISTORY) and
+    # the catalog that knows Delta tables.
+    "spark.sql.extensions": DELTA_EXTENSION,
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # A local table's log is small: Delta's default 50 partitions to rebuild a snapshot
+    # cost 50 tasks per read and per write on a laptop.
+    "spark.databricks.delta.snapshotPartitions": "2",
+}
+
+SQL_CONF: dict[str, str] = {
+    # Keys are compared as UTC instants; predicates carry explicit offsets anyway. The one
+    # session setting dbxdec makes on Databricks: serverless compute lets a job set it
+    # (see :mod:`.serverless_rules`).
+    "spark.sql.session.timeZone": "UTC",
+}
+
+LOCAL_SQL_CONF: dict[str, str] = {
+    # List partition folders in the driver: a distributed listing (Spark's default from
+    # 32 folders on, e.g. an all_partitions read) costs a Spark job per read locally.
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    # Writes replace only the partitions present in the frame. Local sessions only: on
+    # Databricks every write passes partitionOverwriteMode as a writer option instead.
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    # Partition values are keys, never guessed types ('2024-01-01' stays a string). Local
+    # sessions only: it matters to a parquet folder read without its schema, and parquet
+    # outputs are local folders; Delta tables keep their schema in the log.
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+}
+
+LOCAL_CONF: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+    "spark.hadoop.parquet.enable.summary-metadata": "false",
+    "spark.sql.parquet.compression.codec": "snappy",
+}
+
+
+LOCAL_SESSION_CONF: dict[str, str] = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
+"""Every setting of a new local session (dbxdec's own, or one task code creates)."""
+
+STARTING_LINE = "starting the local Spark (first run only, ~10 s)..."
+
+QUIET_LOG4J2 = """\
+# dbxdec: the embedded Spark's JVM logs only errors (no start-up WARN lines or banner)
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+# the shells' loggers at the root's level: Spark prints no "Setting default log level" banner
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def quiet_log4j_file() -> Path:
+    """A log4j2 configuration letting only errors through (written once per machine)."""
+    path = (
+        Path(tempfile.gettempdir())
+        / f"dbxdec-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties"
+    )
+    try:
+        if not path.is_file() or path.read_text() != QUIET_LOG4J2:
+            write_atomically(path, QUIET_LOG4J2)
+    except OSError:
+        pass  # an unwritable temp folder: Spark logs as it would by default
+    return path
+
+
+def quiet_session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``conf`` plus the driver option that points log4j2 at :func:`quiet_log4j_file`.
+
+    A user's own ``log4j2.configurationFile`` (in ``conf``) wins.
+    """
+    settings = dict(conf or {})
+    options = settings.get(DRIVER_JAVA_OPTIONS, "")
+    if "log4j2.configurationFile" not in options:
+        option = f"-Dlog4j2.configurationFile=file:{quiet_log4j_file()}"
+        settings[DRIVER_JAVA_OPTIONS] = f"{options} {option}".strip()
+    return settings
+
+
+def announce_start() -> None:
+    """Say once, before the JVM starts, that the first slice waits for Spark."""
+    print(STARTING_LINE, file=sys.stderr, flush=True)
+
+
+def configure(spark: Any) -> Any:
+    """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``.
+
+    Only properties serverless compute lets a job set (:func:`.serverless_rules.set_conf`
+    holds it): this runs on Databricks sessions too.
+    """
+    for key, value in SQL_CONF.items():
+        set_conf(spark, key, value)
+    return spark
+
+
+def local_spark_session(
+    *,
+    master: str | None = None,
+    app_name: str = "dbxdec",
+    conf: Mapping[str, str] | None = None,
+) -> Any:
+    """The process's embedded SparkSession with Delta Lake (created on first use, UI off).
+
+    An active session (e.g. a test fixture's) is reused; ``master`` defaults to
+    ``$DBXDEC_SPARK_MASTER`` or ``local[*]``; ``conf`` adds or overrides settings of a
+    new session. With ``$SPARK_REMOTE`` set, a Spark Connect session to that server
+    instead (:mod:`.spark_remote`; no JVM here). The Delta jars come from
+    :func:`~.delta_jars.ensure_delta_jars` (downloaded once into a cache outside the project).
+
+    Raises:
+        EnvironmentProblem: PySpark or delta-spark is not installed, or the Delta jars
+            are missing and cannot be fetched.
+    """
+    require_local_spark()
+    remote = spark_remote()
+    if remote is not None:  # a Spark Connect server stands in for the embedded JVM
+        return configure(remote_spark_session(remote, LOCAL_SQL_CONF))
+    with _CREATING:  # the session is process-wide: threads that start runs together share one
+        return _local_spark_session(master, app_name, conf)
+
+
+_CREATING = threading.Lock()
+
+
+def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, str] | None) -> Any:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None and SparkContext._active_spark_context is not None:
+        # Another thread's session: getOrCreate without settings reuses it unchanged.
+        active = SparkSession.builder.getOrCreate()
+    if active is not None:
+        if str(active.sparkContext.master).startswith("local"):
+            for key, value in LOCAL_SQL_CONF.items():
+                active.conf.set(key, value)
+            quiet_query_context_loggers()
+        return configure(active)
+    builder = SparkSession.builder.master(
+        master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
+    ).appName(app_name)
+    try:
+        found = ensure_delta_jars()
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return
+    jars = ",".join(str(path) for path in found)
+    settings = quiet_session_conf({**LOCAL_SESSION_CONF, **(conf or {})})
+    settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    announce_start()
+    with jvm_stderr_filtered():  # the JVM's stderr without Spark 4's incubator warning
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    quiet_query_context_loggers()
+    return configure(spark)
+
+
+SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
+
+
+def prepare_local_spark() -> None:
+    """Make any local SparkSession of this process a Delta one, without starting a JVM.
+
+    The session is created lazily (a Spark-free task never starts one), so task code may
+    well create it first with ``SparkSession.builder.getOrCreate()``. PySpark launches its
+    JVM with ``$PYSPARK_SUBMIT_ARGS``; setting the Delta jars and settings there makes that
+    session the same Delta session dbxdec would create. Does nothing when PySpark is not
+    installed, a JVM already runs, or the variable is set by the user.
+    """
+    if os.environ.get(SUBMIT_ARGS_ENV) or importlib.util.find_spec("pyspark") is None:
+        return
+    if os.environ.get(SPARK_REMOTE_ENV):  # sessions connect to a server: no local JVM
+        return
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return
+    try:
+        found = ensure_delta_jars()
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return
+    jars = ",".join(str(path) for path in found)
+    settings = quiet_session_conf(LOCAL_SESSION_CONF)
+    args = ["--jars", jars]
+    for key, value in settings.items():
+        args += ["--conf", f"{key}={value}"]
+    os.environ[SUBMIT_ARGS_ENV] = shlex.join([*args, "pyspark-shell"])
+
+
+def require_local_spark() -> None:
+    """Fail with one line when PySpark or delta-spark is not importable.
+
+    Raises:
+        EnvironmentProblem: the ``spark`` extra is not installed.
+    """
+    missing = [name for name in ("pyspark", "delta") if importlib.util.find_spec(name) is None]
+    if missing:
+        packages = " and ".join({"pyspark": "PySpark", "delta": "delta-spark"}[m] for m in missing)
+        raise EnvironmentProblem(
+            f"local runs need PySpark and Delta Lake, and {packages} is not installed; "
+            f"run: {SPARK_EXTRA}"
+        )
+
+
+def has_delta(spark: Any) -> bool:
+    """Whether ``spark`` was created with Delta Lake's SQL extension."""
+    try:
+        extensions = str(spark.conf.get("spark.sql.extensions", "") or "")
+    except Exception:  # a session that refuses to read the setting (Spark Connect)
+        return True
+    return DELTA_EXTENSION in extensions
+
+
+def databricks_spark_session() -> Any:
+    """The cluster's SparkSession on Databricks."""
+    from pyspark.sql import SparkSession
+
+    return configure(SparkSession.builder.getOrCreate())

@@ -1,0 +1,278 @@
+"""A table- or file-triggered run: resolve its keys once from what changed, store them,
+advance.
+
+The hook :func:`run_triggered` runs one task of a run that a ``TableUpdate`` trigger
+started (see :mod:`...backfill.wire.trigger`; an explicit ``backfill_key`` always wins,
+and a run that is not table-triggered is left alone):
+
+1. The run's keys come from the state table (:mod:`.trigger_state`) when a task of the
+   run (or of the run before a repair) stored them; otherwise this task resolves them:
+   for each source that committed, the keys its versions ``watermark+1 .. triggered``
+   changed (:func:`.change_feed.changed_keys`), widened by lookback to the output keys
+   they affect, plus the keys left pending by earlier runs, capped by ``max_keys``
+   (:mod:`...backfill.changed_keys`); and stores them. A file-triggered run takes the keys
+   of the files new or changed since the last processed listing (:mod:`.file_arrival`).
+2. The task runs over those keys (``written``; reads add each key's lookback).
+3. When the task has committed, it is marked done; once every task of the job is done
+   in the run, the watermarks advance to the triggered versions.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from ...backfill import ResolvedKeys
+from ...backfill.catch_up import CatchUp
+from ...backfill.changed_keys import affected_keys, plan_keys
+from ...backfill.time_backfill import TimeBackfill
+from ...backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_KEY_PARAM,
+    BACKFILL_MEASURE_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_UNDO_PARAM,
+    parse_run_time,
+)
+from ...backfill.wire.trigger import (
+    TRIGGER_FROM_VERSION_PARAM,
+    TRIGGER_VERSIONS_PARAM,
+    from_version,
+    given_keys,
+    triggered_location,
+    triggered_versions,
+)
+from ...definitions import JobDefinition
+from ...definitions.triggers import FileArrival, TableUpdate
+from ..core.context import RunEnvironment
+from ..core.errors import TaskRunError
+from ..storage.formats import TableRef
+from ..storage.table_name import TableName
+from .catching_up import catch_up_state_table, resolve_catch_up
+from .change_feed import changed_keys
+from .file_arrival import file_state_table, resolve_file_arrival
+from .trigger_state import StoredRun, TriggerState, job_run_of
+
+if TYPE_CHECKING:
+    from ..programs.run_kinds import TaskRunRequest
+
+_logger = logging.getLogger("databricks_bundle_decorators.runtime")
+_EXPLICIT = (
+    BACKFILL_KEY_PARAM,
+    BACKFILL_UNDO_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_MEASURE_PARAM,
+)
+
+
+def run_triggered(
+    request: TaskRunRequest,
+    environment: RunEnvironment,
+    run: Callable[[TaskRunRequest], None],
+) -> bool:
+    """Run ``request`` as a task of a table-triggered or catching-up run (through
+    ``run``, with the stored keys); return ``False`` (nothing done) when the run is not one.
+
+    Raises:
+        TaskRunError: the changed keys cannot be known (one line naming the remedy),
+            or no watermark exists yet; nothing is written.
+    """
+    job = request.job
+    found = _state_of(job, request.params, environment)
+    if found is None:
+        return False
+    state, versions, catch_up = found
+    trigger = job.trigger
+    params = request.params
+    job_run = job_run_of(environment.run_id)
+    stored = state.stored_run(job_run)
+    if stored is None:
+        given = given_keys(params)
+        if versions is not None and given is not None:
+            stored = _given(request, state, given, versions)
+        elif versions is not None and isinstance(trigger, TableUpdate):
+            stored = _resolve(request, environment, state, trigger, versions)
+        elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+            stored = resolve_file_arrival(job, trigger, state, environment, _now(request))
+        else:
+            assert isinstance(catch_up, CatchUp)
+            stored = resolve_catch_up(job, catch_up, _now(request), environment)
+        state.store_run(job_run, stored)
+    keys = ResolvedKeys(
+        stored.written[-1] if stored.written else "", stored.keys, stored.written, False
+    )
+    if stored.written:
+        _logger.info("run %s of job %r: keys %s", job_run, job.name, stored.written)
+        # Resolved: the inner run has an explicit key, so it does not come back here.
+        inner = {**params, BACKFILL_KEY_PARAM: keys.primary, TRIGGER_VERSIONS_PARAM: ""}
+        run(replace(request, params=inner, keys=keys))
+    state.finish(job_run, request.task_key, set(job.graph.topological_order()), stored)
+    return True
+
+
+def _state_of(
+    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
+) -> tuple[TriggerState, dict[str, int] | None, CatchUp | None] | None:
+    """The state table of a triggered or catching-up run, its triggered versions and its
+    catch-up; ``None`` for any other run (an explicit key, or an undo, presence or
+    refresh run, always wins)."""
+    if any(params.get(name) for name in _EXPLICIT):
+        return None
+    trigger = job.trigger
+    versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
+    catch_up = getattr(job.backfill, "catch_up", None)
+    if versions is not None and isinstance(trigger, TableUpdate):
+        table = trigger.state_table
+    elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+        table = file_state_table(job, trigger, environment)
+    elif isinstance(catch_up, CatchUp):
+        table = catch_up_state_table(job, catch_up, environment)
+    else:
+        return None
+    return _shared_state(environment, table, job.name), versions, catch_up
+
+
+def file_triggered(trigger: FileArrival, params: Mapping[str, str]) -> bool:
+    """Whether a run of a ``FileArrival`` job was started by its trigger (and the job
+    takes keys from files)."""
+    return trigger.keys is not None and triggered_location(params) is not None
+
+
+_SHARED: dict[tuple[RunEnvironment, str, str], TriggerState] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_state(environment: RunEnvironment, table: str, job: str) -> TriggerState:
+    """The state table of ``job`` as the tasks of one run see it: one instance per run
+    (``environment.run_id``), so a local run's tasks, which run one after another in
+    this process, read the table once and see each other's rows (every row they write
+    goes through it). On Databricks each task is a process of its own. Only the last
+    run's instance is kept; a run without an id gets a fresh one each time."""
+    if not environment.run_id:
+        return TriggerState(environment, table, job)
+    key = (environment, table, job)
+    with _SHARED_LOCK:
+        state = _SHARED.get(key)
+        if state is None:
+            _SHARED.clear()
+            state = _SHARED[key] = TriggerState(environment, table, job)
+        return state
+
+
+def stored_written_keys(
+    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
+) -> tuple[str, ...] | None:
+    """The keys a triggered or catching-up run (``environment.run_id``) stored, for the
+    record of a local run; ``None`` for any other run or before a task stored them."""
+    found = _state_of(job, params, environment)
+    if found is None:
+        return None
+    stored = found[0].stored_run(job_run_of(environment.run_id))
+    return stored.written if stored is not None else None
+
+
+def _resolve(
+    request: TaskRunRequest,
+    environment: RunEnvironment,
+    state: TriggerState,
+    trigger: TableUpdate,
+    versions: dict[str, int],
+) -> StoredRun:
+    job = request.job
+    backfill = job.backfill
+    assert isinstance(backfill, TimeBackfill)  # TableUpdate checks it at definition
+    latest = state.latest_advance()
+    processed = dict(latest.versions) if latest is not None else {}
+    pending = latest.pending if latest is not None else ()
+    first = from_version(request.params)
+    changed: set[str] = set()
+    for source in trigger.sources:
+        target = versions.get(source.name)
+        if target is None:
+            continue
+        after = first - 1 if first is not None else processed.get(source.name)
+        if after is None:
+            raise TaskRunError(
+                f"job {job.name!r}: no processed version of source {source.name} is recorded "
+                "yet; start the first run with --from-version N (job parameter "
+                f"{TRIGGER_FROM_VERSION_PARAM}=N) to process its versions from N on"
+            )
+        if target > after:
+            changed |= changed_keys(
+                environment.spark,
+                source,
+                _ref(source.name, environment),
+                backfill,
+                after + 1,
+                target,
+            )
+        processed[source.name] = max(target, processed.get(source.name, target))
+    current = backfill.current_key(now=_now(request))
+    plan = plan_keys(
+        backfill, [*pending, *affected_keys(backfill, changed, current)], trigger.max_keys
+    )
+    reads: set[str] = set(plan.run)
+    for key in plan.run:
+        reads.update(backfill.previous_keys(key, backfill.lookback))
+    return StoredRun(tuple(backfill.sort_keys(list(reads))), plan.run, processed, plan.pending)
+
+
+def _given(
+    request: TaskRunRequest, state: TriggerState, given: tuple[str, ...], versions: dict[str, int]
+) -> StoredRun:
+    """The keys of a catch-up run dbxdec launched (``dbxdec_trigger_keys``): run as
+    given, then advance to ``versions`` as a triggered run does; the pending keys it
+    runs leave the pending list."""
+    backfill = request.job.backfill
+    assert isinstance(backfill, TimeBackfill)  # TableUpdate checks it at definition
+    for key in given:
+        try:
+            backfill.validate_key(key)
+        except ValueError as exc:
+            raise TaskRunError(f"job {request.job.name!r}: dbxdec_trigger_keys: {exc}") from None
+    latest = state.latest_advance()
+    processed = dict(latest.versions) if latest is not None else {}
+    for name, version in versions.items():
+        processed[name] = max(version, processed.get(name, version))
+    pending = tuple(k for k in (latest.pending if latest else ()) if k not in given)
+    written = tuple(backfill.sort_keys(list(given)))
+    reads: set[str] = set(written)
+    for key in written:
+        reads.update(backfill.previous_keys(key, backfill.lookback))
+    return StoredRun(tuple(backfill.sort_keys(list(reads))), written, processed, pending)
+
+
+def _ref(name: str, environment: RunEnvironment) -> TableRef:
+    table = TableName.parse(name)
+    path = None if environment.databricks else table.local_path(environment.warehouse)
+    return TableRef(str(table), table.quoted, path)
+
+
+def _now(request: TaskRunRequest) -> datetime:
+    if request.now is not None:
+        return request.now
+    zone = getattr(request.job.backfill, "tz", "UTC")
+    parsed = parse_run_time(request.params.get(BACKFILL_RUN_TIME_PARAM, ""), tz=zone)
+    return parsed if parsed is not None else datetime.now(timezone.utc)
+
+
+def pending_keys(job: JobDefinition, environment: RunEnvironment) -> tuple[str, ...]:
+    """The keys a triggered or catching-up job left for later runs (``max_keys``), as of
+    its last completed run; for ``dbxdec status``."""
+    trigger, catch_up = job.trigger, getattr(job.backfill, "catch_up", None)
+    if isinstance(trigger, TableUpdate):
+        table = trigger.state_table
+    elif isinstance(trigger, FileArrival) and trigger.keys is not None:
+        table = file_state_table(job, trigger, environment)
+    elif isinstance(catch_up, CatchUp):
+        table = catch_up_state_table(job, catch_up, environment)
+    else:
+        return ()
+    latest = TriggerState(environment, table, job.name).latest_advance()
+    return latest.pending if latest is not None else ()
