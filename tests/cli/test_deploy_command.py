@@ -69,10 +69,13 @@ def test_deploy_generates_yaml_when_the_bundle_includes_files(
     code, _, _ = run(["deploy", "--project", str(project)], capsys)
     assert code == 0
     assert json.loads(record.read_text(encoding="utf-8"))["argv"] == ["bundle", "deploy"]
-    assert sorted(p.name for p in (project / "resources").iterdir()) == [
-        f"{p.job('nightly')}.job.yml",
-        f"{p.job('sales')}.job.yml",
-    ]
+    assert sorted(p.name for p in (project / "resources").iterdir()) == sorted(
+        [  # the jobs, and the controller of detached backfills (docs/guides/long-backfills.md)
+            "dbxdec_controller.job.yml",
+            f"{p.job('nightly')}.job.yml",
+            f"{p.job('sales')}.job.yml",
+        ]
+    )
 
 
 def test_deploy_stops_before_the_cli_when_validation_fails(

@@ -4,6 +4,7 @@ cross-job plan, the options it refuses (one line, exit 2), and claims per job.""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,15 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     SliceRecord,
 )
 
-from ..launch.downstream_project import write_downstream_project
+from ..launch.downstream_project import own_jobs, write_downstream_project
 
 FOUR_DAYS = ("--start", "2024-01-30", "--end", "2024-02-02")
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_downstream_project(tmp_path_factory.mktemp("dscli"), "downstream_cli_pipelines")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with own_jobs():
+        yield write_downstream_project(tmp_path_factory.mktemp("dscli"), "downstream_cli_pipelines")
 
 
 def dbxdec(root: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -11,6 +11,8 @@ when it fails), in the order they happen (runs share the launcher's process).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +149,23 @@ def table_rows(spark: Any, root: Path, name: str) -> list[tuple[Any, ...]]:
 
     path = local_table_path(name, root / ".dbxdec" / "warehouse")
     return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())
+
+
+@contextmanager
+def own_jobs() -> Iterator[None]:
+    """The process-wide job registry emptied while the block runs, then put back.
+
+    Several test modules write this chain under other module names; ``@job`` registers by
+    name and keeps the first definition (a second one of the same name is a diagnostic),
+    so a module that imports its own copy after another one would run the other copy's
+    functions (and log to the other project's ``events.log``).
+    """
+    from databricks_bundle_decorators.definitions.registry import default_registry
+
+    saved = dict(default_registry._jobs)
+    default_registry._jobs.clear()
+    try:
+        yield
+    finally:
+        default_registry._jobs.clear()
+        default_registry._jobs.update(saved)

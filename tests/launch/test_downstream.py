@@ -11,6 +11,7 @@ task starts, ``end`` once its write committed), never on times; the content on r
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,15 @@ import pytest
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 
-from .downstream_project import A_OUT, B_OUT, C_OUT, events, table_rows, write_downstream_project
+from .downstream_project import (
+    A_OUT,
+    B_OUT,
+    C_OUT,
+    events,
+    own_jobs,
+    table_rows,
+    write_downstream_project,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -62,9 +71,14 @@ class Dbxdec:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
+def project(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[Path]:
     """The chain, and the three tables' content from one ranged run of each job,
     outside any backfill (A labelled ``before``)."""
+    with own_jobs():
+        yield from _project(tmp_path_factory)
+
+
+def _project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = write_downstream_project(tmp_path_factory.mktemp("downstream") / "proj")
     for job, start, end, extra in (
         ("ds_a", "2024-01-28", "2024-02-03", ("--param", "label=before")),
@@ -76,7 +90,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
                   "--project", str(root)])  # fmt: skip
         assert done.value.code == 0
     (root / "events.log").unlink()
-    return root
+    yield root
 
 
 def _at(log: list[tuple[str, ...]], what: str, job: str, key: str) -> int:

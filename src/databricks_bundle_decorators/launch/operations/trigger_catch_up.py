@@ -211,8 +211,8 @@ def _changes(
     except WatermarkUnreadable as err:
         raise WatermarkUnreadable(
             f"the change data feed of {table} over versions {after + 1}..{newest} could not "
-            f"be read ({err.render()}); enable it (ALTER TABLE {table} SET TBLPROPERTIES "
-            "(delta.enableChangeDataFeed = true))"
+            f"be read ({err.render()}); enable it: table property "
+            f"delta.enableChangeDataFeed = true on {table}"
         ) from None
     return [
         Change(table, int(v), str(int(b) * _BUCKET_SECONDS))
