@@ -147,6 +147,6 @@ def test_a_person_cancelling_the_controller_run_loses_nothing_and_unpause_finish
     emu.release()  # the runs it left in flight end on their own
     unpaused = steer(place, "unpause")
     assert unpaused.started
-    workspace.wait_backfill_done(len(KEYS))
+    workspace.wait_backfill_done(len(KEYS))  # the new run takes the dead run's claim
     _every_key_once(workspace)
     assert driving_line(place, "succeeded", "running") is None
