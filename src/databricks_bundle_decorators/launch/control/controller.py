@@ -85,10 +85,11 @@ class ControllerClaims(WorkspaceClaims):
 
     def _ended_controller(self, host: str) -> bool:
         """Whether ``host`` names a controller run (``controller run <id>``) that has
-        ended: TERMINATED, SKIPPED or INTERNAL_ERROR are the ended life cycle states
-        (databricks-sdk-py ``jobs.RunLifeCycleState``; "An active run is a run in the
-        QUEUED, PENDING, RUNNING, or TERMINATING", ``JobsAPI.list_runs``). A run that
-        cannot be read counts as alive: the claim then expires as any does."""
+        ended: TERMINATED, SKIPPED and INTERNAL_ERROR are the states documented "This
+        state is terminal" (Databricks SDK ``jobs.RunLifeCycleState``,
+        https://databricks.github.io/sdk-js/api/types/_databricks_sdk-jobs.v2.RunLifeCycleState_RunLifeCycleState.html;
+        the same enum in databricks-sdk-py). A run that cannot be read counts as alive:
+        the claim then expires as any does."""
         prefix = "controller run "
         run_id = host[len(prefix) :] if host.startswith(prefix) else ""
         if not run_id.isdigit():
