@@ -144,6 +144,8 @@ def test_status_from_a_second_copy_shows_the_journals_counts(
         f"backfill {detached.id}: running: 2 succeeded, 1 running, 1 failed, 0 cancelled, "
         f"2 pending of 6 runs (workspace journal of job nightly (job id {detached.job_id}))"
     ) in out
+    # no controller run is active (none was started here): the status says so
+    assert f"backfill {detached.id} is not being driven (no controller run is active)" in out
     detached.emu.release()
 
 

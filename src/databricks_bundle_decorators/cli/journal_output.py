@@ -15,6 +15,7 @@ from ..definitions import JobDefinition
 from ..errors import UsageError, did_you_mean
 from ..launch.ledger.ledger import Ledger, load_ledger
 from ..launch.ledger.ledger_store import backfill_ids, ledger_dir
+from ..launch.operations.steering import driving_line
 from ..launch.plan.request import Connection
 from ..launch.status.journal_status import (
     JournalView,
@@ -91,6 +92,10 @@ def echo_backfill_status(
     console = Console()
     console.print(terminal_table(grid, console))
     click.echo(f"{line} ({where})")
+    if view is not None and view.place is not None:
+        undriven = driving_line(view.place, ledger.state, view.control)
+        if undriven is not None:
+            click.echo(undriven)
 
 
 def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:

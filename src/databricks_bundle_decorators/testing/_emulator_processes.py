@@ -185,10 +185,45 @@ class ProcessRuns:
             target=self._wait, args=(run, attempt, wheel), name=f"emu-run-{run.run_id}", daemon=True
         ).start()
 
-    def _wait(self, run: RunRecord, attempt: ProcessAttempt, wheel: Mapping[str, Any]) -> None:
-        out, err = attempt.process.communicate()
+    def wait_for_output(self, text: str, *, count: int = 1, timeout: float = 60.0) -> None:
+        """Block until ``text`` occurs ``count`` times in the processes' stdout (every
+        attempt's, as it is printed): a test syncs on what the controller says it did.
+
+        Raises:
+            TimeoutError: not seen in ``timeout`` seconds (what was awaited is named).
+        """
+        deadline = time.monotonic() + timeout
         with self.changed:
-            attempt.stdout, attempt.stderr = out, err
+            while True:
+                said = sum(
+                    a.stdout.decode(errors="replace").count(text)
+                    for e in self._runs.values()
+                    for a in e.attempts
+                )
+                if said >= count:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"controller output {text!r} x{count} not seen in {timeout:g} s"
+                    )
+                self.changed.wait(left)
+
+    def _wait(self, run: RunRecord, attempt: ProcessAttempt, wheel: Mapping[str, Any]) -> None:
+        # stdout line by line as printed (tests sync on it), stderr whole by a second thread
+        errors: list[bytes] = []
+        process = attempt.process
+        assert process.stdout is not None and process.stderr is not None
+        reader = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        for line in process.stdout:
+            with self.changed:
+                attempt.stdout += line
+                self.changed.notify_all()
+        process.wait()
+        reader.join()
+        with self.changed:
+            attempt.stderr = b"".join(errors)
             attempt.returncode = attempt.process.returncode
             entry = self._runs[run.run_id]
             now = time.monotonic()

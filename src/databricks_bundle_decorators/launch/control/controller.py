@@ -76,9 +76,31 @@ class ControllerClaims(WorkspaceClaims):
         path = self.path(ledger.id)
         with contextlib.suppress(ResourceAlreadyExists, OSError):
             existing = self._read(path)
-            if existing is not None and existing.host == self.host:
-                self._delete_quietly(path)  # an earlier attempt of this run: dead
+            if existing is not None and (
+                existing.host == self.host or self._ended_controller(existing.host)
+            ):
+                self._delete_quietly(path)  # an earlier attempt of this run, or a run
+                # that ended without releasing it (cancelled by a person): dead
         return super().acquire(ledger)
+
+    def _ended_controller(self, host: str) -> bool:
+        """Whether ``host`` names a controller run (``controller run <id>``) that has
+        ended: TERMINATED, SKIPPED and INTERNAL_ERROR are the states documented "This
+        state is terminal" (Databricks SDK ``jobs.RunLifeCycleState``,
+        https://databricks.github.io/sdk-js/api/types/_databricks_sdk-jobs.v2.RunLifeCycleState_RunLifeCycleState.html;
+        the same enum in databricks-sdk-py). A run that cannot be read counts as alive:
+        the claim then expires as any does."""
+        prefix = "controller run "
+        run_id = host[len(prefix) :] if host.startswith(prefix) else ""
+        if not run_id.isdigit():
+            return False
+        try:
+            state = self.client.jobs.get_run(int(run_id)).state
+        except Exception:  # unreachable or refused: not known to be dead
+            return False
+        ended = {"TERMINATED", "SKIPPED", "INTERNAL_ERROR"}
+        cycle = state.life_cycle_state if state is not None else None
+        return cycle is not None and cycle.value in ended
 
 
 def run_controller(

@@ -62,6 +62,7 @@ class SteeredScheduler(Scheduler):
         self.control_state: ControlState = "running"
         self.handing_over = False
         self.journal_lost: JournalLost | None = None
+        self._idle_said = False
 
     # -- the per-turn hook -------------------------------------------------------------
 
@@ -114,7 +115,15 @@ class SteeredScheduler(Scheduler):
         if self.handing_over:
             return not any(f.future is not None for f in self._flights.values())
         if self.control_state == "paused" and self.interrupts.level < CANCEL:
+            if not self._flights and not self._idle_said:  # once per pause, for the log
+                self._idle_said = True
+                self._event_plain(
+                    "warning",
+                    f"backfill {self.ledger.id} paused with no run in flight; "
+                    "waiting for unpause or cancel",
+                )
             return False  # paused: poll on, launch nothing, wait for unpause or cancel
+        self._idle_said = False
         return super()._done()
 
     def _final_state(self) -> LedgerState:

@@ -128,3 +128,17 @@ def active_controller(place: JournalPlace) -> int | None:
     """The active controller run of ``place``'s backfill (none when no controller job is
     deployed)."""
     return active_run(place, controller_job(place, required=False))
+
+
+def driving_line(place: JournalPlace, state: str, control: str) -> str | None:
+    """One line when backfill ``place`` is not driven although it has not ended: no
+    controller run of it is active (a person cancelled it, or it was never started
+    again); ``None`` when one is, or when it has ended."""
+    if state != "running" or active_controller(place) is not None:
+        return None
+    bid = place.backfill_id
+    why = "paused" if control == "paused" else "no controller run is active"
+    return (
+        f"backfill {bid} is not being driven ({why}): nothing is launched until "
+        f"dbxdec backfill unpause {bid} starts a controller run"
+    )

@@ -137,6 +137,8 @@ class JournalView:
 
     ledger: Ledger
     control: ControlState
+    place: JournalPlace | None = None
+    """Where it was read (``None`` when built by hand)."""
 
     @property
     def ended(self) -> bool:
@@ -154,7 +156,7 @@ def read_view(place: JournalPlace) -> JournalView:
     """
     ledger = read_journal(place.client, place.job_id, place.backfill_id)
     ops = control_ops(place.client, place.job_id, place.backfill_id)
-    return JournalView(ledger, current_control(ops))
+    return JournalView(ledger, current_control(ops), place)
 
 
 def backfill_status(ledger: Ledger, *, now: datetime, where: str) -> JobStatus:
