@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,7 @@ def test_dependant_triggers_are_paused_while_it_runs_and_each_key_waits_for_what
     prepared = plan_backfill(
         request(), root=tmp_path, registry=registry, warehouse=tmp_path / "wh", client=client
     )
+    prepared.options = replace(prepared.options, max_poll_interval=0.1)  # no slow polls
     emu.hold_runs = True
     reporter = Lines()
     summary: list[object] = []
