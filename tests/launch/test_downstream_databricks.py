@@ -175,3 +175,50 @@ def _forget_holder(root: Path) -> None:
         for holder in data["holders"]:
             holder["pid"] = 2**22 + 12345  # above pid_max's default: no such process
         marker.write_text(json.dumps(data))
+
+
+def test_the_catch_up_is_launched_at_the_end_before_the_triggers_are_restored(
+    emu: JobsEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wiring only: which keys the catch-up owes is worked out on real Delta in
+    test_trigger_pause_catch_up.py; here the call is recorded where it is made."""
+    from databricks_bundle_decorators.launch.operations import downstream_triggers
+    from databricks_bundle_decorators.launch.operations.trigger_catch_up import CatchUpRun
+
+    ids = deploy(emu)
+    calls: list[dict[str, object]] = []
+
+    def recorded(client: object, warehouse_id: str, jobs: list[str], **kw: object) -> list[object]:
+        calls.append(
+            {
+                "warehouse": warehouse_id,
+                "jobs": list(jobs),
+                "backfill_id": kw["backfill_id"],
+                "paused": [status(emu, ids[j]) for j in jobs],  # not yet restored
+                "runs_active": [r.run_id for r in emu.runs() if r.active],
+            }
+        )
+        return [CatchUpRun("job_b", ("2024-02-03",), 99, {}, "job 'job_b': catch-up run 99")]
+
+    monkeypatch.setattr(downstream_triggers, "catch_up_dependants", recorded)
+    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh-1")
+    prepared = plan_backfill(
+        request(), root=tmp_path, registry=registry, warehouse=tmp_path / "wh",
+        client=emu.workspace_client(),
+    )  # fmt: skip
+    prepared.options = replace(prepared.options, max_poll_interval=0.1)
+    reporter = Lines()
+
+    run_backfill(prepared, reporter)
+
+    assert calls == [
+        {
+            "warehouse": "wh-1",
+            "jobs": ["job_b", "job_c"],
+            "backfill_id": prepared.ledger.id,
+            "paused": ["PAUSED", "PAUSED"],
+            "runs_active": [],
+        }
+    ]
+    assert "job 'job_b': catch-up run 99" in reporter.lines
+    assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
