@@ -17,6 +17,7 @@ from databricks_bundle_decorators.launch.guard.pause_markers import paused_dir
 from databricks_bundle_decorators.launch.guard.schedule_pause import marker_path
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from databricks_bundle_decorators.launch.operations.downstream_triggers import with_trigger_hold
 from databricks_bundle_decorators.launch.plan.request import (
     BackfillRequest,
     Connection,
@@ -122,8 +123,9 @@ def test_dependant_triggers_are_paused_while_it_runs_and_each_key_waits_for_what
 
 
 def test_a_resume_after_a_killed_launcher_restores_the_dependants_triggers(
-    emu: JobsEmulator, tmp_path: Path
+    emu: JobsEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("DATABRICKS_WAREHOUSE_ID", raising=False)
     ids = deploy(emu)
     client = emu.workspace_client()
     prepared = plan_backfill(
@@ -150,6 +152,19 @@ def test_a_resume_after_a_killed_launcher_restores_the_dependants_triggers(
     assert not marker_path(tmp_path, "job_b", ids["job_b"]).exists()
     held.__exit__(None, None, None)  # the dead launcher's block: nothing left to restore
     assert status(emu, ids["job_b"]) == "UNPAUSED"
+
+    # the resumed backfill holds the triggers again while it runs, and restores them
+    resumed = with_trigger_hold(resumed, root=tmp_path)
+    assert resumed.hold is not None
+    resumed.options = replace(resumed.options, max_poll_interval=0.1)
+    reporter = Lines()
+    assert run_backfill(resumed, reporter).exit_code == 0
+    assert "paused the trigger of job 'job_b' for the backfill" in " ".join(reporter.lines)
+    assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
+    assert sorted(r.job_parameters[KEY] for r in emu.runs(ids["job_c"])) == [
+        "2024-01-01",
+        "2024-02-01",
+    ]  # each job's runs on its own deployment after the resume too
 
 
 def _before(day: str) -> str:

@@ -40,6 +40,7 @@ class DownstreamWorkspace:
         spec: Where the named job's runs go (the ledger's backend).
         cap: The concurrency of the whole backfill (the lowest any job allows).
         warnings: What the connections said (stale pauses restored, limits).
+        registry: The project's jobs (the dependants' triggers).
     """
 
     client: WorkspaceClient
@@ -49,6 +50,7 @@ class DownstreamWorkspace:
     spec: BackendSpec
     cap: int
     warnings: tuple[str, ...]
+    registry: Registry
 
     def job_id_of(self, job: str) -> int:
         """The deployed id of ``job`` (a job of the graph)."""
@@ -100,5 +102,5 @@ def connect_downstream(
         )
     assert client is not None and spec is not None  # jobs holds the named job at least
     return DownstreamWorkspace(
-        client, job_ids, backends, JobClaims(guards), spec, cap, tuple(warnings)
+        client, job_ids, backends, JobClaims(guards), spec, cap, tuple(warnings), registry
     )

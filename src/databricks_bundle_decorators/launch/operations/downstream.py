@@ -209,4 +209,5 @@ def plan_downstream(
         guard,
         slice_graph=graph,
         hold=hold,
+        workspace=workspace,
     )

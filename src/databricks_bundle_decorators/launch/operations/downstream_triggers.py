@@ -23,12 +23,31 @@ from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.trigger_pause import hold_dependant_triggers
-from ..run.prepared import Hold, RunOutcome
+from ..run.blocking import ledger_jobs
+from ..run.prepared import Hold, PreparedBackfill, RunOutcome
 from .trigger_catch_up import catch_up_dependants
 
 WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
 """The SQL warehouse of the catch-up, as ``dbxdec deploy`` reads it for first watermarks
 (the databricks-sdk-py ``Config.warehouse_id`` setting's environment variable)."""
+
+
+def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBackfill:
+    """``prepared`` (a resumed backfill) with its dependants' triggers held while it
+    runs and caught up at the end, when it is a ``--downstream`` backfill on Databricks
+    (its ``workspace``); else ``prepared`` as it is."""
+    workspace, ledger = prepared.workspace, prepared.ledger
+    if workspace is None or prepared.hold is not None or not ledger.slices:
+        return prepared
+    prepared.hold = trigger_hold(
+        workspace,
+        workspace.registry,
+        ledger_jobs(ledger),
+        root=root,
+        backfill_id=ledger.id,
+        poll_interval=prepared.options.poll_interval,
+    )
+    return prepared
 
 
 def trigger_hold(

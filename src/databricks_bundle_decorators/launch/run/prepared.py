@@ -14,6 +14,7 @@ from ..backends.backends import Backend
 from ..estimate.auto_batch import BatchChoice
 from ..estimate.estimate import Estimate
 from ..guard.claims import BackfillGuard
+from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.schedule_pause import SchedulePause
 from ..ledger.ledger import Ledger
 from ..plan.pacing import SchedulerOptions
@@ -60,3 +61,4 @@ class PreparedBackfill:
     unreached: str | None = None
     slice_graph: SliceGraph | None = None  # --downstream: the cross-job plan
     hold: Hold | None = None  # --downstream on Databricks: the dependants' triggers
+    workspace: DownstreamWorkspace | None = None  # --downstream on Databricks: its jobs

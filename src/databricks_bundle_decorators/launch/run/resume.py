@@ -17,7 +17,7 @@ from ..backends.measure_run import RemoteKeyChanges
 from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import BackfillGuard
-from ..guard.downstream_workspace import connect_downstream
+from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
 from ..guard.local_lock import LocalLock
 from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
@@ -71,6 +71,7 @@ def prepare_resume(
     pause: SchedulePause | None = None
     warnings: list[str] = []
     definition: BackfillDef | None
+    downstream: DownstreamWorkspace | None = None
     if spec.kind == "local":
         require_local_spark()
         config, registry = project_loader()
@@ -127,6 +128,7 @@ def prepare_resume(
                 force=request.force,
             )
             backend, guard = PerJobBackend(workspace.backends, ledger), workspace.guard
+            downstream = workspace
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
     plan = with_tasks(
         with_force_rewrite(
@@ -152,4 +154,5 @@ def prepare_resume(
         guard,
         pause,
         rebatcher=rebatcher,
+        workspace=downstream,
     )
