@@ -56,7 +56,7 @@ def request() -> BackfillRequest:
         end=DAYS[-1],
         downstream=True,
         connection=Connection(),
-        pacing=Pacing(max_concurrent=2, poll_interval=0.01),
+        pacing=Pacing(max_concurrent=8, poll_interval=0.01),
     )
 
 
