@@ -4,8 +4,9 @@ run of its own deployed job.
 :class:`.job_router.JobRouter` names each request's job (from the ledger); this backend
 sends it to that job's :class:`.databricks_backend.DatabricksBackend`. Polls are asked
 of the backend of the run's job: a job's backend lists its own job's runs
-(``jobs/runs/list`` with its ``job_id``), so another job's run would only be found
-one by one.
+(``jobs/runs/list`` with its ``job_id``: "The job for which to list runs",
+https://docs.databricks.com/api/workspace/jobs/listruns), so another job's run would
+only be found one by one.
 """
 
 from __future__ import annotations
