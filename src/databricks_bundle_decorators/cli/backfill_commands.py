@@ -12,6 +12,7 @@ import click
 
 from ..bundle.project import project_root
 from ..errors import UsageError
+from ..launch.operations.downstream_triggers import with_trigger_hold
 from ..launch.operations.journal_resume import has_ledger, prepare_journal_resume
 from ..launch.plan.history import RERUN_MODES, RerunMode
 from ..launch.plan.plan import ORDERS, Order
@@ -214,6 +215,7 @@ def backfill_command(
             root=project_root(project),
             project_loader=lambda: load_project(project, pipelines),
         )
+        prepared = with_trigger_hold(prepared, root=project_root(project))  # --downstream
         launch_or_detach(prepared, as_json, root=project_root(project))
         return
     if job is None:

@@ -50,6 +50,11 @@ def detaching() -> bool:
 
 def refuse_local_detach(request: BackfillRequest) -> None:
     """``--detach --local``: one line, before anything is planned."""
+    if detaching() and request.downstream:
+        raise UsageError(
+            "--downstream cannot be combined with --detach: a controller run drives one "
+            "job's runs, a downstream backfill runs several jobs; drop --detach"
+        )
     if detaching() and request.connection.local:
         raise UsageError(LOCAL_REFUSAL)
 

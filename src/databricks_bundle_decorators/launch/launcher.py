@@ -59,7 +59,7 @@ from .run.blocking import is_downstream
 from .run.downstream_scheduler import DownstreamScheduler
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import Interrupts
-from .run.prepared import PreparedBackfill
+from .run.prepared import PreparedBackfill, RunOutcome
 from .run.rebatch import Rebatcher, RebatchingScheduler
 from .run.retry_budget import check_retry_budgets
 from .run.scheduler import Scheduler
@@ -109,7 +109,13 @@ def plan_backfill(
     """
     if request.downstream:
         return plan_downstream(
-            request, root=root, registry=registry, warehouse=warehouse, dry_run=dry_run, now=now
+            request,
+            root=root,
+            registry=registry,
+            warehouse=warehouse,
+            dry_run=dry_run,
+            now=now,
+            client=client,
         )
     job = registry.get(request.job)
     check_full_refresh(request)
@@ -333,8 +339,13 @@ def run_backfill(
             pause = prepared.pause
             notes.append(cleanup.enter_context(pause.hold()))
             cleanup.callback(lambda: _say_restored(reporter, pause))
+        outcome = RunOutcome()
+        if prepared.hold is not None:  # under the claims, as the schedule's pause
+            cleanup.enter_context(prepared.hold(lambda line: _say(reporter, line), outcome))
         ledger.save()  # the id exists on disk before the first run is launched
-        return _run(prepared, backend, reporter, interrupts, header, lost, notes)
+        summary = _run(prepared, backend, reporter, interrupts, header, lost, notes)
+        outcome.finished = summary.state != "interrupted"
+        return summary
 
 
 def _run(
@@ -376,4 +387,8 @@ def _run(
 
 def _say_restored(reporter: Reporter, pause: SchedulePause) -> None:
     if pause.restore_message:
-        reporter(LaunchEvent("warning", time.time(), Counts(), message=pause.restore_message))
+        _say(reporter, pause.restore_message)
+
+
+def _say(reporter: Reporter, line: str) -> None:
+    reporter(LaunchEvent("warning", time.time(), Counts(), message=line))

@@ -4,20 +4,29 @@ that follows the data from A's keys to every job that reads them.
 The plan is a :class:`..plan.slice_graph.SliceGraph` (A's keys plus each dependant's
 keys they map to, transitively, each slice carrying its job and the slices it waits
 for); the ledger records each slice's job and waits (older ledgers load: a slice
-without a job is the ledger's job). The backfill runs on the local Spark, where one
+without a job is the ledger's job). Locally, one
 :class:`..backends.local_backend.LocalBackend` runs every job (``--max-concurrent``
-caps them together), each job's keys claimed under that job's lock.
+caps them together), each job's keys claimed under that job's lock. On Databricks,
+each job's keys run on that job's deployment, claimed with that job's workspace claim
+(:mod:`..guard.downstream_workspace`), and the dependants' table-update triggers are
+held paused while it runs, then caught up (:mod:`.downstream_triggers`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ...errors import DefinitionError, UsageError
+from ..backends.backends import Backend
+from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
+from ..guard.claims import BackfillGuard
+from ..guard.connection import unreached_workspace
+from ..guard.downstream_workspace import connect_downstream
 from ..guard.job_claims import job_locks
 from ..guard.reruns import check_can_start
 from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
@@ -26,9 +35,14 @@ from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_
 from ..plan.request import DEFAULT_RETRY_DELAY, BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..run.prepared import PreparedBackfill
+from .downstream_triggers import trigger_hold
 from .ledger_undone import carry_backfill_id
 
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
 DEFAULT_LOCAL_CONCURRENT = 1
+DEFAULT_MAX_CONCURRENT = 4
 
 
 def _refuse_combinations(request: BackfillRequest) -> None:
@@ -52,20 +66,6 @@ def _refuse_combinations(request: BackfillRequest) -> None:
             )
     if request.catchup:
         raise UsageError("--downstream is an option of dbxdec backfill, not of catchup")
-    if not request.connection.local:
-        # TRIGGER PAUSE CALL SITE (issue 30 item 3, branch triggerpause): once
-        # --downstream runs on Databricks, hold guard.trigger_pause.
-        # hold_dependant_triggers(client, graph, written=<every table of the plan's
-        # jobs>, ...) around the run (as PreparedBackfill.pause, under the claims), and
-        # call operations.trigger_catch_up.catch_up_dependants(...) after it, before the
-        # triggers are restored. Local runs fire no workspace trigger: table update
-        # triggers watch Unity Catalog tables (and views, materialized views, streaming
-        # tables), not a local warehouse's Delta folders
-        # (https://docs.databricks.com/aws/en/jobs/trigger-table-update): nothing to pause.
-        raise UsageError(
-            "--downstream runs on the embedded Spark only for now: add --local (on "
-            "Databricks, backfill each job in turn: dbxdec graph lists the keys' order)"
-        )
 
 
 def plan_slice_graph(
@@ -97,7 +97,11 @@ def plan_slice_graph(
 
 
 def downstream_ledger(
-    root: Path, graph: SliceGraph, request: BackfillRequest, options: LaunchOptions
+    root: Path,
+    graph: SliceGraph,
+    request: BackfillRequest,
+    options: LaunchOptions,
+    spec: BackendSpec | None = None,
 ) -> Ledger:
     """A new ledger of ``graph``'s slices (not yet saved); ``--param`` values go to the
     named job's runs only (the jobs below it may not declare them)."""
@@ -113,7 +117,7 @@ def downstream_ledger(
         ledger_dir(root) / f"{backfill_id}.sqlite",
         backfill_id=backfill_id,
         job=graph.root,
-        backend=BackendSpec("local"),
+        backend=spec or BackendSpec("local"),
         options=options,
         slices=records,
     )
@@ -127,8 +131,11 @@ def plan_downstream(
     warehouse: Path,
     dry_run: bool = False,
     now: datetime | None = None,
+    client: WorkspaceClient | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` with ``--downstream`` and connect the local backend.
+    """Plan ``request`` with ``--downstream`` and connect its backend: the local Spark,
+    or on Databricks each job's deployment (:mod:`..guard.downstream_workspace`), with
+    the dependants' triggers held paused while it runs (:mod:`.downstream_triggers`).
 
     Raises:
         UsageError: see :func:`plan_slice_graph`; an option it does not take; the last
@@ -141,7 +148,24 @@ def plan_downstream(
             root, graph.root, graph.keys_of(graph.root), request.context_args, new=request.new
         )
     pacing = request.pacing
-    cap = pacing.max_concurrent or DEFAULT_LOCAL_CONCURRENT
+    local = request.connection.local
+    cap = pacing.max_concurrent or (DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT)
+    workspace = spec = None
+    if not local and not dry_run:
+        workspace = connect_downstream(
+            registry,
+            graph.jobs,
+            request.connection,
+            root,
+            cap,
+            client,
+            checks=request.checks,
+            resend_after=pacing.resend_after,
+            force=request.force,
+        )
+        cap, spec = workspace.cap, workspace.spec
+    elif not local:  # a dry run plans without the workspace, but says where runs go
+        spec = unreached_workspace(request.connection, root)
     options = LaunchOptions(
         max_concurrent=cap,
         retries=pacing.retries or 0,
@@ -153,13 +177,26 @@ def plan_downstream(
         checks=request.checks,
         canary=min(request.canary, len(graph.keys_of(graph.root))),  # the named job's keys
     )
-    ledger = downstream_ledger(root, graph, request, options)
+    ledger = downstream_ledger(root, graph, request, options, spec)
     carry_backfill_id(ledger)  # every job's commits carry the one id: undo finds them
     plan = BackfillPlan(
         graph.root, tuple(Slice(r.index, r.keys) for r in ledger.slices), params=request.params
     )
-    backend = guard = None
-    if not dry_run:
+    backend: Backend | None = None
+    guard: BackfillGuard | None = None
+    hold = None
+    if workspace is not None:
+        backend = PerJobBackend(workspace.backends, ledger)
+        guard = workspace.guard
+        hold = trigger_hold(
+            workspace,
+            registry,
+            list(graph.jobs),
+            root=root,
+            backfill_id=ledger.id,
+            poll_interval=pacing.poll_interval,
+        )
+    elif not dry_run:
         require_local_spark()
         from ..backends.local_backend import LocalBackend
 
@@ -174,4 +211,6 @@ def plan_downstream(
         request.context_args,
         guard,
         slice_graph=graph,
+        hold=hold,
+        workspace=workspace,
     )

@@ -6,18 +6,35 @@ Here, below the facade, so that :mod:`.resume` returns it without importing
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from ..backends.backends import Backend
 from ..estimate.auto_batch import BatchChoice
 from ..estimate.estimate import Estimate
 from ..guard.claims import BackfillGuard
+from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.schedule_pause import SchedulePause
 from ..ledger.ledger import Ledger
 from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan
 from ..plan.slice_graph import SliceGraph
 from .rebatch import Rebatcher
+
+
+@dataclass
+class RunOutcome:
+    """How the runs of a :class:`PreparedBackfill` ended, for its ``hold``:
+    ``finished``: the scheduler ran to the end (not interrupted, no exception)."""
+
+    finished: bool = False
+
+
+Hold = Callable[[Callable[[str], None], RunOutcome], AbstractContextManager[None]]
+"""Entered around the runs, under the claims (``--downstream`` on Databricks: its
+dependants' triggers paused, caught up at the end); gets a function that says a line
+and the outcome, filled in before the block is left."""
 
 
 @dataclass
@@ -43,3 +60,5 @@ class PreparedBackfill:
     rebatcher: Rebatcher | None = None
     unreached: str | None = None
     slice_graph: SliceGraph | None = None  # --downstream: the cross-job plan
+    hold: Hold | None = None  # --downstream on Databricks: the dependants' triggers
+    workspace: DownstreamWorkspace | None = None  # --downstream on Databricks: its jobs

@@ -14,16 +14,18 @@ from ...errors import DbxdecError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend, connect, find_job
 from ..backends.measure_run import RemoteKeyChanges
+from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import BackfillGuard
+from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
 from ..guard.local_lock import LocalLock
 from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
 from ..guard.workspace_claims import WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
-from ..plan.request import ResumeRequest
-from .blocking import is_downstream
+from ..plan.request import Connection, ResumeRequest
+from .blocking import is_downstream, ledger_jobs
 from .prepared import PreparedBackfill
 from .rebatch import Rebatcher
 from .retry_budget import check_retry_budgets
@@ -69,6 +71,7 @@ def prepare_resume(
     pause: SchedulePause | None = None
     warnings: list[str] = []
     definition: BackfillDef | None
+    downstream: DownstreamWorkspace | None = None
     if spec.kind == "local":
         require_local_spark()
         config, registry = project_loader()
@@ -90,7 +93,10 @@ def prepare_resume(
             conn = request.connection
             client = connect(host=conn.host or spec.host, profile=conn.profile or spec.profile)
         assert spec.job_id is not None
-        warnings += restore_stale_pauses(client, root, ledger.job)
+        # a --downstream backfill: what a killed launcher left paused for any of its
+        # jobs (a dependant's trigger, guard.trigger_pause) is put back first
+        for job in ledger_jobs(ledger):
+            warnings += restore_stale_pauses(client, root, job)
         find_job(client, ledger.job, job_id=spec.job_id)
         if old.pause_schedule:  # paused again for the rest of the backfill
             pause = SchedulePause(client, root=root, job=ledger.job, job_id=spec.job_id)
@@ -109,6 +115,20 @@ def prepare_resume(
         guard = WorkspaceClaims(
             client, job=ledger.job, job_id=spec.job_id, backfill=definition, force=request.force
         )
+        if is_downstream(ledger):  # each job's runs on its own deployment, claimed per job
+            workspace = connect_downstream(
+                project_loader()[1],
+                ledger_jobs(ledger),
+                Connection(target=spec.target, job_id=spec.job_id, host=spec.host),
+                root,
+                ledger.options.max_concurrent,
+                client,
+                checks=old.checks,
+                resend_after=pacing.resend_after,
+                force=request.force,
+            )
+            backend, guard = PerJobBackend(workspace.backends, ledger), workspace.guard
+            downstream = workspace
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
     plan = with_tasks(
         with_force_rewrite(
@@ -134,4 +154,5 @@ def prepare_resume(
         guard,
         pause,
         rebatcher=rebatcher,
+        workspace=downstream,
     )

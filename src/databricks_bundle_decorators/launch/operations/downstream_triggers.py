@@ -1,0 +1,106 @@
+"""Around a ``--downstream`` backfill on Databricks: its dependants' triggers paused,
+and one catch-up run per dependant at the end.
+
+:func:`trigger_hold` makes what :func:`..launcher.run_backfill` enters under the claims:
+:func:`..guard.trigger_pause.hold_dependant_triggers` over every table the backfill's
+jobs write; when the runs are over (not on an exception or an interrupt: a backfill
+left to ``--resume`` is not caught up yet), :func:`.trigger_catch_up.catch_up_dependants`
+through a SQL warehouse, then the triggers are put back. Without a warehouse, one line
+says the catch-up was not launched and how to run it; the triggers are restored anyway.
+
+Local runs pause nothing: table update triggers watch Unity Catalog tables, not a
+local warehouse's Delta folders (https://docs.databricks.com/aws/en/jobs/trigger-table-update).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from ...bundle.table_graph import build_table_graph
+from ...definitions import Registry
+from ..guard.downstream_workspace import DownstreamWorkspace
+from ..guard.trigger_pause import hold_dependant_triggers
+from ..run.blocking import ledger_jobs
+from ..run.prepared import Hold, PreparedBackfill, RunOutcome
+from .trigger_catch_up import catch_up_dependants
+
+WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
+"""The SQL warehouse of the catch-up, as ``dbxdec deploy`` reads it for first watermarks
+(the databricks-sdk-py ``Config.warehouse_id`` setting's environment variable)."""
+
+
+def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBackfill:
+    """``prepared`` (a resumed backfill) with its dependants' triggers held while it
+    runs and caught up at the end, when it is a ``--downstream`` backfill on Databricks
+    (its ``workspace``); else ``prepared`` as it is."""
+    workspace, ledger = prepared.workspace, prepared.ledger
+    if workspace is None or prepared.hold is not None or not ledger.slices:
+        return prepared
+    prepared.hold = trigger_hold(
+        workspace,
+        workspace.registry,
+        ledger_jobs(ledger),
+        root=root,
+        backfill_id=ledger.id,
+        poll_interval=prepared.options.poll_interval,
+    )
+    return prepared
+
+
+def trigger_hold(
+    workspace: DownstreamWorkspace,
+    registry: Registry,
+    jobs: list[str],
+    *,
+    root: Path,
+    backfill_id: str,
+    warehouse_id: str | None = None,
+    poll_interval: float = 1.0,
+) -> Hold:
+    """What pauses the dependants' triggers of the backfill over ``jobs`` while it runs
+    and catches them up at the end (see the module docstring)."""
+    graph = build_table_graph(registry)
+    definitions = {name: registry.get(name) for name in graph.jobs}
+    written = [table for job in jobs for table in graph.writes.get(job, ())]
+    warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
+
+    @contextmanager
+    def hold(say: Callable[[str], None], outcome: RunOutcome) -> Iterator[None]:
+        with hold_dependant_triggers(
+            workspace.client,
+            graph,
+            written,
+            definitions=definitions,
+            root=root,
+            job_id_of=workspace.job_id_of,
+            say=say,
+        ) as dependants:
+            yield
+            if not dependants or not outcome.finished:
+                return
+            names = [d.job for d in dependants]
+            if warehouse is None:
+                say(
+                    f"the catch-up of {', '.join(names)} was not launched: no SQL warehouse "
+                    f"(set {WAREHOUSE_ENV}); the triggers are restored, and each one's "
+                    "next triggered run processes the commits made while it was paused"
+                )
+                return
+            for done in catch_up_dependants(
+                workspace.client,
+                warehouse,
+                names,
+                definitions=definitions,
+                job_id_of=workspace.job_id_of,
+                backfill_id=backfill_id,
+                poll_interval=poll_interval,
+            ):
+                say(done.line)
+
+    def factory(say: Callable[[str], None], outcome: RunOutcome) -> AbstractContextManager[None]:
+        return hold(say, outcome)
+
+    return factory
