@@ -15,7 +15,7 @@ the ``dbxdec`` console script runs as a subprocess (3 trials, the median is repo
 - the workspace going dark mid-backfill (the Jobs API emulator drops every connection)
   after ``--settle`` seconds with the runs held: seconds from going dark to the
   ``workspace unreachable since`` line, with the launcher's real per-call bounds (not
-  shortened as in the tests). With adaptive polling (``launch/run/poll_policy.py``) the polls
+  shortened as in the tests). With adaptive polling (``launch/policy/poll_policy.py``) the polls
   are still about ``--poll-interval`` apart then; they reach their 15 s ceiling only once
   runs are minutes old (a longer ``--settle`` measures that case).
 

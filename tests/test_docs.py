@@ -168,7 +168,7 @@ def test_make_wheel_writes_dist_with_dbxdec_s_own_builder() -> None:
 def test_the_docs_call_local_tables_delta_and_the_ledger_sqlite() -> None:
     """Issue 25, item 9: ``dbxdec run --help`` (and so the CLI reference, rendered from
     it) and the example's docstring said parquet; runtime.md named the ledger .json."""
-    from databricks_bundle_decorators.cli.run_commands import run_command
+    from databricks_bundle_decorators.cli.commands.run_commands import run_command
     from databricks_bundle_decorators.examples import sales_pipeline
 
     help_text = run_command.get_help(click.Context(run_command, info_name="run"))

@@ -8,6 +8,7 @@ layers.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -299,7 +300,8 @@ def _room_docstring_problems(package: Path) -> list[str]:
     "package",
     [
         pytest.param(p, id=str(p.relative_to(PACKAGE)))
-        for p in sorted(RUNTIME.iterdir())
+        for layer in ("runtime", "launch", "cli", "testing")
+        for p in sorted((PACKAGE / layer).iterdir())
         if (p / "__init__.py").exists()
     ],
 )
@@ -320,14 +322,23 @@ def test_room_docstring_check_sees_a_missing_module(tmp_path: Path) -> None:
     assert _room_docstring_problems(tmp_path) == ["what it may import"]
 
 
-@pytest.mark.parametrize("layer", [RUNTIME], ids=["runtime"])
-def test_rooms_stay_under_a_dozen_modules_and_files_under_400_lines(layer: Path) -> None:
-    crowded = {
+def _crowded(layer: Path) -> dict[str, int]:
+    """The folders of ``layer`` (itself and its rooms) past a dozen modules."""
+    return {
         p.name: n
-        for p in layer.iterdir()
+        for p in [layer, *layer.iterdir()]
         if (p / "__init__.py").exists()
         and (n := len([m for m in p.glob("*.py") if m.name != "__init__.py"])) > 12
     }
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [PACKAGE / "runtime", PACKAGE / "launch", PACKAGE / "cli", PACKAGE / "testing"],
+    ids=["runtime", "launch", "cli", "testing"],
+)
+def test_rooms_stay_under_a_dozen_modules_and_files_under_400_lines(layer: Path) -> None:
+    crowded = _crowded(layer)
     assert not crowded, f"past a dozen modules, split into rooms: {crowded}"
     long = {
         str(p.relative_to(layer)): n
@@ -335,6 +346,20 @@ def test_rooms_stay_under_a_dozen_modules_and_files_under_400_lines(layer: Path)
         if (n := len(p.read_text().splitlines())) > 400
     }
     assert not long, f"split these along a responsibility: {long}"
+
+
+def test_crowded_room_check_sees_a_thirteenth_module(tmp_path: Path) -> None:
+    """The dozen-modules checker itself must be able to fail: a room of 12 modules
+    passes, a 13th fails it; ``__init__.py`` and flat modules of the layer do not count."""
+    room = tmp_path / "room"
+    room.mkdir()
+    (room / "__init__.py").write_text("")
+    (tmp_path / "facade.py").write_text("")
+    for i in range(12):
+        (room / f"m{i}.py").write_text("")
+    assert _crowded(tmp_path) == {}
+    (room / "m12.py").write_text("")
+    assert _crowded(tmp_path) == {"room": 13}
 
 
 def _room_graph(layer: str) -> dict[str, set[str]]:
@@ -353,7 +378,7 @@ def _room_graph(layer: str) -> dict[str, set[str]]:
     return graph
 
 
-@pytest.mark.parametrize("layer", ["launch", "runtime"])
+@pytest.mark.parametrize("layer", ["launch", "runtime", "cli", "testing"])
 def test_no_circle_among_rooms(layer: str) -> None:
     """No room reaches itself through other rooms (imports of every kind counted)."""
     circles = _circles(_room_graph(layer))
@@ -379,6 +404,90 @@ def test_runtime_room_check_sees_violations() -> None:
     assert _room_problems(absolute, 1, "io", rooms, "runtime") == ["running"]
     fine = "from .x import y\nfrom ..core.errors import E\nfrom ...launch import z\n"
     assert _room_problems(fine, 1, "checks", rooms, "runtime") == []
+
+
+def test_dozen_check_sees_a_crowded_folder(tmp_path: Path) -> None:
+    """The checker itself must be able to fail: 13 modules in a room, or flat in the
+    layer folder itself."""
+    room = tmp_path / "room"
+    room.mkdir()
+    for folder in (tmp_path, room):
+        (folder / "__init__.py").write_text("")
+    for i in range(12):
+        (room / f"m{i}.py").write_text("")
+        (tmp_path / f"m{i}.py").write_text("")
+    assert _crowded(tmp_path) == {}
+    (room / "m12.py").write_text("")
+    (tmp_path / "m12.py").write_text("")
+    assert _crowded(tmp_path) == {"room": 13, tmp_path.name: 13}
+
+
+# -- cli/ and testing/ in rooms ---------------------------------------------------------
+# Each has ``ROOMS`` in its ``__init__``, lowest first, checked as runtime's rooms are.
+# Only the modules whose dotted paths are written outside the package stay flat:
+# ``cli/main.py`` (``dbxdec = "databricks_bundle_decorators.cli.main:main"``),
+# ``testing/emulator.py`` and ``testing/spark_connect.py`` (users' and tests' imports).
+
+ROOMED_FLAT = {
+    "cli": ["__init__.py", "main.py"],
+    "testing": ["__init__.py", "emulator.py", "spark_connect.py"],
+}
+
+
+def _layer_rooms(layer: str) -> list[str]:
+    module = importlib.import_module(f"databricks_bundle_decorators.{layer}")
+    return list(module.ROOMS)
+
+
+ROOMED_FILES = [
+    pytest.param(layer, path, id=str(path.relative_to(PACKAGE)))
+    for layer in ROOMED_FLAT
+    for path in sorted((PACKAGE / layer).rglob("*.py"))
+    if path.parent != PACKAGE / layer
+]
+
+
+@pytest.mark.parametrize(("layer", "path"), ROOMED_FILES)
+def test_cli_and_testing_rooms_import_only_earlier_rooms(layer: str, path: Path) -> None:
+    rooms = _layer_rooms(layer)
+    room, *_ = path.relative_to(PACKAGE / layer).parts
+    assert room in rooms, f"{layer}/{room}/ is not in {layer}.ROOMS"
+    depth = len(path.relative_to(PACKAGE / layer).parts) - 1
+    problems = _room_problems(path.read_text(), depth, room, rooms, layer)
+    assert not problems, (
+        f"{path.relative_to(PACKAGE)} imports {problems}: a room imports only itself and "
+        f"the rooms before it in {layer}.ROOMS {rooms}"
+    )
+
+
+@pytest.mark.parametrize("layer", list(ROOMED_FLAT))
+def test_cli_and_testing_rooms_are_the_subpackages(layer: str) -> None:
+    """ROOMS names every subpackage, once; only the modules named outside stay flat."""
+    rooms = _layer_rooms(layer)
+    folder = PACKAGE / layer
+    found = sorted(p.name for p in folder.iterdir() if (p / "__init__.py").exists())
+    assert sorted(rooms) == found and len(set(rooms)) == len(rooms)
+    assert sorted(p.name for p in folder.glob("*.py")) == ROOMED_FLAT[layer]
+
+
+def test_cli_room_check_sees_violations() -> None:
+    """The checker can fail for cli and testing: an input reaching up to a command, an
+    output importing ``main``, a store module importing the flat emulator or an
+    endpoint (type-only too)."""
+    cli = ["inputs", "output", "commands"]
+    up = "from ..commands.backfill_commands import backfill\n"
+    assert _room_problems(up, 1, "inputs", cli, "cli") == ["commands"]
+    assert _room_problems("from ..main import main\n", 1, "output", cli, "cli") == ["main"]
+    testing = ["_store", "_endpoints"]
+    flat = "from ..emulator import JobsEmulator\n"
+    assert _room_problems(flat, 1, "_store", testing, "testing") == ["emulator"]
+    type_only = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from .._endpoints._emulator_http import X\n"
+    )
+    assert _room_problems(type_only, 1, "_store", testing, "testing") == ["_endpoints"]
+    fine = "from .._store._emulator_state import S\nfrom ...launch import z\n"
+    assert _room_problems(fine, 1, "_endpoints", testing, "testing") == []
 
 
 def test_room_circle_check_sees_a_circle() -> None:

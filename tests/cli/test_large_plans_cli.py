@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.backfill import HourlyBackfill
-from databricks_bundle_decorators.cli.plan_output import FULL_PLAN_RUNS
+from databricks_bundle_decorators.cli.output.plan_output import FULL_PLAN_RUNS
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,

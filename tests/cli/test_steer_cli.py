@@ -340,7 +340,9 @@ def test_ctrl_c_stops_watching_and_leaves_the_backfill_running(
     def ctrl_c(seconds: float) -> None:  # Ctrl-C lands in the wait between two readings
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("databricks_bundle_decorators.cli.steer_commands.time.sleep", ctrl_c)
+    monkeypatch.setattr(
+        "databricks_bundle_decorators.cli.commands.steer_commands.time.sleep", ctrl_c
+    )
     code, out, err = elsewhere("backfill", "watch", detached.id)
     assert code == 130
     assert out.count(f"backfill {detached.id}: running") == 1

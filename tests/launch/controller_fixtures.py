@@ -20,7 +20,7 @@ from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.control.detach import Detached, detach_backfill
 from databricks_bundle_decorators.launch.launcher import BackfillRequest, Pacing, plan_backfill
 from databricks_bundle_decorators.testing import JobsEmulator
-from databricks_bundle_decorators.testing._emulator_processes import processes_of
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .conftest import BACKFILL_PARAMS
 

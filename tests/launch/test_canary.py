@@ -18,7 +18,7 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     read_ledger,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.run.canary import canary_failure, canary_failure_line
+from databricks_bundle_decorators.launch.policy.canary import canary_failure, canary_failure_line
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator, RunRecord

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from databricks.sdk import WorkspaceClient
 
-from databricks_bundle_decorators.cli.launch_output import claim_lost_line
+from databricks_bundle_decorators.cli.output.launch_output import claim_lost_line
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import EXIT_CODES
 from databricks_bundle_decorators.launch.backends.errors import BackfillClaimLost

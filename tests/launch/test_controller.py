@@ -15,7 +15,7 @@ import pytest
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
-from databricks_bundle_decorators.testing._emulator_processes import processes_of
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .controller_fixtures import TOKEN, Workspace, open_workspace
 from .test_scheduler import day

@@ -1,7 +1,7 @@
 """Steering a detached backfill whose controller really runs (issue 28, "Must show").
 
 The controller is a real subprocess of the emulator (:mod:`.controller_fixtures`). The
-tests steer it with :func:`~databricks_bundle_decorators.launch.operations.steering.steer`
+tests steer it with :func:`~databricks_bundle_decorators.launch.steer.steering.steer`
 (what ``dbxdec backfill pause|unpause|cancel ID`` runs, permission check included) from
 a :class:`JournalPlace` alone -- no local ledger, as from a second checkout -- and sync
 on the emulator's ``wait_for`` and on the lines the controller prints
@@ -19,11 +19,11 @@ import pytest
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.launcher import Pacing, ResumeRequest, run_backfill
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
-from databricks_bundle_decorators.launch.operations.journal_resume import prepare_journal_resume
-from databricks_bundle_decorators.launch.operations.steering import driving_line, steer
 from databricks_bundle_decorators.launch.status.journal_status import JournalPlace, read_view
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
-from databricks_bundle_decorators.testing._emulator_processes import processes_of
+from databricks_bundle_decorators.launch.steer.journal_resume import prepare_journal_resume
+from databricks_bundle_decorators.launch.steer.steering import driving_line, steer
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .controller_fixtures import Workspace, open_workspace
 from .test_scheduler import day

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.backends.billing_read import BillingRecord
 from databricks_bundle_decorators.launch.estimate.cost import (
     BackfillCost,
     backfill_cost_of,
     run_keys,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger, load_ledger
+from databricks_bundle_decorators.launch.workspace.billing_read import BillingRecord
 
 from .cost_fixture import BACKFILL_ID, LAST_END, at, write_cost_ledger
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import find_job
-from databricks_bundle_decorators.launch.backends.target import (
+from databricks_bundle_decorators.launch.workspace.target import (
     is_service_principal_name,
     short_user_name,
 )

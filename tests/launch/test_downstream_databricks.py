@@ -24,7 +24,7 @@ from databricks_bundle_decorators.launch.plan.request import (
     Pacing,
     ResumeRequest,
 )
-from databricks_bundle_decorators.launch.run.resume import prepare_resume
+from databricks_bundle_decorators.launch.prepare.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -174,7 +174,7 @@ def _before(day: str) -> str:
 
 
 def _outcome() -> object:
-    from databricks_bundle_decorators.launch.run.prepared import RunOutcome
+    from databricks_bundle_decorators.launch.prepare.prepared import RunOutcome
 
     return RunOutcome()
 

@@ -11,16 +11,16 @@ from pathlib import Path
 from rich.console import Console
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.backends.workspace import (
+from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
+from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.policy.outage import OutageTracker
+from databricks_bundle_decorators.launch.run.events import Counts, EventKind, LaunchEvent
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
+from databricks_bundle_decorators.launch.status.progress import LiveReporter, PlainReporter
+from databricks_bundle_decorators.launch.workspace.workspace import (
     BACKFILL_CALL_SECONDS,
     BACKFILL_HTTP_SECONDS,
 )
-from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.run.events import Counts, EventKind, LaunchEvent
-from databricks_bundle_decorators.launch.run.outage import OutageTracker
-from databricks_bundle_decorators.launch.run.scheduler import Scheduler
-from databricks_bundle_decorators.launch.status.progress import LiveReporter, PlainReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .conftest import BACKFILL_PARAMS, keys_of

@@ -29,7 +29,7 @@ from databricks_bundle_decorators.launch.launcher import (
 )
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.plan.history import keys_of_parameters
-from databricks_bundle_decorators.launch.run.resume import prepare_resume
+from databricks_bundle_decorators.launch.prepare.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.job_tables.tables import (
     local_table_exists,

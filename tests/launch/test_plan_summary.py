@@ -1,4 +1,4 @@
-"""The summary of a large plan (launch/plan/plan_summary.py, cli/plan_output.py): key spans,
+"""The summary of a large plan (launch/plan/plan_summary.py, cli/output/plan_output.py): key spans,
 what the selection skipped and why, and the dry run's JSON written run by run."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.cli.plan_output import summary_lines, write_plan_json
+from databricks_bundle_decorators.cli.output.plan_output import summary_lines, write_plan_json
 from databricks_bundle_decorators.launch.ledger.ledger import SliceRecord
 from databricks_bundle_decorators.launch.plan.plan_summary import (
     PlanSelection,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.run.poll_policy import (
+from databricks_bundle_decorators.launch.policy.poll_policy import (
     MIN_POLL_GAP,
     PollBounds,
     PollPacer,

@@ -29,8 +29,8 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.request import Connection
-from databricks_bundle_decorators.launch.run.rebatch import Rebatcher
-from databricks_bundle_decorators.launch.run.resume import prepare_resume
+from databricks_bundle_decorators.launch.prepare.rebatch import Rebatcher
+from databricks_bundle_decorators.launch.prepare.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 

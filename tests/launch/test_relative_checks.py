@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.cli.options import load_project
+from databricks_bundle_decorators.cli.inputs.options import load_project
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.running.local import run_job_locally

@@ -22,13 +22,13 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 )
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.run.events import LaunchEvent
-from databricks_bundle_decorators.launch.run.interrupts import Interrupts
-from databricks_bundle_decorators.launch.run.retry_budget import (
+from databricks_bundle_decorators.launch.policy.retry_budget import (
     RetryBudget,
     decide,
     format_duration,
 )
+from databricks_bundle_decorators.launch.run.events import LaunchEvent
+from databricks_bundle_decorators.launch.run.interrupts import Interrupts
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.launch.run.summary import summarize
 from databricks_bundle_decorators.testing import JobsEmulator

@@ -8,7 +8,7 @@ import threading
 
 from databricks_bundle_decorators.launch.backends.backends import RunStatus
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
-from databricks_bundle_decorators.launch.run.status_poller import StatusPoller
+from databricks_bundle_decorators.launch.policy.status_poller import StatusPoller
 
 OPTIONS = SchedulerOptions(poll_interval=1.0, max_poll_interval=15.0)
 

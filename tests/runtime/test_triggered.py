@@ -281,7 +281,7 @@ def test_a_local_trigger_is_simulated_from_the_tables_current_versions(
 def test_deploy_records_the_first_watermark_through_a_sql_warehouse_once(
     spark: Any, warehouse: Path
 ) -> None:
-    from databricks_bundle_decorators.launch.backends.first_watermark import (
+    from databricks_bundle_decorators.launch.workspace.first_watermark import (
         NO_WAREHOUSE_LINE,
         record_first_watermarks,
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.testing._emulator_processes import processes_of
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 from databricks_bundle_decorators.testing.emulator import JobsEmulator
 
 # A stand-in for the controller's entry point: what it does is chosen by its --mode.

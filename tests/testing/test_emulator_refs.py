@@ -1,4 +1,4 @@
-"""The emulator's dynamic value reference check (testing/_emulator_refs.py), over HTTP."""
+"""The emulator's dynamic value reference check (testing/_store/_emulator_refs.py), over HTTP."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators import Registry, for_each_task, set_task_value, task, task_value
 from databricks_bundle_decorators.bundle.codegen import job_resource
-from databricks_bundle_decorators.testing._emulator_refs import reference_problem
+from databricks_bundle_decorators.testing._store._emulator_refs import reference_problem
 
 
 def _create(w: WorkspaceClient, settings: dict[str, Any]) -> int:

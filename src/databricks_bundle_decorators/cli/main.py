@@ -26,7 +26,7 @@ import click
 
 from .. import __version__
 from ..errors import EXIT_CODES, DbxdecError
-from . import (
+from .commands import (
     backfill_commands,
     bundle_commands,
     cost_commands,
@@ -122,8 +122,8 @@ def _renamed_option(exc: click.UsageError) -> str | None:
 
 
 def _environment_problem(exc: Exception) -> DbxdecError | None:
-    from ..launch.backends.workspace import environment_problem
     from ..launch.ledger.local_state import os_problem
+    from ..launch.workspace.workspace import environment_problem
 
     return environment_problem(exc) or os_problem(exc)
 

@@ -9,24 +9,32 @@ every room, and no room imports it. Nothing heavy is imported here.
 
 - :mod:`.plan` -- what a backfill is asked to do: keys, key states, runs, parameters, pacing;
 - :mod:`.ledger` -- the durable, atomically written state of each backfill;
-- :mod:`.backends` -- where runs happen: the protocol, Databricks, local, the workspace;
+- :mod:`.workspace` -- reaching a workspace: the client, ``-t TARGET``, billing reads;
+- :mod:`.backends` -- where runs happen: the protocol, Databricks, local;
 - :mod:`.guard` -- what keeps a backfill safe to start: claims, locks, the job's schedule;
 - :mod:`.estimate` -- how long a backfill will take, and keys per run;
+- :mod:`.policy` -- what the scheduler decides by: polls, outages, retries, canaries;
 - :mod:`.run` -- the scheduler and everything it drives while a backfill runs;
+- :mod:`.prepare` -- a backfill made ready to run: prepared, re-batched, resumed;
 - :mod:`.status` -- what a person sees: key states, the status grid, progress, timelines;
-- :mod:`.operations` -- undo, catch-up by data and full refresh;
+- :mod:`.operations` -- undo, catch-up by data, full refresh and ``--downstream``;
+- :mod:`.steer` -- pause, unpause and cancel a detached backfill, resume from its journal;
 - :mod:`.control` -- the controller of a detached backfill, run in the workspace.
 """
 
 ROOMS = [
     "plan",
     "ledger",
+    "workspace",
     "backends",
     "guard",
     "estimate",
+    "policy",
     "run",
+    "prepare",
     "status",
     "operations",
+    "steer",
     "control",
 ]
 """The rooms of ``launch/``, lowest first: a room imports only the rooms before it."""

@@ -31,7 +31,6 @@ from .backends.diff_gate import checked_diff_gate
 from .backends.errors import BackendUnavailable
 from .backends.measure_run import RemoteKeyChanges
 from .backends.spark_extra import require_local_spark
-from .backends.workspace import require_job_parameter
 from .estimate.auto_batch import choose_batch_size, fit_model
 from .estimate.dry_run import dry_run_estimate, past_runs_of
 from .estimate.estimate import PastRun
@@ -55,17 +54,18 @@ from .operations.presence import keys_missing_data_databricks, keys_missing_data
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
 from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
+from .policy.retry_budget import check_retry_budgets
+from .prepare.prepared import PreparedBackfill, RunOutcome
+from .prepare.rebatch import Rebatcher, RebatchingScheduler
 from .run.blocking import is_downstream
 from .run.downstream_scheduler import DownstreamScheduler
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import Interrupts
-from .run.prepared import PreparedBackfill, RunOutcome
-from .run.rebatch import Rebatcher, RebatchingScheduler
-from .run.retry_budget import check_retry_budgets
 from .run.scheduler import Scheduler
 from .run.summary import summarize
 from .status.horizon import history_to_select
 from .status.observed import observed_history
+from .workspace.workspace import require_job_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

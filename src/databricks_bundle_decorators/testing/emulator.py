@@ -66,15 +66,15 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
-from ._emulator_order import RUNS_LIST_ORDERS
-from ._emulator_permissions import PermissionControls, PermissionsModel
-from ._emulator_processes import ProcessJobsModel, stop_processes
-from ._emulator_state import ApiError, JsonDict, Outcome, RunRecord
-from ._emulator_statements import StatementsModel
-from ._emulator_sync import SyncControls
-from ._emulator_triggers import TriggerControls
-from ._emulator_workspace import WorkspaceModel
+from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
+from ._endpoints._emulator_permissions import PermissionControls, PermissionsModel
+from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
+from ._endpoints._emulator_statements import StatementsModel
+from ._endpoints._emulator_sync import SyncControls
+from ._endpoints._emulator_triggers import TriggerControls
+from ._endpoints._emulator_workspace import WorkspaceModel
+from ._store._emulator_order import RUNS_LIST_ORDERS
+from ._store._emulator_state import ApiError, JsonDict, Outcome, RunRecord
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

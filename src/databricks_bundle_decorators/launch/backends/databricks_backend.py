@@ -13,7 +13,7 @@ again with the same token, which finds the same run (:mod:`.overtake`).
 
 A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
 retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
-(:func:`~.workspace.backfill_client`) so that an outage is reported, not waited out.
+(:func:`~..workspace.workspace.backfill_client`) so that an outage is reported, not waited out.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from ...backfill.wire import BACKFILL_TASKS_PARAM, KeyChange
 from ...errors import UsageError
 from ...runtime.programs.task_subset import decode_tasks
 from ..plan.history import RunObservation, keys_of_parameters
+from ..workspace.target import needs_short_name, short_user_name, with_short_name
+from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
 from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .overtake import Overtaker
 from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
-from .target import needs_short_name, short_user_name, with_short_name
-from .workspace import backfill_client, classify, connect, workspace_errors
 
 __all__ = [
     "DatabricksBackend",
@@ -140,7 +140,7 @@ def _find_job(
 
 def _short_names(client: WorkspaceClient) -> list[str]:
     """The user's short name as the Databricks CLI puts it in ``[dev <name>]`` (one
-    spelling: :func:`.target.short_user_name`, the CLI's rule)."""
+    spelling: :func:`..workspace.target.short_user_name`, the CLI's rule)."""
     me = client.current_user.me()
     return [short_user_name(me.user_name or "", me.display_name)]
 
@@ -200,7 +200,7 @@ class DatabricksBackend:
     Args:
         client: The workspace client (thread-safe for these calls); the backend calls
             through a copy whose calls each end within
-            :data:`~.workspace.BACKFILL_CALL_SECONDS`.
+            :data:`~..workspace.workspace.BACKFILL_CALL_SECONDS`.
         job_id: The deployed job.
         straggler_interval: Seconds between individual lookups of a run older than
             the pages a batched poll reads.

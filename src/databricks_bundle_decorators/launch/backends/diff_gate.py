@@ -7,7 +7,7 @@ The measurement runs where the data is (see :mod:`..runtime.job_tables.key_chang
 in-process on the embedded Spark (:class:`LocalKeyChanges`), on Databricks in a run of
 the deployed job (:mod:`.measure_run`). A canary whose keys moved
 too far is recorded as failed (no retry: a rerun would compare the table with itself),
-so the canary gate (:mod:`.canary`) stops the backfill and ``--resume`` reruns it and
+so the canary gate (:mod:`..policy.canary`) stops the backfill and ``--resume`` reruns it and
 measures it again against the table as it was before the backfill. A key with no rows
 before, or an aggregate that leaves a baseline of 0 or null, is outside the gate: it is
 reported, never a reason to stop.

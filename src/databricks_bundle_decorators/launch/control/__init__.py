@@ -1,10 +1,15 @@
 """The controller of a detached backfill, which runs in the workspace (issue 28).
 
-A room of ``launch/`` after ``operations`` (see :data:`..ROOMS`): it imports every room
+The last room of ``launch/`` (see :data:`..ROOMS`): it imports every room
 before it and the layers above ``launch/``, and nothing imports it but the facade and
 the CLI. ``dbxdec-controller`` (:mod:`.entry`) is the wheel entry point of the generated
 ``dbxdec_controller`` job: one run of it drives one backfill from its journal with the
 same scheduler the local launcher uses (:mod:`.controller`, :mod:`.steered`), hands over
 to a fresh run of itself after a few hours (:mod:`.handover`), and authenticates as the
 job run may (:mod:`.auth`). :mod:`.faults` is the kill-point hook of the takeover tests.
+
+Its modules: ``entry`` (the entry point), ``controller`` and ``steered`` (one run
+driving the backfill, steered by pause/cancel ops), ``handover``, ``auth``, ``detach``
+(``--detach``: hand a planned backfill to a controller run) and the takeover tests'
+kill points ``faults`` and ``probes`` (a backend passing them on its way).
 """

@@ -1,6 +1,6 @@
 """How a controller run authenticates: the SDK's default auth, else a service principal.
 
-1. **The SDK's default authentication** (:func:`..backends.workspace.connect` with no
+1. **The SDK's default authentication** (:func:`..workspace.workspace.connect` with no
    arguments): ``DATABRICKS_HOST`` / ``DATABRICKS_TOKEN`` and the other environment
    variables, a configuration profile, and -- inside a Databricks cluster, where
    ``DATABRICKS_RUNTIME_VERSION`` is set -- the runtime's own credentials (databricks-sdk
@@ -25,7 +25,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
-from ..backends.workspace import connect
+from ..workspace.workspace import connect
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -1,7 +1,7 @@
 """``--detach``: hand a planned backfill to a controller run in the workspace and return.
 
 The backfill is planned and checked as without ``--detach`` (the same
-:class:`~..run.prepared.PreparedBackfill`); then its keys are claimed and at once
+:class:`~..prepare.prepared.PreparedBackfill`); then its keys are claimed and at once
 released (an overlapping backfill is refused here, in one line, not later in a run's
 log), its journal is created (segment 1: every slice; :func:`..ledger.journal.create_journal`)
 and generation 1 of its controller is started (:func:`.handover.start_controller`).
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from ...errors import UsageError
 from ..backends.databricks_backend import DatabricksBackend
-from ..backends.target import read_target
 from ..guard.claims import this_host, this_user
 from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
-from ..operations.controller_runs import controller_runs, next_generation
-from ..run.prepared import PreparedBackfill
+from ..prepare.prepared import PreparedBackfill
+from ..steer.controller_runs import controller_runs, next_generation
+from ..workspace.target import read_target
 from .handover import ControllerRun, controller_job_id, start_controller
 
 if TYPE_CHECKING:

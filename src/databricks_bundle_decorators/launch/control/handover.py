@@ -23,7 +23,7 @@ from ...backfill.wire.controller import (
 )
 from ...errors import UsageError
 from ..backends.databricks_backend import find_job
-from ..backends.workspace import workspace_errors
+from ..workspace.workspace import workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -2,7 +2,7 @@
 
 When the SDK names a SQL warehouse (``DATABRICKS_WAREHOUSE_ID`` or the profile's
 ``warehouse_id``), the estimate reads the netted billing records of the job's latest
-successful runs (:func:`.billing_read.read_billing`: the sum over ``ORIGINAL``,
+successful runs (:func:`..workspace.billing_read.read_billing`: the sum over ``ORIGINAL``,
 ``RETRACTION`` and ``RESTATEMENT`` records, as the system tables reference says
 corrections net) and takes the median of DBU per key over the runs billed; the plan's
 keys times that is its DBU figure. Runs that ended less than
@@ -22,8 +22,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ...errors import DbxdecError
-from ..backends.billing_read import read_billing
 from ..plan.plan import BackfillPlan
+from ..workspace.billing_read import read_billing
 from .cost import BILLING_DELAY
 from .estimate import SAMPLE, Estimate, PastRun, _amount
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...definitions import JobDefinition
-from ..backends.workspace import workspace_errors
+from ..workspace.workspace import workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

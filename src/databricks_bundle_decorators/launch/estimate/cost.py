@@ -1,7 +1,7 @@
 """``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from billing.
 
 The runs are the ledger's: every attempt of every slice, retries and failed attempts
-included. Their records come from ``system.billing.usage`` (:mod:`.billing_read`), and:
+included. Their records come from ``system.billing.usage`` (:mod:`..workspace.billing_read`), and:
 
 - **Netting.** A correction adds a ``RETRACTION`` record (the original's fields with the
   quantity negated) and a ``RESTATEMENT`` record (the corrected one), so the sum of
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
-from ..backends.billing_read import BillingRecord, read_billing
 from ..ledger.ledger import Ledger, load_ledger
+from ..workspace.billing_read import BillingRecord, read_billing
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -327,7 +327,7 @@ def backfill_cost(
         UsageError: unknown backfill, a local backfill, or no warehouse to read through.
         BillingUnreadable: the billing statement failed on the warehouse.
     """
-    from ..backends.workspace import connect
+    from ..workspace.workspace import connect
 
     ledger = load_ledger(root, backfill_id)
     if ledger.backend.kind != "databricks":

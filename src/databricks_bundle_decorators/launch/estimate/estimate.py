@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...backfill.base import BackfillDef
 from ...errors import UsageError, counted
 from ..backends.databricks_backend import RUNS_PAGE, run_status
-from ..backends.workspace import workspace_errors
 from ..ledger.ledger import list_ledgers
 from ..plan.history import keys_of_parameters
 from ..plan.plan import BackfillPlan
+from ..workspace.workspace import workspace_errors
 from .compute import Compute
 
 if TYPE_CHECKING:

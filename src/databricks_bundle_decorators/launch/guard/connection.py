@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from ...definitions import JobDefinition
 from ...errors import DbxdecError
 from ..backends.databricks_backend import RemoteJob, connect, find_job
-from ..backends.target import read_target
 from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
+from ..workspace.target import read_target
 from .schedule_pause import restore_stale_pauses, slot_policy
 
 if TYPE_CHECKING:

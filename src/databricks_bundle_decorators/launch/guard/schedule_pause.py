@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
 from ..backends.databricks_backend import RemoteJob
-from ..backends.workspace import environment_problem, first_line
+from ..workspace.workspace import environment_problem, first_line
 from .claims import this_host, when
 from .pause_markers import (
     HELD,

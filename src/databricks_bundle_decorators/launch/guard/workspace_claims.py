@@ -46,8 +46,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...errors import UsageError, WorkspaceRejected
-from ..backends.workspace import classify, workspace_errors
 from ..ledger.ledger import Ledger
+from ..workspace.workspace import classify, workspace_errors
 from .claim_checks import foreign_runs_message, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
 

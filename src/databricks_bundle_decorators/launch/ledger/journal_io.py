@@ -2,7 +2,7 @@
 what was read or written (:mod:`.journal_read` says what the journal is).
 
 The SDK's errors are classified here rather than with
-:func:`..backends.workspace.classify`: the ledger room sits below ``backends`` and may
+:func:`..workspace.workspace.classify`: the ledger room sits below ``backends`` and may
 not import it, and the journal needs one distinction only -- did the workspace answer.
 """
 

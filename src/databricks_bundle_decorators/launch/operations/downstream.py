@@ -34,7 +34,7 @@ from ..ledger.ledger_ids import new_backfill_id
 from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_checks
 from ..plan.request import DEFAULT_RETRY_DELAY, BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
-from ..run.prepared import PreparedBackfill
+from ..prepare.prepared import PreparedBackfill
 from .downstream_triggers import trigger_hold
 from .ledger_undone import carry_backfill_id
 

@@ -23,8 +23,8 @@ from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.trigger_pause import hold_dependant_triggers
+from ..prepare.prepared import Hold, PreparedBackfill, RunOutcome
 from ..run.blocking import ledger_jobs
-from ..run.prepared import Hold, PreparedBackfill, RunOutcome
 from .trigger_catch_up import catch_up_dependants
 
 WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from ...backfill.refresh import FullRefreshOrder
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM
 from ...errors import UsageError
-from ..backends.workspace import require_job_parameter
 from ..ledger.ledger import Ledger
 from ..plan.request import BackfillRequest
+from ..workspace.workspace import require_job_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

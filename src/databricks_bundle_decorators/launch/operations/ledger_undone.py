@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_ID_PARAM
 from ...errors import LocalStateProblem
-from ..backends.workspace import declares_job_parameter
 from ..ledger.ledger import Ledger
 from ..ledger.ledger_store import why
+from ..workspace.workspace import declares_job_parameter
 
 if TYPE_CHECKING:
     from ..guard.connection import ConnectedJob

@@ -29,7 +29,7 @@ from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
-from ..backends.workspace import request_refusals, require_job_parameter, workspace_errors
+from ..workspace.workspace import request_refusals, require_job_parameter, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -117,7 +117,7 @@ def keys_missing_data_databricks(
     found by a run of the job (``backfill_presence``) that reads them on its compute.
 
     Args:
-        client: The workspace (from :func:`~.workspace.connect`).
+        client: The workspace (from :func:`~..workspace.workspace.connect`).
         job_id: The deployed job.
         job_def: Its definition (which tasks write which tables).
         keys: The keys to look at; the run reads the range from the first to the last.

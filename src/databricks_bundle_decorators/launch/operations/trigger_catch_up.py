@@ -28,7 +28,7 @@ runs"); this does not rely on either answer: a run the trigger starts on resumin
 the watermark moved and the owed keys pending.
 
 The statements go through a SQL warehouse with the Statement Execution API, as the first
-watermark does (:mod:`..backends.first_watermark`, sources cited there), plus:
+watermark does (:mod:`..workspace.first_watermark`, sources cited there), plus:
 
 * ``table_changes(table_str, start, end)``, its ``_commit_version`` column, and
   back-quoted name parts inside ``table_str``:
@@ -60,8 +60,8 @@ from ...runtime.core.predicates import quote_identifier, quote_literal
 from ...runtime.storage.table_name import TableName
 from ...runtime.triggers.trigger_coverage import COVERED
 from ...runtime.triggers.trigger_state import STATE_COLUMNS, advance_value, latest_advance_of
-from ..backends.first_watermark import Statements, WatermarkUnreadable
-from ..backends.workspace import workspace_errors
+from ..workspace.first_watermark import Statements, WatermarkUnreadable
+from ..workspace.workspace import workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

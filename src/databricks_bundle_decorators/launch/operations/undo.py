@@ -39,8 +39,8 @@ from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_undo
 from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
-from ..backends.workspace import request_refusals, require_job_parameter
 from ..ledger.ledger import Ledger, load_ledger
+from ..workspace.workspace import request_refusals, require_job_parameter
 from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import carries_backfill_id, read_undone, record_undone
 

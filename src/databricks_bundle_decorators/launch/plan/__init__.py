@@ -1,6 +1,7 @@
 """What a backfill is asked to do, before anything runs: the request records the CLI
 builds (``request``), the keys and their states in past runs (``history``, ``day_bounds``),
 the plan of runs with their job parameters (``plan``, ``plan_summary``, ``full_range``)
-and how fast it may go (``pacing``). The lowest room: it imports no other room of
+the slices of a ``--downstream`` backfill across jobs (``slice_graph``) and how fast it
+may go (``pacing``). The lowest room: it imports no other room of
 ``launch``, only the ``backfill``, ``definitions`` layers and the shared errors.
 """

@@ -45,7 +45,7 @@ class Pacing:
 
     ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
     1 locally; no retries; 10 s before the first retry; no ``retry_for``, the seconds
-    within which a retry may start, see :mod:`.retry_budget`) and the ledger's own value
+    within which a retry may start, see :mod:`..policy.retry_budget`) and the ledger's own value
     on ``--resume``. ``halt_on_error`` can only be switched on. ``resend_after``: a
     ``run-now`` or status poll not answered within this many seconds is sent once more
     (``0``: never; ``None``: a few times the usual latency), see :mod:`.overtake`.
@@ -73,7 +73,7 @@ class BackfillRequest:
             without data (``by="data"``: partitions missing or empty in the job's
             output tables).
         canary: The first this many runs go alone; the rest only if they all
-            succeed (see :mod:`.canary`).
+            succeed (see :mod:`..policy.canary`).
         connection: Where the runs go.
         pacing: Concurrency, retries and polling.
         context_args: The CLI arguments that select the project (``--project``,

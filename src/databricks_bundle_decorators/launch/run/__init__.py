@@ -1,8 +1,7 @@
 """A backfill while it runs: the scheduler and what it drives -- slots and flights
-(``scheduler``, ``take_up``, ``flights``, ``run_ends``), status polls (``status_poller``,
-``poll_policy``), outages, retries and canaries (``outage``, ``retry_budget``,
-``canary``), Ctrl-C (``interrupts``), events and the end summary (``events``,
-``summary``), re-chosen batch sizes (``rebatch``) and a prepared or resumed backfill
-(``prepared``, ``resume``). May import :mod:`..plan`, :mod:`..ledger`,
-:mod:`..backends`, :mod:`..guard` and :mod:`..estimate` and the layers above ``launch``.
+(``scheduler``, ``take_up``, ``flights``, ``run_ends``), Ctrl-C (``interrupts``), events
+and the end summary (``events``, ``summary``), and ``--downstream``'s ready set and
+blocking (``downstream_scheduler``, ``blocking``). May import :mod:`..plan`,
+:mod:`..ledger`, :mod:`..workspace`, :mod:`..backends`, :mod:`..guard`,
+:mod:`..estimate` and :mod:`..policy` and the layers above ``launch``.
 """

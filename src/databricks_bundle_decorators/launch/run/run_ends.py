@@ -2,7 +2,7 @@
 
 A backend that tells when a run ends (:class:`.backends.EndsNotified`, the local one)
 calls back from its own thread; the ids wait here until the scheduler's loop polls
-them (at once, see :mod:`.status_poller`). An id may arrive before the submission that
+them (at once, see :mod:`..policy.status_poller`). An id may arrive before the submission that
 started the run has answered: it waits until the scheduler knows the run.
 """
 

@@ -2,7 +2,7 @@
 
 One loop thread owns the ledger and all decisions. Submissions run on a small thread pool
 (a slow or retried ``run-now`` never blocks the others), status is polled in batches
-(:mod:`.status_poller`), and a backend that tells when a run ends (the local one) reports
+(:mod:`..policy.status_poller`), and a backend that tells when a run ends (the local one) reports
 it at once; each of these wakes the loop, which otherwise sleeps until the next poll or
 retry is due.
 
@@ -30,14 +30,14 @@ from ..backends.diff_gate import canary_stop, gated_error
 from ..backends.errors import BackendUnavailable
 from ..ledger.ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
 from ..plan.pacing import SchedulerOptions, backoff
-from .canary import CanaryGate
+from ..policy.canary import CanaryGate
+from ..policy.outage import OutageTracker, TrackedBackend
+from ..policy.retry_budget import RetryBudgets
+from ..policy.status_poller import StatusPoller
 from .events import Counts, EventKind, LaunchEvent
 from .flights import Flight, cancel_flights, earliest_unsent
 from .interrupts import CANCEL, DRAIN, Interrupts
-from .outage import OutageTracker, TrackedBackend
-from .retry_budget import RetryBudgets
 from .run_ends import EndedRuns
-from .status_poller import StatusPoller
 from .summary import attempt_event
 from .take_up import take_up
 

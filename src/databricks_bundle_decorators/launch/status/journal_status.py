@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from ...backfill.base import BackfillDef
 from ...errors import UsageError
 from ..backends.databricks_backend import connect, find_job
-from ..backends.target import read_target
 from ..ledger.journal import (
     ControlState,
     JournalSummary,
@@ -34,6 +33,7 @@ from ..ledger.observations import ledger_observations
 from ..plan.history import key_history
 from ..plan.plan import selected_keys
 from ..plan.request import Connection
+from ..workspace.target import read_target
 from .status import JobStatus
 from .status_details import ledger_details
 from .status_grid import PageOrigin

@@ -29,7 +29,7 @@ The run is ``{{job.run_id}}`` (without the repair count): a repair of the run re
 the run has a ``done`` row: the processed-version watermark moves only after the last
 task committed. The first watermark is the ``advance`` row of run :data:`DEPLOY_RUN` that
 ``dbxdec deploy`` writes through a SQL warehouse (:func:`deploy_advance_value`; see
-``launch/backends/first_watermark.py``); ``--from-version`` overrides it.
+``launch/workspace/first_watermark.py``); ``--from-version`` overrides it.
 """
 
 from __future__ import annotations

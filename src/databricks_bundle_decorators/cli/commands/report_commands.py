@@ -1,0 +1,245 @@
+"""``dbxdec backfills`` and ``status``: what was launched, and the partition health grid."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+
+from ...atomic import umask_mode, write_atomically
+from ...bundle.project import project_root
+from ...errors import UsageError
+from ...launch.ledger.ledger import list_ledgers
+from ...launch.plan.request import Connection
+from ...launch.run.blocking import jobs_label, ledger_jobs
+from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
+from ...launch.status.status import job_status, partition_grid
+from ...launch.status.status_details import unchecked_keys
+from ...launch.status.status_view import status_page, terminal_table
+from ...launch.status.timeline import build_timeline, timeline_html
+from ..inputs.options import connection_record, load_project, pipelines_option
+from ..output.journal_output import backfill_ledger, echo_backfill_status, journal_rows
+from ..output.overdue_output import echo_overdue
+from .steer_commands import workspace_options
+
+_PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
+_COUNTS = ("succeeded", "failed", "runs")
+_FULL = ("job", "backend", "state", "succeeded", "failed", "runs")
+_NARROW = ("state", "outcome")  # the id starts with the job's name
+
+
+def _started(created_at: float) -> str:
+    """When a backfill started, in local time to the minute."""
+    return datetime.fromtimestamp(created_at).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
+    table = Table()
+    # the id is what --resume takes: never cut, never wrapped
+    table.add_column("id", no_wrap=True, width=max(len(row["id"]) for row in rows))
+    table.add_column("started", min_width=10)  # wraps between date and time
+    for column in columns:
+        table.add_column(column, justify="right" if column in _COUNTS else "left")
+    for row in rows:
+        outcome = f"{row['succeeded']}/{row['runs']} succeeded, {row['failed']} failed"
+        cells = {**row, "outcome": outcome}
+        table.add_row(row["id"], row["started"], *(str(cells[c]) for c in columns))
+    return table
+
+
+def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
+    """The table at the terminal's width, on a narrow one with fewer columns; wider
+    than the terminal rather than with a cut id (a pipe gets the full table).
+    ``where``: a column saying whether each ledger is local or a workspace journal."""
+    console = Console(width=200 if not sys.stdout.isatty() else None)
+    unbounded = console.options.update_width(sys.maxsize)
+    for columns in ((*_FULL, "where"), (*_NARROW, "where")) if where else (_FULL, _NARROW):
+        table = _backfills_table(rows, columns)
+        needed = Measurement.get(console, unbounded, table).minimum
+        if needed <= console.width:
+            console.print(table)
+            return
+    Console(width=needed).print(table)
+
+
+@click.command("backfills")
+@click.option("--job", metavar="JOB", help="Only backfills of JOB.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output.")
+@click.option(
+    "--workspace",
+    is_flag=True,
+    help="Also list the detached backfills (--detach) of the project's jobs: their "
+    "journals in the workspace, from any machine (a column says where each is).",
+)
+@workspace_options
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=_PROJECT_HELP,
+)
+def backfills_command(
+    job: str | None, as_json: bool, workspace: bool, connection: Connection, project: Path | None
+) -> None:
+    """List the backfills recorded under .dbxdec/backfills/, newest first; with
+    --workspace also the detached ones, from their journals in the workspace.
+
+    The id is what 'dbxdec backfill --resume ID' takes; it is printed whole.
+    """
+    ledgers = list_ledgers(project_root(project), job)
+    rows: list[dict[str, Any]] = []
+    for ledger in ledgers:
+        counts = ledger.counts()
+        rows.append(
+            {
+                "id": ledger.id,
+                "job": jobs_label(ledger),
+                "jobs": ledger_jobs(ledger),
+                "backend": ledger.backend.kind,
+                "state": ledger.state,
+                "runs": len(ledger.slices),
+                "succeeded": counts["succeeded"],
+                "failed": counts["failed"],
+                "created_at": ledger.created_at,
+                "where": "local",
+            }
+        )
+    if workspace:  # the project's jobs, or JOB: their journals in the workspace
+        config, registry = load_project(project, ())
+        names = [job] if job else [d.name for d in registry if d.backfill is not None]
+        rows += journal_rows(names, connection, config.root)
+        rows.sort(key=lambda row: float(row["created_at"]), reverse=True)
+    for row in rows:
+        row["started"] = _started(float(row["created_at"]))
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    if not rows:
+        click.echo("No backfills yet.")
+        return
+    _print_backfills(rows, where=workspace)
+
+
+@click.command("status")
+@click.argument("job")
+@click.option("--start", metavar="KEY", help="First key (inclusive).")
+@click.option("--end", metavar="KEY", help="Last key (inclusive).")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the grid as a standalone HTML page (failed keys with their error "
+    "and a link to their run).",
+)
+@click.option(
+    "--backfill",
+    "backfill_id",
+    metavar="ID",
+    help="Only backfill ID's keys, from its ledger, or from its journal in the workspace "
+    "for a detached backfill (any checkout); with --html also its timeline (a bar per "
+    "run attempt, stragglers, runs in flight against max_concurrent).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
+@click.option(
+    "--overdue",
+    is_flag=True,
+    help="List the keys past their deadline (@job(deadline=...)) that have not succeeded, "
+    "each with its reason: no run, run failed, checks failed, still running (or unknown).",
+)
+@connection_record(
+    "Read the local backfill ledgers (.dbxdec/backfills/) instead of the workspace's "
+    "run history; nothing runs."
+)
+@pipelines_option
+def status_command(
+    job: str,
+    start: str | None,
+    end: str | None,
+    html_file: Path | None,
+    backfill_id: str | None,
+    as_json: bool,
+    overdue: bool,
+    connection: Connection,
+    project: Path | None,
+    pipelines: tuple[str, ...],
+) -> None:
+    """Partition health of JOB: one cell per key (succeeded, failed, running, missing,
+    unknown).
+
+    From the workspace's run history (job_parameters on runs; the workspace keeps runs
+    60 days) and then the local backfill ledgers, or with --local from the ledgers alone.
+    A key with no record that ended more than 60 days ago is unknown, not missing.
+    Daily keys are drawn as a calendar; each state has its own glyph, so the grid reads
+    the same without colour.
+    """
+    config, registry = load_project(project, pipelines)
+    definition = registry.get(job)
+    now = datetime.now(timezone.utc)
+    if backfill_id is not None and html_file is None and not overdue:
+        echo_backfill_status(
+            definition,
+            backfill_id,
+            connection,
+            config.root,
+            start=start,
+            end=end,
+            as_json=as_json,
+            now=now,
+        )
+        return
+    if overdue:
+        if html_file is not None:
+            raise UsageError("--overdue lists keys; it draws no page: leave out --html")
+        require_deadlines(definition)  # before asking the workspace
+    status = job_status(definition, connection, root=config.root, now=now)
+    if overdue:
+        late = overdue_keys(
+            definition,
+            status,
+            now=now,
+            start=start,
+            end=end,
+            checks=failed_checks(list_ledgers(config.root, job)),
+        )
+        echo_overdue(definition, late, now=now, as_json=as_json)
+        return
+    grid, origin = partition_grid(definition, status, start=start, end=end)
+    if html_file is not None:
+        extra = ""
+        if backfill_id is not None:
+            ledger = backfill_ledger(backfill_id, job, connection, config.root)[0]
+            extra = timeline_html(build_timeline(ledger, now=now.timestamp()))
+        page = status_page(grid, origin, extra_html=extra)
+        write_atomically(html_file, page, mode=umask_mode())
+    unchecked = unchecked_keys(grid.details, grid.states)
+    if as_json:
+        click.echo(json.dumps({"job": job, "states": dict(grid.states), "checks_off": unchecked}))
+        return
+    console = Console()
+    console.print(terminal_table(grid, console))
+    if unchecked:
+        shown = ", ".join(unchecked[:10]) + (
+            f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""
+        )
+        click.echo(f"Checks were off (dbxdec backfill --no-checks) in the latest run of: {shown}")
+    if connection.local:  # keys a triggered or catching-up job left (max_keys)
+        from ...runtime.triggers.local_trigger import pending_line
+
+        line = pending_line(definition, config.warehouse)
+        if line is not None:
+            click.echo(line)
+    if html_file is not None:
+        click.echo(f"Wrote {html_file}")
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to ``group``."""
+    for command in (backfills_command, status_command):
+        group.add_command(command)

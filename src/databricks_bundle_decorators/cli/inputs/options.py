@@ -1,0 +1,349 @@
+"""Options shared by several commands."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ...bundle.project import (
+    ProjectConfig,
+    apply_check_results_default,
+    import_pipelines,
+    load_config,
+)
+from ...definitions import Registry
+from ...errors import UsageError
+from ...launch.plan.request import DEFAULT_TARGET_SECONDS, Connection, Pacing
+from .spark_remote_option import with_spark_remote
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+no_checks_option = click.option(
+    "--no-checks",
+    is_flag=True,
+    help="Skip the tasks' per-slice checks in every run (job parameter backfill_checks=off): "
+    "a failing check does not fail a slice and no check results are recorded. The ledger, "
+    "dbxdec status and the summary say so. Kept for --resume.",
+)
+
+
+def pipelines_option(fn: F) -> F:
+    """``--pipelines MODULE`` (repeatable) and ``--project DIR``."""
+    fn = click.option(
+        "--pipelines",
+        "pipelines",
+        multiple=True,
+        metavar="MODULE",
+        help="Module or package defining jobs (repeatable). Default: [tool.dbxdec] pipelines.",
+    )(fn)
+    fn = click.option(
+        "--project",
+        "project",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project directory (default: nearest with pyproject.toml or databricks.yml).",
+    )(fn)
+    return fn
+
+
+def load_project(
+    project: Path | None, pipelines: tuple[str, ...]
+) -> tuple[ProjectConfig, Registry]:
+    """Read the project config and import its pipelines."""
+    config = load_config(project, pipelines=pipelines)
+    registry = import_pipelines(config.pipelines, root=config.root)
+    apply_check_results_default(config, registry)
+    return config, registry
+
+
+if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)
+    _KeysType = click.ParamType[tuple[str, ...], Any]
+    _PairType = click.ParamType[tuple[str, str], Any]
+    _SizeType = click.ParamType[int | str, Any]
+    _SecondsType = click.ParamType[float, Any]
+else:
+    _KeysType = _PairType = _SizeType = _SecondsType = click.ParamType
+
+
+class KeyList(_KeysType):
+    """``--keys K1,K2``: a comma-separated list of keys, as a tuple (errors name the option).
+
+    >>> KeyList().convert(" 2024-01-01, 2024-01-03 ,", None, None)
+    ('2024-01-01', '2024-01-03')
+    """
+
+    name = "K1,K2"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        keys = tuple(key.strip() for key in str(value).split(",") if key.strip())
+        if not keys:
+            self.fail("expected a comma-separated list of keys, e.g. 2024-01-01,2024-01-03")
+        return keys
+
+
+class TaskList(KeyList):
+    """``--tasks T1,T2``: a comma-separated list of task keys.
+
+    >>> TaskList().convert("clean, load", None, None)
+    ('clean', 'load')
+    """
+
+    name = "T1,T2"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        names = tuple(n.strip() for n in str(value).split(",") if n.strip())
+        if not isinstance(value, tuple) and not names:
+            self.fail("expected a comma-separated list of task keys, e.g. clean,load")
+        return value if isinstance(value, tuple) else names
+
+
+def task_options(fn: F) -> F:
+    """``--tasks T1,T2`` and ``--skip-tasks T1,T2``: run some of a job's tasks."""
+    fn = click.option(
+        "--skip-tasks",
+        type=TaskList(),
+        default=(),
+        help="Run every task but these (comma-separated). As --tasks, the others' "
+        "tables are read and must hold the keys.",
+    )(fn)
+    return click.option(
+        "--tasks",
+        type=TaskList(),
+        default=(),
+        help="Run only these tasks (comma-separated) for each key: on Databricks via "
+        "run-now's only, locally likewise. Their inputs from tasks that do not run are read "
+        "from those tasks' tables for the same keys; a key missing there fails its run "
+        "before the task runs. Kept for --resume.",
+    )(fn)
+
+
+class Assignment(_PairType):
+    """``--param NAME=VALUE``: one job parameter, as a ``(name, value)`` pair.
+
+    >>> Assignment().convert("region=eu=west", None, None)
+    ('region', 'eu=west')
+    """
+
+    name = "NAME=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        name, sep, rest = str(value).partition("=")
+        if not sep or not name:
+            self.fail(f"{value!r}: expected NAME=VALUE")
+        return (name, rest)
+
+
+class BatchSizeType(_SizeType):
+    """``--batch-size N|auto``: a whole number of keys per run from 1, or ``"auto"``.
+
+    >>> BatchSizeType().convert("7", None, None), BatchSizeType().convert("AUTO", None, None)
+    (7, 'auto')
+    """
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            size = value
+        elif str(value).strip().lower() == "auto":
+            return "auto"
+        else:
+            try:
+                size = int(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r}: expected a whole number of keys from 1, or auto")
+        if size < 1:
+            self.fail(f"{size}: expected a whole number of keys from 1, or auto")
+        return size
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class Duration(_SecondsType):
+    """``--target-run-length 15m``: a positive duration in s, m or h, as seconds.
+
+    >>> Duration().convert("15m", None, None), Duration().convert("1.5h", None, None)
+    (900.0, 5400.0)
+    """
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().lower()
+        unit = _UNITS.get(text[-1:])
+        try:
+            seconds = float(text[:-1]) * unit if unit is not None else -1.0
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < float("inf"):
+            self.fail(f"{value!r}: expected a positive duration such as 90s, 15m or 1h")
+        return seconds
+
+
+def batch_size_options(what: str) -> Callable[[F], F]:
+    """``--batch-size N|auto`` (``what`` says what N is) and ``--target-run-length``."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option(
+            "--target-run-length",
+            type=Duration(),
+            metavar="DURATION",
+            help="With --batch-size auto: the run length to aim at, e.g. 90s, 15m, 1h "
+            "[default: 15m].",
+        )(fn)
+        return click.option(
+            "--batch-size",
+            type=BatchSizeType(),
+            metavar="N|auto",
+            default=1,
+            show_default=True,
+            help=f"{what} auto: chosen from the job's past run durations (a start-up cost "
+            "per run plus a cost per key, fitted to the runs) for runs of about "
+            "--target-run-length, never so large that a --max-concurrent slot idles; chosen "
+            "again as runs end. --dry-run shows the choice and why.",
+        )(fn)
+
+    return decorate
+
+
+def target_seconds(batch_size: int | str, target: float | None) -> float:
+    """The run length ``--batch-size auto`` aims at; ``--target-run-length`` without
+    ``--batch-size auto`` is refused."""
+    if target is not None and batch_size != "auto":
+        raise UsageError("--target-run-length is the aim of --batch-size auto: add it")
+    return DEFAULT_TARGET_SECONDS if target is None else target
+
+
+def param_option(fn: F) -> F:
+    """``--param NAME=VALUE`` (repeatable), reaching the command as a tuple of pairs."""
+    return click.option(
+        "--param",
+        "params",
+        multiple=True,
+        type=Assignment(),
+        metavar="NAME=VALUE",
+        help="Job parameter (repeatable; a repeated name: the last wins).",
+    )(fn)
+
+
+def option_record(
+    into: str, build: Callable[..., Any], *options: Callable[[F], F]
+) -> Callable[[F], F]:
+    """click ``options`` whose values reach the command as one argument ``into``:
+    ``build(**values)``, a typed record instead of loose keyword arguments."""
+    probe: Any = lambda: None  # noqa: E731 - collects the options' parameter names
+    for option in options:
+        probe = option(probe)
+    names = [param.name for param in probe.__click_params__]
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            return fn(*args, **{into: build(**values)}, **kwargs)
+
+        decorated: Any = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate
+
+
+def given_on_command_line(ctx: click.Context, names: tuple[str, ...]) -> list[str]:
+    """Which of the parameters ``names`` the user typed (not defaults), as option flags."""
+    typed = [
+        name
+        for name in names
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    ]
+    flags = {p.name: p.opts[0] for p in ctx.command.params}
+    return [flags.get(name, name) for name in typed]
+
+
+def connection_record(local_help: str) -> Callable[[F], F]:
+    """``--local``, ``-t/--target``, ``--job-id``, ``--profile`` and ``--host``, reaching
+    the command as one :class:`Connection` argument ``connection``; ``local_help`` says
+    what ``--local`` means for the command."""
+    return option_record(
+        "connection",
+        Connection,
+        click.option("--local", is_flag=True, help=local_help),
+        click.option(
+            "-t",
+            "--target",
+            metavar="TARGET",
+            help="Bundle target (databricks.yml) the job was deployed to; resolves "
+            "development-mode name prefixes such as '[dev jane] '.",
+        ),
+        click.option(
+            "--job-id", type=click.IntRange(min=1), help="Deployed job id (skips the lookup)."
+        ),
+        click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
+        click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
+    )
+
+
+def local_connection_record(local_help: str) -> Callable[[F], F]:
+    """:func:`connection_record` plus ``--spark-remote`` (local runs on a Spark Connect
+    server, :mod:`.spark_remote_option`)."""
+    return with_spark_remote(connection_record(local_help))
+
+
+with_pacing = option_record(
+    "pacing",
+    Pacing,
+    click.option(
+        "--max-concurrent",
+        type=click.IntRange(min=1, max=1000),
+        help="Runs in flight at most [default: 4; 1 with --local].",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(min=0),
+        help="Extra attempts per run after a failure [default: 0].",
+    ),
+    click.option(
+        "--retry-delay",
+        type=click.FloatRange(min=0),
+        help="Seconds before the first retry, doubling each time [default: 10].",
+    ),
+    click.option(
+        "--retry-for",
+        type=Duration(),
+        metavar="DURATION",
+        help="With --retries: a run is retried only if the retry, back-off included, starts "
+        "within DURATION (e.g. 90s, 10m, 2h) of the key's first attempt; the key stops "
+        "retrying when either budget is spent [default: no limit].",
+    ),
+    click.option("--halt-on-error", is_flag=True, help="Launch nothing new once a run has failed."),
+    click.option(
+        "--poll-interval",
+        type=click.FloatRange(min=0.005),
+        default=1.0,
+        show_default=True,
+        help="Longest gap in seconds between status polls while runs are due to end (shorter "
+        "runs are polled sooner).",
+    ),
+    click.option(
+        "--resend-after",
+        type=click.FloatRange(min=0),
+        metavar="SECONDS",
+        help="A submission or status poll not answered within SECONDS (e.g. held by a 429 "
+        "the client waits out) is sent once more; the same idempotency token finds the "
+        "same run. 0: never [default: three times the usual answer time, at least 0.1 s].",
+    ),
+)
+"""The pacing options, reaching the command as one :class:`Pacing`."""

@@ -1,0 +1,119 @@
+"""What ``dbxdec status JOB --backfill ID`` and ``dbxdec backfills --workspace`` show of
+a backfill whose ledger may be a local file or a journal in the workspace."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ...definitions import JobDefinition
+from ...errors import UsageError, did_you_mean
+from ...launch.ledger.ledger import Ledger, load_ledger
+from ...launch.ledger.ledger_store import backfill_ids, ledger_dir
+from ...launch.plan.request import Connection
+from ...launch.status.journal_status import (
+    JournalView,
+    backfill_status,
+    key_bounds,
+    locate_journal,
+    read_view,
+    summary_line,
+    workspace_journals,
+)
+from ...launch.status.status import partition_grid
+from ...launch.status.status_view import terminal_table
+from ...launch.steer.steering import driving_line
+
+
+def backfill_ledger(
+    backfill_id: str, job: str, connection: Connection, root: Path
+) -> tuple[Ledger, str, JournalView | None]:
+    """The ledger of backfill ``backfill_id`` of ``job``: the local file when this
+    project has it, else (not ``--local``) its journal in the workspace; with where it
+    was read and, for a journal, the reading.
+
+    Raises:
+        UsageError: no such backfill here (and ``--local``), or no journal of it.
+    """
+    local = backfill_ids(ledger_dir(root))
+    if backfill_id in local:
+        ledger = load_ledger(root, backfill_id)
+        if ledger.job != job:
+            raise UsageError(f"backfill {backfill_id} is of job {ledger.job}, not {job}")
+        return ledger, f"local ledger in {ledger_dir(root)}", None
+    if connection.local:
+        hint = did_you_mean(backfill_id, sorted(local))
+        raise UsageError(
+            f"no backfill {backfill_id!r} in {ledger_dir(root)}.{hint} Without --local, "
+            "the journal of a detached backfill is read from the workspace"
+        )
+    place = locate_journal(backfill_id, connection, root, job=job)
+    view = read_view(place)
+    where = f"workspace journal of job {place.remote_name} (job id {place.job_id})"
+    return view.ledger, where, view
+
+
+def echo_backfill_status(
+    definition: JobDefinition,
+    backfill_id: str,
+    connection: Connection,
+    root: Path,
+    *,
+    start: str | None,
+    end: str | None,
+    as_json: bool,
+    now: datetime,
+) -> None:
+    """The status grid of one backfill's keys (by default from its first key to its
+    last), from its ledger or journal, and a line of counts."""
+    ledger, where, view = backfill_ledger(backfill_id, definition.name, connection, root)
+    status = backfill_status(ledger, now=now, where=where)
+    if definition.backfill is not None and start is None and end is None:
+        start, end = key_bounds(definition.backfill, ledger)
+    grid, _ = partition_grid(definition, status, start=start, end=end)
+    line = summary_line(view) if view is not None else f"backfill {ledger.id}: {ledger.state}"
+    if as_json:
+        document = {
+            "job": definition.name,
+            "backfill": ledger.id,
+            "where": where,
+            "state": ledger.state,
+            "control": view.control if view is not None else None,
+            "counts": ledger.counts(),
+            "states": dict(grid.states),
+        }
+        click.echo(json.dumps(document))
+        return
+    console = Console()
+    console.print(terminal_table(grid, console))
+    click.echo(f"{line} ({where})")
+    if view is not None and view.place is not None:
+        undriven = driving_line(view.place, ledger.state, view.control)
+        if undriven is not None:
+            click.echo(undriven)
+
+
+def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
+    """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
+    rows = []
+    for found in workspace_journals(jobs, connection, root):
+        steering = "" if found.control == "running" else f" ({found.control})"
+        rows.append(
+            {
+                "id": found.backfill_id,
+                "job": found.job,
+                "backend": "databricks",
+                "state": f"{found.state}{steering}",
+                "runs": sum(found.counts.values()),
+                "succeeded": found.counts.get("succeeded", 0),
+                "failed": found.counts.get("failed", 0),
+                "created_at": found.created_at,
+                "where": "workspace",
+            }
+        )
+    return rows

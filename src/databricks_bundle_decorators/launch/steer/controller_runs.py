@@ -1,0 +1,81 @@
+"""The controller runs of a detached backfill, seen from a steering command.
+
+The controller is a run of the job ``dbxdec_controller`` that ``dbxdec generate`` adds
+to the bundle, with job parameters ``backfill_id``, ``job_id`` and ``generation``. Its
+deployment is found like any job's (the target's name prefix). A backfill's controller
+is *active* while a run of that job with its ``backfill_id`` is QUEUED, PENDING,
+RUNNING, BLOCKED or the like: ``runs/list?active_only=true`` ("If active_only is true,
+only active runs are included in the results; otherwise, lists both active and
+completed runs. An active run is a run in the QUEUED, PENDING, RUNNING, or TERMINATING",
+databricks-sdk-py ``JobsAPI.list_runs``), so a controller still queued counts too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...backfill.wire.controller import CONTROLLER_JOB, controller_token
+from ..backends.databricks_backend import find_job
+from ..status.journal_status import JournalPlace
+from ..workspace.workspace import workspace_errors
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun
+
+
+def controller_job_id(place: JournalPlace) -> int:
+    """The deployed controller job of ``place``'s deployment.
+
+    Raises:
+        UsageError: it is not deployed (the message says how to deploy it).
+    """
+    remote = find_job(
+        place.client, CONTROLLER_JOB, name_prefix=place.name_prefix, dev_mode=place.dev_mode
+    )
+    return remote.job_id
+
+
+def _parameters(run: BaseRun) -> dict[str, str]:
+    return {
+        p.name: (p.value if p.value is not None else p.default or "")
+        for p in run.job_parameters or []
+        if p.name
+    }
+
+
+def controller_runs(
+    client: WorkspaceClient, controller_id: int, backfill_id: str, *, active_only: bool
+) -> list[BaseRun]:
+    """The controller job's runs for backfill ``backfill_id`` (its active ones only)."""
+    with workspace_errors(client.config.host):
+        runs = client.jobs.list_runs(job_id=controller_id, active_only=active_only or None)
+        return [run for run in runs if _parameters(run).get("backfill_id") == backfill_id]
+
+
+def next_generation(runs: list[BaseRun]) -> int:
+    """One more than the highest ``generation`` among ``runs`` (1 when none has one), so
+    a controller started now and its handovers reuse no earlier run's token."""
+    seen = [int(g) for run in runs if (g := _parameters(run).get("generation", "")).isdigit()]
+    return max(seen, default=0) + 1
+
+
+def start_controller(place: JournalPlace, controller_id: int, *, suffix: str) -> int:
+    """Run-now the controller for ``place``'s backfill with token
+    ``dbxdec-ctl-<id>-<suffix>`` (the same steering request sent twice starts one run);
+    return the run id."""
+    client = place.client
+    generation = next_generation(
+        controller_runs(client, controller_id, place.backfill_id, active_only=False)
+    )
+    with workspace_errors(client.config.host):
+        waiter = client.jobs.run_now(
+            controller_id,
+            job_parameters={
+                "backfill_id": place.backfill_id,
+                "job_id": str(place.job_id),
+                "generation": str(generation),
+            },
+            idempotency_token=controller_token(place.backfill_id, suffix),
+        )
+    return int(waiter.run_id)

@@ -1,0 +1,178 @@
+"""The Permissions API for jobs, read side, and who the caller is (SCIM ``Me`` groups).
+
+``GET /api/2.0/permissions/jobs/{job_id}`` answers a ``JobPermissions`` object as
+databricks-sdk-py documents it (``jobs.JobPermissions``: ``object_id``, ``object_type``,
+``access_control_list``; each ``JobAccessControlResponse`` names one principal by
+``user_name``, ``group_name`` or ``service_principal_name`` and lists its
+``all_permissions``, each a ``JobPermission`` with ``permission_level`` --
+``CAN_VIEW``, ``CAN_MANAGE_RUN``, ``IS_OWNER``, ``CAN_MANAGE`` -- ``inherited`` and
+``inherited_from_object``). ``WorkspaceClient.jobs.get_permissions`` sends exactly this
+request ("Jobs can inherit permissions from their root object", its docstring).
+
+What the ACL of a job holds by default follows
+https://docs.databricks.com/aws/en/jobs/privileges ("Default privileges for jobs"):
+the creator has ``IS_OWNER`` (the emulator's caller creates every job) and workspace
+admins have ``CAN_MANAGE`` -- shown as the system group ``admins``
+(https://docs.databricks.com/aws/en/admin/users-groups/groups: "each workspace has two
+system groups: users and admins") holding it inherited from the root object ``/jobs/``.
+
+Where the reference is silent the emulator takes the least convenient legal answer:
+
+- who may *read* a job's ACL is not documented; a caller that holds no level on the job
+  (directly, through a group it is in, or as an admin) is answered ``403
+  PERMISSION_DENIED``, so a client must treat that answer as "no permission";
+- a principal with a direct grant and an inherited one is listed once with both levels
+  in ``all_permissions`` (the SDK's list type allows it), not with the higher only;
+- ``Me`` lists the caller's groups as SCIM 2.0 ``groups`` values (RFC 7643 section
+  4.1.2: ``value``, ``$ref``, ``display``, ``type`` ``"direct"``/``"indirect"``; the
+  Databricks SCIM API follows SCIM 2.0,
+  https://docs.databricks.com/aws/en/admin/users-groups/scim/), and only the groups set
+  with :meth:`PermissionControls.answer_me_as` -- nested memberships are not expanded,
+  so a grant to a parent group is not seen through a child group.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .._store._emulator_render import scim_me_json
+from .._store._emulator_state import ApiError, JobsModel, JsonDict
+
+__all__ = ["PermissionControls", "PermissionsModel", "route_identity"]
+
+PERMISSIONS_PREFIX = "/api/2.0/permissions/jobs/"
+SCIM_ME = "/api/2.0/preview/scim/v2/Me"
+JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
+"""``jobs.JobPermissionLevel`` (databricks-sdk-py), weakest first."""
+ADMINS = "admins"
+USERS = "users"
+PrincipalKind = Literal["user", "group", "service_principal"]
+_PATH = re.compile(r"/api/2\.0/permissions/jobs/(\d+)")
+_KIND_FIELD = {
+    "user": "user_name",
+    "group": "group_name",
+    "service_principal": "service_principal_name",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """One principal's direct level on a job."""
+
+    kind: PrincipalKind
+    name: str
+    level: str
+
+
+@dataclass
+class PermissionsModel:
+    """Job ACLs and the caller's groups; the caller holds the emulator's lock.
+
+    ``owner``: who created the jobs nobody set an ACL on (the first caller: tests
+    deploy as the emulator's default user, then may answer as someone else).
+    """
+
+    acls: dict[int, list[Grant]] = field(default_factory=dict)
+    groups: tuple[str, ...] = (USERS,)
+    owner: str | None = None
+
+    def answer(self, job_id: int, caller: str) -> JsonDict:
+        """``GET /api/2.0/permissions/jobs/{job_id}`` for ``caller``."""
+        self.owner = self.owner or caller
+        grants = self.acls.get(job_id, [Grant("user", self.owner, "IS_OWNER")])
+        entries: dict[tuple[str, str], list[JsonDict]] = {}
+        for grant in grants:
+            entries.setdefault((grant.kind, grant.name), []).append(
+                {"permission_level": grant.level, "inherited": False}
+            )
+        entries.setdefault(("group", ADMINS), []).append(
+            {
+                "permission_level": "CAN_MANAGE",
+                "inherited": True,
+                "inherited_from_object": ["/jobs/"],
+            }
+        )
+        # a service principal calls with its application id, which is no email address
+        kind: PrincipalKind = "user" if "@" in caller else "service_principal"
+        mine = {(kind, caller), *(("group", g) for g in self.groups)}
+        if not mine & set(entries):
+            raise ApiError(
+                403,
+                "PERMISSION_DENIED",
+                f"User {caller} does not have any permission on job {job_id}.",
+            )
+        acl = [
+            {_KIND_FIELD[kind]: name, "all_permissions": levels}
+            for (kind, name), levels in entries.items()
+        ]
+        return {"object_id": f"/jobs/{job_id}", "object_type": "job", "access_control_list": acl}
+
+    def me_groups(self) -> list[JsonDict]:
+        """The caller's groups as SCIM ``groups`` values (direct memberships only)."""
+        return [
+            {"display": name, "value": f"g-{name}", "$ref": f"Groups/g-{name}", "type": "direct"}
+            for name in self.groups
+        ]
+
+
+def route_identity(
+    model: PermissionsModel, jobs: JobsModel, method: str, path: str, authorized: bool
+) -> JsonDict | None:
+    """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups) or to a
+    Permissions API request for a job (``authorized`` callers only), else ``None``;
+    raises :class:`ApiError` for an unknown job or a refused caller."""
+    if path == SCIM_ME and method == "GET":
+        return {**scim_me_json(jobs.user_name, jobs.display_name), "groups": model.me_groups()}
+    match = _PATH.fullmatch(path)
+    if method != "GET" or match is None:
+        return None
+    if not authorized:
+        raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
+    job_id = int(match.group(1))
+    jobs.get_job(job_id)  # an unknown job: the reference is silent; the Jobs API's own 400
+    return model.answer(job_id, jobs.user_name)
+
+
+class PermissionControls:
+    """Mixed into :class:`~..emulator.JobsEmulator`: set ACLs and the caller's groups."""
+
+    _lock: threading.Lock
+    _model: JobsModel
+    _permissions: PermissionsModel
+
+    def set_job_permissions(
+        self, job_id: int, grants: Iterable[tuple[PrincipalKind, str, str]]
+    ) -> None:
+        """Replace job ``job_id``'s direct ACL by ``grants``: ``(kind, name, level)``
+        with kind ``"user"``, ``"group"`` or ``"service_principal"`` and a level of
+        ``jobs.JobPermissionLevel``. The admins' inherited ``CAN_MANAGE`` stays."""
+        chosen = [Grant(kind, name, level) for kind, name, level in grants]
+        for grant in chosen:
+            if grant.level not in JOB_LEVELS or grant.kind not in _KIND_FIELD:
+                raise ValueError(f"not a job grant: {grant}")
+        with self._lock:
+            self._permissions.acls[job_id] = chosen
+
+    def answer_me_as(
+        self, user_name: str, *, groups: Iterable[str] = (), display_name: str = ""
+    ) -> None:
+        """Make the caller ``user_name`` (a user's email), a direct member of ``groups``
+        besides the system group ``users``. Jobs keep their owner (the first caller)."""
+        with self._lock:
+            self._permissions.owner = self._permissions.owner or self._model.user_name
+            self._model.user_name = user_name
+            self._model.display_name = display_name or user_name.split("@")[0]
+            self._permissions.groups = (USERS, *dict.fromkeys(g for g in groups if g != USERS))
+
+    def answer_me_as_service_principal(self, application_id: str, display_name: str) -> None:
+        """Make ``current_user.me()`` answer as a service principal: ``userName`` its
+        application id (a UUID), ``displayName`` its display name, no email. Jobs keep
+        their owner (the first caller)."""
+        with self._lock:
+            self._permissions.owner = self._permissions.owner or self._model.user_name
+            self._model.user_name = application_id
+            self._model.display_name = display_name
