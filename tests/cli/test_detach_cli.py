@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.launch.ledger.journal import control_ops
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import (
     ProcessRuns,
     processes_of,
@@ -25,10 +26,12 @@ from databricks_bundle_decorators.testing._endpoints._emulator_processes import 
 from tests.launch.conftest import write_project
 from tests.launch.controller_fixtures import TOKEN, Workspace, open_workspace
 
-from .clirun import Cli
+from .clirun import Cli, assert_one_error_line
 
 DAYS = [f"2024-01-0{d}" for d in range(1, 7)]
 SPAN = ("--start", DAYS[0], "--end", DAYS[-1])
+ALICE = "alice@example.com"
+OWNER = "emulator@example.com"  # the emulator's caller by default: the jobs' owner
 
 
 @pytest.fixture
@@ -114,3 +117,28 @@ def test_resume_detach_starts_the_next_generation_which_finishes_the_backfill(
     assert [b["job_parameters"]["generation"] for b in bodies] == ["1", "2"]
     _finishes_every_key_once(workspace)
     workspace.assert_tokenless(first, again)
+
+
+@pytest.mark.parametrize("action", ["unpause", "cancel"])
+def test_unpause_and_cancel_without_can_manage_run_are_refused_in_one_line(
+    workspace: Workspace, cli: Cli, action: str
+) -> None:
+    emu = workspace.emu
+    facts, printed = _detached(workspace, cli, "backfill", "nightly", *SPAN)
+    bid = facts["backfill_id"]
+    emu.set_job_permissions(workspace.job_id, [("user", ALICE, "CAN_VIEW")])
+    emu.answer_me_as(ALICE, groups=["analysts"])
+    code, out, err = cli("backfill", action, bid)
+    assert code == 4 and out == ""  # 4: "no CAN_MANAGE_RUN on the job" (the command's help)
+    assert assert_one_error_line(err) == (
+        f"Error: {ALICE} may not {action} backfill {bid}: that needs CAN_MANAGE_RUN on job "
+        f"nightly (job id {workspace.job_id}), granted to the user or to a group they are "
+        "directly in; ask an owner of the job to grant it (a writable /Shared folder is not "
+        "enough)"
+    )
+    client = emu.workspace_client()
+    assert control_ops(client, workspace.job_id, bid) == []  # nothing recorded
+    assert len(emu.run_now_bodies(workspace.controller_job)) == 1  # nothing started
+    emu.answer_me_as(OWNER)
+    _finishes_every_key_once(workspace)  # the refused request changed nothing
+    workspace.assert_tokenless(printed, out, err)
