@@ -86,6 +86,23 @@ class Workspace:
             (a.stdout + a.stderr).decode(errors="replace") for a in processes_of(self.emu).outputs()
         )
 
+    def assert_tokenless(self, *more: str) -> None:
+        """No token in any job parameter, run-now body, workspace file (journal segments,
+        claims, lost markers), controller log or task parameter, local file, nor in
+        ``more`` (what a CLI printed)."""
+        emu = self.emu
+        bodies = [str(b) for b in emu.run_now_bodies()]
+        params = [str(r.job_parameters) for r in emu.runs()]
+        files = [content.decode() for content in emu.workspace_files("/").values()]
+        logs = self.outputs()
+        argvs = [" ".join(a.argv) for a in processes_of(emu).outputs()]  # the task's parameters
+        local = [
+            p.read_bytes().decode(errors="replace") for p in self.root.rglob("*") if p.is_file()
+        ]
+        assert files and logs and bodies and argvs
+        for text in [*bodies, *params, *files, logs, *local, *argvs, *more]:
+            assert TOKEN not in text
+
     def keys_run(self) -> collections.Counter[str]:
         return collections.Counter(
             r.job_parameters["backfill_key"] for r in self.emu.runs(self.job_id)

@@ -17,7 +17,7 @@ from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
-from .controller_fixtures import TOKEN, Workspace, open_workspace
+from .controller_fixtures import Workspace, open_workspace
 from .test_scheduler import day
 
 KEYS = [day(i) for i in range(6)]
@@ -32,10 +32,15 @@ def test_detach_returns_once_the_controller_is_started_and_the_backfill_finishes
     workspace: Workspace, registry: Registry
 ) -> None:
     emu = workspace.emu
+    processes = processes_of(emu)
+    processes.hold_starts = True  # the controller's process starts when the test says
     detached = workspace.detach(registry, KEYS)
-    # counted at the moment --detach returned: no run of the job, one of the controller
+    # counted when --detach returned, no controller code having run yet: no run of the
+    # job, one of the controller, whose process is held (else it could launch already)
+    assert processes.held_starts() == 1 and processes.outputs() == []
     assert emu.run_now_bodies(workspace.job_id) == []
     assert len(emu.run_now_bodies(workspace.controller_job)) == 1
+    processes.release_starts()
     assert detached.follow == f"dbxdec backfill watch {detached.backfill_id}"
     workspace.wait_backfill_done(len(KEYS))
     assert workspace.keys_run() == {k: 1 for k in KEYS}, workspace.outputs()
@@ -43,15 +48,4 @@ def test_detach_returns_once_the_controller_is_started_and_the_backfill_finishes
     assert ledger.state == "succeeded"
     assert [r.state for r in ledger.slices] == ["succeeded"] * len(KEYS)
     assert [r.result_state for r in workspace.emu.runs(workspace.controller_job)] == ["SUCCESS"]
-    # no token in any job parameter, journal segment, claim, ledger or controller log
-    bodies = [str(b) for b in emu.run_now_bodies()]
-    params = [str(r.job_parameters) for r in emu.runs()]
-    files = [content.decode() for content in emu.workspace_files("/").values()]
-    logs = workspace.outputs()
-    argvs = [" ".join(a.argv) for a in processes_of(emu).outputs()]  # the task's parameters
-    local = [
-        p.read_bytes().decode(errors="replace") for p in workspace.root.rglob("*") if p.is_file()
-    ]
-    assert files and logs and bodies and argvs
-    for text in [*bodies, *params, *files, logs, *local, *argvs]:
-        assert TOKEN not in text
+    workspace.assert_tokenless()  # no token in any parameter, file or log

@@ -52,6 +52,7 @@ def test_a_controller_killed_mid_flight_is_retried_and_the_retry_takes_over(
     _every_key_once(workspace, KEYS)
     assert workspace.attempts()[0] == 137 and workspace.attempts()[-1] == 0
     assert len(workspace.emu.runs(workspace.controller_job)) == 1  # retried in the same run
+    workspace.assert_tokenless()  # nor in what the killed process left behind
 
 
 def test_a_controller_killed_during_its_handover(workspace: Workspace, registry: Registry) -> None:
@@ -63,6 +64,7 @@ def test_a_controller_killed_during_its_handover(workspace: Workspace, registry:
     _every_key_once(workspace, KEYS)
     assert 137 in workspace.attempts()
     assert len(workspace.emu.runs(workspace.controller_job)) >= 2  # generations
+    workspace.assert_tokenless()
 
 
 def test_a_controller_killed_during_a_cancel_leaves_nothing_running_and_resumes(
@@ -99,6 +101,7 @@ def test_a_controller_killed_during_a_cancel_leaves_nothing_running_and_resumes(
     assert sorted(succeeded) == sorted(KEYS)
     tokens = [r.idempotency_token for r in runs]
     assert len(tokens) == len(set(tokens))  # one run per attempt
+    workspace.assert_tokenless()
 
 
 def test_two_controllers_at_once_the_second_stops_and_no_key_runs_twice(

@@ -66,7 +66,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
+from ._endpoints._emulator_faults import FaultConfig, FaultKind, ScriptedFault
+from ._endpoints._emulator_http import HttpFrontEnd, _Server
 from ._endpoints._emulator_permissions import PermissionControls, PermissionsModel
 from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
 from ._endpoints._emulator_statements import StatementsModel
@@ -87,7 +88,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
 
     ``requests`` counts every received request per path (query string excluded) plus
     ``"total"``; ``faults`` counts injected faults per kind (``"429"``, ``"503"``,
-    ``"drop_before"``, ``"drop_after"``, ``"total"``) and per ``"<kind> <path>"``.
+    ``"drop_before"``, ``"drop_after"``, ``"total"``) and per ``"<kind> <path>"``;
+    ``fault_times`` when each was injected (``time.monotonic``: see ``_emulator_faults``).
     """
 
     def __init__(
@@ -103,6 +105,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self.workspace_id = workspace_id
         self.requests: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
+        self.fault_times: deque[float] = deque(maxlen=10_000)
         self.request_log: deque[tuple[str, str]] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -114,7 +117,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self._connections: set[socket.socket] = set()
         self._fault_config = FaultConfig()
         self._rng = random.Random(0)
-        self._scripted: list[_ScriptedFault] = []
+        self._scripted: list[ScriptedFault] = []
         self.url = ""
         self._model = ProcessJobsModel(self._changed, lambda: self.token, workspace_id, user_name)
         self._model.outcome_parameter = outcome_parameter
@@ -285,50 +288,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         """
         with self._lock:
             self._model.set_task_logs(task_run_id, text)
-
-    def set_faults(
-        self,
-        *,
-        error_rate: float = 0.0,
-        drop_rate: float = 0.0,
-        retry_after: float = 0.0,
-        statuses: tuple[int, ...] = (429, 503),
-        seed: int = 0,
-    ) -> None:
-        """Randomly fail API requests (``/api/...`` only; all zero = no faults).
-
-        ``error_rate`` of requests are answered with a status from ``statuses`` (429
-        and 503 carry ``Retry-After: int(retry_after)``; nothing is applied).
-        ``drop_rate`` of connections are closed without an answer; a dropped POST is
-        lost before or after being applied with equal probability.
-        """
-        if not (0 <= error_rate <= 1 and 0 <= drop_rate <= 1 and error_rate + drop_rate <= 1):
-            raise ValueError("error_rate and drop_rate must be in [0, 1] and sum to <= 1")
-        if error_rate and (not statuses or any(s < 400 or s > 599 for s in statuses)):
-            raise ValueError("statuses must be HTTP error codes")
-        with self._lock:
-            self._fault_config = FaultConfig(error_rate, drop_rate, retry_after, statuses)
-            self._rng = random.Random(seed)
-
-    def inject_fault(
-        self,
-        path: str,
-        *,
-        kind: FaultKind = "error",
-        status: int = 503,
-        job_id: int | None = None,
-        count: int = 1,
-        skip: int = 0,
-    ) -> None:
-        """Fail the next ``count`` requests to ``path`` (optionally only for ``job_id``),
-        after letting ``skip`` of them through.
-
-        Scripted faults take precedence over :meth:`set_faults`; ``kind="error"``
-        answers ``status``, ``"drop_before"``/``"drop_after"`` close the connection
-        before/after the request has been applied.
-        """
-        with self._lock:
-            self._scripted.append(_ScriptedFault(path, kind, status, job_id, count, skip))
 
     # -- inspection ------------------------------------------------------------------
 

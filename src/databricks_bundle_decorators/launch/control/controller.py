@@ -15,7 +15,8 @@ controller run means that run drives the backfill: this one stops at once, exit 
 
 Outcome (exit codes as ``dbxdec``'s, :data:`~...errors.EXIT_CODES`): 0 the backfill
 ended (succeeded, failed: see the journal), was cancelled, handed over, or is another
-run's; 7 the journal or the claim was taken over while it ran (it launched no more runs
+run's, or this run lost the claim in an earlier attempt (:mod:`.lost`: its retries launch
+nothing); 7 the journal or the claim was taken over while it ran (it launched no more runs
 and left those in flight to whoever holds the backfill now).
 """
 
@@ -38,8 +39,10 @@ from ..ledger.journal import control_ops, current_control, open_journal
 from ..ledger.ledger import Ledger
 from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
+from ..workspace.workspace import workspace_errors
 from .faults import KillPoints
 from .handover import start_controller
+from .lost import lost_before, mark_lost
 from .probes import KillingBackend
 from .steered import ControlState, SteeredScheduler
 
@@ -122,6 +125,15 @@ def run_controller(
     writer = f"controller:{request.run_id}:{secrets.token_hex(3)}"
     say = _printer(out)
     ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
+    with workspace_errors(client.config.host):
+        lost_earlier = lost_before(client, request.job_id, ledger.id, request.run_id)
+    if lost_earlier is not None:  # a retry of the run that lost the claim: see .lost
+        say(
+            f"controller run {request.run_id} lost backfill {ledger.id} earlier and does not "
+            f"take it back ({lost_earlier}); resume it with: "
+            f"dbxdec backfill --resume {ledger.id} --detach"
+        )
+        return 0
     if all(r.state == "succeeded" for r in ledger.slices):
         say(f"backfill {ledger.id} has nothing left to run ({ledger.state})")
         return 0
@@ -177,6 +189,8 @@ def run_controller(
         say(f"controller {writer} drives backfill {ledger.id} ({ledger.job}, job {request.job_id})")
         state = scheduler.run()
     if scheduler.journal_lost is not None or lost:
+        if lost and scheduler.journal_lost is None:  # its retries must not take it back
+            mark_lost(client, request.job_id, ledger.id, request.run_id, lost[0])
         say(str(scheduler.journal_lost or lost[0]))
         return CLAIM_LOST_EXIT
     if scheduler.handing_over and state == "running":

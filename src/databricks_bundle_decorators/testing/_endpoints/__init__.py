@@ -1,6 +1,7 @@
 """The Jobs API emulator's endpoints: HTTP routing and the API families it serves.
 
-Owns ``_emulator_http`` (the HTTP server and routing), ``_emulator_sync`` (waiting on
+Owns ``_emulator_http`` (the HTTP server and routing), ``_emulator_faults`` (injected
+faults), ``_emulator_sync`` (waiting on
 the emulator's events), ``_emulator_processes`` (wheel tasks run as real subprocesses),
 ``_emulator_permissions`` (permissions API), ``_emulator_statements`` (SQL statement
 execution), ``_emulator_billing`` (billable usage of statements),

@@ -8,7 +8,6 @@ the in-memory :class:`~.._store._emulator_state.JobsModel` (Jobs API) or
 from __future__ import annotations
 
 import json
-import random
 import socket
 import sys
 import threading
@@ -17,16 +16,16 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .._store._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
+from ._emulator_faults import FaultControls
 from ._emulator_permissions import PermissionsModel, route_identity
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
 from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
 
-FaultKind = Literal["error", "drop_before", "drop_after"]
 _API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
 _ERROR_CODES = {
     429: ("REQUEST_LIMIT_EXCEEDED", "Too many requests. Please wait a moment and try again."),
@@ -46,24 +45,6 @@ class _Reply:
     status: int
     body: JsonDict | bytes  # bytes: a raw answer (a workspace file's content)
     headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass
-class _ScriptedFault:
-    path: str
-    kind: FaultKind
-    status: int
-    job_id: int | None
-    remaining: int
-    skip: int = 0  # matching requests still let through before the faults begin
-
-
-@dataclass(frozen=True)
-class FaultConfig:
-    error_rate: float = 0.0
-    drop_rate: float = 0.0
-    retry_after: float = 0.0
-    statuses: tuple[int, ...] = (429, 503)
 
 
 class _Server(ThreadingHTTPServer):
@@ -113,6 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.headers.get("Authorization"),
             body,
             self.headers.get("Content-Type"),
+            self.headers.get("User-Agent") or "",
         )
         if reply is None:  # dropped: close the socket without answering
             self.close_connection = True
@@ -128,14 +110,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-class HttpFrontEnd:
-    """Request dispatch, fault injection and routing; mixed into ``JobsEmulator``."""
+class HttpFrontEnd(FaultControls):
+    """Request dispatch, fault injection (:mod:`._emulator_faults`) and routing; mixed into
+    ``JobsEmulator``."""
 
     token: str | None
     workspace_id: str
     url: str
     requests: Counter[str]
-    faults: Counter[str]
     request_log: deque[tuple[str, str]]
     _lock: threading.Lock
     _changed: threading.Condition  # on _lock; notified whenever the state may have changed
@@ -143,9 +125,6 @@ class HttpFrontEnd:
     _gate_quota: int | None  # held requests still to come (None: every one)
     _blocked: int
     _connections: set[socket.socket]
-    _fault_config: FaultConfig
-    _rng: random.Random
-    _scripted: list[_ScriptedFault]
     _model: JobsModel
     _workspace: WorkspaceModel
     _permissions: PermissionsModel
@@ -165,6 +144,7 @@ class HttpFrontEnd:
         authorization: str | None,
         raw_body: bytes,
         content_type: str | None = None,
+        user_agent: str = "",
     ) -> _Reply | None:
         split = urlsplit(raw_path)
         path = split.path
@@ -182,7 +162,8 @@ class HttpFrontEnd:
             self.requests[path] += 1
             self.requests["total"] += 1
             self.request_log.append((method, raw_path))
-            fault = self._pick_fault(method, path, job_hint) if path.startswith("/api/") else None
+            api = path.startswith("/api/")
+            fault = self._pick_fault(method, path, job_hint, user_agent) if api else None
         if fault is not None and fault[0] == "error":
             status = fault[1]
             code, message = _ERROR_CODES.get(status, ("TEMPORARILY_UNAVAILABLE", "Emulated."))
@@ -219,34 +200,6 @@ class HttpFrontEnd:
                 self._changed.notify_all()
                 self._changed.wait()
                 self._blocked -= 1
-
-    def _pick_fault(self, method: str, path: str, job_hint: object) -> tuple[FaultKind, int] | None:
-        """Choose (kind, status) for this request; the caller holds the lock."""
-        chosen: tuple[FaultKind, int] | None = None
-        for scripted in self._scripted:
-            if scripted.path == path and scripted.job_id in (None, _as_int(job_hint)):
-                if scripted.skip > 0:
-                    scripted.skip -= 1
-                    continue
-                scripted.remaining -= 1
-                if scripted.remaining <= 0:
-                    self._scripted.remove(scripted)
-                chosen = (scripted.kind, scripted.status)
-                break
-        cfg = self._fault_config
-        if chosen is None and (cfg.error_rate or cfg.drop_rate):
-            roll = self._rng.random()
-            if roll < cfg.drop_rate:
-                after = method == "POST" and self._rng.random() < 0.5
-                chosen = ("drop_after" if after else "drop_before", 0)
-            elif roll < cfg.drop_rate + cfg.error_rate:
-                chosen = ("error", self._rng.choice(cfg.statuses))
-        if chosen is not None:
-            label = str(chosen[1]) if chosen[0] == "error" else chosen[0]
-            self.faults[label] += 1
-            self.faults[f"{label} {path}"] += 1
-            self.faults["total"] += 1
-        return chosen
 
     def _route(
         self,

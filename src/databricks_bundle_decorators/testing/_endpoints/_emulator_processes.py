@@ -26,7 +26,10 @@ The run's state follows the process:
 - ``runs/cancel`` -> the run ends ``CANCELED`` at once and is never retried; the process
   gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds.
 
-:meth:`ProcessRuns.stop` (called by the emulator's ``stop()``) kills every process still
+:attr:`ProcessRuns.hold_starts` makes a process due to start wait (its run RUNNING, as
+while a cluster starts) until :meth:`ProcessRuns.release_starts`: tests use it to look at
+the workspace before any controller code has run. :meth:`ProcessRuns.stop` (called by the
+emulator's ``stop()``) kills every process still
 alive. Each attempt's stdout and stderr are kept (:meth:`ProcessRuns.outputs`) for tests.
 """
 
@@ -107,6 +110,11 @@ class ProcessRuns:
         self.module = module
         self.extra_env: dict[str, str] = {}
         """More environment for every process (tests: short timeouts, a fault point)."""
+        self.hold_starts = False
+        """While true, a process due to start (a run admitted, a task retried) waits, its
+        run RUNNING as while a cluster starts, until :meth:`release_starts`: a test then
+        sees what happened before any controller code ran."""
+        self._held: list[tuple[RunRecord, Mapping[str, Any]]] = []
         self._runs: dict[int, _RunProcesses] = {}
         self._stopped = False
 
@@ -142,6 +150,31 @@ class ProcessRuns:
             found = [a for r, e in self._runs.items() if run_id in (None, r) for a in e.attempts]
         return sorted(found, key=lambda a: (a.run_id, a.number))
 
+    def held_starts(self) -> int:
+        """How many processes wait for :meth:`release_starts` now."""
+        with self.changed:
+            return len(self._held)
+
+    def wait_for_held_starts(self, count: int, *, timeout: float = 60.0) -> None:
+        """Block until ``count`` processes wait to start (see :attr:`hold_starts`).
+
+        Raises:
+            TimeoutError: not reached in ``timeout`` seconds.
+        """
+        with self.changed:
+            if not self.changed.wait_for(lambda: len(self._held) >= count, timeout=timeout):
+                raise TimeoutError(f"{count} held process starts not reached in {timeout:g} s")
+
+    def release_starts(self) -> None:
+        """Stop holding starts and start the processes held (of runs still active)."""
+        with self.changed:
+            self.hold_starts = False
+            held, self._held = self._held, []
+            for run, wheel in held:
+                if run.active and not self._runs[run.run_id].cancelled:
+                    self._start(run, wheel)
+            self.changed.notify_all()
+
     def stop(self) -> None:
         """Kill every process still alive (the emulator is stopping)."""
         with self.changed:
@@ -157,6 +190,10 @@ class ProcessRuns:
     # -- inside --------------------------------------------------------------------
 
     def _start(self, run: RunRecord, wheel: Mapping[str, Any]) -> None:
+        if self.hold_starts:  # the caller holds the lock
+            self._held.append((run, wheel))
+            self.changed.notify_all()
+            return
         entry = self._runs[run.run_id]
         params = dict(run.job_parameters)
         for name, value in (wheel.get("named_parameters") or {}).items():
