@@ -98,7 +98,7 @@ def test_sigkill_at_random_points_then_resume_runs_every_key_exactly_once(tmp_pa
     """The launcher dies at a random point, chosen by how many runs exist, not by time.
 
     The emulator's gate parks the next ``run-now`` (before it is applied) once the
-    chosen number of runs exists and one earlier run is held RUNNING; SIGKILL lands
+    chosen number of runs exists and the held key's run is RUNNING; SIGKILL lands
     while that request waits. The parked request is then applied with nobody to read
     the reply, like a response lost in the network.
     """
@@ -114,8 +114,15 @@ def test_sigkill_at_random_points_then_resume_runs_every_key_exactly_once(tmp_pa
             if held is not None:
                 emu.set_outcome(held, hold=True)  # in flight when the launcher dies
 
-            def kill_point(runs: list[RunRecord], created: int = created) -> bool:
-                return len(runs) >= created and (created == 0 or any(r.active for r in runs))
+            def kill_point(
+                runs: list[RunRecord], created: int = created, held: str | None = held
+            ) -> bool:
+                # The held key's own run, not any run: run-nows are sent side by side, so
+                # the first `created` runs need not hold the held key, and any other run
+                # may end (0.05 s) between this check and the kill.
+                return len(runs) >= created and (
+                    held is None or any(r.active and r.outcome_key == held for r in runs)
+                )
 
             emu.block_submissions(kill_point)
             env = launcher_env(emu, tmp_path)
