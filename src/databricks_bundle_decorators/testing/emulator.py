@@ -145,6 +145,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         if server is None:
             return
         self.unblock_submissions()  # no handler thread stays parked at the gate
+        self.release_requests()  # nor at the hold
         stop_processes(self._model)  # a controller run's process: see _emulator_processes
         server.shutdown()
         with self._lock:

@@ -36,7 +36,7 @@ _ERROR_CODES = {
     503: ("TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable (emulated)."),
 }
 
-_RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
+RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
 
 SubmissionGate = Callable[[list[RunRecord]], bool]
 
@@ -142,6 +142,7 @@ class HttpFrontEnd:
     _gate: SubmissionGate | None
     _gate_quota: int | None  # held requests still to come (None: every one)
     _blocked: int
+    _wait_at_gates: Callable[[str, str, object], None]
     _connections: set[socket.socket]
     _fault_config: FaultConfig
     _rng: random.Random
@@ -192,8 +193,7 @@ class HttpFrontEnd:
             return _Reply(status, {"error_code": code, "message": message}, extra)
         if fault is not None and fault[0] == "drop_before":
             return None
-        if method == "POST" and path in _RUN_NOW:
-            self._wait_at_gate()
+        self._wait_at_gates(method, path, body)  # the tests' holds: see _emulator_sync
         try:
             reply = self._route(method, path, query, raw_body, body, authorization)
         except ApiError as err:
@@ -203,22 +203,6 @@ class HttpFrontEnd:
         with self._lock:
             self._changed.notify_all()
         return None if fault is not None else reply  # "drop_after": applied, answer lost
-
-    def _wait_at_gate(self) -> None:
-        """Hold a ``run-now`` (not yet applied) while the submission gate says so."""
-        with self._lock:
-            if self._gate is not None and self._gate_quota is not None:
-                if self._gate_quota <= 0:
-                    return  # the gate's quota of held requests is used up
-                self._gate_quota -= 1
-            while self._gate is not None:
-                self._model.advance(time.monotonic())
-                if not self._gate(self._model.snapshot_runs(None)):
-                    return
-                self._blocked += 1
-                self._changed.notify_all()
-                self._changed.wait()
-                self._blocked -= 1
 
     def _pick_fault(self, method: str, path: str, job_hint: object) -> tuple[FaultKind, int] | None:
         """Choose (kind, status) for this request; the caller holds the lock."""
