@@ -67,6 +67,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, _ScriptedFault, _Server
+from ._endpoints._emulator_oauth import OAuthControls, OAuthModel
 from ._endpoints._emulator_permissions import PermissionControls, PermissionsModel
 from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
 from ._endpoints._emulator_statements import StatementsModel
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls, OAuthControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -121,6 +122,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
+        self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module
 
     # -- lifecycle -----------------------------------------------------------------
 

@@ -107,7 +107,7 @@ def run_controller(
     client: WorkspaceClient,
     request: ControllerRequest,
     *,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     kills: KillPoints | None = None,
 ) -> int:
     """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost.
@@ -120,7 +120,7 @@ def run_controller(
     """
     kills = kills or KillPoints()
     writer = f"controller:{request.run_id}:{secrets.token_hex(3)}"
-    say = _printer(out)
+    say = _printer(out or sys.stdout)  # looked up now: a caller may have replaced it
     ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
     if all(r.state == "succeeded" for r in ledger.slices):
         say(f"backfill {ledger.id} has nothing left to run ({ledger.state})")

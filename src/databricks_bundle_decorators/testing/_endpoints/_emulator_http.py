@@ -21,6 +21,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from .._store._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
+from ._emulator_oauth import OAuthModel, route_oauth
 from ._emulator_permissions import PermissionsModel, route_identity
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
@@ -150,6 +151,7 @@ class HttpFrontEnd:
     _model: JobsModel
     _workspace: WorkspaceModel
     _permissions: PermissionsModel
+    _oauth: OAuthModel
     statements: StatementsModel
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
@@ -245,9 +247,20 @@ class HttpFrontEnd:
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
             )
-        authorized = self.token is None or authorization == f"Bearer {self.token}"
+        with self._lock:  # OIDC discovery and tokens need no bearer token: _emulator_oauth
+            oauth = route_oauth(self._oauth, method, path, raw_body, authorization, self.url)
+            principal = self._oauth.caller(authorization)  # a service principal's token
+            if principal is not None and path.startswith("/api/"):
+                self._oauth.calls.append((principal.application_id, method, path))
+        if oauth is not None:
+            return _Reply(*oauth)
+        pat = self.token is None or authorization == f"Bearer {self.token}"
+        authorized = pat or principal is not None
+        as_principal = (principal.application_id, principal.display_name) if principal else None
         with self._lock:  # SCIM Me (asked before any token check, as before) and job ACLs
-            identity = route_identity(self._permissions, self._model, method, path, authorized)
+            identity = route_identity(
+                self._permissions, self._model, method, path, authorized, as_principal
+            )
         if identity is not None:
             return _Reply(200, identity)
         if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark
