@@ -90,10 +90,12 @@ def test_a_controller_killed_during_its_handover(workspace: Workspace, registry:
         the killed handover is): generation 2 waits there, the retry drives."""
         if not (path.endswith("/workspace/import") and body.get("overwrite") is False):
             return False
-        claim = json.loads(base64.b64decode(str(body.get("content", ""))) or b"{}")
-        return "controller run" in str(claim.get("host")) and claim["host"] != (
-            f"controller run {first}"
-        )
+        try:
+            claim = json.loads(base64.b64decode(str(body.get("content", ""))) or b"{}")
+        except ValueError:  # not JSON: no claim
+            return False
+        host = str(claim.get("host")) if isinstance(claim, dict) else ""
+        return host.startswith("controller run ") and host != f"controller run {first}"
 
     emu.hold_requests(next_generation_claims)
     workspace.tune(handover_after="0.3")
