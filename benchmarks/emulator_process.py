@@ -28,6 +28,8 @@ class Figures:
     requests: int  # API requests (``/api/...``)
     runs: int
     peak: int  # the most runs RUNNING at once
+    created: tuple[float, ...] = ()  # each run's creation (its run-now), time.monotonic()
+    span: tuple[float, float] = (0.0, 0.0)  # first run started, last run ended (monotonic)
 
 
 def _serve(conn: Connection, duration: float, error_rate: float) -> None:
@@ -49,7 +51,12 @@ def _serve(conn: Connection, duration: float, error_rate: float) -> None:
                 timeline = emu.timeline(args[0])
                 busy = sum(end - start for start, end, _ in timeline)
                 api = sum(n for path, n in emu.requests.items() if path.startswith("/api/"))
-                conn.send(Figures(busy, api, len(timeline), emu.max_concurrency(args[0])))
+                created = tuple(sorted(r.created for r in emu.runs(args[0])))
+                # CLOCK_MONOTONIC is one clock for every process of the machine: the
+                # caller may compare these instants with its own time.monotonic()
+                span = (timeline[0][0], max(end for _, end, _ in timeline)) if timeline else (0, 0)
+                peak = emu.max_concurrency(args[0])
+                conn.send(Figures(busy, api, len(timeline), peak, created, span))
             elif command == "stop":
                 conn.send(None)
                 return

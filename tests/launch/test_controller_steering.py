@@ -150,3 +150,65 @@ def test_a_person_cancelling_the_controller_run_loses_nothing_and_unpause_finish
     workspace.wait_backfill_done(len(KEYS))  # the new run takes the dead run's claim
     _every_key_once(workspace)
     assert driving_line(place, "succeeded", "running") is None
+
+
+def test_cancel_learns_the_run_of_a_lost_run_now_reply_by_its_token_and_cancels_it(
+    workspace: Workspace, registry: Registry, tmp_path: Path
+) -> None:
+    """Each of the first four ``run-now`` is applied and its replies dropped (the SDK gives
+    up within ``client_timeout``); the controller dies at its next submission; its retry
+    waits at its claim while the cancel is recorded, then learns each run by re-sending
+    its journaled token (its first turn, before any dispatch) and cancels it."""
+    emu = workspace.emu
+    workspace.tune(client_timeout="1")  # one request per SDK call: a dropped reply stays lost
+    # and two per submission: the backend sends a slow run-now once more (its Overtaker)
+    emu.inject_fault("/api/2.2/jobs/run-now", kind="drop_after", job_id=workspace.job_id, count=8)
+    workspace.kill_at("before-submit:5")  # the first re-send of a lost reply: never sent
+    emu.hold_runs = True
+    detached = workspace.detach(registry, KEYS)
+    _four_running(workspace)
+    claim = f"/Shared/dbxdec/claims/job-{workspace.job_id}/{detached.backfill_id}.json"
+    emu.hold_requests(
+        lambda method, path, body: body.get("path") == claim and body.get("overwrite") is False
+    )
+    emu.wait_for_held_requests(1)  # the retry of the killed controller read the journal
+    place = _place(workspace, detached.backfill_id)
+    open_attempts = [
+        r.last
+        for r in read_journal(place.client, workspace.job_id, detached.backfill_id).slices
+        if r.last
+    ]
+    assert [(a.state, a.run_id) for a in open_attempts] == [("submitting", None)] * 4
+    assert emu.faults["drop_after /api/2.2/jobs/run-now"] == 8
+
+    cancelled = steer(place, "cancel")
+    assert cancelled.controller_run is not None  # the live controller carries it out
+    emu.release_requests()
+    emu.wait_for(lambda runs: not any(r.active for r in runs), what="nothing queued or running")
+    assert workspace.attempts() == [137, 0], workspace.outputs()
+    ours = emu.runs(workspace.job_id)
+    assert len(ours) == 4 and {r.result_state for r in ours} == {"CANCELED"}
+    tokens = [b["idempotency_token"] for b in emu.run_now_bodies(workspace.job_id)]
+    sent = sorted(a.token for a in open_attempts)  # sent twice, lost; re-sent, answered
+    assert sorted(tokens) == sorted(sent * 3)
+    ledger = read_journal(place.client, workspace.job_id, detached.backfill_id)
+    assert ledger.state == "interrupted"
+    by_token = {r.idempotency_token: str(r.run_id) for r in ours}
+    for record in ledger.slices[:4]:
+        assert record.last is not None and record.last.state == "canceled"
+        assert record.last.run_id == by_token[record.last.token]  # learnt, recorded
+
+    emu.hold_runs = False  # --resume ID from a second checkout finishes every key once
+    second = tmp_path / "second-copy"
+    second.mkdir()
+    resumed = prepare_journal_resume(
+        ResumeRequest(detached.backfill_id, pacing=Pacing(max_concurrent=4, poll_interval=0.01)),
+        root=second,
+        project_loader=lambda: (None, registry),  # type: ignore[arg-type,return-value]
+        client=place.client,
+    )
+    assert run_backfill(resumed, JsonReporter(io.StringIO())).exit_code == 0
+    runs = emu.runs(workspace.job_id)
+    succeeded = [r.job_parameters["backfill_key"] for r in runs if r.result_state == "SUCCESS"]
+    assert sorted(succeeded) == sorted(KEYS)
+    assert len({r.idempotency_token for r in runs}) == len(runs) == len(KEYS) + 4

@@ -10,11 +10,14 @@ ends with every key succeeded exactly once and no key run twice. Settings: see
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import base64
+import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire.controller import handover_token
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.control.handover import start_controller
 from databricks_bundle_decorators.launch.ledger.journal import (
@@ -23,6 +26,7 @@ from databricks_bundle_decorators.launch.ledger.journal import (
     open_journal,
     read_journal,
 )
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .controller_fixtures import Workspace, open_workspace
 from .test_scheduler import day
@@ -42,28 +46,85 @@ def _every_key_once(workspace: Workspace, keys: list[str]) -> None:
     assert workspace.keys_run() == {k: 1 for k in keys}, workspace.outputs()
 
 
+def _journaled_tokens_sent(workspace: Workspace, backfill_id: str) -> None:
+    """Each key has one attempt in the journal, and every ``run-now`` of it carried that
+    attempt's token: a controller that took over re-sent it, never a new one."""
+    ledger = read_journal(workspace.emu.workspace_client(), workspace.job_id, backfill_id)
+    journaled = {}
+    for record in ledger.slices:
+        assert [a.number for a in record.attempts] == [1], record
+        journaled[record.parameters["backfill_key"]] = record.attempts[0].token
+    sent: dict[str, set[str]] = {}
+    for body in workspace.emu.run_now_bodies(workspace.job_id):
+        sent.setdefault(body["job_parameters"]["backfill_key"], set()).add(
+            body["idempotency_token"]
+        )
+    assert sent == {key: {token} for key, token in journaled.items()}, workspace.outputs()
+
+
 @pytest.mark.parametrize("point", ["before-submit:3", "after-submit:3", "poll:2"])
 def test_a_controller_killed_mid_flight_is_retried_and_the_retry_takes_over(
     workspace: Workspace, registry: Registry, point: str
 ) -> None:
     workspace.kill_at(point)
-    workspace.detach(registry, KEYS)
+    detached = workspace.detach(registry, KEYS)
     workspace.wait_backfill_done(len(KEYS))
     _every_key_once(workspace, KEYS)
     assert workspace.attempts()[0] == 137 and workspace.attempts()[-1] == 0
     assert len(workspace.emu.runs(workspace.controller_job)) == 1  # retried in the same run
+    _journaled_tokens_sent(workspace, detached.backfill_id)
+    if point.startswith("after-submit"):  # the answer was lost with the process: the
+        # retry asked again with the same token and was answered the same run
+        bodies = workspace.emu.run_now_bodies(workspace.job_id)
+        keys = [b["job_parameters"]["backfill_key"] for b in bodies]
+        assert len(keys) > len(set(keys))
     workspace.assert_tokenless()  # nor in what the killed process left behind
 
 
 def test_a_controller_killed_during_its_handover(workspace: Workspace, registry: Registry) -> None:
+    emu = workspace.emu
+    first = 7000
+    emu.set_next_run_id(first)  # generation 1's run id, known before it starts
+
+    def next_generation_claims(method: str, path: str, body: Mapping[str, object]) -> bool:
+        """A claim create by any controller run but generation 1's (which the retry of
+        the killed handover is): generation 2 waits there, the retry drives."""
+        if not (path.endswith("/workspace/import") and body.get("overwrite") is False):
+            return False
+        try:
+            claim = json.loads(base64.b64decode(str(body.get("content", ""))) or b"{}")
+        except ValueError:  # not JSON: no claim
+            return False
+        host = str(claim.get("host")) if isinstance(claim, dict) else ""
+        return host.startswith("controller run ") and host != f"controller run {first}"
+
+    emu.hold_requests(next_generation_claims)
     workspace.tune(handover_after="0.3")
     workspace.kill_at("handover:1")
-    workspace.emu.default_duration = 0.6  # runs in flight at the handover
-    workspace.detach(registry, KEYS)
+    emu.default_duration = 0.6  # runs in flight at the handover
+    detached = workspace.detach(registry, KEYS)
+    emu.wait_for_held_requests(1)  # generation 2 started, its claim waits on the wire
+    emu.wait_for(
+        lambda runs: any(r.run_id == first and not r.active for r in runs),
+        what="the retry of the killed handover handed over again and ended",
+    )
+    emu.release_requests()
     workspace.wait_backfill_done(len(KEYS), timeout=60)
     _every_key_once(workspace, KEYS)
-    assert 137 in workspace.attempts()
-    assert len(workspace.emu.runs(workspace.controller_job)) >= 2  # generations
+    assert workspace.attempts()[:2] == [137, 0]  # the handover killed, its retry done
+    runs = emu.runs(workspace.controller_job)
+    generations = [int(r.job_parameters["generation"]) for r in runs]
+    assert sorted(generations) == list(range(1, len(runs) + 1)) and len(runs) >= 2
+    for run, generation in zip(runs, generations, strict=True):  # one run per generation
+        assert run.idempotency_token == handover_token(detached.backfill_id, generation)
+    g2 = handover_token(detached.backfill_id, 2)
+    sent = [b["idempotency_token"] for b in emu.run_now_bodies(workspace.controller_job)]
+    assert sent.count(g2) == 2, workspace.outputs()  # the killed handover's and its retry's
+    assert [r.idempotency_token for r in runs].count(g2) == 1  # ... started one run
+    retried = processes_of(emu).outputs(first)[1].stdout.decode()
+    (g2_run,) = [r for r in runs if r.idempotency_token == g2]
+    assert f"handed over to controller run {g2_run.run_id} (generation 2)" in retried
+    _journaled_tokens_sent(workspace, detached.backfill_id)
     workspace.assert_tokenless()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import threading
 
 import pytest
 from databricks.sdk import WorkspaceClient
@@ -194,3 +195,23 @@ def test_the_10_mb_import_limit_applies_to_the_base64_text(
         )
     assert refused.value.error_code == "MAX_NOTEBOOK_SIZE_EXCEEDED"
     assert emu.workspace_files("/Shared/big") == {}
+
+
+def test_a_held_request_is_applied_only_once_released(
+    emu: JobsEmulator, w: WorkspaceClient
+) -> None:
+    w.workspace.mkdirs(FOLDER)
+    held, other = f"{FOLDER}/held.json", f"{FOLDER}/other.json"
+    emu.hold_requests(lambda method, path, body: body.get("path") == held)
+    writer = threading.Thread(
+        target=w.workspace.import_,
+        args=(held,),
+        kwargs={"content": b64(b"1"), "format": ImportFormat.AUTO, "overwrite": False},
+    )
+    writer.start()
+    emu.wait_for_held_requests(1)
+    w.workspace.import_(other, content=b64(b"2"), format=ImportFormat.AUTO)  # not picked
+    assert emu.workspace_files(FOLDER) == {other: b"2"}  # the held create is not applied
+    emu.release_requests()
+    writer.join(timeout=30)
+    assert emu.workspace_files(FOLDER) == {other: b"2", held: b"1"}

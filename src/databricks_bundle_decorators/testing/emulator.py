@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._endpoints._emulator_faults import FaultConfig, FaultKind, ScriptedFault
 from ._endpoints._emulator_http import HttpFrontEnd, _Server
+from ._endpoints._emulator_oauth import OAuthControls, OAuthModel
 from ._endpoints._emulator_permissions import PermissionControls, PermissionsModel
 from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
 from ._endpoints._emulator_statements import StatementsModel
@@ -83,7 +84,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls, OAuthControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
@@ -124,6 +125,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
+        self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -148,6 +150,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         if server is None:
             return
         self.unblock_submissions()  # no handler thread stays parked at the gate
+        self.release_requests()  # nor at the hold
         stop_processes(self._model)  # a controller run's process: see _emulator_processes
         server.shutdown()
         with self._lock:

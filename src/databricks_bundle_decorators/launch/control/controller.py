@@ -110,7 +110,7 @@ def run_controller(
     client: WorkspaceClient,
     request: ControllerRequest,
     *,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     kills: KillPoints | None = None,
 ) -> int:
     """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost.
@@ -123,7 +123,7 @@ def run_controller(
     """
     kills = kills or KillPoints()
     writer = f"controller:{request.run_id}:{secrets.token_hex(3)}"
-    say = _printer(out)
+    say = _printer(out or sys.stdout)  # looked up now: a caller may have replaced it
     ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
     with workspace_errors(client.config.host):
         lost_earlier = lost_before(client, request.job_id, ledger.id, request.run_id)

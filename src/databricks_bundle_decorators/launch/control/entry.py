@@ -33,7 +33,7 @@ from ...backfill.wire.controller import (
 )
 from ...errors import DbxdecError, UsageError
 from ..guard.workspace_claims import CLAIM_TTL
-from .auth import controller_client
+from .auth import DbUtils, controller_client
 from .controller import ControllerRequest, run_controller
 from .faults import KillPoints
 
@@ -101,12 +101,16 @@ def _number(values: dict[str, str], name: str, kind: type, default: str = "") ->
     return number
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run one controller; exit with its code (errors: one ``Error:`` line)."""
+def main(argv: Sequence[str] | None = None, *, dbutils: DbUtils | None = None) -> None:
+    """Run one controller; exit with its code (errors: one ``Error:`` line).
+
+    Args:
+        dbutils: Reads the secret scope (default: the cluster's; tests: a stand-in).
+    """
     kills = KillPoints()  # read here only: the tests' kill points
     try:
         request, scope, timeout = parse_arguments(sys.argv[1:] if argv is None else argv)
-        client = controller_client(scope, timeout=timeout)
+        client = controller_client(scope, timeout=timeout, dbutils=dbutils)
         code = run_controller(client, request, kills=kills)
     except DbxdecError as exc:
         print(f"Error: {exc.render()}", file=sys.stderr, flush=True)

@@ -13,7 +13,8 @@ is the loop's per-turn hook):
   no submission is under way, leaving the runs in flight to the next generation (the
   journal has their run ids and tokens) and the backfill ``running``;
 - **fencing**: a save that finds the next journal segment written by another controller
-  (:class:`~..ledger.journal.JournalLost`) stops it at once: nothing more is launched,
+  (:class:`~..ledger.journal.JournalLost`) stops it at once: nothing more is launched
+  (no ``run-now`` is sent, not even for an attempt the lost save would have recorded),
   watched or saved. A save that failed otherwise (the workspace unreachable) forgets
   the attempts it would have recorded -- never sent -- and queues their slices again:
   an outage fails nothing.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Literal
 
@@ -108,6 +110,10 @@ class SteeredScheduler(Scheduler):
     def _launching(self) -> bool:
         steered = self.control_state == "running" and not self.handing_over
         return steered and not self.journal_lost and super()._launching()
+
+    def _dispatch(self, pool: ThreadPoolExecutor) -> None:
+        if self.journal_lost is None:  # fenced: not one more run-now, even of a known token
+            super()._dispatch(pool)
 
     def _done(self) -> bool:
         if self.journal_lost is not None or self.interrupts.stopped:

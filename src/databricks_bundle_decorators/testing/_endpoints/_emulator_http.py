@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from .._store._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
 from ._emulator_faults import FaultControls
+from ._emulator_oauth import OAuthModel, route_oauth
 from ._emulator_permissions import PermissionsModel, route_identity
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
@@ -35,7 +36,7 @@ _ERROR_CODES = {
     503: ("TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable (emulated)."),
 }
 
-_RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
+RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
 
 SubmissionGate = Callable[[list[RunRecord]], bool]
 
@@ -124,10 +125,12 @@ class HttpFrontEnd(FaultControls):
     _gate: SubmissionGate | None
     _gate_quota: int | None  # held requests still to come (None: every one)
     _blocked: int
+    _wait_at_gates: Callable[[str, str, object], None]
     _connections: set[socket.socket]
     _model: JobsModel
     _workspace: WorkspaceModel
     _permissions: PermissionsModel
+    _oauth: OAuthModel
     statements: StatementsModel
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
@@ -173,8 +176,7 @@ class HttpFrontEnd(FaultControls):
             return _Reply(status, {"error_code": code, "message": message}, extra)
         if fault is not None and fault[0] == "drop_before":
             return None
-        if method == "POST" and path in _RUN_NOW:
-            self._wait_at_gate()
+        self._wait_at_gates(method, path, body)  # the tests' holds: see _emulator_sync
         try:
             reply = self._route(method, path, query, raw_body, body, authorization)
         except ApiError as err:
@@ -184,22 +186,6 @@ class HttpFrontEnd(FaultControls):
         with self._lock:
             self._changed.notify_all()
         return None if fault is not None else reply  # "drop_after": applied, answer lost
-
-    def _wait_at_gate(self) -> None:
-        """Hold a ``run-now`` (not yet applied) while the submission gate says so."""
-        with self._lock:
-            if self._gate is not None and self._gate_quota is not None:
-                if self._gate_quota <= 0:
-                    return  # the gate's quota of held requests is used up
-                self._gate_quota -= 1
-            while self._gate is not None:
-                self._model.advance(time.monotonic())
-                if not self._gate(self._model.snapshot_runs(None)):
-                    return
-                self._blocked += 1
-                self._changed.notify_all()
-                self._changed.wait()
-                self._blocked -= 1
 
     def _route(
         self,
@@ -214,9 +200,20 @@ class HttpFrontEnd(FaultControls):
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
             )
-        authorized = self.token is None or authorization == f"Bearer {self.token}"
+        with self._lock:  # OIDC discovery and tokens need no bearer token: _emulator_oauth
+            oauth = route_oauth(self._oauth, method, path, raw_body, authorization, self.url)
+            principal = self._oauth.caller(authorization)  # a service principal's token
+            if principal is not None and path.startswith("/api/"):
+                self._oauth.calls.append((principal.application_id, method, path))
+        if oauth is not None:
+            return _Reply(*oauth)
+        pat = self.token is None or authorization == f"Bearer {self.token}"
+        authorized = pat or principal is not None
+        as_principal = (principal.application_id, principal.display_name) if principal else None
         with self._lock:  # SCIM Me (asked before any token check, as before) and job ACLs
-            identity = route_identity(self._permissions, self._model, method, path, authorized)
+            identity = route_identity(
+                self._permissions, self._model, method, path, authorized, as_principal
+            )
         if identity is not None:
             return _Reply(200, identity)
         if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark

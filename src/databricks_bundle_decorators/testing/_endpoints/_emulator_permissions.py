@@ -120,13 +120,21 @@ class PermissionsModel:
 
 
 def route_identity(
-    model: PermissionsModel, jobs: JobsModel, method: str, path: str, authorized: bool
+    model: PermissionsModel,
+    jobs: JobsModel,
+    method: str,
+    path: str,
+    authorized: bool,
+    principal: tuple[str, str] | None = None,
 ) -> JsonDict | None:
     """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups) or to a
     Permissions API request for a job (``authorized`` callers only), else ``None``;
-    raises :class:`ApiError` for an unknown job or a refused caller."""
+    raises :class:`ApiError` for an unknown job or a refused caller. ``principal``:
+    the caller is this service principal (application id, display name), by its OAuth
+    token (:mod:`._emulator_oauth`), not the emulator's configured caller."""
+    caller, display = principal or (jobs.user_name, jobs.display_name)
     if path == SCIM_ME and method == "GET":
-        return {**scim_me_json(jobs.user_name, jobs.display_name), "groups": model.me_groups()}
+        return {**scim_me_json(caller, display), "groups": model.me_groups()}
     match = _PATH.fullmatch(path)
     if method != "GET" or match is None:
         return None
@@ -134,7 +142,7 @@ def route_identity(
         raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
     job_id = int(match.group(1))
     jobs.get_job(job_id)  # an unknown job: the reference is silent; the Jobs API's own 400
-    return model.answer(job_id, jobs.user_name)
+    return model.answer(job_id, caller)
 
 
 class PermissionControls:

@@ -11,6 +11,9 @@ These controls make such moments exact:
 * A submission gate (:meth:`SyncControls.block_submissions`) holds ``run-now``
   requests before they are applied, so a client can be killed or cancelled at an
   exactly known point; :meth:`SyncControls.unblock_submissions` lets them through.
+* A request hold (:meth:`SyncControls.hold_requests`) does the same for any request a
+  test picks by method, path and body (a workspace file's create, say): the client
+  waits on the network exactly there until :meth:`SyncControls.release_requests`.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ import dataclasses
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .._store._emulator_state import JobsModel, RunRecord
-from ._emulator_http import SubmissionGate
+from ._emulator_http import RUN_NOW, SubmissionGate
 
-__all__ = ["SyncControls"]
+__all__ = ["RequestMatch", "SyncControls"]
+
+RequestMatch = Callable[[str, str, Mapping[str, object]], bool]
+"""Picks a request by its method, path and JSON body (``{}`` when it has none)."""
 
 
 class SyncControls:
@@ -38,6 +44,9 @@ class SyncControls:
     _gate_quota: int | None
     _blocked: int
     _model: JobsModel
+    _hold_match: RequestMatch | None = None
+    _hold_quota = 0  # matching requests still to hold
+    _held = 0  # requests waiting at the hold now
 
     @property
     def hold_runs(self) -> bool:
@@ -176,6 +185,62 @@ class SyncControls:
                         f"JobsEmulator: {count} blocked submissions not reached in {timeout:g} s"
                     )
                 self._changed.wait(left)
+
+    def hold_requests(self, match: RequestMatch, *, first: int = 1) -> None:
+        """Hold the next ``first`` requests that ``match(method, path, body)`` picks,
+        before they are applied, until :meth:`release_requests`."""
+        with self._lock:
+            self._hold_match, self._hold_quota = match, first
+
+    def release_requests(self) -> None:
+        """Apply the held requests now; hold no more."""
+        with self._lock:
+            self._hold_match, self._hold_quota = None, 0
+            self._changed.notify_all()
+
+    def wait_for_held_requests(self, count: int = 1, *, timeout: float = 60.0) -> None:
+        """Block until ``count`` requests wait at the hold of :meth:`hold_requests`."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._held < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"JobsEmulator: {count} held requests not reached in {timeout:g} s"
+                    )
+                self._changed.wait(left)
+
+    def _wait_at_gates(self, method: str, path: str, body: object) -> None:
+        """Hold a request (not yet applied) at the hold, and a ``run-now`` at the
+        submission gate, while they say so."""
+        fields: Mapping[str, object] = body if isinstance(body, dict) else {}
+        with self._lock:
+            match = self._hold_match
+            if match is not None and self._hold_quota > 0 and match(method, path, fields):
+                self._hold_quota -= 1
+                self._held += 1
+                self._changed.notify_all()
+                while self._hold_match is match:
+                    self._changed.wait()
+                self._held -= 1
+        if method == "POST" and path in RUN_NOW:
+            self._wait_at_gate()
+
+    def _wait_at_gate(self) -> None:
+        """Hold a ``run-now`` (not yet applied) while the submission gate says so."""
+        with self._lock:
+            if self._gate is not None and self._gate_quota is not None:
+                if self._gate_quota <= 0:
+                    return  # the gate's quota of held requests is used up
+                self._gate_quota -= 1
+            while self._gate is not None:
+                self._model.advance(time.monotonic())
+                if not self._gate(self._model.snapshot_runs(None)):
+                    return
+                self._blocked += 1
+                self._changed.notify_all()
+                self._changed.wait()
+                self._blocked -= 1
 
     @property
     def blocked_submissions(self) -> int:
