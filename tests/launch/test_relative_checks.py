@@ -15,6 +15,7 @@ from databricks_bundle_decorators.cli.inputs.options import load_project
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.running.local import run_job_locally
+from tests.cli.clirun import run
 
 from .relchecks_project import backfill, dbxdec, results, rows_per_key, write_project
 
@@ -135,6 +136,29 @@ def test_quarantined_rows_are_replaced_per_key_and_restored_by_undo(
     assert f"Restored {QUARANTINE}." in out
     assert quarantined(spark, root) == {"2024-01-01": 1}
     assert rows_per_key(spark, root, ORDERS) == {"2024-01-01": 9}
+
+
+def test_catch_up_by_data_reads_the_output_table_never_its_quarantine_table(
+    spark: Any, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2024-01-01 has rows in ``orders`` only (none failed), 2024-01-02 in
+    ``orders__quarantine`` only (every row failed): the first is present, the second
+    still missing, as is 2024-01-03 (nowhere). Rows are appended as the task and its
+    quarantine write them; here only the data matters."""
+    warehouse = root / ".dbxdec" / "warehouse"
+    for table, row, schema in (
+        (ORDERS, ("2024-01-01", 0, 5), ""),
+        (QUARANTINE, ("2024-01-02", 0, -1, "expect(amount)"), ", dbxdec_failed_checks string"),
+    ):
+        frame = spark.createDataFrame([row], f"day string, n int, amount int{schema}")
+        frame.write.format("delta").mode("append").save(str(local_table_path(table, warehouse)))
+    code, out, err = run(
+        ["catchup", "rel_orders", "--start", "2024-01-01", "--end", "2024-01-03", "--by",
+         "data", "--local", "--dry-run", "--json", "--project", str(root)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert [run["keys"] for run in json.loads(out)["runs"]] == [["2024-01-02"], ["2024-01-03"]]
 
 
 def test_a_retry_completes_a_quarantine_commit_its_first_attempt_missed(
