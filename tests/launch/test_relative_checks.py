@@ -158,7 +158,8 @@ def test_catch_up_by_data_reads_the_output_table_never_its_quarantine_table(
         capsys,
     )  # fmt: skip
     assert code == 0, err
-    assert [run["keys"] for run in json.loads(out)["runs"]] == [["2024-01-02"], ["2024-01-03"]]
+    planned = [entry["keys"] for entry in json.loads(out)["runs"]]
+    assert planned == [["2024-01-02"], ["2024-01-03"]]
 
 
 def test_a_retry_completes_a_quarantine_commit_its_first_attempt_missed(
