@@ -3,7 +3,7 @@ check and a quarantining check, for the tests of those checks and of ``--diff-ga
 
 Every job writes ``rows`` rows per key (job parameter); ``orders`` makes the first
 ``bad`` rows of each key negative (they fail ``amount >= 0`` and are quarantined);
-``ahead`` writes 10 rows per day of the month (2024-01-03: 30) and warns when a key's
+``ahead`` writes 10 rows per day of the month (2024-01-02: 20) and warns when a key's
 count is not within 20% of the next committed key's.
 """
 
