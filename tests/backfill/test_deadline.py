@@ -1,6 +1,7 @@
 """Freshness deadlines: the due time of hourly, daily and monthly keys across Amsterdam's
-2024 clock changes, a fixed clock for "due before now", definition-time refusals, and
-properties (due strictly after the window's end, increasing with the key)."""
+2024 clock changes, a fixed clock for "due before now" (hourly, daily, monthly),
+definition-time refusals, and properties (due strictly after the window's end,
+increasing with the key)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,36 @@ def test_due_keys_on_a_fixed_clock() -> None:
     assert deadlines.due_keys(keys, _utc("2024-04-01T07:00:00Z")) == ["2024-03-29", "2024-03-30"]
     assert deadlines.due_keys(keys, _utc("2024-04-01T07:00:01Z")) == keys[:3]
     assert deadlines.due_keys(keys, _utc("2024-03-30T07:59:59Z")) == []
+
+
+def test_hourly_due_keys_on_a_fixed_clock_across_both_clock_changes() -> None:
+    spring = Deadline(after=HALF_HOUR).for_keys(HourlyBackfill("2024-03-31T00", tz=AMS))
+    keys = ["2024-03-31T01", "2024-03-31T03"]  # 02:00-03:00 does not exist that night
+    # T01 (00:00-01:00Z) due 01:30Z; T03 (01:00-02:00Z, right after the jump) due 02:30Z
+    assert spring.due_keys(keys, _utc("2024-03-31T01:30:00Z")) == []
+    assert spring.due_keys(keys, _utc("2024-03-31T02:29:59Z")) == keys[:1]
+    assert spring.due_keys(keys, _utc("2024-03-31T02:30:01Z")) == keys
+
+    fall = Deadline(after=HALF_HOUR).for_keys(HourlyBackfill("2024-10-27T00", tz=AMS))
+    keys = ["2024-10-27T01", "2024-10-27T02", "2024-10-27T03"]
+    # T02 holds both passes of 02:00-03:00 (00:00-02:00Z): due 02:30Z, not at the first
+    # pass's 03:30 local (01:30Z)
+    assert fall.due_keys(keys, _utc("2024-10-27T01:30:01Z")) == keys[:1]
+    assert fall.due_keys(keys, _utc("2024-10-27T02:30:00Z")) == keys[:1]
+    assert fall.due_keys(keys, _utc("2024-10-27T02:30:01Z")) == keys[:2]
+    assert fall.due_keys(keys, _utc("2024-10-27T03:30:01Z")) == keys
+
+
+def test_monthly_due_keys_on_a_fixed_clock_across_the_spring_change() -> None:
+    deadlines = Deadline("09:00").for_keys(MonthlyBackfill("2024-01-01", tz=AMS))
+    keys = ["2024-02-01", "2024-03-01", "2024-04-01"]
+    # February is due 2024-03-01 09:00 +01 (08:00Z); March at 2024-04-01 09:00 +02
+    # (07:00Z), an hour earlier in UTC than at March's own start offset
+    assert deadlines.due_keys(keys, _utc("2024-03-01T07:59:59Z")) == []
+    assert deadlines.due_keys(keys, _utc("2024-03-01T08:00:01Z")) == keys[:1]
+    assert deadlines.due_keys(keys, _utc("2024-04-01T07:00:00Z")) == keys[:1]
+    assert deadlines.due_keys(keys, _utc("2024-04-01T07:00:01Z")) == keys[:2]
+    assert deadlines.due_keys(keys, _utc("2024-05-01T07:00:01Z")) == keys
 
 
 def test_the_schedule_time_zone_wins_over_the_backfill_one() -> None:

@@ -2,7 +2,9 @@
 check and a quarantining check, for the tests of those checks and of ``--diff-gate``.
 
 Every job writes ``rows`` rows per key (job parameter); ``orders`` makes the first
-``bad`` rows of each key negative (they fail ``amount >= 0`` and are quarantined).
+``bad`` rows of each key negative (they fail ``amount >= 0`` and are quarantined);
+``ahead`` writes 10 rows per day of the month (2024-01-02: 20) and warns when a key's
+count is not within 20% of the next committed key's.
 """
 
 from __future__ import annotations
@@ -65,6 +67,23 @@ def rel_plain():
         return _rows(int(params["rows"]))
 
     plain_rows()
+
+
+@job(backfill=DAYS)
+def rel_ahead():
+    @task(
+        io_manager=SparkTableIoManager("main.rel.ahead", partition_column="day"),
+        checks=[RowCountWithin(20, "median_next_1", severity="warn")],
+    )
+    def ahead_rows():
+        from pyspark.sql import SparkSession
+
+        rows = [(k, n, n) for k in get_written_keys() for n in range(10 * int(k[-2:]))]
+        return SparkSession.builder.getOrCreate().createDataFrame(
+            rows, "day string, n int, amount int"
+        )
+
+    ahead_rows()
 
 
 @job(params={"rows": "10", "bad": "0"}, backfill=DAYS)

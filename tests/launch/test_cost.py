@@ -17,8 +17,9 @@ import pytest
 
 from databricks_bundle_decorators.launch.estimate.cost import backfill_cost
 from databricks_bundle_decorators.testing import JobsEmulator
-from tests.cli.clirun import assert_one_error_line, run
+from tests.cli.clirun import FAST, NIGHTLY_PARAMS, Cli, assert_one_error_line, run
 
+from .conftest import write_project
 from .cost_fixture import (
     ALL_PURPOSE,
     BACKFILL_ID,
@@ -26,6 +27,8 @@ from .cost_fixture import (
     LIST_PRICES,
     SLICES,
     USAGE,
+    _usage,
+    at,
     write_cost_ledger,
 )
 
@@ -235,3 +238,70 @@ def test_the_estimate_takes_past_dbus_per_key_from_billing(billing: JobsEmulator
     assert with_past_dbus(base, plan, billing.workspace_client(), runs, now=LATER) is base
     unknown = billing.workspace_client(warehouse_id="0000000000000000")
     assert with_past_dbus(base, plan, unknown, runs, now=LATER) is base
+
+
+def test_a_dry_run_estimates_dbus_from_past_billing_per_key_and_says_when_it_cannot(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dbxdec backfill JOB --dry-run`` through the CLI: with billing readable, the DBU
+    line is past DBUs per key x planned keys; with no warehouse, or a warehouse whose
+    ``system.billing`` cannot be read, the job cluster's node hours as before."""
+    cluster = {"spark_version": "15.4.x-scala2.12", "node_type_id": "i3.xlarge", "num_workers": 2}
+    settings = {
+        "job_clusters": [{"job_cluster_key": "small", "new_cluster": cluster}],
+        "tasks": [{"task_key": "load", "job_cluster_key": "small"}],
+    }
+    days = [f"2024-01-0{d}" for d in range(1, 6)]
+    with JobsEmulator() as emu:
+        emu.default_duration = 0.02
+        # the runs ended two days ago by the workspace's clock: past the billing delay
+        emu.set_clock_offset(-2 * 86_400)
+        emu.statements.add_warehouse(WAREHOUSE)
+        for name in list(os.environ):
+            if name.startswith("DATABRICKS_"):
+                monkeypatch.delenv(name)
+        monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+        monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-test")
+        monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
+        job_id = emu.create_job("nightly", parameters=NIGHTLY_PARAMS, settings=settings)
+        dbxdec = Cli(write_project(tmp_path / "proj"), capsys)
+        code, _, err = dbxdec("backfill", "nightly", "--start", days[0], "--end", days[2], *FAST)
+        assert code == 0, err
+        run_ids = {r.job_parameters["backfill_key"]: str(r.run_id) for r in emu.runs(job_id)}
+        dry = ("backfill", "nightly", "--start", days[0], "--end", days[4], "--dry-run", "--new")
+
+        def dbu_line() -> str:
+            code, out, err = dbxdec(*dry)
+            assert code == 0, err
+            lines = out.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith("estimate: "))
+            assert "of the last 3 successful runs" in lines[start]
+            return next(line for line in lines[start + 1 :] if "DBU" in line)
+
+        node_hours = "node hours (job cluster small: 2 x i3.xlarge + driver); multiply by"
+        assert node_hours in dbu_line()  # no warehouse: billing is not read
+        monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", WAREHOUSE)  # the SDK's documented env
+        assert node_hours in dbu_line()  # no system.billing to read: the statement FAILED
+        assert len(emu.statements.requests) == 1
+        unread = emu.statements.requests[0]["parameters"]
+        sent = {p["name"]: p.get("value") for p in unread}["run_ids"]
+        assert sorted(sent.split(",")) == sorted(run_ids.values())  # the three past runs
+        usage = [
+            _usage(f"d{i}", run_ids[day], dbus, at(1, 1), job_id=str(job_id))
+            for i, (day, dbus) in enumerate(
+                [(days[0], "1.5"), (days[0], "0.5"), (days[1], "0.5"), (days[2], "3.25")]
+            )
+        ]  # per key: 2.0 (two records), 0.5, 3.25
+        emu.statements.load_billing(spark, usage, LIST_PRICES)
+        line = dbu_line()
+        # 5 planned keys x the median of 2.0, 0.5 and 3.25 DBU per key
+        assert line.startswith("  ~10.0 DBU: 5 keys x 2 DBU per key, the median of the last 3")
+        assert "billed runs (system.billing.usage, netted) (job cluster small:" in line
+
+        code, out, err = dbxdec(*dry, "--json")
+        assert code == 0, err
+        figures = json.loads(out)["estimate"]
+        assert (figures["dbu"], figures["dbu_per_key"], figures["billed_runs"]) == (10.0, 2.0, 3)
+        # a DBU/h rate the user gives wins over billing
+        code, out, _ = dbxdec(*dry, "--dbu-per-hour", "2")
+        assert "DBU at 2 DBU/h per run" in out and "DBU per key" not in out

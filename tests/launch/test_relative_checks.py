@@ -15,6 +15,7 @@ from databricks_bundle_decorators.cli.inputs.options import load_project
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.running.local import run_job_locally
+from tests.cli.clirun import run
 
 from .relchecks_project import backfill, dbxdec, results, rows_per_key, write_project
 
@@ -76,6 +77,27 @@ def test_a_warning_is_recorded_and_the_slice_is_written(
     assert (check["passed"], check["severity"]) == (False, "warn")
 
 
+def test_in_reverse_order_each_key_is_compared_with_the_neighbours_committed_before_it(
+    spark: Any, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``median_next_1`` over 2024-01-01..02 run newest first: 2024-01-01's next
+    neighbour was written by the previous run of the same backfill and is read from the
+    table as committed (a forward run would find no baseline for either key)."""
+    code, out = backfill(
+        capsys, root, "rel_ahead", "--start", "2024-01-01", "--end", "2024-01-02",
+        "--order", "reverse", "--max-concurrent", "1",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "Checks: 2 results (1 passed, 0 failed, 1 warned)" in out
+    assert rows_per_key(spark, root, "main.rel.ahead") == {"2024-01-01": 10, "2024-01-02": 20}
+    found = {r["key"]: r["detail"] for r in results(spark, root, "rel_ahead")}
+    assert found == {
+        "2024-01-02": "no baseline: 0 committed keys after 2024-01-02, median_next_1 needs 1",
+        "2024-01-01": "10 rows, 50% below the baseline 20 (median of 2024-01-02=20); "
+        "allowed within 20%",
+    }
+
+
 def quarantined(spark: Any, root: Path) -> dict[str, int]:
     return rows_per_key(spark, root, QUARANTINE)
 
@@ -110,6 +132,30 @@ def test_quarantined_rows_are_replaced_per_key_and_restored_by_undo(
     assert f"Restored {QUARANTINE}." in out
     assert quarantined(spark, root) == {"2024-01-01": 1}
     assert rows_per_key(spark, root, ORDERS) == {"2024-01-01": 9}
+
+
+def test_catch_up_by_data_reads_the_output_table_never_its_quarantine_table(
+    spark: Any, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2024-01-01 has rows in ``orders`` only (none failed), 2024-01-02 in
+    ``orders__quarantine`` only (every row failed): the first is present, the second
+    still missing, as is 2024-01-03 (nowhere). Rows are appended as the task and its
+    quarantine write them; here only the data matters."""
+    warehouse = root / ".dbxdec" / "warehouse"
+    for table, row, schema in (
+        (ORDERS, ("2024-01-01", 0, 5), ""),
+        (QUARANTINE, ("2024-01-02", 0, -1, "expect(amount)"), ", dbxdec_failed_checks string"),
+    ):
+        frame = spark.createDataFrame([row], f"day string, n int, amount int{schema}")
+        frame.write.format("delta").mode("append").save(str(local_table_path(table, warehouse)))
+    code, out, err = run(
+        ["catchup", "rel_orders", "--start", "2024-01-01", "--end", "2024-01-03", "--by",
+         "data", "--local", "--dry-run", "--json", "--project", str(root)],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    planned = [entry["keys"] for entry in json.loads(out)["runs"]]
+    assert planned == [["2024-01-02"], ["2024-01-03"]]
 
 
 def test_a_retry_completes_a_quarantine_commit_its_first_attempt_missed(

@@ -113,6 +113,40 @@ def test_the_monitor_fails_once_per_new_key_and_state(spark: Any, warehouse: Pat
     )
 
 
+@pytest.mark.spark
+def test_the_entry_point_exits_1_listing_new_keys_then_0_when_none_is_new(
+    spark: Any, warehouse: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dbxdec-monitor`` as a job runs it (``main``, no environment given): the local
+    warehouse from ``$DBXDEC_WAREHOUSE``, the fixture's session reused."""
+    monkeypatch.setenv("DBXDEC_WAREHOUSE", str(warehouse))
+    _append(spark, warehouse, "2024-03-25", "2024-03-26", "2024-03-27", "2024-03-28")
+    argv = [
+        "--dbxdec_job=late_orders",
+        f"--dbxdec_module={__name__}",
+        "--backfill_run_time=1711868401000",  # 2024-03-31 07:00:01 UTC
+    ]
+
+    def exit_code() -> int | str | None:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            monitor_entry.main(argv)
+        return exited.value.code
+
+    assert exit_code() == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    assert err == (
+        "Error: 2 new overdue key(s) of late_orders: 2024-03-29 (no data, due 2024-03-30 "
+        "09:00 CET), 2024-03-30 (no data, due 2024-03-31 09:00 CEST)\n"
+    )
+    assert exit_code() == 0  # the next run, the same keys late: nothing new, no alert
+    assert capsys.readouterr() == (
+        "dbxdec-monitor late_orders: 2 overdue key(s), none new: 2024-03-29, 2024-03-30\n",
+        "",
+    )
+
+
 def test_the_entry_point_refuses_bad_arguments_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
