@@ -192,13 +192,23 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     assert latest is not None and latest.versions == {TWO.name: 0}  # t2 has not committed
     keys = ["2024-03-18", "2024-03-19", "2024-03-20"]
     assert _days(spark, warehouse, "main.out.two_1") == keys
-    _sql(spark, warehouse, TWO, _add(3))  # a later commit does not change the repair
+    history = _writes(spark, warehouse, "main.out.two_1")
+    # The repair runs a day later, after commits to 03-03 and 03-20: resolving its keys
+    # again at its own parameters (the watermark is still version 0) would give
+    # 03-03..03-05 and 03-18..03-21 (03-21: its current key, within 03-20's lookback);
+    # it reads the keys its first attempt stored instead.
+    _sql(spark, warehouse, TWO, _add(3))
+    later = _sql(spark, warehouse, TWO, _add(20))
+    repair_params = _triggered(TWO, later, backfill_run_time="2024-03-21T12:00:00+00:00")
     repaired = run_job_locally(
-        registry, "two_task_job", params=_triggered(TWO, first), warehouse=warehouse,
+        registry, "two_task_job", params=repair_params, warehouse=warehouse,
         tasks=["t2"], run_id="200-1",
     )  # fmt: skip
     assert repaired.succeeded, repaired
+    assert list(repaired.keys) == keys
     assert _days(spark, warehouse, "main.out.two_2") == keys
+    assert _writes(spark, warehouse, "main.out.two_1") == history  # t1 is not run again
+    assert _days(spark, warehouse, "main.out.two_1") == keys
     state.refresh()
     latest = state.latest_advance()
     assert latest is not None and latest.versions == {TWO.name: first}
