@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators import CatchUp, DailyBackfill, Registry, task
+from databricks_bundle_decorators import CatchUp, DailyBackfill, MonthlyBackfill, Registry, task
+from databricks_bundle_decorators.backfill import TimeBackfill
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
 from databricks_bundle_decorators.runtime.core.context import RunEnvironment
@@ -22,8 +23,9 @@ pytestmark = pytest.mark.spark
 registry = Registry()
 
 
-def _job(name: str, cap: int | None) -> None:
-    backfill = DailyBackfill("2024-03-01", lookback=1, catch_up=CatchUp(max_keys=cap))
+def _job(name: str, cap: int | None, backfill: TimeBackfill | None = None) -> None:
+    if backfill is None:
+        backfill = DailyBackfill("2024-03-01", lookback=1, catch_up=CatchUp(max_keys=cap))
 
     @registry.job(name=name, backfill=backfill)
     def body() -> None:
@@ -43,6 +45,7 @@ def _job(name: str, cap: int | None) -> None:
 
 _job("gap_job", None)
 _job("capped_job", 7)
+_job("monthly_job", None, MonthlyBackfill("2024-01-01", lookback=1, catch_up=CatchUp(max_keys=2)))
 
 
 def _at(day: str) -> dict[str, str]:
@@ -97,3 +100,14 @@ def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
         + ", ".join(f"2024-03-{d:02d}" for d in range(9, 19))
         + " and 3 more"
     )
+
+
+def test_a_monthly_catch_up_takes_the_missing_months_oldest_first(
+    spark: Any, warehouse: Path
+) -> None:
+    _seed("monthly_job", "2024-01-01", "2024-02-01", warehouse)
+    result = run_job_locally(registry, "monthly_job", params=_at("2024-05-10"), warehouse=warehouse)
+    assert result.succeeded, result
+    assert _last_commit_days(spark, warehouse, "monthly_job") == ["2024-03-01", "2024-04-01"]
+    left = pending_keys(registry.get("monthly_job"), RunEnvironment(spark, warehouse))
+    assert left == ("2024-05-01",)

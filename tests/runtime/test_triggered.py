@@ -78,6 +78,7 @@ def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
 _make_job("lookback_job", CDF, "lookback", two_tasks=False)
 _make_job("two_task_job", TWO, "two", two_tasks=True)
 _make_job("plain_job", PLAIN, "plain", two_tasks=False)
+_make_job("override_job", CDF, "override", two_tasks=False)
 DEPLOY_STATE = "main.raw.deploy_state"
 
 
@@ -323,3 +324,22 @@ def test_deploy_records_the_first_watermark_through_a_sql_warehouse_once(
         NO_WAREHOUSE_LINE.format(job="deployed_job"),
         NO_WAREHOUSE_LINE.format(job="plain_job"),
     ]
+
+
+def test_from_version_overrides_the_recorded_watermark(spark: Any, warehouse: Path) -> None:
+    early = _sql(spark, warehouse, CDF, _touch([5]))
+    state = _state(spark, warehouse, "override_job", CDF)
+    state.advance("deploy", {CDF.name: early}, [])  # 03-05's commit is recorded as processed
+    late = _sql(spark, warehouse, CDF, _touch([12]))
+    params = _triggered(CDF, late, **{TRIGGER_FROM_VERSION_PARAM: str(early)})
+    result = run_job_locally(
+        registry, "override_job", params=params, warehouse=warehouse, run_id="500-0"
+    )
+    assert result.succeeded, result
+    # From the watermark alone: 03-12..03-14. From version `early` on: 03-05's commit too.
+    expected = ["2024-03-05", "2024-03-06", "2024-03-07", "2024-03-12", "2024-03-13", "2024-03-14"]
+    assert list(result.keys) == expected
+    assert _days(spark, warehouse, "main.out.override_1") == expected
+    state.refresh()
+    advance = state.latest_advance()
+    assert advance is not None and advance.versions == {CDF.name: late}

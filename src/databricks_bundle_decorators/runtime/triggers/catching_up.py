@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ...backfill.catch_up import CatchUp
-from ...backfill.changed_keys import missing_since, plan_keys
+from ...backfill.changed_keys import catch_up_plan, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...definitions import JobDefinition
 from ...errors import UsageError
@@ -54,8 +54,5 @@ def resolve_catch_up(
     presence = read_presence(job, candidates, environment)
     absent = set(presence.missing(candidates))
     present = [k for k in candidates if k not in absent]
-    plan = plan_keys(backfill, missing_since(backfill, present, current), catch_up.max_keys)
-    reads: set[str] = set(plan.run)
-    for key in plan.run:
-        reads.update(backfill.previous_keys(key, backfill.lookback))
-    return StoredRun(tuple(backfill.sort_keys(list(reads))), plan.run, {}, plan.pending)
+    plan = catch_up_plan(backfill, present, now, catch_up.max_keys)
+    return StoredRun(with_lookback(backfill, plan.run), plan.run, {}, plan.pending)
