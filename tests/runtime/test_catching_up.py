@@ -18,6 +18,7 @@ from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.local_trigger import pending_line
 from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
+from tests.cli.clirun import Cli
 
 pytestmark = pytest.mark.spark
 registry = Registry()
@@ -83,7 +84,7 @@ def test_three_failed_days_and_one_skipped_are_the_next_runs_four_keys(
 
 
 def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
-    spark: Any, warehouse: Path
+    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _seed("capped_job", "2024-03-01", "2024-03-01", warehouse)
     result = run_job_locally(registry, "capped_job", params=_at("2024-03-21"), warehouse=warehouse)
@@ -100,6 +101,15 @@ def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
         + ", ".join(f"2024-03-{d:02d}" for d in range(9, 19))
         + " and 3 more"
     )
+    # ... and `dbxdec status capped_job --local` prints it, from the project's warehouse.
+    root = warehouse.parent.parent  # the warehouse fixture is <root>/.dbxdec/warehouse
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "healproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.runtime.trigger_cli_pipeline"]\n'
+    )
+    code, out, err = Cli(root, capsys)("status", "capped_job", "--local")
+    assert code == 0, err
+    assert line in out.splitlines()
 
 
 def test_a_monthly_catch_up_takes_the_missing_months_oldest_first(

@@ -26,6 +26,7 @@ from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
 from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
+from tests.cli.clirun import Cli
 
 pytestmark = pytest.mark.spark
 
@@ -79,6 +80,22 @@ _make_job("lookback_job", CDF, "lookback", two_tasks=False)
 _make_job("two_task_job", TWO, "two", two_tasks=True)
 _make_job("plain_job", PLAIN, "plain", two_tasks=False)
 _make_job("override_job", CDF, "override", two_tasks=False)
+
+
+@registry.job(
+    name="capped_trigger_job", backfill=DAILY, sources=[CDF],
+    trigger=TableUpdate([CDF], max_keys=3),
+)  # fmt: skip
+def capped_trigger_job() -> None:
+    """Run through ``dbxdec run --local --trigger table_update`` (``trigger_cli_pipeline``)."""
+
+    @task(name="t", io_manager=SparkTableIoManager("main.out.capped", partition_column="day"))
+    def t() -> Any:
+        return _daily_counts(CDF)
+
+    t()
+
+
 DEPLOY_STATE = "main.raw.deploy_state"
 
 
@@ -343,3 +360,36 @@ def test_from_version_overrides_the_recorded_watermark(spark: Any, warehouse: Pa
     state.refresh()
     advance = state.latest_advance()
     assert advance is not None and advance.versions == {CDF.name: late}
+
+
+def test_dbxdec_run_local_trigger_writes_the_oldest_max_keys_and_status_shows_the_rest(
+    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = warehouse.parent.parent  # the warehouse fixture is <root>/.dbxdec/warehouse
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "trigproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.runtime.trigger_cli_pipeline"]\n'
+    )
+    dbxdec = Cli(root, capsys)
+    first = _sql(spark, warehouse, CDF, _touch([3, 8]))  # 03-03..03-05 and 03-08..03-10
+    job = "capped_trigger_job"
+    trigger = ("--local", "--trigger", "table_update")
+    code, out, err = dbxdec("run", job, *trigger, "--from-version", str(first))
+    assert code == 0, err
+    assert "succeeded for keys 2024-03-03..2024-03-05." in out  # max_keys=3: the oldest 3
+    assert _days(spark, warehouse, "main.out.capped") == ["2024-03-03", "2024-03-04", "2024-03-05"]
+    code, out, err = dbxdec("status", job, "--local")
+    assert code == 0, err
+    left = "3 keys left for the next runs (max_keys): 2024-03-08, 2024-03-09, 2024-03-10"
+    assert left in out.splitlines()
+
+    # No new commit: the next triggered run takes the pending keys, and none are left.
+    code, out, err = dbxdec("run", job, *trigger)
+    assert code == 0, err
+    assert "succeeded for keys 2024-03-08..2024-03-10." in out
+    assert _days(spark, warehouse, "main.out.capped") == [
+        "2024-03-03", "2024-03-04", "2024-03-05", "2024-03-08", "2024-03-09", "2024-03-10"
+    ]  # fmt: skip
+    code, out, err = dbxdec("status", job, "--local")
+    assert code == 0, err
+    assert "keys left for the next runs" not in out
