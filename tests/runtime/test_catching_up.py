@@ -46,6 +46,7 @@ def _job(name: str, cap: int | None, backfill: TimeBackfill | None = None) -> No
 
 _job("gap_job", None)
 _job("capped_job", 7)
+_job("success_job", None, DailyBackfill("2024-03-01", catch_up=CatchUp("last_success", max_keys=3)))
 _job("monthly_job", None, MonthlyBackfill("2024-01-01", lookback=1, catch_up=CatchUp(max_keys=2)))
 
 
@@ -121,3 +122,48 @@ def test_a_monthly_catch_up_takes_the_missing_months_oldest_first(
     assert _last_commit_days(spark, warehouse, "monthly_job") == ["2024-03-01", "2024-04-01"]
     left = pending_keys(registry.get("monthly_job"), RunEnvironment(spark, warehouse))
     assert left == ("2024-05-01",)
+
+
+def test_last_success_takes_the_keys_after_the_newest_successful_runs_key(
+    spark: Any, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from databricks_bundle_decorators.testing import JobsEmulator
+
+    from .run_history_setup import TOKEN, build_history
+
+    job = registry.get("success_job")
+    path = TableName.parse("main.heal.success_job").local_path(warehouse)
+    with JobsEmulator(token=TOKEN) as emu:
+        emu.runs_list_order = "end_time"  # the held run that succeeded first is listed first
+        job_id, _ = build_history(emu, "success_job")
+        # Without the job's id (a local run leaves {{job.id}} unrendered): one line.
+        refused = run_job_locally(registry, job.name, params=_at("2024-03-12"), warehouse=warehouse)
+        (message,) = [r.error for r in refused.tasks]
+        assert message is not None and "\n" not in message
+        assert "pass -p dbxdec_job_id=N with DATABRICKS_HOST and DATABRICKS_TOKEN" in message
+        # The token reaches the task through the environment, as in a job run.
+        monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+        monkeypatch.setenv("DATABRICKS_TOKEN", TOKEN)
+        # This catch-up run is scheduled run X of the job (no backfill_key), still running.
+        emu.set_outcome("", job_id=job_id, hold=True)
+        scheduled = emu.workspace_client().jobs.run_now(job_id).run_id
+        params = {**_at("2024-03-12"), "dbxdec_job_id": str(job_id)}
+        first = run_job_locally(
+            registry, job.name, params=params, warehouse=warehouse, run_id=f"{scheduled}-0"
+        )
+        assert first.succeeded, first
+        # The newest successful run wrote up to 03-06: 03-07..03-12 are due, the oldest 3 now.
+        days = sorted(r[0] for r in spark.read.format("delta").load(str(path)).collect())
+        assert days == ["2024-03-07", "2024-03-08", "2024-03-09"]
+        left = pending_keys(job, RunEnvironment(spark, warehouse))
+        assert left == ("2024-03-10", "2024-03-11", "2024-03-12")
+        # X succeeds; the next run starts from the last key X stored (03-09), not from
+        # the key current at X's start.
+        emu.release("")
+        emu.wait_until_idle()
+        params = {**_at("2024-03-13"), "dbxdec_job_id": str(job_id)}
+        second = run_job_locally(registry, job.name, params=params, warehouse=warehouse)
+    assert second.succeeded, second
+    assert list(second.keys) == ["2024-03-10", "2024-03-11", "2024-03-12"]
+    left = pending_keys(job, RunEnvironment(spark, warehouse))
+    assert left == ("2024-03-13",)
