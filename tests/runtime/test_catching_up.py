@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators import CatchUp, DailyBackfill, Registry, task
+from databricks_bundle_decorators import CatchUp, DailyBackfill, MonthlyBackfill, Registry, task
+from databricks_bundle_decorators.backfill import TimeBackfill
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
 from databricks_bundle_decorators.runtime.core.context import RunEnvironment
@@ -17,13 +18,15 @@ from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.local_trigger import pending_line
 from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
+from tests.cli.clirun import Cli
 
 pytestmark = pytest.mark.spark
 registry = Registry()
 
 
-def _job(name: str, cap: int | None) -> None:
-    backfill = DailyBackfill("2024-03-01", lookback=1, catch_up=CatchUp(max_keys=cap))
+def _job(name: str, cap: int | None, backfill: TimeBackfill | None = None) -> None:
+    if backfill is None:
+        backfill = DailyBackfill("2024-03-01", lookback=1, catch_up=CatchUp(max_keys=cap))
 
     @registry.job(name=name, backfill=backfill)
     def body() -> None:
@@ -43,6 +46,8 @@ def _job(name: str, cap: int | None) -> None:
 
 _job("gap_job", None)
 _job("capped_job", 7)
+_job("success_job", None, DailyBackfill("2024-03-01", catch_up=CatchUp("last_success", max_keys=3)))
+_job("monthly_job", None, MonthlyBackfill("2024-01-01", lookback=1, catch_up=CatchUp(max_keys=2)))
 
 
 def _at(day: str) -> dict[str, str]:
@@ -80,7 +85,7 @@ def test_three_failed_days_and_one_skipped_are_the_next_runs_four_keys(
 
 
 def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
-    spark: Any, warehouse: Path
+    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _seed("capped_job", "2024-03-01", "2024-03-01", warehouse)
     result = run_job_locally(registry, "capped_job", params=_at("2024-03-21"), warehouse=warehouse)
@@ -97,3 +102,68 @@ def test_twenty_missing_with_max_keys_7_takes_the_oldest_7_and_13_wait(
         + ", ".join(f"2024-03-{d:02d}" for d in range(9, 19))
         + " and 3 more"
     )
+    # ... and `dbxdec status capped_job --local` prints it, from the project's warehouse.
+    root = warehouse.parent.parent  # the warehouse fixture is <root>/.dbxdec/warehouse
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "healproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.runtime.trigger_cli_pipeline"]\n'
+    )
+    code, out, err = Cli(root, capsys)("status", "capped_job", "--local")
+    assert code == 0, err
+    assert line in out.splitlines()
+
+
+def test_a_monthly_catch_up_takes_the_missing_months_oldest_first(
+    spark: Any, warehouse: Path
+) -> None:
+    _seed("monthly_job", "2024-01-01", "2024-02-01", warehouse)
+    result = run_job_locally(registry, "monthly_job", params=_at("2024-05-10"), warehouse=warehouse)
+    assert result.succeeded, result
+    assert _last_commit_days(spark, warehouse, "monthly_job") == ["2024-03-01", "2024-04-01"]
+    left = pending_keys(registry.get("monthly_job"), RunEnvironment(spark, warehouse))
+    assert left == ("2024-05-01",)
+
+
+def test_last_success_takes_the_keys_after_the_newest_successful_runs_key(
+    spark: Any, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from databricks_bundle_decorators.testing import JobsEmulator
+
+    from .run_history_setup import TOKEN, build_history
+
+    job = registry.get("success_job")
+    path = TableName.parse("main.heal.success_job").local_path(warehouse)
+    with JobsEmulator(token=TOKEN) as emu:
+        emu.runs_list_order = "end_time"  # the held run that succeeded first is listed first
+        job_id, _ = build_history(emu, "success_job")
+        # Without the job's id (a local run leaves {{job.id}} unrendered): one line.
+        refused = run_job_locally(registry, job.name, params=_at("2024-03-12"), warehouse=warehouse)
+        (message,) = [r.error for r in refused.tasks]
+        assert message is not None and "\n" not in message
+        assert "pass -p dbxdec_job_id=N with DATABRICKS_HOST and DATABRICKS_TOKEN" in message
+        # The token reaches the task through the environment, as in a job run.
+        monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+        monkeypatch.setenv("DATABRICKS_TOKEN", TOKEN)
+        # This catch-up run is scheduled run X of the job (no backfill_key), still running.
+        emu.set_outcome("", job_id=job_id, hold=True)
+        scheduled = emu.workspace_client().jobs.run_now(job_id).run_id
+        params = {**_at("2024-03-12"), "dbxdec_job_id": str(job_id)}
+        first = run_job_locally(
+            registry, job.name, params=params, warehouse=warehouse, run_id=f"{scheduled}-0"
+        )
+        assert first.succeeded, first
+        # The newest successful run wrote up to 03-06: 03-07..03-12 are due, the oldest 3 now.
+        days = sorted(r[0] for r in spark.read.format("delta").load(str(path)).collect())
+        assert days == ["2024-03-07", "2024-03-08", "2024-03-09"]
+        left = pending_keys(job, RunEnvironment(spark, warehouse))
+        assert left == ("2024-03-10", "2024-03-11", "2024-03-12")
+        # X succeeds; the next run starts from the last key X stored (03-09), not from
+        # the key current at X's start.
+        emu.release("")
+        emu.wait_until_idle()
+        params = {**_at("2024-03-13"), "dbxdec_job_id": str(job_id)}
+        second = run_job_locally(registry, job.name, params=params, warehouse=warehouse)
+    assert second.succeeded, second
+    assert list(second.keys) == ["2024-03-10", "2024-03-11", "2024-03-12"]
+    left = pending_keys(job, RunEnvironment(spark, warehouse))
+    assert left == ("2024-03-13",)

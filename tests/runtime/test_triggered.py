@@ -26,6 +26,7 @@ from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
 from databricks_bundle_decorators.runtime.triggers.triggered import pending_keys
+from tests.cli.clirun import Cli
 
 pytestmark = pytest.mark.spark
 
@@ -78,6 +79,23 @@ def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
 _make_job("lookback_job", CDF, "lookback", two_tasks=False)
 _make_job("two_task_job", TWO, "two", two_tasks=True)
 _make_job("plain_job", PLAIN, "plain", two_tasks=False)
+_make_job("override_job", CDF, "override", two_tasks=False)
+
+
+@registry.job(
+    name="capped_trigger_job", backfill=DAILY, sources=[CDF],
+    trigger=TableUpdate([CDF], max_keys=3),
+)  # fmt: skip
+def capped_trigger_job() -> None:
+    """Run through ``dbxdec run --local --trigger table_update`` (``trigger_cli_pipeline``)."""
+
+    @task(name="t", io_manager=SparkTableIoManager("main.out.capped", partition_column="day"))
+    def t() -> Any:
+        return _daily_counts(CDF)
+
+    t()
+
+
 DEPLOY_STATE = "main.raw.deploy_state"
 
 
@@ -192,13 +210,23 @@ def test_a_repair_writes_the_stored_keys_and_the_watermark_waits_for_the_last_ta
     assert latest is not None and latest.versions == {TWO.name: 0}  # t2 has not committed
     keys = ["2024-03-18", "2024-03-19", "2024-03-20"]
     assert _days(spark, warehouse, "main.out.two_1") == keys
-    _sql(spark, warehouse, TWO, _add(3))  # a later commit does not change the repair
+    history = _writes(spark, warehouse, "main.out.two_1")
+    # The repair runs a day later, after commits to 03-03 and 03-20: resolving its keys
+    # again at its own parameters (the watermark is still version 0) would give
+    # 03-03..03-05 and 03-18..03-21 (03-21: its current key, within 03-20's lookback);
+    # it reads the keys its first attempt stored instead.
+    _sql(spark, warehouse, TWO, _add(3))
+    later = _sql(spark, warehouse, TWO, _add(20))
+    repair_params = _triggered(TWO, later, backfill_run_time="2024-03-21T12:00:00+00:00")
     repaired = run_job_locally(
-        registry, "two_task_job", params=_triggered(TWO, first), warehouse=warehouse,
+        registry, "two_task_job", params=repair_params, warehouse=warehouse,
         tasks=["t2"], run_id="200-1",
     )  # fmt: skip
     assert repaired.succeeded, repaired
+    assert list(repaired.keys) == keys
     assert _days(spark, warehouse, "main.out.two_2") == keys
+    assert _writes(spark, warehouse, "main.out.two_1") == history  # t1 is not run again
+    assert _days(spark, warehouse, "main.out.two_1") == keys
     state.refresh()
     latest = state.latest_advance()
     assert latest is not None and latest.versions == {TWO.name: first}
@@ -313,3 +341,55 @@ def test_deploy_records_the_first_watermark_through_a_sql_warehouse_once(
         NO_WAREHOUSE_LINE.format(job="deployed_job"),
         NO_WAREHOUSE_LINE.format(job="plain_job"),
     ]
+
+
+def test_from_version_overrides_the_recorded_watermark(spark: Any, warehouse: Path) -> None:
+    early = _sql(spark, warehouse, CDF, _touch([5]))
+    state = _state(spark, warehouse, "override_job", CDF)
+    state.advance("deploy", {CDF.name: early}, [])  # 03-05's commit is recorded as processed
+    late = _sql(spark, warehouse, CDF, _touch([12]))
+    params = _triggered(CDF, late, **{TRIGGER_FROM_VERSION_PARAM: str(early)})
+    result = run_job_locally(
+        registry, "override_job", params=params, warehouse=warehouse, run_id="500-0"
+    )
+    assert result.succeeded, result
+    # From the watermark alone: 03-12..03-14. From version `early` on: 03-05's commit too.
+    expected = ["2024-03-05", "2024-03-06", "2024-03-07", "2024-03-12", "2024-03-13", "2024-03-14"]
+    assert list(result.keys) == expected
+    assert _days(spark, warehouse, "main.out.override_1") == expected
+    state.refresh()
+    advance = state.latest_advance()
+    assert advance is not None and advance.versions == {CDF.name: late}
+
+
+def test_dbxdec_run_local_trigger_writes_the_oldest_max_keys_and_status_shows_the_rest(
+    spark: Any, warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = warehouse.parent.parent  # the warehouse fixture is <root>/.dbxdec/warehouse
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "trigproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.runtime.trigger_cli_pipeline"]\n'
+    )
+    dbxdec = Cli(root, capsys)
+    first = _sql(spark, warehouse, CDF, _touch([3, 8]))  # 03-03..03-05 and 03-08..03-10
+    job = "capped_trigger_job"
+    trigger = ("--local", "--trigger", "table_update")
+    code, out, err = dbxdec("run", job, *trigger, "--from-version", str(first))
+    assert code == 0, err
+    assert "succeeded for keys 2024-03-03..2024-03-05." in out  # max_keys=3: the oldest 3
+    assert _days(spark, warehouse, "main.out.capped") == ["2024-03-03", "2024-03-04", "2024-03-05"]
+    code, out, err = dbxdec("status", job, "--local")
+    assert code == 0, err
+    left = "3 keys left for the next runs (max_keys): 2024-03-08, 2024-03-09, 2024-03-10"
+    assert left in out.splitlines()
+
+    # No new commit: the next triggered run takes the pending keys, and none are left.
+    code, out, err = dbxdec("run", job, *trigger)
+    assert code == 0, err
+    assert "succeeded for keys 2024-03-08..2024-03-10." in out
+    assert _days(spark, warehouse, "main.out.capped") == [
+        "2024-03-03", "2024-03-04", "2024-03-05", "2024-03-08", "2024-03-09", "2024-03-10"
+    ]  # fmt: skip
+    code, out, err = dbxdec("status", job, "--local")
+    assert code == 0, err
+    assert "keys left for the next runs" not in out

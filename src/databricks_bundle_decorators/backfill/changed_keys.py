@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .time_backfill import TimeBackfill
 
 
@@ -76,6 +78,32 @@ def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) 
     if backfill.compare(last, current) >= 0:
         return [current]
     return _span(backfill, backfill.shift_key(last, 1), current)
+
+
+def catch_up_plan(
+    backfill: TimeBackfill, done: Iterable[str], now: datetime, max_keys: int | None
+) -> KeyPlan:
+    """The keys of a catching-up run whose logical time is ``now``: those after the last
+    of ``done`` (keys present in the outputs, or the key of the last successful run) up
+    to the current key, the oldest ``max_keys`` now and the rest pending.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from databricks_bundle_decorators.backfill import MonthlyBackfill
+        >>> catch_up_plan(MonthlyBackfill("2024-01-01"), ["2024-11-01"],
+        ...               datetime(2025, 2, 15, tzinfo=timezone.utc), 2)
+        KeyPlan(run=('2024-12-01', '2025-01-01'), pending=('2025-02-01',))
+    """
+    current = backfill.current_key(now=now)
+    return plan_keys(backfill, missing_since(backfill, done, current), max_keys)
+
+
+def with_lookback(backfill: TimeBackfill, keys: Iterable[str]) -> tuple[str, ...]:
+    """``keys`` and the keys their lookback reads, sorted (what a run over ``keys`` reads)."""
+    reads: set[str] = set(keys)
+    for key in list(reads):
+        reads.update(backfill.previous_keys(key, backfill.lookback))
+    return tuple(backfill.sort_keys(list(reads)))
 
 
 def _in_bounds(backfill: TimeBackfill, key: str) -> bool:

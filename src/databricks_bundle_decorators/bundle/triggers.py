@@ -8,8 +8,9 @@ timings (databricks-sdk-py ``jobs.TableUpdateTriggerConfiguration`` /
 ``condition`` is left out when it is ``ANY_UPDATED``. Why: the reference gives no default
 for it (the SDK docstring says only "The table(s) condition based on which to trigger a
 job run"; unverified in a primary source), and the Databricks CLI's direct deployment
-engine reports a perpetual plan change for ``condition: ANY_UPDATED`` because the service
-answers it back as ``""`` (databricks/cli#6315, secondary). The UI triggers on any
+engine reports a perpetual plan change for a trigger that sets ``condition`` (any value):
+the Jobs API accepts it on create/update but never returns it from ``jobs/get``
+(databricks/cli#6315, secondary); leaving it out avoids that drift. The UI triggers on any
 updated table unless "all" is chosen (https://docs.databricks.com/aws/en/jobs/trigger-table-update),
 so an omitted condition behaves as ``ANY_UPDATED``.
 """

@@ -9,9 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..backfill.base import BackfillDef
+from ..backfill.catch_up import CatchUp
 from ..backfill.context import BACKFILL_PARAMS
 from ..backfill.deadline import Deadline, KeyDeadlines
 from ..backfill.quartz import QuartzSchedule
+from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
 from ..errors import DefinitionError
 from .cluster import JobCluster
 from .graph import TaskGraph
@@ -236,6 +238,9 @@ def make_job(
     checked_params = _check_params(params, job_name, where)
     if isinstance(trigger, TableUpdate | FileArrival):  # names under the dbxdec_ prefix
         checked_params.update(trigger.parameters())
+    catch_up = getattr(backfill, "catch_up", None)
+    if isinstance(catch_up, CatchUp) and catch_up.since == "last_success":
+        checked_params[JOB_ID_PARAM] = JOB_ID_VALUE  # its tasks read the job's run history
     definition = JobDefinition(
         fn,
         name=job_name,

@@ -62,6 +62,8 @@ from .params import (
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
+    JOB_ID_PARAM,
+    JOB_ID_VALUE,
     JOB_PARAM,
     MODULE_PARAM,
     NAIVE_RUN_TIME_ZONE,
@@ -69,6 +71,7 @@ from .params import (
     RUN_ID_VALUE,
     RUN_TIME_DEFAULT,
     TASK_PARAM,
+    job_id_of,
 )
 
 __all__ = [
@@ -89,6 +92,8 @@ __all__ = [
     "ENTRY_POINT",
     "FOR_EACH_INPUT_PARAM",
     "FOR_EACH_INPUT_VALUE",
+    "JOB_ID_PARAM",
+    "JOB_ID_VALUE",
     "JOB_PARAM",
     "MEASURE_REPORT_PREFIX",
     "MODULE_PARAM",
@@ -107,6 +112,7 @@ __all__ = [
     "PresenceOrder",
     "PresenceReport",
     "UndoOrder",
+    "job_id_of",
     "keys_label",
     "parse_backfill_id",
     "parse_order",

@@ -102,3 +102,22 @@ RUN_ID_VALUE = "{{job.run_id}}-{{job.repair_count}}"
 """Databricks' dynamic value references for the job run id and its repair count: the same
 for every task, task retry and for-each iteration of one run, so a retried attempt is
 skipped; a repair of the run (a deliberate re-run) gets a new id and commits again."""
+JOB_ID_PARAM = "dbxdec_job_id"
+"""Declared only by a job whose time backfill has ``CatchUp(since="last_success")``: the
+job's own id, so a task can read the job's run history (``jobs/runs/list``) to find its
+newest successful run (see :mod:`...runtime.triggers.run_history`)."""
+JOB_ID_VALUE = "{{job.id}}"
+"""Databricks' dynamic value reference for "the unique identifier assigned to the job"
+(https://docs.databricks.com/aws/en/jobs/dynamic-value-references); a run outside
+Databricks passes the id itself (``-p dbxdec_job_id=N``)."""
+
+
+def job_id_of(params: Mapping[str, str]) -> int | None:
+    """The job id a run was given in :data:`JOB_ID_PARAM`; ``None`` when it is empty or
+    was left unrendered (a local run with the default).
+
+    >>> job_id_of({"dbxdec_job_id": "42"}), job_id_of({"dbxdec_job_id": "{{job.id}}"})
+    (42, None)
+    """
+    value = params.get(JOB_ID_PARAM, "").strip()
+    return int(value) if value.isdigit() else None

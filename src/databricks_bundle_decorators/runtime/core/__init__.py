@@ -2,7 +2,8 @@
 (``errors``), the keys and windows a read or write covers (``scope``), what an IoManager
 is told (``context``), SQL predicates over keys built from quoted literals
 (``predicates``), the keys a running task writes (``keys``), task value stores
-(``task_values``) and a Spark column of backfill keys (``key_columns``). The lowest room:
+(``task_values``), a Spark column of backfill keys (``key_columns``) and how code in a job
+run authenticates to its workspace (``job_auth``). The lowest room:
 it imports no other room of ``runtime``, only the layers above ``runtime`` and the shared
 errors.
 """

@@ -102,7 +102,7 @@ def run_triggered(
             stored = resolve_file_arrival(job, trigger, state, environment, _now(request))
         else:
             assert isinstance(catch_up, CatchUp)
-            stored = resolve_catch_up(job, catch_up, _now(request), environment)
+            stored = resolve_catch_up(job, catch_up, _now(request), environment, params, state)
         state.store_run(job_run, stored)
     keys = ResolvedKeys(
         stored.written[-1] if stored.written else "", stored.keys, stored.written, False

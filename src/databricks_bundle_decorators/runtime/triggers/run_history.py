@@ -1,0 +1,126 @@
+"""The key of a job's newest successful run, read from its run history inside the job:
+``CatchUp(since="last_success")``.
+
+``jobs/runs/list`` (``completed_only=true``, the job's id from the ``dbxdec_job_id``
+parameter, ``{{job.id}}``) is read page by page through the SDK, which follows
+``next_page_token``; pages hold at most 25 runs ("limit": 1..25, the ``list_runs``
+docstring of databricks-sdk-py). The reference documents the order as newest first by
+start time (the same docstring) or, in later releases, by end time
+(https://docs.databricks.com/api/jobs/v2/list-runs); never by run id. "Newest" here is the
+latest start (ties: the higher run id), and the scan stops without assuming either order:
+a run listed after run R started at or before R's end in both orders (a run ends after it
+starts), so once a listed run *ended* before the best successful start found, no later
+page holds a newer start.
+
+A run counts when it ended ``SUCCESS`` and wrote keys of the whole job: undo, presence,
+measure and full-refresh swap runs, runs of a task subset (``backfill_tasks``) and the runs
+of ``dbxdec backfill`` (``backfill_id``: they write past keys, and are not the schedule's
+progress) are passed over. Its key is the last key it was given (``backfill_key``), else
+the last key its catching-up run stored (:mod:`.trigger_state`), else the key current at
+its logical time (``backfill_run_time``, else its start).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ...backfill.time_backfill import TimeBackfill
+from ...backfill.wire import (
+    BACKFILL_FULL_REFRESH_PARAM,
+    BACKFILL_ID_PARAM,
+    BACKFILL_MEASURE_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_RUN_TIME_PARAM,
+    BACKFILL_TASKS_PARAM,
+    BACKFILL_UNDO_PARAM,
+    KeyRange,
+    parse_run_time,
+)
+from .trigger_state import StoredRun
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+RUNS_LIST_PAGE = 25
+"""The largest ``runs/list`` page (``limit``: 1..25, the ``list_runs`` docstring)."""
+_NOT_THE_SCHEDULE = (
+    BACKFILL_UNDO_PARAM,
+    BACKFILL_PRESENCE_PARAM,
+    BACKFILL_MEASURE_PARAM,
+    BACKFILL_TASKS_PARAM,
+    BACKFILL_ID_PARAM,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedRun:
+    """A finished run as ``runs/list`` showed it: id, start (epoch ms), job parameters."""
+
+    run_id: int
+    start_ms: int
+    parameters: Mapping[str, str]
+
+
+def newest_success(client: WorkspaceClient, job_id: int) -> ListedRun | None:
+    """The newest successful run of ``job_id`` that counts (see the module docstring);
+    ``None`` when its run history holds none."""
+    best: ListedRun | None = None
+    runs = client.jobs.list_runs(job_id=job_id, completed_only=True, limit=RUNS_LIST_PAGE)
+    for run in runs:
+        start = int(run.start_time or 0)
+        end = max(int(run.end_time or 0), start)
+        if best is not None and end < best.start_ms:
+            break  # every run listed from here on started before `best` (either order)
+        if not _succeeded(run):
+            continue
+        parameters = {
+            p.name: p.value if p.value is not None else (p.default or "")
+            for p in run.job_parameters or []
+            if p.name
+        }
+        if not _counts(parameters):
+            continue
+        run_id = int(run.run_id or 0)
+        if best is None or (start, run_id) > (best.start_ms, best.run_id):
+            best = ListedRun(run_id, start, parameters)
+    return best
+
+
+def run_key(backfill: TimeBackfill, run: ListedRun, stored: StoredRun | None) -> str | None:
+    """The last key ``run`` processed (see the module docstring); ``None`` when its key
+    no longer exists in ``backfill`` (a run of an older definition)."""
+    try:
+        given = KeyRange.from_params(run.parameters)
+        if given is not None:
+            backfill.validate_key(given.last)
+            return given.last
+        if stored is not None and stored.written:
+            return stored.written[-1]
+        try:
+            at = parse_run_time(run.parameters.get(BACKFILL_RUN_TIME_PARAM, ""), tz=backfill.tz)
+        except ValueError:
+            at = None  # unrendered or foreign: its start is its logical time
+        at = at or datetime.fromtimestamp(run.start_ms / 1000, tz=timezone.utc)
+        return backfill.current_key(now=at)
+    except ValueError:
+        return None
+
+
+def _succeeded(run: Any) -> bool:
+    """``result_state`` SUCCESS (``state``), else termination code SUCCESS (``status``):
+    the SDK documents both (``jobs.RunState``, ``jobs.RunStatus``)."""
+    state = getattr(run.state, "result_state", None)
+    if state is not None:
+        return bool(getattr(state, "value", state) == "SUCCESS")
+    details = getattr(run.status, "termination_details", None)
+    code = getattr(details, "code", None)
+    return code is not None and getattr(code, "value", code) == "SUCCESS"
+
+
+def _counts(parameters: Mapping[str, str]) -> bool:
+    if any(parameters.get(name, "").strip() for name in _NOT_THE_SCHEDULE):
+        return False
+    return not parameters.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")
