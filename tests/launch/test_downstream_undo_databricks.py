@@ -186,3 +186,26 @@ def test_one_table_needing_force_refuses_the_whole_undo_before_any_run(
     bodies = emu.run_now_bodies()[launched:]
     assert [b["job_id"] for b in bodies] == [ids["u_c"], ids["u_b"], ids["u_a"]]
     assert all(b["job_parameters"]["backfill_undo"].endswith("force=true") for b in bodies)
+
+
+def test_a_history_read_through_the_warehouse_is_the_table_s_and_a_missing_table_has_none(
+    emu: JobsEmulator, spark: Any, warehouse: Path
+) -> None:
+    from databricks_bundle_decorators.launch.workspace.first_watermark import Statements
+    from databricks_bundle_decorators.launch.workspace.table_history import read_history
+    from databricks_bundle_decorators.runtime.storage.formats import TableRef
+
+    _commit(spark, warehouse, TABLES["u_a"], None)
+    _commit(spark, warehouse, TABLES["u_a"], "dbxdec:u_a:t:7-0:backfill=x")
+    statements = Statements(emu.workspace_client(), "wh", 0.01, "reading a table's history")
+
+    def ref(name: str) -> TableRef:
+        return TableRef(name, TableName.parse(name).quoted)
+
+    commits = read_history(statements, ref(TABLES["u_a"]))
+    assert [(c.version, c.operation, c.metadata) for c in commits] == [
+        (0, "WRITE", None),
+        (1, "WRITE", "dbxdec:u_a:t:7-0:backfill=x"),
+    ]
+    assert all(c.at.endswith("Z") and len(c.at) == 20 for c in commits)
+    assert read_history(statements, ref("main.undo_ds.never_written")) == ()
