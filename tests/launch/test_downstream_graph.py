@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DailyBackfill, MonthlyBackfill, Registry, source, task
+from databricks_bundle_decorators.backfill.check_report import CheckResult
 from databricks_bundle_decorators.bundle.table_graph import build_table_graph
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
@@ -267,3 +269,45 @@ def test_resume_runs_the_failed_and_blocked_slices_once_the_failure_is_fixed(
     # two jobs' slices with the same keys never share an idempotency token
     tokens = [a.token for r in resumed.slices for a in r.attempts]
     assert len(tokens) == len(set(tokens))
+
+
+class CheckingBackend(InstantBackend):
+    """Runs whose checks judge the key: slice ``i`` in ``failing`` fails on its ``error``
+    check (the task refuses to write: the run fails, the check's result beside it, as
+    a Databricks run's check report says); in ``warned``, a ``warn`` check fails and the
+    run succeeds (the slice was written)."""
+
+    def __init__(self, ledger: Ledger, failing: Collection[int], warned: Collection[int]):
+        super().__init__(ledger, failing)
+        self.warned = set(warned)
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        out = super().poll(run_ids)
+        for run_id, seen in out.items():
+            index = self._runs[run_id]
+            if index in self.failing or index in self.warned:
+                severity = "error" if index in self.failing else "warn"
+                check = CheckResult(
+                    "min_row_count(1)", f"k{index // 3}", 0.0, ">= 1", False, "produce",
+                    run_id, "0 rows", severity,
+                )  # fmt: skip
+                message = "check min_row_count(1) failed" if severity == "error" else ""
+                out[run_id] = replace(seen, message=message, checks=(check,))
+        return out
+
+
+def test_an_upstream_key_failing_its_check_blocks_exactly_its_dependants(tmp_path: Path) -> None:
+    waits: list[tuple[int, ...]] = [(), (), (0,), (1, 2), (3,), (1,)]
+    ledger = make_ledger(tmp_path, waits)
+    backend = CheckingBackend(ledger, failing={0}, warned={1})
+    events: list[LaunchEvent] = []
+    assert run(ledger, backend, 2, events) == "failed"
+    # 0's error check blocks 2, 3 (through 2) and 4 (through 3); 1's warning blocks nothing
+    assert sorted(backend.launched) == [0, 1, 5] and backend.early == []
+    states = {r.index: r.state for r in read_ledger(ledger.path).slices}
+    assert states == {0: "failed", 1: "succeeded", 2: "pending", 3: "pending", 4: "pending", 5: "succeeded"}  # fmt: skip
+    recorded = {r.index: r.attempts[-1].checks for r in read_ledger(ledger.path).slices if r.attempts}  # fmt: skip
+    assert [c["severity"] for c in recorded[0]] == ["error"]
+    assert [c["severity"] for c in recorded[1]] == ["warn"]
+    said = sorted(e.message for e in events if e.message.startswith("blocked: "))
+    assert len(said) == 3 and all("j0 k0" in line for line in said), said

@@ -134,3 +134,29 @@ def test_a_damaged_json_ledger_is_named_in_the_error(tmp_path: Path) -> None:
     legacy.write_text('{"version": 1, "id": "nigh')
     with pytest.raises(LocalStateProblem, match=rf"ledger {legacy} is damaged \(JSONDecodeError"):
         load_ledger(tmp_path, legacy.stem)
+
+
+def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> None:
+    """Slices written without ``job`` and ``waits_for`` (every ledger before
+    ``--downstream``) are the ledger's job's, waiting for nothing, wherever a slice's job
+    is asked: blocking, routing a run, polling it, undoing it."""
+    from databricks_bundle_decorators.launch.backends.job_router import JobRouter
+    from databricks_bundle_decorators.launch.backends.per_job import PerJobBackend
+    from databricks_bundle_decorators.launch.operations.downstream_undo import (
+        downstream_jobs,
+        job_runs,
+    )
+    from databricks_bundle_decorators.launch.run.blocking import is_downstream, ledger_jobs
+
+    ledger = make(tmp_path, 2)
+    ledger.update(ledger.slices[0].with_attempt(Attempt(1, "t", "succeeded", "41", None, 1.0)))
+    legacy = write_json_ledger(tmp_path, ledger)
+    written = json.loads(legacy.read_text())["slices"]
+    assert all("job" not in s and "waits_for" not in s for s in written)  # the older shape
+
+    old = load_ledger(tmp_path, ledger.id)
+    assert [(r.job, r.waits_for) for r in old.slices] == [(None, ()), (None, ())]
+    assert not is_downstream(old) and ledger_jobs(old) == downstream_jobs(old) == ["nightly"]
+    assert JobRouter(None, old).job_of("t") is None  # type: ignore[arg-type]  # its own job
+    assert PerJobBackend({}, old)._job_of("41") == "nightly"
+    assert job_runs(old, "nightly").run_ids == frozenset({"41"})

@@ -94,6 +94,11 @@ class ReservedCommand(click.Command):
     show_default=True,
     help="Databricks: seconds between looks at the undo run.",
 )
+@click.option(
+    "--warehouse-id",
+    help="Databricks, a --downstream backfill: the SQL warehouse every table is checked "
+    "through before any undo run (default: DATABRICKS_WAREHOUSE_ID).",
+)
 @pipelines_option
 def undo_command(
     backfill_id: str,
@@ -103,6 +108,7 @@ def undo_command(
     profile: str | None,
     host: str | None,
     poll_interval: float,
+    warehouse_id: str | None,
     project: Path | None,
     pipelines: tuple[str, ...],
 ) -> None:
@@ -123,7 +129,9 @@ def undo_command(
     A local backfill's tables are checked, shown and restored on the local Spark. A
     Databricks backfill is undone by a run of the deployed job on its own compute
     (job parameter backfill_undo): each task restores the tables it writes, or fails
-    with the reason when one needs --force.
+    with the reason when one needs --force. A --downstream backfill's undo is one such
+    run per job, dependants first; every table of every job is checked first through a
+    SQL warehouse (--warehouse-id), so a refusal anywhere launches no run.
 
     Exit codes: 0 restored (or nothing to do), 1 the undo run failed, 2 unknown ID or
     refused, 130 not confirmed.
@@ -135,6 +143,7 @@ def undo_command(
         host=host,
         profile=profile,
         poll_interval=poll_interval,
+        warehouse_id=warehouse_id,
     )
     for line in prepared.lines():
         click.echo(line)

@@ -20,6 +20,7 @@ from ..guard.claims import this_host, this_user
 from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill
+from ..run.blocking import is_downstream
 from ..steer.controller_runs import controller_runs, next_generation
 from ..workspace.target import read_target
 from .handover import ControllerRun, controller_job_id, start_controller
@@ -31,6 +32,11 @@ LOCAL_REFUSAL = (
     "--detach hands the backfill to a controller run in the workspace; a --local backfill "
     "runs on this machine: drop --detach or --local"
 )
+DOWNSTREAM_REFUSAL = (
+    "--downstream cannot be combined with --detach: a controller run drives one "
+    "job's runs, a downstream backfill runs several jobs; drop --detach"
+)
+"""The refusal of ``--detach`` for a ``--downstream`` backfill, new or resumed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +60,13 @@ def detach_backfill(
     """Create the journal of ``prepared`` and start its controller (see the module docstring).
 
     Raises:
-        UsageError: a local backfill; the keys are claimed by another backfill; no
-            deployed controller job.
+        UsageError: a ``--downstream`` or a local backfill; the keys are claimed by
+            another backfill; no deployed controller job.
         WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
     """
     ledger, backend, spec = prepared.ledger, prepared.backend, prepared.ledger.backend
+    if prepared.workspace is not None or is_downstream(ledger):
+        raise UsageError(DOWNSTREAM_REFUSAL)
     if spec.kind == "local" or not isinstance(backend, DatabricksBackend):
         raise UsageError(LOCAL_REFUSAL)
     assert spec.job_id is not None

@@ -1,12 +1,15 @@
 """``dbxdec backfill undo ID`` of a ``--downstream`` backfill: every table of every job.
 
-Each job's tables are planned as a one-job backfill's are (:class:`.undo.LocalUndo`:
+Each job's tables are planned as a one-job backfill's are (locally
+:class:`.undo.LocalUndo`; on Databricks one undo run per job,
+:class:`.remote_undo.RemoteUndo`, its tables judged beforehand through a SQL warehouse:
 the commits of the backfill are those its runs made, found by the backfill's id, which
-every job's runs carried), with the undo refusal rules per table. Every table of
-every job is checked before any is restored: a refusal anywhere restores nothing.
-Tables are restored dependants first (the reverse of the plan's job order), so a
-reader never sees a restored upstream table beside a dependant table still holding
-rows computed from the backfilled data for longer than it must.
+every job's runs carried, or by that job's own run ids in an older ledger), with the
+undo refusal rules per table. Every table of every job is checked before any is
+restored: a refusal anywhere restores nothing. Tables are restored dependants first
+(the reverse of the plan's job order), so a reader never sees a restored upstream table
+beside a dependant table still holding rows computed from the backfilled data for
+longer than it must.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused
+from ...runtime.programs.undo import BackfillRuns, UndoRefused
+from ..backends.errors import UndoFailed
 from ..ledger.ledger import Ledger
 from .ledger_undone import carries_backfill_id, read_undone
 
 
 class OneJobUndo(Protocol):
-    """One job's part: a :class:`.undo.LocalUndo` (not imported: undo imports this)."""
+    """One job's part: a :class:`.undo.LocalUndo` or a :class:`.remote_undo.RemoteUndo`
+    (not imported: both modules import this)."""
 
     @property
-    def plan(self) -> JobUndo: ...
+    def runs(self) -> BackfillRuns: ...
 
     @property
     def count(self) -> int: ...
@@ -57,10 +62,15 @@ def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
 @dataclass(frozen=True, slots=True)
 class DownstreamUndo:
     """The undo of every job of a ``--downstream`` backfill (same face as
-    :class:`.undo.LocalUndo`)."""
+    :class:`.undo.LocalUndo`).
+
+    ``unchecked``: why the tables could not all be checked before any is restored (the
+    refusal of an undo that is not forced), or ``None``.
+    """
 
     ledger: Ledger
     jobs: tuple[OneJobUndo, ...]
+    unchecked: str | None = None
 
     @property
     def count(self) -> int:
@@ -69,25 +79,52 @@ class DownstreamUndo:
 
     def lines(self) -> list[str]:
         """One header, then each job's lines (its tables, notes and warnings)."""
-        names = ", ".join(undo.plan.runs.job for undo in self.jobs)
-        runs = sum(len(undo.plan.runs.run_ids) for undo in self.jobs)
+        names = ", ".join(undo.runs.job for undo in self.jobs)
+        runs = sum(len(undo.runs.run_ids) for undo in self.jobs)
         out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
         for undo in self.jobs:
-            out.append(f"  job {undo.plan.runs.job}:")
+            out.append(f"  job {undo.runs.job}:")
             out += [f"  {line}" for line in undo.lines()[1:]]
         return out
 
     def refusals(self) -> list[str]:
-        """One line per table, of any job, that needs ``force``."""
-        return [line for undo in self.jobs for line in undo.refusals()]
+        """One line per table, of any job, that needs ``force`` (or why they could not
+        be checked)."""
+        head = [self.unchecked] if self.unchecked else []
+        return head + [line for undo in self.jobs for line in undo.refusals()]
 
     def refused(self) -> UndoRefused | None:
-        """The first job's refusal (each names its table), if any."""
+        """Why the tables were not checked, else the first job's refusal (each names its
+        table), if any."""
+        if self.unchecked:
+            return UndoRefused(self.unchecked)
         return next((r for r in (u.refused() for u in self.jobs) if r is not None), None)
 
     def apply(self, *, force: bool = False) -> list[str]:
-        """Restore every job's tables, dependants first; one line per table."""
+        """Restore every job's tables, dependants first; one line per table (locally) or
+        per undo run (a job with nothing to restore gets none).
+
+        Raises:
+            UndoRefused: a table needs ``force`` (nothing was restored).
+            UndoFailed: a job's undo failed after the jobs before it were undone (the
+                message names them).
+        """
         refused = None if force else self.refused()
         if refused is not None:  # checked whole before any table changes
             raise refused
-        return [line for undo in reversed(self.jobs) for line in undo.apply(force=force)]
+        lines: list[str] = []
+        undone: list[str] = []
+        for undo in reversed(self.jobs):
+            if not undo.count:
+                continue
+            try:
+                lines += undo.apply(force=force)
+            except (UndoRefused, UndoFailed) as err:
+                if not undone:
+                    raise
+                raise UndoFailed(
+                    f"{err.render()} (job {undo.runs.job}); the undo of {', '.join(undone)} "
+                    "had already succeeded: run undo again once that is solved"
+                ) from None
+            undone.append(undo.runs.job)
+        return lines

@@ -105,8 +105,15 @@ def record_first_watermarks(
 class _Statements:
     """Statements on one warehouse, each waited for and read whole."""
 
-    def __init__(self, client: WorkspaceClient, warehouse_id: str, poll_interval: float):
+    def __init__(
+        self,
+        client: WorkspaceClient,
+        warehouse_id: str,
+        poll_interval: float,
+        purpose: str = "recording the first watermark",
+    ):
         self.client, self.warehouse_id, self.poll_interval = client, warehouse_id, poll_interval
+        self.purpose = purpose  # what a failed statement's line says was being done
 
     def latest_version(self, table: str) -> int:
         rows = self.rows(f"DESCRIBE HISTORY {TableName.parse(table).quoted} LIMIT 1")
@@ -117,6 +124,21 @@ class _Statements:
     def rows(
         self, statement: str, parameters: Mapping[str, str] | None = None
     ) -> list[list[str | None]]:
+        """The rows of ``statement``, every value a string or ``None``.
+
+        Raises:
+            WatermarkUnreadable: the statement failed (its one line).
+        """
+        return self.named_rows(statement, parameters)[1]
+
+    def named_rows(
+        self, statement: str, parameters: Mapping[str, str] | None = None
+    ) -> tuple[list[str], list[list[str | None]]]:
+        """The result's column names (the manifest's schema) and its rows.
+
+        Raises:
+            WatermarkUnreadable: the statement failed (its one line).
+        """
         from databricks.sdk.service.sql import StatementParameterListItem as Param
 
         api = self.client.statement_execution
@@ -132,9 +154,10 @@ class _Statements:
                 error = answer.status.error if answer.status is not None else None
                 why = error.message if error is not None and error.message else _state(answer)
                 raise WatermarkUnreadable(
-                    f"recording the first watermark on SQL warehouse {self.warehouse_id} "
-                    f"failed: {why}"
+                    f"{self.purpose} on SQL warehouse {self.warehouse_id} failed: {why}"
                 )
+            schema = answer.manifest.schema if answer.manifest is not None else None
+            names = [str(c.name) for c in (schema.columns if schema else None) or []]
             rows: list[list[str | None]] = []
             chunk = answer.result
             while chunk is not None:
@@ -144,7 +167,7 @@ class _Statements:
                 chunk = api.get_statement_result_chunk_n(
                     str(answer.statement_id), chunk.next_chunk_index
                 )
-        return rows
+        return names, rows
 
 
 Statements = _Statements

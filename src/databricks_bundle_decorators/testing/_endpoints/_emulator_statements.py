@@ -36,7 +36,9 @@ of databricks-sdk's ``StatementExecutionAPI``
 
 Unity Catalog tables: :meth:`StatementsModel.map_tables` makes a backtick-quoted
 three-part name (```c`.`s`.`t```) stand for the local Delta folder ``FOLDER/c/s/t``
-(open-source Spark has no Unity Catalog); statements then need no billing fixture.
+(open-source Spark has no Unity Catalog); statements then need no billing fixture. A
+name whose folder holds no Delta table fails as an unknown table does
+(``TABLE_OR_VIEW_NOT_FOUND``), except in a ``CREATE`` statement.
 
 Not modelled: ``EXTERNAL_LINKS``, ``byte_limit``, ``catalog``/``schema`` defaults,
 statement expiry (results kept one hour, statements 12 hours after the end).
@@ -76,6 +78,25 @@ def _local_table(match: re.Match[str], folder: Path) -> str:
     parts = [match.group(i).replace("``", "`") for i in (1, 2, 3)]
     path = str(folder.joinpath(*parts)).replace("`", "``")
     return f"delta.`{path}`"
+
+
+def _refuse_missing(statement: str, folder: Path) -> None:
+    """A mapped table with no Delta table in its folder does not exist: a statement that
+    names it fails as Unity Catalog's does, with the error class
+    ``TABLE_OR_VIEW_NOT_FOUND`` first in its message ("The table or view ... cannot be
+    found", https://docs.databricks.com/aws/en/error-messages/table-or-view-not-found-error-class),
+    where local Delta would say the path is not a Delta table. ``CREATE`` statements
+    are left to Spark: they make the table."""
+    if statement.lstrip().upper().startswith("CREATE"):
+        return
+    for match in _THREE_PART.finditer(statement):
+        parts = [match.group(i).replace("``", "`") for i in (1, 2, 3)]
+        if not (folder.joinpath(*parts) / "_delta_log").is_dir():
+            raise StatementFailed(
+                "TABLE_OR_VIEW_NOT_FOUND",
+                f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {match.group(0)} cannot be "
+                "found. Verify the spelling and correctness of the schema and catalog.",
+            )
 
 
 @dataclass
@@ -227,6 +248,7 @@ class StatementsModel:
             text, spark = str(request["statement"]), None
             if tables is not None:
                 spark = tables[0]
+                _refuse_missing(text, tables[1])
                 text = _THREE_PART.sub(lambda m: _local_table(m, tables[1]), text)
             if billing is not None:
                 text, spark = billing.resolve(text), billing.spark
