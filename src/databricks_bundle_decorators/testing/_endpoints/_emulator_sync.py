@@ -176,15 +176,7 @@ class SyncControls:
 
     def wait_for_blocked_submissions(self, count: int = 1, *, timeout: float = 60.0) -> None:
         """Block until ``count`` ``run-now`` requests are waiting at the gate."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while self._blocked < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"JobsEmulator: {count} blocked submissions not reached in {timeout:g} s"
-                    )
-                self._changed.wait(left)
+        self._wait_for_waiting(lambda: self._blocked, count, timeout, "blocked submissions")
 
     def hold_requests(self, match: RequestMatch, *, first: int = 1) -> None:
         """Hold the next ``first`` requests that ``match(method, path, body)`` picks,
@@ -200,15 +192,19 @@ class SyncControls:
 
     def wait_for_held_requests(self, count: int = 1, *, timeout: float = 60.0) -> None:
         """Block until ``count`` requests wait at the hold of :meth:`hold_requests`."""
-        deadline = time.monotonic() + timeout
+        self._wait_for_waiting(lambda: self._held, count, timeout, "held requests")
+
+    def _wait_for_waiting(
+        self, waiting: Callable[[], int], count: int, timeout: float, what: str
+    ) -> None:
+        """Block until ``waiting()`` (read under the lock) reaches ``count``.
+
+        Raises:
+            TimeoutError: not reached in ``timeout`` seconds.
+        """
         with self._changed:
-            while self._held < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"JobsEmulator: {count} held requests not reached in {timeout:g} s"
-                    )
-                self._changed.wait(left)
+            if not self._changed.wait_for(lambda: waiting() >= count, timeout=timeout):
+                raise TimeoutError(f"JobsEmulator: {count} {what} not reached in {timeout:g} s")
 
     def _wait_at_gates(self, method: str, path: str, body: object) -> None:
         """Hold a request (not yet applied) at the hold, and a ``run-now`` at the

@@ -34,7 +34,9 @@ import re
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
+from .._store._emulator_records import JobRecord
 from .._store._emulator_state import JobsModel
 
 __all__ = ["TriggerControls"]
@@ -88,13 +90,7 @@ class TriggerControls:
         for table in versions:
             times.setdefault(table, "2024-01-01T00:00:00.000Z")
         with self._lock:
-            job = self._model._job(job_id)
-            trigger = job.settings.get("trigger") or {}
-            block = trigger.get("table_update")
-            if not isinstance(block, dict):
-                raise ValueError(f"job {job_id} has no table_update trigger")
-            if trigger.get("pause_status") == "PAUSED":
-                raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
+            job, block = self._firing(job_id, "table_update")
             unknown = sorted(set(versions) - set(block.get("table_names", [])))
             if unknown:
                 raise ValueError(f"job {job_id} does not watch {', '.join(unknown)}")
@@ -116,13 +112,7 @@ class TriggerControls:
             ValueError: the job has no (unpaused) file-arrival trigger.
         """
         with self._lock:
-            job = self._model._job(job_id)
-            trigger = job.settings.get("trigger") or {}
-            block = trigger.get("file_arrival")
-            if not isinstance(block, dict):
-                raise ValueError(f"job {job_id} has no file_arrival trigger")
-            if trigger.get("pause_status") == "PAUSED":
-                raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
+            job, block = self._firing(job_id, "file_arrival")
             url = str(block.get("url", ""))
             rendered = {
                 name: value.replace(_LOCATION, url)
@@ -134,3 +124,19 @@ class TriggerControls:
             self._model._runs[run_id].trigger = "FILE_ARRIVAL"
             self._changed.notify_all()
         return run_id
+
+    def _firing(self, job_id: int, kind: str) -> tuple[JobRecord, dict[str, Any]]:
+        """Job ``job_id`` and its trigger's ``kind`` block, if that trigger can fire: a
+        paused trigger does not (the caller holds the lock).
+
+        Raises:
+            ValueError: the job has no such trigger, or it is paused.
+        """
+        job = self._model._job(job_id)
+        trigger = job.settings.get("trigger") or {}
+        block = trigger.get(kind)
+        if not isinstance(block, dict):
+            raise ValueError(f"job {job_id} has no {kind} trigger")
+        if trigger.get("pause_status") == "PAUSED":
+            raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
+        return job, block
