@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.guard.pause_markers import paused_dir
-from databricks_bundle_decorators.launch.guard.schedule_pause import marker_path
+from databricks_bundle_decorators.launch.guard.pause.pause_markers import paused_dir
+from databricks_bundle_decorators.launch.guard.pause.schedule_pause import marker_path
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.downstream_triggers import with_trigger_hold

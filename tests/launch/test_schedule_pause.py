@@ -13,7 +13,7 @@ import pytest
 from databricks_bundle_decorators.errors import UsageError, WorkspaceRejected
 from databricks_bundle_decorators.launch.backends.databricks_backend import RemoteJob, find_job
 from databricks_bundle_decorators.launch.guard.claims import when
-from databricks_bundle_decorators.launch.guard.schedule_pause import (
+from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
     SchedulePause,
     marker_path,
     restore_stale_pauses,

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.guard.schedule_pause import SchedulePause, marker_path
-from databricks_bundle_decorators.launch.guard.trigger_pause import (
+from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
+    SchedulePause,
+    marker_path,
+)
+from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
     DependantTrigger,
     dependant_triggers,
     hold_dependant_triggers,

@@ -109,7 +109,9 @@ def hold_in_child(url: str, token: str, root: str, ids: str) -> None:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.config import Config
 
-    from databricks_bundle_decorators.launch.guard.trigger_pause import hold_dependant_triggers
+    from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
+        hold_dependant_triggers,
+    )
 
     client = WorkspaceClient(config=Config(host=url, token=token, auth_type="pat"))
     job_ids = dict(item.split("=") for item in ids.split(","))

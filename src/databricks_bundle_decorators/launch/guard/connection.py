@@ -13,7 +13,7 @@ from ..backends.databricks_backend import RemoteJob, connect, find_job
 from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
 from ..workspace.target import read_target
-from .schedule_pause import restore_stale_pauses, slot_policy
+from .pause.schedule_pause import restore_stale_pauses, slot_policy
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -48,7 +48,7 @@ def connect_job(
     First puts back a schedule a crashed backfill of the job left paused (before the
     job is read, so its schedule is seen as it should be). On a job whose schedule
     runs, one slot is kept free for the scheduled run unless ``pause_schedule``
-    (see :func:`.schedule_pause.slot_policy`).
+    (see :func:`.pause.schedule_pause.slot_policy`).
 
     Raises:
         UsageError: unknown target, missing credentials, or the job is not deployed.

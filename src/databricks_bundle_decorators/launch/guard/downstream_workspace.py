@@ -4,7 +4,8 @@ backend and its workspace claim.
 Each job is found as a one-job backfill finds its job (:func:`.connection.connect_job`:
 the target's name prefix, the deployed name), which also puts back what a killed
 launcher left paused for that job (a schedule, or a dependant's trigger held by
-:mod:`.trigger_pause`): any command that connects to a job of the graph restores it.
+:mod:`.pause.trigger_pause`): any command that connects to a job of the graph
+restores it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 and one catch-up run per dependant at the end.
 
 :func:`trigger_hold` makes what :func:`..launcher.run_backfill` enters under the claims:
-:func:`..guard.trigger_pause.hold_dependant_triggers` over every table the backfill's
+:func:`..guard.pause.trigger_pause.hold_dependant_triggers` over every table the backfill's
 jobs write; when the runs are over (not on an exception or an interrupt: a backfill
 left to ``--resume`` is not caught up yet), :func:`.trigger_catch_up.catch_up_dependants`
 through a SQL warehouse, then the triggers are put back. Without a warehouse, one line
@@ -22,7 +22,7 @@ from pathlib import Path
 from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ..guard.downstream_workspace import DownstreamWorkspace
-from ..guard.trigger_pause import hold_dependant_triggers
+from ..guard.pause.trigger_pause import hold_dependant_triggers
 from ..prepare.prepared import Hold, PreparedBackfill, RunOutcome
 from ..run.blocking import ledger_jobs
 from .trigger_catch_up import catch_up_dependants

@@ -1,6 +1,6 @@
 """After a backfill that paused its dependants' triggers: one catch-up run per dependant.
 
-While :func:`..guard.trigger_pause.hold_dependant_triggers` held a dependant ``B``'s
+While :func:`..guard.pause.trigger_pause.hold_dependant_triggers` held a dependant ``B``'s
 table-update trigger, its sources committed (the backfill's own writes, and anyone
 else's). :func:`catch_up_dependants`, called before the triggers are restored, works
 out for each such ``B`` what its trigger would have processed and runs what the

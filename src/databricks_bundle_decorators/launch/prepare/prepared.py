@@ -15,7 +15,7 @@ from ..estimate.auto_batch import BatchChoice
 from ..estimate.estimate import Estimate
 from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace
-from ..guard.schedule_pause import SchedulePause
+from ..guard.pause.schedule_pause import SchedulePause
 from ..ledger.ledger import Ledger
 from ..plan.pacing import SchedulerOptions
 from ..plan.plan import BackfillPlan

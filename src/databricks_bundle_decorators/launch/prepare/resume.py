@@ -20,7 +20,7 @@ from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
 from ..guard.local_lock import LocalLock
-from ..guard.schedule_pause import SchedulePause, restore_stale_pauses
+from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
 from ..guard.workspace_claims import WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
@@ -94,7 +94,7 @@ def prepare_resume(
             client = connect(host=conn.host or spec.host, profile=conn.profile or spec.profile)
         assert spec.job_id is not None
         # a --downstream backfill: what a killed launcher left paused for any of its
-        # jobs (a dependant's trigger, guard.trigger_pause) is put back first
+        # jobs (a dependant's trigger, guard.pause.trigger_pause) is put back first
         for job in ledger_jobs(ledger):
             warnings += restore_stale_pauses(client, root, job)
         find_job(client, ledger.job, job_id=spec.job_id)

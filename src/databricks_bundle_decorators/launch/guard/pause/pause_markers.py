@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...atomic import write_atomically
-from ...errors import LocalStateProblem
-from .claims import process_alive, this_host
+from ....atomic import write_atomically
+from ....errors import LocalStateProblem
+from ..claims import process_alive, this_host
 
 PAUSABLE = ("schedule", "trigger", "continuous")
 """The job settings that start runs on their own, each with a ``pause_status``."""

@@ -31,10 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
-from ..backends.databricks_backend import RemoteJob
-from ..workspace.workspace import environment_problem, first_line
-from .claims import this_host, when
+from ....errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
+from ...backends.databricks_backend import RemoteJob
+from ...workspace.workspace import environment_problem, first_line
+from ..claims import this_host, when
 from .pause_markers import (
     HELD,
     PAUSABLE,

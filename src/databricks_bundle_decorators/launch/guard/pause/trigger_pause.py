@@ -26,7 +26,7 @@ Platform facts relied on:
   longer starts new runs" ("Pause and resume job triggers",
   https://docs.databricks.com/aws/en/jobs/triggers). What resuming does about commits
   made while paused the page does not say; dbxdec relies on neither answer (see
-  :mod:`..operations.trigger_catch_up`).
+  :mod:`...operations.trigger_catch_up`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...bundle.table_graph import TableGraph, table_key
-from ...definitions import JobDefinition
-from ...definitions.triggers import FileArrival, TableUpdate
+from ....bundle.table_graph import TableGraph, table_key
+from ....definitions import JobDefinition
+from ....definitions.triggers import FileArrival, TableUpdate
 from .schedule_pause import SchedulePause, restore_stale_pauses
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def hold_dependant_triggers(
         written: Every table the backfill writes (all its jobs').
         definitions: The jobs of ``graph`` by name (their triggers).
         root: The project root (markers under ``.dbxdec/paused``).
-        job_id_of: The deployed job id of a dbxdec job (e.g. :func:`..backends.
+        job_id_of: The deployed job id of a dbxdec job (e.g. :func:`...backends.
             databricks_backend.find_job`'s ``job_id``).
         locations: Storage paths the backfill writes (for file-arrival triggers).
         say: Receives each line about a pause and its end (restored, joined, left).
