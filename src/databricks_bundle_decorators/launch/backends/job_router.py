@@ -53,7 +53,23 @@ class JobRouter:
     def close(self) -> None:
         self.inner.close()
 
+
+class NotifyingJobRouter(JobRouter):
+    """A :class:`JobRouter` whose inner backend tells when runs end: it passes the ends
+    on (:class:`.backends.EndsNotified`). Apart from :class:`JobRouter` so that a router
+    over a backend that only polls (Databricks) does not claim to tell ends: the
+    scheduler would wait for ends that never come (cancel waits its whole timeout)."""
+
     def on_end(self, callback: Callable[[str], None]) -> None:
         """Pass run ends on (see :class:`.backends.EndsNotified`)."""
-        if isinstance(self.inner, EndsNotified):
-            self.inner.on_end(callback)
+        assert isinstance(self.inner, EndsNotified)
+        self.inner.on_end(callback)
+
+
+def job_router(inner: Backend, ledger: Ledger) -> JobRouter:
+    """``inner`` routed by job, telling ends exactly when ``inner`` does."""
+    if isinstance(inner, JobRouter):
+        return inner
+    if isinstance(inner, EndsNotified):
+        return NotifyingJobRouter(inner, ledger)
+    return JobRouter(inner, ledger)

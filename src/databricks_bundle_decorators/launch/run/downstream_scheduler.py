@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..backends.backends import Backend
-from ..backends.job_router import JobRouter
+from ..backends.job_router import job_router
 from ..ledger.ledger import Attempt, Ledger, attempt_token
 from ..plan.pacing import SchedulerOptions
 from .blocking import blocked_line, blocked_slices
@@ -47,7 +47,7 @@ class DownstreamScheduler(Scheduler):
         interrupts: Interrupts | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        router = backend if isinstance(backend, JobRouter) else JobRouter(backend, ledger)
+        router = job_router(backend, ledger)  # tells ends only if the backend does
         super().__init__(router, ledger, options, emit=emit, interrupts=interrupts, clock=clock)
         self._blocked: dict[int, int] = {}
 
