@@ -215,3 +215,22 @@ def test_a_refused_pause_is_one_line_and_puts_back_what_was_paused(
     assert "pause the trigger of job 'job_c'" in message and "\n" not in message
     assert place.status(place.b) == place.status(place.c) == "UNPAUSED"
     assert place.markers() == {}
+
+
+def test_the_marker_is_written_before_the_pausing_request(place: Place) -> None:
+    """A crash between the two leaves a marker (restored by the next command), never a
+    paused trigger without one: the marker exists while ``jobs/update`` waits."""
+    import threading
+
+    place.start("bf-1")
+    place.emu.hold_requests(lambda method, path, body: path.endswith("/jobs/update"))
+    held = threading.Thread(target=place.hold, args=("bf-1",))
+    held.start()
+    try:
+        place.emu.wait_for_held_requests(1)
+        assert list(place.markers()) == [paused_file(place.b, "bf-1")]
+        assert place.status(place.b) == "UNPAUSED"
+    finally:
+        place.emu.release_requests()
+        held.join(timeout=30)
+    assert not held.is_alive() and place.status(place.b) == "PAUSED"
