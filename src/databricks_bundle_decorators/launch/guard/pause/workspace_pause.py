@@ -26,8 +26,8 @@ lists a run whose ``backfill_id`` job parameter is the marker's ("An active run 
 in the QUEUED, PENDING, RUNNING, or TERMINATING", databricks-sdk-py
 ``JobsAPI.list_runs``; see :mod:`...steer.controller_runs`). A controller job that no
 longer exists holds nothing. When the workspace cannot say (unreachable, refused), the
-marker counts as live and the pause is kept, and the line says so. So the lead must
-start the controller run before (or right after) the hold: a dbxdec command for the
+marker counts as live and the pause is kept, and the line says so. So a caller starts
+the controller run before the hold, or right after it: a dbxdec command for the
 dependant between the hold and the ``run-now`` would find no controller run and
 restore the trigger.
 
