@@ -5,6 +5,7 @@ connecting to the deployed job, which restores stale pauses (``connection``); fo
 ``--downstream`` backfill, one claim per job (``job_claims``) and each job's deployment and
 backend (``downstream_workspace``). The subpackage ``pause`` holds the pauses: the job's
 schedule paused or given a slot, its markers, and a ``--downstream`` backfill's
-dependants' data triggers paused while it writes. May import :mod:`..plan`,
+dependants' data triggers paused while it writes, held by the launcher's process or, for a
+detached backfill, by its controller run in the workspace. May import :mod:`..plan`,
 :mod:`..ledger`, :mod:`..workspace` and :mod:`..backends` and the layers above ``launch``.
 """

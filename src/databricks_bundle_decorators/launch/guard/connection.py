@@ -14,6 +14,7 @@ from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
 from ..workspace.target import read_target
 from .pause.schedule_pause import restore_stale_pauses, slot_policy
+from .pause.workspace_pause import restore_stale_workspace_pauses
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -46,7 +47,9 @@ def connect_job(
     """Connect to the workspace of ``conn`` and find ``job``'s deployment.
 
     First puts back a schedule a crashed backfill of the job left paused (before the
-    job is read, so its schedule is seen as it should be). On a job whose schedule
+    job is read, so its schedule is seen as it should be), then, once the deployed job
+    id is known, the trigger that detached backfills which no longer run left paused
+    (:func:`.pause.workspace_pause.restore_stale_workspace_pauses`). On a job whose schedule
     runs, one slot is kept free for the scheduled run unless ``pause_schedule``
     (see :func:`.pause.schedule_pause.slot_policy`).
 
@@ -66,6 +69,7 @@ def connect_job(
         name_prefix=target.name_prefix if target else None,
         dev_mode=bool(target and target.dev_mode),
     )
+    warnings += restore_stale_workspace_pauses(client, job.name, remote.job_id)
     if remote.max_concurrent_runs < cap:
         if remote.queue_enabled:
             warnings.append(
