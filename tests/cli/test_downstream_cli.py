@@ -75,7 +75,7 @@ def test_the_dry_run_prints_each_run_with_what_it_waits_for_and_the_edges_used(
     [
         (("--batch-size", "2"), "--downstream cannot be combined with --batch-size"),
         (("--final-sync",), "--downstream cannot be combined with --final-sync"),
-        (("--detach",), "--downstream cannot be combined with --detach: a controller run"),
+        (("--detach",), "--detach hands the backfill to a controller run in the workspace"),
     ],
 )
 def test_options_it_does_not_take_are_refused_in_one_line(

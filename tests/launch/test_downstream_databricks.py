@@ -117,8 +117,11 @@ def test_dependant_triggers_are_paused_while_it_runs_and_each_key_waits_for_what
         assert all(a_end[d] is not None and a_end[d] <= run.created for d in read), day
     c_months = sorted(r.job_parameters[KEY] for r in runs["job_c"])
     assert c_months == ["2024-01-01", "2024-02-01"]
-    b_last = max(r.ended or 0.0 for r in runs["job_b"])
-    assert all(r.created >= b_last for r in runs["job_c"])  # every B key of the month
+    b_end = {r.job_parameters[KEY]: r.ended for r in runs["job_b"]}
+    for run in runs["job_c"]:  # each month after every B key of that month ended
+        month = run.job_parameters[KEY][:7]
+        read = [end for day, end in b_end.items() if day.startswith(month)]
+        assert read and all(end is not None and end <= run.created for end in read), month
     assert emu.runs(ids["job_other"]) == []  # it reads nothing the backfill writes
 
 

@@ -35,7 +35,6 @@ from ..inputs.options import (
 from ..output.detach_output import (
     detach_option,
     launch_or_detach,
-    refuse_downstream_resume_detach,
 )
 from ..output.downstream_output import downstream_option
 from ..output.plan_output import dry_run_options
@@ -207,7 +206,6 @@ def backfill_command(
                 f"--resume ID takes no JOB and no plan options (the ledger has them); drop {extra}"
             )
         request = ResumeRequest(resume_id, connection, pacing, context_args, force)
-        refuse_downstream_resume_detach(project_root(project), resume_id)
         detached = not (connection.local or has_ledger(project_root(project), resume_id))
         prepared = (prepare_journal_resume if detached else prepare_resume)(
             request,

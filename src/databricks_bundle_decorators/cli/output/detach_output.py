@@ -15,12 +15,9 @@ from typing import Any, TypeVar
 import click
 
 from ...errors import UsageError
-from ...launch.control.detach import DOWNSTREAM_REFUSAL, LOCAL_REFUSAL, detach_backfill
-from ...launch.ledger.ledger import load_ledger
+from ...launch.control.detach import LOCAL_REFUSAL, detach_backfill
 from ...launch.plan.request import BackfillRequest
 from ...launch.prepare.prepared import PreparedBackfill
-from ...launch.run.blocking import is_downstream
-from ...launch.steer.journal_resume import has_ledger
 from .launch_output import ALL_DONE, launch
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,18 +50,8 @@ def detaching() -> bool:
 
 def refuse_local_detach(request: BackfillRequest) -> None:
     """``--detach --local``: one line, before anything is planned."""
-    if detaching() and request.downstream:
-        raise UsageError(DOWNSTREAM_REFUSAL)
     if detaching() and request.connection.local:
         raise UsageError(LOCAL_REFUSAL)
-
-
-def refuse_downstream_resume_detach(root: Path, backfill_id: str) -> None:
-    """``--resume ID --detach`` of a ``--downstream`` backfill: the line of
-    ``--downstream --detach``, before the workspace is reached (its ledger says it)."""
-    ours = detaching() and has_ledger(root, backfill_id)
-    if ours and is_downstream(load_ledger(root, backfill_id)):
-        raise UsageError(DOWNSTREAM_REFUSAL)
 
 
 def launch_or_detach(

@@ -10,7 +10,9 @@ job run may (:mod:`.auth`). :mod:`.faults` is the kill-point hook of the takeove
 
 Its modules: ``entry`` (the entry point), ``controller`` and ``steered`` (one run
 driving the backfill, steered by pause/cancel ops), ``handover``, ``auth``, ``detach``
-(``--detach``: hand a planned backfill to a controller run), ``lost`` (a run that lost
+(``--detach``: hand a planned backfill to a controller run), ``trigger_hold`` (a
+detached ``--downstream`` backfill's dependants' triggers, held by every generation and
+restored by the last), ``lost`` (a run that lost
 the claim never takes the backfill back) and the takeover tests'
 kill points ``faults`` and ``probes`` (a backend passing them on its way).
 """

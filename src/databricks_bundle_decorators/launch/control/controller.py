@@ -30,13 +30,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TextIO
 
-from ...errors import UsageError
+from ...errors import DbxdecError, UsageError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend
-from ..guard.claims import ClaimRecord
+from ..backends.per_job import PerJobBackend
+from ..guard.claims import BackfillGuard, ClaimRecord
+from ..guard.job_claims import JobClaims
 from ..guard.workspace_claims import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
 from ..ledger.journal import control_ops, current_control, open_journal
 from ..ledger.ledger import Ledger
+from ..run.blocking import is_downstream, ledger_jobs
 from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
 from ..workspace.workspace import workspace_errors
@@ -44,7 +47,8 @@ from .faults import KillPoints
 from .handover import start_controller
 from .lost import lost_before, mark_lost
 from .probes import KillingBackend
-from .steered import ControlState, SteeredScheduler
+from .steered import ControlState, SteeredDownstreamScheduler, SteeredScheduler
+from .trigger_hold import TriggerHold, end_hold, read_hold, renew_hold
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -136,6 +140,7 @@ def run_controller(
         return 0
     if all(r.state == "succeeded" for r in ledger.slices):
         say(f"backfill {ledger.id} has nothing left to run ({ledger.state})")
+        _release_held(client, request, ledger.id, say)  # a run killed before it did
         return 0
 
     def control() -> ControlState:
@@ -145,18 +150,9 @@ def run_controller(
     open_runs = any(r.last is not None and r.last.is_open for r in ledger.slices)
     if control() == "cancelled" and not open_runs:  # with runs open: cancel them first
         say(f"backfill {ledger.id} is cancelled: nothing to do (resume it to go on)")
+        _release_held(client, request, ledger.id, say)
         return 0
-    backend: Backend = KillingBackend(
-        DatabricksBackend(client, request.job_id, read_checks=ledger.options.checks), kills
-    )
-    claims = ControllerClaims(
-        client,
-        job=ledger.job,
-        job_id=request.job_id,
-        ttl=request.claim_ttl,
-        renew_every=min(RENEW_EVERY, request.claim_ttl / 5),
-        host=f"controller run {request.run_id}",
-    )
+    backend, claims = _backend_and_claims(client, request, ledger, kills)
     interrupts = Interrupts()
     lost: list[str] = []
 
@@ -169,7 +165,8 @@ def run_controller(
     # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
     slowest = max(request.poll_interval, min(options.max_poll_interval, 20 * request.poll_interval))
     options = replace(options, max_poll_interval=slowest)
-    scheduler = SteeredScheduler(
+    steered = SteeredDownstreamScheduler if is_downstream(ledger) else SteeredScheduler
+    scheduler = steered(
         backend,
         ledger,
         options,
@@ -187,7 +184,18 @@ def run_controller(
             say(f"another controller run drives backfill {ledger.id}; this one stops: {exc}")
             return 0
         say(f"controller {writer} drives backfill {ledger.id} ({ledger.job}, job {request.job_id})")
+        hold = _held_triggers(client, request, ledger.id, say)
         state = scheduler.run()
+        ended = not scheduler.handing_over or state != "running"
+        if hold is not None and ended and scheduler.journal_lost is None and not lost:
+            end_hold(  # the backfill is over: catch up, then restore (.trigger_hold)
+                client,
+                hold,
+                backfill_id=ledger.id,
+                finished=state != "interrupted",
+                say=say,
+                poll_interval=request.poll_interval,
+            )
     if scheduler.journal_lost is not None or lost:
         if lost and scheduler.journal_lost is None:  # its retries must not take it back
             mark_lost(client, request.job_id, ledger.id, request.run_id, lost[0])
@@ -209,6 +217,96 @@ def run_controller(
     counts = ", ".join(f"{n} {s}" for s, n in ledger.counts().items() if n)
     say(f"backfill {ledger.id} {state}: {counts}")
     return 0
+
+
+def _backend_and_claims(
+    client: WorkspaceClient, request: ControllerRequest, ledger: Ledger, kills: KillPoints
+) -> tuple[Backend, BackfillGuard]:
+    """The backend of the backfill's runs and the claim on its keys: one job's, or, for a
+    ``--downstream`` backfill, each job's (its deployed ids are in the journal).
+
+    Raises:
+        UsageError: a ``--downstream`` journal without every job's deployed id.
+    """
+    renew = min(RENEW_EVERY, request.claim_ttl / 5)
+    host = f"controller run {request.run_id}"
+    checks = ledger.options.checks
+    if not is_downstream(ledger):
+        one = DatabricksBackend(client, request.job_id, read_checks=checks)
+        claim = ControllerClaims(
+            client,
+            job=ledger.job,
+            job_id=request.job_id,
+            ttl=request.claim_ttl,
+            renew_every=renew,
+            host=host,
+        )
+        return KillingBackend(one, kills), claim
+    job_ids = dict(ledger.backend.job_ids)
+    jobs = ledger_jobs(ledger)
+    missing = [job for job in jobs if job not in job_ids]
+    if missing:
+        raise UsageError(
+            f"backfill {ledger.id} runs {', '.join(missing)} but its journal does not say "
+            f"where they are deployed: resume it from this project, without --detach: "
+            f"dbxdec backfill --resume {ledger.id}"
+        )
+    backends: dict[str, Backend] = {
+        job: DatabricksBackend(client, job_ids[job], read_checks=checks) for job in jobs
+    }
+    claims = {
+        job: ControllerClaims(
+            client,
+            job=job,
+            job_id=job_ids[job],
+            ttl=request.claim_ttl,
+            renew_every=renew,
+            host=host,
+        )
+        for job in jobs
+    }
+    return KillingBackend(PerJobBackend(backends, ledger), kills), JobClaims(claims)
+
+
+def _held_triggers(
+    client: WorkspaceClient,
+    request: ControllerRequest,
+    backfill_id: str,
+    say: Callable[[str], None],
+) -> TriggerHold | None:
+    """The dependants' triggers this backfill holds, held again by this run (a
+    ``--downstream`` backfill's, :mod:`.trigger_hold`); ``None``: it holds none."""
+    try:
+        with workspace_errors(client.config.host):
+            hold = read_hold(client, request.job_id, backfill_id)
+    except DbxdecError as exc:
+        say(f"could not read which triggers the backfill holds paused: {exc.render()}")
+        return None
+    if hold is None or not hold.dependants:
+        return None
+    if request.controller_job_id is not None:
+        for line in renew_hold(
+            client, hold, backfill_id=backfill_id, controller_job_id=request.controller_job_id
+        ):
+            say(line)
+    return hold
+
+
+def _release_held(
+    client: WorkspaceClient,
+    request: ControllerRequest,
+    backfill_id: str,
+    say: Callable[[str], None],
+) -> None:
+    """Restore the triggers a backfill that has nothing to run still holds (no catch-up:
+    the run that ended it was killed before; each trigger's next run processes them)."""
+    try:
+        with workspace_errors(client.config.host):
+            hold = read_hold(client, request.job_id, backfill_id)
+    except DbxdecError:
+        return  # the next command that connects to the dependant restores it
+    if hold is not None and hold.dependants:
+        end_hold(client, hold, backfill_id=backfill_id, finished=False, say=say)
 
 
 def _printer(out: TextIO) -> Callable[[str], None]:

@@ -10,20 +10,23 @@ Nothing is launched from this process: the controller run launches every run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...errors import UsageError
 from ..backends.databricks_backend import DatabricksBackend
 from ..guard.claims import this_host, this_user
+from ..guard.pause.workspace_pause import release_triggers_detached
 from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill
-from ..run.blocking import is_downstream
+from ..run.blocking import ledger_jobs
 from ..steer.controller_runs import controller_runs, next_generation
 from ..workspace.target import read_target
+from ..workspace.workspace import workspace_errors
 from .handover import ControllerRun, controller_job_id, start_controller
+from .trigger_hold import plan_hold, start_hold
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -32,11 +35,6 @@ LOCAL_REFUSAL = (
     "--detach hands the backfill to a controller run in the workspace; a --local backfill "
     "runs on this machine: drop --detach or --local"
 )
-DOWNSTREAM_REFUSAL = (
-    "--downstream cannot be combined with --detach: a controller run drives one "
-    "job's runs, a downstream backfill runs several jobs; drop --detach"
-)
-"""The refusal of ``--detach`` for a ``--downstream`` backfill, new or resumed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +57,30 @@ def detach_backfill(
 ) -> Detached:
     """Create the journal of ``prepared`` and start its controller (see the module docstring).
 
+    A ``--downstream`` backfill's journal records every job's deployed id, and its
+    dependants' triggers are paused here and held by its controller runs
+    (:mod:`.trigger_hold`).
+
     Raises:
-        UsageError: a ``--downstream`` or a local backfill; the keys are claimed by
-            another backfill; no deployed controller job.
+        UsageError: a local backfill; the keys are claimed by another backfill (of any
+            job of a ``--downstream`` backfill); no deployed controller job; a
+            dependant's trigger could not be paused.
         WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
     """
     ledger, backend, spec = prepared.ledger, prepared.backend, prepared.ledger.backend
-    if prepared.workspace is not None or is_downstream(ledger):
-        raise UsageError(DOWNSTREAM_REFUSAL)
-    if spec.kind == "local" or not isinstance(backend, DatabricksBackend):
+    downstream = prepared.workspace
+    remote = isinstance(backend, DatabricksBackend) or downstream is not None
+    if spec.kind == "local" or not remote:
         raise UsageError(LOCAL_REFUSAL)
-    assert spec.job_id is not None
-    client = client or backend.client
+    job_id = spec.job_id
+    assert job_id is not None
+    if downstream is not None:  # the controller finds every job from the journal alone
+        ledger.backend = spec = replace(spec, job_ids=dict(downstream.job_ids))
+        ledger.dirty = True
+        client = client or downstream.client
+    elif isinstance(backend, DatabricksBackend):
+        client = client or backend.client
+    assert client is not None
     try:
         target = read_target(root, spec.target) if spec.target else None
         controller_job = controller_job_id(
@@ -89,13 +99,32 @@ def detach_backfill(
                 controller_runs(client, controller_job, ledger.id, active_only=False)
             )
         else:
-            create_journal(
-                client, ledger, job_id=spec.job_id, writer=f"cli:{this_user()}@{this_host()}"
+            create_journal(client, ledger, job_id=job_id, writer=f"cli:{this_user()}@{this_host()}")
+        hold = None
+        if downstream is not None:  # the dependants' triggers: paused now (.trigger_hold)
+            hold = plan_hold(downstream.registry, ledger_jobs(ledger), downstream.job_ids)
+            with workspace_errors(client.config.host):
+                start_hold(
+                    client,
+                    hold,
+                    job_id=job_id,
+                    backfill_id=ledger.id,
+                    controller_job_id=controller_job,
+                )
+        try:
+            run = start_controller(
+                client,
+                controller_job,
+                backfill_id=ledger.id,
+                job_id=job_id,
+                generation=generation,
             )
-        run = start_controller(
-            client, controller_job, backfill_id=ledger.id, job_id=spec.job_id, generation=generation
-        )
+        except BaseException:
+            if hold is not None:  # no controller holds them: put them back
+                release_triggers_detached(client, backfill_id=ledger.id, jobs=hold.dependants)
+            raise
     finally:
-        backend.close()
+        if backend is not None:
+            backend.close()
     page = f"{str(client.config.host or '').rstrip('/')}/jobs/{controller_job}/runs/{run.run_id}"
-    return Detached(ledger.id, spec.job_id, run, page)
+    return Detached(ledger.id, job_id, run, page)

@@ -32,6 +32,7 @@ from ...errors import LocalStateProblem, WorkspaceUnreachable
 from ..backends.backends import SubmitRequest
 from ..ledger.journal import JournalLost
 from ..ledger.ledger import LedgerState
+from ..run.downstream_scheduler import DownstreamScheduler
 from ..run.interrupts import CANCEL
 from ..run.scheduler import Scheduler
 
@@ -154,3 +155,14 @@ class SteeredScheduler(Scheduler):
                 self._queue.appendleft(index)
             self._warn(f"{exc}; will save again")
         self._unsaved.clear()
+
+
+class SteeredDownstreamScheduler(SteeredScheduler, DownstreamScheduler):
+    """A detached ``--downstream`` backfill's scheduler: the steering, handover and
+    fencing of :class:`SteeredScheduler` over the ready set and blocking of
+    :class:`~..run.downstream_scheduler.DownstreamScheduler`.
+
+    Both override ``_done``; the method order (this class, steered, downstream, the
+    scheduler) makes a steered stop, a handover or a pause decide first, and the
+    downstream rule (nothing runs and nothing can start: done) only when running.
+    """

@@ -102,6 +102,7 @@ def connect_downstream(
             client, job=name, job_id=job_id, backfill=job.backfill, force=force
         )
     assert client is not None and spec is not None  # jobs holds the named job at least
+    spec = replace(spec, job_ids=dict(job_ids))
     return DownstreamWorkspace(
         client, job_ids, backends, JobClaims(guards), spec, cap, tuple(warnings), registry
     )

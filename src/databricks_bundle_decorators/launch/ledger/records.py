@@ -101,6 +101,9 @@ class BackendSpec:
     host: str | None = None
     profile: str | None = None
     target: str | None = None
+    job_ids: Mapping[str, int] = field(default_factory=dict)
+    """``--downstream`` on Databricks: every job's deployed id, by dbxdec job name (a
+    controller run drives them all from the journal alone); absent from older ledgers."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,234 @@
+"""The dependants' triggers of a detached ``--downstream`` backfill: paused at ``--detach``,
+held by every controller generation, caught up and restored by the one that ends it.
+
+A local ``--downstream`` backfill holds its dependants' table-update triggers paused
+for as long as its launcher runs (:mod:`..operations.downstream_triggers`). Detached, no
+process lives that long: each controller generation runs a few hours and the machine
+that detached is gone. So the pause is recorded in the workspace, held by the backfill
+while any of its controller runs is active (:mod:`..guard.pause.workspace_pause`):
+
+1. ``--detach`` works out the dependants (as the local hold does), pauses their
+   triggers -- where a refusal is one line to the user and nothing is started -- and
+   writes ``<journal folder>/hold.json`` (``{"format": 1, "dependants": {job: job id},
+   "modules": {job: module}, "warehouse_id": ...}``; never a credential);
+2. every controller generation holds them again when it starts (a no-op when they are
+   held: it closes the moment between the pause and the first controller run, in which
+   a command could find the hold without a live controller and restore it);
+3. the generation that ends the backfill -- not one that hands over, not one that lost
+   the claim -- runs the catch-up of each dependant when the backfill ran to its end
+   (:func:`..operations.trigger_catch_up.catch_up_dependants`, through the SQL warehouse
+   named at ``--detach``; it imports each dependant's module, from the project's wheel
+   the controller job installs, for its trigger and keys) and then restores the
+   triggers. A controller killed for good leaves the hold to the next ``dbxdec`` command
+   that connects to the dependant, which finds no live controller and restores it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...bundle.table_graph import build_table_graph
+from ...definitions import JobDefinition, Registry
+from ...errors import DbxdecError
+from ..guard.pause.trigger_pause import dependant_triggers
+from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
+from ..ledger.journal_io import create_file, export_bytes
+from ..ledger.journal_read import FORMAT, journal_folder
+from ..operations.downstream_triggers import WAREHOUSE_ENV
+from ..operations.trigger_catch_up import catch_up_dependants
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+HOLD_FILE = "hold.json"
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerHold:
+    """What a detached backfill holds paused, and what its catch-up needs.
+
+    Attributes:
+        dependants: Each dependant's deployed job id, by dbxdec job name.
+        modules: Each dependant's Python module (its definition, for the catch-up).
+        warehouse_id: The SQL warehouse of the catch-up (``None``: no catch-up).
+    """
+
+    dependants: Mapping[str, int]
+    modules: Mapping[str, str]
+    warehouse_id: str | None
+
+    def to_bytes(self) -> bytes:
+        body = {
+            "format": FORMAT,
+            "dependants": dict(self.dependants),
+            "modules": dict(self.modules),
+            "warehouse_id": self.warehouse_id,
+        }
+        return json.dumps(body, sort_keys=True).encode()
+
+    @classmethod
+    def from_bytes(cls, content: bytes) -> TriggerHold:
+        """Raises ``ValueError`` (``KeyError``, ``TypeError``) for a damaged file."""
+        data = json.loads(content)
+        warehouse = data.get("warehouse_id")
+        return cls(
+            {str(k): int(v) for k, v in data["dependants"].items()},
+            {str(k): str(v) for k, v in data["modules"].items()},
+            None if warehouse is None else str(warehouse),
+        )
+
+
+def hold_path(job_id: int, backfill_id: str) -> str:
+    """Where the hold of backfill ``backfill_id`` (of deployed job ``job_id``) is."""
+    return f"{journal_folder(job_id, backfill_id)}/{HOLD_FILE}"
+
+
+def plan_hold(registry: Registry, jobs: Sequence[str], job_ids: Mapping[str, int]) -> TriggerHold:
+    """The dependants whose trigger watches a table the backfill's ``jobs`` write."""
+    graph = build_table_graph(registry)
+    definitions = {name: registry.get(name) for name in graph.jobs}
+    written = [table for job in jobs for table in graph.writes.get(job, ())]
+    found = dependant_triggers(graph, definitions, written)
+    return TriggerHold(
+        {d.job: job_ids[d.job] for d in found},
+        {d.job: definitions[d.job].fn.__module__ for d in found},
+        os.environ.get(WAREHOUSE_ENV) or None,
+    )
+
+
+def start_hold(
+    client: WorkspaceClient,
+    hold: TriggerHold,
+    *,
+    job_id: int,
+    backfill_id: str,
+    controller_job_id: int,
+) -> list[str]:
+    """``--detach``: pause the dependants' triggers and record the hold (see step 1).
+
+    Raises:
+        UsageError, WorkspaceRejected, WorkspaceUnreachable: a pause was refused (those
+            made are put back) or the hold could not be recorded.
+    """
+    if not hold.dependants:
+        return []
+    lines = hold_triggers_detached(
+        client, backfill_id=backfill_id, controller_job_id=controller_job_id, jobs=hold.dependants
+    )
+    from databricks.sdk.errors import ResourceAlreadyExists
+
+    try:
+        with contextlib.suppress(ResourceAlreadyExists):  # a resumed backfill: recorded
+            create_file(client, hold_path(job_id, backfill_id), hold.to_bytes())
+    except BaseException:
+        release_triggers_detached(client, backfill_id=backfill_id, jobs=hold.dependants)
+        raise
+    return lines
+
+
+def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> TriggerHold | None:
+    """The hold of a detached backfill (``None``: it holds nothing, or a damaged file).
+
+    Raises:
+        OSError: the workspace did not answer or refused.
+    """
+    content = export_bytes(client, hold_path(job_id, backfill_id))
+    if content is None:
+        return None
+    try:
+        return TriggerHold.from_bytes(content)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def renew_hold(
+    client: WorkspaceClient, hold: TriggerHold, *, backfill_id: str, controller_job_id: int
+) -> list[str]:
+    """A controller generation's start: hold the triggers again (step 2); a refusal is
+    one line, and the backfill goes on (its runs are what matters most)."""
+    try:
+        return hold_triggers_detached(
+            client,
+            backfill_id=backfill_id,
+            controller_job_id=controller_job_id,
+            jobs=hold.dependants,
+        )
+    except DbxdecError as exc:
+        return [f"the dependants' triggers could not be held paused: {exc.render()}"]
+
+
+def end_hold(
+    client: WorkspaceClient,
+    hold: TriggerHold,
+    *,
+    backfill_id: str,
+    finished: bool,
+    say: Callable[[str], None],
+    poll_interval: float = 1.0,
+) -> None:
+    """The backfill ended: catch up (when it ran to its end) and restore (step 3). Never
+    raises: what could not be done is one line, and the triggers are restored anyway."""
+    names = list(hold.dependants)
+    try:
+        if finished and names:
+            _catch_up(client, hold, backfill_id=backfill_id, say=say, poll_interval=poll_interval)
+    finally:
+        for line in release_triggers_detached(
+            client, backfill_id=backfill_id, jobs=hold.dependants
+        ):
+            say(line)
+
+
+def _catch_up(
+    client: WorkspaceClient,
+    hold: TriggerHold,
+    *,
+    backfill_id: str,
+    say: Callable[[str], None],
+    poll_interval: float,
+) -> None:
+    names = list(hold.dependants)
+    if hold.warehouse_id is None:
+        say(
+            f"the catch-up of {', '.join(names)} was not launched: no SQL warehouse was set "
+            f"at --detach ({WAREHOUSE_ENV}); the triggers are restored, and each one's next "
+            "triggered run processes the commits made while it was paused"
+        )
+        return
+    definitions: dict[str, JobDefinition] = {}
+    for name in names:
+        try:
+            definitions[name] = _definition(hold.modules[name], name)
+        except DbxdecError as exc:
+            say(f"job {name!r}: no catch-up ({exc.render()}); its next triggered run does it")
+    try:
+        for done in catch_up_dependants(
+            client,
+            hold.warehouse_id,
+            list(definitions),
+            definitions=definitions,
+            job_id_of=lambda job: hold.dependants[job],
+            backfill_id=backfill_id,
+            poll_interval=poll_interval,
+        ):
+            say(done.line)
+    except DbxdecError as exc:
+        say(f"the catch-up stopped ({exc.render()}); the triggers are restored")
+
+
+def _definition(module: str, name: str) -> JobDefinition:
+    """Job ``name`` of ``module`` (as ``dbxdec-run`` finds a job).
+
+    Raises:
+        UsageError: the module cannot be imported or does not define the job.
+    """
+    from ...definitions.loader import import_module
+    from ...runtime.entrypoint import find_job
+
+    found = import_module(module, not_found=f"module {module} not found in the controller's wheel")
+    return find_job(found, name)
