@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.launch.control.detach import Detached, detach_backfill
+from databricks_bundle_decorators.launch.control.trigger_hold import read_hold
 from databricks_bundle_decorators.launch.launcher import plan_backfill
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 from databricks_bundle_decorators.launch.plan.request import BackfillRequest
@@ -193,3 +194,28 @@ def test_cancel_of_a_detached_downstream_backfill_cancels_every_jobs_run_and_res
     assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
     assert chain.markers() == []
     assert "catch-up" not in chain.outputs()  # cancelled: restored, not caught up
+
+
+def test_the_run_that_ends_it_catches_up_through_the_warehouse_named_at_detach(
+    chain: Chain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wiring: ``--detach`` records the warehouse and each dependant's module; the
+    controller run that ends the backfill imports the module and asks the warehouse
+    (which keys a catch-up owes is shown on real Delta in test_downstream_catch_up.py).
+    This warehouse does not exist: each dependant's catch-up is one line, and the
+    triggers are restored all the same."""
+    emu, ids = chain.emu, chain.ids
+    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh-gone")
+    detached = chain.detach()
+    hold = read_hold(emu.workspace_client(), ids["job_a"], detached.backfill_id)
+    assert hold is not None and hold.warehouse_id == "wh-gone"
+    assert hold.dependants == {"job_b": ids["job_b"], "job_c": ids["job_c"]}
+    assert hold.modules == {"job_b": "tests.launch.trigger_chain"} | {
+        "job_c": "tests.launch.trigger_chain"
+    }
+    chain.wait_controllers_ended()
+    out = chain.outputs()
+    assert "was not launched: no SQL warehouse" not in out
+    assert "job 'job_b': no catch-up" in out or "the catch-up stopped" in out, out
+    assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
+    assert chain.markers() == []

@@ -219,6 +219,11 @@ def _catch_up(
             say(done.line)
     except DbxdecError as exc:
         say(f"the catch-up stopped ({exc.render()}); the triggers are restored")
+    except Exception as exc:  # in a controller run nothing may stop the
+        # restore that follows, nor fail the run after the backfill ended (its retry
+        # would find nothing to do and the line would be lost in a traceback)
+        reason = str(exc).splitlines()[0] if str(exc) else ""
+        say(f"the catch-up stopped ({type(exc).__name__}: {reason}); the triggers are restored")
 
 
 def _definition(module: str, name: str) -> JobDefinition:
