@@ -13,9 +13,10 @@ from rich.console import Console
 
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
-from ...launch.ledger.ledger import Ledger, load_ledger
+from ...launch.ledger.ledger import Ledger, job_part, load_ledger
 from ...launch.ledger.ledger_store import backfill_ids, ledger_dir
 from ...launch.plan.request import Connection
+from ...launch.run.blocking import jobs_label, ledger_jobs
 from ...launch.status.journal_status import (
     JournalView,
     backfill_status,
@@ -42,9 +43,7 @@ def backfill_ledger(
     """
     local = backfill_ids(ledger_dir(root))
     if backfill_id in local:
-        ledger = load_ledger(root, backfill_id)
-        if ledger.job != job:
-            raise UsageError(f"backfill {backfill_id} is of job {ledger.job}, not {job}")
+        ledger = _job_part(load_ledger(root, backfill_id), job)
         return ledger, f"local ledger in {ledger_dir(root)}", None
     if connection.local:
         hint = did_you_mean(backfill_id, sorted(local))
@@ -52,10 +51,25 @@ def backfill_ledger(
             f"no backfill {backfill_id!r} in {ledger_dir(root)}.{hint} Without --local, "
             "the journal of a detached backfill is read from the workspace"
         )
-    place = locate_journal(backfill_id, connection, root, job=job)
+    # the journal is under the job the id names: a --downstream backfill's dependants
+    # have none of their own
+    place = locate_journal(backfill_id, connection, root)
     view = read_view(place)
     where = f"workspace journal of job {place.remote_name} (job id {place.job_id})"
-    return view.ledger, where, view
+    return _job_part(view.ledger, job), where, view
+
+
+def _job_part(ledger: Ledger, job: str) -> Ledger:
+    """``ledger`` as ``job``'s: itself, or the part of a ``--downstream`` backfill
+    that ran ``job``.
+
+    Raises:
+        UsageError: the backfill ran no run of ``job``.
+    """
+    jobs = ledger_jobs(ledger)
+    if job not in jobs:
+        raise UsageError(f"backfill {ledger.id} is of job {jobs_label(ledger)}, not {job}")
+    return job_part(ledger, job)
 
 
 def echo_backfill_status(
@@ -98,6 +112,11 @@ def echo_backfill_status(
             click.echo(undriven)
 
 
+def _label(jobs: tuple[str, ...]) -> str:
+    """``a`` for one job; ``a --downstream: b, c`` across jobs (as local rows say it)."""
+    return f"{jobs[0]} --downstream: {', '.join(jobs[1:])}" if len(jobs) > 1 else jobs[0]
+
+
 def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
     """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
     rows = []
@@ -106,7 +125,8 @@ def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[di
         rows.append(
             {
                 "id": found.backfill_id,
-                "job": found.job,
+                "job": _label(found.jobs or (found.job,)),
+                "jobs": list(found.jobs or (found.job,)),
                 "backend": "databricks",
                 "state": f"{found.state}{steering}",
                 "runs": sum(found.counts.values()),

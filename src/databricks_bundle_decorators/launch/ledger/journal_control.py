@@ -79,6 +79,8 @@ class JournalSummary:
     control: ControlState
     created_at: float
     folder: str
+    jobs: tuple[str, ...] = ()
+    """The jobs its runs run, the named job first (``--downstream``: more than one)."""
 
     @property
     def paused(self) -> bool:
@@ -214,6 +216,9 @@ def list_journals(
                     control=current_control(ops),
                     created_at=ledger.created_at,
                     folder=folder,
+                    jobs=tuple(
+                        dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)])
+                    ),
                 )
             )
     return sorted(found, key=lambda s: s.created_at, reverse=True)

@@ -33,6 +33,7 @@ from ..ledger.observations import ledger_observations
 from ..plan.history import key_history
 from ..plan.plan import selected_keys
 from ..plan.request import Connection
+from ..run.blocking import ledger_blocked
 from ..workspace.target import read_target
 from .status import JobStatus
 from .status_details import ledger_details
@@ -174,10 +175,14 @@ def summary_line(view: JournalView) -> str:
     counts = ledger.counts()
     steering = "" if view.control == "running" else f" ({view.control})"
     in_flight = counts["running"] + counts["submitting"]
+    # --downstream: pending behind a key that failed for good (while it runs, a failed
+    # key may still be retried: nothing is blocked for good yet)
+    blocked = len(ledger_blocked(ledger)) if ledger.state != "running" else 0
+    pending = f"{counts['pending']} pending" + (f" ({blocked} blocked)" if blocked else "")
     return (
         f"backfill {ledger.id}: {ledger.state}{steering}: {counts['succeeded']} succeeded, "
         f"{in_flight} running, {counts['failed']} failed, {counts['canceled']} cancelled, "
-        f"{counts['pending']} pending of {len(ledger.slices)} runs"
+        f"{pending} of {len(ledger.slices)} runs"
     )
 
 
