@@ -90,6 +90,19 @@ def b_state(spark: Any, warehouse: Path) -> TriggerState:
     return TriggerState(RunEnvironment(spark, warehouse, False, "x"), STATE, "job_b")
 
 
+def _chain_tables(spark: Any, warehouse: Path) -> None:
+    """A (change data feed on) with a row a day, and B's first watermark."""
+    days = ", ".join(
+        f"(TIMESTAMP'{day} 08:00:00', 1L)"
+        for day in [f"2024-01-{d:02d}" for d in range(5, 32)] + ["2024-02-01", "2024-02-02"]
+    )
+    spark.sql(
+        f"CREATE TABLE delta.`{a_path(warehouse)}` USING delta TBLPROPERTIES "
+        f"(delta.enableChangeDataFeed = true) AS SELECT * FROM VALUES {days} AS t(ts, v)"
+    )
+    b_state(spark, warehouse).advance("deploy", {A_TABLE: 0}, [])  # B's first watermark
+
+
 def stand_in(
     emu: JobsEmulator, ids: dict[str, int], spark: Any, warehouse: Path, outside: bool
 ) -> tuple[threading.Thread, threading.Event, list[str]]:
@@ -99,8 +112,12 @@ def stand_in(
     stop, seen, done = threading.Event(), [], set()
     by_id = {job_id: name for name, job_id in ids.items()}
 
-    def waiting(runs: list[Any]) -> list[Any]:
-        return [r for r in runs if r.life_cycle_state == "RUNNING" and r.run_id not in done]
+    def waiting(runs: list[Any]) -> list[Any]:  # of the chain's jobs (not a controller's)
+        return [
+            r
+            for r in runs
+            if r.life_cycle_state == "RUNNING" and r.run_id not in done and r.job_id in by_id
+        ]
 
     def work() -> None:
         try:
@@ -137,15 +154,7 @@ def test_the_catch_up_at_the_end_runs_only_the_uncovered_keys_before_the_restore
     outside: bool,
 ) -> None:
     warehouse = tmp_path / "warehouse"
-    days = ", ".join(
-        f"(TIMESTAMP'{day} 08:00:00', 1L)"
-        for day in [f"2024-01-{d:02d}" for d in range(5, 32)] + ["2024-02-01", "2024-02-02"]
-    )
-    spark.sql(
-        f"CREATE TABLE delta.`{a_path(warehouse)}` USING delta TBLPROPERTIES "
-        f"(delta.enableChangeDataFeed = true) AS SELECT * FROM VALUES {days} AS t(ts, v)"
-    )
-    b_state(spark, warehouse).advance("deploy", {A_TABLE: 0}, [])  # B's first watermark
+    _chain_tables(spark, warehouse)
     emu.statements.add_warehouse("wh")
     emu.statements.map_tables(spark, warehouse)
     monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh")
@@ -195,3 +204,62 @@ def test_the_catch_up_at_the_end_runs_only_the_uncovered_keys_before_the_restore
         assert "job 'job_b': the backfill covered every key its trigger would run" in reporter.lines
     b_keys = sorted(r.job_parameters.get(KEY) for r in emu.runs(ids["job_b"]) if r.job_parameters.get(KEY))  # fmt: skip
     assert b_keys == ["2024-01-30", "2024-01-31", "2024-02-01", "2024-02-02"]
+
+
+def test_a_detached_backfill_s_last_controller_run_launches_the_catch_up_of_the_uncovered_keys(
+    emu: JobsEmulator, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same backfill with ``--detach``: the controller run (a subprocess, importing
+    B's definition from this module) launches the one catch-up run of B over the day
+    another writer changed, while B's trigger is still paused, then restores it."""
+    from databricks_bundle_decorators.launch.control.detach import detach_backfill
+    from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
+
+    from .controller_fixtures import controller_job
+
+    warehouse = tmp_path / "warehouse"
+    _chain_tables(spark, warehouse)
+    emu.statements.add_warehouse("wh")
+    emu.statements.map_tables(spark, warehouse)
+    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh")
+    ids = deploy(emu)
+    ctl = controller_job(emu)
+    processes_of(emu).extra_env = {"DBXDEC_CLAIMS_DIR": "/Shared/dbxdec/claims"}
+    prepared = plan_backfill(
+        request(), root=tmp_path, registry=registry, warehouse=warehouse,
+        client=emu.workspace_client(),
+    )  # fmt: skip
+    slices = len(prepared.ledger.slices)
+
+    def chain_ended(runs: list[Any]) -> bool:  # the catch-up's run-now waits at the gate
+        mine = [r for r in runs if r.job_id != ctl]
+        return len(mine) >= slices and not any(r.active for r in mine)
+
+    emu.block_submissions(chain_ended)
+    emu.hold_runs = True
+    worker, stop, seen = stand_in(emu, ids, spark, warehouse, True)
+    worker.start()
+    try:
+        detach_backfill(prepared, root=tmp_path)
+        emu.wait_for_blocked_submissions(1, timeout=300)
+        assert status(emu, ids["job_b"]) == "PAUSED"  # launched before the restore
+        emu.unblock_submissions()
+        emu.wait_for(
+            lambda runs: bool(runs) and not any(r.active for r in runs),
+            job_id=ctl,
+            timeout=300,
+            what="the controller run ended",
+        )
+    finally:
+        emu.unblock_submissions()
+        stop.set()
+        emu.release()
+        worker.join(timeout=120)
+    out = "\n".join((a.stdout + a.stderr).decode() for a in processes_of(emu).outputs())
+    assert seen == ["outside commit, B PAUSED"], out
+    assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
+    catch_ups = [b for b in emu.run_now_bodies() if TRIGGER_KEYS_PARAM in b["job_parameters"]]
+    (body,) = catch_ups  # ONE catch-up run, of B, over the days no run of B covered
+    assert body["job_id"] == ids["job_b"], out
+    assert body["job_parameters"][TRIGGER_KEYS_PARAM] == "2024-01-10,2024-01-11"
+    assert "job 'job_b': catch-up run " in out
