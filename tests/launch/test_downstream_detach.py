@@ -219,3 +219,52 @@ def test_the_run_that_ends_it_catches_up_through_the_warehouse_named_at_detach(
     assert "job 'job_b': no catch-up" in out or "the catch-up stopped" in out, out
     assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
     assert chain.markers() == []
+
+
+def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain: Chain) -> None:
+    from databricks_bundle_decorators.errors import UsageError
+    from databricks_bundle_decorators.launch.operations.undo import prepare_undo
+
+    emu, ids = chain.emu, chain.ids
+    emu.set_outcome("2024-01-31", job_id=ids["job_b"], hold=True)
+    detached = chain.detach()
+    emu.wait_for(
+        lambda runs: any(r.job_parameters[KEY] == "2024-01-31" and r.active for r in runs),
+        job_id=ids["job_b"],
+        what="B's held run",
+    )
+    launched = len(emu.run_now_bodies())
+    with pytest.raises(UsageError) as refused:
+        prepare_undo(
+            detached.backfill_id, root=chain.root, project_loader=lambda: (None, registry),  # type: ignore[arg-type,return-value]
+            client=emu.workspace_client(),
+        )  # fmt: skip
+    line = refused.value.render()
+    assert "is detached and still running" in line and "dbxdec backfill cancel" in line
+    assert "\n" not in line and len(emu.run_now_bodies()) == launched  # no undo run
+    emu.release("2024-01-31")
+    chain.wait_controllers_ended()
+
+
+def test_a_journal_s_undo_records_are_workspace_files_any_machine_reads(chain: Chain) -> None:
+    from databricks_bundle_decorators.launch.ledger.journal import open_journal
+    from databricks_bundle_decorators.launch.operations.ledger_undone import (
+        read_undone,
+        record_undone,
+    )
+
+    emu, ids = chain.emu, chain.ids
+    detached = chain.detach()
+    chain.wait_controllers_ended()
+    client = emu.workspace_client()
+    ledger = open_journal(client, ids["job_a"], detached.backfill_id, writer="undo:test")
+    assert read_undone(ledger) == frozenset()
+    record_undone(ledger, "main.chain.a", 7)
+    record_undone(ledger, "main.chain.a", 7)  # sent again: one record
+    record_undone(ledger, "main.chain.b", 3)
+    other = open_journal(client, ids["job_a"], detached.backfill_id, writer="undo:elsewhere")
+    assert read_undone(other) == {("main.chain.a", 7), ("main.chain.b", 3)}
+    files = [p for p in emu.workspace_files("/Shared/dbxdec/backfills") if "/undone-" in p]
+    assert len(files) == 2
+    # the journal's reader ignores them: the backfill reads as it was
+    assert read_journal(client, ids["job_a"], detached.backfill_id).state == "succeeded"

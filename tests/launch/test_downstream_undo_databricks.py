@@ -95,7 +95,12 @@ def backfill_then_tables(
     )
     prepared.options = replace(prepared.options, max_poll_interval=0.05)
     assert run_backfill(prepared, JsonReporter(io.StringIO())).exit_code == 0
-    ledger = prepared.ledger
+    return prepared.ledger, ids, commit_tables(spark, warehouse, prepared.ledger)
+
+
+def commit_tables(spark: Any, warehouse: Path, ledger: Ledger) -> dict[str, list[str]]:
+    """Each table: a commit by another writer, then one by a run of its job; each job's
+    run ids."""
     run_ids: dict[str, list[str]] = {name: [] for name in TABLES}
     for record in ledger.slices:
         run_ids[record.job or ledger.job] += [a.run_id for a in record.attempts if a.run_id]
@@ -103,7 +108,7 @@ def backfill_then_tables(
         _commit(spark, warehouse, table, None)  # version 0: not the backfill's
         last = max(run_ids[name])  # one commit per table is enough: any run of its job
         _commit(spark, warehouse, table, f"dbxdec:{name}:t:{last}-0:backfill={ledger.id}")
-    return ledger, ids, {name: sorted(runs) for name, runs in run_ids.items()}
+    return {name: sorted(runs) for name, runs in run_ids.items()}
 
 
 def undo_of(emu: JobsEmulator, root: Path, backfill_id: str, warehouse: str | None) -> Any:
@@ -155,6 +160,50 @@ def test_each_job_is_undone_by_its_own_run_dependants_first(
         ids[name]: f"backfill={ledger.id};force=false;runs={','.join(run_ids[name])}"
         for name in TABLES
     }
+
+
+def test_a_detached_downstream_backfill_is_undone_from_its_journal(
+    emu: JobsEmulator, spark: Any, tmp_path: Path, warehouse: Path
+) -> None:
+    """No ledger on this machine: undo reads the backfill's journal in the workspace (its
+    controller run, a subprocess, ran every job) and undoes each job by its own run."""
+    from databricks_bundle_decorators.launch.control.detach import detach_backfill
+    from databricks_bundle_decorators.launch.ledger.journal import read_journal
+    from databricks_bundle_decorators.launch.ledger.ledger import ledger_dir
+    from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
+
+    from .controller_fixtures import controller_job
+
+    ids = {name: emu.create_job(name, parameters=BACKFILL_PARAM_DEFAULTS) for name in TABLES}
+    ctl = controller_job(emu)
+    processes_of(emu).extra_env = {"DBXDEC_CLAIMS_DIR": "/Shared/dbxdec/claims"}
+    request = BackfillRequest(
+        job="u_a", start="2024-01-02", end="2024-01-03", downstream=True,
+        connection=Connection(), pacing=Pacing(max_concurrent=4),
+    )  # fmt: skip
+    client = emu.workspace_client()
+    prepared = plan_backfill(
+        request, root=tmp_path, registry=registry, warehouse=warehouse, client=client
+    )
+    backfill_id = detach_backfill(prepared, root=tmp_path).backfill_id
+    emu.wait_for(
+        lambda runs: bool(runs) and not any(r.active for r in runs),
+        job_id=ctl,
+        what="the controller run ended",
+    )
+    ledger = read_journal(client, ids["u_a"], backfill_id)
+    assert ledger.state == "succeeded"
+    assert not list(ledger_dir(tmp_path).glob("*.sqlite"))  # no ledger on this machine
+    commit_tables(spark, warehouse, ledger)
+    launched = len(emu.run_now_bodies())
+
+    undo = undo_of(emu, tmp_path, backfill_id, "wh")
+    assert isinstance(undo, DownstreamUndo) and undo.refused() is None and undo.count == 3
+    undo.apply()
+    bodies = emu.run_now_bodies()[launched:]
+    assert [b["job_id"] for b in bodies] == [ids["u_c"], ids["u_b"], ids["u_a"]]
+    for body in bodies:
+        assert body["job_parameters"] == {"backfill_undo": f"backfill={backfill_id};force=false"}
 
 
 def test_one_table_needing_force_refuses_the_whole_undo_before_any_run(

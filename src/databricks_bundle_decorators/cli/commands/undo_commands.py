@@ -131,7 +131,9 @@ def undo_command(
     (job parameter backfill_undo): each task restores the tables it writes, or fails
     with the reason when one needs --force. A --downstream backfill's undo is one such
     run per job, dependants first; every table of every job is checked first through a
-    SQL warehouse (--warehouse-id), so a refusal anywhere launches no run.
+    SQL warehouse (--warehouse-id), so a refusal anywhere launches no run. A detached
+    backfill (no ledger here) is read from its journal in the workspace; it must have
+    ended (cancel it first).
 
     Exit codes: 0 restored (or nothing to do), 1 the undo run failed, 2 unknown ID or
     refused, 130 not confirmed.

@@ -8,6 +8,12 @@ label their commits is not one serverless compute lets a job set (see
 ``(table, version)`` here, in an ``undone`` table of the ledger's SQLite database; a later
 undo counts a ``RESTORE``/``DELETE`` at a recorded version as its own.
 
+A detached backfill's ledger is its journal in the workspace (:mod:`..ledger.journal`):
+its undo's ``(table, version)`` records are workspace files beside the segments,
+``undone-<table hash>-<version>.json`` (``{"format", "table", "version"}``; each created
+once, never replaced: a record sent twice is one), which the journal's reader ignores
+by name, so an undo from any machine sees what an earlier one made.
+
 The backfill's own commits are found by its id: every slice's parameters carry it
 (``backfill_id``, :func:`carry_backfill_id`), so each of its runs writes it into its
 commits' ``userMetadata``. The ledger records those parameters, so it also says whether
@@ -18,6 +24,10 @@ to the ids of its runs.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import re
 import sqlite3
 from contextlib import closing
 from dataclasses import replace
@@ -26,6 +36,9 @@ from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_ID_PARAM
 from ...errors import LocalStateProblem
+from ..ledger.journal_io import create_file, export_bytes, list_names, reading
+from ..ledger.journal_read import FORMAT
+from ..ledger.journal_store import JournalStore
 from ..ledger.ledger import Ledger
 from ..ledger.ledger_store import why
 from ..workspace.workspace import declares_job_parameter
@@ -33,6 +46,7 @@ from ..workspace.workspace import declares_job_parameter
 if TYPE_CHECKING:
     from ..guard.connection import ConnectedJob
 
+_UNDONE = re.compile(r"undone-[0-9a-f]{16}-\d+\.json")
 _CREATE = "CREATE TABLE IF NOT EXISTS undone (tbl TEXT NOT NULL, version INTEGER NOT NULL)"
 
 
@@ -43,8 +57,27 @@ def _database(ledger: Ledger) -> Path:
     return ledger.path
 
 
+def _journal(ledger: Ledger) -> JournalStore | None:
+    store = ledger.bound_store
+    return store if isinstance(store, JournalStore) else None
+
+
+def _undone_name(table: str, version: int) -> str:
+    digest = hashlib.sha256(table.encode()).hexdigest()[:16]
+    return f"undone-{digest}-{int(version)}.json"
+
+
 def read_undone(ledger: Ledger) -> frozenset[tuple[str, int]]:
-    """``(table, version)`` of every commit an undo of this backfill made."""
+    """``(table, version)`` of every commit an undo of this backfill made.
+
+    Raises:
+        LocalStateProblem: the ledger database cannot be read.
+        WorkspaceUnreachable, WorkspaceRejected: (a journal) the workspace did not
+            answer or refused.
+    """
+    journal = _journal(ledger)
+    if journal is not None:
+        return _read_journal_undone(journal)
     if ledger.path.suffix != ".sqlite" or not ledger.path.is_file():
         return frozenset()
     try:
@@ -63,7 +96,13 @@ def record_undone(ledger: Ledger, table: str, version: int) -> None:
 
     Raises:
         LocalStateProblem: the ledger database cannot be written.
+        WorkspaceUnreachable, WorkspaceRejected: (a journal) the workspace did not
+            answer or refused.
     """
+    journal = _journal(ledger)
+    if journal is not None:
+        _record_journal_undone(journal, table, version)
+        return
     path = _database(ledger)
     try:
         with closing(sqlite3.connect(path, timeout=30.0)) as conn, conn:
@@ -72,6 +111,37 @@ def record_undone(ledger: Ledger, table: str, version: int) -> None:
             conn.execute("INSERT INTO undone VALUES (?, ?)", (table, int(version)))
     except sqlite3.Error as exc:
         raise LocalStateProblem(f"cannot save backfill ledger {path}: {why(exc)}") from None
+
+
+def _read_journal_undone(journal: JournalStore) -> frozenset[tuple[str, int]]:
+    client, folder = journal.client, journal.folder
+    found: set[tuple[str, int]] = set()
+    with reading(client, f"the undo records of backfill {journal.backfill_id}"):
+        for name in list_names(client, folder) or []:
+            if _UNDONE.fullmatch(name) is None:
+                continue
+            content = export_bytes(client, f"{folder}/{name}")
+            try:
+                data = json.loads(content or b"")
+                found.add((str(data["table"]), int(data["version"])))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise LocalStateProblem(
+                    f"the undo record {folder}/{name} is damaged ({exc}): delete it and "
+                    "undo again with --force if a table needs it"
+                ) from None
+    return frozenset(found)
+
+
+def _record_journal_undone(journal: JournalStore, table: str, version: int) -> None:
+    from databricks.sdk.errors import ResourceAlreadyExists
+
+    body = {"format": FORMAT, "table": table, "version": int(version)}
+    path = f"{journal.folder}/{_undone_name(table, version)}"
+    with (
+        reading(journal.client, f"the undo record {path}"),
+        contextlib.suppress(ResourceAlreadyExists),  # recorded before, or a lost reply
+    ):
+        create_file(journal.client, path, json.dumps(body).encode())
 
 
 def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list[str]:

@@ -32,8 +32,13 @@ from ...errors import UsageError
 from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, plan_undo
 from ..backends.spark_extra import require_local_spark
+from ..guard.claims import this_host, this_user
+from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
+from ..ledger.ledger_store import backfill_ids, ledger_dir
+from ..plan.request import Connection
 from ..run.blocking import is_downstream
+from ..status.journal_status import locate_journal
 from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import carries_backfill_id, read_undone, record_undone
 from .remote_undo import (
@@ -125,6 +130,42 @@ class LocalUndo:
         return lines
 
 
+def detached_ledger(
+    backfill_id: str,
+    root: Path,
+    *,
+    host: str | None,
+    profile: str | None,
+    client: WorkspaceClient | None,
+) -> tuple[Ledger, WorkspaceClient]:
+    """The journal of detached backfill ``backfill_id``, open for its undo records
+    (:mod:`.ledger_undone`), and the workspace it is in.
+
+    Raises:
+        UsageError: no local ledger and no journal of that id; the backfill still runs
+            (its controller would go on writing after the undo: cancel it first).
+    """
+    try:
+        place = locate_journal(
+            backfill_id, Connection(host=host, profile=profile), root, client=client
+        )
+        ledger = open_journal(
+            place.client, place.job_id, backfill_id, writer=f"undo:{this_user()}@{this_host()}"
+        )
+    except UsageError as missing:
+        raise UsageError(
+            f"no backfill {backfill_id!r} in {ledger_dir(root)}, nor a detached one in the "
+            f"workspace ({missing.render()}); see: dbxdec backfills --workspace"
+        ) from None
+    if ledger.state == "running":
+        raise UsageError(
+            f"backfill {backfill_id} is detached and still running: its controller would go "
+            f"on writing after the undo; cancel it first (dbxdec backfill cancel "
+            f"{backfill_id}), then undo"
+        )
+    return ledger, place.client
+
+
 def prepare_undo(
     backfill_id: str,
     *,
@@ -160,7 +201,12 @@ def prepare_undo(
             be read through the warehouse.
         EnvironmentProblem: (local) PySpark or Delta Lake is missing.
     """
-    ledger = load_ledger(root, backfill_id)
+    if backfill_id in backfill_ids(ledger_dir(root)):
+        ledger = load_ledger(root, backfill_id)
+    else:  # a detached backfill: its journal in the workspace (or an unknown id)
+        ledger, client = detached_ledger(
+            backfill_id, root, host=host, profile=profile, client=client
+        )
     runs = backfill_runs(ledger)
     spec = ledger.backend
     if spec.kind != "local":
