@@ -25,6 +25,7 @@ from databricks_bundle_decorators.testing import JobsEmulator
 
 from ..launch.controller_fixtures import controller_job
 from ..launch.downstream_project import own_jobs, write_downstream_project
+from .test_downstream_cli import dbxdec
 
 KEY = "backfill_key"
 
@@ -108,15 +109,6 @@ def test_resume_detach_of_a_downstream_backfill_hands_what_is_left_to_a_controll
     assert ledger.backend.job_ids == {job: ids[job] for job in ("ds_a", "ds_b")}  # its jobs
 
 
-def _dbxdec(root: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_info:
-        main([*args, "--project", str(root)])
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
 def test_a_detached_downstream_backfill_is_one_row_watched_with_its_blocked_keys(
     root: Path, workspace_env: JobsEmulator, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,23 +119,23 @@ def test_a_detached_downstream_backfill_is_one_row_watched_with_its_blocked_keys
     ids, controller = _deploy(emu)
     emu.set_outcome("2024-01-31", job_id=ids["ds_a"], fail_attempts=99)
     args = ("backfill", "ds_a", "--start", "2024-01-30", "--end", "2024-02-01", "--downstream")
-    code, out, err = _dbxdec(root, capsys, *args, "--detach", "--poll-interval", "0.05")
+    code, out, err = dbxdec(root, capsys, *args, "--detach", "--poll-interval", "0.05")
     assert code == 0, out + err
     backfill_id = out.split("Backfill ", 1)[1].split(" ", 1)[0]
     _ended(emu, controller)
 
-    code, out, err = _dbxdec(root, capsys, "backfills", "--workspace", "--json")
+    code, out, err = dbxdec(root, capsys, "backfills", "--workspace", "--json")
     assert code == 0, err
     [row] = [r for r in json.loads(out) if r["id"] == backfill_id]
     assert row["job"] == "ds_a --downstream: ds_b, ds_c"
     assert row["jobs"] == ["ds_a", "ds_b", "ds_c"] and row["where"] == "workspace"
 
-    code, out, err = _dbxdec(root, capsys, "backfill", "watch", backfill_id)
+    code, out, err = dbxdec(root, capsys, "backfill", "watch", backfill_id)
     assert code == 1  # it ended failed
     # A's 01-31 failed: B's 01-31 and 02-01, C's January and February wait behind it
     assert "1 failed, 0 cancelled, 4 pending (4 blocked) of 9 runs" in out, out + err
 
-    code, out, err = _dbxdec(root, capsys, "status", "ds_b", "--backfill", backfill_id, "--json")
+    code, out, err = dbxdec(root, capsys, "status", "ds_b", "--backfill", backfill_id, "--json")
     assert code == 0, out + err
     document = json.loads(out)
     assert document["job"] == "ds_b"

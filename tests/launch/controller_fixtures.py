@@ -53,13 +53,7 @@ class Workspace:
 
     def tune(self, **tuning: str) -> None:
         """Change the controller job's parameter defaults (``jobs/update``)."""
-        from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
-
-        params = {**CONTROLLER_PARAMS, **tuning}
-        settings = JobSettings(
-            parameters=[JobParameterDefinition(name=k, default=v) for k, v in params.items()]
-        )
-        self.emu.workspace_client().jobs.update(self.controller_job, new_settings=settings)
+        tune_controller(self.emu, self.controller_job, **tuning)
 
     def kill_at(self, point: str) -> None:
         """Kill the first controller process that reaches ``point`` (``<point>:<n>``)."""
@@ -118,6 +112,17 @@ CONTROLLER_PARAMS = {
     "poll_interval": "0.05",
     "control_every": "0.05",
 }
+
+
+def tune_controller(emu: JobsEmulator, controller_job: int, **tuning: str) -> None:
+    """Change the controller job's parameter defaults (``jobs/update``)."""
+    from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
+
+    params = {**CONTROLLER_PARAMS, **tuning}
+    settings = JobSettings(
+        parameters=[JobParameterDefinition(name=k, default=v) for k, v in params.items()]
+    )
+    emu.workspace_client().jobs.update(controller_job, new_settings=settings)
 
 
 def controller_job(emu: JobsEmulator) -> int:

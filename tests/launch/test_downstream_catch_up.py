@@ -90,6 +90,19 @@ def b_state(spark: Any, warehouse: Path) -> TriggerState:
     return TriggerState(RunEnvironment(spark, warehouse, False, "x"), STATE, "job_b")
 
 
+def _chain_warehouse(
+    emu: JobsEmulator, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The local warehouse (A, change data feed on, with a row a day; B's first
+    watermark), served as SQL warehouse ``wh``, named in ``DATABRICKS_WAREHOUSE_ID``."""
+    warehouse = tmp_path / "warehouse"
+    _chain_tables(spark, warehouse)
+    emu.statements.add_warehouse("wh")
+    emu.statements.map_tables(spark, warehouse)
+    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh")
+    return warehouse
+
+
 def _chain_tables(spark: Any, warehouse: Path) -> None:
     """A (change data feed on) with a row a day, and B's first watermark."""
     days = ", ".join(
@@ -153,11 +166,7 @@ def test_the_catch_up_at_the_end_runs_only_the_uncovered_keys_before_the_restore
     monkeypatch: pytest.MonkeyPatch,
     outside: bool,
 ) -> None:
-    warehouse = tmp_path / "warehouse"
-    _chain_tables(spark, warehouse)
-    emu.statements.add_warehouse("wh")
-    emu.statements.map_tables(spark, warehouse)
-    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh")
+    warehouse = _chain_warehouse(emu, spark, tmp_path, monkeypatch)
     ids = deploy(emu)
     prepared = plan_backfill(
         request(), root=tmp_path, registry=registry, warehouse=warehouse,
@@ -217,11 +226,7 @@ def test_a_detached_backfill_s_last_controller_run_launches_the_catch_up_of_the_
 
     from .controller_fixtures import controller_job
 
-    warehouse = tmp_path / "warehouse"
-    _chain_tables(spark, warehouse)
-    emu.statements.add_warehouse("wh")
-    emu.statements.map_tables(spark, warehouse)
-    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh")
+    warehouse = _chain_warehouse(emu, spark, tmp_path, monkeypatch)
     ids = deploy(emu)
     ctl = controller_job(emu)
     processes_of(emu).extra_env = {"DBXDEC_CLAIMS_DIR": "/Shared/dbxdec/claims"}

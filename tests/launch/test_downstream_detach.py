@@ -26,7 +26,7 @@ from databricks_bundle_decorators.launch.steer.steering import steer
 from databricks_bundle_decorators.testing import JobsEmulator
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
-from .controller_fixtures import CONTROLLER_PARAMS, TOKEN, controller_job
+from .controller_fixtures import TOKEN, controller_job, tune_controller
 from .test_downstream_databricks import KEY, _before, deploy, request, status
 from .trigger_chain import registry
 
@@ -51,13 +51,15 @@ class Chain:
         return detach_backfill(prepared, root=self.root)
 
     def tune(self, **tuning: str) -> None:
-        from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
+        tune_controller(self.emu, self.controller, **tuning)
 
-        params = {**CONTROLLER_PARAMS, **tuning}
-        settings = JobSettings(
-            parameters=[JobParameterDefinition(name=k, default=v) for k, v in params.items()]
+    def wait_held(self, job: str, key: str) -> None:
+        """Until the run of ``job`` over ``key`` (held by the test) is active."""
+        self.emu.wait_for(
+            lambda runs: any(r.job_parameters[KEY] == key and r.active for r in runs),
+            job_id=self.ids[job],
+            what=f"{job}'s held run of {key}",
         )
-        self.emu.workspace_client().jobs.update(self.controller, new_settings=settings)
 
     def keys(self, job: str) -> list[str]:
         return sorted(r.job_parameters[KEY] for r in self.emu.runs(self.ids[job]))
@@ -148,11 +150,7 @@ def test_a_controller_cancelled_for_good_leaves_the_triggers_to_the_next_command
     emu, ids = chain.emu, chain.ids
     emu.set_outcome("2024-01-31", job_id=ids["job_b"], hold=True)
     detached = chain.detach()
-    emu.wait_for(
-        lambda runs: any(r.job_parameters[KEY] == "2024-01-31" and r.active for r in runs),
-        job_id=ids["job_b"],
-        what="B's held run",
-    )
+    chain.wait_held("job_b", "2024-01-31")
     client = emu.workspace_client()
     client.jobs.cancel_run(detached.controller.run_id)  # a person: the run ends for good
     chain.wait_controllers_ended()
@@ -179,11 +177,7 @@ def test_cancel_of_a_detached_downstream_backfill_cancels_every_jobs_run_and_res
     emu, ids = chain.emu, chain.ids
     emu.set_outcome("2024-01-31", job_id=ids["job_b"], hold=True)
     detached = chain.detach()
-    emu.wait_for(
-        lambda runs: any(r.job_parameters[KEY] == "2024-01-31" and r.active for r in runs),
-        job_id=ids["job_b"],
-        what="B's held run",
-    )
+    chain.wait_held("job_b", "2024-01-31")
     client = emu.workspace_client()
     place = JournalPlace(client, detached.backfill_id, "job_a", ids["job_a"], "job_a")
     assert steer(place, "cancel").controller_run is not None  # the controller carries it out
@@ -228,11 +222,7 @@ def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain:
     emu, ids = chain.emu, chain.ids
     emu.set_outcome("2024-01-31", job_id=ids["job_b"], hold=True)
     detached = chain.detach()
-    emu.wait_for(
-        lambda runs: any(r.job_parameters[KEY] == "2024-01-31" and r.active for r in runs),
-        job_id=ids["job_b"],
-        what="B's held run",
-    )
+    chain.wait_held("job_b", "2024-01-31")
     launched = len(emu.run_now_bodies())
     with pytest.raises(UsageError) as refused:
         prepare_undo(
