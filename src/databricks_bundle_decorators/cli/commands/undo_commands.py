@@ -85,6 +85,13 @@ class ReservedCommand(click.Command):
     help="Restore even over later commits of other writers, and empty tables the backfill created.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would be restored; change nothing.")
+@click.option(
+    "-t",
+    "--target",
+    metavar="TARGET",
+    help="Databricks, a detached backfill: the bundle target its job was deployed to (finds "
+    "its journal).",
+)
 @click.option("--profile", help="Databricks: ~/.databrickscfg profile (default: the ledger's).")
 @click.option("--host", help="Databricks: workspace URL (default: the ledger's).")
 @click.option(
@@ -105,6 +112,7 @@ def undo_command(
     yes: bool,
     force: bool,
     dry_run: bool,
+    target: str | None,
     profile: str | None,
     host: str | None,
     poll_interval: float,
@@ -144,6 +152,7 @@ def undo_command(
         project_loader=lambda: load_project(project, pipelines),
         host=host,
         profile=profile,
+        target=target,
         poll_interval=poll_interval,
         warehouse_id=warehouse_id,
     )

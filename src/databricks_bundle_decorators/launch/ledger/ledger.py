@@ -127,7 +127,7 @@ class Ledger:
             "state": self.state,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
-            "backend": asdict(self.backend),
+            "backend": _backend_json(self.backend),
             "options": {**asdict(self.options), "params": dict(self.options.params)},
         }
 
@@ -275,6 +275,16 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
         if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
             found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)
+
+
+def _backend_json(spec: BackendSpec) -> dict[str, Any]:
+    """``spec`` as the header stores it; ``job_ids`` only when there are some, so that a
+    one-job ledger or journal stays readable by a dbxdec from before that field (a
+    controller deployed with an older wheel than the CLI's reads it as before)."""
+    data = asdict(spec)
+    if not data["job_ids"]:
+        del data["job_ids"]
+    return data
 
 
 def job_part(ledger: Ledger, job: str) -> Ledger:

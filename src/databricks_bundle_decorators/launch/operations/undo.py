@@ -137,6 +137,7 @@ def detached_ledger(
     host: str | None,
     profile: str | None,
     client: WorkspaceClient | None,
+    target: str | None = None,
 ) -> tuple[Ledger, WorkspaceClient]:
     """The journal of detached backfill ``backfill_id``, open for its undo records
     (:mod:`.ledger_undone`), and the workspace it is in.
@@ -147,7 +148,10 @@ def detached_ledger(
     """
     try:
         place = locate_journal(
-            backfill_id, Connection(host=host, profile=profile), root, client=client
+            backfill_id,
+            Connection(host=host, profile=profile, target=target),
+            root,
+            client=client,
         )
         ledger = open_journal(
             place.client, place.job_id, backfill_id, writer=f"undo:{this_user()}@{this_host()}"
@@ -177,6 +181,7 @@ def prepare_undo(
     profile: str | None = None,
     poll_interval: float = 5.0,
     warehouse_id: str | None = None,
+    target: str | None = None,
 ) -> LocalUndo | RemoteUndo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
@@ -190,6 +195,8 @@ def prepare_undo(
         host: Databricks: workspace URL instead of the ledger's.
         profile: Databricks: ``~/.databrickscfg`` profile instead of the ledger's.
         poll_interval: Databricks: seconds between looks at the undo run.
+        target: A detached backfill: the bundle target its job was deployed to (the
+            name prefix its journal's job is found by).
         warehouse_id: Databricks, ``--downstream``: the SQL warehouse every table's
             history is read through before any undo run (default:
             ``DATABRICKS_WAREHOUSE_ID``).
@@ -205,7 +212,7 @@ def prepare_undo(
         ledger = load_ledger(root, backfill_id)
     else:  # a detached backfill: its journal in the workspace (or an unknown id)
         ledger, client = detached_ledger(
-            backfill_id, root, host=host, profile=profile, client=client
+            backfill_id, root, host=host, profile=profile, client=client, target=target
         )
     runs = backfill_runs(ledger)
     spec = ledger.backend
