@@ -258,3 +258,29 @@ def test_a_journal_s_undo_records_are_workspace_files_any_machine_reads(chain: C
     assert len(files) == 2
     # the journal's reader ignores them: the backfill reads as it was
     assert read_journal(client, ids["job_a"], detached.backfill_id).state == "succeeded"
+
+
+def test_a_resumed_detach_holds_what_it_held_before_and_what_the_project_adds(
+    chain: Chain,
+) -> None:
+    """``--detach`` of a resumed backfill records the union of the dependants: those the
+    first detach paused are still released by the run that ends it."""
+    from databricks_bundle_decorators.launch.control.trigger_hold import TriggerHold, start_hold
+
+    emu, ids = chain.emu, chain.ids
+    processes = processes_of(emu)
+    processes.hold_starts = True
+    detached = chain.detach()  # B and C
+    added = TriggerHold({"job_other": ids["job_other"]}, {"job_other": "x"}, None)
+    client = emu.workspace_client()
+    start_hold(
+        client, added, job_id=ids["job_a"], backfill_id=detached.backfill_id,
+        controller_job_id=chain.controller,
+    )  # fmt: skip
+    hold = read_hold(client, ids["job_a"], detached.backfill_id)
+    assert hold is not None and set(hold.dependants) == {"job_b", "job_c", "job_other"}
+    assert status(emu, ids["job_other"]) == "PAUSED" and len(chain.markers()) == 3
+    processes.release_starts()
+    chain.wait_controllers_ended()
+    assert {status(emu, ids[j]) for j in ("job_b", "job_c", "job_other")} == {"UNPAUSED"}
+    assert chain.markers() == []
