@@ -140,7 +140,7 @@ def run_controller(
         return 0
     if all(r.state == "succeeded" for r in ledger.slices):
         say(f"backfill {ledger.id} has nothing left to run ({ledger.state})")
-        _release_held(client, request, ledger.id, say)  # a run killed before it did
+        _release_held(client, request, ledger, say)  # a run killed before it did
         return 0
 
     def control() -> ControlState:
@@ -150,7 +150,7 @@ def run_controller(
     open_runs = any(r.last is not None and r.last.is_open for r in ledger.slices)
     if control() == "cancelled" and not open_runs:  # with runs open: cancel them first
         say(f"backfill {ledger.id} is cancelled: nothing to do (resume it to go on)")
-        _release_held(client, request, ledger.id, say)
+        _release_held(client, request, ledger, say)
         return 0
     backend, claims = _backend_and_claims(client, request, ledger, kills)
     interrupts = Interrupts()
@@ -184,7 +184,7 @@ def run_controller(
             say(f"another controller run drives backfill {ledger.id}; this one stops: {exc}")
             return 0
         say(f"controller {writer} drives backfill {ledger.id} ({ledger.job}, job {request.job_id})")
-        hold = _held_triggers(client, request, ledger.id, say)
+        hold = _held_triggers(client, request, ledger, say)
         state = scheduler.run()
         ended = not scheduler.handing_over or state != "running"
         if hold is not None and ended and scheduler.journal_lost is None and not lost:
@@ -228,20 +228,21 @@ def _backend_and_claims(
     Raises:
         UsageError: a ``--downstream`` journal without every job's deployed id.
     """
-    renew = min(RENEW_EVERY, request.claim_ttl / 5)
-    host = f"controller run {request.run_id}"
     checks = ledger.options.checks
+
+    def claim(job: str, job_id: int) -> ControllerClaims:
+        return ControllerClaims(
+            client,
+            job=job,
+            job_id=job_id,
+            ttl=request.claim_ttl,
+            renew_every=min(RENEW_EVERY, request.claim_ttl / 5),
+            host=f"controller run {request.run_id}",
+        )
+
     if not is_downstream(ledger):
         one = DatabricksBackend(client, request.job_id, read_checks=checks)
-        claim = ControllerClaims(
-            client,
-            job=ledger.job,
-            job_id=request.job_id,
-            ttl=request.claim_ttl,
-            renew_every=renew,
-            host=host,
-        )
-        return KillingBackend(one, kills), claim
+        return KillingBackend(one, kills), claim(ledger.job, request.job_id)
     job_ids = dict(ledger.backend.job_ids)
     jobs = ledger_jobs(ledger)
     missing = [job for job in jobs if job not in job_ids]
@@ -254,39 +255,42 @@ def _backend_and_claims(
     backends: dict[str, Backend] = {
         job: DatabricksBackend(client, job_ids[job], read_checks=checks) for job in jobs
     }
-    claims = {
-        job: ControllerClaims(
-            client,
-            job=job,
-            job_id=job_ids[job],
-            ttl=request.claim_ttl,
-            renew_every=renew,
-            host=host,
-        )
-        for job in jobs
-    }
-    return KillingBackend(PerJobBackend(backends, ledger), kills), JobClaims(claims)
+    claims = JobClaims({job: claim(job, job_ids[job]) for job in jobs})
+    return KillingBackend(PerJobBackend(backends, ledger), kills), claims
+
+
+def _hold_of(
+    client: WorkspaceClient,
+    request: ControllerRequest,
+    ledger: Ledger,
+    say: Callable[[str], None],
+) -> TriggerHold | None:
+    """The dependants' triggers a ``--downstream`` backfill holds (:mod:`.trigger_hold`);
+    ``None`` for one job's backfill (nothing is read), when it holds none, or when the
+    hold cannot be read (said; the next command that connects to a dependant restores
+    it)."""
+    if not is_downstream(ledger):
+        return None
+    try:
+        with workspace_errors(client.config.host):
+            hold = read_hold(client, request.job_id, ledger.id)
+    except DbxdecError as exc:
+        say(f"could not read which triggers the backfill holds paused: {exc.render()}")
+        return None
+    return hold if hold is not None and hold.dependants else None
 
 
 def _held_triggers(
     client: WorkspaceClient,
     request: ControllerRequest,
-    backfill_id: str,
+    ledger: Ledger,
     say: Callable[[str], None],
 ) -> TriggerHold | None:
-    """The dependants' triggers this backfill holds, held again by this run (a
-    ``--downstream`` backfill's, :mod:`.trigger_hold`); ``None``: it holds none."""
-    try:
-        with workspace_errors(client.config.host):
-            hold = read_hold(client, request.job_id, backfill_id)
-    except DbxdecError as exc:
-        say(f"could not read which triggers the backfill holds paused: {exc.render()}")
-        return None
-    if hold is None or not hold.dependants:
-        return None
-    if request.controller_job_id is not None:
+    """The dependants' triggers this backfill holds, held again by this run."""
+    hold = _hold_of(client, request, ledger, say)
+    if hold is not None and request.controller_job_id is not None:
         for line in renew_hold(
-            client, hold, backfill_id=backfill_id, controller_job_id=request.controller_job_id
+            client, hold, backfill_id=ledger.id, controller_job_id=request.controller_job_id
         ):
             say(line)
     return hold
@@ -295,18 +299,14 @@ def _held_triggers(
 def _release_held(
     client: WorkspaceClient,
     request: ControllerRequest,
-    backfill_id: str,
+    ledger: Ledger,
     say: Callable[[str], None],
 ) -> None:
     """Restore the triggers a backfill that has nothing to run still holds (no catch-up:
     the run that ended it was killed before; each trigger's next run processes them)."""
-    try:
-        with workspace_errors(client.config.host):
-            hold = read_hold(client, request.job_id, backfill_id)
-    except DbxdecError:
-        return  # the next command that connects to the dependant restores it
-    if hold is not None and hold.dependants:
-        end_hold(client, hold, backfill_id=backfill_id, finished=False, say=say)
+    hold = _hold_of(client, request, ledger, say)
+    if hold is not None:
+        end_hold(client, hold, backfill_id=ledger.id, finished=False, say=say)
 
 
 def _printer(out: TextIO) -> Callable[[str], None]:
