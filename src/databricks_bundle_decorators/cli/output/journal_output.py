@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
-from ...launch.ledger.ledger import Ledger, job_part, load_ledger
+from ...launch.ledger.ledger import Ledger, job_part, label_of_jobs, load_ledger
 from ...launch.ledger.ledger_store import backfill_ids, ledger_dir
 from ...launch.plan.request import Connection
 from ...launch.run.blocking import jobs_label, ledger_jobs
@@ -112,11 +112,6 @@ def echo_backfill_status(
             click.echo(undriven)
 
 
-def _label(jobs: tuple[str, ...]) -> str:
-    """``a`` for one job; ``a --downstream: b, c`` across jobs (as local rows say it)."""
-    return f"{jobs[0]} --downstream: {', '.join(jobs[1:])}" if len(jobs) > 1 else jobs[0]
-
-
 def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
     """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
     rows = []
@@ -125,8 +120,8 @@ def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[di
         rows.append(
             {
                 "id": found.backfill_id,
-                "job": _label(found.jobs or (found.job,)),
-                "jobs": list(found.jobs or (found.job,)),
+                "job": label_of_jobs(found.jobs),
+                "jobs": list(found.jobs),
                 "backend": "databricks",
                 "state": f"{found.state}{steering}",
                 "runs": sum(found.counts.values()),

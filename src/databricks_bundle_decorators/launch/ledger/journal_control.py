@@ -30,7 +30,7 @@ from .journal_read import (
     journals_root,
     read_state,
 )
-from .ledger import Ledger, LedgerState
+from .ledger import Ledger, LedgerState, ledger_jobs
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -79,7 +79,7 @@ class JournalSummary:
     control: ControlState
     created_at: float
     folder: str
-    jobs: tuple[str, ...] = ()
+    jobs: tuple[str, ...]
     """The jobs its runs run, the named job first (``--downstream``: more than one)."""
 
     @property
@@ -216,9 +216,7 @@ def list_journals(
                     control=current_control(ops),
                     created_at=ledger.created_at,
                     folder=folder,
-                    jobs=tuple(
-                        dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)])
-                    ),
+                    jobs=tuple(ledger_jobs(ledger)),
                 )
             )
     return sorted(found, key=lambda s: s.created_at, reverse=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, get_args
@@ -285,6 +285,17 @@ def _backend_json(spec: BackendSpec) -> dict[str, Any]:
     if not data["job_ids"]:
         del data["job_ids"]
     return data
+
+
+def ledger_jobs(ledger: Ledger) -> list[str]:
+    """The jobs ``ledger``'s slices run, the named job first (a slice without a job is
+    the ledger's job's)."""
+    return list(dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)]))
+
+
+def label_of_jobs(jobs: Sequence[str]) -> str:
+    """``a`` for one job; ``a --downstream: b, c`` across jobs (the named job first)."""
+    return f"{jobs[0]} --downstream: {', '.join(jobs[1:])}" if len(jobs) > 1 else jobs[0]
 
 
 def job_part(ledger: Ledger, job: str) -> Ledger:

@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ..ledger.ledger import Ledger, SliceRecord
+from ..ledger.ledger import Ledger, SliceRecord, label_of_jobs, ledger_jobs
 from ..plan.slice_graph import blocked_by
+
+__all__ = [
+    "blocked_line",
+    "blocked_slices",
+    "is_downstream",
+    "jobs_label",
+    "ledger_blocked",
+    "ledger_jobs",
+]
 
 
 def is_downstream(ledger: Ledger) -> bool:
@@ -19,15 +28,9 @@ def is_downstream(ledger: Ledger) -> bool:
     return any(record.job is not None for record in ledger.slices)
 
 
-def ledger_jobs(ledger: Ledger) -> list[str]:
-    """The jobs ``ledger``'s slices run, the named job first."""
-    return list(dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)]))
-
-
 def jobs_label(ledger: Ledger) -> str:
     """``a`` for one job's backfill; ``a --downstream: b, c`` for one across jobs."""
-    below = ledger_jobs(ledger)[1:]
-    return f"{ledger.job} --downstream: {', '.join(below)}" if below else ledger.job
+    return label_of_jobs(ledger_jobs(ledger))
 
 
 def blocked_slices(records: Sequence[SliceRecord], failed: Collection[int]) -> dict[int, int]:
