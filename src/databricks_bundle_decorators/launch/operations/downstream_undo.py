@@ -47,8 +47,11 @@ def downstream_jobs(ledger: Ledger) -> list[str]:
     return list(dict.fromkeys(record.job or ledger.job for record in ledger.slices))
 
 
-def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
-    """The runs of ``ledger`` that ran ``job`` (their commits name the job)."""
+def job_runs(
+    ledger: Ledger, job: str, undone: frozenset[tuple[str, int]] | None = None
+) -> BackfillRuns:
+    """The runs of ``ledger`` that ran ``job`` (their commits name the job); ``undone``:
+    the backfill's undo records when the caller read them (else they are read)."""
     ids = frozenset(
         attempt.run_id
         for record in ledger.slices
@@ -56,7 +59,8 @@ def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
         for attempt in record.attempts
         if attempt.run_id and attempt.state != "rejected"
     )
-    return BackfillRuns(ledger.id, job, ids, read_undone(ledger), by_id=carries_backfill_id(ledger))
+    undone = read_undone(ledger) if undone is None else undone
+    return BackfillRuns(ledger.id, job, ids, undone, by_id=carries_backfill_id(ledger))
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,26 +261,30 @@ def remote_downstream_undo(
     root: Path,
     warehouse_id: str | None,
     poll_interval: float = 5.0,
+    undone: frozenset[tuple[str, int]] | None = None,
 ) -> DownstreamUndo:
     """The undo of every job of a ``--downstream`` backfill on Databricks: one
-    :class:`RemoteUndo` per job (the named job by the ledger's job id, the others by
-    name), each table judged through SQL warehouse ``warehouse_id``; without one, the
-    undo refuses unless forced (:data:`UNCHECKED`).
+    :class:`RemoteUndo` per job (each by its deployed id in the ledger; a ledger from
+    before those ids: the named job by its id, the others by name), each table judged
+    through SQL warehouse ``warehouse_id``; without one, the undo refuses unless forced
+    (:data:`UNCHECKED`). ``undone``: the backfill's undo records, read once by the
+    caller.
 
     Raises:
         UsageError: a job is not deployed, or lacks the undo parameters.
         HistoryUnreadable: a table's history could not be read.
     """
+    spec = ledger.backend
     statements = None
     if warehouse_id:
         statements = Statements(client, warehouse_id, poll_interval, "reading a table's history")
     parts = tuple(
         remote_job_undo(
             ledger,
-            job_runs(ledger, name),
+            job_runs(ledger, name, undone),
             registry.get(name),
             client,
-            job_id=ledger.backend.job_id if name == ledger.job else None,
+            job_id=spec.job_ids.get(name) or (spec.job_id if name == ledger.job else None),
             root=root,
             poll_interval=poll_interval,
             statements=statements,

@@ -39,8 +39,9 @@ from ..ledger.ledger_store import backfill_ids, ledger_dir
 from ..plan.request import Connection
 from ..run.blocking import is_downstream
 from ..status.journal_status import locate_journal
+from .downstream_triggers import WAREHOUSE_ENV
 from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
-from .ledger_undone import carries_backfill_id, read_undone, record_undone
+from .ledger_undone import read_undone, record_undone
 from .remote_undo import (
     RemoteUndo,
     _undo_reports,
@@ -56,22 +57,12 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalUndo", "RemoteUndo", "_undo_reports", "backfill_runs", "prepare_undo"]
 
-WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
-"""The SQL warehouse a ``--downstream`` undo on Databricks checks its tables through
-(the databricks-sdk-py ``Config.warehouse_id`` setting's environment variable)."""
 
-
-def backfill_runs(ledger: Ledger) -> BackfillRuns:
-    """The ids of every run the backfill started (rejected submissions have none), and
-    whether they carried the backfill's id."""
-    ids = frozenset(
-        attempt.run_id
-        for record in ledger.slices
-        for attempt in record.attempts
-        if attempt.run_id and attempt.state != "rejected"
-    )
-    by_id = carries_backfill_id(ledger)
-    return BackfillRuns(ledger.id, ledger.job, ids, read_undone(ledger), by_id=by_id)
+def backfill_runs(ledger: Ledger, undone: frozenset[tuple[str, int]] | None = None) -> BackfillRuns:
+    """The ids of every run a one-job backfill started (rejected submissions have none),
+    and whether they carried the backfill's id (:func:`.downstream_undo.job_runs` of
+    its job)."""
+    return job_runs(ledger, ledger.job, undone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +205,7 @@ def prepare_undo(
         ledger, client = detached_ledger(
             backfill_id, root, host=host, profile=profile, client=client, target=target
         )
-    runs = backfill_runs(ledger)
+    undone = read_undone(ledger)  # once: a journal's records are a listing and exports
     spec = ledger.backend
     if spec.kind != "local":
         _, registry = project_loader()
@@ -228,10 +219,11 @@ def prepare_undo(
             warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
             return remote_downstream_undo(
                 ledger, registry, client, root=root, warehouse_id=warehouse,
-                poll_interval=poll_interval,
+                poll_interval=poll_interval, undone=undone,
             )  # fmt: skip
         return remote_job_undo(
-            ledger, runs, registry.get(ledger.job), client, job_id=spec.job_id,
+            ledger, backfill_runs(ledger, undone), registry.get(ledger.job), client,
+            job_id=spec.job_id,
             poll_interval=poll_interval,
         )  # fmt: skip
     require_local_spark()
@@ -247,8 +239,8 @@ def prepare_undo(
     if is_downstream(ledger):  # --downstream: every job
         parts = []
         for name in downstream_jobs(ledger):
-            part = plan_undo(registry.get(name), job_runs(ledger, name), environment)
+            part = plan_undo(registry.get(name), job_runs(ledger, name, undone), environment)
             parts.append(LocalUndo(ledger, part, environment.spark if part.tables else None))
         return DownstreamUndo(ledger, tuple(parts))
-    plan = plan_undo(job, runs, environment)
+    plan = plan_undo(job, backfill_runs(ledger, undone), environment)
     return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
