@@ -28,6 +28,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...runtime.triggers.run_history import RUNS_LIST_PAGE
+
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun
@@ -43,7 +45,6 @@ __all__ = [
 ]
 
 MARGIN_MS = 2_000  # small steps of this machine's clock, and millisecond rounding
-RUNS_LIST_PAGE = 25  # the largest runs/list page ("limit": 1..25, list_runs docstring)
 WINDOW_TARGET = 2 * RUNS_LIST_PAGE  # finished runs a window should hold
 POLL_PAGES = 3  # pages a poll reads at most: the target and a spare page
 

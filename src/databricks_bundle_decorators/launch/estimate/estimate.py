@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...backfill.base import BackfillDef
 from ...errors import UsageError, counted
+from ...runtime.triggers.run_history import run_parameters
 from ..backends.databricks_backend import RUNS_PAGE, run_status
 from ..ledger.ledger import list_ledgers
 from ..plan.history import keys_of_parameters
@@ -104,12 +105,7 @@ def past_runs_databricks(
             started = (run.start_time + (run.queue_duration or 0)) / 1000
             keys: tuple[str, ...] = ()
             if backfill is not None:
-                params = {
-                    p.name: p.value if p.value is not None else p.default or ""
-                    for p in run.job_parameters or []
-                    if p.name
-                }
-                keys = keys_of_parameters(backfill, params, started=started)
+                keys = keys_of_parameters(backfill, run_parameters(run), started=started)
             ended, count = run.end_time / 1000, max(1, len(keys))
             found.append(PastRun(started, ended, count, state, str(run.run_id)))
     return found

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...backfill.wire.controller import CONTROLLER_JOB, controller_token
+from ...runtime.triggers.run_history import run_parameters
 from ..backends.databricks_backend import find_job
 from ..status.journal_status import JournalPlace
 from ..workspace.workspace import workspace_errors
@@ -36,27 +37,19 @@ def controller_job_id(place: JournalPlace) -> int:
     return remote.job_id
 
 
-def _parameters(run: BaseRun) -> dict[str, str]:
-    return {
-        p.name: (p.value if p.value is not None else p.default or "")
-        for p in run.job_parameters or []
-        if p.name
-    }
-
-
 def controller_runs(
     client: WorkspaceClient, controller_id: int, backfill_id: str, *, active_only: bool
 ) -> list[BaseRun]:
     """The controller job's runs for backfill ``backfill_id`` (its active ones only)."""
     with workspace_errors(client.config.host):
         runs = client.jobs.list_runs(job_id=controller_id, active_only=active_only or None)
-        return [run for run in runs if _parameters(run).get("backfill_id") == backfill_id]
+        return [run for run in runs if run_parameters(run).get("backfill_id") == backfill_id]
 
 
 def next_generation(runs: list[BaseRun]) -> int:
     """One more than the highest ``generation`` among ``runs`` (1 when none has one), so
     a controller started now and its handovers reuse no earlier run's token."""
-    seen = [int(g) for run in runs if (g := _parameters(run).get("generation", "")).isdigit()]
+    seen = [int(g) for run in runs if (g := run_parameters(run).get("generation", "")).isdigit()]
     return max(seen, default=0) + 1
 
 

@@ -43,6 +43,7 @@ from .trigger_state import StoredRun
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun
 
 RUNS_LIST_PAGE = 25
 """The largest ``runs/list`` page (``limit``: 1..25, the ``list_runs`` docstring)."""
@@ -64,6 +65,16 @@ class ListedRun:
     parameters: Mapping[str, str]
 
 
+def run_parameters(run: BaseRun) -> dict[str, str]:
+    """A listed run's job parameters by name: the value it was given, else the job's
+    default (``runs/list`` answers both, databricks-sdk-py ``jobs.JobParameter``)."""
+    return {
+        p.name: p.value if p.value is not None else (p.default or "")
+        for p in run.job_parameters or []
+        if p.name
+    }
+
+
 def newest_success(client: WorkspaceClient, job_id: int) -> ListedRun | None:
     """The newest successful run of ``job_id`` that counts (see the module docstring);
     ``None`` when its run history holds none."""
@@ -76,11 +87,7 @@ def newest_success(client: WorkspaceClient, job_id: int) -> ListedRun | None:
             break  # every run listed from here on started before `best` (either order)
         if not _succeeded(run):
             continue
-        parameters = {
-            p.name: p.value if p.value is not None else (p.default or "")
-            for p in run.job_parameters or []
-            if p.name
-        }
+        parameters = run_parameters(run)
         if not _counts(parameters):
             continue
         run_id = int(run.run_id or 0)

@@ -9,8 +9,9 @@ databricks-sdk-py ``WorkspaceAPI``; the same calls as :mod:`..workspace_claims`)
 A marker's backfill is live while ``runs/list?job_id=<controller>&active_only=true``
 lists a run whose ``backfill_id`` job parameter is the marker's ("An active run is a run
 in the QUEUED, PENDING, RUNNING, or TERMINATING", databricks-sdk-py
-``JobsAPI.list_runs``; parameters read as :mod:`...steer.controller_runs` reads them,
-which ``guard`` may not import). A controller job that no longer exists holds nothing;
+``JobsAPI.list_runs``; parameters read with
+:func:`....runtime.triggers.run_history.run_parameters`, as every reader of run lists
+does). A controller job that no longer exists holds nothing;
 when the workspace cannot say, the caller keeps the pause.
 """
 
@@ -27,11 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ....errors import DbxdecError, UsageError, WorkspaceRejected
+from ....runtime.triggers.run_history import run_parameters
 from ...workspace.workspace import environment_problem, first_line
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.jobs import BaseRun
 
 PAUSED_DIR = "/Shared/dbxdec/paused"
 PAUSED_DIR_ENV = "DBXDEC_PAUSED_DIR"
@@ -126,16 +127,6 @@ class Liveness:
             return set()  # the controller job is gone, and its runs with it
         except OSError as exc:  # unreachable, refused: keep the pause
             return reason(self.client, exc)
-
-
-def run_parameters(run: BaseRun) -> dict[str, str]:
-    """A run's job parameters as :mod:`...steer.controller_runs` reads them (the value
-    given, else the default)."""
-    return {
-        p.name: (p.value if p.value is not None else p.default or "")
-        for p in run.job_parameters or []
-        if p.name
-    }
 
 
 def read_markers(client: WorkspaceClient, job_id: int) -> list[tuple[str, WorkspacePause | None]]:
