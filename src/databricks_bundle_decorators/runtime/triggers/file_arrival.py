@@ -40,7 +40,7 @@ from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ...backfill.changed_keys import affected_keys, plan_keys
+from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...definitions import JobDefinition
 from ...definitions.file_keys import KeyFromColumn, KeyFromPath
@@ -200,9 +200,4 @@ def resolve_file_arrival(
             list(plan.run),
             list(plan.pending),
         )
-    reads: set[str] = set(plan.run)
-    for key in plan.run:
-        reads.update(backfill.previous_keys(key, backfill.lookback))
-    return StoredRun(
-        tuple(backfill.sort_keys(list(reads))), plan.run, {}, plan.pending, files, gone
-    )
+    return StoredRun(with_lookback(backfill, plan.run), plan.run, {}, plan.pending, files, gone)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ...backfill import ResolvedKeys
 from ...backfill.catch_up import CatchUp
-from ...backfill.changed_keys import affected_keys, plan_keys
+from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
@@ -217,10 +217,7 @@ def _resolve(
     plan = plan_keys(
         backfill, [*pending, *affected_keys(backfill, changed, current)], trigger.max_keys
     )
-    reads: set[str] = set(plan.run)
-    for key in plan.run:
-        reads.update(backfill.previous_keys(key, backfill.lookback))
-    return StoredRun(tuple(backfill.sort_keys(list(reads))), plan.run, processed, plan.pending)
+    return StoredRun(with_lookback(backfill, plan.run), plan.run, processed, plan.pending)
 
 
 def _given(
@@ -242,10 +239,7 @@ def _given(
         processed[name] = max(version, processed.get(name, version))
     pending = tuple(k for k in (latest.pending if latest else ()) if k not in given)
     written = tuple(backfill.sort_keys(list(given)))
-    reads: set[str] = set(written)
-    for key in written:
-        reads.update(backfill.previous_keys(key, backfill.lookback))
-    return StoredRun(tuple(backfill.sort_keys(list(reads))), written, processed, pending)
+    return StoredRun(with_lookback(backfill, written), written, processed, pending)
 
 
 def _ref(name: str, environment: RunEnvironment) -> TableRef:
