@@ -36,7 +36,7 @@ from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
 from ..guard.pause.trigger_pause import dependant_triggers
 from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
-from ..ledger.journal_io import export_bytes
+from ..ledger.journal_io import create_file, export_bytes
 from ..ledger.journal_read import FORMAT, journal_folder
 from ..operations.downstream_triggers import WAREHOUSE_ENV
 from ..operations.trigger_catch_up import catch_up_dependants
@@ -127,27 +127,13 @@ def start_hold(
     lines = hold_triggers_detached(
         client, backfill_id=backfill_id, controller_job_id=controller_job_id, jobs=hold.dependants
     )
-    try:
-        _write(client, hold_path(job_id, backfill_id), hold.to_bytes())
+    try:  # replaces a resumed backfill's: only --detach writes it, and never while a
+        # controller run of the backfill is active (a resume refuses while one is)
+        create_file(client, hold_path(job_id, backfill_id), hold.to_bytes(), overwrite=True)
     except BaseException:
         release_triggers_detached(client, backfill_id=backfill_id, jobs=hold.dependants)
         raise
     return lines
-
-
-def _write(client: WorkspaceClient, path: str, content: bytes) -> None:
-    """Write the hold, replacing a resumed backfill's: only ``--detach`` writes it, and a
-    controller run of the backfill is never active then (a resume refuses while one is)."""
-    import base64
-
-    from databricks.sdk.service.workspace import ImportFormat
-
-    client.workspace.import_(
-        path,
-        content=base64.b64encode(content).decode(),
-        format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
-        overwrite=True,
-    )
 
 
 def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> TriggerHold | None:

@@ -51,8 +51,11 @@ def export_bytes(client: WorkspaceClient, path: str) -> bytes | None:
     return base64.b64decode(exported.content or "")
 
 
-def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
-    """Create the workspace file ``path``, never replacing one.
+def create_file(
+    client: WorkspaceClient, path: str, content: bytes, *, overwrite: bool = False
+) -> None:
+    """Create the workspace file ``path``, never replacing one (``overwrite``: replacing
+    it, for a file one writer alone writes).
 
     ``import`` with ``overwrite: false`` onto an existing path answers
     ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
@@ -60,7 +63,7 @@ def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
     journal's fencing and the control ops' order rest on.
 
     Raises:
-        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists.
+        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists (not ``overwrite``).
     """
     from databricks.sdk.service.workspace import ImportFormat
 
@@ -68,7 +71,7 @@ def create_file(client: WorkspaceClient, path: str, content: bytes) -> None:
         path,
         content=base64.b64encode(content).decode(),
         format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
-        overwrite=False,
+        overwrite=overwrite,
     )
 
 

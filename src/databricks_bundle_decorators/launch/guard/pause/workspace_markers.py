@@ -17,7 +17,6 @@ when the workspace cannot say, the caller keeps the pause.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ....errors import DbxdecError, UsageError, WorkspaceRejected
 from ....runtime.triggers.run_history import run_parameters
+from ...ledger.journal_io import create_file, export_bytes
 from ...workspace.workspace import environment_problem, first_line
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class Liveness:
 def read_markers(client: WorkspaceClient, job_id: int) -> list[tuple[str, WorkspacePause | None]]:
     """Every marker of job ``job_id``: (path, marker, or ``None`` when damaged)."""
     from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ExportFormat, ObjectType
+    from databricks.sdk.service.workspace import ObjectType
 
     try:
         items = list(client.workspace.list(paused_folder(job_id)))
@@ -143,28 +143,21 @@ def read_markers(client: WorkspaceClient, job_id: int) -> list[tuple[str, Worksp
         path = item.path or ""
         if item.object_type != ObjectType.FILE or not path.endswith(".json"):
             continue
-        try:
-            exported = client.workspace.export(path, format=ExportFormat.AUTO)
-        except ResourceDoesNotExist:  # deleted since the listing (its holder released)
+        content = export_bytes(client, path)
+        if content is None:  # deleted since the listing (its holder released)
             continue
         try:
-            text = base64.b64decode(exported.content or "").decode()
-            found.append((path, WorkspacePause.from_text(text)))
+            found.append((path, WorkspacePause.from_text(content.decode())))
         except (ValueError, KeyError, TypeError, AttributeError):
             found.append((path, None))
     return found
 
 
 def write_marker(client: WorkspaceClient, marker: WorkspacePause) -> None:
-    from databricks.sdk.service.workspace import ImportFormat
-
     client.workspace.mkdirs(paused_folder(marker.job_id))
-    client.workspace.import_(
-        paused_file(marker.job_id, marker.backfill_id),
-        content=base64.b64encode(marker.to_text().encode()).decode(),
-        format=ImportFormat.AUTO,
-        overwrite=True,  # the file is this backfill's alone: a resume rewrites it
-    )
+    path = paused_file(marker.job_id, marker.backfill_id)
+    # the file is this backfill's alone: a resume rewrites it
+    create_file(client, path, marker.to_text().encode(), overwrite=True)
 
 
 def delete_marker(client: WorkspaceClient, path: str) -> None:
