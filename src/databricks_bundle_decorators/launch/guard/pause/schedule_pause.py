@@ -56,9 +56,14 @@ __all__ = [
     "PAUSABLE",
     "PauseMarker",
     "SchedulePause",
+    "api_errors",
+    "job_blocks",
     "marker_path",
+    "restore_settings",
     "restore_stale_pauses",
+    "set_statuses",
     "slot_policy",
+    "status_of",
 ]
 
 
@@ -129,11 +134,11 @@ class SchedulePause:
             HELD.discard(holder.hold_id)
 
     def _pause(self, holder: Holder) -> tuple[str, bool]:
-        with _api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
-            found = _blocks(self.client, self.job_id)
+        with api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
+            found = job_blocks(self.client, self.job_id)
         blocks = {f: b for f, b in found.items() if f in self.fields}
         marker = read_marker(self.path)
-        to_pause = {f: _status(b) for f, b in blocks.items() if _status(b) != "PAUSED"}
+        to_pause = {f: status_of(b) for f, b in blocks.items() if status_of(b) != "PAUSED"}
         if not to_pause and marker is None:
             if not blocks:
                 return f"job {self.job!r} has no schedule or trigger: nothing to pause", False
@@ -159,8 +164,8 @@ class SchedulePause:
         if to_pause:
             try:
                 doing = f"pause the {_listed(to_pause)} of job {self.job!r}"
-                with _api_errors(self.client, doing, self.option):
-                    _set_statuses(
+                with api_errors(self.client, doing, self.option):
+                    set_statuses(
                         self.client, self.job_id, blocks, dict.fromkeys(to_pause, "PAUSED")
                     )
             except BaseException:
@@ -199,7 +204,7 @@ class SchedulePause:
                 write_marker(self.path, replace(marker, holders=rest))
                 running = ", ".join(h.who for h in live)
                 return f"{what} stays paused for the backfill still running ({running})"
-            restored = _restore(self.client, marker)
+            restored = restore_settings(self.client, marker.job, marker.job_id, marker.original)
         except DbxdecError as err:
             with contextlib.suppress(DbxdecError):
                 write_marker(self.path, replace(marker, holders=rest))
@@ -242,7 +247,7 @@ def restore_stale_pauses(client: WorkspaceClient, root: Path, job: str | None) -
             what = f"the {_listed(marker.original)} of job {marker.job!r}"
             if not marker.host or _same_host(marker.host, client.config.host or marker.host):
                 try:
-                    restored = _restore(client, marker)
+                    restored = restore_settings(client, marker.job, marker.job_id, marker.original)
                 except DbxdecError as err:
                     messages.append(
                         f"{what} stays paused since an interrupted backfill: could not restore "
@@ -304,18 +309,18 @@ def slot_policy(remote: RemoteJob, cap: int, *, paused: bool) -> tuple[int, list
 # -- the Jobs API ---------------------------------------------------------------------
 
 
-def _blocks(client: WorkspaceClient, job_id: int) -> dict[str, Any]:
+def job_blocks(client: WorkspaceClient, job_id: int) -> dict[str, Any]:
     settings = client.jobs.get(job_id).settings
     found = {f: getattr(settings, f, None) for f in PAUSABLE}
     return {f: b for f, b in found.items() if b is not None}
 
 
-def _status(block: Any) -> str | None:
+def status_of(block: Any) -> str | None:
     status = getattr(block, "pause_status", None)
     return None if status is None else str(status.value)
 
 
-def _set_statuses(
+def set_statuses(
     client: WorkspaceClient,
     job_id: int,
     blocks: Mapping[str, Any],
@@ -331,29 +336,33 @@ def _set_statuses(
     client.jobs.update(job_id, new_settings=JobSettings(**changed))
 
 
-def _restore(client: WorkspaceClient, marker: PauseMarker) -> str:
-    """Put ``marker.original`` back; what was restored, for the message."""
+def restore_settings(
+    client: WorkspaceClient, job: str, job_id: int, original: Mapping[str, str | None]
+) -> str:
+    """Put ``original`` (setting -> ``pause_status`` before the pause) back on deployed job
+    ``job_id`` (dbxdec job ``job``); what was restored, for the message."""
     from databricks.sdk.errors import InvalidParameterValue, NotFound, ResourceDoesNotExist
 
-    with _api_errors(client, f"restore the schedule of job {marker.job!r}"):
+    with api_errors(client, f"restore the schedule of job {job!r}"):
         try:
-            blocks = _blocks(client, marker.job_id)
+            blocks = job_blocks(client, job_id)
         except (ResourceDoesNotExist, NotFound, InvalidParameterValue) as exc:
             if "does not exist" not in str(exc) and not isinstance(exc, ResourceDoesNotExist):
                 raise
-            return f"job {marker.job_id} no longer exists"
+            return f"job {job_id} no longer exists"
         wanted = {
             field: status
-            for field, status in marker.original.items()
-            if field in blocks and (_status(blocks[field]) or "UNPAUSED") != (status or "UNPAUSED")
+            for field, status in original.items()
+            if field in blocks
+            and (status_of(blocks[field]) or "UNPAUSED") != (status or "UNPAUSED")
         }
         if wanted:
-            _set_statuses(client, marker.job_id, blocks, wanted)
-    return ", ".join(f"{WORDS[f]} {s or 'UNPAUSED'}" for f, s in marker.original.items())
+            set_statuses(client, job_id, blocks, wanted)
+    return ", ".join(f"{WORDS[f]} {s or 'UNPAUSED'}" for f, s in original.items())
 
 
 @contextmanager
-def _api_errors(
+def api_errors(
     client: WorkspaceClient, doing: str, option: str = "--pause-schedule"
 ) -> Iterator[None]:
     """One line for a failed request: what could not be done, and why."""

@@ -54,8 +54,7 @@ from typing import TYPE_CHECKING
 
 from ....errors import DbxdecError, UsageError
 from ..claims import when
-from .pause_markers import PauseMarker
-from .schedule_pause import _api_errors, _blocks, _restore, _set_statuses, _status
+from .schedule_pause import api_errors, job_blocks, restore_settings, set_statuses, status_of
 from .workspace_markers import (
     BACKFILL_ID,
     OPTION,
@@ -178,11 +177,11 @@ def _hold(
     controller_job_id: int,
     taken: dict[str, int],
 ) -> str:
-    with _api_errors(client, f"read the settings of job {job!r}", OPTION):
-        trigger = _blocks(client, job_id).get("trigger")
+    with api_errors(client, f"read the settings of job {job!r}", OPTION):
+        trigger = job_blocks(client, job_id).get("trigger")
     if trigger is None:
         return f"job {job!r} has no trigger: nothing to pause"
-    status = _status(trigger)
+    status = status_of(trigger)
     with marker_errors(client, job_id):
         markers = [m for _, m in read_markers(client, job_id) if m is not None]
     own = next((m for m in markers if m.backfill_id == backfill_id), None)
@@ -203,8 +202,8 @@ def _hold(
     with marker_errors(client, job_id):  # before the request: a crash after it is restored
         write_marker(client, marker)
     if status != "PAUSED":
-        with _api_errors(client, f"pause the trigger of job {job!r}", OPTION):
-            _set_statuses(client, job_id, {"trigger": trigger}, {"trigger": "PAUSED"})
+        with api_errors(client, f"pause the trigger of job {job!r}", OPTION):
+            set_statuses(client, job_id, {"trigger": trigger}, {"trigger": "PAUSED"})
     if others:
         holders = ", ".join(m.backfill_id for m in others)
         return (
@@ -303,16 +302,8 @@ def _restore_stale(
 
 
 def _restore_trigger(client: WorkspaceClient, marker: WorkspacePause) -> str:
-    """Put the trigger's original ``pause_status`` back (through :mod:`.schedule_pause`)."""
-    local = PauseMarker(
-        job=marker.job,
-        job_id=marker.job_id,
-        host=None,
-        original={"trigger": marker.original},
-        holders=(),
-        paused_at=marker.paused_at,
-    )
-    return _restore(client, local)
+    """Put the trigger's original ``pause_status`` back (as :mod:`.schedule_pause` does)."""
+    return restore_settings(client, marker.job, marker.job_id, {"trigger": marker.original})
 
 
 def _age(marker: WorkspacePause) -> float:
