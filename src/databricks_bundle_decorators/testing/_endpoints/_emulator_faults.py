@@ -109,7 +109,7 @@ class FaultControls:
         """Choose (kind, status) for this request; the caller holds the lock."""
         chosen: tuple[FaultKind, int] | None = None
         for scripted in self._scripted:
-            if scripted.path == path and scripted.job_id in (None, _as_int(job_hint)):
+            if scripted.path == path and scripted.job_id in (None, as_int(job_hint)):
                 if scripted.skip > 0:
                     scripted.skip -= 1
                     continue
@@ -135,7 +135,8 @@ class FaultControls:
         return chosen
 
 
-def _as_int(value: object) -> int | None:
+def as_int(value: object) -> int | None:
+    """``value`` as an integer (a JSON number or a numeric string), else ``None``."""
     try:
         return int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
     except ValueError:

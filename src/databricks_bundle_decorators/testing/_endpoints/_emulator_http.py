@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .._store._emulator_state import ApiError, JobsModel, JsonDict, RunRecord, invalid
-from ._emulator_faults import FaultControls
+from .._store._emulator_state import ApiError, JobsModel, JsonDict, invalid
+from ._emulator_faults import FaultControls, as_int
 from ._emulator_oauth import OAuthModel, route_oauth
 from ._emulator_permissions import PermissionsModel, route_identity
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
@@ -37,8 +37,6 @@ _ERROR_CODES = {
 }
 
 RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
-
-SubmissionGate = Callable[[list[RunRecord]], bool]
 
 
 @dataclass
@@ -122,9 +120,6 @@ class HttpFrontEnd(FaultControls):
     request_log: deque[tuple[str, str]]
     _lock: threading.Lock
     _changed: threading.Condition  # on _lock; notified whenever the state may have changed
-    _gate: SubmissionGate | None
-    _gate_quota: int | None  # held requests still to come (None: every one)
-    _blocked: int
     _wait_at_gates: Callable[[str, str, object], None]
     _connections: set[socket.socket]
     _model: JobsModel
@@ -317,18 +312,11 @@ _ENDPOINTS = frozenset(
 )
 
 
-def _as_int(value: object) -> int | None:
-    try:
-        return int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-    except ValueError:
-        return None
-
-
 def _opt_int(params: Mapping[str, Any], name: str) -> int | None:
     value = params.get(name)
     if value is None or value == "":
         return None
-    number = _as_int(value)
+    number = as_int(value)
     if number is None:
         raise invalid(f"Invalid value for {name}: {value!r}")
     return number

@@ -24,6 +24,11 @@ the principal (``userName`` its application ID, as for
 :meth:`~._emulator_permissions.PermissionControls.answer_me_as_service_principal`), and
 each request it authorized is logged (:attr:`OAuthModel.calls`) so that a test sees who
 called. Nothing here is ever logged with a secret or a token.
+
+Not modelled: token expiry (a token says ``expires_in`` 3600 but is accepted for the
+emulator's life; the SDK asks for a new one before expiry itself), and the SCIM ``Me``
+``userName`` of a service principal, which the API reference does not spell out: a test
+that relies on it is relying on this emulator, not on Databricks.
 """
 
 from __future__ import annotations

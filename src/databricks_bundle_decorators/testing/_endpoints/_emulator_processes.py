@@ -26,9 +26,12 @@ The run's state follows the process:
 - ``runs/cancel`` -> the run ends ``CANCELED`` at once and is never retried; the process
   gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds.
 
-:attr:`ProcessRuns.hold_starts` makes a process due to start wait (its run RUNNING, as
-while a cluster starts) until :meth:`ProcessRuns.release_starts`: tests use it to look at
-the workspace before any controller code has run. :meth:`ProcessRuns.stop` (called by the
+:attr:`ProcessRuns.hold_starts` makes a process due to start wait until
+:meth:`ProcessRuns.release_starts` (a test-only hold, its run shown RUNNING; on Databricks
+a run whose cluster and execution context are being prepared is ``PENDING``,
+databricks-sdk ``jobs.RunLifeCycleState``, so no code may rely on RUNNING meaning the
+task has started): tests use it to look at the workspace before any controller code has
+run. :meth:`ProcessRuns.stop` (called by the
 emulator's ``stop()``) kills every process still
 alive. Each attempt's stdout and stderr are kept (:meth:`ProcessRuns.outputs`) for tests.
 """
@@ -111,8 +114,8 @@ class ProcessRuns:
         self.extra_env: dict[str, str] = {}
         """More environment for every process (tests: short timeouts, a fault point)."""
         self.hold_starts = False
-        """While true, a process due to start (a run admitted, a task retried) waits, its
-        run RUNNING as while a cluster starts, until :meth:`release_starts`: a test then
+        """While true, a process due to start (a run admitted, a task retried) waits until
+        :meth:`release_starts` (a test-only hold: see the module docstring): a test then
         sees what happened before any controller code ran."""
         self._held: list[tuple[RunRecord, Mapping[str, Any]]] = []
         self._runs: dict[int, _RunProcesses] = {}

@@ -25,7 +25,10 @@ import time
 from collections.abc import Callable, Mapping
 
 from .._store._emulator_state import JobsModel, RunRecord
-from ._emulator_http import RUN_NOW, SubmissionGate
+from ._emulator_http import RUN_NOW
+
+SubmissionGate = Callable[[list[RunRecord]], bool]
+"""Whether a ``run-now`` waits at the gate, given every run."""
 
 __all__ = ["RequestMatch", "SyncControls"]
 
