@@ -54,11 +54,9 @@ class DbUtils(Protocol):
     def secrets(self) -> SecretsUtility: ...
 
 
-def job_run_client(
-    secret_scope: str = "", *, dbutils: DbUtils | None = None, **settings: Any
-) -> WorkspaceClient:
-    """A workspace client for code in a job run (see the module docstring); ``settings``
-    go to the SDK's ``Config`` (timeouts). Nothing is sent until the first call.
+def job_run_client(secret_scope: str = "", *, dbutils: DbUtils | None = None) -> WorkspaceClient:
+    """A workspace client for code in a job run (see the module docstring); ``dbutils``
+    reads the secret scope (default: the cluster's). Nothing is sent until the first call.
 
     Raises:
         UsageError: no credentials by default auth and no usable secret scope (one line).
@@ -67,7 +65,7 @@ def job_run_client(
     from databricks.sdk.config import Config
 
     try:
-        return WorkspaceClient(config=Config(**settings))
+        return WorkspaceClient(config=Config())
     except Exception as exc:  # the SDK raises ValueError subclasses with long texts
         if not secret_scope:
             reason = (str(exc).splitlines() or [type(exc).__name__])[0].split(", please")[0]
@@ -77,7 +75,7 @@ def job_run_client(
                 "DATABRICKS_TOKEN"
             ) from None
     principal = service_principal_settings(secret_scope, dbutils)
-    return WorkspaceClient(config=Config(**principal, **settings))
+    return WorkspaceClient(config=Config(**principal))
 
 
 def service_principal_settings(secret_scope: str, dbutils: DbUtils | None = None) -> dict[str, Any]:
