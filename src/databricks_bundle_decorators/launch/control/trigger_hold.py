@@ -31,14 +31,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...bundle.table_graph import build_table_graph
 from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
 from ..guard.pause.trigger_pause import dependant_triggers
 from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
 from ..ledger.journal_io import create_file, export_bytes
 from ..ledger.journal_read import FORMAT, journal_folder
-from ..operations.downstream_triggers import WAREHOUSE_ENV
+from ..operations.downstream_triggers import WAREHOUSE_ENV, written_by
 from ..operations.trigger_catch_up import catch_up_dependants
 
 if TYPE_CHECKING:
@@ -89,9 +88,7 @@ def hold_path(job_id: int, backfill_id: str) -> str:
 
 def plan_hold(registry: Registry, jobs: Sequence[str], job_ids: Mapping[str, int]) -> TriggerHold:
     """The dependants whose trigger watches a table the backfill's ``jobs`` write."""
-    graph = build_table_graph(registry)
-    definitions = {name: registry.get(name) for name in graph.jobs}
-    written = [table for job in jobs for table in graph.writes.get(job, ())]
+    graph, definitions, written = written_by(registry, jobs)
     found = dependant_triggers(graph, definitions, written)
     return TriggerHold(
         {d.job: job_ids[d.job] for d in found},

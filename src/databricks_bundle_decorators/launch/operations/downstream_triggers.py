@@ -15,12 +15,12 @@ local warehouse's Delta folders (https://docs.databricks.com/aws/en/jobs/trigger
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from ...bundle.table_graph import build_table_graph
-from ...definitions import Registry
+from ...bundle.table_graph import TableGraph, build_table_graph
+from ...definitions import JobDefinition, Registry
 from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.pause.trigger_pause import hold_dependant_triggers
 from ..prepare.prepared import Hold, PreparedBackfill, RunOutcome
@@ -50,6 +50,16 @@ def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBack
     return prepared
 
 
+def written_by(
+    registry: Registry, jobs: Sequence[str]
+) -> tuple[TableGraph, dict[str, JobDefinition], list[str]]:
+    """The bundle's table graph, its jobs' definitions, and every table ``jobs`` write
+    (what the dependants' triggers are matched against)."""
+    graph = build_table_graph(registry)
+    definitions = {name: registry.get(name) for name in graph.jobs}
+    return graph, definitions, [table for job in jobs for table in graph.writes.get(job, ())]
+
+
 def trigger_hold(
     workspace: DownstreamWorkspace,
     registry: Registry,
@@ -62,9 +72,7 @@ def trigger_hold(
 ) -> Hold:
     """What pauses the dependants' triggers of the backfill over ``jobs`` while it runs
     and catches them up at the end (see the module docstring)."""
-    graph = build_table_graph(registry)
-    definitions = {name: registry.get(name) for name in graph.jobs}
-    written = [table for job in jobs for table in graph.writes.get(job, ())]
+    graph, definitions, written = written_by(registry, jobs)
     warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
 
     @contextmanager
