@@ -72,6 +72,7 @@ from .params import (
     RUN_TIME_DEFAULT,
     TASK_PARAM,
     job_id_of,
+    keyless_run,
 )
 
 __all__ = [
@@ -113,6 +114,7 @@ __all__ = [
     "PresenceReport",
     "UndoOrder",
     "job_id_of",
+    "keyless_run",
     "keys_label",
     "parse_backfill_id",
     "parse_order",

@@ -121,3 +121,17 @@ def job_id_of(params: Mapping[str, str]) -> int | None:
     """
     value = params.get(JOB_ID_PARAM, "").strip()
     return int(value) if value.isdigit() else None
+
+
+def keyless_run(params: Mapping[str, str]) -> bool:
+    """Whether a run with these job parameters writes no backfill key although it leaves
+    ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
+    run, or the swap run of a full refresh (``backfill_full_refresh=swap:...``).
+
+    >>> keyless_run({"backfill_undo": "backfill=x"}), keyless_run({"backfill_key": ""})
+    (True, False)
+    """
+    keyless = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_MEASURE_PARAM)
+    if any(params.get(name, "").strip() for name in keyless):
+        return True
+    return params.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")

@@ -22,11 +22,8 @@ from typing import Literal
 
 from ...backfill.base import BackfillDef
 from ...backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_PRESENCE_PARAM,
-    BACKFILL_UNDO_PARAM,
     KeyRange,
+    keyless_run,
 )
 
 KeyState = Literal["succeeded", "failed", "cancelled", "running", "missing", "unknown"]
@@ -34,7 +31,6 @@ ObservedState = Literal["succeeded", "failed", "cancelled", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
 KeyHistory = Mapping[str, KeyState]
-_KEYLESS_RUN_PARAMS = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_MEASURE_PARAM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +117,7 @@ def keys_of_parameters(
     counting them as a scheduled run would mark today's key as run; so does the swap
     run of a full refresh (``backfill_full_refresh=swap:...``).
     """
-    if any(parameters.get(name, "").strip() for name in _KEYLESS_RUN_PARAMS):
-        return ()
-    if parameters.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:"):
+    if keyless_run(parameters):
         return ()
     encoded = KeyRange.from_params(parameters)
     try:

@@ -29,14 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_TASKS_PARAM,
-    BACKFILL_UNDO_PARAM,
     KeyRange,
+    keyless_run,
     parse_run_time,
 )
 from .trigger_state import StoredRun
@@ -47,13 +44,8 @@ if TYPE_CHECKING:
 
 RUNS_LIST_PAGE = 25
 """The largest ``runs/list`` page (``limit``: 1..25, the ``list_runs`` docstring)."""
-_NOT_THE_SCHEDULE = (
-    BACKFILL_UNDO_PARAM,
-    BACKFILL_PRESENCE_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_TASKS_PARAM,
-    BACKFILL_ID_PARAM,
-)
+_NOT_THE_SCHEDULE = (BACKFILL_TASKS_PARAM, BACKFILL_ID_PARAM)
+"""Besides :func:`...backfill.wire.keyless_run`: a run of chosen tasks, or of a backfill."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +120,6 @@ def _succeeded(run: Any) -> bool:
 
 
 def _counts(parameters: Mapping[str, str]) -> bool:
-    if any(parameters.get(name, "").strip() for name in _NOT_THE_SCHEDULE):
+    if keyless_run(parameters):  # an undo, presence, measure or swap run
         return False
-    return not parameters.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")
+    return not any(parameters.get(name, "").strip() for name in _NOT_THE_SCHEDULE)
