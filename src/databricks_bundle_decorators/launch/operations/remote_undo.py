@@ -36,12 +36,13 @@ from ..ledger.ledger import Ledger
 from ..workspace.first_watermark import Statements
 from ..workspace.table_history import read_history
 from ..workspace.target import read_target
-from ..workspace.workspace import request_refusals, require_job_parameter
+from ..workspace.workspace import first_line, request_refusals, require_job_parameter
 from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import record_undone
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import RunTask
 
 UNCHECKED = (
     "the undo of a --downstream backfill on Databricks checks every table of every job "
@@ -152,16 +153,16 @@ class RemoteUndo:
             )
             run_id = int(waiter.run_id)
             while True:
-                status = run_status(self.client.jobs.get_run(run_id))
+                run = self.client.jobs.get_run(run_id)
+                status = run_status(run)
                 if status.is_terminal:
                     break
                 time.sleep(self.poll_interval)
         except request_refusals() as exc:  # transport and credential failures: the CLI maps them
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise UsageError(f"the workspace refused the undo run: {first}") from None
+            raise UsageError(f"the workspace refused the undo run: {first_line(exc)}") from None
         page = f" ({status.url})" if status.url else ""
         # recorded whatever the outcome: a task may have restored before another refused
-        for table, version in _undo_reports(self.client, run_id):
+        for table, version in _undo_reports(self.client, run_id, run.tasks):
             record_undone(self.ledger, table, version)
         if status.state != "succeeded":
             raise UndoFailed(
@@ -172,10 +173,14 @@ class RemoteUndo:
         return [f"Undo run {run_id} succeeded{page}: restored {self.count} table(s)."]
 
 
-def _undo_reports(client: WorkspaceClient, run_id: int) -> list[tuple[str, int]]:
-    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported."""
+def _undo_reports(
+    client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
+) -> list[tuple[str, int]]:
+    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported;
+    ``tasks``: the ended run's tasks when the caller has just read them."""
     found: list[tuple[str, int]] = []
-    for task in client.jobs.get_run(run_id).tasks or []:
+    tasks = client.jobs.get_run(run_id).tasks if tasks is None else tasks
+    for task in tasks or []:
         if task.run_id is None:
             continue
         logs = client.jobs.get_run_output(task.run_id).logs or ""
