@@ -73,10 +73,14 @@ _TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELED", "CLOSED"})
 _THREE_PART = re.compile(r"`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`")
 
 
+def _table_folder(match: re.Match[str], folder: Path) -> Path:
+    """The local folder of a quoted three-part name (see ``map_tables``)."""
+    return folder.joinpath(*(match.group(i).replace("``", "`") for i in (1, 2, 3)))
+
+
 def _local_table(match: re.Match[str], folder: Path) -> str:
-    """The Delta folder that stands for a quoted three-part name (see ``map_tables``)."""
-    parts = [match.group(i).replace("``", "`") for i in (1, 2, 3)]
-    path = str(folder.joinpath(*parts)).replace("`", "``")
+    """The Delta table that stands for a quoted three-part name."""
+    path = str(_table_folder(match, folder)).replace("`", "``")
     return f"delta.`{path}`"
 
 
@@ -90,8 +94,7 @@ def _refuse_missing(statement: str, folder: Path) -> None:
     if statement.lstrip().upper().startswith("CREATE"):
         return
     for match in _THREE_PART.finditer(statement):
-        parts = [match.group(i).replace("``", "`") for i in (1, 2, 3)]
-        if not (folder.joinpath(*parts) / "_delta_log").is_dir():
+        if not (_table_folder(match, folder) / "_delta_log").is_dir():
             raise StatementFailed(
                 "TABLE_OR_VIEW_NOT_FOUND",
                 f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {match.group(0)} cannot be "
