@@ -22,6 +22,7 @@ from databricks_bundle_decorators.launch.launcher import BackfillRequest, Pacing
 from databricks_bundle_decorators.testing import JobsEmulator
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
+from . import killing_controller
 from .conftest import BACKFILL_PARAMS
 
 TOKEN = "dapi-controller-secret-7f3a9c"
@@ -58,7 +59,9 @@ class Workspace:
     def kill_at(self, point: str) -> None:
         """Kill the first controller process that reaches ``point`` (``<point>:<n>``)."""
         marker = self.root / "killed"
-        processes_of(self.emu).extra_env["DBXDEC_CONTROLLER_KILL_AT"] = f"{point}:{marker}"
+        processes = processes_of(self.emu)
+        processes.module = killing_controller.MODULE  # the entry point with kill points
+        processes.extra_env[killing_controller.KILL_AT_ENV] = f"{point}:{marker}"
 
     def attempts(self) -> list[int | None]:
         """The exit codes of the controller processes, in start order."""
@@ -152,7 +155,6 @@ def controller_job(emu: JobsEmulator) -> int:
 
 def open_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
     """The body of each controller test module's ``workspace`` fixture."""
-    monkeypatch.delenv("DBXDEC_CONTROLLER_KILL_AT", raising=False)
     with JobsEmulator(token=TOKEN) as emu:
         emu.default_duration = RUN_SECONDS
         job_id = emu.create_job(

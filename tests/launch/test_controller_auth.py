@@ -61,7 +61,7 @@ def _dbutils(secret: str) -> _StandInDbutils:
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workspace]:
     for name in ("DATABRICKS_TOKEN", "DATABRICKS_CLIENT_ID", "DATABRICKS_CLIENT_SECRET"):
         monkeypatch.delenv(name, raising=False)
-    for name in ("DATABRICKS_CONFIG_PROFILE", "DATABRICKS_AUTH_TYPE", "DBXDEC_CONTROLLER_KILL_AT"):
+    for name in ("DATABRICKS_CONFIG_PROFILE", "DATABRICKS_AUTH_TYPE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
     with JobsEmulator(token=TOKEN) as emu:

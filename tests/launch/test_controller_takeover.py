@@ -1,8 +1,8 @@
 """Kill trials and fencing of the detached backfill's controller (issue 28).
 
 Each kill trial ends one controller process with ``os._exit(137)`` at an enumerated point
-(``DBXDEC_CONTROLLER_KILL_AT``, read only by the entry point; a marker file makes it
-happen once); the emulator retries the task (``max_retries: -1``) or the next
+(injected by :mod:`.killing_controller`, which the emulator runs in place of the
+shipped entry point; a marker file makes it happen once); the emulator retries the task (``max_retries: -1``) or the next
 generation goes on, and the next controller process takes over from the journal. Each
 ends with every key succeeded exactly once and no key run twice. Settings: see
 :mod:`.controller_fixtures`; the tests sync on the emulator's ``wait_for`` conditions.

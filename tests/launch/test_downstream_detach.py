@@ -81,7 +81,6 @@ class Chain:
 
 @pytest.fixture
 def chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Chain]:
-    monkeypatch.delenv("DBXDEC_CONTROLLER_KILL_AT", raising=False)
     monkeypatch.delenv("DATABRICKS_WAREHOUSE_ID", raising=False)
     with JobsEmulator(token=TOKEN) as emu:
         emu.default_duration = 0.05

@@ -6,13 +6,13 @@ the CLI. ``dbxdec-controller`` (:mod:`.entry`) is the wheel entry point of the g
 ``dbxdec_controller`` job: one run of it drives one backfill from its journal with the
 same scheduler the local launcher uses (:mod:`.controller`, :mod:`.steered`), hands over
 to a fresh run of itself after a few hours (:mod:`.handover`), and authenticates as the
-job run may (:mod:`.auth`). :mod:`.faults` is the kill-point hook of the takeover tests.
+job run may (:mod:`.auth`).
 
 Its modules: ``entry`` (the entry point), ``controller`` and ``steered`` (one run
 driving the backfill, steered by pause/cancel ops), ``handover``, ``auth``, ``detach``
 (``--detach``: hand a planned backfill to a controller run), ``trigger_hold`` (a
 detached ``--downstream`` backfill's dependants' triggers, held by every generation and
-restored by the last), ``lost`` (a run that lost
-the claim never takes the backfill back) and the takeover tests'
-kill points ``faults`` and ``probes`` (a backend passing them on its way).
+restored by the last), and ``lost`` (a run that lost
+the claim never takes the backfill back). The takeover tests' kill points live in the
+tests (``tests/launch/killing_controller.py``), not here.
 """

@@ -43,10 +43,8 @@ from ..run.blocking import is_downstream, ledger_jobs
 from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
 from ..workspace.workspace import workspace_errors
-from .faults import KillPoints
 from .handover import start_controller
 from .lost import lost_before, mark_lost
-from .probes import KillingBackend
 from .steered import ControlState, SteeredDownstreamScheduler, SteeredScheduler
 from .trigger_hold import TriggerHold, end_hold, read_hold, renew_hold
 
@@ -115,7 +113,6 @@ def run_controller(
     request: ControllerRequest,
     *,
     out: TextIO | None = None,
-    kills: KillPoints | None = None,
 ) -> int:
     """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost.
 
@@ -125,7 +122,6 @@ def run_controller(
     Raises:
         DbxdecError: the journal cannot be read (one line), credentials refused.
     """
-    kills = kills or KillPoints()
     writer = f"controller:{request.run_id}:{secrets.token_hex(3)}"
     say = _printer(out or sys.stdout)  # looked up now: a caller may have replaced it
     ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
@@ -152,7 +148,7 @@ def run_controller(
         say(f"backfill {ledger.id} is cancelled: nothing to do (resume it to go on)")
         _release_held(client, request, ledger, say)
         return 0
-    backend, claims = _backend_and_claims(client, request, ledger, kills)
+    backend, claims = _backend_and_claims(client, request, ledger)
     interrupts = Interrupts()
     lost: list[str] = []
 
@@ -211,7 +207,6 @@ def run_controller(
             generation=request.generation + 1,
             parameters=dict(request.passed_on),
         )
-        kills.reached("handover")
         say(f"handed over to controller run {started.run_id} (generation {started.generation})")
         return 0
     counts = ", ".join(f"{n} {s}" for s, n in ledger.counts().items() if n)
@@ -220,7 +215,7 @@ def run_controller(
 
 
 def _backend_and_claims(
-    client: WorkspaceClient, request: ControllerRequest, ledger: Ledger, kills: KillPoints
+    client: WorkspaceClient, request: ControllerRequest, ledger: Ledger
 ) -> tuple[Backend, BackfillGuard]:
     """The backend of the backfill's runs and the claim on its keys: one job's, or, for a
     ``--downstream`` backfill, each job's (its deployed ids are in the journal).
@@ -242,7 +237,7 @@ def _backend_and_claims(
 
     if not is_downstream(ledger):
         one = DatabricksBackend(client, request.job_id, read_checks=checks)
-        return KillingBackend(one, kills), claim(ledger.job, request.job_id)
+        return one, claim(ledger.job, request.job_id)
     job_ids = dict(ledger.backend.job_ids)
     jobs = ledger_jobs(ledger)
     missing = [job for job in jobs if job not in job_ids]
@@ -256,7 +251,7 @@ def _backend_and_claims(
         job: DatabricksBackend(client, job_ids[job], read_checks=checks) for job in jobs
     }
     claims = JobClaims({job: claim(job, job_ids[job]) for job in jobs})
-    return KillingBackend(PerJobBackend(backends, ledger), kills), claims
+    return PerJobBackend(backends, ledger), claims
 
 
 def _hold_of(

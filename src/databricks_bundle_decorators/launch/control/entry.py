@@ -35,7 +35,6 @@ from ...errors import DbxdecError, UsageError
 from ..guard.workspace_claims import CLAIM_TTL
 from .auth import DbUtils, controller_client
 from .controller import ControllerRequest, run_controller
-from .faults import KillPoints
 
 SECRET_SCOPE_PARAM = "secret_scope"
 _TUNING = (
@@ -107,11 +106,10 @@ def main(argv: Sequence[str] | None = None, *, dbutils: DbUtils | None = None) -
     Args:
         dbutils: Reads the secret scope (default: the cluster's; tests: a stand-in).
     """
-    kills = KillPoints()  # read here only: the tests' kill points
     try:
         request, scope, timeout = parse_arguments(sys.argv[1:] if argv is None else argv)
         client = controller_client(scope, timeout=timeout, dbutils=dbutils)
-        code = run_controller(client, request, kills=kills)
+        code = run_controller(client, request)
     except DbxdecError as exc:
         print(f"Error: {exc.render()}", file=sys.stderr, flush=True)
         code = exc.exit_code
