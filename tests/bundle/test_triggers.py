@@ -1,4 +1,4 @@
-"""``@job(trigger=TableUpdate(...)/FileArrival(...))``: values checked at definition, the
+"""``@job(triggered_by=TableUpdate(...)/FileArrival(...))``: values checked at definition, the
 generated ``trigger`` block valid against the bundle schema, the trigger references as
 job parameters, and the emulator firing a table-update trigger over HTTP."""
 
@@ -31,10 +31,15 @@ RETURNS = source("main.raw.returns", event_time="ts")
 
 
 def _job(registry: Registry, trigger: object, backfill: Any = None) -> Any:
+    """A job triggered by ``trigger``: a raw dict is the Databricks ``trigger`` setting,
+    anything else goes to ``triggered_by``."""
+    raw = isinstance(trigger, dict)
+    typed = {"trigger": trigger} if raw else {"triggered_by": trigger}
+
     @job(
         registry=registry,
         backfill=backfill or DailyBackfill("2024-01-01", lookback=2),
-        trigger=trigger,
+        **typed,  # type: ignore[arg-type]
     )
     def sales() -> None:
         @task
@@ -106,6 +111,33 @@ def test_bad_values_fail_at_definition_with_one_line(make: Any, words: str) -> N
 def test_a_table_update_needs_a_time_backfill() -> None:
     with pytest.raises(DefinitionError, match="needs a time-based backfill"):
         _job(Registry(), TableUpdate([ORDERS]), backfill=StaticBackfill(["a"]))
+
+
+def test_a_typed_trigger_under_the_databricks_setting_name_is_refused() -> None:
+    """``trigger=`` is Databricks' own setting: a typed value there names ``triggered_by``."""
+    with pytest.raises(DefinitionError, match=r"write triggered_by=TableUpdate\(\.\.\.\)"):
+
+        @job(
+            registry=Registry(), backfill=DailyBackfill("2024-01-01"), trigger=TableUpdate([ORDERS])
+        )
+        def sales() -> None: ...
+
+
+def test_triggered_by_and_a_raw_trigger_together_are_refused() -> None:
+    with pytest.raises(DefinitionError, match="not both"):
+
+        @job(
+            registry=Registry(),
+            backfill=DailyBackfill("2024-01-01"),
+            triggered_by=TableUpdate([ORDERS]),
+            trigger={"periodic": {"interval": 1, "unit": "HOURS"}},
+        )
+        def sales() -> None: ...
+
+
+def test_triggered_by_refuses_a_value_of_another_type() -> None:
+    with pytest.raises(DefinitionError, match="triggered_by must be TableUpdate"):
+        _job(Registry(), "orders")
 
 
 def test_a_raw_trigger_dict_passes_through_with_a_warning_naming_table_update() -> None:

@@ -162,7 +162,7 @@ ORDERS = source("main.raw.orders", event_time="ts")
 
 
 @job(name="orders_daily", backfill=DailyBackfill("2024-01-01", lookback=1), sources=[ORDERS],
-     trigger=TableUpdate([ORDERS]))
+     triggered_by=TableUpdate([ORDERS]))
 def orders_daily():
     @task(io_manager=SparkTableIoManager("main.out.orders", partition_column="day"))
     def count():

@@ -33,7 +33,7 @@ def sub_a():
 
 
 @job(name="sub_b", backfill=DailyBackfill("2024-01-01", lookback=1), sources=[A],
-     trigger=TableUpdate([A]))
+     triggered_by=TableUpdate([A]))
 def sub_b():
     @task(io_manager=SparkTableIoManager("main.sub.b", partition_column="day"))
     def write():

@@ -18,7 +18,7 @@ def test_from_version_without_trigger_and_trigger_without_table_update_are_refus
     assert "--from-version goes with --trigger table_update" in assert_one_error_line(err)
     code, _, err = cli("run", "cli_daily", "--trigger", "table_update", "--local")
     assert code == 2
-    assert "has no trigger=TableUpdate(...)" in assert_one_error_line(err)
+    assert "has no triggered_by=TableUpdate(...)" in assert_one_error_line(err)
 
 
 def test_a_file_arrival_trigger_is_refused_for_a_job_without_one(
@@ -27,7 +27,7 @@ def test_a_file_arrival_trigger_is_refused_for_a_job_without_one(
     cli = Cli(run_project(tmp_path), capsys)
     code, _, err = cli("run", "cli_daily", "--trigger", "file_arrival", "--local")
     assert code == 2
-    assert "has no trigger=FileArrival(..., keys=...)" in assert_one_error_line(err)
+    assert "has no triggered_by=FileArrival(..., keys=...)" in assert_one_error_line(err)
     code, _, err = cli(
         "run", "cli_daily", "--trigger", "file_arrival", "--from-version", "1", "--local"
     )

@@ -32,7 +32,9 @@ URL = "/Volumes/main/raw/landing/"
 
 
 def _job(trigger: object, backfill: Any = None) -> Any:
-    @job(registry=Registry(), backfill=backfill or DailyBackfill("2024-01-01"), trigger=trigger)
+    @job(
+        registry=Registry(), backfill=backfill or DailyBackfill("2024-01-01"), triggered_by=trigger
+    )
     def landing() -> None:
         @task
         def load() -> None:

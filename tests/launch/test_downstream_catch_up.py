@@ -59,14 +59,14 @@ def job_a() -> None:
     _writes(A_TABLE)
 
 
-@registry.job(name="job_b", backfill=B_DAILY, sources=[A_SRC], trigger=TableUpdate([A_SRC]))
+@registry.job(name="job_b", backfill=B_DAILY, sources=[A_SRC], triggered_by=TableUpdate([A_SRC]))
 def job_b() -> None:
     _writes(B_TABLE)
 
 
 @registry.job(
     name="job_c", backfill=MonthlyBackfill("2024-01-01"), sources=[B_SRC],
-    trigger=TableUpdate([B_SRC]),
+    triggered_by=TableUpdate([B_SRC]),
 )  # fmt: skip
 def job_c() -> None:
     _writes(C_TABLE)

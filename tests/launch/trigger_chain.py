@@ -49,7 +49,7 @@ def job_a() -> None:
     t()
 
 
-@registry.job(name="job_b", backfill=B_DAILY, sources=[A_SRC], trigger=TableUpdate([A_SRC]))
+@registry.job(name="job_b", backfill=B_DAILY, sources=[A_SRC], triggered_by=TableUpdate([A_SRC]))
 def job_b() -> None:
     @task(name="t", io_manager=SparkTableIoManager(B_TABLE, partition_column="day"))
     def t() -> Any:
@@ -62,7 +62,7 @@ def job_b() -> None:
 
 @registry.job(
     name="job_c", backfill=MonthlyBackfill("2024-01-01"), sources=[B_SRC],
-    trigger=TableUpdate([B_SRC]),
+    triggered_by=TableUpdate([B_SRC]),
 )  # fmt: skip
 def job_c() -> None:
     @task(name="t", io_manager=SparkTableIoManager(C_TABLE, partition_column="month"))
@@ -74,7 +74,7 @@ def job_c() -> None:
 
 @registry.job(
     name="job_files", backfill=A_DAILY, sources=[A_SRC],
-    trigger=FileArrival("/Volumes/main/chain/landing/"),
+    triggered_by=FileArrival("/Volumes/main/chain/landing/"),
 )  # fmt: skip
 def job_files() -> None:
     @task(name="t", io_manager=SparkTableIoManager("main.chain.files", partition_column="day"))
@@ -84,7 +84,9 @@ def job_files() -> None:
     t()
 
 
-@registry.job(name="job_other", backfill=A_DAILY, sources=[OTHER], trigger=TableUpdate([OTHER]))
+@registry.job(
+    name="job_other", backfill=A_DAILY, sources=[OTHER], triggered_by=TableUpdate([OTHER])
+)
 def job_other() -> None:
     @task(name="t", io_manager=SparkTableIoManager("main.other.y", partition_column="day"))
     def t() -> Any:

@@ -70,7 +70,7 @@ def _rows_in_windows(folder: Path) -> list[tuple[str, int]]:
 
 
 def _job(registry: Registry, name: str, trigger: FileArrival, folder: Path) -> None:
-    @registry.job(name=name, backfill=DAILY, trigger=trigger)
+    @registry.job(name=name, backfill=DAILY, triggered_by=trigger)
     def body() -> None:
         @task(name="t", io_manager=SparkTableIoManager(f"main.out.{name}", partition_column="day"))
         def t() -> Any:

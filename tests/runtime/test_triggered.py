@@ -50,7 +50,7 @@ def _daily_counts(src: Any) -> Any:
 
 
 def _make_job(name: str, src: Any, out: str, *, two_tasks: bool) -> None:
-    @registry.job(name=name, backfill=DAILY, sources=[src], trigger=TableUpdate([src]))
+    @registry.job(name=name, backfill=DAILY, sources=[src], triggered_by=TableUpdate([src]))
     def body() -> None:
         @task(
             name="t1", io_manager=SparkTableIoManager(f"main.out.{out}_1", partition_column="day")
@@ -84,7 +84,7 @@ _make_job("override_job", CDF, "override", two_tasks=False)
 
 @registry.job(
     name="capped_trigger_job", backfill=DAILY, sources=[CDF],
-    trigger=TableUpdate([CDF], max_keys=3),
+    triggered_by=TableUpdate([CDF], max_keys=3),
 )  # fmt: skip
 def capped_trigger_job() -> None:
     """Run through ``dbxdec run --local --trigger table_update`` (``trigger_cli_pipeline``)."""
@@ -101,7 +101,7 @@ DEPLOY_STATE = "main.raw.deploy_state"
 
 @registry.job(
     name="deployed_job", backfill=DAILY, sources=[CDF],
-    trigger=TableUpdate([CDF], state_table=DEPLOY_STATE),
+    triggered_by=TableUpdate([CDF], state_table=DEPLOY_STATE),
 )  # fmt: skip
 def deployed_job() -> None:
     @task(name="t", io_manager=SparkTableIoManager("main.out.deployed", partition_column="day"))

@@ -1,4 +1,4 @@
-"""``@job(trigger=...)`` -> the job's ``trigger`` setting, as the Jobs API documents it.
+"""``@job(triggered_by=...)`` -> the job's ``trigger`` setting, as the Jobs API documents it.
 
 ``trigger.table_update``: ``table_names``, ``condition``, ``min_time_between_triggers_seconds``,
 ``wait_after_last_change_seconds``; ``trigger.file_arrival``: ``url`` and the same two

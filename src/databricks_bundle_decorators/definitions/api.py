@@ -6,11 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
 from ..backfill.base import BackfillDef
+from ..backfill.deadline import Deadline
 from ..backfill.quartz import QuartzSchedule
 from .cluster import JobCluster
 from .job import JobDefinition
 from .registry import Registry, default_registry
 from .sources import Source
+from .triggers import Trigger
 
 
 @overload
@@ -26,6 +28,9 @@ def job(
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
     sources: Sequence[Source] | None = None,
+    check_results: str | None = None,
+    deadline: Deadline | None = None,
+    triggered_by: Trigger | None = None,
     registry: Registry | None = None,
     **settings: Any,
 ) -> Callable[[Callable[..., Any]], JobDefinition]: ...
@@ -39,6 +44,9 @@ def job(
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
     sources: Sequence[Source] | None = None,
+    check_results: str | None = None,
+    deadline: Deadline | None = None,
+    triggered_by: Trigger | None = None,
     registry: Registry | None = None,
     **settings: Any,
 ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
@@ -56,11 +64,16 @@ def job(
             :class:`QuartzSchedule`.
         sources: The :func:`source` tables the tasks read (``SOURCE.read()``); a local
             run checks before Spark starts that each has a local table or stand-in.
+        check_results: The Delta table (``catalog.schema.table``) the tasks write their
+            check results to (see ``runtime.checks.check_results``); default: the
+            project's ``[tool.dbxdec] check_results``.
+        deadline: When each key is due: a :class:`~databricks_bundle_decorators.backfill.Deadline`.
+        triggered_by: ``TableUpdate(...)`` or ``FileArrival(...)``: what triggers the job,
+            so a triggered run processes the keys that changed.
         registry: Register into this registry instead of the default one.
         **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
-            ``email_notifications``, ``queue``, ...), passed through; except
-            ``check_results="catalog.schema.table"``: the Delta table the tasks write
-            their check results to (see ``runtime.checks.check_results``).
+            ``email_notifications``, ``queue``, a raw ``trigger={...}``, ...), passed
+            through as they are.
 
     Example:
         >>> from databricks_bundle_decorators import DailyBackfill, Registry, task
@@ -87,6 +100,9 @@ def job(
         cluster=cluster,
         schedule=schedule,
         sources=sources,
+        check_results=check_results,
+        deadline=deadline,
+        triggered_by=triggered_by,
         **settings,
     )
     return decorated

@@ -190,6 +190,9 @@ def make_job(
     cluster: JobCluster | None = None,
     schedule: str | QuartzSchedule | None = None,
     sources: Sequence[Source] | None = None,
+    check_results: object = None,
+    deadline: object = None,
+    triggered_by: object = None,
     settings: Mapping[str, Any],
 ) -> JobDefinition:
     """Capture ``fn`` as a job and register it in ``registry`` (nothing is executed)."""
@@ -199,9 +202,7 @@ def make_job(
     where = str(source)
     job_name = name or fn.__name__
     settings = dict(settings)
-    check_results = settings.pop("check_results", None)
-    deadline = settings.pop("deadline", None)
-    trigger = trigger_of(settings, backfill, job_name or "?", where)
+    trigger = trigger_of(triggered_by, settings, backfill, job_name or "?", where)
     if not isinstance(job_name, str) or _JOB_NAME.fullmatch(job_name) is None:
         raise DefinitionError(
             f"job name {job_name!r} is invalid: expected a letter or _ then up to 99 of "

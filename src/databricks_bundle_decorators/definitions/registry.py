@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backfill.base import BackfillDef
+from ..backfill.deadline import Deadline
 from ..backfill.quartz import QuartzSchedule
 from ..errors import DefinitionError, UsageError, did_you_mean
 from .cluster import JobCluster
 from .job import JobDefinition, make_job
 from .sources import Source
+from .triggers import Trigger
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +115,9 @@ class Registry:
         cluster: JobCluster | None = None,
         schedule: str | QuartzSchedule | None = None,
         sources: Sequence[Source] | None = None,
+        check_results: str | None = None,
+        deadline: Deadline | None = None,
+        triggered_by: Trigger | None = None,
         **settings: Any,
     ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
         """``@job`` bound to this registry (see :func:`databricks_bundle_decorators.job`)."""
@@ -127,6 +132,9 @@ class Registry:
                 cluster=cluster,
                 schedule=schedule,
                 sources=sources,
+                check_results=check_results,
+                deadline=deadline,
+                triggered_by=triggered_by,
                 settings=settings,
             )
 

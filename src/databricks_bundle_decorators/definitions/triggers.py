@@ -1,6 +1,6 @@
 """Data triggers of a job: ``TableUpdate`` and ``FileArrival`` (values, validated here).
 
-``@job(trigger=TableUpdate(sources=[ORDERS], max_keys=7))`` generates the documented
+``@job(triggered_by=TableUpdate(sources=[ORDERS], max_keys=7))`` generates the documented
 ``trigger.table_update`` block and makes a triggered run process the keys the commits
 changed (see the guide "Triggered and self-healing jobs"). Rules checked at definition,
 each from the Jobs API reference (``jobs.TableUpdateTriggerConfiguration`` and
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -264,38 +264,55 @@ Trigger = TableUpdate | FileArrival
 
 
 def trigger_of(
-    settings: dict[str, Any], backfill: BackfillDef | None, job: str, where: str
+    value: object,
+    settings: Mapping[str, Any],
+    backfill: BackfillDef | None,
+    job: str,
+    where: str,
 ) -> Trigger | None:
-    """Take ``trigger`` out of ``settings`` when it is a :class:`TableUpdate` or
-    :class:`FileArrival`; a raw dict stays in ``settings`` (passed through as before),
-    with a warning naming the typed values.
+    """``@job(triggered_by=...)`` checked against the job's backfill. A raw
+    ``trigger={...}`` in ``settings`` is the Databricks job setting, passed through as it
+    is, with a warning naming the typed values.
 
     Raises:
-        DefinitionError: a ``TableUpdate`` on a job without a time-based backfill, or a
-            trigger that is neither a value nor a dict.
+        DefinitionError: ``triggered_by`` is not a ``TableUpdate`` / ``FileArrival``, or
+            needs a time-based backfill the job lacks; ``trigger=`` was given a typed
+            value (it is the Databricks setting), or both ``trigger`` and ``triggered_by``.
     """
-    value = settings.get("trigger")
-    if value is None:
-        return None
-    if isinstance(value, dict):
+    raw = settings.get("trigger")
+    if isinstance(raw, TableUpdate | FileArrival):
+        raise DefinitionError(
+            f"trigger={type(raw).__name__}(...) is the Databricks job setting: write "
+            f"triggered_by={type(raw).__name__}(...)",
+            job=job,
+            location=where,
+        )
+    if raw is not None and value is not None:
+        raise DefinitionError(
+            "give triggered_by=... or a raw trigger={...}, not both",
+            job=job,
+            location=where,
+        )
+    if isinstance(raw, dict):
         warnings.warn(
             f"job {job!r}: trigger={{...}} is passed to Databricks as is and runs resolve the "
-            "key of now; use trigger=TableUpdate(...) (or FileArrival(...)) so a triggered "
-            "run processes the keys that changed",
+            "key of now; use triggered_by=TableUpdate(...) (or FileArrival(...)) so a "
+            "triggered run processes the keys that changed",
             UserWarning,
             stacklevel=4,
         )
+    if value is None:
         return None
     if not isinstance(value, TableUpdate | FileArrival):
         raise DefinitionError(
-            f"trigger must be TableUpdate(...), FileArrival(...) or a dict, got "
+            f"triggered_by must be TableUpdate(...) or FileArrival(...), got "
             f"{type(value).__name__}",
             job=job,
             location=where,
         )
     if isinstance(value, TableUpdate) and not isinstance(backfill, TimeBackfill):
         raise DefinitionError(
-            "trigger=TableUpdate(...) needs a time-based backfill (DailyBackfill, ...): "
+            "triggered_by=TableUpdate(...) needs a time-based backfill (DailyBackfill, ...): "
             "changed rows map to its keys",
             job=job,
             location=where,
@@ -303,10 +320,9 @@ def trigger_of(
     keyed_files = isinstance(value, FileArrival) and value.keys is not None
     if keyed_files and not isinstance(backfill, TimeBackfill):
         raise DefinitionError(
-            "trigger=FileArrival(keys=...) needs a time-based backfill (DailyBackfill, "
+            "triggered_by=FileArrival(keys=...) needs a time-based backfill (DailyBackfill, "
             "...): the files' keys are its keys",
             job=job,
             location=where,
         )
-    del settings["trigger"]
     return value

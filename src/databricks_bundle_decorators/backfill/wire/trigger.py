@@ -1,6 +1,6 @@
 """The job parameters of a table-triggered job, and how a task reads them.
 
-A job declared with ``@job(trigger=TableUpdate(...))`` carries three more job parameters
+A job declared with ``@job(triggered_by=TableUpdate(...))`` carries three more job parameters
 (names under the reserved ``dbxdec_`` prefix, so they never collide with a user's):
 
 * ``dbxdec_trigger_tables``: ``{{job.trigger.table_update.updated_tables}}``;
@@ -25,7 +25,7 @@ A run that is not table-triggered (run-now, a launched backfill, a schedule) lea
 references unrendered or empty; the docs do not say which, so :func:`triggered_versions`
 treats either as "not triggered".
 
-A job declared with ``@job(trigger=FileArrival(url, keys=...))`` carries one more:
+A job declared with ``@job(triggered_by=FileArrival(url, keys=...))`` carries one more:
 ``dbxdec_trigger_location``: ``{{job.trigger.file_arrival.location}}`` ("the file
 arrival location", https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
 Only whether it is rendered matters (:func:`triggered_location`): the run lists the

@@ -38,7 +38,7 @@ def simulated_file_arrival(job: JobDefinition) -> dict[str, str]:
     trigger = job.trigger
     if not isinstance(trigger, FileArrival) or trigger.keys is None:
         raise UsageError(
-            f"job {job.name!r} has no trigger=FileArrival(..., keys=...): --trigger "
+            f"job {job.name!r} has no triggered_by=FileArrival(..., keys=...): --trigger "
             "file_arrival simulates one"
         )
     if trigger.local is None:
@@ -66,7 +66,7 @@ def simulated_trigger(
     trigger = job.trigger
     if not isinstance(trigger, TableUpdate):
         raise UsageError(
-            f"job {job.name!r} has no trigger=TableUpdate(...): --trigger table_update "
+            f"job {job.name!r} has no triggered_by=TableUpdate(...): --trigger table_update "
             "simulates one"
         )
     spark = local_spark_session()

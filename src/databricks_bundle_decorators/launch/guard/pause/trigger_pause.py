@@ -78,7 +78,7 @@ def dependant_triggers(
     """The jobs of ``graph`` whose trigger watches a table in ``written`` (or a location
     in ``locations``), in the graph's job order.
 
-    Example: with ``B`` declared ``trigger=TableUpdate([source("main.s.a", ...)])``,
+    Example: with ``B`` declared ``triggered_by=TableUpdate([source("main.s.a", ...)])``,
     ``dependant_triggers(graph, defs, ["main.s.a"])`` is
     ``[DependantTrigger("B", ("main.s.a",))]``.
     """
