@@ -1,6 +1,6 @@
 """Public module: IoManagers users pass to ``@task(io_manager=...)``."""
 
-from .runtime.core.context import InputContext, OutputContext
+from .definitions.contracts import InputContext, OutputContext
 from .runtime.core.keys import get_written_keys
 from .runtime.io import IoManager, SparkTableIoManager
 from .runtime.job_tables.tables import local_table_path, read_table

@@ -24,10 +24,10 @@ import pytest
 
 from databricks_bundle_decorators import MonthlyBackfill, Registry, task
 from databricks_bundle_decorators.backfill.wire.trigger import TRIGGER_KEYS_PARAM
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.trigger_coverage import COVERED, covered_value
 from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState

@@ -21,9 +21,9 @@ from databricks_bundle_decorators.backfill.wire.trigger import (
     TRIGGER_KEYS_PARAM,
     TRIGGER_VERSIONS_PARAM,
 )
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.launch.operations.trigger_catch_up import catch_up_dependants
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
 from databricks_bundle_decorators.testing import JobsEmulator

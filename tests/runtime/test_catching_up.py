@@ -11,9 +11,9 @@ import pytest
 
 from databricks_bundle_decorators import CatchUp, DailyBackfill, MonthlyBackfill, Registry, task
 from databricks_bundle_decorators.backfill import TimeBackfill
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.local_trigger import pending_line

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.backfill.check_report import CheckResult
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.runtime.checks.check_results import (
     results_ref,
     write_check_results,
 )
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 
 pytestmark = [pytest.mark.spark]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.runtime.io.spark_table import SparkTableIoManager
 from databricks_bundle_decorators.runtime.storage import delta as delta_module
 from tests import connect_lane

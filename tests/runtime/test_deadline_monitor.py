@@ -21,10 +21,10 @@ from databricks_bundle_decorators import (
     task,
 )
 from databricks_bundle_decorators.backfill.check_report import CheckResult
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 from databricks_bundle_decorators.runtime import monitor_entry
 from databricks_bundle_decorators.runtime.checks.check_results import write_check_results
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.running.deadline_monitor import (
     NewOverdueKeys,

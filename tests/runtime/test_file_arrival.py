@@ -21,9 +21,9 @@ from databricks_bundle_decorators import (
     task,
 )
 from databricks_bundle_decorators.backfill.wire.trigger import TRIGGER_LOCATION_PARAM
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
 from databricks_bundle_decorators.runtime.triggers.local_trigger import (

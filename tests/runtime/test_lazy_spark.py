@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.runtime.core.context import LazySession, RunEnvironment
+from databricks_bundle_decorators.definitions.contracts import LazySession, RunEnvironment
 
 DBXDEC_RUN = Path(sys.executable).with_name("dbxdec-run")
 HERE = Path(__file__).resolve().parent

@@ -18,10 +18,10 @@ import pytest
 
 from databricks_bundle_decorators import DailyBackfill, Registry, job, params, task
 from databricks_bundle_decorators.backfill.wire import KeyRange, PresenceOrder, PresenceReport
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 from databricks_bundle_decorators.runtime import entrypoint
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.programs.presence import (
     JobPresence,

@@ -30,12 +30,9 @@ from databricks_bundle_decorators.backfill.wire import (
     PresenceOrder,
     UndoOrder,
 )
+from databricks_bundle_decorators.definitions.contracts import LazySession, RunEnvironment
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.runtime.core.context import (
-    LazySession,
-    RunEnvironment,
-    current_environment,
-)
+from databricks_bundle_decorators.runtime.core.context import current_environment
 from databricks_bundle_decorators.runtime.core.task_values import LocalTaskValueStore
 from databricks_bundle_decorators.runtime.programs.run_kinds import (
     RUN_KIND_NAMES,

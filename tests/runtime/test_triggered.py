@@ -17,10 +17,10 @@ from databricks_bundle_decorators.backfill.wire.trigger import (
     TRIGGER_VERSIONS_PARAM,
     encode_versions,
 )
+from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.runtime import run_job_locally
-from databricks_bundle_decorators.runtime.core.context import RunEnvironment
 from databricks_bundle_decorators.runtime.core.key_columns import backfill_key_column
 from databricks_bundle_decorators.runtime.core.keys import get_written_keys
 from databricks_bundle_decorators.runtime.storage.table_name import TableName

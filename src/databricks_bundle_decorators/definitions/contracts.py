@@ -1,4 +1,6 @@
-"""The contracts a task's options must meet: :class:`IoManager` and :class:`Check`.
+"""The contracts a task's options must meet: :class:`IoManager` and :class:`Check`, and
+the typed contexts an IoManager is given (:class:`OutputContext`, :class:`InputContext`,
+:class:`RunEnvironment`).
 
 They live with the definitions so ``@task(io_manager=..., checks=[...])`` is checked
 when it is written, not on the cluster. The implementations (``SparkTableIoManager``,
@@ -8,9 +10,14 @@ in one place (:mod:`databricks_bundle_decorators.runtime.checks.checking`).
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
+
+from ..backfill.scope import KeyScope
 
 ROWS_METRIC = "__rows"
 """The metric holding a slice's row count in :meth:`Check.failure`'s ``values``."""
@@ -34,7 +41,7 @@ class IoManager(ABC):
     ``handle_output`` receives the keys the run writes (``context.scope``) and must
     replace exactly those partitions; ``load_input`` receives the keys the downstream
     run reads (lookback included) or ``all_partitions``. The contexts are
-    ``runtime.core.context.OutputContext`` and ``InputContext``.
+    :class:`OutputContext` and :class:`InputContext` (below).
 
     When ``evaluates_checks`` is true the IoManager fuses the task's checks
     (``context.checks``) into its write and has them judged, through
@@ -45,11 +52,11 @@ class IoManager(ABC):
     evaluates_checks: ClassVar[bool] = False
 
     @abstractmethod
-    def handle_output(self, context: Any, obj: Any) -> None:
+    def handle_output(self, context: OutputContext, obj: Any) -> None:
         """Write ``obj`` for the keys in ``context.scope``."""
 
     @abstractmethod
-    def load_input(self, context: Any) -> Any:
+    def load_input(self, context: InputContext) -> Any:
         """Read the upstream output for the keys in ``context.scope``."""
 
     @property
@@ -157,3 +164,114 @@ def check_options(check: Check, severity: object, on_fail: object) -> None:
             f"check {check.name}: on_fail='quarantine' needs a row-level check (Expect); "
             f"{type(check).__name__} judges a whole slice, not single rows"
         )
+
+
+class LazySession:
+    """A ``SparkSession`` made on first use, once: a task that reads and writes nothing
+    through Spark (no IoManager on it or its inputs, no source, no ``read_table``)
+    never starts a JVM.
+
+    Example:
+        >>> from databricks_bundle_decorators.runtime.session.spark import local_spark_session
+        >>> session = LazySession(local_spark_session)  # no JVM yet
+        >>> session.started
+        False
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        """Whether the session has been made."""
+        return self._session is not None
+
+    def get(self) -> Any:
+        """The session, made by the factory on the first call."""
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._session = self._factory()
+        return self._session
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnvironment:
+    """Where a task runs.
+
+    Attributes:
+        session: The ``SparkSession``, a :class:`LazySession` that makes it on first
+            use, or ``None`` (no Spark). Read it as :attr:`spark`.
+        warehouse: Local folder that holds tables when not on Databricks.
+        databricks: Whether tables are Unity Catalog Delta tables.
+        run_id: Identifies the job run: task values of one run live together, and
+            Delta commits carry it so a retried attempt of the run never commits twice.
+            Unique per run; empty when unknown (then commits carry no id).
+        staging: In a stage run of a full refresh, its backfill id: the Spark tables
+            the job writes are written to and read from their staging tables (see
+            ``backfill.refresh``); empty otherwise.
+        task_run_id: On Databricks, the task run's own id (one per attempt); it names
+            the attempt in the task's check report. Empty when unknown.
+        backfill_id: In a run of ``dbxdec backfill``, the backfill's id (job parameter
+            ``backfill_id``): Delta commits carry it in ``userMetadata``. Empty otherwise.
+    """
+
+    session: Any
+    warehouse: Path
+    databricks: bool = False
+    run_id: str = ""
+    staging: str = ""
+    task_run_id: str = ""
+    backfill_id: str = ""
+
+    @property
+    def spark(self) -> Any:
+        """The ``SparkSession``; a lazy one is made now if it was not yet."""
+        session = self.session
+        return session.get() if isinstance(session, LazySession) else session
+
+
+@dataclass(frozen=True, slots=True)
+class OutputContext:
+    """A write: the task that produced the output and the keys the run writes.
+
+    Attributes:
+        job_name: The job being run.
+        task_key: The task whose output is written.
+        scope: The keys the run writes (``ResolvedKeys.written``), with their windows.
+        environment: Spark session and storage location.
+        checks: The task's per-slice checks; an IoManager whose ``evaluates_checks`` is
+            true evaluates them before its write commits.
+        force_rewrite: The run was asked to rewrite keys an append-once output already
+            holds (``backfill_force_rewrite``; see ``runtime.io.append_once``).
+    """
+
+    job_name: str
+    task_key: str
+    scope: KeyScope
+    environment: RunEnvironment
+    checks: tuple[Check, ...] = ()
+    force_rewrite: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class InputContext:
+    """A read: the downstream task, its parameter, and the keys it reads.
+
+    Attributes:
+        job_name: The job being run.
+        task_key: The task that reads (downstream).
+        upstream_task_key: The task whose output is read.
+        param: The downstream function's parameter receiving the value.
+        scope: The keys read: the run's keys with lookback, or all partitions.
+        environment: Spark session and storage location.
+    """
+
+    job_name: str
+    task_key: str
+    upstream_task_key: str
+    param: str
+    scope: KeyScope
+    environment: RunEnvironment

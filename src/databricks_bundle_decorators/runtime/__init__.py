@@ -20,11 +20,11 @@ tests ``dbxdec init`` writes); they may import every room, and no room imports t
 - :mod:`.running` -- one task through one code path, the local DAG runner, the monitor.
 """
 
+from ..backfill.scope import KeyScope
+from ..definitions.contracts import InputContext, OutputContext, RunEnvironment
 from .checks.shipped import Check, Expect, FrameCheck, MaxNullFraction, MinRowCount, Unique
-from .core.context import InputContext, OutputContext, RunEnvironment
 from .core.errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
 from .core.keys import get_written_keys
-from .core.scope import KeyScope
 from .core.task_values import DbutilsTaskValueStore, LocalTaskValueStore
 from .io import IoManager, SparkTableIoManager, TableName
 from .running.dispatch import TaskRunRequest, job_parameters, run_keys, run_task

@@ -34,10 +34,11 @@ from ..backfill.wire import (
     TASK_PARAM,
 )
 from ..definitions import JobDefinition, TaskValueStore, default_registry
+from ..definitions.contracts import LazySession, RunEnvironment
 from ..definitions.job import check_results_table
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError, did_you_mean
-from .core.context import LazySession, RunEnvironment, on_databricks
+from .core.context import on_databricks
 from .job_tables.tables import local_warehouse
 from .running.dispatch import run_task, task_request
 from .running.local import new_run_id, pin_run_time

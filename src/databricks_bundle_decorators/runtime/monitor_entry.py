@@ -20,9 +20,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
+from ..definitions.contracts import LazySession, RunEnvironment
 from ..definitions.loader import import_module
 from ..errors import DbxdecError, UsageError
-from .core.context import LazySession, RunEnvironment, on_databricks
+from .core.context import on_databricks
 from .entrypoint import find_job
 from .job_tables.tables import local_warehouse
 from .running.deadline_monitor import run_monitor

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ...definitions import Registry
+from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
-from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.job_tables.key_changes import KeyChange, key_changes
 from ..plan.request import BackfillRequest
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ...backfill.wire import BACKFILL_MEASURE_PARAM, KeyChange, KeyRange, MeasureOrder
 from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
-from ...runtime.core.context import RunEnvironment
+from ...definitions.contracts import RunEnvironment
 from ...runtime.job_tables.key_changes import gated_tables
 
 if TYPE_CHECKING:

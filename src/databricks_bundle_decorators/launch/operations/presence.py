@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
 from ...definitions import JobDefinition, Registry
+from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
-from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark

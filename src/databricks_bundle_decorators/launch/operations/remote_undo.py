@@ -28,8 +28,8 @@ from ...backfill.wire import (
     report_bodies,
 )
 from ...definitions import JobDefinition, Registry
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ...runtime.core.context import RunEnvironment
 from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, output_tables, plan_table
 from ..backends.errors import UndoFailed
 from ..ledger.ledger import Ledger

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...bundle.project import ProjectConfig
 from ...definitions import Registry
+from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
-from ...runtime.core.context import LazySession, RunEnvironment
 from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, plan_undo
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import this_host, this_user

@@ -38,7 +38,7 @@ from .keyed_table import KeyedTable, slice_static_column
 from .metering import Measured, Metering
 
 if TYPE_CHECKING:
-    from ..core.context import OutputContext
+    from ...definitions.contracts import OutputContext
 
 Statistic = Literal["median", "mean"]
 Side = Literal["prev", "next", "around"]

@@ -27,9 +27,8 @@ from datetime import datetime, timezone
 from ...backfill.check_report import CheckReport, CheckResult
 from ...backfill.wire import BACKFILL_CHECKS_PARAM
 from ...definitions import JobDefinition
-from ...definitions.contracts import Check
+from ...definitions.contracts import Check, RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment
 from ..core.errors import TaskRunError
 from ..core.predicates import conjunction, equals_predicate, keys_predicate
 from ..storage.delta import delta_table_exists

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..core.context import OutputContext, RunEnvironment
-    from ..core.scope import KeyScope
+    from ...backfill.scope import KeyScope
+    from ...definitions.contracts import OutputContext, RunEnvironment
     from ..storage.formats import TableFormat, TableRef
     from ..storage.table_name import TableName
 

@@ -30,7 +30,7 @@ from .keyed_table import KeyedTable, slice_static_column
 from .metering import Measured, Metering
 
 if TYPE_CHECKING:
-    from ..core.context import OutputContext, RunEnvironment
+    from ...definitions.contracts import OutputContext, RunEnvironment
 
 QUARANTINE_SUFFIX = "__quarantine"
 FAILED_CHECKS_COLUMN = "dbxdec_failed_checks"

@@ -31,10 +31,10 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, Literal, Protocol
 
+from ...backfill.scope import KeyScope
+from ...definitions.contracts import OutputContext, RunEnvironment
 from ..checks.keyed_table import KeyedTable
-from ..core.context import OutputContext, RunEnvironment
 from ..core.errors import TaskRunError
-from ..core.scope import KeyScope
 
 WriteMode = Literal["replace", "append_once"]
 WRITE_MODES: tuple[WriteMode, ...] = ("replace", "append_once")

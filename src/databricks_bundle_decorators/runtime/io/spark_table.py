@@ -7,18 +7,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from ...backfill.refresh import staging_table_part
+from ...backfill.scope import KeyScope
 from ...backfill.wire import KeyRange
-from ...definitions.contracts import ROWS_METRIC
+from ...definitions.contracts import ROWS_METRIC, InputContext, OutputContext, RunEnvironment
 from ...errors import EnvironmentProblem
 from ..checks.baselines import with_baselines
 from ..checks.checking import TaskChecks
 from ..checks.gate_aggregates import GateAggregate, gate_aggregates
 from ..checks.metering import Measured
 from ..checks.quarantine import Quarantine
-from ..core.context import InputContext, OutputContext, RunEnvironment
 from ..core.errors import InputMissing, TaskRunError
 from ..core.predicates import check_column, conjunction, keys_predicate, windows_predicate
-from ..core.scope import KeyScope
 from ..session.spark import has_delta
 from ..storage.delta import DeltaFormat
 from ..storage.dimensions import is_two_dimensional, per_static_predicate

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...definitions.contracts import ROWS_METRIC
+from ...backfill.scope import KeyScope
+from ...definitions.contracts import ROWS_METRIC, OutputContext
 from ..checks.metering import Measured
-from ..core.context import OutputContext
 from ..core.errors import OutputRejected
-from ..core.scope import KeyScope
 from ..storage.table_name import TableName
 
 OUTSIDE_TIME = "__outside_windows"

@@ -28,10 +28,10 @@ from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ...backfill.wire.measure import ROWS_MEASURE
 from ...backfill.wire.measure import KeyChange as KeyChange
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
 from ..checks.gate_aggregates import GateAggregate
 from ..checks.metering import Metering
-from ..core.context import RunEnvironment
 from ..core.predicates import keys_predicate
 from ..storage.delta import DeltaFormat
 from ..storage.delta_history import Commit, read_commits

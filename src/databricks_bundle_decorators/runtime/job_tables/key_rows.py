@@ -11,9 +11,9 @@ from datetime import date
 from typing import Any
 
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
+from ...backfill.scope import KeyScope
 from ...backfill.wire import PresenceReport
-from ..core.context import RunEnvironment
-from ..core.scope import KeyScope
+from ...definitions.contracts import RunEnvironment
 from .outputs import TableOutput
 
 _ROWS = "rows"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ...definitions import JobDefinition
-from ..core.context import RunEnvironment
+from ...definitions.contracts import RunEnvironment
 from ..io.spark_table import SparkTableIoManager
 from ..storage.formats import TableRef
 

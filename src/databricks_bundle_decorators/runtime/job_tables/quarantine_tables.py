@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ..checks.quarantine import quarantine_ref, quarantining
-from ..core.context import RunEnvironment
 from .outputs import TableOutput
 
 

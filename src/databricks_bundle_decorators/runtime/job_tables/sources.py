@@ -15,12 +15,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ...backfill import TimeWindow, current_run_context, run_keys_of
+from ...backfill.scope import KeyScope
 from ...definitions import JobDefinition, Source
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment, current_environment
+from ..core.context import current_environment
 from ..core.errors import TaskRunError
 from ..core.predicates import quote_identifier, quote_literal, windows_predicate
-from ..core.scope import KeyScope
 from ..io.spark_table import TableName
 from .tables import local_table_exists, local_table_path
 

@@ -29,9 +29,9 @@ from typing import Any
 
 from ...backfill.refresh import FullRefreshOrder
 from ...definitions import JobDefinition, TaskValueStore
-from ...definitions.contracts import ROWS_METRIC
+from ...definitions.contracts import ROWS_METRIC, RunEnvironment
 from ..checks.checking import TaskChecks
-from ..core.context import RunEnvironment, use_environment
+from ..core.context import use_environment
 from ..core.errors import OutputRejected, TaskRunError
 from ..io.spark_table import SparkTableIoManager, commit_identity
 from ..job_tables.outputs import TableOutput, table_outputs

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from ...backfill.wire import MeasureOrder, MeasureReport
 from ...definitions import JobDefinition, TaskValueStore
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment, use_environment
+from ..core.context import use_environment
 from ..job_tables.key_changes import measured_tables
 from .run_kinds import RunKind, TaskRunRequest
 

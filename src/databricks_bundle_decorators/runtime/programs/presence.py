@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from ...backfill.scope import KeyScope
 from ...backfill.wire import PresenceOrder, PresenceReport
 from ...definitions import JobDefinition, TaskValueStore
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment, use_environment
-from ..core.scope import KeyScope
+from ..core.context import use_environment
 from ..job_tables.key_rows import KeyedTable as KeyedTable
 from ..job_tables.key_rows import table_presence as table_presence
 from ..job_tables.outputs import table_outputs

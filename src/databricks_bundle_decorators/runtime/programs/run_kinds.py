@@ -38,8 +38,8 @@ from ...backfill.wire import (
     UndoOrder,
 )
 from ...definitions import JobDefinition, TaskValueStore
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment
 
 RunKindName = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence", "measure")

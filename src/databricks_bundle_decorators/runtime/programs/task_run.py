@@ -14,6 +14,7 @@ from typing import Any
 from ...backfill import ResolvedKeys, RunContext, run_context
 from ...backfill.context import parse_flag
 from ...backfill.refresh import FullRefreshOrder
+from ...backfill.scope import KeyScope
 from ...backfill.wire import (
     BACKFILL_FORCE_REWRITE_PARAM,
     BACKFILL_ID_PARAM,
@@ -28,12 +29,12 @@ from ...definitions import (
     use_source_reader,
     use_task_value_store,
 )
+from ...definitions.contracts import InputContext, OutputContext, RunEnvironment
 from ...errors import DbxdecError, UsageError
 from ..checks.check_results import recording_check_results, run_checks
 from ..checks.checking import TaskChecks
-from ..core.context import InputContext, OutputContext, RunEnvironment, use_environment
+from ..core.context import use_environment
 from ..core.errors import TaskRunError
-from ..core.scope import KeyScope
 from ..job_tables.sources import read_source
 from ..session.task_errors import error_text
 from .run_kinds import RunKind, TaskRunRequest

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from ...backfill.scope import KeyScope
 from ...backfill.wire import BACKFILL_TASKS_PARAM
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...definitions.graph import TaskNode
 from ...errors import UsageError, did_you_mean
-from ..core.context import RunEnvironment
 from ..core.errors import InputMissing
-from ..core.scope import KeyScope
 from ..io.spark_table import SparkTableIoManager
 from ..job_tables.key_rows import table_presence
 from ..job_tables.outputs import TableOutput

@@ -44,8 +44,9 @@ from typing import Any, Literal
 
 from ...backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
 from ...definitions import JobDefinition, TaskValueStore
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment, use_environment
+from ..core.context import use_environment
 from ..job_tables.outputs import TableOutput, table_outputs
 from ..job_tables.quarantine_tables import with_quarantine_tables
 from ..storage.delta import DeltaFormat

@@ -34,9 +34,9 @@ from whenever import Instant
 
 from ...backfill.deadline import KeyDeadlines
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...errors import DbxdecError, UsageError
 from ..checks.check_results import results_ref
-from ..core.context import RunEnvironment
 from ..core.predicates import conjunction, equals_predicate, keys_predicate
 from ..programs.presence import read_presence
 from ..storage.delta import delta_table_exists, read_delta

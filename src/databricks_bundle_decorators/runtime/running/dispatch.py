@@ -20,8 +20,8 @@ from ...backfill.wire import (
     parse_run_time,
 )
 from ...definitions import JobDefinition, TaskNode, TaskValueStore
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError, did_you_mean
-from ..core.context import RunEnvironment
 from ..programs.full_refresh import run_swap
 from ..programs.measure import run_measure
 from ..programs.presence import run_presence

@@ -21,8 +21,8 @@ from ...backfill.wire import (
     run_time_param,
 )
 from ...definitions import JobDefinition, Registry
+from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import DbxdecError, UsageError, did_you_mean
-from ..core.context import LazySession, RunEnvironment
 from ..core.task_values import LocalTaskValueStore
 from ..job_tables.sources import check_local_sources
 from ..programs.task_subset import encode_tasks, selected_tasks

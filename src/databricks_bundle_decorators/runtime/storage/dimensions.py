@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 from ...backfill.multi import MultiBackfill
+from ...backfill.scope import KeyScope
 from ..core.errors import TaskRunError
 from ..core.predicates import (
     conjunction,
@@ -26,7 +27,6 @@ from ..core.predicates import (
     keys_predicate,
     windows_predicate,
 )
-from ..core.scope import KeyScope
 
 
 def is_two_dimensional(table: str, static_column: str | None, scope: KeyScope) -> bool:

@@ -22,8 +22,8 @@ from ...backfill.changed_keys import catch_up_plan, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE, job_id_of
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import RunEnvironment
 from ..core.errors import TaskRunError
 from ..core.job_auth import job_run_client
 from ..programs.presence import keyed_tables, read_presence

@@ -43,10 +43,10 @@ from zoneinfo import ZoneInfo
 from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...definitions.file_keys import KeyFromColumn, KeyFromPath
 from ...definitions.triggers import FileArrival
 from ...errors import UsageError
-from ..core.context import RunEnvironment
 from ..core.errors import TaskRunError
 from ..core.key_columns import backfill_key_column
 from ..programs.presence import keyed_tables

@@ -102,7 +102,7 @@ def pending_line(job: JobDefinition, warehouse: Path) -> str | None:
     )
     if not watched and getattr(job.backfill, "catch_up", None) is None:
         return None
-    from ..core.context import RunEnvironment
+    from ...definitions.contracts import RunEnvironment
     from .triggered import pending_keys
 
     environment = RunEnvironment(local_spark_session(), warehouse, False, "")

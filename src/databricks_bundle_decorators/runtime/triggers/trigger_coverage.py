@@ -34,8 +34,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_KEY_PARAM
+from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import TableUpdate
-from ..core.context import RunEnvironment
 from ..storage.delta_history import sql_target
 from ..storage.formats import TableRef
 from ..storage.table_name import TableName

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.context import RunEnvironment
+from ...definitions.contracts import RunEnvironment
 from ..storage.delta import delta_table_exists
 from ..storage.formats import TableRef
 from ..storage.table_name import TableName

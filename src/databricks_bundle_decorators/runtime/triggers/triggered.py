@@ -48,8 +48,8 @@ from ...backfill.wire.trigger import (
     triggered_versions,
 )
 from ...definitions import JobDefinition
+from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import FileArrival, TableUpdate
-from ..core.context import RunEnvironment
 from ..core.errors import TaskRunError
 from ..storage.formats import TableRef
 from ..storage.table_name import TableName

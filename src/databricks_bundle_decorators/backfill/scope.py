@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...backfill import BackfillDef, TimeWindow
+from .base import BackfillDef
+from .windows import TimeWindow
 
 
 @dataclass(frozen=True, slots=True)
