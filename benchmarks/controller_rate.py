@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emulator_process import emulated_job, key_plan
+from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.control.handover import start_controller
@@ -173,8 +174,14 @@ def main() -> None:
     ]
     for label, a, b in rows:
         print(f"{label:26}{a:12.3f}{b:12.3f}{a / b:18.3f}")
-    met = ctl.rate >= TARGET_RATE
-    print(f"controller launch rate target >= {TARGET_RATE:g}/s: {'met' if met else 'MISSED'}")
+    figure(
+        "controller_rate",
+        "controller launch rate",
+        ctl.rate,
+        TARGET_RATE,
+        better="higher",
+        unit="/s",
+    )
 
 
 if __name__ == "__main__":

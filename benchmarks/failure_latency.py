@@ -42,6 +42,8 @@ from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from figures import figure
+
 from databricks_bundle_decorators.testing import JobsEmulator
 
 TARGET_SECONDS = 30.0
@@ -306,8 +308,14 @@ def main() -> None:
             f"  exit {','.join(str(c) for c in codes)}"
         )
         print(f"    {outcomes[-1].line}")
-    verdict = "OK" if worst <= TARGET_SECONDS else "TOO SLOW"
-    print(f"slowest median {worst:.1f} s (target <= {TARGET_SECONDS:.0f} s): {verdict}")
+    figure(
+        "failure_latency",
+        "slowest failure told (median)",
+        worst,
+        TARGET_SECONDS,
+        better="lower",
+        unit="s",
+    )
 
 
 if __name__ == "__main__":

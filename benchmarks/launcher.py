@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from emulator_process import emulated_job, key_plan
+from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
@@ -80,10 +81,16 @@ def main() -> None:
     print(
         f"requests per slice  {per_slice:8.2f}   (target <= {TARGET_REQUESTS:g}; {requests} total)"
     )
-    met = (
-        ratio <= TARGET_RATIO and utilisation >= TARGET_UTILISATION and per_slice <= TARGET_REQUESTS
+    figure("launcher", "makespan / ideal", ratio, TARGET_RATIO, better="lower", unit="x")
+    figure(
+        "launcher",
+        "slot utilisation",
+        utilisation * 100,
+        TARGET_UTILISATION * 100,
+        better="higher",
+        unit="%",
     )
-    print("all targets met" if met else "TARGETS MISSED")
+    figure("launcher", "requests per slice", per_slice, TARGET_REQUESTS, better="lower")
 
 
 if __name__ == "__main__":

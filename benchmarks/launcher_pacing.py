@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emulator_process import emulated_job, key_plan
+from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
@@ -151,7 +152,16 @@ def main() -> None:
     for case in cases:
         if args.before:
             print(row("before", measure_elsewhere(case, args.before)), flush=True)
-        print(row("after" if args.before else "", run_case(case)), flush=True)
+        figures = run_case(case)
+        print(row("after" if args.before else "", figures), flush=True)
+        figure(
+            "launcher_pacing",
+            f"({case.name}) makespan / ideal",
+            figures.ratio,
+            case.goal,
+            better="lower",
+            unit="x",
+        )
 
 
 if __name__ == "__main__":

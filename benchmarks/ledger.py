@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator_process import emulated_job, key_plan
+from figures import figure
 
 from databricks_bundle_decorators.atomic import write_atomically
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
@@ -210,6 +211,14 @@ def launch_figures(args: argparse.Namespace, base: Path) -> None:
     print(f"makespan            {makespan:8.1f} s")
     print(f"ideal               {ideal:8.1f} s")
     print(f"makespan / ideal    {makespan / ideal:8.3f}   (goal <= {TARGET_RATIO})")
+    figure(
+        "ledger",
+        f"launch of {args.keys:,} keys: makespan / ideal",
+        makespan / ideal,
+        TARGET_RATIO,
+        better="lower",
+        unit="x",
+    )
     print(
         f"ledger saves        {len(saves):8,}   {sum(saves):.2f} s in all, median "
         f"{statistics.median(saves) * 1e3:.2f} ms, max {max(saves) * 1e3:.1f} ms"

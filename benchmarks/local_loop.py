@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from figures import figure
+
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 
 TARGET_IDLE_AFTER_FIRST = 0.10
@@ -162,7 +164,16 @@ def main() -> None:
     for days in args.days:
         if args.before:
             print(row("before", measure(days, args.before)), flush=True)
-        print(row("after" if args.before else "", measure(days, None)), flush=True)
+        figures = measure(days, None)
+        print(row("after" if args.before else "", figures), flush=True)
+        figure(
+            "local_loop",
+            f"{days} keys: idle after the first run",
+            figures.idle_after_first * 100,
+            TARGET_IDLE_AFTER_FIRST * 100,
+            better="lower",
+            unit="%",
+        )
 
 
 if __name__ == "__main__":
