@@ -1,6 +1,8 @@
-"""Public module: per-slice checks for ``@task(checks=[...])``, and the aggregates a
+"""Public module: per-slice checks for ``@task(checks=[...])`` (the shipped ones, and
+:class:`UserCheck`, the protocol a check of your own implements), and the aggregates a
 table declares for the diff gate (``SparkTableIoManager(..., gate=[Sum("amount")])``)."""
 
+from .definitions.contracts import UserCheck
 from .runtime.checks.gate_aggregates import CountDistinct, GateAggregate, Mean, Sum
 from .runtime.checks.shipped import (
     Check,
@@ -24,4 +26,5 @@ __all__ = [
     "RowCountWithin",
     "Sum",
     "Unique",
+    "UserCheck",
 ]

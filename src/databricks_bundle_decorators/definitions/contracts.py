@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from ..backfill.scope import KeyScope
 
@@ -133,6 +133,88 @@ class Check(ABC):
         (a ``runtime.checks.baselines.BaselineSpec``); the IoManager then adds
         :data:`BASELINE_METRIC` to each slice's values."""
         return None
+
+
+@runtime_checkable
+class UserCheck(Protocol):
+    """A check of your own: a name, the row conditions it counts in each slice, and its
+    verdict on those counts. dbxdec does the rest: it counts every condition per key in
+    the same pass as the shipped checks, before the write commits, and records the result.
+
+    A ``severity`` attribute (``"error"`` or ``"warn"``) is read when present.
+
+    Example:
+        >>> class NoNegativeAmounts:
+        ...     name = "no_negative_amounts"
+        ...     def conditions(self):
+        ...         return {"negative": "amount < 0"}  # SQL, or a pyspark Column
+        ...     def verdict(self, counts, rows):
+        ...         n = counts["negative"]
+        ...         return f"{n} of {rows} rows have a negative amount" if n else None
+        >>> as_check(NoNegativeAmounts()).name
+        'no_negative_amounts'
+    """
+
+    @property
+    def name(self) -> str:
+        """How messages and check results name the check."""
+
+    def conditions(self) -> Mapping[str, Any]:
+        """Boolean conditions by label: a Spark SQL expression or a pyspark ``Column``.
+        A slice's count of a label is its number of rows where the condition is true
+        (null counts as false)."""
+
+    def verdict(self, counts: Mapping[str, int], rows: int) -> str | None:
+        """Why the slice fails, from its ``counts`` by label and its ``rows``; ``None``
+        when it passes."""
+
+
+@dataclass(frozen=True, slots=True)
+class CountedCheck(Check):
+    """A :class:`UserCheck` as the check engine sees it (made by :func:`as_check`)."""
+
+    user: UserCheck
+
+    def __post_init__(self) -> None:
+        check_options(self, getattr(self.user, "severity", "error"), "fail")
+
+    @property
+    def name(self) -> str:
+        return str(self.user.name)
+
+    @property
+    def severity(self) -> Severity:
+        return "warn" if getattr(self.user, "severity", "error") == "warn" else "error"
+
+    def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
+        from pyspark.sql import functions as F  # only where a check is evaluated
+
+        return {
+            f"{prefix}{label}": F.expr(condition) if isinstance(condition, str) else condition
+            for label, condition in self.user.conditions().items()
+        }
+
+    def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
+        counts = {
+            label: int(values.get(f"{prefix}{label}") or 0) for label in self.user.conditions()
+        }
+        return self.user.verdict(counts, int(values.get(ROWS_METRIC) or 0))
+
+
+def as_check(check: object) -> Check:
+    """``check`` for the check engine: a :class:`Check` as it is, a :class:`UserCheck`
+    wrapped in :class:`CountedCheck`.
+
+    Raises:
+        TypeError: neither; the message names what a check must be.
+    """
+    if isinstance(check, Check):
+        return check
+    if isinstance(check, UserCheck):
+        return CountedCheck(check)
+    raise TypeError(
+        f"checks must be Check objects such as MinRowCount(1), got {type(check).__name__}"
+    )
 
 
 def severity_of(check: Check) -> Severity:

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any, NamedTuple, Protocol, overload
 
 from ..errors import DefinitionError
-from .contracts import Check, IoManager
+from .contracts import Check, IoManager, as_check
 from .refs import TaskProxy, TaskValueRef
 from .source import SourceLocation
 
@@ -164,6 +164,15 @@ def _contract_problem(io_manager: object, checks: object) -> str | None:
     return None
 
 
+def _checks(checks: Sequence[Any] | None, source: SourceLocation, key: str) -> tuple[Check, ...]:
+    """The task's checks for the engine: user checks (:class:`.contracts.UserCheck`)
+    wrapped; anything else refused with the job, task and line named."""
+    try:
+        return tuple(as_check(check) for check in checks or ())
+    except TypeError as exc:
+        raise DefinitionError(str(exc), job=_traced_job(), task=key, location=str(source)) from None
+
+
 def _retry_policy(
     retries: int | RetryPolicy | None, source: SourceLocation, key: str
 ) -> RetryPolicy | None:
@@ -235,7 +244,7 @@ class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a d
             fn=fn,
             key=key,
             io_manager=self.io_manager,
-            checks=tuple(checks or ()),
+            checks=_checks(checks, source, key),
             retries=_retry_policy(self.retries, source, key),
             depends_on=tuple(depends_on or ()),
             settings=dict(self.settings),
