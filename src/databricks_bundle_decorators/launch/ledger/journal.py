@@ -204,7 +204,6 @@ class _ReadOnly:
 
     def __init__(self, folder: str) -> None:
         self.path = Path(folder)
-        self.legacy = None
 
     def write(
         self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int

@@ -98,7 +98,6 @@ class JournalStore:
         self.part_bytes = part_bytes
         self.path = Path(self.folder)
         """Where the ledger lives (what ``Ledger.path`` shows)."""
-        self.legacy = None  # as LedgerStore: no older file to migrate
         self.backfill_id = self.folder.rsplit("/", 1)[-1]
         self.lost: JournalLost | None = None
         self._next = next_seq

@@ -5,8 +5,7 @@
 profile, job id -- never a credential). An attempt is recorded *before* its run is
 submitted, so a launcher killed at any point resumes by re-submitting the same token,
 which the Jobs API answers with the run it already created. A save writes only the
-slices that changed (:mod:`.ledger_store`: how, and why SQLite); older ``<id>.json``
-ledgers still load.
+slices that changed (:mod:`.ledger_store`: how, and why SQLite).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from ...errors import LocalStateProblem, UsageError, did_you_mean
 from ..plan.plan import BackfillPlan
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
-from .ledger_store import LedgerStore, SliceStore, backfill_ids, ledger_file, read_ledger_data, why
+from .ledger_store import LedgerStore, SliceStore, backfill_ids, read_store, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 from .records import Attempt as Attempt
@@ -181,7 +180,7 @@ class Ledger:
 
     def save(self) -> None:
         """Commit the header and the slices changed since the last save in one transaction,
-        synced before this returns (an older ``.json`` ledger is written whole, then removed).
+        synced before this returns.
 
         Raises:
             LocalStateProblem: the database cannot be written (full disk, unwritable
@@ -190,7 +189,6 @@ class Ledger:
         self.updated_at = time.time()
         if self._store is None:
             self._store = self._bound or LedgerStore(self.path)
-            self._changed.update(range(len(self._slices)) if self._store.legacy else ())
         rows = {i: _slice_json(self._slices[i]) for i in self._changed if i < len(self._slices)}
         try:
             self._store.write(self._header(), rows.items(), len(self._slices))
@@ -240,15 +238,15 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
 
 
 def read_ledger(path: Path) -> Ledger:
-    """The ledger in ``path`` (``<id>.sqlite``; an older ``<id>.json`` until it is migrated).
+    """The ledger in the database ``path`` (``<id>.sqlite``).
 
     Raises:
         LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
             message says how to go on without it.
     """
-    path = ledger_file(path)  # the file read, named if it cannot be
     try:
-        return Ledger.from_json(*read_ledger_data(path))
+        header, slices = read_store(path)
+        return Ledger.from_json(path, {**header, "slices": slices})
     except OSError as exc:
         raise LocalStateProblem(
             f"cannot read backfill ledger {path}: {os_reason(exc, path.parent)}"
