@@ -4,7 +4,7 @@ backfill holding its trigger), and whether that backfill still runs.
 ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json`` (``$DBXDEC_PAUSED_DIR``
 replaces ``/Shared/dbxdec/paused``) is written with ``workspace/import`` and read with
 ``list`` and ``export`` (https://docs.databricks.com/api/workspace/workspace/import,
-databricks-sdk-py ``WorkspaceAPI``; the same calls as :mod:`..workspace_claims`).
+databricks-sdk-py ``WorkspaceAPI``; the same calls as :mod:`..lease`).
 
 A marker's backfill is live while ``runs/list?job_id=<controller>&active_only=true``
 lists a run whose ``backfill_id`` job parameter is the marker's ("An active run is a run

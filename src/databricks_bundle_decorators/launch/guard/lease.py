@@ -1,41 +1,41 @@
-"""Claims of Databricks backfills, kept in the workspace every launcher shares.
+"""The lease of a backfill: its claim file in a :class:`~.place.Place`, held while it runs.
 
-**Where.** One file per backfill, ``/Shared/dbxdec/claims/job-<job_id>/<backfill id>.json``
-(``$DBXDEC_CLAIMS_DIR`` replaces ``/Shared/dbxdec/claims``). ``/Shared`` is writable by
-every workspace user by default, and the folder depends only on the job id, so everyone
-launching against a job -- from any checkout or machine -- looks in the same place. (Not
-next to the bundle's deployment state: that folder belongs to whoever deployed, often a
-service principal, and people who may run the job often cannot write there.) A user who
-cannot write the folder gets one line naming it and the variable (exit 4).
+**Where.** One file per backfill, ``<folder>/<backfill id>.json``, in the folder of its
+job. For a Databricks backfill (:class:`WorkspaceClaims`) the folder is in the
+workspace, ``/Shared/dbxdec/claims/job-<job_id>/`` (``$DBXDEC_CLAIMS_DIR`` replaces
+``/Shared/dbxdec/claims``): ``/Shared`` is writable by every workspace user by default,
+and the folder depends only on the job id, so everyone launching against a job -- from
+any checkout or machine -- looks in the same place (not the deployment state's folder:
+it belongs to whoever deployed). A user who cannot write it gets one line naming it and
+the variable (exit 4). Locally (:class:`LocalLock`): ``<root>/.dbxdec/locks/<job>/``.
 
-**Taking a claim.** The launcher writes its own file with ``workspace/import`` and
-``overwrite: false``, so one backfill id is claimed once (a ``--resume`` of the same id
-from a second terminal is refused). Then it lists the job's folder and reads every other
-claim: one that is live and overlaps its keys makes it withdraw (delete its file) and
-refuse. Because everyone writes before reading, two launchers starting at once with
-overlapping keys can both withdraw, but never both run. Backfills of one job over
-**disjoint keys run side by side**. Last, the job's active runs are listed: a run whose
-``backfill_key`` (or ``backfill_start_key``..``backfill_key`` range) overlaps the keys and
-that this backfill did not launch was started by someone else, and refuses too (a run of
-a slice whose submission reply was lost is known only by its keys and counts as ours).
+**Taking a claim.** The launcher creates its own file only if it does not exist, so one
+backfill id is claimed once (a ``--resume`` of the same id from a second terminal is
+refused). Then it lists the folder and reads every other claim: one that is live and
+conflicts makes it withdraw (delete its file) and refuse. Because everyone writes before
+reading, two launchers starting at once can both withdraw, but never both run. In the
+workspace a claim conflicts when its keys overlap: backfills of one job over **disjoint
+keys run side by side**; and the job's active runs are listed last, so a run over the
+keys that this backfill did not launch refuses too (:func:`.claim_checks.foreign_runs_message`).
+Locally every claim of the job conflicts: the local Delta tables of a project are one
+warehouse, and Delta's local log store guarantees mutual exclusion of commits only
+within one JVM, so two processes must never write a job's tables at once.
 
-**Renewal and expiry.** A claim lasts :data:`CLAIM_TTL` (5 minutes) from its last
-renewal; a thread renews it every :data:`RENEW_EVERY` (60 s) after checking the file is
-still this launcher's, and the launcher deletes it when the backfill ends. A launcher
+**Renewal and expiry.** A workspace claim lasts :data:`CLAIM_TTL` (5 minutes) from its
+last renewal; a thread renews it every :data:`RENEW_EVERY` (60 s) after checking the file
+is still this launcher's, and the launcher deletes it when the backfill ends. A launcher
 that finds its own claim expired (it was stalled) does not renew it: someone may have
 taken the keys over meanwhile. One that expired in an outage (renewals went unanswered)
 is taken again once the file is still this launcher's (a takeover deletes it). A launcher
-that dies (SIGKILL, a lost laptop) leaves a claim that expires; ``--force`` takes an
-expired claim over (and is refused, on its own line, on a live one). A claim written on
-this machine by a process that no longer exists is known stale at once: ``--resume`` of
-that backfill takes it over without ``--force``. If a renewal finds the claim taken
-over, the launcher stops: it launches nothing more, says so, and exits 7.
+that dies leaves a claim that expires; ``--force`` takes an expired claim over (and is
+refused, on its own line, on a live one). A claim written on this machine by a process
+that no longer exists is stale at once: ``--resume`` of that backfill takes it over
+without ``--force``, and a local claim (it never expires) is just taken over. If a
+renewal finds the claim taken over, the launcher stops and exits 7.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import os
 import secrets
 import threading
@@ -43,17 +43,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError, WorkspaceRejected
 from ..ledger.ledger import Ledger
-from ..workspace.workspace import classify, workspace_errors
-from .claim_checks import foreign_runs_message, refusal
+from ..workspace.workspace import classify
+from .claim_checks import foreign_runs_message, local_refusal, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
+from .place import LocalPlace, Place, WorkspacePlace
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.errors import PermissionDenied
 
     from ...backfill.base import BackfillDef
 
@@ -69,18 +70,20 @@ def claims_folder(job_id: int, root: str | None = None) -> str:
     return f"{base}/job-{job_id}"
 
 
-class WorkspaceClaims:
-    """The claim of one Databricks backfill (a :class:`~.claims.BackfillGuard`).
+def locks_dir(root: Path) -> Path:
+    """Where the local backfill claims of a project live."""
+    return root / ".dbxdec" / "locks"
+
+
+class Lease:
+    """The claim of one backfill in ``place`` (a :class:`~.claims.BackfillGuard`).
 
     Args:
-        client: The workspace the job lives in.
-        job: The dbxdec job name; ``job_id`` the deployed job.
-        backfill: The job's backfill definition, to read the keys of ranged runs
-            (without it a range covers the keys that sort between its ends).
+        place: The folder of the job's claims.
+        job: The dbxdec job name; ``job_id`` the deployed job (``None`` locally).
         force: Take over claims that expired (``--force``).
-        root: The claims folder root (default ``$DBXDEC_CLAIMS_DIR`` or
-            :data:`CLAIMS_DIR`).
-        ttl: Seconds a claim lasts after its last renewal.
+        ttl: Seconds a claim lasts after its last renewal (``None``: it never expires
+            and is not renewed; it lives as long as its launcher's process).
         renew_every: Seconds between renewals while the backfill runs.
         clock: The wall clock (epoch seconds); tests pass their own.
         host: Who holds it, as recorded (default: this machine; a controller: its run).
@@ -88,34 +91,30 @@ class WorkspaceClaims:
 
     def __init__(
         self,
-        client: WorkspaceClient,
+        place: Place,
         *,
         job: str,
-        job_id: int,
-        backfill: BackfillDef | None = None,
+        job_id: int | None = None,
         force: bool = False,
-        root: str | None = None,
-        ttl: float = CLAIM_TTL,
+        ttl: float | None = CLAIM_TTL,
         renew_every: float = RENEW_EVERY,
         clock: Callable[[], float] = time.time,
         host: str | None = None,
     ) -> None:
-        self.client, self.host = client, host or this_host()
+        self.place = place
+        self.host = host or this_host()
         self.job = job
         self.job_id = job_id
-        self.backfill = backfill
         self.force = force
-        self.folder = claims_folder(job_id, root)
         self.ttl = ttl
         self.renew_every = renew_every
         self.clock = clock
         self.record: ClaimRecord | None = None
         self.lost: str | None = None
         self.unreached_since: float | None = None  # first renewal of an outage (clock)
-        self._user: str | None = None
 
     def path(self, backfill_id: str) -> str:
-        return f"{self.folder}/{backfill_id}.json"
+        return f"{self.place.folder}/{backfill_id}.json"
 
     # -- the guard ---------------------------------------------------------------------
 
@@ -127,20 +126,23 @@ class WorkspaceClaims:
         renewer = threading.Thread(
             target=self._renew_until, args=(stop, on_lost), name="dbxdec-claim", daemon=True
         )
-        renewer.start()
+        if self.ttl is not None:
+            renewer.start()
         try:
             yield
         finally:
             stop.set()
-            renewer.join(timeout=30)
+            if renewer.is_alive():
+                renewer.join(timeout=30)
             self.release()
 
     def acquire(self, ledger: Ledger) -> ClaimRecord:
-        """Write this backfill's claim; withdraw it and refuse on any overlap.
+        """Write this backfill's claim; withdraw it and refuse on any conflict.
 
         Raises:
-            UsageError: another backfill holds some of the keys, or a run not launched
-                by this backfill is running one of them; the folder cannot be written.
+            UsageError: another backfill holds some of the keys (locally: the job), or a
+                run not launched by this backfill is running one of them; the folder
+                cannot be written.
             WorkspaceRejected: the credentials were refused (exit 4).
             WorkspaceUnreachable: the workspace did not answer (exit 5).
         """
@@ -154,20 +156,24 @@ class WorkspaceClaims:
             user=self._user_name(),
             started_at=now,
             renewed_at=now,
-            expires_at=now + self.ttl,
+            expires_at=None if self.ttl is None else now + self.ttl,
             keys=claimed_keys(ledger),
             claim_id=secrets.token_hex(8),
         )
-        with workspace_errors(self.client.config.host):  # unreachable: one line, exit 5
-            self._mkdirs()
+        with self.place.reaching():  # unreachable: one line, exit 5
+            self.place.make()
             self._create(record)
             self.record = record
             try:
-                self._refuse_overlaps(record, ledger)
+                self._refuse_conflicts(record, ledger)
             except BaseException:
                 self.release()
                 raise
         return record
+
+    def holder(self) -> ClaimRecord | None:
+        """The earliest claim in the folder (it may have ended since)."""
+        return min(self._claims(), key=lambda c: c.started_at, default=None)
 
     def renew(self) -> bool:
         """Extend the claim by ``ttl`` if it is still this launcher's.
@@ -181,7 +187,7 @@ class WorkspaceClaims:
         if record is None:
             return False
         now = self.clock()
-        expired = record.expires_at is not None and now >= record.expires_at
+        expired = record.is_expired(now)
         if expired and not self._expired_in_outage(record):
             self.lost = (  # anyone may have taken it over meanwhile, with --force
                 f"the claim of backfill {record.backfill_id} on job {self.job!r} expired at "
@@ -190,7 +196,7 @@ class WorkspaceClaims:
             )
             return False
         try:
-            current = self._read(self.path(record.backfill_id))
+            current = self._read(record.backfill_id)
             if current is None:  # a --force deletes it: who holds the keys now?
                 current = next((c for c in self._claims() if c.overlap(record.keys)), None)
             if current is None or current.claim_id != record.claim_id:
@@ -200,8 +206,8 @@ class WorkspaceClaims:
                     + "; launching no more runs"
                 )
                 return False
-            renewed = replace(record, renewed_at=now, expires_at=now + self.ttl)
-            self._write(renewed, overwrite=True)
+            renewed = replace(record, renewed_at=now, expires_at=now + (self.ttl or 0.0))
+            self.place.write(f"{record.backfill_id}.json", renewed.to_text())
             self.record = renewed
             if expired and not self._retaken(record, now):
                 return False
@@ -248,15 +254,14 @@ class WorkspaceClaims:
 
     def release(self) -> None:
         """Delete the claim if it is still this launcher's (best effort: an unreleased
-        claim expires by itself)."""
+        claim expires by itself, or dies with its launcher)."""
         record, self.record = self.record, None
         if record is None:
             return
-        path = self.path(record.backfill_id)
         try:
-            current = self._read(path)
+            current = self._read(record.backfill_id)
             if current is not None and current.claim_id == record.claim_id:
-                self.client.workspace.delete(path)
+                self.place.delete(f"{record.backfill_id}.json")
         except OSError:  # an API or network error (DatabricksError is an OSError)
             pass
 
@@ -269,115 +274,114 @@ class WorkspaceClaims:
                 return
 
     def _create(self, record: ClaimRecord) -> None:
-        """Write ``record`` without overwrite. A stale claim of the same backfill (its
-        launcher died on this machine, or it expired and ``--force`` was given) is
-        deleted and written again, without overwrite, so that of two launchers taking
-        it over at once only one succeeds."""
-        from databricks.sdk.errors import ResourceAlreadyExists
-
-        path = self.path(record.backfill_id)
+        """Write ``record`` if no claim of its backfill exists. A stale claim of the same
+        backfill (its launcher died on this machine, or it expired and ``--force`` was
+        given) is deleted and written again, without overwrite, so that of two
+        launchers taking it over at once only one succeeds."""
+        name = f"{record.backfill_id}.json"
         for _ in range(2):
-            try:
-                self._write(record, overwrite=False)
+            if self.place.create(name, record.to_text()):
                 return
-            except ResourceAlreadyExists:
-                existing = self._read(path)
+            existing = self._read(record.backfill_id)
             if existing is not None and existing.claim_id == record.claim_id:
                 return  # our own write, whose reply was lost and the SDK retried
             now = self.clock()
             gone = existing is None or existing.launcher_gone()
             if existing is not None and not gone and not (self.force and existing.is_expired(now)):
-                raise UsageError(refusal(existing, record.keys, self.job, now, self.force))
-            self._delete_quietly(path)
+                raise UsageError(self._refusal(existing, record.keys, now))
+            self.place.delete(name)
         raise UsageError(
-            f"could not claim backfill {record.backfill_id}: its claim {path} keeps "
-            "reappearing (another launcher is taking it over); try again"
+            f"could not claim backfill {record.backfill_id}: its claim "
+            f"{self.path(record.backfill_id)} keeps reappearing (another launcher is taking "
+            "it over); try again"
         )
 
-    def _refuse_overlaps(self, record: ClaimRecord, ledger: Ledger) -> None:
+    def _refuse_conflicts(self, record: ClaimRecord, ledger: Ledger) -> None:
         now = self.clock()
         others = [c for c in self._claims() if c.backfill_id != record.backfill_id]
         for other in sorted(others, key=lambda c: c.started_at):
-            if not other.overlap(record.keys):
+            if self.place.shared and not other.overlap(record.keys):
                 continue
-            if not (self.force and other.is_stale(now)):
-                raise UsageError(refusal(other, record.keys, self.job, now, self.force))
-            self._delete_quietly(self.path(other.backfill_id))  # --force: taken over
-        message = foreign_runs_message(
-            self.client, self.job, self.job_id, ledger, record.keys, self.backfill
-        )
+            stale = other.launcher_gone() if not self.place.shared else other.is_stale(now)
+            if not (stale and (self.force or not self.place.shared)):
+                raise UsageError(self._refusal(other, record.keys, now))
+            self.place.delete(f"{other.backfill_id}.json")  # taken over
+        message = self._foreign_runs(record, ledger)
         if message:
             raise UsageError(message)
 
-    # -- workspace I/O -----------------------------------------------------------------
+    def _refusal(self, other: ClaimRecord, keys: tuple[str, ...], now: float) -> str:
+        if not self.place.shared:
+            return local_refusal(other, self.job, self.force)
+        return refusal(other, keys, self.job, now, self.force)
 
-    def _mkdirs(self) -> None:
-        from databricks.sdk.errors import PermissionDenied, ResourceAlreadyExists
+    def _foreign_runs(self, record: ClaimRecord, ledger: Ledger) -> str | None:
+        """A refusal for runs of the job over the keys that this backfill did not
+        launch (there are none to look for locally)."""
+        return None
 
+    def _user_name(self) -> str:
+        return this_user()
+
+    # -- claims in the place -----------------------------------------------------------
+
+    def _read(self, backfill_id: str) -> ClaimRecord | None:
+        """The claim of ``backfill_id``; ``None`` when there is none (or it is not a claim)."""
+        text = self.place.read(f"{backfill_id}.json")
         try:
-            self.client.workspace.mkdirs(self.folder)
-        except PermissionDenied as exc:
-            raise self._refused(exc) from None
-        except ResourceAlreadyExists as exc:  # a file where a folder should be
-            raise UsageError(
-                f"cannot create the backfill claims folder {self.folder} in the workspace "
-                f"({_first_line(exc)}): set {CLAIMS_DIR_ENV} to a folder everyone launching "
-                f"job {self.job!r} can write"
-            ) from None
-
-    def _write(self, record: ClaimRecord, *, overwrite: bool) -> None:
-        from databricks.sdk.errors import PermissionDenied
-        from databricks.sdk.service.workspace import ImportFormat
-
-        content = base64.b64encode(record.to_text().encode()).decode()
-        try:
-            self.client.workspace.import_(
-                self.path(record.backfill_id),
-                content=content,
-                format=ImportFormat.AUTO,
-                overwrite=overwrite,
-            )
-        except PermissionDenied as exc:
-            raise self._refused(exc) from None
-
-    def _refused(self, exc: PermissionDenied) -> WorkspaceRejected:
-        return WorkspaceRejected(
-            f"the workspace refused to let these credentials write the backfill claims "
-            f"folder {self.folder} ({_first_line(exc)}): ask a workspace admin for CAN EDIT "
-            f"on it, or set {CLAIMS_DIR_ENV} to a folder everyone launching job "
-            f"{self.job!r} can write"
-        )
-
-    def _read(self, path: str) -> ClaimRecord | None:
-        """The claim at ``path``; ``None`` when there is none (or it is not a claim)."""
-        from databricks.sdk.errors import ResourceDoesNotExist
-        from databricks.sdk.service.workspace import ExportFormat
-
-        try:
-            exported = self.client.workspace.export(path, format=ExportFormat.AUTO)
-        except ResourceDoesNotExist:
-            return None
-        try:
-            return ClaimRecord.from_text(base64.b64decode(exported.content or "").decode())
+            return None if text is None else ClaimRecord.from_text(text)
         except ValueError:
             return None
 
     def _claims(self) -> list[ClaimRecord]:
-        from databricks.sdk.service.workspace import ObjectType
+        names = (n for n in self.place.names() if n.endswith(".json"))
+        found = (self._read(name[: -len(".json")]) for name in names)
+        return [c for c in found if c is not None]
 
-        found: list[ClaimRecord] = []
-        for item in self.client.workspace.list(self.folder):
-            if item.object_type == ObjectType.FILE and (item.path or "").endswith(".json"):
-                claim = self._read(item.path or "")
-                if claim is not None:
-                    found.append(claim)
-        return found
 
-    def _delete_quietly(self, path: str) -> None:
-        from databricks.sdk.errors import ResourceDoesNotExist
+class LocalLock(Lease):
+    """The claim of a job's local backfills in the project at ``root``: one at a time."""
 
-        with contextlib.suppress(ResourceDoesNotExist):  # someone else was first
-            self.client.workspace.delete(path)
+    def __init__(self, root: Path, job: str, *, force: bool = False) -> None:
+        super().__init__(LocalPlace(locks_dir(root) / job), job=job, force=force, ttl=None)
+
+
+class WorkspaceClaims(Lease):
+    """The claim of one Databricks backfill, in the workspace every launcher shares.
+
+    Args:
+        client: The workspace the job lives in.
+        backfill: The job's backfill definition, to read the keys of ranged runs
+            (without it a range covers the keys that sort between its ends).
+        root: The claims folder root (default ``$DBXDEC_CLAIMS_DIR`` or
+            :data:`CLAIMS_DIR`).
+        **lease: As :class:`Lease` (``job`` and ``job_id`` required).
+    """
+
+    def __init__(
+        self,
+        client: WorkspaceClient,
+        *,
+        job: str,
+        job_id: int,
+        backfill: BackfillDef | None = None,
+        root: str | None = None,
+        **lease: Any,
+    ) -> None:
+        advice = f"set {CLAIMS_DIR_ENV} to a folder everyone launching job {job!r} can write"
+        place = WorkspacePlace(
+            client, claims_folder(job_id, root), what="the backfill claims folder", advice=advice
+        )
+        super().__init__(place, job=job, job_id=job_id, **lease)
+        self.client = client
+        self.backfill = backfill
+        self._user: str | None = None
+
+    def _foreign_runs(self, record: ClaimRecord, ledger: Ledger) -> str | None:
+        assert self.job_id is not None
+        return foreign_runs_message(
+            self.client, self.job, self.job_id, ledger, record.keys, self.backfill
+        )
 
     def _user_name(self) -> str:
         if self._user is None:
@@ -392,8 +396,3 @@ def _unanswered(exc: BaseException) -> bool:
     """Whether ``exc`` says the workspace did not answer (an outage), not that it refused."""
     found = classify(exc)
     return found is not None and found[0] == "unreachable"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
