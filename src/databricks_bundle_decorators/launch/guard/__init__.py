@@ -1,5 +1,5 @@
 """What keeps a backfill safe to start and to run beside others: claims on its keys,
-local and in the workspace (``claims``, ``claim_checks``, ``lease`` over a ``place``),
+local and in the workspace (``claims``, ``claim_checks``, ``lease``),
 the same command again pointed at ``--resume`` (``reruns``) and
 connecting to the deployed job, which restores stale pauses (``connection``); for a
 ``--downstream`` backfill, one claim per job (``job_claims``) and each job's deployment and

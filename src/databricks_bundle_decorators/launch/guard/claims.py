@@ -8,7 +8,7 @@ whose keys overlap a live claim is refused (exit 2) with one line naming the oth
 backfill and saying how to wait for it, or how to take a stale claim over (``--force``).
 
 Where the claim lives depends on where the runs happen (:mod:`.lease`, one lease over
-a :mod:`.place`): for Databricks backfills a file in the **workspace**, which every
+a :mod:`..ledger.place`): for Databricks backfills a file in the **workspace**, which every
 machine launching against the job shares -- the local ledger is no help there; for local
 backfills a file under the project's ``.dbxdec/``, which lives as long as its launcher.
 

@@ -1,4 +1,4 @@
-"""The lease of a backfill: its claim file in a :class:`~.place.Place`, held while it runs.
+"""The lease of a backfill: its claim file in a :mod:`..ledger.place`, held while it runs.
 
 **Where.** One file per backfill, ``<folder>/<backfill id>.json``, in the folder of its
 job. For a Databricks backfill (:class:`WorkspaceClaims`) the folder is in the
@@ -41,17 +41,17 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError, WorkspaceRejected
 from ..ledger.ledger import Ledger
-from ..workspace.workspace import classify
+from ..ledger.place import LocalPlace, Place, WorkspacePlace
+from ..workspace.workspace import classify, workspace_errors
 from .claim_checks import foreign_runs_message, local_refusal, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
-from .place import LocalPlace, Place, WorkspacePlace
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -160,7 +160,7 @@ class Lease:
             keys=claimed_keys(ledger),
             claim_id=secrets.token_hex(8),
         )
-        with self.place.reaching():  # unreachable: one line, exit 5
+        with self._reaching():  # unreachable: one line, exit 5
             self.place.make()
             self._create(record)
             self.record = record
@@ -212,16 +212,16 @@ class Lease:
             if expired and not self._retaken(record, now):
                 return False
         except (OSError, WorkspaceRejected) as exc:  # DatabricksError is an OSError
-            if self.unreached_since is None and _unanswered(exc):  # the SDK retried already
+            found = classify(exc)  # unreachable: the SDK retried already
+            if self.unreached_since is None and found is not None and found[0] == "unreachable":
                 self.unreached_since = now
             return True  # try again at the next renewal
         self.unreached_since = None
         return True
 
     def _expired_in_outage(self, record: ClaimRecord) -> bool:
-        """Whether the claim expired while renewals found the workspace unreachable
-        (one before the expiry, none answered since), rather than because this
-        launcher stalled."""
+        """Whether the claim expired while renewals found the workspace unreachable (one
+        before the expiry, none answered since), not because this launcher stalled."""
         since = self.unreached_since
         return since is not None and record.expires_at is not None and since < record.expires_at
 
@@ -254,7 +254,7 @@ class Lease:
 
     def release(self) -> None:
         """Delete the claim if it is still this launcher's (best effort: an unreleased
-        claim expires by itself, or dies with its launcher)."""
+        claim expires, or dies with its launcher)."""
         record, self.record = self.record, None
         if record is None:
             return
@@ -276,8 +276,7 @@ class Lease:
     def _create(self, record: ClaimRecord) -> None:
         """Write ``record`` if no claim of its backfill exists. A stale claim of the same
         backfill (its launcher died on this machine, or it expired and ``--force`` was
-        given) is deleted and written again, without overwrite, so that of two
-        launchers taking it over at once only one succeeds."""
+        given) is deleted and created again, so one of two launchers taking it over wins."""
         name = f"{record.backfill_id}.json"
         for _ in range(2):
             if self.place.create(name, record.to_text()):
@@ -316,12 +315,14 @@ class Lease:
         return refusal(other, keys, self.job, now, self.force)
 
     def _foreign_runs(self, record: ClaimRecord, ledger: Ledger) -> str | None:
-        """A refusal for runs of the job over the keys that this backfill did not
-        launch (there are none to look for locally)."""
+        """A refusal for runs over the keys not launched by this backfill (none locally)."""
         return None
 
     def _user_name(self) -> str:
         return this_user()
+
+    def _reaching(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
     # -- claims in the place -----------------------------------------------------------
 
@@ -368,7 +369,7 @@ class WorkspaceClaims(Lease):
         root: str | None = None,
         **lease: Any,
     ) -> None:
-        advice = f"set {CLAIMS_DIR_ENV} to a folder everyone launching job {job!r} can write"
+        advice = f"or set {CLAIMS_DIR_ENV} to a folder everyone launching job {job!r} can write"
         place = WorkspacePlace(
             client, claims_folder(job_id, root), what="the backfill claims folder", advice=advice
         )
@@ -383,6 +384,9 @@ class WorkspaceClaims(Lease):
             self.client, self.job, self.job_id, ledger, record.keys, self.backfill
         )
 
+    def _reaching(self) -> AbstractContextManager[None]:
+        return workspace_errors(self.client.config.host)
+
     def _user_name(self) -> str:
         if self._user is None:
             try:
@@ -390,9 +394,3 @@ class WorkspaceClaims(Lease):
             except OSError:  # an API or network error: the OS user will do
                 self._user = this_user()
         return self._user
-
-
-def _unanswered(exc: BaseException) -> bool:
-    """Whether ``exc`` says the workspace did not answer (an outage), not that it refused."""
-    found = classify(exc)
-    return found is not None and found[0] == "unreachable"

@@ -40,7 +40,6 @@ from .journal_control import (
     current_control,
     list_journals,
 )
-from .journal_io import reading
 from .journal_read import (
     FORMAT,
     JOURNAL_DIR,
@@ -53,6 +52,7 @@ from .journal_read import (
 )
 from .journal_store import JournalLost, JournalStore, JournalUnreachable
 from .ledger import Ledger
+from .place import reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_ID_PARAM
 from ...errors import LocalStateProblem
-from ..ledger.journal_io import create_file, export_bytes, list_names, reading
 from ..ledger.journal_read import FORMAT
 from ..ledger.journal_store import JournalStore
 from ..ledger.ledger import Ledger
 from ..ledger.ledger_store import why
+from ..ledger.place import create_file, export_bytes, list_names, reading
 from ..workspace.workspace import declares_job_parameter
 
 if TYPE_CHECKING:
