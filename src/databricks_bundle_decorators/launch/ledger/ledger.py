@@ -126,7 +126,7 @@ class Ledger:
             "state": self.state,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
-            "backend": _backend_json(self.backend),
+            "backend": asdict(self.backend),
             "options": {**asdict(self.options), "params": dict(self.options.params)},
         }
 
@@ -154,10 +154,8 @@ class Ledger:
                 int(s["index"]),
                 tuple(s["keys"]),
                 dict(s["parameters"]),
-                tuple(
-                    Attempt(**{**a, "checks": tuple(a.get("checks", ()))}) for a in s["attempts"]
-                ),
-                s.get("job"),  # absent before --downstream: the ledger's job
+                tuple(Attempt(**{**a, "checks": tuple(a["checks"])}) for a in s["attempts"]),
+                s.get("job"),  # absent: the ledger's job
                 tuple(s.get("waits_for", ())),
             )
             for s in data["slices"]
@@ -173,7 +171,7 @@ class Ledger:
             state=data["state"],
             store=store,
         )
-        ledger.updated_at = float(data.get("updated_at", ledger.created_at))
+        ledger.updated_at = float(data["updated_at"])
         ledger.dirty = False
         ledger._changed.clear()
         return ledger
@@ -273,16 +271,6 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
         if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
             found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)
-
-
-def _backend_json(spec: BackendSpec) -> dict[str, Any]:
-    """``spec`` as the header stores it; ``job_ids`` only when there are some, so that a
-    one-job ledger or journal stays readable by a dbxdec from before that field (a
-    controller deployed with an older wheel than the CLI's reads it as before)."""
-    data = asdict(spec)
-    if not data["job_ids"]:
-        del data["job_ids"]
-    return data
 
 
 def ledger_jobs(ledger: Ledger) -> list[str]:
