@@ -3,7 +3,6 @@ backfill`` carrying it to every run, to the rerun command and through ``--resume
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,17 +104,10 @@ def test_force_rewrite_is_refused_for_a_job_deployed_without_the_parameter(
     assert emu.runs(job_id) == []
 
 
-def test_ledgers_from_before_force_rewrite_load_without_it(
-    dbxdec: Cli, emu: JobsEmulator, project: Path
-) -> None:
+def test_the_ledger_keeps_force_rewrite(dbxdec: Cli, emu: JobsEmulator, project: Path) -> None:
     params = {**NIGHTLY_PARAMS, "backfill_force_rewrite": "false"}
     emu.create_job("nightly", parameters=params, max_concurrent_runs=10)
     code, out, _ = dbxdec("backfill", "nightly", "--keys", "2024-01-07", "--force-rewrite", *FAST)
     assert code == 0, out
     path = next((project / ".dbxdec" / "backfills").glob("*.sqlite"))
     assert read_ledger(path).options.force_rewrite is True
-    data = read_ledger(path).to_json()
-    del data["options"]["force_rewrite"]
-    older = path.with_name("older.json")  # as ledgers were written before SQLite
-    older.write_text(json.dumps(data))
-    assert read_ledger(older).options.force_rewrite is False

@@ -3,7 +3,6 @@ real WorkspaceClient."""
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -123,15 +122,7 @@ def test_no_gate_to_wait_for(emu: JobsEmulator, tmp_path: Path, canary: int) -> 
     assert sorted(keys_of(emu, job_id)) == DAYS
 
 
-def test_ledgers_from_before_canary_load_without_it(tmp_path: Path) -> None:
+def test_the_ledger_keeps_the_canary(tmp_path: Path) -> None:
     ledger = make_ledger(tmp_path, canary=3)
     ledger.save()
     assert read_ledger(ledger.path).options.canary == 3
-
-    data = ledger.to_json()
-    del data["options"]["canary"]
-    older = ledger.path.with_name("older.json")  # as ledgers were written before SQLite
-    older.write_text(json.dumps(data))
-
-    old = read_ledger(older)
-    assert old.options.canary == 0 and old.options.for_scheduler(1.0).canary == 0

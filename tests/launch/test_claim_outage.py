@@ -36,7 +36,7 @@ from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import EXIT_CODES
 from databricks_bundle_decorators.launch.backends.errors import BackfillClaimLost
 from databricks_bundle_decorators.launch.guard.claims import ClaimLost, ClaimRecord
-from databricks_bundle_decorators.launch.guard.workspace_claims import (
+from databricks_bundle_decorators.launch.guard.lease import (
     WorkspaceClaims,
     claims_folder,
 )

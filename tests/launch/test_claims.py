@@ -28,10 +28,10 @@ from databricks_bundle_decorators.launch.guard.claims import (
     key_summary,
     when,
 )
-from databricks_bundle_decorators.launch.guard.local_lock import LocalLock
-from databricks_bundle_decorators.launch.guard.workspace_claims import (
+from databricks_bundle_decorators.launch.guard.lease import (
     CLAIMS_DIR,
     CLAIMS_DIR_ENV,
+    LocalLock,
     WorkspaceClaims,
     claims_folder,
 )

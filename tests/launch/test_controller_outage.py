@@ -47,7 +47,7 @@ import pytest
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.launch.guard.claims import ClaimRecord
-from databricks_bundle_decorators.launch.guard.workspace_claims import claims_folder
+from databricks_bundle_decorators.launch.guard.lease import claims_folder
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,

@@ -111,7 +111,7 @@ def test_unknown_and_malformed_ids_are_usage_errors(tmp_path: Path) -> None:
 def test_listing_skips_damaged_files_and_filters_by_job(tmp_path: Path) -> None:
     ledger = make(tmp_path)
     ledger.save()
-    (ledger.path.parent / "broken.json").write_text("{")
+    (ledger.path.parent / "broken.sqlite").write_text("{")
     assert [item.id for item in list_ledgers(tmp_path)] == [ledger.id]
     assert list_ledgers(tmp_path, "other") == []
 

@@ -1,10 +1,7 @@
-"""The ledger database: a save writes only what changed, whole or not at all; older
-JSON ledgers load and migrate."""
+"""The ledger database: a save writes only what changed, whole or not at all."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,44 +78,6 @@ def test_a_rebatch_that_shrinks_the_tail_drops_the_rows_past_it(tmp_path: Path) 
     assert [r.keys for r in read_ledger(ledger.path).slices][3:] == [("k000003", "k000004")]
 
 
-def write_json_ledger(root: Path, ledger: Ledger) -> Path:
-    path = ledger_dir(root) / f"{ledger.id}.json"  # as written before the database
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = ledger.to_json()
-    del data["options"]["checks"]  # older still: fields that came later are absent
-    path.write_text(json.dumps(data))
-    return path
-
-
-def test_an_older_json_ledger_loads_and_becomes_a_database_on_its_next_save(
-    tmp_path: Path,
-) -> None:
-    ledger = make(tmp_path, 3)
-    ledger.update(ledger.slices[0].with_attempt(Attempt(1, "t", "succeeded", "1", None, 1.0, 2.0)))
-    legacy = write_json_ledger(tmp_path, ledger)
-
-    (listed,) = list_ledgers(tmp_path)
-    old = load_ledger(tmp_path, ledger.id)
-    assert listed.path == old.path == legacy and old.to_json() == ledger.to_json()
-
-    old.update(old.slices[1].with_attempt(Attempt(1, "u", "running", "2", None, 3.0)))
-    old.save()
-    old.close()
-
-    assert old.path == legacy.with_suffix(".sqlite") and not legacy.exists()
-    migrated = load_ledger(tmp_path, ledger.id)
-    assert [r.state for r in migrated.slices] == ["succeeded", "running", "pending"]
-
-
-def test_a_migration_cut_short_reads_the_json_ledger(tmp_path: Path) -> None:
-    ledger = make(tmp_path, 3)
-    legacy = write_json_ledger(tmp_path, ledger)
-    sqlite3.connect(legacy.with_suffix(".sqlite")).close()  # killed before its first commit
-
-    (listed,) = list_ledgers(tmp_path)
-    assert listed.path == legacy and load_ledger(tmp_path, ledger.id).path == legacy
-
-
 def test_a_damaged_database_is_a_local_state_problem_naming_it(tmp_path: Path) -> None:
     path = ledger_dir(tmp_path) / "nightly-20240101T000000-abcd.sqlite"
     path.parent.mkdir(parents=True)
@@ -126,14 +85,6 @@ def test_a_damaged_database_is_a_local_state_problem_naming_it(tmp_path: Path) -
     with pytest.raises(LocalStateProblem, match=r"is damaged \(DatabaseError: "):
         load_ledger(tmp_path, path.stem)
     assert list_ledgers(tmp_path) == []
-
-
-def test_a_damaged_json_ledger_is_named_in_the_error(tmp_path: Path) -> None:
-    legacy = ledger_dir(tmp_path) / "nightly-20240101T000000-abcd.json"
-    legacy.parent.mkdir(parents=True)
-    legacy.write_text('{"version": 1, "id": "nigh')
-    with pytest.raises(LocalStateProblem, match=rf"ledger {legacy} is damaged \(JSONDecodeError"):
-        load_ledger(tmp_path, legacy.stem)
 
 
 def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> None:
@@ -150,9 +101,10 @@ def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> N
 
     ledger = make(tmp_path, 2)
     ledger.update(ledger.slices[0].with_attempt(Attempt(1, "t", "succeeded", "41", None, 1.0)))
-    legacy = write_json_ledger(tmp_path, ledger)
-    written = json.loads(legacy.read_text())["slices"]
-    assert all("job" not in s and "waits_for" not in s for s in written)  # the older shape
+    ledger.save()
+    ledger.close()
+    written = ledger.to_json()["slices"]
+    assert all("job" not in s and "waits_for" not in s for s in written)  # the one-job shape
 
     old = load_ledger(tmp_path, ledger.id)
     assert [(r.job, r.waits_for) for r in old.slices] == [(None, ()), (None, ())]
@@ -162,16 +114,12 @@ def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> N
     assert job_runs(old, "nightly").run_ids == frozenset({"41"})
 
 
-def test_job_ids_are_stored_only_for_a_downstream_backfill(tmp_path: Path) -> None:
-    """A one-job header has exactly the backend fields older dbxdec versions know (a
-    controller deployed with an older wheel reads a newer CLI's journal); a downstream
-    one keeps each job's id, and both round-trip."""
-    older = {"kind", "job_id", "remote_name", "host", "profile", "target"}
+def test_job_ids_are_stored_for_a_downstream_backfill(tmp_path: Path) -> None:
+    """A downstream header keeps each job's id; one-job and downstream headers round-trip."""
     one = Ledger(
         tmp_path / "a.sqlite", backfill_id="a-1", job="a",
         backend=BackendSpec("databricks", job_id=7), options=LaunchOptions(), slices=[],
     )  # fmt: skip
-    assert set(one.to_json()["backend"]) == older
     assert Ledger.from_json(one.path, one.to_json()).backend == one.backend
     spec = BackendSpec("databricks", job_id=7, job_ids={"a": 7, "b": 8})
     many = Ledger(

@@ -1,6 +1,5 @@
 """``--batch-size auto`` while a backfill runs: the untried slices are re-batched as run
-durations arrive, the choice is kept in the ledger for ``--resume``, and older ledgers
-without it still load."""
+durations arrive, and the choice is kept in the ledger for ``--resume``."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     LaunchOptions,
     Ledger,
     load_ledger,
-    read_ledger,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.request import Connection
@@ -117,19 +115,6 @@ def test_reverse_order_and_canaries_are_kept(tmp_path: Path) -> None:
     assert found is not None
     assert ledger.slices[3].keys == (DAYS[6],)  # the fourth slice is a canary: kept alone
     assert [s.keys for s in ledger.slices[4:-1]] == [tuple(DAYS[3:6]), tuple(DAYS[0:3])]
-
-
-def test_a_ledger_from_before_auto_batch_sizes_still_loads(tmp_path: Path) -> None:
-    ledger = ledger_of(tmp_path)
-    data = ledger.to_json()
-    for name in ("batch_auto", "target_run_seconds"):
-        del data["options"][name]
-    path = tmp_path / "old.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-
-    options = read_ledger(path).options
-
-    assert (options.batch_auto, options.target_run_seconds) == (False, 900.0)
 
 
 def test_auto_backfill_re_chooses_as_runs_end_and_resume_keeps_auto(

@@ -4,7 +4,6 @@ passed in so the time budget is spent by arguments, never by waiting."""
 
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -224,7 +223,7 @@ def test_a_slice_waiting_for_its_retry_holds_no_slot(emu: JobsEmulator, root: Pa
 # -- the ledger --------------------------------------------------------------------------
 
 
-def test_the_ledger_keeps_both_budgets_and_older_ledgers_load(root: Path) -> None:
+def test_the_ledger_keeps_both_budgets(root: Path) -> None:
     ledger = make_ledger(root, KEYS, LaunchOptions(retries=3, retry_for=600.0))
     ledger.save()
 
@@ -233,13 +232,3 @@ def test_the_ledger_keeps_both_budgets_and_older_ledgers_load(root: Path) -> Non
     scheduled = saved.options.for_scheduler(1.0)
     assert (scheduled.retries, scheduled.retry_for) == (3, 600.0)
     assert "--retries 3 --retry-for 600s" in rerun_command(saved, ["2024-01-02"])
-
-    data = ledger.to_json()
-    del data["options"]["retry_for"]
-    data["slices"][0]["attempts"] = [{"number": 1, "token": "t", "state": "failed"}]
-    path = ledger.path.with_name("older.json")  # as ledgers were written before SQLite
-    path.write_text(json.dumps(data))
-    older = read_ledger(path)
-    assert older.options.retry_for is None
-    assert older.slices[0].attempts[0].gave_up == ""
-    assert "--retry-for" not in rerun_command(older, ["2024-01-02"])

@@ -37,10 +37,9 @@ from .estimate.estimate import PastRun
 from .estimate.local_startup import with_spark_startup
 from .guard.claims import BackfillGuard
 from .guard.connection import ConnectedJob, connect_job, unreached_workspace
-from .guard.local_lock import LocalLock
+from .guard.lease import LocalLock, WorkspaceClaims
 from .guard.pause.schedule_pause import SchedulePause
 from .guard.reruns import check_can_start
-from .guard.workspace_claims import WorkspaceClaims
 from .ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from .operations.downstream import plan_downstream
 from .operations.full_refresh import (

@@ -3,7 +3,7 @@
 The run's writer name is ``controller:<run id>:<nonce>`` (the nonce tells two attempts
 of one run apart). It opens the backfill's journal, which is where the backfill's
 ledger lives (segments, snapshots: :mod:`..ledger.journal`), and takes the claim on its
-keys as a local launcher does (:mod:`..guard.workspace_claims`), then runs the launcher's
+keys as a local launcher does (:mod:`..guard.lease`), then runs the launcher's
 scheduler over the journal-bound ledger (:mod:`.steered`). Slices already succeeded are
 skipped; open attempts are taken up with their own idempotency tokens, so a run started
 by an earlier controller run is found again, never started twice.
@@ -36,7 +36,7 @@ from ..backends.databricks_backend import DatabricksBackend
 from ..backends.per_job import PerJobBackend
 from ..guard.claims import BackfillGuard, ClaimRecord
 from ..guard.job_claims import JobClaims
-from ..guard.workspace_claims import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
+from ..guard.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
 from ..ledger.journal import control_ops, current_control, open_journal
 from ..ledger.ledger import Ledger
 from ..run.blocking import is_downstream, ledger_jobs
@@ -78,13 +78,12 @@ class ControllerClaims(WorkspaceClaims):
     def acquire(self, ledger: Ledger) -> ClaimRecord:
         from databricks.sdk.errors import ResourceAlreadyExists
 
-        path = self.path(ledger.id)
         with contextlib.suppress(ResourceAlreadyExists, OSError):
-            existing = self._read(path)
+            existing = self._read(ledger.id)
             if existing is not None and (
                 existing.host == self.host or self._ended_controller(existing.host)
             ):
-                self._delete_quietly(path)  # an earlier attempt of this run, or a run
+                self.place.delete(f"{ledger.id}.json")  # an earlier attempt of this run, or a run
                 # that ended without releasing it (cancelled by a person): dead
         return super().acquire(ledger)
 

@@ -18,8 +18,8 @@ import contextlib
 import json
 from typing import TYPE_CHECKING
 
-from ..ledger.journal_io import create_file, export_bytes
 from ..ledger.journal_read import FORMAT, journal_folder
+from ..ledger.place import create_file, export_bytes
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -35,8 +35,8 @@ from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
 from ..guard.pause.trigger_pause import dependant_triggers
 from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
-from ..ledger.journal_io import create_file, export_bytes
 from ..ledger.journal_read import FORMAT, journal_folder
+from ..ledger.place import create_file, export_bytes
 from ..operations.downstream_triggers import WAREHOUSE_ENV, written_by
 from ..operations.trigger_catch_up import catch_up_dependants
 

@@ -1,6 +1,6 @@
 """What keeps a backfill safe to start and to run beside others: claims on its keys,
-local and in the workspace (``claims``, ``claim_checks``, ``local_lock``,
-``workspace_claims``), the same command again pointed at ``--resume`` (``reruns``) and
+local and in the workspace (``claims``, ``claim_checks``, ``lease``),
+the same command again pointed at ``--resume`` (``reruns``) and
 connecting to the deployed job, which restores stale pauses (``connection``); for a
 ``--downstream`` backfill, one claim per job (``job_claims``) and each job's deployment and
 backend (``downstream_workspace``). The subpackage ``pause`` holds the pauses: the job's

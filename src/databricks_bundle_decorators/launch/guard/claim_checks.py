@@ -10,7 +10,7 @@ from ...backfill.wire import KeyRange
 from ..backends.databricks_backend import RUNS_PAGE
 from ..ledger.ledger import Ledger
 from ..plan.history import keys_of_parameters
-from .claims import ClaimRecord, key_summary, when
+from .claims import ClaimRecord, key_summary, this_host, when
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -52,6 +52,28 @@ def refusal(other: ClaimRecord, keys: Collection[str], job: str, now: float, for
         f"{other.who} left a stale claim on {held}: it expired at {_until(other)} (its "
         f"launcher stopped renewing it): resume it on {other.host} with {resume}, or "
         "take its keys over with --force"
+    )
+
+
+def local_refusal(other: ClaimRecord, job: str, force: bool) -> str:
+    """Why a local backfill of ``job`` may not start while ``other`` runs one: local
+    backfills of a job run one at a time, and a local claim dies with its launcher."""
+    who = (
+        f"backfill {other.backfill_id} (pid {other.pid}, started {when(other.started_at)}, "
+        f"{key_summary(other.keys)})"
+        if other.host == this_host()
+        else "another dbxdec process"
+    )
+    if force:
+        return (
+            f"--force: {who} is still running job {job!r} locally in this project "
+            "and holds its lock; a local lock is released when its launcher ends, so "
+            "there is nothing stale to take over: wait until it ends"
+        )
+    return (
+        f"{who} is already running job {job!r} locally in this project: wait "
+        "until it ends (dbxdec backfills lists it); local backfills of a job run one "
+        "at a time"
     )
 
 

@@ -7,12 +7,10 @@ holds it until the backfill ends (succeeded, failed or interrupted); a second la
 whose keys overlap a live claim is refused (exit 2) with one line naming the other
 backfill and saying how to wait for it, or how to take a stale claim over (``--force``).
 
-Where the claim lives depends on where the runs happen:
-
-- Databricks backfills (:mod:`.workspace_claims`): a file in the **workspace**, which
-  every machine launching against the job shares -- the local ledger is no help there.
-- Local backfills (:mod:`.local_lock`): an ``flock`` under the project's ``.dbxdec/``,
-  which the operating system releases when the launcher dies.
+Where the claim lives depends on where the runs happen (:mod:`.lease`, one lease over
+a :mod:`..ledger.place`): for Databricks backfills a file in the **workspace**, which every
+machine launching against the job shares -- the local ledger is no help there; for local
+backfills a file under the project's ``.dbxdec/``, which lives as long as its launcher.
 
 A claim covers the keys of the slices still to run (all of them for a new backfill,
 those not yet succeeded on ``--resume``). This module holds what both kinds share: the

@@ -23,7 +23,7 @@ from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
 from .connection import connect_job
 from .job_claims import JobClaims
-from .workspace_claims import WorkspaceClaims
+from .lease import WorkspaceClaims
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

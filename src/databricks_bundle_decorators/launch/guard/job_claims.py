@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..ledger.ledger import Ledger, job_part
 from .claims import BackfillGuard, ClaimLost
-from .local_lock import LocalLock
+from .lease import LocalLock
 
 
 class JobClaims:

@@ -3,7 +3,7 @@
 **Where.** ``/Shared/dbxdec/backfills/job-<job_id>/<backfill id>/`` (``$DBXDEC_JOURNAL_DIR``
 replaces ``/Shared/dbxdec/backfills``): :func:`journal_folder`. Workspace files through the
 Workspace API rather than a Unity Catalog volume: they need no catalog or volume set up,
-the backfill claims already live there (:mod:`..guard.workspace_claims`), and ``import``
+the backfill claims already live there (:mod:`..guard.lease`), and ``import``
 with ``overwrite: false`` is a documented create-if-absent (``RESOURCE_ALREADY_EXISTS``),
 which the fencing below needs.
 
@@ -40,7 +40,6 @@ from .journal_control import (
     current_control,
     list_journals,
 )
-from .journal_io import reading
 from .journal_read import (
     FORMAT,
     JOURNAL_DIR,
@@ -53,6 +52,7 @@ from .journal_read import (
 )
 from .journal_store import JournalLost, JournalStore, JournalUnreachable
 from .ledger import Ledger
+from .place import reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -204,7 +204,6 @@ class _ReadOnly:
 
     def __init__(self, folder: str) -> None:
         self.path = Path(folder)
-        self.legacy = None
 
     def write(
         self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ...errors import LocalStateProblem, UsageError
-from .journal_io import create_file, export_bytes, list_names, reading
 from .journal_read import (
     FORMAT,
     JournalListing,
@@ -31,6 +30,7 @@ from .journal_read import (
     read_state,
 )
 from .ledger import Ledger, LedgerState, ledger_jobs
+from .place import create_file, export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -19,7 +19,7 @@ API refuses an import over 10 MB (``MAX_NOTEBOOK_SIZE_EXCEEDED``; SDK docstring 
 here as the base64 text, the stricter reading.
 
 Every object carries ``"format": 1``; a reader refuses another format in one line. The
-Workspace API calls and their failures are :mod:`.journal_io`'s.
+Workspace API calls and their failures are :mod:`.place`'s.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from ...errors import (
     LocalStateProblem,
     UsageError,
 )
-from .journal_io import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
-from .journal_io import export_bytes, list_names, reading
+from .place import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
+from .place import export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import DbxdecError, LocalStateProblem, WorkspaceUnreachable
-from .journal_io import answer_of, create_file, export_bytes, workspace_problem
 from .journal_read import (
     FORMAT,
     PART_BYTES,
@@ -27,6 +26,7 @@ from .journal_read import (
     segment_name,
     snapshot_name,
 )
+from .place import answer_of, create_file, export_bytes, workspace_problem
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -98,7 +98,6 @@ class JournalStore:
         self.part_bytes = part_bytes
         self.path = Path(self.folder)
         """Where the ledger lives (what ``Ledger.path`` shows)."""
-        self.legacy = None  # as LedgerStore: no older file to migrate
         self.backfill_id = self.folder.rsplit("/", 1)[-1]
         self.lost: JournalLost | None = None
         self._next = next_seq

@@ -5,8 +5,7 @@
 profile, job id -- never a credential). An attempt is recorded *before* its run is
 submitted, so a launcher killed at any point resumes by re-submitting the same token,
 which the Jobs API answers with the run it already created. A save writes only the
-slices that changed (:mod:`.ledger_store`: how, and why SQLite); older ``<id>.json``
-ledgers still load.
+slices that changed (:mod:`.ledger_store`: how, and why SQLite).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from ...errors import LocalStateProblem, UsageError, did_you_mean
 from ..plan.plan import BackfillPlan
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
-from .ledger_store import LedgerStore, SliceStore, backfill_ids, ledger_file, read_ledger_data, why
+from .ledger_store import LedgerStore, SliceStore, backfill_ids, read_store, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 from .records import Attempt as Attempt
@@ -127,7 +126,7 @@ class Ledger:
             "state": self.state,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
-            "backend": _backend_json(self.backend),
+            "backend": asdict(self.backend),
             "options": {**asdict(self.options), "params": dict(self.options.params)},
         }
 
@@ -155,10 +154,8 @@ class Ledger:
                 int(s["index"]),
                 tuple(s["keys"]),
                 dict(s["parameters"]),
-                tuple(
-                    Attempt(**{**a, "checks": tuple(a.get("checks", ()))}) for a in s["attempts"]
-                ),
-                s.get("job"),  # absent before --downstream: the ledger's job
+                tuple(Attempt(**{**a, "checks": tuple(a["checks"])}) for a in s["attempts"]),
+                s.get("job"),  # absent: the ledger's job
                 tuple(s.get("waits_for", ())),
             )
             for s in data["slices"]
@@ -174,14 +171,14 @@ class Ledger:
             state=data["state"],
             store=store,
         )
-        ledger.updated_at = float(data.get("updated_at", ledger.created_at))
+        ledger.updated_at = float(data["updated_at"])
         ledger.dirty = False
         ledger._changed.clear()
         return ledger
 
     def save(self) -> None:
         """Commit the header and the slices changed since the last save in one transaction,
-        synced before this returns (an older ``.json`` ledger is written whole, then removed).
+        synced before this returns.
 
         Raises:
             LocalStateProblem: the database cannot be written (full disk, unwritable
@@ -190,7 +187,6 @@ class Ledger:
         self.updated_at = time.time()
         if self._store is None:
             self._store = self._bound or LedgerStore(self.path)
-            self._changed.update(range(len(self._slices)) if self._store.legacy else ())
         rows = {i: _slice_json(self._slices[i]) for i in self._changed if i < len(self._slices)}
         try:
             self._store.write(self._header(), rows.items(), len(self._slices))
@@ -240,15 +236,15 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
 
 
 def read_ledger(path: Path) -> Ledger:
-    """The ledger in ``path`` (``<id>.sqlite``; an older ``<id>.json`` until it is migrated).
+    """The ledger in the database ``path`` (``<id>.sqlite``).
 
     Raises:
         LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
             message says how to go on without it.
     """
-    path = ledger_file(path)  # the file read, named if it cannot be
     try:
-        return Ledger.from_json(*read_ledger_data(path))
+        header, slices = read_store(path)
+        return Ledger.from_json(path, {**header, "slices": slices})
     except OSError as exc:
         raise LocalStateProblem(
             f"cannot read backfill ledger {path}: {os_reason(exc, path.parent)}"
@@ -275,16 +271,6 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
         if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
             found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)
-
-
-def _backend_json(spec: BackendSpec) -> dict[str, Any]:
-    """``spec`` as the header stores it; ``job_ids`` only when there are some, so that a
-    one-job ledger or journal stays readable by a dbxdec from before that field (a
-    controller deployed with an older wheel than the CLI's reads it as before)."""
-    data = asdict(spec)
-    if not data["job_ids"]:
-        del data["job_ids"]
-    return data
 
 
 def ledger_jobs(ledger: Ledger) -> list[str]:

@@ -26,7 +26,7 @@ database file; they are amortised over 1,000 pages of log.
 
 The database is created in one transaction (schema and first contents together), so a
 launcher killed while creating it leaves either a whole ledger or one with no tables,
-which reads as damaged (or, for a ledger being migrated from JSON, the JSON file wins).
+which reads as damaged.
 """
 
 from __future__ import annotations
@@ -54,10 +54,6 @@ class SliceStore(Protocol):
     @property
     def path(self) -> Path:
         """Where the ledger lives, as ``Ledger.path`` shows it."""
-
-    @property
-    def legacy(self) -> Path | None:
-        """An older ledger file the first save replaces (every slice is written)."""
 
     def write(
         self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int
@@ -93,8 +89,6 @@ class LedgerStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path.with_suffix(".sqlite")
-        self.legacy = path if path.suffix == ".json" else None
-        """The older JSON ledger this one replaces, removed after the first commit."""
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
@@ -144,9 +138,6 @@ class LedgerStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            if self.legacy is not None:
-                self.legacy.unlink(missing_ok=True)
-                self.legacy = None
 
     def close(self) -> None:
         """Close the connection (SQLite checkpoints the log when the last one closes)."""
@@ -169,35 +160,8 @@ def _has_ledger(conn: sqlite3.Connection) -> bool:
 
 
 def backfill_ids(folder: Path) -> set[str]:
-    """The ids of the ledgers in ``folder``, databases and older JSON files alike."""
-    return {p.stem for suffix in ("sqlite", "json") for p in folder.glob(f"*.{suffix}")}
-
-
-def ledger_file(path: Path) -> Path:
-    """The file of the ledger ``path``: its database, or the older JSON file of the same
-    name when there is no database."""
-    database, legacy = path.with_suffix(".sqlite"), path.with_suffix(".json")
-    return legacy if not database.is_file() and legacy.is_file() else database
-
-
-def read_ledger_data(path: Path) -> tuple[Path, dict[str, Any]]:
-    """The file the ledger ``path`` is in and its contents as the JSON ledger had them:
-    the database, or the older JSON file of the same name while there is no database
-    holding a ledger (not migrated yet, or a migration cut short before its commit).
-
-    Raises:
-        OSError: neither file can be read.
-        sqlite3.Error: the database is damaged.
-        ValueError: the JSON file or a row is not valid JSON.
-    """
-    database, legacy = path.with_suffix(".sqlite"), path.with_suffix(".json")
-    try:
-        header, slices = read_store(database)
-        return database, {**header, "slices": slices}
-    except (FileNotFoundError, NotALedger):
-        if not legacy.is_file():
-            raise
-    return legacy, json.loads(legacy.read_text(encoding="utf-8"))
+    """The ids of the ledgers in ``folder``."""
+    return {p.stem for p in folder.glob("*.sqlite")}
 
 
 def read_store(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -3,8 +3,8 @@ that follows the data from A's keys to every job that reads them.
 
 The plan is a :class:`..plan.slice_graph.SliceGraph` (A's keys plus each dependant's
 keys they map to, transitively, each slice carrying its job and the slices it waits
-for); the ledger records each slice's job and waits (older ledgers load: a slice
-without a job is the ledger's job). Locally, one
+for); the ledger records each slice's job and waits (a slice without a job is the
+ledger's job). Locally, one
 :class:`..backends.local_backend.LocalBackend` runs every job (``--max-concurrent``
 caps them together), each job's keys claimed under that job's lock. On Databricks,
 each job's keys run on that job's deployment, claimed with that job's workspace claim

@@ -4,7 +4,7 @@ Each job's tables are planned as a one-job backfill's are (locally
 :class:`.undo.LocalUndo`; on Databricks one undo run per job,
 :class:`.remote_undo.RemoteUndo`, its tables judged beforehand through a SQL warehouse:
 the commits of the backfill are those its runs made, found by the backfill's id, which
-every job's runs carried, or by that job's own run ids in an older ledger), with the
+every job's runs carried, or else by that job's own run ids), with the
 undo refusal rules per table. Every table of every job is checked before any is
 restored: a refusal anywhere restores nothing. Tables are restored dependants first
 (the reverse of the plan's job order), so a reader never sees a restored upstream table

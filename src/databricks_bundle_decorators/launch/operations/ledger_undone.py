@@ -31,16 +31,15 @@ import re
 import sqlite3
 from contextlib import closing
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_ID_PARAM
 from ...errors import LocalStateProblem
-from ..ledger.journal_io import create_file, export_bytes, list_names, reading
 from ..ledger.journal_read import FORMAT
 from ..ledger.journal_store import JournalStore
 from ..ledger.ledger import Ledger
 from ..ledger.ledger_store import why
+from ..ledger.place import create_file, export_bytes, list_names, reading
 from ..workspace.workspace import declares_job_parameter
 
 if TYPE_CHECKING:
@@ -48,13 +47,6 @@ if TYPE_CHECKING:
 
 _UNDONE = re.compile(r"undone-[0-9a-f]{16}-\d+\.json")
 _CREATE = "CREATE TABLE IF NOT EXISTS undone (tbl TEXT NOT NULL, version INTEGER NOT NULL)"
-
-
-def _database(ledger: Ledger) -> Path:
-    if ledger.path.suffix != ".sqlite":  # an older JSON ledger: migrated by its first save
-        ledger.dirty = True
-        ledger.save()
-    return ledger.path
 
 
 def _journal(ledger: Ledger) -> JournalStore | None:
@@ -78,7 +70,7 @@ def read_undone(ledger: Ledger) -> frozenset[tuple[str, int]]:
     journal = _journal(ledger)
     if journal is not None:
         return _read_journal_undone(journal)
-    if ledger.path.suffix != ".sqlite" or not ledger.path.is_file():
+    if not ledger.path.is_file():
         return frozenset()
     try:
         with closing(sqlite3.connect(ledger.path, timeout=30.0)) as conn:
@@ -103,7 +95,7 @@ def record_undone(ledger: Ledger, table: str, version: int) -> None:
     if journal is not None:
         _record_journal_undone(journal, table, version)
         return
-    path = _database(ledger)
+    path = ledger.path
     try:
         with closing(sqlite3.connect(path, timeout=30.0)) as conn, conn:
             conn.execute("PRAGMA synchronous = FULL")

@@ -59,7 +59,7 @@ def header(ledger: Ledger, runs: BackfillRuns) -> str:
 
 
 def by_run_ids(runs: BackfillRuns) -> list[str]:
-    """The note of an undo whose commits are found by run ids (an older ledger)."""
+    """The note of an undo whose commits are found by run ids (runs not sent the id)."""
     if runs.by_id or not runs.run_ids:
         return []
     return [

@@ -19,9 +19,8 @@ from ..backends.spark_extra import require_local_spark
 from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
-from ..guard.local_lock import LocalLock
+from ..guard.lease import LocalLock, WorkspaceClaims
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
-from ..guard.workspace_claims import WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
 from ..plan.request import Connection, ResumeRequest

@@ -4,7 +4,7 @@ backfill holding its trigger), and whether that backfill still runs.
 ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json`` (``$DBXDEC_PAUSED_DIR``
 replaces ``/Shared/dbxdec/paused``) is written with ``workspace/import`` and read with
 ``list`` and ``export`` (https://docs.databricks.com/api/workspace/workspace/import,
-databricks-sdk-py ``WorkspaceAPI``; the same calls as :mod:`..workspace_claims`).
+databricks-sdk-py ``WorkspaceAPI``; the same calls as :mod:`..lease`).
 
 A marker's backfill is live while ``runs/list?job_id=<controller>&active_only=true``
 lists a run whose ``backfill_id`` job parameter is the marker's ("An active run is a run
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ....errors import DbxdecError, UsageError, WorkspaceRejected
 from ....runtime.triggers.run_history import run_parameters
-from ...ledger.journal_io import create_file, export_bytes
+from ...ledger.place import WorkspacePlace
 from ...workspace.workspace import environment_problem, first_line
 
 if TYPE_CHECKING:
@@ -129,35 +129,33 @@ class Liveness:
             return reason(self.client, exc)
 
 
+def marker_place(client: WorkspaceClient, job_id: int) -> WorkspacePlace:
+    """The folder of deployed job ``job_id``'s trigger pauses."""
+    advice = f"set {PAUSED_DIR_ENV} to a folder they can write, or run without {OPTION}"
+    return WorkspacePlace(
+        client, paused_folder(job_id), what="the trigger pauses folder", advice=advice
+    )
+
+
 def read_markers(client: WorkspaceClient, job_id: int) -> list[tuple[str, WorkspacePause | None]]:
     """Every marker of job ``job_id``: (path, marker, or ``None`` when damaged)."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ObjectType
-
-    try:
-        items = list(client.workspace.list(paused_folder(job_id)))
-    except ResourceDoesNotExist:  # no backfill ever paused this job
-        return []
+    place = marker_place(client, job_id)
     found: list[tuple[str, WorkspacePause | None]] = []
-    for item in sorted(items, key=lambda i: i.path or ""):
-        path = item.path or ""
-        if item.object_type != ObjectType.FILE or not path.endswith(".json"):
-            continue
-        content = export_bytes(client, path)
-        if content is None:  # deleted since the listing (its holder released)
+    for name in sorted(n for n in place.names() if n.endswith(".json")):
+        text = place.read(name)
+        if text is None:  # deleted since the listing (its holder released)
             continue
         try:
-            found.append((path, WorkspacePause.from_text(content.decode())))
+            found.append((f"{place.folder}/{name}", WorkspacePause.from_text(text)))
         except (ValueError, KeyError, TypeError, AttributeError):
-            found.append((path, None))
+            found.append((f"{place.folder}/{name}", None))
     return found
 
 
 def write_marker(client: WorkspaceClient, marker: WorkspacePause) -> None:
     client.workspace.mkdirs(paused_folder(marker.job_id))
-    path = paused_file(marker.job_id, marker.backfill_id)
     # the file is this backfill's alone: a resume rewrites it
-    create_file(client, path, marker.to_text().encode(), overwrite=True)
+    marker_place(client, marker.job_id).write(f"{marker.backfill_id}.json", marker.to_text())
 
 
 def delete_marker(client: WorkspaceClient, path: str) -> None:

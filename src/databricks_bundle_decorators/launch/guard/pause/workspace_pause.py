@@ -8,7 +8,7 @@ holder is the backfill itself, alive while a run of the controller job for it is
 **Where.** One workspace file per (dependant job, holding backfill),
 ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json`` (``$DBXDEC_PAUSED_DIR``
 replaces ``/Shared/dbxdec/paused``), next to the claims and journals for the same
-reasons (:mod:`..workspace_claims`: every launcher and controller of the workspace
+reasons (:mod:`..lease`: every launcher and controller of the workspace
 reaches ``/Shared``). It holds the job's name and id, the backfill id, the controller
 job id, the trigger's ``pause_status`` before the pause (``null``: unset) and when it
 was paused; never a credential.
@@ -43,7 +43,7 @@ Platform facts relied on: ``trigger.pause_status`` is changed with ``jobs/update
 ``jobs.TriggerSettings.pause_status``; see :mod:`.trigger_pause`); workspace files are
 written with ``workspace/import`` and read with ``export``/``list``
 (https://docs.databricks.com/api/workspace/workspace/import; see
-:mod:`..workspace_claims`).
+:mod:`..lease`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,285 @@
+"""Where a backfill's shared state lives: a folder of small files, on the local disk
+(:class:`LocalPlace`) or in the workspace (:class:`WorkspacePlace`), and what the
+workspace's failures mean: one line naming what was read or written.
+
+A place offers what a lease and a journal need: create a file only if it does not exist
+yet (the one atomic step two writers race on), replace one whole, read, list, delete. A
+file is never seen half-written: a local one is written beside its name and then linked
+or renamed into place; a workspace one is one ``workspace/import``.
+
+The SDK's errors are classified here rather than with
+:func:`..workspace.workspace.classify`: the ledger room sits below ``backends`` and may
+not import it, and the journal needs one distinction only -- did the workspace answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from ...atomic import write_atomically
+from ...errors import (
+    DbxdecError,
+    LocalStateProblem,
+    UsageError,
+    WorkspaceRejected,
+    WorkspaceUnreachable,
+)
+from .local_state import one_line
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
+Answer = Literal["unanswered", "refused", "other"]
+
+
+class Place(Protocol):
+    """A folder of text files (names without a folder part)."""
+
+    folder: str
+    shared: bool
+    """Whether launchers on other machines see it (a workspace folder)."""
+
+    def make(self) -> None:
+        """Create the folder (and its parents) if it does not exist."""
+
+    def create(self, name: str, text: str) -> bool:
+        """Write ``name`` unless it exists; ``False`` if it did (nothing written)."""
+
+    def write(self, name: str, text: str) -> None:
+        """Write ``name`` whole, replacing what it held."""
+
+    def read(self, name: str) -> str | None:
+        """The text of ``name``; ``None`` when there is no such file."""
+
+    def names(self) -> list[str]:
+        """The names of the files in the folder (none when it does not exist)."""
+
+    def delete(self, name: str) -> None:
+        """Delete ``name``; nothing when it is already gone."""
+
+
+class LocalPlace:
+    """A folder on the local disk."""
+
+    shared = False
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder
+        self.folder = str(folder)
+
+    def make(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def create(self, name: str, text: str) -> bool:
+        staged = self.path / f".{name}.{secrets.token_hex(4)}"
+        write_atomically(staged, text)
+        try:
+            os.link(staged, self.path / name)  # fails if the name exists: O_EXCL, whole
+        except FileExistsError:
+            return False
+        finally:
+            staged.unlink(missing_ok=True)
+        return True
+
+    def write(self, name: str, text: str) -> None:
+        write_atomically(self.path / name, text)
+
+    def read(self, name: str) -> str | None:
+        try:
+            return (self.path / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def names(self) -> list[str]:
+        if not self.path.is_dir():
+            return []
+        return sorted(p.name for p in self.path.iterdir() if not p.name.startswith("."))
+
+    def delete(self, name: str) -> None:
+        (self.path / name).unlink(missing_ok=True)
+
+
+class WorkspacePlace:
+    """A workspace folder, through the workspace files API.
+
+    Args:
+        client: The workspace.
+        folder: The folder's absolute workspace path.
+        what: The folder in messages, e.g. ``"the backfill claims folder"``.
+        advice: What to do when it cannot be written, after "ask a workspace admin for
+            CAN EDIT on it", e.g. ``"or set X to a folder ..."``.
+    """
+
+    shared = True
+
+    def __init__(self, client: WorkspaceClient, folder: str, *, what: str, advice: str) -> None:
+        self.client = client
+        self.folder = folder.rstrip("/")
+        self.what = what
+        self.advice = advice
+
+    def make(self) -> None:
+        from databricks.sdk.errors import ResourceAlreadyExists
+
+        with self._refusals():
+            try:
+                self.client.workspace.mkdirs(self.folder)
+            except ResourceAlreadyExists as exc:  # a file where a folder should be
+                raise UsageError(
+                    f"cannot create {self.what} {self.folder} in the workspace "
+                    f"({one_line(exc)}): {self.advice.removeprefix('or ')}"
+                ) from None
+
+    def create(self, name: str, text: str) -> bool:
+        from databricks.sdk.errors import ResourceAlreadyExists
+
+        try:
+            with self._refusals():
+                create_file(self.client, f"{self.folder}/{name}", text.encode())
+        except ResourceAlreadyExists:
+            return False
+        return True
+
+    def write(self, name: str, text: str) -> None:
+        with self._refusals():
+            create_file(self.client, f"{self.folder}/{name}", text.encode(), overwrite=True)
+
+    def read(self, name: str) -> str | None:
+        content = export_bytes(self.client, f"{self.folder}/{name}")
+        return None if content is None else content.decode()
+
+    def names(self) -> list[str]:
+        return list_names(self.client, self.folder, files=True) or []
+
+    def delete(self, name: str) -> None:
+        from databricks.sdk.errors import ResourceDoesNotExist
+
+        with contextlib.suppress(ResourceDoesNotExist):  # someone else was first
+            self.client.workspace.delete(f"{self.folder}/{name}")
+
+    @contextmanager
+    def _refusals(self) -> Iterator[None]:
+        from databricks.sdk.errors import PermissionDenied
+
+        try:
+            yield
+        except PermissionDenied as exc:
+            raise WorkspaceRejected(
+                f"the workspace refused to let these credentials write {self.what} "
+                f"{self.folder} ({one_line(exc)}): ask a workspace admin for CAN EDIT on "
+                f"it, {self.advice}"
+            ) from None
+
+
+def list_names(client: WorkspaceClient, folder: str, *, files: bool = False) -> list[str] | None:
+    """The names of the objects in ``folder`` (``files``: of its files only); ``None``
+    when it does not exist."""
+    from databricks.sdk.errors import ResourceDoesNotExist
+    from databricks.sdk.service.workspace import ObjectType
+
+    try:
+        items = list(client.workspace.list(folder))  # a generator: the request is sent here
+    except ResourceDoesNotExist:
+        return None
+    kept = [i for i in items if not files or i.object_type == ObjectType.FILE]
+    return [(item.path or "").rsplit("/", 1)[-1] for item in kept]
+
+
+def export_bytes(client: WorkspaceClient, path: str) -> bytes | None:
+    """The content of the workspace file ``path``; ``None`` when there is none."""
+    from databricks.sdk.errors import ResourceDoesNotExist
+    from databricks.sdk.service.workspace import ExportFormat
+
+    try:
+        exported = client.workspace.export(path, format=ExportFormat.AUTO)
+    except ResourceDoesNotExist:
+        return None
+    return base64.b64decode(exported.content or "")
+
+
+def create_file(
+    client: WorkspaceClient, path: str, content: bytes, *, overwrite: bool = False
+) -> None:
+    """Create the workspace file ``path``, never replacing one (``overwrite``: replacing
+    it, for a file one writer alone writes).
+
+    ``import`` with ``overwrite: false`` onto an existing path answers
+    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
+    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent the
+    journal's fencing and the control ops' order rest on.
+
+    Raises:
+        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists (not ``overwrite``).
+    """
+    from databricks.sdk.service.workspace import ImportFormat
+
+    client.workspace.import_(
+        path,
+        content=base64.b64encode(content).decode(),
+        format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
+        overwrite=overwrite,
+    )
+
+
+def answer_of(exc: BaseException) -> Answer:
+    """``unanswered``: the workspace did not answer (a dropped connection, a timeout, or
+    429/503 until the SDK's retry budget ran out, which it raises as ``TimeoutError``);
+    ``refused``: it rejected the credentials or a permission; ``other``: it answered."""
+    import requests
+    from databricks.sdk.errors import (
+        PermissionDenied,
+        TemporarilyUnavailable,
+        TooManyRequests,
+        Unauthenticated,
+    )
+
+    if isinstance(exc, TimeoutError | requests.ConnectionError | requests.Timeout):
+        return "unanswered"
+    if isinstance(exc, TemporarilyUnavailable | TooManyRequests):
+        return "unanswered"
+    if isinstance(exc, Unauthenticated | PermissionDenied):
+        return "refused"
+    return "other"
+
+
+def workspace_problem(exc: BaseException, host: str | None, what: str) -> DbxdecError:
+    """The one line for an SDK or transport failure while reading or writing ``what``."""
+    answer, where = answer_of(exc), f"the workspace at {host}" if host else "the workspace"
+    if answer == "unanswered":
+        return WorkspaceUnreachable(
+            f"cannot reach {where} for {what} ({one_line(exc)}): check the network (VPN, "
+            "proxy), then run the command again"
+        )
+    if answer == "refused":
+        return WorkspaceRejected(
+            f"{where} refused access to {what} ({one_line(exc)}): these credentials need "
+            f"CAN EDIT on the journals folder (or set {JOURNAL_DIR_ENV} to a folder they can "
+            "write)"
+        )
+    return LocalStateProblem(f"{where} could not serve {what} ({one_line(exc)})")
+
+
+@contextmanager
+def reading(client: WorkspaceClient, what: str) -> Iterator[None]:
+    """Turn the SDK's failures inside the block into one line about ``what``.
+
+    Raises:
+        WorkspaceUnreachable: no answer; WorkspaceRejected: refused;
+        LocalStateProblem: any other answer, or a journal object that is not valid.
+    """
+    try:
+        yield
+    except DbxdecError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:  # a document missing its fields
+        raise LocalStateProblem(f"{what} is damaged ({one_line(exc)})") from None
+    except Exception as exc:
+        raise workspace_problem(exc, client.config.host, what) from None
