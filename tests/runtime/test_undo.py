@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from databricks_bundle_decorators.runtime.io.spark_table import commit_identity
@@ -15,7 +17,7 @@ TABLE = TableRef("main.s.t", "`main`.`s`.`t`")
 OURS = commit_identity("sales", "clean", "5501-0")
 MINE_TOO = commit_identity("sales", "totals", "20240601T1-ab")
 OTHER = commit_identity("sales", "clean", "5600-0")
-UNDONE = RUNS.undo_mark
+UNDONE = "an undo"  # the RESTORE at version 2 that the ledger records (see below)
 
 
 @pytest.mark.parametrize(
@@ -72,9 +74,18 @@ def test_a_table_the_backfill_created_has_no_earlier_version() -> None:
 
 
 def test_after_an_undo_only_later_commits_of_the_backfill_count() -> None:
-    done = plan_table(TABLE, ("clean",), history(OTHER, OURS, UNDONE), RUNS)
+    """Setup: the undo is a RESTORE commit at a version the ledger recorded (the marker
+    commits of unpublished releases are no longer read)."""
+    runs = replace(RUNS, undone=frozenset({("main.s.t", 2)}))
+
+    def with_restore(*metadata: str | None) -> list[Commit]:
+        return [
+            replace(c, operation="RESTORE") if c.version == 2 else c for c in history(*metadata)
+        ]
+
+    done = plan_table(TABLE, ("clean",), with_restore(OTHER, OURS, UNDONE), runs)
     assert (done.action, done.current) == ("done", 2)
-    again = plan_table(TABLE, ("clean",), history(OTHER, OURS, UNDONE, OTHER, OURS), RUNS)
+    again = plan_table(TABLE, ("clean",), with_restore(OTHER, OURS, UNDONE, OTHER, OURS), runs)
     assert (again.action, again.to_version) == ("restore", 3)
     assert [c.version for c in again.ours] == [4]
 

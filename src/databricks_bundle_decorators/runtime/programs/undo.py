@@ -26,8 +26,7 @@ Per table (``first``: the backfill's first commit, ``current``: the latest versi
 - ``none``: the backfill committed nothing to the table (or it does not exist).
 - ``done``: undone already: the restore is itself a commit, which cannot carry writer
   options; undo reads its version back from ``DESCRIBE HISTORY`` and the backfill's
-  ledger records it (:attr:`BackfillRuns.undone`; commits whose ``userMetadata`` is
-  ``dbxdec-undo:<backfill id>`` are those of older dbxdec releases). Only commits after
+  ledger records it (:attr:`BackfillRuns.undone`). Only commits after
   the last such one are considered, so undoing twice does nothing the second time.
 
 Before anything is restored, every table is planned and checked; a table that changed
@@ -64,7 +63,6 @@ from ..storage.table_name import COMMIT_ID_PREFIX, split_metadata
 from .run_kinds import RunKind, TaskRunRequest
 
 UndoAction = Literal["restore", "empty", "none", "done"]
-UNDO_MARK_PREFIX = "dbxdec-undo:"
 _REPAIRED = re.compile(r"(?P<run>.+)-\d{1,9}")
 
 
@@ -103,15 +101,8 @@ class BackfillRuns:
     by_id: bool = False
     """Whether the backfill's runs carried its id (its commits are found by it)."""
 
-    @property
-    def undo_mark(self) -> str:
-        """The ``userMetadata`` of the commits undo makes."""
-        return f"{UNDO_MARK_PREFIX}{self.backfill_id}"
-
     def undid(self, table: str, commit: Commit) -> bool:
         """Whether ``commit`` of ``table`` is an undo of this backfill."""
-        if commit.metadata == self.undo_mark:  # marked by a session setting (older releases)
-            return True
         restore = commit.operation.upper() in RESTORE_OPERATIONS
         return restore and (table, commit.version) in self.undone
 
