@@ -1,4 +1,17 @@
-"""Which slices of a ``--downstream`` ledger are blocked, and how that is said.
+"""``--downstream``: which slices are ready, which are blocked, and how that is said.
+
+:class:`ReadySet` is the scheduler's part for a ``--downstream`` backfill:
+
+- **ready set**: a slice is launched only after every slice it waits for
+  (``SliceRecord.waits_for``) has succeeded, its checks included (a run whose checks
+  fail is a failed run); among the ready slices, retries first, then the plan's order
+  (the user's ``--order`` within each job, upstream jobs first);
+- **blocking**: when a slice fails for good, every slice that waits for it, directly
+  or through others, is blocked: never launched, counted and said once, with the
+  slice that blocked it;
+- **one token per job**: two jobs' slices may have the same key, so an attempt's
+  idempotency token is derived from the slice's job as well (each request names its
+  slice's job through :class:`..backends.job_router.JobRouter`).
 
 A slice is blocked when a slice it waits for (directly, or through slices that are
 themselves blocked) failed for good: it is never launched, and stays pending in the
@@ -8,12 +21,15 @@ ledger, so ``--resume`` runs it once its upstream slice succeeds. The rule itsel
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Sequence
 
 from ..ledger.ledger import Ledger, SliceRecord, label_of_jobs, ledger_jobs
 from ..plan.slice_graph import blocked_by
+from .loop import Loop
 
 __all__ = [
+    "ReadySet",
     "blocked_line",
     "blocked_slices",
     "is_downstream",
@@ -50,3 +66,56 @@ def blocked_line(records: Sequence[SliceRecord], index: int, upstream: int) -> s
     """``c 2024-02-01 (blocked by a 2024-01-31, which failed)``: the failed slice it
     waits for, directly or through other blocked slices."""
     return f"{records[index].label} (blocked by {records[upstream].label}, which failed)"
+
+
+class ReadySet:
+    """The ready set and blocking of a ``--downstream`` ledger (see the module docstring).
+
+    Attributes:
+        blocked: Each slice blocked so far, with one failed slice that blocks it.
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.blocked: dict[int, int] = {}
+
+    def is_ready(self, index: int) -> bool:
+        """Whether every slice that slice ``index`` waits for has succeeded."""
+        records = self.ledger.slices
+        return all(records[w].state == "succeeded" for w in records[index].waits_for)
+
+    def hold(self, scheduler: Loop) -> list[int]:
+        """Before launching: leave only the ready slices queued (retries first, then the
+        plan's order); the ones held back, to queue again after."""
+        self._block(scheduler)
+        records = self.ledger.slices
+        queued = [i for i in scheduler.queue if i not in self.blocked]
+        held = [i for i in queued if not self.is_ready(i)]
+        ready = sorted(set(queued) - set(held), key=lambda i: (not records[i].attempts, i))
+        scheduler.queue = deque(ready)
+        return held
+
+    def stuck(self, scheduler: Loop) -> bool:
+        """Whether nothing runs and nothing can start (the blocked slices leave the queue)."""
+        self._block(scheduler)
+        scheduler.queue = deque(i for i in scheduler.queue if i not in self.blocked)
+        waiting = scheduler.flights or scheduler.delayed
+        return not (waiting or any(map(self.is_ready, scheduler.queue)))
+
+    def _block(self, scheduler: Loop) -> None:
+        """Block the dependants of the slices failed for good (said once each)."""
+        found = blocked_slices(self.ledger.slices, scheduler.failed_for_good)
+        for index, upstream in sorted(found.items()):
+            if index not in self.blocked:
+                self.blocked[index] = upstream
+                scheduler.warn(f"blocked: {blocked_line(self.ledger.slices, index, upstream)}")
+
+    def token_scope(self, record: SliceRecord) -> str:
+        """The material of ``record``'s attempt tokens: the backfill and the slice's job.
+
+        The Jobs API says a run-now with a token already used returns that run, and not
+        whether the token's scope is one job or the workspace; the least convenient
+        reading (the workspace) is the one kept
+        (https://docs.databricks.com/api/workspace/jobs/runnow, idempotency_token).
+        """
+        return f"{self.ledger.id}\0{record.job or ''}"
