@@ -95,18 +95,15 @@ class Rebatcher:
         self.job = job
         self._seen = 0
 
-    def __call__(self, scheduler: Loop) -> None:
+    def __call__(self, loop: Loop) -> None:
         """The scheduler's part: re-batch the queued slices before a round of launches."""
-        if scheduler.launching() and scheduler.queue:
+        if loop.launching() and loop.queue:
             found = self.rechoose(
-                scheduler.ledger,
-                list(scheduler.queue),
-                scheduler.final,
-                scheduler.options.max_concurrent,
+                loop.ledger, list(loop.queue), loop.final, loop.options.max_concurrent
             )
             if found is not None:
-                scheduler.queue, scheduler.final = deque(found.queue), found.final
-                scheduler.warn(found.message)
+                loop.queue, loop.final = deque(found.queue), found.final
+                loop.warn(found.message)
 
     def rechoose(
         self, ledger: Ledger, queued: Sequence[int], final: int | None, max_concurrent: int

@@ -1,5 +1,5 @@
 """A backfill while it runs: the scheduler and what it drives -- slots and flights
-(``scheduler``, ``submissions``, ``take_up``, ``flights``, ``run_ends``), Ctrl-C
+(``scheduler``, ``submissions``, ``flights``, ``run_ends``), Ctrl-C
 (``interrupts``), events and the end summary (``events``, ``summary``), and the
 scheduler's parts: ``--downstream``'s ready set and blocking (``blocking``) and a
 controller run's steering (``steering``), which see the scheduler through ``loop``.

@@ -1,9 +1,5 @@
-"""The scheduler as its parts see it: :class:`Loop`, the narrow face of
-:class:`.scheduler.Scheduler` that the parts (:class:`.blocking.ReadySet`,
-:class:`.steering.Steering`, :class:`..prepare.rebatch.Rebatcher`) and the submissions
-(:mod:`.submissions`) are handed at the loop's fixed points. A protocol, so that no part
-imports the scheduler that calls it.
-"""
+"""The face of :class:`.scheduler.Scheduler` that its parts and :mod:`.submissions` are
+handed at the loop's fixed points: a protocol, so that none imports the scheduler."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from .interrupts import Interrupts
 
 
 class Loop(Protocol):
-    """The state and the acts of a running scheduler that its parts use."""
+    """A running scheduler's state and acts (see :class:`.scheduler.Scheduler`)."""
 
     ledger: Ledger
     options: SchedulerOptions
@@ -33,21 +29,11 @@ class Loop(Protocol):
 
     @property
     def backend(self) -> Backend: ...
-
-    def launching(self) -> bool:
-        """Whether new runs may be launched."""
-
+    def launching(self) -> bool: ...
     def warn(self, message: str) -> None: ...
-
     def event(
         self, kind: EventKind, record: SliceRecord, attempt: Attempt, *, message: str = ""
     ) -> None: ...
-
-    def close(self, flight: Flight, attempt: Attempt) -> None:
-        """Record the end of an attempt; plan a retry or give the slice up."""
-
-    def halt(self, reason: str) -> None:
-        """Launch nothing more, for ``reason`` (said once)."""
-
-    def forget_unsaved(self) -> list[int]:
-        """Drop the attempts a failed save would have recorded; their slices."""
+    def close(self, flight: Flight, attempt: Attempt) -> None: ...
+    def halt(self, reason: str) -> None: ...
+    def forget_unsaved(self) -> list[int]: ...

@@ -48,7 +48,6 @@ from .run_ends import EndedRuns
 from .steering import Steering
 from .submissions import dispatch, harvest_submissions
 from .summary import attempt_event
-from .take_up import take_up
 
 _CANCEL_WAIT = 30.0
 
@@ -155,14 +154,22 @@ class Scheduler:
     # -- setup -------------------------------------------------------------------------
 
     def _prepare(self) -> None:
+        """Take up the ledger: slices done, in flight (a resumed open attempt, whose token
+        finds the run it started), queued, and the final sync (no keys), kept for last."""
         self.ledger.set_state("running")
-        work = take_up(self.ledger.slices)
-        self._succeeded += work.succeeded
-        self.flights.update(work.flights)
-        self.by_run.update(work.by_run)
-        self.queue.extend(work.queue)
-        if work.final is not None:
-            self.final = work.final
+        for record in self.ledger.slices:
+            last = record.last
+            if record.state == "succeeded":
+                self._succeeded += 1
+            elif last is not None and last.is_open:
+                flight = Flight(record.index, last.number, last.token, run_id=last.run_id)
+                self.flights[record.index] = flight
+                if last.run_id is not None:
+                    self.by_run[last.run_id] = flight
+            elif not record.keys:
+                self.final = record.index
+            else:
+                self.queue.append(record.index)
 
     # -- launching ---------------------------------------------------------------------
 

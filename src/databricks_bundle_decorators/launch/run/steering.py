@@ -53,7 +53,7 @@ class Steering:
         self.journal_lost: JournalLost | None = None
         self._idle_said = False
 
-    def turn(self, scheduler: Loop) -> None:
+    def turn(self, loop: Loop) -> None:
         """Once per loop turn: read the control ops when due, and hand over when due."""
         now = time.monotonic()
         if now - self._control_read_at >= self._control_every and not self.journal_lost:
@@ -61,68 +61,68 @@ class Steering:
             try:
                 state = self._control()
             except Exception as exc:  # unreachable: keep the last state, report it
-                scheduler.warn(f"could not read the backfill's control ops, will retry: {exc}")
+                loop.warn(f"could not read the backfill's control ops, will retry: {exc}")
                 state = self.control_state
             if state != self.control_state:
-                scheduler.warn(f"backfill {scheduler.ledger.id} is now {state}")
+                loop.warn(f"backfill {loop.ledger.id} is now {state}")
                 self.control_state = state
-            if state == "cancelled" and scheduler.interrupts.level < CANCEL:
-                _learn_lost_run_ids(scheduler)
-                scheduler.interrupts.escalate(CANCEL)
+            if state == "cancelled" and loop.interrupts.level < CANCEL:
+                _learn_lost_run_ids(loop)
+                loop.interrupts.escalate(CANCEL)
         if now >= self.handover_at and not self.handing_over:
             self.handing_over = True
-            scheduler.warn("handing over to the next controller run")
+            loop.warn("handing over to the next controller run")
 
     def holds(self) -> bool:
         """Whether nothing new may be launched: paused, cancelled, handing over or fenced."""
         return self.control_state != "running" or self.handing_over or bool(self.journal_lost)
 
-    def done(self, scheduler: Loop) -> bool | None:
+    def done(self, loop: Loop) -> bool | None:
         """Whether the loop ends now; ``None`` leaves it to the scheduler."""
-        if self.journal_lost is not None or scheduler.interrupts.stopped:
+        if self.journal_lost is not None or loop.interrupts.stopped:
             return True  # the runs in flight are the next controller's
         if self.handing_over:
-            return not any(f.future is not None for f in scheduler.flights.values())
-        if self.control_state == "paused" and scheduler.interrupts.level < CANCEL:
-            if not scheduler.flights and not self._idle_said:  # once per pause, for the log
+            return not any(f.future is not None for f in loop.flights.values())
+        if self.control_state == "paused" and loop.interrupts.level < CANCEL:
+            if not loop.flights and not self._idle_said:  # once per pause, for the log
                 self._idle_said = True
-                scheduler.warn(
-                    f"backfill {scheduler.ledger.id} paused with no run in flight; "
+                loop.warn(
+                    f"backfill {loop.ledger.id} paused with no run in flight; "
                     "waiting for unpause or cancel"
                 )
             return False  # paused: poll on, launch nothing, wait for unpause or cancel
         self._idle_said = False
         return None
 
-    def save_failed(self, exc: Exception, scheduler: Loop) -> None:
+    def save_failed(self, exc: Exception, loop: Loop) -> None:
         """After a failed save: fenced (the journal lost), or its slices queued again."""
         if isinstance(exc, JournalLost):
             self.journal_lost = exc
-            scheduler.warn(f"{exc}; launching no more runs")
+            loop.warn(f"{exc}; launching no more runs")
             return
-        scheduler.ledger.save_failure = ""  # the segment is not in: the next save sends it
-        scheduler.queue.extendleft(scheduler.forget_unsaved())
-        scheduler.warn(f"{exc}; will save again")
+        loop.ledger.save_failure = ""  # the segment is not in: the next save sends it
+        loop.queue.extendleft(loop.forget_unsaved())
+        loop.warn(f"{exc}; will save again")
 
     def hands_over(self, interrupts: Interrupts) -> bool:
         """Whether the backfill is left ``running`` to the next controller run."""
         return self.handing_over and interrupts.level < CANCEL and not self.journal_lost
 
 
-def _learn_lost_run_ids(scheduler: Loop) -> None:
+def _learn_lost_run_ids(loop: Loop) -> None:
     """Re-send the token of every flight whose run id is unknown and not being asked."""
-    ledger = scheduler.ledger
-    for flight in scheduler.flights.values():
+    ledger = loop.ledger
+    for flight in loop.flights.values():
         if flight.run_id is not None or flight.future is not None:
             continue
         record = ledger.slices[flight.index]
         request = SubmitRequest(flight.token, dict(record.parameters), record.label, None)
         try:
-            flight.run_id = scheduler.backend.submit(request).run_id
+            flight.run_id = loop.backend.submit(request).run_id
         except Exception as exc:  # left open in the journal: the next run asks again
-            scheduler.warn(f"could not learn the run of {record.label}: {exc}")
+            loop.warn(f"could not learn the run of {record.label}: {exc}")
             continue
-        scheduler.by_run[flight.run_id] = flight
+        loop.by_run[flight.run_id] = flight
         attempt = record.attempt(flight.attempt)
         running = replace(attempt, state="running", run_id=flight.run_id)
         ledger.update(record.with_attempt(running))
