@@ -1,7 +1,7 @@
 """The slice graph of ``--downstream`` and its scheduler, without Spark.
 
 The plan of issue 30's chain (which keys, which waits), and a hypothesis property of
-:class:`DownstreamScheduler` on random slice graphs: a slice is launched only after
+:class:`Scheduler` with a :class:`ReadySet` on random slice graphs: a slice is launched only after
 every slice it waits for has succeeded (as the scheduler saw it, by polling), and the
 blocked slices are exactly the transitive dependants of the failed ones. Runs happen
 on :class:`InstantBackend`, a :class:`Backend` whose runs end as they start.
@@ -38,8 +38,9 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 )
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.slice_graph import blocked_by, build_slice_graph
-from databricks_bundle_decorators.launch.run.downstream_scheduler import DownstreamScheduler
+from databricks_bundle_decorators.launch.run.blocking import ReadySet
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
+from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.launch.run.summary import summarize
 
 A_OUT, B_OUT, C_OUT = "main.chain.a_out", "main.chain.b_out", "main.chain.c_out"
@@ -185,7 +186,8 @@ def make_ledger(root: Path, waits: list[tuple[int, ...]]) -> Ledger:
 
 def run(ledger: Ledger, backend: InstantBackend, cap: int, events: list[LaunchEvent]) -> str:
     options = SchedulerOptions(max_concurrent=cap, poll_interval=0.01, max_poll_interval=0.05)
-    return DownstreamScheduler(backend, ledger, options, emit=events.append).run()
+    ready = ReadySet(ledger)
+    return Scheduler(backend, ledger, options, emit=events.append, ready=ready).run()
 
 
 def ancestors(index: int, waits: list[tuple[int, ...]]) -> set[int]:

@@ -55,9 +55,8 @@ from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite
 from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
 from .policy.retry_budget import check_retry_budgets
 from .prepare.prepared import PreparedBackfill, RunOutcome
-from .prepare.rebatch import Rebatcher, RebatchingScheduler
-from .run.blocking import is_downstream
-from .run.downstream_scheduler import DownstreamScheduler
+from .prepare.rebatch import Rebatcher
+from .run.blocking import ReadySet, is_downstream
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import Interrupts
 from .run.scheduler import Scheduler
@@ -366,14 +365,14 @@ def _run(
     )
     for warning in [*prepared.warnings, *filter(None, notes)]:
         reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
-    options, rebatcher = prepared.options, prepared.rebatcher
-    plain = DownstreamScheduler if is_downstream(ledger) else Scheduler
-    scheduler = (
-        plain(backend, ledger, options, emit=reporter, interrupts=interrupts)
-        if rebatcher is None
-        else RebatchingScheduler(
-            backend, ledger, options, rebatcher=rebatcher, emit=reporter, interrupts=interrupts
-        )
+    scheduler = Scheduler(
+        backend,
+        ledger,
+        prepared.options,
+        emit=reporter,
+        interrupts=interrupts,
+        ready=ReadySet(ledger) if is_downstream(ledger) else None,
+        rebatch=prepared.rebatcher,
     )
     with interrupts.installed():
         scheduler.run()

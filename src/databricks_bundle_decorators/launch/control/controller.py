@@ -4,9 +4,9 @@ The run's writer name is ``controller:<run id>:<nonce>`` (the nonce tells two at
 of one run apart). It opens the backfill's journal, which is where the backfill's
 ledger lives (segments, snapshots: :mod:`..ledger.journal`), and takes the claim on its
 keys as a local launcher does (:mod:`..guard.lease`), then runs the launcher's
-scheduler over the journal-bound ledger (:mod:`.steered`). Slices already succeeded are
-skipped; open attempts are taken up with their own idempotency tokens, so a run started
-by an earlier controller run is found again, never started twice.
+scheduler over the journal-bound ledger, steered (:mod:`..run.steering`). Slices already
+succeeded are skipped; open attempts are taken up with their own idempotency tokens, so
+a run started by an earlier controller run is found again, never started twice.
 
 The claim file of the backfill may be an earlier attempt's of this same job run (the
 platform retries a task only after its attempt ended: it is dead) or a generation's
@@ -37,15 +37,16 @@ from ..backends.per_job import PerJobBackend
 from ..guard.claims import BackfillGuard, ClaimRecord
 from ..guard.job_claims import JobClaims
 from ..guard.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
-from ..ledger.journal import control_ops, current_control, open_journal
+from ..ledger.journal import ControlState, control_ops, current_control, open_journal
 from ..ledger.ledger import Ledger
-from ..run.blocking import is_downstream, ledger_jobs
+from ..run.blocking import ReadySet, is_downstream, ledger_jobs
 from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
+from ..run.scheduler import Scheduler
+from ..run.steering import Steering
 from ..workspace.workspace import workspace_errors
 from .handover import start_controller
 from .lost import lost_before, mark_lost
-from .steered import ControlState, SteeredDownstreamScheduler, SteeredScheduler
 from .trigger_hold import TriggerHold, end_hold, read_hold, renew_hold
 
 if TYPE_CHECKING:
@@ -160,16 +161,19 @@ def run_controller(
     # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
     slowest = max(request.poll_interval, min(options.max_poll_interval, 20 * request.poll_interval))
     options = replace(options, max_poll_interval=slowest)
-    steered = SteeredDownstreamScheduler if is_downstream(ledger) else SteeredScheduler
-    scheduler = steered(
+    steering = Steering(
+        control,
+        control_every=request.control_every,
+        handover_at=time.monotonic() + request.handover_after,
+    )
+    scheduler = Scheduler(
         backend,
         ledger,
         options,
         emit=lambda event: say(_line(event)),
         interrupts=interrupts,
-        control=control,
-        control_every=request.control_every,
-        handover_at=time.monotonic() + request.handover_after,
+        ready=ReadySet(ledger) if is_downstream(ledger) else None,
+        steering=steering,
     )
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(backend.close)
@@ -181,8 +185,8 @@ def run_controller(
         say(f"controller {writer} drives backfill {ledger.id} ({ledger.job}, job {request.job_id})")
         hold = _held_triggers(client, request, ledger, say)
         state = scheduler.run()
-        ended = not scheduler.handing_over or state != "running"
-        if hold is not None and ended and scheduler.journal_lost is None and not lost:
+        ended = not steering.handing_over or state != "running"
+        if hold is not None and ended and steering.journal_lost is None and not lost:
             end_hold(  # the backfill is over: catch up, then restore (.trigger_hold)
                 client,
                 hold,
@@ -191,12 +195,12 @@ def run_controller(
                 say=say,
                 poll_interval=request.poll_interval,
             )
-    if scheduler.journal_lost is not None or lost:
-        if lost and scheduler.journal_lost is None:  # its retries must not take it back
+    if steering.journal_lost is not None or lost:
+        if lost and steering.journal_lost is None:  # its retries must not take it back
             mark_lost(client, request.job_id, ledger.id, request.run_id, lost[0])
-        say(str(scheduler.journal_lost or lost[0]))
+        say(str(steering.journal_lost or lost[0]))
         return CLAIM_LOST_EXIT
-    if scheduler.handing_over and state == "running":
+    if steering.handing_over and state == "running":
         assert request.controller_job_id is not None, "a handover needs controller_job_id"
         started = start_controller(
             client,

@@ -17,21 +17,17 @@ nothing can have been submitted for it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyRange
 from ...errors import counted
-from ..backends.backends import Backend
 from ..estimate.auto_batch import BatchChoice, rechoose
 from ..estimate.estimate import PastRun
 from ..ledger.ledger import Ledger, SliceRecord
-from ..plan.pacing import SchedulerOptions
 from ..plan.plan import batches
-from ..run.events import LaunchEvent
-from ..run.interrupts import Interrupts
-from ..run.scheduler import Scheduler
+from ..run.loop import Loop
 
 SMALLEST_CHANGE = 0.2
 """A new size differing from the current one by less than this share (and at least one
@@ -99,6 +95,16 @@ class Rebatcher:
         self.job = job
         self._seen = 0
 
+    def __call__(self, loop: Loop) -> None:
+        """The scheduler's part: re-batch the queued slices before a round of launches."""
+        if loop.launching() and loop.queue:
+            found = self.rechoose(
+                loop.ledger, list(loop.queue), loop.final, loop.options.max_concurrent
+            )
+            if found is not None:
+                loop.queue, loop.final = deque(found.queue), found.final
+                loop.warn(found.message)
+
     def rechoose(
         self, ledger: Ledger, queued: Sequence[int], final: int | None, max_concurrent: int
     ) -> Rebatched | None:
@@ -148,32 +154,3 @@ class Rebatcher:
         )
         moved = None if final is None else final + shift if final > last else final
         return Rebatched(tuple(waiting), moved, choice, message)
-
-
-class RebatchingScheduler(Scheduler):
-    """The scheduler, re-choosing ``--batch-size auto`` before it launches (the hook:
-    the untried slices are re-batched before each round of launches)."""
-
-    def __init__(
-        self,
-        backend: Backend,
-        ledger: Ledger,
-        options: SchedulerOptions,
-        *,
-        rebatcher: Rebatcher,
-        emit: Callable[[LaunchEvent], None] = lambda event: None,
-        interrupts: Interrupts | None = None,
-    ) -> None:
-        super().__init__(backend, ledger, options, emit=emit, interrupts=interrupts)
-        self.rebatcher = rebatcher
-
-    def _launch_ready(self) -> None:
-        if self._launching() and self._queue:
-            found = self.rebatcher.rechoose(
-                self.ledger, list(self._queue), self._final, self.options.max_concurrent
-            )
-            if found is not None:
-                self._queue = deque(found.queue)
-                self._final = found.final
-                self._warn(found.message)
-        super()._launch_ready()

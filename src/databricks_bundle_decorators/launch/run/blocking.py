@@ -1,19 +1,27 @@
-"""Which slices of a ``--downstream`` ledger are blocked, and how that is said.
+"""``--downstream``: which slices are ready, which are blocked, and how that is said.
 
-A slice is blocked when a slice it waits for (directly, or through slices that are
-themselves blocked) failed for good: it is never launched, and stays pending in the
-ledger, so ``--resume`` runs it once its upstream slice succeeds. The rule itself is
-:func:`..plan.slice_graph.blocked_by`; this module applies it to a ledger.
+:class:`ReadySet`, the scheduler's part for a ``--downstream`` backfill, launches a slice
+only after every slice it waits for (``SliceRecord.waits_for``) has succeeded, checks
+included; among the ready slices, retries first, then the plan's order (the user's
+``--order`` within each job, upstream jobs first). A slice is blocked when a slice it
+waits for (directly, or through blocked slices) failed for good: never launched, counted
+and said once, it stays pending in the ledger, so ``--resume`` runs it once its upstream
+slice succeeds (the rule: :func:`..plan.slice_graph.blocked_by`). Two jobs' slices may
+have the same key, so an attempt's token is derived from the slice's job as well (each
+request names its job through :class:`..backends.job_router.JobRouter`).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Sequence
 
 from ..ledger.ledger import Ledger, SliceRecord, label_of_jobs, ledger_jobs
 from ..plan.slice_graph import blocked_by
+from .loop import Loop
 
 __all__ = [
+    "ReadySet",
     "blocked_line",
     "blocked_slices",
     "is_downstream",
@@ -50,3 +58,51 @@ def blocked_line(records: Sequence[SliceRecord], index: int, upstream: int) -> s
     """``c 2024-02-01 (blocked by a 2024-01-31, which failed)``: the failed slice it
     waits for, directly or through other blocked slices."""
     return f"{records[index].label} (blocked by {records[upstream].label}, which failed)"
+
+
+class ReadySet:
+    """The ready set and blocking of a ``--downstream`` ledger (see the module docstring)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.blocked: dict[int, int] = {}  # each slice blocked, by a failed slice blocking it
+
+    def is_ready(self, index: int) -> bool:
+        """Whether every slice that slice ``index`` waits for has succeeded."""
+        records = self.ledger.slices
+        return all(records[w].state == "succeeded" for w in records[index].waits_for)
+
+    def hold(self, loop: Loop) -> list[int]:
+        """Before launching: leave only the ready slices queued (retries first, then the
+        plan's order); the ones held back, to queue again after."""
+        self._block(loop)
+        records = self.ledger.slices
+        held = [i for i in loop.queue if not self.is_ready(i)]
+        ready = sorted(set(loop.queue) - set(held), key=lambda i: (not records[i].attempts, i))
+        loop.queue = deque(ready)
+        return held
+
+    def stuck(self, loop: Loop) -> bool:
+        """Whether nothing runs and nothing can start."""
+        self._block(loop)
+        return not (loop.flights or loop.delayed or any(map(self.is_ready, loop.queue)))
+
+    def _block(self, loop: Loop) -> None:
+        """Block the dependants of the slices failed for good (said once each), and take
+        the blocked slices out of the queue."""
+        found = blocked_slices(self.ledger.slices, loop.failed_for_good)
+        for index, upstream in sorted(found.items()):
+            if index not in self.blocked:
+                self.blocked[index] = upstream
+                loop.warn(f"blocked: {blocked_line(self.ledger.slices, index, upstream)}")
+        loop.queue = deque(i for i in loop.queue if i not in self.blocked)
+
+    def token_scope(self, record: SliceRecord) -> str:
+        """The material of ``record``'s attempt tokens: the backfill and the slice's job.
+
+        The Jobs API says a run-now with a token already used returns that run, and not
+        whether the token's scope is one job or the workspace; the least convenient
+        reading (the workspace) is the one kept
+        (https://docs.databricks.com/api/workspace/jobs/runnow, idempotency_token).
+        """
+        return f"{self.ledger.id}\0{record.job or ''}"

@@ -13,6 +13,11 @@ disk), unsaved attempts are dropped, no new run is launched, and runs in flight 
 watched to their end. When the backend does not
 answer, runs in flight go on: the loop polls, re-sends submissions with their tokens
 without counting a try, and says since when it has been unreachable.
+
+Features are parts passed in, called at fixed points of the loop (no subclasses):
+``--downstream``'s ready set and blocking (:class:`.blocking.ReadySet`), a controller
+run's steering, handover and fencing (:class:`.steering.Steering`) and ``--batch-size
+auto``'s re-batching (:class:`..prepare.rebatch.Rebatcher`).
 """
 
 from __future__ import annotations
@@ -24,25 +29,26 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from ...errors import LocalStateProblem, counted
-from ..backends.backends import Backend, RunStatus, SubmitRejected, SubmitRequest
+from ...errors import LocalStateProblem, WorkspaceUnreachable, counted
+from ..backends.backends import Backend, RunStatus
 from ..backends.diff_gate import canary_stop, gated_error
 from ..backends.errors import BackendUnavailable
+from ..backends.job_router import job_router
 from ..ledger.ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
-from ..plan.pacing import SchedulerOptions, backoff
+from ..plan.pacing import SchedulerOptions
 from ..policy.canary import CanaryGate
 from ..policy.outage import OutageTracker, TrackedBackend
 from ..policy.retry_budget import RetryBudgets
 from ..policy.status_poller import StatusPoller
+from .blocking import ReadySet
 from .events import Counts, EventKind, LaunchEvent
 from .flights import Flight, cancel_flights, earliest_unsent
 from .interrupts import CANCEL, DRAIN, Interrupts
 from .run_ends import EndedRuns
+from .steering import Steering
+from .submissions import dispatch, harvest_submissions
 from .summary import attempt_event
-from .take_up import take_up
 
-_SUBMIT_RETRY_CAP = 60.0
-_UNREACHABLE_RETRY = 2.0  # each unanswered call already took the client's whole budget
 _CANCEL_WAIT = 30.0
 
 
@@ -56,6 +62,9 @@ class Scheduler:
         emit: Receives every :class:`LaunchEvent`.
         interrupts: Drain/cancel requests (Ctrl-C); a fresh one when omitted.
         clock: Monotonic seconds for the ``--retry-for`` budgets (tests pass their own).
+        ready: ``--downstream``'s ready set and blocking (requests are routed by job).
+        steering: A controller run's control ops, handover and fencing.
+        rebatch: Called before each round of launches (``--batch-size auto``).
     """
 
     def __init__(
@@ -67,7 +76,13 @@ class Scheduler:
         emit: Callable[[LaunchEvent], None] = lambda event: None,
         interrupts: Interrupts | None = None,
         clock: Callable[[], float] = time.monotonic,
+        ready: ReadySet | None = None,
+        steering: Steering | None = None,
+        rebatch: Callable[[Scheduler], None] | None = None,
     ) -> None:
+        if ready is not None:
+            backend = job_router(backend, ledger)  # tells ends only if the backend does
+        self.ready, self.steering, self.rebatch = ready, steering, rebatch
         self.outage = OutageTracker()
         self.backend = TrackedBackend(backend, self.outage)
         self.ledger = ledger
@@ -75,13 +90,13 @@ class Scheduler:
         self.emit = emit
         self.interrupts = interrupts or Interrupts()
         self._wake = self.interrupts.wake
-        self._flights: dict[int, Flight] = {}
-        self._by_run: dict[str, Flight] = {}
-        self._queue: deque[int] = deque()
+        self.flights: dict[int, Flight] = {}
+        self.by_run: dict[str, Flight] = {}
+        self.queue: deque[int] = deque()
         self._unsaved: list[int] = []  # slices whose new attempt is not on disk yet
-        self._delayed: list[tuple[float, int]] = []
-        self._final: int | None = None
-        self._failed_for_good: set[int] = set()
+        self.delayed: list[tuple[float, int]] = []
+        self.final: int | None = None
+        self.failed_for_good: set[int] = set()
         self._budgets = RetryBudgets(options, clock)
         self._halted = ""
         self._ended = EndedRuns(backend, self._wake.set)
@@ -102,19 +117,20 @@ class Scheduler:
         try:
             self._prepare()
             while True:
-                self._harvest_submissions()
+                harvest_submissions(self)
                 self._harvest_poll()
                 self._poll_ended()
-                for kind, line in self.outage.pending(len(self._flights)):
-                    self._event_plain(kind, line)
+                for kind, line in self.outage.pending(len(self.flights)):
+                    self.say(kind, line)
                 self._announce_interrupt()
                 if self.interrupts.level >= CANCEL:
                     self._cancel_all(submitter)
                     break
                 self._launch_ready()
                 self._save()  # write-ahead: attempts exist before submission
-                self._dispatch(submitter)
-                self._poller.start(self._by_run, time.monotonic())
+                if self.steering is None or self.steering.journal_lost is None:
+                    dispatch(self, submitter)  # fenced: not one more run-now
+                self._poller.start(self.by_run, time.monotonic())
                 if self._done():
                     break
                 self._sleep()
@@ -130,121 +146,94 @@ class Scheduler:
         return Counts(
             total=len(self.ledger.slices),
             done=self._succeeded,
-            failed=len(self._failed_for_good),
-            running=len(self._flights),
+            failed=len(self.failed_for_good),
+            running=len(self.flights),
+            blocked=len(self.ready.blocked) if self.ready is not None else 0,
         )
 
     # -- setup -------------------------------------------------------------------------
 
     def _prepare(self) -> None:
+        """Take up the ledger: slices done, in flight (a resumed open attempt, whose token
+        finds the run it started), queued, and the final sync (no keys), kept for last."""
         self.ledger.set_state("running")
-        work = take_up(self.ledger.slices)
-        self._succeeded += work.succeeded
-        self._flights.update(work.flights)
-        self._by_run.update(work.by_run)
-        self._queue.extend(work.queue)
-        if work.final is not None:
-            self._final = work.final
+        for record in self.ledger.slices:
+            last = record.last
+            if record.state == "succeeded":
+                self._succeeded += 1
+            elif last is not None and last.is_open:
+                flight = Flight(record.index, last.number, last.token, run_id=last.run_id)
+                self.flights[record.index] = flight
+                if last.run_id is not None:
+                    self.by_run[last.run_id] = flight
+            elif not record.keys:
+                self.final = record.index
+            else:
+                self.queue.append(record.index)
 
     # -- launching ---------------------------------------------------------------------
 
-    def _launching(self) -> bool:
-        return self.interrupts.level < DRAIN and not self._halted
+    def launching(self) -> bool:
+        held = self.steering is not None and self.steering.holds()
+        return self.interrupts.level < DRAIN and not self._halted and not held
 
     def _launch_ready(self) -> None:
+        if self.rebatch is not None:
+            self.rebatch(self)
+        held = self.ready.hold(self) if self.ready is not None else []
         now = time.monotonic()
-        while self._delayed and self._delayed[0][0] <= now:
-            _, index = heapq.heappop(self._delayed)
-            self._queue.appendleft(index)  # a retry goes before untried slices
-        if not self._launching():
-            return
-        if self._final is not None and self._only_final_left():
-            self._queue.append(self._final)
-            self._final = None
-        while self._queue and len(self._flights) < self.options.max_concurrent:
-            if not self._canary.admits(self._queue[0], self.ledger.slices):
-                break  # the rest wait until every canary has succeeded
-            self._start_attempt(self._queue.popleft())
+        while self.delayed and self.delayed[0][0] <= now:
+            _, index = heapq.heappop(self.delayed)
+            self.queue.appendleft(index)  # a retry goes before untried slices
+        if self.launching():
+            if self.final is not None and self._only_final_left():
+                self.queue.append(self.final)
+                self.final = None
+            while self.queue and len(self.flights) < self.options.max_concurrent:
+                if not self._canary.admits(self.queue[0], self.ledger.slices):
+                    break  # the rest wait until every canary has succeeded
+                self._start_attempt(self.queue.popleft())
+        self.queue.extend(held)
 
     def _only_final_left(self) -> bool:
-        return not (self._queue or self._delayed or self._flights or self._failed_for_good)
+        return not (self.queue or self.delayed or self.flights or self.failed_for_good)
 
     def _start_attempt(self, index: int) -> None:
         record = self.ledger.slices[index]
         number = (record.last.number + 1) if record.last else 1
-        token = attempt_token(self.ledger.id, record.keys, number)
+        scope = self.ledger.id if self.ready is None else self.ready.token_scope(record)
+        token = attempt_token(scope, record.keys, number)
         attempt = Attempt(number, token, "submitting", submitted_at=time.time())
         self._budgets.attempt_started(index)
         self.ledger.update(record.with_attempt(attempt))
-        self._flights[index] = Flight(index, number, token)
+        self.flights[index] = Flight(index, number, token)
         self._unsaved.append(index)
 
     def _save(self) -> None:
         """Save the ledger; if that fails, forget the attempts it would have recorded
-        (never sent, so nothing is lost) and launch nothing more."""
+        (never sent, so nothing is lost) and launch nothing more (steered:
+        :meth:`.steering.Steering.save_failed`)."""
+        if self.steering is not None and self.steering.journal_lost is not None:
+            return  # fenced: nothing more is saved
         try:
             self.ledger.save_if_dirty()
-        except LocalStateProblem as exc:
-            for index in self._unsaved:
-                self._flights.pop(index)
-                record = self.ledger.slices[index]
-                self.ledger.update(replace(record, attempts=record.attempts[:-1]))
-            self._halt(f"{exc}; watching the {counted(len(self._flights), 'run')} in flight")
+        except (LocalStateProblem, WorkspaceUnreachable) as exc:
+            if self.steering is not None:
+                self.steering.save_failed(exc, self)
+            elif isinstance(exc, WorkspaceUnreachable):
+                raise
+            else:
+                self.forget_unsaved()
+                self.halt(f"{exc}; watching the {counted(len(self.flights), 'run')} in flight")
         self._unsaved.clear()
 
-    def _dispatch(self, pool: ThreadPoolExecutor) -> None:
-        now = time.monotonic()
-        for flight in self._flights.values():
-            if flight.run_id is None and not flight.dispatched and flight.not_before <= now:
-                record = self.ledger.slices[flight.index]
-                sent = record.last.submitted_at if record.last is not None else None
-                request = SubmitRequest(flight.token, dict(record.parameters), record.label, sent)
-                flight.future = pool.submit(self.backend.submit, request)
-                flight.future.add_done_callback(lambda _: self._wake.set())
-                flight.dispatched = True
-                flight.submitted = now
-
-    def _harvest_submissions(self) -> None:
-        for flight in list(self._flights.values()):
-            future = flight.future
-            if future is None or not future.done():
-                continue
-            flight.future = None
-            flight.dispatched = False
-            record = self.ledger.slices[flight.index]
-            attempt = record.attempt(flight.attempt)
-            try:
-                submitted = future.result()
-            except SubmitRejected as exc:
-                self._close(flight, replace(attempt, state="rejected", error=str(exc)))
-                if exc.fatal:
-                    self._halt(f"the backend refused a submission: {exc}")
-                continue
-            except BackendUnavailable:  # not this slice's fault: the outage is reported
-                delay = min(self.options.retry_delay, _UNREACHABLE_RETRY)
-                flight.not_before = time.monotonic() + delay
-                continue
-            except Exception as exc:  # unknown whether a run exists: same token again
-                self._submit_failed(flight, attempt, exc)
-                continue
-            flight.run_id = submitted.run_id
-            self._by_run[submitted.run_id] = flight
-            running = replace(attempt, state="running", run_id=submitted.run_id, url=submitted.url)
-            self.ledger.update(record.with_attempt(running))
-            self._event("submitted", record, running)
-
-    def _submit_failed(self, flight: Flight, attempt: Attempt, exc: Exception) -> None:
-        flight.submit_errors += 1
-        message = f"could not submit {self.ledger.slices[flight.index].label}: {exc}"
-        if flight.submit_errors >= self.options.submit_attempts:
-            self._halt(f"{message} (gave up after {flight.submit_errors} tries)")
-            self._flights.pop(flight.index)  # the attempt stays open in the ledger
-            self._failed_for_good.add(flight.index)
-            self._event("failed", self.ledger.slices[flight.index], attempt, message=message)
-            return
-        delay = min(backoff(self.options, flight.submit_errors), _SUBMIT_RETRY_CAP)
-        flight.not_before = time.monotonic() + delay
-        self._warn(f"{message}; trying again in {delay:g} s")
+    def forget_unsaved(self) -> list[int]:
+        """Drop the attempts a failed save would have recorded (never sent); their slices."""
+        for index in self._unsaved:
+            self.flights.pop(index, None)
+            record = self.ledger.slices[index]
+            self.ledger.update(replace(record, attempts=record.attempts[:-1]))
+        return self._unsaved
 
     # -- polling -----------------------------------------------------------------------
 
@@ -256,19 +245,19 @@ class Scheduler:
             except BackendUnavailable:  # reported as an outage
                 continue
             except Exception as exc:
-                self._warn(f"status poll failed, will retry: {exc}")
+                self.warn(f"status poll failed, will retry: {exc}")
                 continue
             for run_id, status in statuses.items():
-                flight = self._by_run.get(run_id)
+                flight = self.by_run.get(run_id)
                 if flight is not None and status.is_terminal:
                     self._finish(flight, status)
         if answered:
-            starts = (f.submitted for f in self._by_run.values() if f.submitted)
+            starts = (f.submitted for f in self.by_run.values() if f.submitted)
             self._poller.plan(time.monotonic(), starts)
 
     def _poll_ended(self) -> None:
         """Poll at once the runs the backend said have ended."""
-        self._poller.start(self._ended.take(self._by_run), time.monotonic(), at_once=True)
+        self._poller.start(self._ended.take(self.by_run), time.monotonic(), at_once=True)
 
     def _finish(self, flight: Flight, status: RunStatus) -> None:
         if flight.submitted:
@@ -277,21 +266,21 @@ class Scheduler:
         attempt = status.onto(record.attempt(flight.attempt))
         url = status.url or attempt.url
         gate = self.options.diff_gate if self._canary.is_canary(flight.index) else None
-        gated = canary_stop(self.backend, gate, flight, self.ledger, self._warn, status.state)
+        gated = canary_stop(self.backend, gate, flight, self.ledger, self.warn, status.state)
         if status.state == "succeeded" and gated is None:
-            self._close(flight, replace(attempt, state="succeeded", url=url))
+            self.close(flight, replace(attempt, state="succeeded", url=url))
             return
         status = status if gated is None else replace(status, state="failed", message=gated)
         state: AttemptState = (
             "canceled" if status.state == "canceled" and self._cancelled else "failed"
         )
-        self._close(flight, replace(attempt, state=state, url=url, error=status.message))
+        self.close(flight, replace(attempt, state=state, url=url, error=status.message))
 
-    def _close(self, flight: Flight, attempt: Attempt) -> None:
+    def close(self, flight: Flight, attempt: Attempt) -> None:
         """Record the end of an attempt; plan a retry or give the slice up."""
-        self._flights.pop(flight.index, None)
+        self.flights.pop(flight.index, None)
         if flight.run_id is not None:
-            self._by_run.pop(flight.run_id, None)
+            self.by_run.pop(flight.run_id, None)
         attempt = replace(attempt, ended_at=attempt.ended_at or time.time())
         failed = attempt.state == "failed" and not gated_error(attempt.error)
         retry = self._budgets.after_failure(flight.index) if failed else None
@@ -302,72 +291,80 @@ class Scheduler:
         if attempt.state == "succeeded":
             self._succeeded += 1
         if attempt.state in ("succeeded", "canceled"):
-            self._event(attempt.state, record, attempt)
+            self.event(attempt.state, record, attempt)
             return
-        if retry is not None and retry.retry and self._launching():
+        if retry is not None and retry.retry and self.launching():
             delay = retry.delay
-            heapq.heappush(self._delayed, (time.monotonic() + delay, flight.index))
-            self._event(
+            heapq.heappush(self.delayed, (time.monotonic() + delay, flight.index))
+            self.event(
                 "retrying", record, attempt, message=f"{attempt.error} (retry in {delay:g} s)"
             )
             return
-        self._failed_for_good.add(flight.index)
-        self._event("failed", record, attempt)
+        self.failed_for_good.add(flight.index)
+        self.event("failed", record, attempt)
         if self._canary.is_canary(flight.index):  # the CLI ends with the canary's line
             self._halted = self._halted or f"canary slice {record.label} failed"
         if self.options.halt_on_error:
-            self._halt(f"slice {record.label} failed and --halt-on-error is set")
+            self.halt(f"slice {record.label} failed and --halt-on-error is set")
 
     # -- stopping ----------------------------------------------------------------------
 
-    def _halt(self, reason: str) -> None:
+    def halt(self, reason: str) -> None:
         if not self._halted:
             self._halted = reason
-            self._warn(f"{reason}; no new runs will be launched")
+            self.warn(f"{reason}; no new runs will be launched")
 
     def _cancel_all(self, pool: ThreadPoolExecutor) -> None:
         self._cancelled = True
-        self._event_plain(
-            "cancelling", f"cancelling {counted(len(self._flights), 'in-flight run')}"
-        )
-        outcomes = cancel_flights(self.backend, list(self._flights.values()), pool, _CANCEL_WAIT)
+        self.say("cancelling", f"cancelling {counted(len(self.flights), 'in-flight run')}")
+        outcomes = cancel_flights(self.backend, list(self.flights.values()), pool, _CANCEL_WAIT)
         # Runs that end inside this process (local) stop before the launcher returns.
-        stopping = [self._flights[i].run_id for i, error in outcomes.items() if error is None]
+        stopping = [self.flights[i].run_id for i, error in outcomes.items() if error is None]
         self._ended.wait_for([r for r in stopping if r is not None], _CANCEL_WAIT)
         for index, error in outcomes.items():
-            flight = self._flights[index]
+            flight = self.flights[index]
             record = self.ledger.slices[index]
             attempt = replace(record.attempt(flight.attempt), run_id=flight.run_id)
             if error is not None:
-                self._warn(f"could not cancel run {flight.run_id} ({record.label}): {error}")
+                self.warn(f"could not cancel run {flight.run_id} ({record.label}): {error}")
                 self.ledger.update(record.with_attempt(attempt))
                 continue
-            self._close(flight, replace(attempt, state="canceled", error="cancelled by the user"))
+            self.close(flight, replace(attempt, state="canceled", error="cancelled by the user"))
         self._save()
 
     def _announce_interrupt(self) -> None:
+        if self.steering is not None:  # the per-turn look at the control ops and the clock
+            self.steering.turn(self)
         level = self.interrupts.level
         if self.interrupts.stopped and not self._halted:  # said once, in its own words
             self._halted = self.interrupts.stopped
-            self._warn(self._halted)
+            self.warn(self._halted)
         if level == DRAIN and not self._drain_announced:
             self._drain_announced = True
-            self._event_plain(
+            self.say(
                 "draining",
-                f"draining: no new runs; waiting for {len(self._flights)} in flight "
+                f"draining: no new runs; waiting for {len(self.flights)} in flight "
                 "(Ctrl-C again cancels them)",
             )
 
     def _done(self) -> bool:
-        if self._flights:
+        if self.steering is not None:
+            decided = self.steering.done(self)
+            if decided is not None:
+                return decided
+        if self.ready is not None and self.ready.stuck(self):
+            return True  # nothing runs and nothing can start: never wait for ever
+        if self.flights:
             return False
-        if not self._launching():
+        if not self.launching():
             return True
         # A final sync waits for every slice; after a failure it is left for --resume.
-        final_left = self._final is not None and not self._failed_for_good
-        return not self._queue and not self._delayed and not final_left
+        final_left = self.final is not None and not self.failed_for_good
+        return not self.queue and not self.delayed and not final_left
 
     def _final_state(self) -> LedgerState:
+        if self.steering is not None and self.steering.hands_over(self.interrupts):
+            return "running"
         if self.interrupts.level >= DRAIN or self.ledger.save_failure:
             return "interrupted"
         if any(r.state != "succeeded" for r in self.ledger.slices):
@@ -377,24 +374,24 @@ class Scheduler:
     def _sleep(self) -> None:
         now = time.monotonic()
         wake_at = now + 0.5  # heartbeat: progress displays and signal checks
-        if self._by_run:
+        if self.by_run:
             wake_at = min(wake_at, self._poller.due_at())
-        if self._delayed and self._launching():
-            wake_at = min(wake_at, self._delayed[0][0])
-        wake_at = earliest_unsent(self._flights.values(), wake_at)
+        if self.delayed and self.launching():
+            wake_at = min(wake_at, self.delayed[0][0])
+        wake_at = earliest_unsent(self.flights.values(), wake_at)
         if wake_at > now:
             self._wake.wait(wake_at - now)
         self._wake.clear()
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _event(
+    def event(
         self, kind: EventKind, record: SliceRecord, attempt: Attempt, *, message: str = ""
     ) -> None:
         self.emit(attempt_event(kind, self.counts(), record, attempt, message=message))
 
-    def _event_plain(self, kind: EventKind, message: str) -> None:
+    def say(self, kind: EventKind, message: str) -> None:
         self.emit(LaunchEvent(kind, time.time(), self.counts(), message=message))
 
-    def _warn(self, message: str) -> None:
-        self._event_plain("warning", message)
+    def warn(self, message: str) -> None:
+        self.say("warning", message)
