@@ -23,13 +23,13 @@ from pathlib import Path
 
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
-    AttemptState,
     BackendSpec,
     LaunchOptions,
     Ledger,
     SliceRecord,
     ledger_dir,
 )
+from databricks_bundle_decorators.launch.plan.states import RunState
 
 DBXDEC = [str(Path(sys.executable).with_name("dbxdec"))]
 START = datetime(2016, 1, 1, tzinfo=timezone.utc)
@@ -164,7 +164,7 @@ def _write_ledger(root: Path, size: int) -> None:
     slices = []
     for index, first in enumerate(range(0, size, 24)):
         chunk = tuple(keys[first : first + 24])
-        state: AttemptState = "failed" if index % 7 == 6 else "succeeded"
+        state: RunState = "failed" if index % 7 == 6 else "succeeded"
         attempt = Attempt(
             1,
             f"t{index}",

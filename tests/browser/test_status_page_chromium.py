@@ -38,7 +38,7 @@ PLAN = {
     "2024-04-02": [(1, "succeeded", 0, 12)],
     "2024-04-03": [(1, "failed", 10, 18), (2, "succeeded", 20, 30)],
     "2024-04-04": [(1, "succeeded", 12, 72)],
-    "2024-04-05": [(1, "canceled", 30, 38)],
+    "2024-04-05": [(1, "cancelled", 30, 38)],
     "2024-04-06": [(1, "succeeded", 38, 47)],
 }
 
@@ -129,7 +129,7 @@ def test_the_backfill_timeline_in_headless_chromium(
     planned = {(day, n, state) for day, runs in PLAN.items() for n, state, _, _ in runs}
     assert seen == planned
     assert re.search(r"#1 failed</text>", dom) and re.search(r"#2 succeeded</text>", dom)
-    assert "#1 canceled</text>" in dom
+    assert "#1 cancelled</text>" in dom
     [straggler] = [(day, n) for cls, day, n, _ in bars if "straggler" in cls]
     assert straggler == ("2024-04-04", "1")
     assert re.search(r"<li class=\"straggler\">2024-04-04 attempt 1: 1m00s</li>", dom)

@@ -24,13 +24,13 @@ from databricks_bundle_decorators.launch.ledger.journal import (
 )
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
-    AttemptState,
     BackendSpec,
     LaunchOptions,
     Ledger,
     attempt_token,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.states import RunState
 from databricks_bundle_decorators.launch.status.journal_status import (
     JournalPlace,
     JournalView,
@@ -81,7 +81,7 @@ class Detached:
         self.record(index, "running", str(run_id))
         return str(run_id)
 
-    def record(self, index: int, state: AttemptState, run_id: str | None) -> None:
+    def record(self, index: int, state: RunState, run_id: str | None) -> None:
         record = self.ledger.slices[index]
         now = time.time()
         ended = now if state in ("succeeded", "failed") else None
@@ -127,7 +127,7 @@ def test_status_from_a_second_copy_shows_the_journals_counts(
         "running": 1,
         "succeeded": 2,
         "failed": 1,
-        "canceled": 0,
+        "cancelled": 0,
     }
     assert shown["states"] == {
         DAYS[0]: "succeeded",
@@ -249,8 +249,8 @@ def test_cancel_with_a_lost_run_now_reply_in_flight_and_no_controller_then_resum
     assert journal.state == "interrupted"
     assert [r.state for r in journal.slices] == [
         "succeeded",
-        "canceled",
-        "canceled",
+        "cancelled",
+        "cancelled",
         "pending",
         "pending",
         "pending",

@@ -13,10 +13,10 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
-    LedgerState,
     read_ledger,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+from databricks_bundle_decorators.launch.plan.states import BackfillState
 from databricks_bundle_decorators.launch.policy.canary import canary_failure, canary_failure_line
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
@@ -36,7 +36,7 @@ def make_ledger(root: Path, *, canary: int, final_sync: bool = False) -> Ledger:
     return Ledger.create(root, plan, backend=BackendSpec("databricks", 1), options=options)
 
 
-def run(emu: JobsEmulator, ledger: Ledger, job_id: int) -> LedgerState:
+def run(emu: JobsEmulator, ledger: Ledger, job_id: int) -> BackfillState:
     options = ledger.options.for_scheduler(0.01)
     backend = DatabricksBackend(emu.workspace_client(), job_id)
     events: list[LaunchEvent] = []

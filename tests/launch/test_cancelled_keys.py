@@ -110,7 +110,7 @@ def test_the_folded_page_lists_cancelled_keys_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(status_view, "PAGE_FULL_KEYS", 10)  # fold a year of daily keys
-    ledger = _ranged_ledger(tmp_path, "canceled", "cancelled by the user")
+    ledger = _ranged_ledger(tmp_path, "cancelled", "cancelled by the user")
     history = key_history(ledger_observations([ledger]))
     grid = build_grid("nightly", "daily", DAILY.keys(), history, ledger_details([ledger]))
     page = status_view.status_page(grid)

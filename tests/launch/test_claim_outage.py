@@ -236,7 +236,7 @@ def test_an_outage_longer_than_the_claim_is_no_failure_and_the_backfill_goes_on(
     assert summary.counts.failed == 0 and not summary.failed
     kinds = {e.kind for e in signals.events}
     assert "unreachable" in kinds and "reachable" in kinds  # the outage is told
-    assert not kinds & {"warning", "failed", "draining", "cancelling", "canceled"}
+    assert not kinds & {"warning", "failed", "draining", "cancelling", "cancelled"}
     assert len([e for e in signals.events if e.kind == "unreachable"]) == 1  # no flood
 
 
@@ -278,7 +278,7 @@ def test_a_claim_taken_over_in_the_outage_stops_the_backfill_with_its_own_code(
     assert summary.claim_lost.startswith(taken)
     (warning,) = [e.message for e in ours.events if e.kind == "warning"]
     assert warning == summary.claim_lost and warning.endswith("; launching no more runs")
-    assert not {e.kind for e in ours.events} & {"draining", "cancelling", "canceled"}
+    assert not {e.kind for e in ours.events} & {"draining", "cancelling", "cancelled"}
     line = claim_lost_line(summary)
     assert line.startswith(taken) and line.endswith(
         f"finish what is left with: dbxdec backfill --resume {first.ledger.id}"

@@ -135,7 +135,7 @@ def test_a_person_cancelling_the_controller_run_loses_nothing_and_unpause_finish
         what="the controller run ended",
     )
     ledger = read_journal(place.client, workspace.job_id, detached.backfill_id)
-    assert ledger.counts()["failed"] == 0 and ledger.counts()["canceled"] == 0
+    assert ledger.counts()["failed"] == 0 and ledger.counts()["cancelled"] == 0
     view = read_view(place)
     line = driving_line(place, view.ledger.state, view.control)
     assert line == (
@@ -195,7 +195,7 @@ def test_cancel_learns_the_run_of_a_lost_run_now_reply_by_its_token_and_cancels_
     assert ledger.state == "interrupted"
     by_token = {r.idempotency_token: str(r.run_id) for r in ours}
     for record in ledger.slices[:4]:
-        assert record.last is not None and record.last.state == "canceled"
+        assert record.last is not None and record.last.state == "cancelled"
         assert record.last.run_id == by_token[record.last.token]  # learnt, recorded
 
     emu.hold_runs = False  # --resume ID from a second checkout finishes every key once

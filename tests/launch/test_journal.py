@@ -213,7 +213,7 @@ def shared_emu() -> Iterator[JobsEmulator]:
         yield emulator
 
 
-STATES = st.sampled_from(["submitting", "running", "succeeded", "failed", "canceled", "rejected"])
+STATES = st.sampled_from(["submitting", "running", "succeeded", "failed", "cancelled", "rejected"])
 STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("attempt"), st.integers(0, 50), STATES),

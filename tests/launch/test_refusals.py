@@ -13,13 +13,9 @@ import pytest
 from databricks.sdk import WorkspaceClient
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.ledger.ledger import (
-    Ledger,
-    LedgerState,
-    attempt_token,
-    read_ledger,
-)
+from databricks_bundle_decorators.launch.ledger.ledger import Ledger, attempt_token, read_ledger
 from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.states import BackfillState
 from databricks_bundle_decorators.launch.run.interrupts import CANCEL, Interrupts
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -62,7 +58,7 @@ def scheduler(
 
 
 @contextmanager
-def in_background(emu: JobsEmulator, runner: Scheduler) -> Iterator[Future[LedgerState]]:
+def in_background(emu: JobsEmulator, runner: Scheduler) -> Iterator[Future[BackfillState]]:
     """``runner.run()`` on another thread while the test steers the emulator."""
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(runner.run)
@@ -191,7 +187,7 @@ def test_cancel_while_submissions_are_parked_cancels_the_runs_they_create(
     cancelled = {a.run_id: a for r in saved.slices[:2] for a in r.attempts}
     assert set(cancelled) == {str(r.run_id) for r in runs}
     assert {(a.state, a.error) for a in cancelled.values()} == {
-        ("canceled", "cancelled by the user")
+        ("cancelled", "cancelled by the user")
     }
     assert [r.attempts for r in saved.slices[2:]] == [(), ()]
 

@@ -181,7 +181,7 @@ def test_a_second_ctrl_c_says_it_cancels_and_returns_once_the_runs_stopped(
         assert backend.cancel_asked.wait(timeout=60)
         backend.release.set()
         assert done.result(timeout=60) == "interrupted"
-    said = [(e.message, stopped) for e, stopped in events if e.kind in ("cancelling", "canceled")]
+    said = [(e.message, stopped) for e, stopped in events if e.kind in ("cancelling", "cancelled")]
     # Said before waiting; the run recorded cancelled only once it had stopped.
     assert said == [("cancelling 1 in-flight run", False), ("cancelled by the user", True)]
-    assert [r.state for r in ledger.slices] == ["canceled", "pending", "pending"]
+    assert [r.state for r in ledger.slices] == ["cancelled", "pending", "pending"]

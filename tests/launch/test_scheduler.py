@@ -242,7 +242,7 @@ def test_second_interrupt_cancels_in_flight_runs(emu: JobsEmulator, root: Path) 
 
     assert [r.result_state for r in emu.runs(job_id)] == ["CANCELED"] * 3
     saved = read_ledger(ledger.path)
-    assert [r.state for r in saved.slices[:3]] == ["canceled"] * 3
+    assert [r.state for r in saved.slices[:3]] == ["cancelled"] * 3
     assert [r.state for r in saved.slices[3:]] == ["pending"] * 3
 
 

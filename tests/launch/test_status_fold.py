@@ -13,7 +13,7 @@ from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill
 from databricks_bundle_decorators.backfill.multi import SEPARATOR
-from databricks_bundle_decorators.launch.plan.history import KeyState
+from databricks_bundle_decorators.launch.plan.states import KeyState
 from databricks_bundle_decorators.launch.status.status_details import KeyDetail
 from databricks_bundle_decorators.launch.status.status_fold import (
     FoldedCell,

@@ -59,7 +59,7 @@ def sample_ledger(path: Path) -> Ledger:
         SliceRecord(0, ("2024-01-01",), {}, (done(1, 0, 10),)),
         SliceRecord(1, ("2024-01-02",), {}, (done(1, 0, 8, "failed"), done(2, 10, 20))),
         SliceRecord(2, ("2024-01-03",), {}, (done(1, 10, 70),)),
-        SliceRecord(3, ("2024-01-04",), {}, (done(1, 20, 28, "canceled"),)),
+        SliceRecord(3, ("2024-01-04",), {}, (done(1, 20, 28, "cancelled"),)),
         SliceRecord(4, ("2024-01-05",), {}, (Attempt(1, "t", "running", "r", None, 70.0),)),
     ]
     return Ledger(

@@ -10,7 +10,8 @@ import click
 from ...backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange
 from ...errors import UsageError
 from ...launch.backends.spark_extra import require_local_spark
-from ...launch.plan.history import ObservedState, keys_of_parameters
+from ...launch.plan.history import keys_of_parameters
+from ...launch.plan.states import KeyState
 from ...launch.status.local_runs import LocalRun, record_local_run
 from ...runtime.core.errors import TaskRunError
 from ...runtime.running.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
@@ -155,12 +156,12 @@ def run_command(
         backfill = registry.get(job_name).backfill
         if backfill is not None:  # the keys it was writing, for status and catchup
             written = keys_of_parameters(backfill, run_params, started=started)
-            run = LocalRun(run_id, written, "cancelled", started, time.time(), "interrupted")
+            run = LocalRun(run_id, written, KeyState.CANCELLED, started, time.time(), "interrupted")
             _record(config.root, job_name, run)
         raise
     failed_tasks = result.failed
     error = f"{failed_tasks[0].task_key}: {failed_tasks[0].error}" if failed_tasks else ""
-    state: ObservedState = "succeeded" if result.succeeded else "failed"
+    state: KeyState = KeyState.SUCCEEDED if result.succeeded else KeyState.FAILED
     run = LocalRun(result.run_id, result.keys, state, started, time.time(), one_line_error(error))
     _record(config.root, job_name, run)
     keys = _label(result.keys)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ...backfill.check_report import CheckResult
+from ..plan.states import RunState
 from .errors import BackendUnavailable, SubmitRejected
 
 if TYPE_CHECKING:
@@ -28,8 +29,9 @@ __all__ = [
     "Submitted",
 ]
 
-RunState = Literal["queued", "running", "succeeded", "failed", "canceled"]
-TERMINAL_STATES: frozenset[RunState] = frozenset({"succeeded", "failed", "canceled"})
+TERMINAL_STATES: frozenset[RunState] = frozenset(
+    {RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from ...backfill.wire import BACKFILL_TASKS_PARAM, KeyChange
 from ...errors import UsageError
 from ...runtime.programs.task_subset import decode_tasks
 from ..plan.history import RunObservation, keys_of_parameters
+from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
@@ -174,19 +175,19 @@ def run_status(run: BaseRun | Run) -> RunStatus:
     message = (state.state_message if state else None) or ""
     url = run.run_page_url
     if lcs in _QUEUED:
-        return RunStatus("queued", url=url)
+        return RunStatus(RunState.QUEUED, url=url)
     started, ended = _seconds(run.start_time), _seconds(run.end_time)
     if lcs in _RUNNING:
-        return RunStatus("running", url=url, started_at=started)
+        return RunStatus(RunState.RUNNING, url=url, started_at=started)
     result = state.result_state.value if state and state.result_state else ""
     if result == "SUCCESS":
-        return RunStatus("succeeded", "", url, started, ended)
+        return RunStatus(RunState.SUCCEEDED, "", url, started, ended)
     if result == "CANCELED":
-        return RunStatus("canceled", message or "run cancelled", url, started, ended)
+        return RunStatus(RunState.CANCELLED, message or "run cancelled", url, started, ended)
     if result == "SUCCESS_WITH_FAILURES":
         message = message or "some tasks failed"
     detail = f"{lcs} {result}".strip() if not message else f"{result or lcs}: {message}"
-    return RunStatus("failed", detail, url, started, ended)
+    return RunStatus(RunState.FAILED, detail, url, started, ended)
 
 
 def _seconds(milliseconds: int | None) -> float | None:
@@ -360,19 +361,12 @@ def _run_history(
         if not keys:
             continue
         status = run_status(run)
-        state = "running" if not status.is_terminal else status.state
+        # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+        # RunResultState docstring) is cancelled; TIMEDOUT and the rest stay failed
         observations.append(
             RunObservation(
                 keys,
-                "succeeded"
-                if state == "succeeded"
-                else "running"
-                if state == "running"
-                else "cancelled"
-                # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
-                # RunResultState docstring); TIMEDOUT and the rest stay failed
-                if state == "canceled"
-                else "failed",
+                KeyState.RUNNING if not status.is_terminal else KeyState(status.state),
                 started,
                 str(run.run_id),
                 status.message,

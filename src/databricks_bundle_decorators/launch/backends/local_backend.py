@@ -27,6 +27,7 @@ from ...runtime.checks.checking import collecting_check_results
 from ...runtime.job_tables.key_changes import KeyChange
 from ...runtime.job_tables.sources import check_local_sources
 from ...runtime.running.local import JobRunResult, new_run_id, run_job_locally
+from ..plan.states import RunState
 from .backends import RunStatus, SubmitRequest, Submitted
 from .diff_gate import LocalKeyChanges
 
@@ -112,11 +113,13 @@ class LocalBackend:
         for run_id in run_ids:
             future = self._runs.get(run_id)
             if future is None:
-                out[run_id] = RunStatus("failed", "unknown local run (the launcher restarted)")
+                out[run_id] = RunStatus(
+                    RunState.FAILED, "unknown local run (the launcher restarted)"
+                )
             elif future.cancelled():
-                out[run_id] = RunStatus("canceled", "cancelled before it started")
+                out[run_id] = RunStatus(RunState.CANCELLED, "cancelled before it started")
             elif run_id in self._cancelled and future.done():
-                out[run_id] = RunStatus("canceled", "cancelled while running")
+                out[run_id] = RunStatus(RunState.CANCELLED, "cancelled while running")
             elif future.done():
                 started, ended = self._times.get(run_id, (None, None))
                 checks = self._checks.get(run_id, ())
@@ -178,10 +181,10 @@ def _cancel_spark_jobs(group: str | None, *, every: bool) -> None:
 def _status(future: Future[JobRunResult]) -> RunStatus:
     error = future.exception()
     if error is not None:
-        return RunStatus("failed", f"{type(error).__name__}: {error}")
+        return RunStatus(RunState.FAILED, f"{type(error).__name__}: {error}")
     result = future.result()
     if result.succeeded:
-        return RunStatus("succeeded")
+        return RunStatus(RunState.SUCCEEDED)
     failed = result.failed
     message = "; ".join(f"{t.task_key}: {t.error}" for t in failed) or "the run failed"
-    return RunStatus("failed", message)
+    return RunStatus(RunState.FAILED, message)

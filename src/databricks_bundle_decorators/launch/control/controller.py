@@ -37,8 +37,9 @@ from ..backends.per_job import PerJobBackend
 from ..guard.claims import BackfillGuard, ClaimRecord
 from ..guard.job_claims import JobClaims
 from ..guard.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
-from ..ledger.journal import ControlState, control_ops, current_control, open_journal
+from ..ledger.journal import control_ops, current_control, open_journal
 from ..ledger.ledger import Ledger
+from ..plan.states import ControlState
 from ..run.blocking import ReadySet, is_downstream, ledger_jobs
 from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts

@@ -13,7 +13,7 @@ included. Their records come from ``system.billing.usage`` (:mod:`..workspace.bi
   per currency: "at list price", not what a contract with discounts pays. A record with
   no price in force is counted in DBUs and reported as unpriced.
 - **Keys.** A run's records belong to its slice's keys; a run covering several keys
-  splits them equally among its keys ("allocated"). Records of failed or canceled
+  splits them equally among its keys ("allocated"). Records of failed or cancelled
   attempts are shown apart from the rest.
 - **Unattributed.** ``usage_metadata.job_run_id`` is set only for jobs compute and
   serverless usage (reference above): a run on an all-purpose cluster bills the cluster,
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError
 from ..ledger.ledger import Ledger, load_ledger
+from ..plan.states import RunState
 from ..workspace.billing_read import BillingRecord, read_billing
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ __all__ = [
 BILLING_DELAY = timedelta(hours=12)
 """The billing reference: records typically arrive within 12 hours."""
 
-_FAILED = frozenset({"failed", "canceled"})
+_FAILED = frozenset({RunState.FAILED, RunState.CANCELLED})
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ...backfill.base import BackfillDef
 from ...errors import UsageError, counted
@@ -46,6 +46,7 @@ from ..backends.databricks_backend import RUNS_PAGE, run_status
 from ..ledger.ledger import list_ledgers
 from ..plan.history import keys_of_parameters
 from ..plan.plan import BackfillPlan
+from ..plan.states import RunState
 from ..workspace.workspace import workspace_errors
 from .compute import Compute
 
@@ -55,8 +56,9 @@ if TYPE_CHECKING:
 SAMPLE = 25
 """How many of the latest successful runs an estimate is computed from."""
 
-PastState = Literal["succeeded", "failed", "canceled"]
-_FINISHED: dict[str, PastState] = {s: s for s in ("succeeded", "failed", "canceled")}
+_FINISHED: dict[str, RunState] = {
+    s: s for s in (RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED)
+}
 _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds", "run_hours")
 
 
@@ -75,7 +77,7 @@ class PastRun:
     started: float
     ended: float
     keys: int
-    state: PastState
+    state: RunState
     run_id: str | None = None
 
     @property

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import LocalStateProblem, UsageError
+from ..plan.states import ControlState
 from .journal_control import (
     ControlOp,
-    ControlState,
     JournalSummary,
     append_control,
     control_ops,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ...errors import LocalStateProblem, UsageError
+from ..plan.states import BackfillState, ControlState
 from .journal_read import (
     FORMAT,
     JournalListing,
@@ -29,20 +30,19 @@ from .journal_read import (
     journals_root,
     read_state,
 )
-from .ledger import Ledger, LedgerState, ledger_jobs
+from .ledger import Ledger, ledger_jobs
 from .place import create_file, export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 ControlOpName = Literal["pause", "unpause", "cancel"]
-ControlState = Literal["running", "paused", "cancelled"]
 CONTROL = "control"
 _RANK: Mapping[str, int] = {"unpause": 0, "pause": 1, "cancel": 2}
 _STATE: Mapping[str, ControlState] = {
-    "unpause": "running",
-    "pause": "paused",
-    "cancel": "cancelled",
+    "unpause": ControlState.RUNNING,
+    "pause": ControlState.PAUSED,
+    "cancel": ControlState.CANCELLED,
 }
 _NAME = re.compile(r"(\d{9})-(pause|unpause|cancel)\.json")
 APPEND_TRIES = 10
@@ -74,7 +74,7 @@ class JournalSummary:
     backfill_id: str
     job: str
     job_id: int
-    state: LedgerState
+    state: BackfillState
     counts: Mapping[str, int]
     control: ControlState
     created_at: float
@@ -94,7 +94,7 @@ class JournalSummary:
 def current_control(ops: Sequence[ControlOp]) -> ControlState:
     """What the latest op asks for (``running`` when there is none)."""
     if not ops:
-        return "running"
+        return ControlState.RUNNING
     return _STATE[max(ops, key=lambda o: o.order).op]
 
 

@@ -16,23 +16,21 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from ...errors import LocalStateProblem, UsageError, did_you_mean
 from ..plan.plan import BackfillPlan
+from ..plan.states import SLICE_STATES, BackfillState
 from .ledger_ids import attempt_token as attempt_token
 from .ledger_ids import new_backfill_id as new_backfill_id
 from .ledger_store import LedgerStore, SliceStore, backfill_ids, read_store, why
 from .ledger_store import ledger_dir as ledger_dir
 from .local_state import one_line, os_reason
 from .records import Attempt as Attempt
-from .records import AttemptState as AttemptState
 from .records import BackendKind as BackendKind
 from .records import BackendSpec as BackendSpec
 from .records import LaunchOptions as LaunchOptions
-from .records import LedgerState as LedgerState
 from .records import SliceRecord as SliceRecord
-from .records import SliceState as SliceState
 
 LEDGER_VERSION = 1
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")
@@ -51,7 +49,7 @@ class Ledger:
         options: LaunchOptions,
         slices: list[SliceRecord],
         created_at: float | None = None,
-        state: LedgerState = "running",
+        state: BackfillState = BackfillState.RUNNING,
         store: SliceStore | None = None,
     ) -> None:
         """``store``: where saves go (default: the SQLite database at ``path``)."""
@@ -63,7 +61,7 @@ class Ledger:
         self._slices = slices
         self.created_at = time.time() if created_at is None else created_at
         self.updated_at = self.created_at
-        self.state: LedgerState = state
+        self.state: BackfillState = state
         self.dirty = True
         self.save_failure = ""
         """Why a save failed in this session (kept after a later save succeeds)."""
@@ -109,14 +107,14 @@ class Ledger:
         self._changed.add(record.index)
         self.dirty = True
 
-    def set_state(self, state: LedgerState) -> None:
+    def set_state(self, state: BackfillState) -> None:
         if state != self.state:
             self.state = state
             self.dirty = True
 
     def counts(self) -> dict[str, int]:
         """Slices per state (every state present, zero included)."""
-        return {state: sum(r.state == state for r in self.slices) for state in get_args(SliceState)}
+        return {state: sum(r.state == state for r in self.slices) for state in SLICE_STATES}
 
     def _header(self) -> dict[str, Any]:
         return {

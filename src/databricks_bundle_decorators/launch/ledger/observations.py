@@ -3,7 +3,8 @@ which writes and reads the ledgers): how a local backfill's history reads them."
 
 from __future__ import annotations
 
-from ..plan.history import ObservedState, RunObservation
+from ..plan.history import RunObservation
+from ..plan.states import BackfillState, KeyState, RunState
 from .ledger import Ledger
 
 
@@ -15,14 +16,12 @@ def ledger_observations(ledgers: list[Ledger]) -> list[RunObservation]:
             for attempt in record.attempts:
                 if attempt.state == "rejected" or not record.keys:
                     continue
-                state: ObservedState = (
-                    "succeeded"
-                    if attempt.state == "succeeded"
-                    else "cancelled"
-                    if attempt.state == "canceled"
-                    else "running"
-                    if attempt.is_open and ledger.state == "running"
-                    else "failed"
+                state = (
+                    KeyState(attempt.state)
+                    if attempt.state in (RunState.SUCCEEDED, RunState.CANCELLED)
+                    else KeyState.RUNNING
+                    if attempt.is_open and ledger.state == BackfillState.RUNNING
+                    else KeyState.FAILED
                 )
                 started = attempt.submitted_at or ledger.created_at
                 observed.append(

@@ -9,10 +9,8 @@ from typing import Any, Literal
 
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ..plan.pacing import SchedulerOptions
+from ..plan.states import RunState
 
-AttemptState = Literal["submitting", "running", "succeeded", "failed", "canceled", "rejected"]
-SliceState = Literal["pending", "submitting", "running", "succeeded", "failed", "canceled"]
-LedgerState = Literal["running", "succeeded", "failed", "interrupted"]
 BackendKind = Literal["databricks", "local"]
 
 
@@ -27,7 +25,7 @@ class Attempt:
 
     number: int
     token: str
-    state: AttemptState = "submitting"
+    state: RunState = RunState.SUBMITTING
     run_id: str | None = None
     url: str | None = None
     submitted_at: float | None = None
@@ -75,11 +73,11 @@ class SliceRecord:
         return self.attempts[-1] if self.attempts else None
 
     @property
-    def state(self) -> SliceState:
+    def state(self) -> RunState:
         last = self.last
         if last is None:
-            return "pending"
-        return "failed" if last.state == "rejected" else last.state
+            return RunState.PENDING
+        return RunState.FAILED if last.state == RunState.REJECTED else last.state
 
     def attempt(self, number: int) -> Attempt:
         """The attempt numbered ``number``."""

@@ -25,9 +25,8 @@ from ...backfill.wire import (
     KeyRange,
     keyless_run,
 )
+from .states import KeyState
 
-KeyState = Literal["succeeded", "failed", "cancelled", "running", "missing", "unknown"]
-ObservedState = Literal["succeeded", "failed", "cancelled", "running"]
 RerunMode = Literal["all", "failed", "missing"]
 RERUN_MODES: tuple[RerunMode, ...] = ("all", "failed", "missing")
 KeyHistory = Mapping[str, KeyState]
@@ -46,7 +45,7 @@ class RunObservation:
     """
 
     keys: tuple[str, ...]
-    state: ObservedState
+    state: KeyState
     started: float
     run_id: str = ""
     error: str = ""
@@ -64,30 +63,28 @@ def key_history(observations: Iterable[RunObservation]) -> dict[str, KeyState]:
             latest[key] = obs
             if obs.state == "running":
                 running.add(key)
-    return {key: "running" if key in running else obs.state for key, obs in latest.items()}
+    return {key: KeyState.RUNNING if key in running else obs.state for key, obs in latest.items()}
 
 
 def state_of(history: KeyHistory, key: str) -> KeyState:
-    return history.get(key, "missing")
+    return history.get(key, KeyState.MISSING)
 
 
-NOT_SUCCEEDED: frozenset[KeyState] = frozenset({"failed", "cancelled"})
+NOT_SUCCEEDED: frozenset[KeyState] = frozenset({KeyState.FAILED, KeyState.CANCELLED})
 """The states of a key whose latest run ended without success: ``--rerun failed`` and
 ``catchup`` run them again (see the module's docstring for why a cancelled key is one)."""
 
 
 def attempt_key_state(attempt_state: str) -> KeyState:
-    """The key state a ledger attempt's state stands for (``canceled``, the Jobs API's
-    spelling kept in the ledgers, is ``cancelled``; an open attempt is ``running``).
+    """The key state a ledger attempt's state stands for (an open attempt is
+    ``running``, a rejected one ``failed``).
 
-    >>> [attempt_key_state(s) for s in ("canceled", "submitting", "rejected")]
+    >>> [str(attempt_key_state(s)) for s in ("cancelled", "submitting", "rejected")]
     ['cancelled', 'running', 'failed']
     """
-    if attempt_state in ("succeeded", "failed", "running"):
-        return attempt_state  # type: ignore[return-value]
-    if attempt_state in ("canceled", "cancelled"):  # a ledger's, a local run record's
-        return "cancelled"
-    return "running" if attempt_state == "submitting" else "failed"
+    if attempt_state in ("succeeded", "failed", "running", "cancelled"):
+        return KeyState(attempt_state)
+    return KeyState.RUNNING if attempt_state == "submitting" else KeyState.FAILED
 
 
 def select_keys(keys: Sequence[str], history: KeyHistory, rerun: RerunMode) -> list[str]:

@@ -27,6 +27,7 @@ from ..estimate.auto_batch import BatchChoice, rechoose
 from ..estimate.estimate import PastRun
 from ..ledger.ledger import Ledger, SliceRecord
 from ..plan.plan import batches
+from ..plan.states import RunState
 from ..run.loop import Loop
 
 SMALLEST_CHANGE = 0.2
@@ -44,7 +45,7 @@ def measured_runs(ledger: Ledger) -> list[PastRun]:
             if attempt.state != "succeeded" or start is None or attempt.ended_at is None:
                 continue
             if record.keys:
-                found.append(PastRun(start, attempt.ended_at, len(record.keys), "succeeded"))
+                found.append(PastRun(start, attempt.ended_at, len(record.keys), RunState.SUCCEEDED))
     return found
 
 

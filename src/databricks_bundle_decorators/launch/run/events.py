@@ -14,7 +14,7 @@ EventKind = Literal[
     "succeeded",
     "failed",
     "retrying",
-    "canceled",
+    "cancelled",
     "draining",
     "cancelling",
     "warning",

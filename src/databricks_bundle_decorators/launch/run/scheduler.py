@@ -34,8 +34,9 @@ from ..backends.backends import Backend, RunStatus
 from ..backends.diff_gate import canary_stop, gated_error
 from ..backends.errors import BackendUnavailable
 from ..backends.job_router import job_router
-from ..ledger.ledger import Attempt, AttemptState, Ledger, LedgerState, SliceRecord, attempt_token
+from ..ledger.ledger import Attempt, Ledger, SliceRecord, attempt_token
 from ..plan.pacing import SchedulerOptions
+from ..plan.states import BackfillState, RunState
 from ..policy.canary import CanaryGate
 from ..policy.outage import OutageTracker, TrackedBackend
 from ..policy.retry_budget import RetryBudgets
@@ -110,7 +111,7 @@ class Scheduler:
 
     # -- public ------------------------------------------------------------------------
 
-    def run(self) -> LedgerState:
+    def run(self) -> BackfillState:
         """Run every unfinished slice; return the ledger's final state."""
         workers = max(1, min(self.options.max_concurrent, 32))
         submitter = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-submit")
@@ -156,7 +157,7 @@ class Scheduler:
     def _prepare(self) -> None:
         """Take up the ledger: slices done, in flight (a resumed open attempt, whose token
         finds the run it started), queued, and the final sync (no keys), kept for last."""
-        self.ledger.set_state("running")
+        self.ledger.set_state(BackfillState.RUNNING)
         for record in self.ledger.slices:
             last = record.last
             if record.state == "succeeded":
@@ -203,7 +204,7 @@ class Scheduler:
         number = (record.last.number + 1) if record.last else 1
         scope = self.ledger.id if self.ready is None else self.ready.token_scope(record)
         token = attempt_token(scope, record.keys, number)
-        attempt = Attempt(number, token, "submitting", submitted_at=time.time())
+        attempt = Attempt(number, token, RunState.SUBMITTING, submitted_at=time.time())
         self._budgets.attempt_started(index)
         self.ledger.update(record.with_attempt(attempt))
         self.flights[index] = Flight(index, number, token)
@@ -268,11 +269,13 @@ class Scheduler:
         gate = self.options.diff_gate if self._canary.is_canary(flight.index) else None
         gated = canary_stop(self.backend, gate, flight, self.ledger, self.warn, status.state)
         if status.state == "succeeded" and gated is None:
-            self.close(flight, replace(attempt, state="succeeded", url=url))
+            self.close(flight, replace(attempt, state=RunState.SUCCEEDED, url=url))
             return
-        status = status if gated is None else replace(status, state="failed", message=gated)
-        state: AttemptState = (
-            "canceled" if status.state == "canceled" and self._cancelled else "failed"
+        status = status if gated is None else replace(status, state=RunState.FAILED, message=gated)
+        state: RunState = (
+            RunState.CANCELLED
+            if status.state == RunState.CANCELLED and self._cancelled
+            else RunState.FAILED
         )
         self.close(flight, replace(attempt, state=state, url=url, error=status.message))
 
@@ -290,8 +293,10 @@ class Scheduler:
         self.ledger.update(record)
         if attempt.state == "succeeded":
             self._succeeded += 1
-        if attempt.state in ("succeeded", "canceled"):
-            self.event(attempt.state, record, attempt)
+        if attempt.state in (RunState.SUCCEEDED, RunState.CANCELLED):
+            self.event(
+                "succeeded" if attempt.state == RunState.SUCCEEDED else "cancelled", record, attempt
+            )
             return
         if retry is not None and retry.retry and self.launching():
             delay = retry.delay
@@ -329,7 +334,9 @@ class Scheduler:
                 self.warn(f"could not cancel run {flight.run_id} ({record.label}): {error}")
                 self.ledger.update(record.with_attempt(attempt))
                 continue
-            self.close(flight, replace(attempt, state="canceled", error="cancelled by the user"))
+            self.close(
+                flight, replace(attempt, state=RunState.CANCELLED, error="cancelled by the user")
+            )
         self._save()
 
     def _announce_interrupt(self) -> None:
@@ -362,14 +369,14 @@ class Scheduler:
         final_left = self.final is not None and not self.failed_for_good
         return not self.queue and not self.delayed and not final_left
 
-    def _final_state(self) -> LedgerState:
+    def _final_state(self) -> BackfillState:
         if self.steering is not None and self.steering.hands_over(self.interrupts):
-            return "running"
+            return BackfillState.RUNNING
         if self.interrupts.level >= DRAIN or self.ledger.save_failure:
-            return "interrupted"
+            return BackfillState.INTERRUPTED
         if any(r.state != "succeeded" for r in self.ledger.slices):
-            return "interrupted" if self.interrupts.stopped else "failed"
-        return "succeeded"
+            return BackfillState.INTERRUPTED if self.interrupts.stopped else BackfillState.FAILED
+        return BackfillState.SUCCEEDED
 
     def _sleep(self) -> None:
         now = time.monotonic()

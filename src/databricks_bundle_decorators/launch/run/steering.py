@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..backends.backends import SubmitRequest
-from ..ledger.journal import ControlState, JournalLost
+from ..ledger.journal import JournalLost
+from ..plan.states import ControlState, RunState
 from .interrupts import CANCEL, Interrupts
 from .loop import Loop
 
@@ -48,7 +49,7 @@ class Steering:
         self._control_every = control_every
         self._control_read_at = -float("inf")
         self.handover_at = handover_at
-        self.control_state: ControlState = "running"
+        self.control_state: ControlState = ControlState.RUNNING
         self.handing_over = False
         self.journal_lost: JournalLost | None = None
         self._idle_said = False
@@ -124,5 +125,5 @@ def _learn_lost_run_ids(loop: Loop) -> None:
             continue
         loop.by_run[flight.run_id] = flight
         attempt = record.attempt(flight.attempt)
-        running = replace(attempt, state="running", run_id=flight.run_id)
+        running = replace(attempt, state=RunState.RUNNING, run_id=flight.run_id)
         ledger.update(record.with_attempt(running))

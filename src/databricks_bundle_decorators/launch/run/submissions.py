@@ -12,6 +12,7 @@ from ..backends.backends import SubmitRejected, SubmitRequest
 from ..backends.errors import BackendUnavailable
 from ..ledger.ledger import Attempt
 from ..plan.pacing import backoff
+from ..plan.states import RunState
 from .flights import Flight
 from .loop import Loop
 
@@ -46,7 +47,7 @@ def harvest_submissions(loop: Loop) -> None:
         try:
             submitted = future.result()
         except SubmitRejected as exc:
-            loop.close(flight, replace(attempt, state="rejected", error=str(exc)))
+            loop.close(flight, replace(attempt, state=RunState.REJECTED, error=str(exc)))
             if exc.fatal:
                 loop.halt(f"the backend refused a submission: {exc}")
             continue
@@ -59,7 +60,9 @@ def harvest_submissions(loop: Loop) -> None:
             continue
         flight.run_id = submitted.run_id
         loop.by_run[submitted.run_id] = flight
-        running = replace(attempt, state="running", run_id=submitted.run_id, url=submitted.url)
+        running = replace(
+            attempt, state=RunState.RUNNING, run_id=submitted.run_id, url=submitted.url
+        )
         loop.ledger.update(record.with_attempt(running))
         loop.event("submitted", record, running)
 

@@ -29,7 +29,8 @@ from whenever import Instant
 
 from ...backfill.base import BackfillDef
 from ..backends.databricks_backend import RemoteJob
-from ..plan.history import KeyHistory, KeyState, RunObservation, key_history
+from ..plan.history import KeyHistory, RunObservation, key_history
+from ..plan.states import KeyState
 
 RUN_RETENTION = timedelta(days=60)
 """How long the workspace keeps a run. Source: the Jobs API reference, ``runs/get-output``
@@ -88,7 +89,7 @@ def with_unknown(
             continue
         window = backfill.window(key)
         if window is not None and window.end <= limit:
-            out[key] = "unknown"
+            out[key] = KeyState.UNKNOWN
     return out
 
 

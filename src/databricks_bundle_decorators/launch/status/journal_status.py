@@ -21,7 +21,6 @@ from ...backfill.base import BackfillDef
 from ...errors import UsageError
 from ..backends.databricks_backend import connect, find_job
 from ..ledger.journal import (
-    ControlState,
     JournalSummary,
     control_ops,
     current_control,
@@ -33,6 +32,7 @@ from ..ledger.observations import ledger_observations
 from ..plan.history import key_history
 from ..plan.plan import selected_keys
 from ..plan.request import Connection
+from ..plan.states import ControlState
 from ..run.blocking import ledger_blocked
 from ..workspace.target import read_target
 from .status import JobStatus
@@ -181,7 +181,7 @@ def summary_line(view: JournalView) -> str:
     pending = f"{counts['pending']} pending" + (f" ({blocked} blocked)" if blocked else "")
     return (
         f"backfill {ledger.id}: {ledger.state}{steering}: {counts['succeeded']} succeeded, "
-        f"{in_flight} running, {counts['failed']} failed, {counts['canceled']} cancelled, "
+        f"{in_flight} running, {counts['failed']} failed, {counts['cancelled']} cancelled, "
         f"{pending} of {len(ledger.slices)} runs"
     )
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...atomic import write_atomically
-from ..plan.history import ObservedState, RunObservation
+from ..plan.history import RunObservation
+from ..plan.states import KeyState
 from .status_details import KeyDetail
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}")
@@ -44,7 +45,7 @@ class LocalRun:
 
     run_id: str
     keys: tuple[str, ...]
-    state: ObservedState
+    state: KeyState
     started: float
     ended: float
     error: str = ""

@@ -31,18 +31,19 @@ from ...backfill.deadline import KeyDeadlines
 from ...definitions import JobDefinition
 from ...errors import UsageError
 from ..ledger.ledger import Ledger
-from ..plan.history import KeyState, state_of
+from ..plan.history import state_of
 from ..plan.plan import selected_keys
+from ..plan.states import KeyState
 from .horizon import with_unknown
 from .status import JobStatus
 
 OverdueReason = Literal["no run", "run failed", "checks failed", "still running", "unknown"]
 _REASONS: dict[KeyState, OverdueReason] = {
-    "missing": "no run",
-    "failed": "run failed",
-    "cancelled": "run failed",
-    "running": "still running",
-    "unknown": "unknown",
+    KeyState.MISSING: "no run",
+    KeyState.FAILED: "run failed",
+    KeyState.CANCELLED: "run failed",
+    KeyState.RUNNING: "still running",
+    KeyState.UNKNOWN: "unknown",
 }
 
 

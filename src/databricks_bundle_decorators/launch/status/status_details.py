@@ -18,7 +18,7 @@ class KeyDetail:
     """The latest recorded run of a key.
 
     Attributes:
-        state: ``succeeded``, ``failed``, ``canceled`` or ``running`` (the attempt's end).
+        state: ``succeeded``, ``failed``, ``cancelled`` or ``running`` (the attempt's end).
         run_id: The backend's run id.
         url: The run page (Databricks), when known.
         error: The run's error message.

@@ -25,17 +25,17 @@ from typing import Literal
 
 from ...backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from ..plan.history import KeyState
+from ..plan.states import KeyState
 from .status_grid import STATES, PartitionGrid
 
 FoldLevel = Literal["key", "day", "week", "month"]
 WORST_FIRST: tuple[KeyState, ...] = (
-    "failed",
-    "cancelled",
-    "missing",
-    "unknown",
-    "running",
-    "succeeded",
+    KeyState.FAILED,
+    KeyState.CANCELLED,
+    KeyState.MISSING,
+    KeyState.UNKNOWN,
+    KeyState.RUNNING,
+    KeyState.SUCCEEDED,
 )
 """The order in which a folded cell picks the state it shows."""
 

@@ -24,40 +24,41 @@ from rich.text import Text
 from ...backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ...errors import counted
-from ..plan.history import KeyHistory, KeyState, attempt_key_state
+from ..plan.history import KeyHistory, attempt_key_state
+from ..plan.states import KeyState
 from .status_details import KeyDetail
 
 STATES: tuple[KeyState, ...] = (
-    "succeeded",
-    "failed",
-    "running",
-    "missing",
-    "unknown",
-    "cancelled",  # last, as unknown was added: the index of each older state stays
+    KeyState.SUCCEEDED,
+    KeyState.FAILED,
+    KeyState.RUNNING,
+    KeyState.MISSING,
+    KeyState.UNKNOWN,
+    KeyState.CANCELLED,  # last, as unknown was added: the index of each older state stays
 )
 _STYLE: dict[KeyState, str] = {
-    "succeeded": "green",
-    "failed": "bold red",
-    "cancelled": "magenta",
-    "running": "yellow",
-    "missing": "grey50",
-    "unknown": "blue",
+    KeyState.SUCCEEDED: "green",
+    KeyState.FAILED: "bold red",
+    KeyState.CANCELLED: "magenta",
+    KeyState.RUNNING: "yellow",
+    KeyState.MISSING: "grey50",
+    KeyState.UNKNOWN: "blue",
 }
 _GLYPH: dict[KeyState, str] = {
-    "succeeded": "■",
-    "failed": "✗",
-    "cancelled": "⊘",
-    "running": "○",
-    "missing": "·",
-    "unknown": "?",
+    KeyState.SUCCEEDED: "■",
+    KeyState.FAILED: "✗",
+    KeyState.CANCELLED: "⊘",
+    KeyState.RUNNING: "○",
+    KeyState.MISSING: "·",
+    KeyState.UNKNOWN: "?",
 }
 HTML_COLOUR: dict[KeyState, str] = {
-    "succeeded": "#2da44e",
-    "failed": "#cf222e",
-    "cancelled": "#6e7781",
-    "running": "#d4a72c",
-    "missing": "#d0d7de",
-    "unknown": "#b6e3ff",
+    KeyState.SUCCEEDED: "#2da44e",
+    KeyState.FAILED: "#cf222e",
+    KeyState.CANCELLED: "#6e7781",
+    KeyState.RUNNING: "#d4a72c",
+    KeyState.MISSING: "#d0d7de",
+    KeyState.UNKNOWN: "#b6e3ff",
 }
 _STATIC_ROW = 10
 
@@ -97,7 +98,7 @@ def build_grid(
     ``details`` (run id, run page, error of a key's latest recorded run) are kept for the
     keys of the grid whose state they describe: a detail of an older run is dropped.
     """
-    states: dict[str, KeyState] = {key: history.get(key, "missing") for key in keys}
+    states: dict[str, KeyState] = {key: history.get(key, KeyState.MISSING) for key in keys}
     if kind == "daily":
         columns, rows = _calendar(keys, lambda k: k[:7], lambda k: int(k[8:10]), 31, 1)
     elif kind == "hourly":
@@ -212,15 +213,15 @@ class PageOrigin:
 
 # Each state also has a pattern, so the page reads the same in greyscale or when printed.
 _HTML_PATTERN: dict[KeyState, str] = {
-    "succeeded": "",
-    "failed": "background-image: repeating-linear-gradient(45deg, transparent 0 3px, "
+    KeyState.SUCCEEDED: "",
+    KeyState.FAILED: "background-image: repeating-linear-gradient(45deg, transparent 0 3px, "
     "rgba(255,255,255,.45) 3px 5px);",
-    "cancelled": "background-image: linear-gradient(transparent 6px, "
+    KeyState.CANCELLED: "background-image: linear-gradient(transparent 6px, "
     "rgba(255,255,255,.7) 6px 8px, transparent 8px);",
-    "running": "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
+    KeyState.RUNNING: "background-image: radial-gradient(rgba(0,0,0,.35) 1px, transparent 1.5px); "
     "background-size: 4px 4px;",
-    "missing": "outline: 1px dashed #8c959f; outline-offset: -1px;",
-    "unknown": "outline: 1px dotted #0969da; outline-offset: -1px;",
+    KeyState.MISSING: "outline: 1px dashed #8c959f; outline-offset: -1px;",
+    KeyState.UNKNOWN: "outline: 1px dotted #0969da; outline-offset: -1px;",
 }
 _HTML_STYLE = (
     "body { font-family: sans-serif; } table { border-collapse: separate; border-spacing: 2px; } "
@@ -350,6 +351,6 @@ def grid_html(
         f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
         f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
         f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{runs_table_html(grid, 'failed')}{runs_table_html(grid, 'cancelled')}"
+        f"{runs_table_html(grid, KeyState.FAILED)}{runs_table_html(grid, KeyState.CANCELLED)}"
         f"{extra_html}</body></html>\n"
     )

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...errors import counted
+from ..plan.states import KeyState
 from .status_fold import WORST_FIRST, FoldedGrid, choose_fold
 from .status_grid import (
     _GLYPH,
@@ -127,8 +128,8 @@ def _folded_page(
         f"<title>{title}</title><style>{_HTML_STYLE} {_FOLDED_STYLE} {styles}</style>"
         f"</head><body><h1>{title}</h1>{made}<p>{legend_html}</p><p>{note}</p>"
         f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{''.join(_key_details(grid))}{runs_table_html(grid, 'failed', folded=True)}"
-        f"{runs_table_html(grid, 'cancelled', folded=True)}{extra_html}</body></html>\n"
+        f"{''.join(_key_details(grid))}{runs_table_html(grid, KeyState.FAILED, folded=True)}"
+        f"{runs_table_html(grid, KeyState.CANCELLED, folded=True)}{extra_html}</body></html>\n"
     )
 
 

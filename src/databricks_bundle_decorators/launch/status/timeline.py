@@ -13,24 +13,28 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import Literal
 
 from ..ledger.ledger import Ledger
+from ..plan.states import KeyState, RunState
 from .status_grid import HTML_COLOUR
 
-Outcome = Literal["succeeded", "failed", "canceled", "running"]
-OUTCOMES: tuple[Outcome, ...] = ("succeeded", "failed", "canceled", "running")
-_COLOUR: dict[Outcome, str] = {  # the status grid's colours, plus one for canceled
-    "succeeded": HTML_COLOUR["succeeded"],
-    "failed": HTML_COLOUR["failed"],
-    "canceled": "#6e7781",
-    "running": HTML_COLOUR["running"],
+OUTCOMES: tuple[RunState, ...] = (
+    RunState.SUCCEEDED,
+    RunState.FAILED,
+    RunState.CANCELLED,
+    RunState.RUNNING,
+)
+_COLOUR: dict[RunState, str] = {  # the status grid's colours, plus one for cancelled
+    RunState.SUCCEEDED: HTML_COLOUR[KeyState.SUCCEEDED],
+    RunState.FAILED: HTML_COLOUR[KeyState.FAILED],
+    RunState.CANCELLED: "#6e7781",
+    RunState.RUNNING: HTML_COLOUR[KeyState.RUNNING],
 }
-_PATTERN: dict[Outcome, str] = {
-    "succeeded": "",
-    "failed": '<path d="M0,0 L6,6 M6,0 L0,6" stroke="white" stroke-width="1.2"/>',
-    "canceled": '<path d="M0,3 L6,3" stroke="white" stroke-width="1.2"/>',
-    "running": '<circle cx="3" cy="3" r="1.2" fill="white"/>',
+_PATTERN: dict[RunState, str] = {
+    RunState.SUCCEEDED: "",
+    RunState.FAILED: '<path d="M0,0 L6,6 M6,0 L0,6" stroke="white" stroke-width="1.2"/>',
+    RunState.CANCELLED: '<path d="M0,3 L6,3" stroke="white" stroke-width="1.2"/>',
+    RunState.RUNNING: '<circle cx="3" cy="3" r="1.2" fill="white"/>',
 }
 STRAGGLER_FACTOR = 2.0
 
@@ -44,7 +48,7 @@ class Bar:
     attempt: int
     start: float
     end: float
-    outcome: Outcome
+    outcome: RunState
     straggler: bool = False
 
     @property
@@ -111,7 +115,7 @@ def build_timeline(ledger: Ledger, *, now: float) -> Timeline:
         for attempt in record.attempts:
             if attempt.state == "rejected" or attempt.submitted_at is None:
                 continue
-            outcome: Outcome = "running" if attempt.is_open else attempt.state  # type: ignore[assignment]
+            outcome = RunState.RUNNING if attempt.is_open else attempt.state
             end = now if attempt.is_open or attempt.ended_at is None else attempt.ended_at
             end = max(end, attempt.submitted_at)
             raw.append(

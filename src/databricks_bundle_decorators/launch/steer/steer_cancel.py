@@ -13,7 +13,7 @@ does the controller's cancel itself, once:
 2. every run in flight is cancelled (``runs/cancel``, asynchronous: "it may still be
    running when this request completes", ``JobsAPI.cancel_run``), and the command
    waits, boundedly, until the workspace reports each one ended;
-3. the attempts are recorded ``canceled`` and the ledger ``interrupted`` in one journal
+3. the attempts are recorded ``cancelled`` and the ledger ``interrupted`` in one journal
    segment, fenced like a controller's (a controller that started meanwhile and wrote
    first wins, and cancels the runs itself), so ``--resume`` gives those keys a new
    attempt.
@@ -31,6 +31,7 @@ from ..backends.databricks_backend import DatabricksBackend
 from ..backends.errors import SubmitRejected
 from ..ledger.journal import JournalLost, open_journal
 from ..ledger.ledger import Attempt, Ledger
+from ..plan.states import BackfillState, RunState
 from ..status.journal_status import JournalPlace
 
 CANCEL_WAIT = 120.0
@@ -74,7 +75,7 @@ def cancel_without_controller(
             ended = replace(
                 attempt,
                 run_id=run_id,
-                state="canceled",
+                state=RunState.CANCELLED,
                 ended_at=time.time(),
                 error=f"cancelled by {by} (dbxdec backfill cancel)",
             )
@@ -82,7 +83,7 @@ def cancel_without_controller(
         lines += _wait_ended(backend, cancelled, poll_interval, wait, sleep)
     finally:
         backend.close()
-    ledger.set_state("interrupted")
+    ledger.set_state(BackfillState.INTERRUPTED)
     try:
         ledger.save()
     except JournalLost as lost:  # a controller took the backfill meanwhile: it cancels
