@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
+from databricks_bundle_decorators.backfill.wire import UndoOrder, report_line
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
@@ -238,7 +238,7 @@ def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
     restored = table_history(spark, dbxdec.root, ORDERS)[-1]
     assert restored[1:] == ("RESTORE", None)
     # the run reports the version it made, for the launcher to record in the ledger
-    report = f'{UNDO_REPORT_PREFIX}{{"table": "{ORDERS}", "version": {restored[0]}}}'
+    report = report_line("undo", {"table": ORDERS, "version": restored[0]})
     assert report in out.splitlines()
     code, out, err = dbxdec_run("noop", UndoOrder(backfill_id, run_ids, force=True))
     assert code == 0, out + err

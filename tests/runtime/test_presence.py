@@ -193,7 +193,7 @@ def test_presence_orders_and_reports_round_trip() -> None:
     logs = f"starting\n{report.to_line()}\npresence: 1 of 5 keys\n"
     assert PresenceReport.from_lines(logs) == [report]
     with pytest.raises(ValueError, match="malformed presence report"):
-        PresenceReport.from_lines('dbxdec-presence: {"table": "x"}')
+        PresenceReport.from_lines('dbxdec-report: {"kind": "presence", "table": "x"}')
 
 
 @pytest.mark.spark

@@ -28,21 +28,17 @@ from .keys import (
     run_time_param,
 )
 from .measure import (
-    MEASURE_REPORT_PREFIX,
     ROWS_MEASURE,
     KeyChange,
     MeasureOrder,
     MeasureReport,
 )
 from .orders import (
-    PRESENCE_REPORT_PREFIX,
-    UNDO_REPORT_PREFIX,
     PresenceOrder,
     PresenceReport,
     UndoOrder,
     parse_backfill_id,
     parse_order,
-    report_bodies,
 )
 from .params import (
     BACKFILL_CHECKS_PARAM,
@@ -74,6 +70,7 @@ from .params import (
     job_id_of,
     keyless_run,
 )
+from .report import REPORT_KINDS, REPORT_PREFIX, ReportKind, read_reports, report_line
 
 __all__ = [
     "BACKFILL_CHECKS_PARAM",
@@ -96,22 +93,22 @@ __all__ = [
     "JOB_ID_PARAM",
     "JOB_ID_VALUE",
     "JOB_PARAM",
-    "MEASURE_REPORT_PREFIX",
     "MODULE_PARAM",
     "NAIVE_RUN_TIME_ZONE",
-    "PRESENCE_REPORT_PREFIX",
+    "REPORT_KINDS",
+    "REPORT_PREFIX",
     "ROWS_MEASURE",
     "RUN_ID_PARAM",
     "RUN_ID_VALUE",
     "RUN_TIME_DEFAULT",
     "TASK_PARAM",
-    "UNDO_REPORT_PREFIX",
     "KeyChange",
     "KeyRange",
     "MeasureOrder",
     "MeasureReport",
     "PresenceOrder",
     "PresenceReport",
+    "ReportKind",
     "UndoOrder",
     "job_id_of",
     "keyless_run",
@@ -119,6 +116,7 @@ __all__ = [
     "parse_backfill_id",
     "parse_order",
     "parse_run_time",
-    "report_bodies",
+    "read_reports",
+    "report_line",
     "run_time_param",
 ]

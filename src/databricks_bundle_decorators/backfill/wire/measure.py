@@ -9,15 +9,15 @@ channel presence runs use. A :class:`KeyChange` is one measure of one key, befor
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from .keys import KeyRange
-from .orders import parse_order, report_bodies
+from .orders import parse_order
 from .params import BACKFILL_MEASURE_PARAM
+from .report import read_reports, report_line
 
 ROWS_MEASURE = "rows"
 """The measure every gated table has: the key's row count."""
@@ -146,8 +146,6 @@ _MEASURE_ORDER = re.compile(
     rf"last=(?P<last>{_KEY})",
     re.ASCII,
 )
-MEASURE_REPORT_PREFIX = "dbxdec-measure: "
-"""Starts the output line in which a task of a measurement run reports one table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +232,7 @@ class MeasureReport:
             "committed": self.committed,
             "changes": [change.to_json() for change in self.changes],
         }
-        return MEASURE_REPORT_PREFIX + json.dumps(body, sort_keys=True, allow_nan=False)
+        return report_line("measure", body)
 
     @classmethod
     def from_lines(cls, text: str) -> list[MeasureReport]:
@@ -244,7 +242,7 @@ class MeasureReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line, body in report_bodies(text, MEASURE_REPORT_PREFIX, "measure report"):
+        for line, body in read_reports(text, "measure"):
             try:
                 table = str(body["table"])
                 changes = tuple(KeyChange.from_json(table, c) for c in body["changes"])

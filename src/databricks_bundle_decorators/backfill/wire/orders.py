@@ -3,14 +3,13 @@ and the lines its tasks print for the launcher."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .keys import KeyRange
 from .params import BACKFILL_ID_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
+from .report import read_reports, report_line
 
 
 def parse_order(
@@ -33,24 +32,6 @@ def parse_order(
     return found
 
 
-def report_bodies(text: str, prefix: str, what: str) -> list[tuple[str, Any]]:
-    """``(line, decoded JSON)`` of every line of a task's output that starts with
-    ``prefix`` (a report a task prints for the launcher); other lines are ignored.
-
-    Raises:
-        ValueError: such a line is not JSON; the message says it is a malformed
-            ``what`` (e.g. ``"presence report"``).
-    """
-    found = []
-    for line in text.splitlines():
-        if line.startswith(prefix):
-            try:
-                found.append((line, json.loads(line[len(prefix) :])))
-            except ValueError as exc:
-                raise ValueError(f"a malformed {what} line: {line[:120]!r}") from exc
-    return found
-
-
 # -- undo runs ----------------------------------------------------------------------------
 
 _UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
@@ -62,10 +43,6 @@ _UNDO_ORDER = re.compile(
     re.ASCII,
 )
 _BACKFILL_ID = re.compile(_UNDO_ID, re.ASCII)
-UNDO_REPORT_PREFIX = "dbxdec-undo: "
-"""Starts the output line in which a task of an undo run reports a commit it made
-(``{"table": NAME, "version": N}``): RESTORE and DELETE take no writer options, so the
-launcher reads the version back from the task's logs and records it in the ledger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +134,6 @@ def parse_backfill_id(value: str) -> str:
 
 _WIRE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
 _PRESENCE_ORDER = re.compile(rf"first=(?P<first>{_WIRE_KEY});last=(?P<last>{_WIRE_KEY})", re.ASCII)
-PRESENCE_REPORT_PREFIX = "dbxdec-presence: "
-"""Starts the output line in which a task of a presence run reports one table; the
-launcher reads it back from the task's logs (``jobs/runs/get-output``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +187,8 @@ class PresenceReport:
 
     Example:
         >>> report = PresenceReport("main.s.t", "clean", True, {"2024-01-01": 2})
-        >>> report.to_line()[:59]
-        'dbxdec-presence: {"exists": true, "rows": {"2024-01-01": 2}'
+        >>> report.to_line()[:58]
+        'dbxdec-report: {"exists": true, "kind": "presence", "rows"'
         >>> PresenceReport.from_lines("noise\\n" + report.to_line()) == [report]
         True
     """
@@ -228,7 +202,7 @@ class PresenceReport:
         """The report as one output line."""
         body = {"table": self.table, "task": self.task, "exists": self.exists}
         body["rows"] = dict(self.rows)
-        return PRESENCE_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+        return report_line("presence", body)
 
     @classmethod
     def from_lines(cls, text: str) -> list[PresenceReport]:
@@ -238,7 +212,7 @@ class PresenceReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line, body in report_bodies(text, PRESENCE_REPORT_PREFIX, "presence report"):
+        for line, body in read_reports(text, "presence"):
             try:
                 rows = body["rows"]
                 report = cls(

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING
 from ...backfill.wire import (
     BACKFILL_ID_PARAM,
     BACKFILL_UNDO_PARAM,
-    UNDO_REPORT_PREFIX,
     UndoOrder,
-    report_bodies,
+    read_reports,
 )
 from ...definitions import JobDefinition, Registry
 from ...errors import UsageError
@@ -185,7 +184,7 @@ def _undo_reports(
             continue
         logs = client.jobs.get_run_output(task.run_id).logs or ""
         try:
-            bodies = report_bodies(logs, UNDO_REPORT_PREFIX, "undo report")
+            bodies = read_reports(logs, "undo")
             pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
         except (ValueError, KeyError, TypeError) as exc:
             raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
