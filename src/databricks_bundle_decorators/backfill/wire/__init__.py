@@ -1,7 +1,8 @@
 """The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
 
 Four modules, one responsibility each: :mod:`.params` (the parameters' names and
-defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.orders` (what
+defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.order` (the one
+``dbxdec_order`` parameter that tells a run what to do), :mod:`.orders` (what
 an undo or presence run is told, and the reports its tasks print) and :mod:`.measure`
 (the same for the diff gate's measurement run). Every name is imported from here.
 
@@ -32,6 +33,17 @@ from .measure import (
     KeyChange,
     MeasureOrder,
     MeasureReport,
+)
+from .order import (
+    ORDER_KINDS,
+    ORDER_PARAM,
+    Order,
+    OrderKind,
+    StageOrder,
+    SwapOrder,
+    TaskOrder,
+    decode_order,
+    encode_order,
 )
 from .orders import (
     PresenceOrder,
@@ -95,6 +107,8 @@ __all__ = [
     "JOB_PARAM",
     "MODULE_PARAM",
     "NAIVE_RUN_TIME_ZONE",
+    "ORDER_KINDS",
+    "ORDER_PARAM",
     "REPORT_KINDS",
     "REPORT_PREFIX",
     "ROWS_MEASURE",
@@ -106,10 +120,17 @@ __all__ = [
     "KeyRange",
     "MeasureOrder",
     "MeasureReport",
+    "Order",
+    "OrderKind",
     "PresenceOrder",
     "PresenceReport",
     "ReportKind",
+    "StageOrder",
+    "SwapOrder",
+    "TaskOrder",
     "UndoOrder",
+    "decode_order",
+    "encode_order",
     "job_id_of",
     "keyless_run",
     "keys_label",
