@@ -21,9 +21,9 @@ def report(table: str, version: int) -> str:
 
 def undo_run(emu: JobsEmulator) -> tuple[int, tuple[int, ...]]:
     settings = {"tasks": [{"task_key": "a"}, {"task_key": "b"}]}
-    job_id = emu.create_job("orders", parameters={"backfill_undo": ""}, settings=settings)
+    job_id = emu.create_job("orders", parameters={"dbxdec_order": ""}, settings=settings)
     client = emu.workspace_client()
-    run_id = int(client.jobs.run_now(job_id, job_parameters={"backfill_undo": "x"}).run_id)
+    run_id = int(client.jobs.run_now(job_id, job_parameters={"dbxdec_order": "x"}).run_id)
     emu.wait_until_idle()
     (run,) = emu.runs(job_id)
     return run_id, run.task_run_ids

@@ -36,7 +36,6 @@ from .measure import (
 )
 from .order import (
     ORDER_KINDS,
-    ORDER_PARAM,
     Order,
     OrderKind,
     StageOrder,
@@ -44,6 +43,7 @@ from .order import (
     TaskOrder,
     decode_order,
     encode_order,
+    keyless_run,
 )
 from .orders import (
     PresenceOrder,
@@ -59,14 +59,11 @@ from .params import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
-    BACKFILL_MEASURE_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PARAMS,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_START_KEY_PARAM,
     BACKFILL_TASKS_PARAM,
-    BACKFILL_UNDO_PARAM,
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
@@ -75,12 +72,12 @@ from .params import (
     JOB_PARAM,
     MODULE_PARAM,
     NAIVE_RUN_TIME_ZONE,
+    ORDER_PARAM,
     RUN_ID_PARAM,
     RUN_ID_VALUE,
     RUN_TIME_DEFAULT,
     TASK_PARAM,
     job_id_of,
-    keyless_run,
 )
 from .report import REPORT_KINDS, REPORT_PREFIX, ReportKind, read_reports, report_line
 
@@ -91,14 +88,11 @@ __all__ = [
     "BACKFILL_FULL_REFRESH_PARAM",
     "BACKFILL_ID_PARAM",
     "BACKFILL_KEY_PARAM",
-    "BACKFILL_MEASURE_PARAM",
     "BACKFILL_PARAMS",
     "BACKFILL_PARAM_DEFAULTS",
-    "BACKFILL_PRESENCE_PARAM",
     "BACKFILL_RUN_TIME_PARAM",
     "BACKFILL_START_KEY_PARAM",
     "BACKFILL_TASKS_PARAM",
-    "BACKFILL_UNDO_PARAM",
     "ENTRY_POINT",
     "FOR_EACH_INPUT_PARAM",
     "FOR_EACH_INPUT_VALUE",

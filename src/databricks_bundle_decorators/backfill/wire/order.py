@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Literal
 from .keys import KeyRange
 from .measure import MeasureOrder
 from .orders import PresenceOrder, UndoOrder
+from .params import BACKFILL_FULL_REFRESH_PARAM, ORDER_PARAM
 
-ORDER_PARAM = "dbxdec_order"
 OrderKind = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 ORDER_KINDS: tuple[OrderKind, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
 
@@ -252,3 +252,22 @@ def encode_order(order: Order) -> str:
     text = json.dumps(_body(order), sort_keys=True)
     decode_order(text)
     return text
+
+
+def keyless_run(params: Mapping[str, str]) -> bool:
+    """Whether a run with these job parameters writes no backfill key although it leaves
+    ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
+    run, or the swap run of a full refresh. A value that is no order counts as none.
+
+    >>> keyless_run({"dbxdec_order": encode_order(UndoOrder("x"))})
+    True
+    >>> keyless_run({"backfill_key": ""})
+    False
+    """
+    try:
+        order = decode_order(params.get(ORDER_PARAM, ""))
+    except ValueError:
+        return False
+    if isinstance(order, UndoOrder | PresenceOrder | MeasureOrder | SwapOrder):
+        return True
+    return params.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")

@@ -316,7 +316,7 @@ def plan_undo(
 def undo_outputs(
     job: JobDefinition, task_key: str, order: UndoOrder, environment: RunEnvironment
 ) -> JobUndo:
-    """The task of an undo run (``backfill_undo`` set): plan and restore the tables
+    """The task of an undo run (``dbxdec_order`` set): plan and restore the tables
     ``task_key`` writes, printing one line per table (for the run's logs).
 
     Raises:
