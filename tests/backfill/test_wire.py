@@ -1,5 +1,5 @@
 """The wire contract: KeyRange's encoding, the forms of ``backfill_run_time`` and the
-undo order of ``backfill_undo``."""
+undo order of ``dbxdec_order``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from databricks_bundle_decorators.backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     KeyRange,
     UndoOrder,
+    decode_order,
+    encode_order,
     keys_label,
     parse_run_time,
     run_time_param,
@@ -94,9 +96,9 @@ RUN_IDS = st.lists(st.from_regex(r"[0-9A-Za-z_][0-9A-Za-z_\-]{0,20}", fullmatch=
 @given(RUN_IDS, st.booleans())
 def test_an_undo_order_round_trips_through_its_job_parameter(runs: list[str], force: bool) -> None:
     order = UndoOrder("sales-20240601T120000-1a2b", tuple(runs), force)
-    encoded = order.to_param()
-    assert "{" not in encoded and UndoOrder.from_param(encoded) == order
-    assert UndoOrder.from_param("") is None and BACKFILL_PARAM_DEFAULTS["backfill_undo"] == ""
+    encoded = encode_order(order)
+    assert "{{" not in encoded and decode_order(encoded) == order
+    assert decode_order("") is None and BACKFILL_PARAM_DEFAULTS["dbxdec_order"] == ""
 
 
 UNDONE = st.lists(
@@ -113,18 +115,18 @@ def test_an_undo_order_carries_the_versions_earlier_undos_made(
     runs: list[str], undone: list[tuple[str, int]]
 ) -> None:
     order = UndoOrder("sales-20240601T120000-1a2b", tuple(runs), True, tuple(undone))
-    assert UndoOrder.from_param(order.to_param()) == order
+    assert decode_order(encode_order(order)) == order
 
 
 @pytest.mark.parametrize(
     "value",
     [
         "x",
-        "backfill=a;force=maybe;runs=1",
-        "backfill=a;force=true;runs=",
-        "backfill=../a;force=true;runs=1",
+        '{"kind": "undo", "backfill_id": "a", "force": "maybe", "run_ids": ["1"]}',
+        '{"kind": "undo", "backfill_id": "a", "force": true, "run_ids": [""]}',
+        '{"kind": "undo", "backfill_id": "../a", "force": true, "run_ids": ["1"]}',
     ],
 )
 def test_a_malformed_undo_order_names_the_parameter(value: str) -> None:
-    with pytest.raises(ValueError, match=r"^job parameter backfill_undo='.*' is not an undo order"):
-        UndoOrder.from_param(value)
+    with pytest.raises(ValueError, match=r"^job parameter dbxdec_order='.*' is not an order"):
+        decode_order(value)

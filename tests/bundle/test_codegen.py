@@ -61,14 +61,12 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_start_key", "default": ""},
         {"name": "backfill_exact", "default": "false"},
         {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
-        {"name": "backfill_undo", "default": ""},
-        {"name": "backfill_presence", "default": ""},
         {"name": "backfill_full_refresh", "default": ""},
         {"name": "backfill_force_rewrite", "default": "false"},
         {"name": "backfill_tasks", "default": ""},
         {"name": "backfill_checks", "default": "on"},
         {"name": "backfill_id", "default": ""},
-        {"name": "backfill_measure", "default": ""},
+        {"name": "dbxdec_order", "default": ""},
     ]
 
 

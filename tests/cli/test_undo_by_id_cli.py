@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
 
+from databricks_bundle_decorators.backfill.wire import UndoOrder, decode_order
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.undo_project import write_undo_project
@@ -42,10 +43,10 @@ def backfill(
 
 
 def undo_order(capsys: pytest.CaptureFixture[str], root: Path, emu: JobsEmulator, bid: str) -> str:
-    """Undo backfill ``bid``; the ``backfill_undo`` its undo run was sent."""
+    """Undo backfill ``bid``; the ``dbxdec_order`` its undo run was sent."""
     code, out, err = dbxdec(capsys, root, "backfill", "undo", bid, "--yes", *FAST)
     assert code == 0, out + err
-    return emu.run_now_bodies()[-1]["job_parameters"]["backfill_undo"]
+    return emu.run_now_bodies()[-1]["job_parameters"]["dbxdec_order"]
 
 
 def test_the_undo_order_names_the_backfill_and_does_not_grow_with_its_runs(
@@ -62,8 +63,8 @@ def test_the_undo_order_names_the_backfill_and_does_not_grow_with_its_runs(
 
     small_order = undo_order(capsys, root, emu, small)
     big_order = undo_order(capsys, root, emu, big)
-    assert small_order == f"backfill={small};force=false"
-    assert big_order == f"backfill={big};force=false"
+    assert decode_order(small_order) == UndoOrder(small)
+    assert decode_order(big_order) == UndoOrder(big)
     assert len(big_order) == len(small_order)  # 50 runs vs 3: the same length
     # the undo runs themselves belong to no backfill
     assert [r.job_parameters["backfill_id"] for r in emu.runs(job_id)[53:]] == ["", ""]
@@ -108,5 +109,5 @@ def test_a_job_deployed_without_backfill_id_sends_none_and_its_undo_names_the_ru
         "note: this backfill's runs were not sent its id (its ledger predates it, or the job "
         "was deployed without backfill_id): its commits are found by the ids of its 3 run(s)"
     ) in out
-    run_ids = ",".join(sorted(str(r.run_id) for r in emu.runs(job_id)))
-    assert undo_order(capsys, root, emu, bid) == f"backfill={bid};force=false;runs={run_ids}"
+    run_ids = tuple(sorted(str(r.run_id) for r in emu.runs(job_id)))
+    assert decode_order(undo_order(capsys, root, emu, bid)) == UndoOrder(bid, run_ids)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire import UndoOrder, decode_order
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.undo_project import write_undo_project
@@ -52,7 +53,7 @@ UNDO_JOB_PARAMS = {
     "backfill_start_key": "",
     "backfill_exact": "false",
     "backfill_run_time": "{{job.trigger.time.timestamp_ms}}",
-    "backfill_undo": "",
+    "dbxdec_order": "",
 }
 FAST = ("--poll-interval", "0.01")
 
@@ -98,9 +99,8 @@ def test_a_databricks_backfill_is_undone_by_a_run_of_the_job(
     code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--yes", *FAST)
     assert code == 0, out + err
     undo_run = workspace.runs(job_id)[-1]
-    assert undo_run.job_parameters["backfill_undo"] == (
-        f"backfill={backfill_id};force=false;runs={','.join(run_ids)}"
-    )
+    sent = decode_order(undo_run.job_parameters["dbxdec_order"])
+    assert sent == UndoOrder(backfill_id, tuple(run_ids))
     assert undo_run.job_parameters["backfill_key"] == ""  # an undo run processes no key
     assert f"Undo run {undo_run.run_id} succeeded" in out
 
@@ -108,8 +108,8 @@ def test_a_databricks_backfill_is_undone_by_a_run_of_the_job(
         capsys, root, "backfill", "undo", backfill_id, "--yes", "--force", *FAST
     )
     assert code == 0, out + err
-    forced = workspace.runs(job_id)[-1].job_parameters["backfill_undo"]
-    assert forced.startswith(f"backfill={backfill_id};force=true;runs=")
+    forced = decode_order(workspace.runs(job_id)[-1].job_parameters["dbxdec_order"])
+    assert forced == UndoOrder(backfill_id, tuple(run_ids), force=True)
 
 
 def test_a_failed_undo_run_is_one_line_and_exit_1(
@@ -131,13 +131,13 @@ def test_a_failed_undo_run_is_one_line_and_exit_1(
 def test_a_job_deployed_without_the_undo_parameter_is_refused(
     root: Path, capsys: pytest.CaptureFixture[str], workspace: JobsEmulator
 ) -> None:
-    old = {k: v for k, v in UNDO_JOB_PARAMS.items() if k != "backfill_undo"}
+    old = {k: v for k, v in UNDO_JOB_PARAMS.items() if k != "dbxdec_order"}
     job_id = workspace.create_job("undo_orders", parameters=old, max_concurrent_runs=5)
     backfill_id, _ = databricks_backfill(capsys, root, workspace, job_id)
     code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--yes", *FAST)
     assert code == 2, out + err
     assert assert_one_error_line(err) == (
-        f"Error: job 'undo_orders' (id {job_id}) was deployed without the backfill_undo "
+        f"Error: job 'undo_orders' (id {job_id}) was deployed without the dbxdec_order "
         "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to undo; nothing "
         "was restored"
     )

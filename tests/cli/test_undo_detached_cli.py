@@ -42,4 +42,4 @@ def test_undo_finds_a_detached_backfill_s_journal_under_the_target_s_job(
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--dry-run", "-t", "dev")
     # found: the next step speaks (this job was deployed without the undo parameter)
     assert "nor a detached one" not in err, err
-    assert code == 2 and "backfill_undo" in err, out + err
+    assert code == 2 and "dbxdec_order" in err, out + err

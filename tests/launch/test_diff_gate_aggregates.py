@@ -28,7 +28,12 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators import DailyBackfill, Registry, job, params, task
-from databricks_bundle_decorators.backfill.wire import BACKFILL_PARAM_DEFAULTS
+from databricks_bundle_decorators.backfill.wire import (
+    BACKFILL_PARAM_DEFAULTS,
+    KeyRange,
+    MeasureOrder,
+    decode_order,
+)
 from databricks_bundle_decorators.checks import CountDistinct, Sum
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
@@ -206,8 +211,8 @@ def test_databricks_a_canary_whose_sum_drops_60_percent_is_stopped_by_the_measur
     canary, measure = emu.runs(job_id)  # nothing else launched
     assert canary.job_parameters["backfill_key"] == DAYS[0]
     assert measure.job_parameters["backfill_key"] == ""  # the measurement processes no key
-    assert measure.job_parameters["backfill_measure"] == (
-        f"run={canary.run_id};backfill={ledger.id};first={DAYS[0]};last={DAYS[0]}"
+    assert decode_order(measure.job_parameters["dbxdec_order"]) == MeasureOrder(
+        str(canary.run_id), ledger.id, KeyRange(DAYS[0], DAYS[0])
     )
     assert sums(spark, warehouse) == {DAYS[0]: 40.0, DAYS[1]: 100.0, DAYS[2]: 100.0}
 
@@ -215,7 +220,7 @@ def test_databricks_a_canary_whose_sum_drops_60_percent_is_stopped_by_the_measur
 def test_databricks_a_job_deployed_without_the_measure_parameter_is_refused(
     emu: JobsEmulator, tmp_path: Path
 ) -> None:
-    old = {k: v for k, v in BACKFILL_PARAM_DEFAULTS.items() if k != "backfill_measure"}
+    old = {k: v for k, v in BACKFILL_PARAM_DEFAULTS.items() if k != "dbxdec_order"}
     job_id = emu.create_job("gate_amounts", parameters={"scale": "100", **old})
     with pytest.raises(UsageError) as refused:
         plan_backfill(
@@ -226,7 +231,7 @@ def test_databricks_a_job_deployed_without_the_measure_parameter_is_refused(
             client=emu.workspace_client(),
         )
     assert str(refused.value) == (
-        f"job 'gate_amounts' (id {job_id}) was deployed without the backfill_measure parameter "
+        f"job 'gate_amounts' (id {job_id}) was deployed without the dbxdec_order parameter "
         "(by an older dbxdec): deploy it again (dbxdec deploy) to --diff-gate; nothing was "
         "launched"
     )
@@ -266,6 +271,6 @@ def test_databricks_a_measurement_that_tells_nothing_is_never_within_the_gate(
     with pytest.raises(MeasurementFailed, match=message):
         measure("41", [DAYS[0]], "gate-1")
     (run,) = emu.runs(job_id)
-    assert run.job_parameters["backfill_measure"] == (
-        f"run=41;backfill=gate-1;first={DAYS[0]};last={DAYS[0]}"
+    assert decode_order(run.job_parameters["dbxdec_order"]) == MeasureOrder(
+        "41", "gate-1", KeyRange(DAYS[0], DAYS[0])
     )

@@ -230,7 +230,7 @@ def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain:
     line = refused.value.render()
     assert "is detached and still running" in line and "dbxdec backfill cancel" in line
     assert "\n" not in line
-    assert not any("backfill_undo" in b["job_parameters"] for b in emu.run_now_bodies())
+    assert not any("dbxdec_order" in b["job_parameters"] for b in emu.run_now_bodies())
     emu.release("2024-01-31")
     chain.wait_controllers_ended()
 

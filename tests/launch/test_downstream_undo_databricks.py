@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators import DailyBackfill, MonthlyBackfill, Registry, source, task
-from databricks_bundle_decorators.backfill.wire import BACKFILL_ID_PARAM, BACKFILL_PARAM_DEFAULTS
+from databricks_bundle_decorators.backfill.wire import (
+    BACKFILL_ID_PARAM,
+    BACKFILL_PARAM_DEFAULTS,
+    UndoOrder,
+    decode_order,
+    encode_order,
+)
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger, load_ledger
@@ -143,7 +149,7 @@ def test_each_job_is_undone_by_its_own_run_dependants_first(
     bodies = emu.run_now_bodies()[launched:]
     assert [b["job_id"] for b in bodies] == [ids["u_c"], ids["u_b"], ids["u_a"]]
     for body in bodies:  # by the backfill's id: each job's run restores its own commits
-        assert body["job_parameters"] == {"backfill_undo": f"backfill={ledger.id};force=false"}
+        assert body["job_parameters"] == {"dbxdec_order": encode_order(UndoOrder(ledger.id))}
 
     # a ledger from before the backfill's id: each job's run is sent that job's run ids
     old = load_ledger(tmp_path, ledger.id)
@@ -156,9 +162,8 @@ def test_each_job_is_undone_by_its_own_run_dependants_first(
     assert undo.refused() is None and undo.count == 3
     undo.apply()
     bodies = emu.run_now_bodies()[launched:]
-    assert {b["job_id"]: b["job_parameters"]["backfill_undo"] for b in bodies} == {
-        ids[name]: f"backfill={ledger.id};force=false;runs={','.join(run_ids[name])}"
-        for name in TABLES
+    assert {b["job_id"]: decode_order(b["job_parameters"]["dbxdec_order"]) for b in bodies} == {
+        ids[name]: UndoOrder(ledger.id, tuple(run_ids[name])) for name in TABLES
     }
 
 
@@ -203,7 +208,7 @@ def test_a_detached_downstream_backfill_is_undone_from_its_journal(
     bodies = emu.run_now_bodies()[launched:]
     assert [b["job_id"] for b in bodies] == [ids["u_c"], ids["u_b"], ids["u_a"]]
     for body in bodies:
-        assert body["job_parameters"] == {"backfill_undo": f"backfill={backfill_id};force=false"}
+        assert body["job_parameters"] == {"dbxdec_order": encode_order(UndoOrder(backfill_id))}
 
 
 def test_one_table_needing_force_refuses_the_whole_undo_before_any_run(
@@ -234,7 +239,7 @@ def test_one_table_needing_force_refuses_the_whole_undo_before_any_run(
     unchecked.apply(force=True)
     bodies = emu.run_now_bodies()[launched:]
     assert [b["job_id"] for b in bodies] == [ids["u_c"], ids["u_b"], ids["u_a"]]
-    assert all(b["job_parameters"]["backfill_undo"].endswith("force=true") for b in bodies)
+    assert all(_order(b).force for b in bodies)
 
 
 def test_a_history_read_through_the_warehouse_is_the_table_s_and_a_missing_table_has_none(
@@ -258,3 +263,9 @@ def test_a_history_read_through_the_warehouse_is_the_table_s_and_a_missing_table
     ]
     assert all(c.at.endswith("Z") and len(c.at) == 20 for c in commits)
     assert read_history(statements, ref("main.undo_ds.never_written")) == ()
+
+
+def _order(body: dict[str, Any]) -> UndoOrder:
+    order = decode_order(body["job_parameters"]["dbxdec_order"])
+    assert isinstance(order, UndoOrder)
+    return order

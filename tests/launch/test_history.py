@@ -7,7 +7,13 @@ from datetime import datetime, timezone
 import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill, StaticBackfill
-from databricks_bundle_decorators.backfill.wire import BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
+from databricks_bundle_decorators.backfill.wire import (
+    ORDER_PARAM,
+    KeyRange,
+    PresenceOrder,
+    UndoOrder,
+    encode_order,
+)
 from databricks_bundle_decorators.launch.plan.history import (
     RunObservation,
     key_history,
@@ -51,11 +57,14 @@ def test_keys_of_parameters_for_single_ranged_and_scheduled_runs() -> None:
     "parameters",
     [
         pytest.param(
-            {BACKFILL_UNDO_PARAM: "backfill=b1;force=false;runs=11,12", "backfill_key": ""},
+            {ORDER_PARAM: encode_order(UndoOrder("b1", ("11", "12"))), "backfill_key": ""},
             id="undo",
         ),
         pytest.param(
-            {BACKFILL_PRESENCE_PARAM: "first=2024-01-01;last=2024-05-06", "backfill_key": ""},
+            {
+                ORDER_PARAM: encode_order(PresenceOrder(KeyRange("2024-01-01", "2024-05-06"))),
+                "backfill_key": "",
+            },
             id="presence",
         ),
     ],
@@ -78,5 +87,5 @@ def test_an_undo_or_presence_run_writes_no_key(parameters: dict[str, str]) -> No
 def test_a_blank_undo_or_presence_parameter_is_an_ordinary_scheduled_run() -> None:
     daily = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")
     started = datetime(2024, 5, 6, 3, tzinfo=timezone.utc).timestamp()
-    blank = {"backfill_key": "", BACKFILL_UNDO_PARAM: " ", BACKFILL_PRESENCE_PARAM: ""}
+    blank = {"backfill_key": "", ORDER_PARAM: " "}
     assert keys_of_parameters(daily, blank, started=started) == ("2024-05-06",)

@@ -20,7 +20,12 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.backfill.wire import BACKFILL_PARAM_DEFAULTS
+from databricks_bundle_decorators.backfill.wire import (
+    BACKFILL_PARAM_DEFAULTS,
+    KeyRange,
+    PresenceOrder,
+    decode_order,
+)
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.launch.backends.errors import PresenceFailed
 from databricks_bundle_decorators.launch.operations.presence import (
@@ -137,7 +142,9 @@ def test_databricks_a_presence_run_reads_the_tables_and_its_tasks_report_back(
     assert errors == []
     assert missing == ["2024-01-02", "2024-01-03", "2024-01-04"]
     (run,) = emu.runs(job_id)
-    assert run.job_parameters["backfill_presence"] == "first=2024-01-01;last=2024-01-05"
+    assert decode_order(run.job_parameters["dbxdec_order"]) == PresenceOrder(
+        KeyRange("2024-01-01", "2024-01-05")
+    )
     assert run.job_parameters["backfill_key"] == ""  # a presence run processes no key
     assert run.result_state == "SUCCESS"
     assert emu.requests[GET_OUTPUT] == len(TASKS)
@@ -187,12 +194,12 @@ def test_databricks_a_run_past_the_timeout_is_cancelled(emu: JobsEmulator) -> No
 
 
 def test_databricks_a_job_deployed_without_the_parameter_is_refused(emu: JobsEmulator) -> None:
-    old = {k: v for k, v in JOB_PARAMS.items() if k != "backfill_presence"}
+    old = {k: v for k, v in JOB_PARAMS.items() if k != "dbxdec_order"}
     job_id = deploy(emu, old)
     with pytest.raises(UsageError) as refused:
         keys_missing_data_databricks(emu.workspace_client(), job_id, presence_orders, FIVE_DAYS)
     assert str(refused.value) == (
-        f"job 'presence_orders' (id {job_id}) was deployed without the backfill_presence "
+        f"job 'presence_orders' (id {job_id}) was deployed without the dbxdec_order "
         "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to find missing keys "
         "from the data, or catch up by run history; nothing was launched"
     )

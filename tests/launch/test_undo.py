@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
+from databricks_bundle_decorators.backfill.wire import (
+    UndoOrder,
+    encode_order,
+    report_line,
+)
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
@@ -203,7 +207,7 @@ def test_undo_asks_first_and_a_no_changes_nothing(
 def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
     dbxdec: Dbxdec, spark: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The code a Databricks undo run executes (``dbxdec-run --backfill_undo=...`` per
+    """The code a Databricks undo run executes (``dbxdec-run --dbxdec_order=...`` per
     task), here on the local warehouse: refused over a later writer, restored with force."""
     before = table_rows(spark, dbxdec.root, ORDERS)
     backfill_id = dbxdec.backfill("undo_orders", "--keys", "2024-01-03,2024-01-04")
@@ -222,7 +226,7 @@ def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
                     f"--dbxdec_task={task}",
                     f"--dbxdec_module={MODULE}",
                     "--dbxdec_run_id=4242-0",
-                    f"--backfill_undo={order.to_param()}",
+                    f"--dbxdec_order={encode_order(order)}",
                 ]
             )
         out, err = capsys.readouterr()
@@ -238,7 +242,7 @@ def test_dbxdec_run_restores_a_task_s_tables_in_an_undo_run(
     restored = table_history(spark, dbxdec.root, ORDERS)[-1]
     assert restored[1:] == ("RESTORE", None)
     # the run reports the version it made, for the launcher to record in the ledger
-    report = f'{UNDO_REPORT_PREFIX}{{"table": "{ORDERS}", "version": {restored[0]}}}'
+    report = report_line("undo", {"table": ORDERS, "version": restored[0]})
     assert report in out.splitlines()
     code, out, err = dbxdec_run("noop", UndoOrder(backfill_id, run_ids, force=True))
     assert code == 0, out + err

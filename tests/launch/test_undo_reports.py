@@ -1,14 +1,13 @@
-"""The versions an undo run's tasks report (``dbxdec-undo:`` lines in their logs) are read
+"""The versions an undo run's tasks report (``undo`` report lines in their logs) are read
 back through ``runs/get-output`` and recorded in the backfill's ledger (no Spark)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.backfill.wire import UNDO_REPORT_PREFIX
+from databricks_bundle_decorators.backfill.wire import report_line
 from databricks_bundle_decorators.launch.backends.errors import UndoFailed
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone, record_undone
@@ -17,14 +16,14 @@ from databricks_bundle_decorators.testing import JobsEmulator
 
 
 def report(table: str, version: int) -> str:
-    return UNDO_REPORT_PREFIX + json.dumps({"table": table, "version": version})
+    return report_line("undo", {"table": table, "version": version})
 
 
 def undo_run(emu: JobsEmulator) -> tuple[int, tuple[int, ...]]:
     settings = {"tasks": [{"task_key": "a"}, {"task_key": "b"}]}
-    job_id = emu.create_job("orders", parameters={"backfill_undo": ""}, settings=settings)
+    job_id = emu.create_job("orders", parameters={"dbxdec_order": ""}, settings=settings)
     client = emu.workspace_client()
-    run_id = int(client.jobs.run_now(job_id, job_parameters={"backfill_undo": "x"}).run_id)
+    run_id = int(client.jobs.run_now(job_id, job_parameters={"dbxdec_order": "x"}).run_id)
     emu.wait_until_idle()
     (run,) = emu.runs(job_id)
     return run_id, run.task_run_ids
@@ -40,7 +39,7 @@ def test_each_reported_commit_is_read_once(emu: JobsEmulator) -> None:
 
 def test_a_malformed_report_fails_in_one_line(emu: JobsEmulator) -> None:
     run_id, (a, _) = undo_run(emu)
-    emu.set_task_logs(a, UNDO_REPORT_PREFIX + '{"table": "t"}\n')
+    emu.set_task_logs(a, report_line("undo", {"table": "t"}) + "\n")
     with pytest.raises(UndoFailed, match=r"^task 'a' of undo run \d+: 'version'$"):
         _undo_reports(emu.workspace_client(), run_id)
 

@@ -24,7 +24,7 @@ PARAMS = {
     "backfill_start_key": "",
     "backfill_exact": "false",
     "backfill_run_time": "",
-    "backfill_undo": "",
+    "dbxdec_order": "",
     "backfill_id": "",
 }
 NEWEST_SUCCESS_KEY = "2024-03-06"
@@ -43,7 +43,7 @@ def build_history(emu: JobsEmulator, name: str) -> tuple[int, int]:
         {"backfill_key": "2024-03-04"},
         {"backfill_start_key": "2024-03-05", "backfill_key": "2024-03-06"},
         {"backfill_key": "2024-03-09"},
-        {"backfill_undo": "undo-order"},
+        {"dbxdec_order": '{"kind": "undo", "backfill_id": "bf-0"}'},
         {"backfill_key": "2024-03-10", "backfill_id": "bf-1"},
         *([{"backfill_key": "2024-03-11"}] * FAILED_AFTER),
     ]

@@ -73,8 +73,7 @@ def test_bad_arguments(args: list[str], message: str) -> None:
             ["--dbxdec_job=sales_pipeline", "--dbxdec_task=clean_events", "--region=eu"],
             "Error: job 'sales_pipeline' has no parameter 'region'. Parameters: backfill_checks, "
             "backfill_exact, backfill_force_rewrite, backfill_full_refresh, backfill_id, backfill_key, "
-            "backfill_measure, backfill_presence, "
-            "backfill_run_time, backfill_start_key, backfill_tasks, backfill_undo, events_per_day, "
+            "backfill_run_time, backfill_start_key, backfill_tasks, dbxdec_order, events_per_day, "
             "seed",
         ),
         (

@@ -13,6 +13,8 @@ from databricks_bundle_decorators.backfill.wire import (
     KeyRange,
     MeasureOrder,
     MeasureReport,
+    decode_order,
+    encode_order,
 )
 from databricks_bundle_decorators.checks import CountDistinct, Mean, MinRowCount, Sum
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
@@ -169,11 +171,11 @@ def test_a_measure_order_reads_back_and_a_bad_one_names_its_parameter(
     run_id: str, backfill_id: str
 ) -> None:
     order = MeasureOrder(run_id, backfill_id, KeyRange("2024-01-01", "2024-01-03"))
-    assert MeasureOrder.from_param(order.to_param()) == order
-    with pytest.raises(ValueError, match="backfill_measure"):
-        MeasureOrder("55;03", backfill_id, KeyRange("2024-01-01", "2024-01-03")).to_param()
-    with pytest.raises(ValueError, match="job parameter backfill_measure='run=x' is not"):
-        MeasureOrder.from_param("run=x")
+    assert decode_order(encode_order(order)) == order
+    with pytest.raises(ValueError, match="dbxdec_order"):
+        encode_order(MeasureOrder("55;03", backfill_id, KeyRange("2024-01-01", "2024-01-03")))
+    with pytest.raises(ValueError, match="job parameter dbxdec_order='run=x' is not"):
+        decode_order("run=x")
 
 
 def test_a_databricks_canary_s_commits_are_found_by_its_job_run_id() -> None:

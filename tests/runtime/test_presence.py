@@ -17,9 +17,14 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators import DailyBackfill, Registry, job, params, task
-from databricks_bundle_decorators.backfill.wire import KeyRange, PresenceOrder, PresenceReport
+from databricks_bundle_decorators.backfill.wire import (
+    KeyRange,
+    PresenceOrder,
+    PresenceReport,
+    decode_order,
+    encode_order,
+)
 from databricks_bundle_decorators.definitions.contracts import RunEnvironment
-from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.io_managers import SparkTableIoManager, get_written_keys
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
@@ -158,42 +163,40 @@ def test_keyed_tables_are_the_partitioned_outputs_by_name(tmp_path: Path) -> Non
     assert only == {}
 
 
-def test_a_presence_run_processes_no_key_and_cannot_also_be_an_undo_run() -> None:
-    order = PresenceOrder(KeyRange("2024-01-01", "2024-01-05")).to_param()
-    run = job_parameters(presence_orders, {"backfill_presence": order})
+def test_a_presence_run_processes_no_key() -> None:
+    order = encode_order(PresenceOrder(KeyRange("2024-01-01", "2024-01-05")))
+    run = job_parameters(presence_orders, {"dbxdec_order": order})
     assert run["backfill_key"] == "" and run_keys(presence_orders, run) is None
-    both = job_parameters(
-        presence_orders,
-        {"backfill_presence": order, "backfill_undo": "backfill=b-1;force=false;runs=1"},
-    )
-    with pytest.raises(UsageError, match="backfill_undo or backfill_presence set, not both"):
-        run_keys(presence_orders, both)
 
 
 @pytest.mark.parametrize(
     "value",
     [
-        pytest.param("2024-01-01", id="no-fields"),
-        pytest.param("first=2024-01-01;last={{job.parameters.x}}", id="reference"),
-        pytest.param("first=2024-01-01';DROP TABLE t;last=2024-01-02", id="quote"),
+        pytest.param('{"kind": "presence", "first": "2024-01-01"}', id="no-fields"),
+        pytest.param(
+            '{"kind": "presence", "first": "2024-01-01", "last": "{{job.parameters.x}}"}',
+            id="reference",
+        ),
+        pytest.param(
+            '{"kind": "presence", "first": "2024-01-01\';DROP TABLE t", "last": "2024-01-02"}',
+            id="quote",
+        ),
     ],
 )
 def test_a_malformed_presence_order_names_the_parameter(value: str) -> None:
-    with pytest.raises(
-        ValueError, match=r"^job parameter backfill_presence=.* is not a presence order"
-    ):
-        PresenceOrder.from_param(value)
+    with pytest.raises(ValueError, match=r"^job parameter dbxdec_order=.* is not an order"):
+        decode_order(value)
 
 
 def test_presence_orders_and_reports_round_trip() -> None:
     order = PresenceOrder(KeyRange("2024-W01", "2024-W09"))
-    assert PresenceOrder.from_param(order.to_param()) == order
-    assert PresenceOrder.from_param("  ") is None
+    assert decode_order(encode_order(order)) == order
+    assert decode_order("  ") is None
     report = PresenceReport(ORDERS, "write_orders", True, {"2024-01-01": 2})
     logs = f"starting\n{report.to_line()}\npresence: 1 of 5 keys\n"
     assert PresenceReport.from_lines(logs) == [report]
     with pytest.raises(ValueError, match="malformed presence report"):
-        PresenceReport.from_lines('dbxdec-presence: {"table": "x"}')
+        PresenceReport.from_lines('dbxdec-report: {"kind": "presence", "table": "x"}')
 
 
 @pytest.mark.spark
@@ -207,7 +210,7 @@ def test_dbxdec_run_prints_a_report_per_table_in_a_presence_run(
     write_days(warehouse, ["2024-01-02", "2024-01-03"])
     monkeypatch.setenv("DBXDEC_WAREHOUSE", str(warehouse))
     monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
-    order = PresenceOrder(KeyRange("2024-01-01", "2024-01-05")).to_param()
+    order = encode_order(PresenceOrder(KeyRange("2024-01-01", "2024-01-05")))
 
     def dbxdec_run(task_key: str) -> str:
         capsys.readouterr()
@@ -218,7 +221,7 @@ def test_dbxdec_run_prints_a_report_per_table_in_a_presence_run(
                     f"--dbxdec_task={task_key}",
                     f"--dbxdec_module={MODULE}",
                     "--dbxdec_run_id=77-0",
-                    f"--backfill_presence={order}",
+                    f"--dbxdec_order={order}",
                 ]
             )
         out, err = capsys.readouterr()

@@ -21,14 +21,13 @@ from databricks_bundle_decorators.backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_UNDO_PARAM,
+    ORDER_PARAM,
     KeyRange,
     MeasureOrder,
     PresenceOrder,
     UndoOrder,
+    encode_order,
 )
 from databricks_bundle_decorators.definitions.contracts import LazySession, RunEnvironment
 from databricks_bundle_decorators.errors import UsageError
@@ -48,13 +47,12 @@ from databricks_bundle_decorators.runtime.running.dispatch import (
 )
 
 BACKFILL_ID = "kinds-20240101T000000-abcd"
+RANGE = KeyRange("2024-01-01", "2024-01-02")
 ORDERS = {
-    BACKFILL_UNDO_PARAM: UndoOrder(BACKFILL_ID).to_param(),
-    BACKFILL_PRESENCE_PARAM: PresenceOrder(KeyRange("2024-01-01", "2024-01-02")).to_param(),
-    BACKFILL_FULL_REFRESH_PARAM: FullRefreshOrder("swap", BACKFILL_ID).to_param(),
-    BACKFILL_MEASURE_PARAM: MeasureOrder(
-        "5503", BACKFILL_ID, KeyRange("2024-01-01", "2024-01-02")
-    ).to_param(),
+    "undo": {ORDER_PARAM: encode_order(UndoOrder(BACKFILL_ID))},
+    "presence": {ORDER_PARAM: encode_order(PresenceOrder(RANGE))},
+    "swap": {BACKFILL_FULL_REFRESH_PARAM: FullRefreshOrder("swap", BACKFILL_ID).to_param()},
+    "measure": {ORDER_PARAM: encode_order(MeasureOrder("5503", BACKFILL_ID, RANGE))},
 }
 SRC = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
 
@@ -92,9 +90,9 @@ def _run(tmp_path: Path, **given: str) -> None:
         ({}, "task", True),
         ({BACKFILL_FULL_REFRESH_PARAM: f"stage:{BACKFILL_ID}"}, "stage", True),
         ({BACKFILL_FULL_REFRESH_PARAM: f"swap:{BACKFILL_ID}"}, "swap", False),
-        ({BACKFILL_UNDO_PARAM: ORDERS[BACKFILL_UNDO_PARAM]}, "undo", False),
-        ({BACKFILL_PRESENCE_PARAM: ORDERS[BACKFILL_PRESENCE_PARAM]}, "presence", False),
-        ({BACKFILL_MEASURE_PARAM: ORDERS[BACKFILL_MEASURE_PARAM]}, "measure", False),
+        (ORDERS["undo"], "undo", False),
+        (ORDERS["presence"], "presence", False),
+        (ORDERS["measure"], "measure", False),
     ],
     ids=["task", "stage", "swap", "undo", "presence", "measure"],
 )
@@ -107,16 +105,16 @@ def test_each_kind_is_decoded_from_its_parameter(
 
 @given(st.sets(st.sampled_from(sorted(ORDERS))))
 def test_at_most_one_order_is_set(names: set[str]) -> None:
-    params = {name: ORDERS[name] for name in names}
+    params = {k: v for name in names for k, v in ORDERS[name].items()}
     job = registry.get("kinds")
-    if len(names) <= 1:
+    if len(params) <= 1:
         assert decode_run_kind(job, params).name in RUN_KIND_NAMES
         return
     with pytest.raises(UsageError, match=r"job 'kinds': a run has backfill_"):
         decode_run_kind(job, params)
 
 
-@pytest.mark.parametrize("param", sorted(ORDERS))
+@pytest.mark.parametrize("param", [ORDER_PARAM, BACKFILL_FULL_REFRESH_PARAM])
 def test_a_malformed_order_names_its_parameter(param: str) -> None:
     with pytest.raises(UsageError, match=param):
         decode_run_kind(registry.get("kinds"), {param: "nonsense"})
@@ -142,13 +140,13 @@ def test_task_and_stage_runs_call_the_task(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("param", "line"),
+    ("kind", "line"),
     [
-        (BACKFILL_UNDO_PARAM, f"undo of backfill {BACKFILL_ID}: task 'note' writes no table"),
-        (BACKFILL_PRESENCE_PARAM, "presence 2024-01-01..2024-01-02: task 'note' writes no table"),
-        (BACKFILL_FULL_REFRESH_PARAM, f"full refresh {BACKFILL_ID}: task 'note' swaps no table"),
+        ("undo", f"undo of backfill {BACKFILL_ID}: task 'note' writes no table"),
+        ("presence", "presence 2024-01-01..2024-01-02: task 'note' writes no table"),
+        ("swap", f"full refresh {BACKFILL_ID}: task 'note' swaps no table"),
         (
-            BACKFILL_MEASURE_PARAM,
+            "measure",
             "measure of run 5503 2024-01-01..2024-01-02: task 'note' writes no partitioned "
             "Delta table",
         ),
@@ -156,10 +154,10 @@ def test_task_and_stage_runs_call_the_task(tmp_path: Path) -> None:
     ids=["undo", "presence", "swap", "measure"],
 )
 def test_keyless_kinds_run_their_program_not_the_task(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, line: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, line: str
 ) -> None:
     calls.clear()
-    _run(tmp_path, **{param: ORDERS[param]})
+    _run(tmp_path, **ORDERS[kind])
     assert calls == []
     assert line in capsys.readouterr().out.splitlines()
 

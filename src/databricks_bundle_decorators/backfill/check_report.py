@@ -1,7 +1,7 @@
 """Check results as they cross task -> launcher: one value per check and key, and the
 line a task prints so that a launcher can read them from the task's output.
 
-On Databricks a task prints one :class:`CheckReport` line (``dbxdec-checks: {...}``) at
+On Databricks a task prints one :class:`CheckReport` line (a ``checks`` report) at
 the end of its run (the launcher reads it with ``jobs/runs/get-output``, like a
 :class:`~.wire.PresenceReport`); locally the local backend collects the same values
 in-process. The launcher keeps them per slice in its ledger, and the task writes them to
@@ -10,14 +10,12 @@ the results table (``@job(check_results=...)``) itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .wire import report_bodies
+from .wire import read_reports, report_line
 
-CHECK_REPORT_PREFIX = "dbxdec-checks: "
 CHECK_RESULTS_PARAM = "dbxdec_check_results"
 """Named parameter of a generated task: the job's results table (``@job(check_results=)``
 or the project's ``[tool.dbxdec] check_results``, which a cluster cannot read)."""
@@ -114,8 +112,8 @@ class CheckReport:
     Example:
         >>> result = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True)
         >>> report = CheckReport((result,), run="5001-0", task="clean", task_run_id="7")
-        >>> report.to_line()[:28]
-        'dbxdec-checks: {"results": ['
+        >>> report.to_line()[:33]
+        'dbxdec-report: {"kind": "checks",'
         >>> CheckReport.from_lines("noise\\n" + report.to_line()) == [report]
         True
     """
@@ -136,7 +134,7 @@ class CheckReport:
         for name, value in zip(_IDENTITY, self.identity, strict=True):
             if value:
                 body[name] = value
-        return CHECK_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+        return report_line("checks", body)
 
     @classmethod
     def from_lines(cls, text: str) -> list[CheckReport]:
@@ -146,7 +144,7 @@ class CheckReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line, body in report_bodies(text, CHECK_REPORT_PREFIX, "check report"):
+        for line, body in read_reports(text, "checks"):
             try:
                 results = tuple(CheckResult.from_json(item) for item in body["results"])
                 run, task, task_run_id = (str(body.get(name, "")) for name in _IDENTITY)

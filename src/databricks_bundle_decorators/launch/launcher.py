@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from ..backfill.wire import (
     BACKFILL_CHECKS_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
-    BACKFILL_MEASURE_PARAM,
     BACKFILL_TASKS_PARAM,
+    ORDER_PARAM,
 )
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, counted
@@ -197,7 +197,7 @@ def plan_backfill(
             gated = checked_diff_gate(request, conn.local) is not None
             if gated:  # the gate measures the canaries with a run of the job
                 require_job_parameter(
-                    client, job_id, job.name, BACKFILL_MEASURE_PARAM, purpose="to --diff-gate"
+                    client, job_id, job.name, ORDER_PARAM, purpose="to --diff-gate"
                 )
             backend = DatabricksBackend(
                 client,

@@ -1,7 +1,8 @@
 """The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
 
 Four modules, one responsibility each: :mod:`.params` (the parameters' names and
-defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.orders` (what
+defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.order` (the one
+``dbxdec_order`` parameter that tells a run what to do), :mod:`.orders` (what
 an undo or presence run is told, and the reports its tasks print) and :mod:`.measure`
 (the same for the diff gate's measurement run). Every name is imported from here.
 
@@ -28,21 +29,28 @@ from .keys import (
     run_time_param,
 )
 from .measure import (
-    MEASURE_REPORT_PREFIX,
     ROWS_MEASURE,
     KeyChange,
     MeasureOrder,
     MeasureReport,
 )
+from .order import (
+    ORDER_KINDS,
+    Order,
+    OrderKind,
+    StageOrder,
+    SwapOrder,
+    TaskOrder,
+    decode_order,
+    encode_order,
+    keyless_run,
+)
 from .orders import (
-    PRESENCE_REPORT_PREFIX,
-    UNDO_REPORT_PREFIX,
     PresenceOrder,
     PresenceReport,
     UndoOrder,
     parse_backfill_id,
     parse_order,
-    report_bodies,
 )
 from .params import (
     BACKFILL_CHECKS_PARAM,
@@ -51,14 +59,11 @@ from .params import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
-    BACKFILL_MEASURE_PARAM,
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_PARAMS,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_START_KEY_PARAM,
     BACKFILL_TASKS_PARAM,
-    BACKFILL_UNDO_PARAM,
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
@@ -67,13 +72,14 @@ from .params import (
     JOB_PARAM,
     MODULE_PARAM,
     NAIVE_RUN_TIME_ZONE,
+    ORDER_PARAM,
     RUN_ID_PARAM,
     RUN_ID_VALUE,
     RUN_TIME_DEFAULT,
     TASK_PARAM,
     job_id_of,
-    keyless_run,
 )
+from .report import REPORT_KINDS, REPORT_PREFIX, ReportKind, read_reports, report_line
 
 __all__ = [
     "BACKFILL_CHECKS_PARAM",
@@ -82,43 +88,50 @@ __all__ = [
     "BACKFILL_FULL_REFRESH_PARAM",
     "BACKFILL_ID_PARAM",
     "BACKFILL_KEY_PARAM",
-    "BACKFILL_MEASURE_PARAM",
     "BACKFILL_PARAMS",
     "BACKFILL_PARAM_DEFAULTS",
-    "BACKFILL_PRESENCE_PARAM",
     "BACKFILL_RUN_TIME_PARAM",
     "BACKFILL_START_KEY_PARAM",
     "BACKFILL_TASKS_PARAM",
-    "BACKFILL_UNDO_PARAM",
     "ENTRY_POINT",
     "FOR_EACH_INPUT_PARAM",
     "FOR_EACH_INPUT_VALUE",
     "JOB_ID_PARAM",
     "JOB_ID_VALUE",
     "JOB_PARAM",
-    "MEASURE_REPORT_PREFIX",
     "MODULE_PARAM",
     "NAIVE_RUN_TIME_ZONE",
-    "PRESENCE_REPORT_PREFIX",
+    "ORDER_KINDS",
+    "ORDER_PARAM",
+    "REPORT_KINDS",
+    "REPORT_PREFIX",
     "ROWS_MEASURE",
     "RUN_ID_PARAM",
     "RUN_ID_VALUE",
     "RUN_TIME_DEFAULT",
     "TASK_PARAM",
-    "UNDO_REPORT_PREFIX",
     "KeyChange",
     "KeyRange",
     "MeasureOrder",
     "MeasureReport",
+    "Order",
+    "OrderKind",
     "PresenceOrder",
     "PresenceReport",
+    "ReportKind",
+    "StageOrder",
+    "SwapOrder",
+    "TaskOrder",
     "UndoOrder",
+    "decode_order",
+    "encode_order",
     "job_id_of",
     "keyless_run",
     "keys_label",
     "parse_backfill_id",
     "parse_order",
     "parse_run_time",
-    "report_bodies",
+    "read_reports",
+    "report_line",
     "run_time_param",
 ]

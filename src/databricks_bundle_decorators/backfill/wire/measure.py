@@ -1,7 +1,7 @@
 """What the diff gate's measurement run is told and what its tasks print back.
 
 On Databricks, ``dbxdec backfill --canary N --diff-gate PCT`` measures a canary run's keys
-with a run of the deployed job whose ``backfill_measure`` parameter carries a
+with a run of the deployed job whose ``dbxdec_order`` parameter carries a
 :class:`MeasureOrder`; each task prints a :class:`MeasureReport` line per table it writes,
 which the launcher reads back from the task's output (``jobs/runs/get-output``), the
 channel presence runs use. A :class:`KeyChange` is one measure of one key, before and after.
@@ -9,15 +9,12 @@ channel presence runs use. A :class:`KeyChange` is one measure of one key, befor
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from .keys import KeyRange
-from .orders import parse_order, report_bodies
-from .params import BACKFILL_MEASURE_PARAM
+from .report import read_reports, report_line
 
 ROWS_MEASURE = "rows"
 """The measure every gated table has: the key's row count."""
@@ -138,69 +135,16 @@ def _measured(value: Any) -> float | None:
     return value
 
 
-_RUN = r"[A-Za-z0-9][A-Za-z0-9_\-]{0,63}"
-_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
-_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
-_MEASURE_ORDER = re.compile(
-    rf"run=(?P<run>{_RUN});backfill=(?P<backfill>{_ID}|);first=(?P<first>{_KEY});"
-    rf"last=(?P<last>{_KEY})",
-    re.ASCII,
-)
-MEASURE_REPORT_PREFIX = "dbxdec-measure: "
-"""Starts the output line in which a task of a measurement run reports one table."""
-
-
 @dataclass(frozen=True, slots=True)
 class MeasureOrder:
     """What a measurement run measures: what run ``run_id`` of backfill ``backfill_id``
     did to the keys from ``keys.first`` to ``keys.last`` (inclusive).
-
-    Encoded in ``backfill_measure`` as plain text (run and backfill ids are letters,
-    digits, ``_`` and ``-``; keys as in a presence order), so nothing needs quoting.
-
-    Example:
-        >>> order = MeasureOrder("5503", "sales-1", KeyRange("2024-01-01", "2024-01-03"))
-        >>> order.to_param()
-        'run=5503;backfill=sales-1;first=2024-01-01;last=2024-01-03'
-        >>> MeasureOrder.from_param(order.to_param()) == order
-        True
+    Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
     run_id: str
     backfill_id: str
     keys: KeyRange
-
-    def to_param(self) -> str:
-        """The ``backfill_measure`` value (see :meth:`from_param`).
-
-        Raises:
-            ValueError: an id or key that cannot be sent as is.
-        """
-        text = (
-            f"run={self.run_id};backfill={self.backfill_id};first={self.keys.first};"
-            f"last={self.keys.last}"
-        )
-        if _MEASURE_ORDER.fullmatch(text) is None:
-            raise ValueError(f"{text!r} cannot be sent in {BACKFILL_MEASURE_PARAM}")
-        return text
-
-    @classmethod
-    def from_param(cls, value: str) -> MeasureOrder | None:
-        """The order in a ``backfill_measure`` value; ``None`` when it is empty.
-
-        Raises:
-            ValueError: not an encoded order; the message names the parameter.
-        """
-        found = parse_order(
-            value,
-            _MEASURE_ORDER,
-            BACKFILL_MEASURE_PARAM,
-            "a measure order: expected run=RUN;backfill=ID;first=KEY;last=KEY "
-            "(set by dbxdec backfill --diff-gate)",
-        )
-        if found is None:
-            return None
-        return cls(found["run"], found["backfill"], KeyRange(found["first"], found["last"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +178,7 @@ class MeasureReport:
             "committed": self.committed,
             "changes": [change.to_json() for change in self.changes],
         }
-        return MEASURE_REPORT_PREFIX + json.dumps(body, sort_keys=True, allow_nan=False)
+        return report_line("measure", body)
 
     @classmethod
     def from_lines(cls, text: str) -> list[MeasureReport]:
@@ -244,7 +188,7 @@ class MeasureReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line, body in report_bodies(text, MEASURE_REPORT_PREFIX, "measure report"):
+        for line, body in read_reports(text, "measure"):
             try:
                 table = str(body["table"])
                 changes = tuple(KeyChange.from_json(table, c) for c in body["changes"])

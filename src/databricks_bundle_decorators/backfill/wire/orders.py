@@ -3,14 +3,13 @@ and the lines its tasks print for the launcher."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .keys import KeyRange
-from .params import BACKFILL_ID_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_UNDO_PARAM
+from .params import BACKFILL_ID_PARAM
+from .report import read_reports, report_line
 
 
 def parse_order(
@@ -33,39 +32,10 @@ def parse_order(
     return found
 
 
-def report_bodies(text: str, prefix: str, what: str) -> list[tuple[str, Any]]:
-    """``(line, decoded JSON)`` of every line of a task's output that starts with
-    ``prefix`` (a report a task prints for the launcher); other lines are ignored.
-
-    Raises:
-        ValueError: such a line is not JSON; the message says it is a malformed
-            ``what`` (e.g. ``"presence report"``).
-    """
-    found = []
-    for line in text.splitlines():
-        if line.startswith(prefix):
-            try:
-                found.append((line, json.loads(line[len(prefix) :])))
-            except ValueError as exc:
-                raise ValueError(f"a malformed {what} line: {line[:120]!r}") from exc
-    return found
-
-
 # -- undo runs ----------------------------------------------------------------------------
 
 _UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
-_UNDONE = r"[A-Za-z0-9_.]{1,800}@[0-9]{1,18}"
-_UNDO_ORDER = re.compile(
-    rf"backfill=(?P<backfill>{_UNDO_ID});force=(?P<force>true|false)"
-    rf"(?:;runs=(?P<runs>{_UNDO_ID}(?:,{_UNDO_ID})*))?"
-    rf"(?:;undone=(?P<undone>{_UNDONE}(?:,{_UNDONE})*))?",
-    re.ASCII,
-)
 _BACKFILL_ID = re.compile(_UNDO_ID, re.ASCII)
-UNDO_REPORT_PREFIX = "dbxdec-undo: "
-"""Starts the output line in which a task of an undo run reports a commit it made
-(``{"table": NAME, "version": N}``): RESTORE and DELETE take no writer options, so the
-launcher reads the version back from the task's logs and records it in the ledger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +47,7 @@ class UndoOrder:
     length does not grow with the number of runs. ``run_ids`` is empty, except for a
     backfill whose ledger predates that id: then its commits are found by the ids of its
     runs, listed here (the order of older releases, which they still read).
-
-    Encoded in ``backfill_undo`` as plain text (no braces, which Databricks would read
-    as a reference; no quoting needed: ids are letters, digits, ``_`` and ``-``).
-
-    Example:
-        >>> UndoOrder("sales-20240601T120000-1a2b").to_param()
-        'backfill=sales-20240601T120000-1a2b;force=false'
-        >>> UndoOrder("sales-20240601T120000-1a2b", ("5501-0", "5502-0")).to_param()
-        'backfill=sales-20240601T120000-1a2b;force=false;runs=5501-0,5502-0'
+    Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
     backfill_id: str
@@ -98,38 +60,6 @@ class UndoOrder:
     def by_backfill_id(self) -> bool:
         """Whether the backfill's commits are found by its id (not by run ids)."""
         return not self.run_ids
-
-    def to_param(self) -> str:
-        """The ``backfill_undo`` value (see :meth:`from_param`)."""
-        force = "true" if self.force else "false"
-        runs = f";runs={','.join(self.run_ids)}" if self.run_ids else ""
-        undone = ",".join(f"{table}@{version}" for table, version in self.undone)
-        tail = f";undone={undone}" if undone else ""
-        return f"backfill={self.backfill_id};force={force}{runs}{tail}"
-
-    @classmethod
-    def from_param(cls, value: str) -> UndoOrder | None:
-        """The order in a ``backfill_undo`` value; ``None`` when it is empty.
-
-        Raises:
-            ValueError: not an encoded order; the message names the parameter.
-        """
-        found = parse_order(
-            value,
-            _UNDO_ORDER,
-            BACKFILL_UNDO_PARAM,
-            "an undo order: expected backfill=ID;force=true|false[;runs=RUN,RUN...]"
-            "[;undone=TABLE@VERSION,...] (set by dbxdec backfill undo)",
-        )
-        if found is None:
-            return None
-        runs = tuple(found["runs"].split(",")) if found["runs"] else ()
-        undone = tuple(
-            (table, int(version))
-            for table, _, version in (p.rpartition("@") for p in (found["undone"] or "").split(","))
-            if table
-        )
-        return cls(found["backfill"], runs, found["force"] == "true", undone)
 
 
 def parse_backfill_id(value: str) -> str:
@@ -156,49 +86,15 @@ def parse_backfill_id(value: str) -> str:
 # -- presence runs ------------------------------------------------------------------------
 
 _WIRE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
-_PRESENCE_ORDER = re.compile(rf"first=(?P<first>{_WIRE_KEY});last=(?P<last>{_WIRE_KEY})", re.ASCII)
-PRESENCE_REPORT_PREFIX = "dbxdec-presence: "
-"""Starts the output line in which a task of a presence run reports one table; the
-launcher reads it back from the task's logs (``jobs/runs/get-output``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class PresenceOrder:
     """What a presence run looks at: the keys from ``first`` to ``last`` (inclusive).
-
-    Encoded in ``backfill_presence`` as plain text; keys are letters, digits and
-    ``_ . : -`` (every key format dbxdec has), so nothing needs quoting.
-
-    Example:
-        >>> PresenceOrder(KeyRange("2024-01-01", "2024-01-05")).to_param()
-        'first=2024-01-01;last=2024-01-05'
+    Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
     keys: KeyRange
-
-    def to_param(self) -> str:
-        """The ``backfill_presence`` value (see :meth:`from_param`)."""
-        for key in (self.keys.first, self.keys.last):
-            if re.fullmatch(_WIRE_KEY, key, re.ASCII) is None:
-                raise ValueError(f"key {key!r} cannot be sent in {BACKFILL_PRESENCE_PARAM}")
-        return f"first={self.keys.first};last={self.keys.last}"
-
-    @classmethod
-    def from_param(cls, value: str) -> PresenceOrder | None:
-        """The order in a ``backfill_presence`` value; ``None`` when it is empty.
-
-        Raises:
-            ValueError: not an encoded order; the message names the parameter.
-        """
-        found = parse_order(
-            value,
-            _PRESENCE_ORDER,
-            BACKFILL_PRESENCE_PARAM,
-            "a presence order: expected first=KEY;last=KEY (set by dbxdec catchup --by data)",
-        )
-        if found is None:
-            return None
-        return cls(KeyRange(found["first"], found["last"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +109,8 @@ class PresenceReport:
 
     Example:
         >>> report = PresenceReport("main.s.t", "clean", True, {"2024-01-01": 2})
-        >>> report.to_line()[:59]
-        'dbxdec-presence: {"exists": true, "rows": {"2024-01-01": 2}'
+        >>> report.to_line()[:58]
+        'dbxdec-report: {"exists": true, "kind": "presence", "rows"'
         >>> PresenceReport.from_lines("noise\\n" + report.to_line()) == [report]
         True
     """
@@ -228,7 +124,7 @@ class PresenceReport:
         """The report as one output line."""
         body = {"table": self.table, "task": self.task, "exists": self.exists}
         body["rows"] = dict(self.rows)
-        return PRESENCE_REPORT_PREFIX + json.dumps(body, sort_keys=True)
+        return report_line("presence", body)
 
     @classmethod
     def from_lines(cls, text: str) -> list[PresenceReport]:
@@ -238,7 +134,7 @@ class PresenceReport:
             ValueError: a line starts like a report but is not one.
         """
         reports = []
-        for line, body in report_bodies(text, PRESENCE_REPORT_PREFIX, "presence report"):
+        for line, body in read_reports(text, "presence"):
             try:
                 rows = body["rows"]
                 report = cls(

@@ -16,19 +16,9 @@ BACKFILL_RUN_TIME_PARAM = "backfill_run_time"
 RUN_TIME_DEFAULT = "{{job.trigger.time.timestamp_ms}}"
 """Databricks' dynamic value reference for the trigger time, epoch milliseconds: a repair
 run or a retried task resolves the same keys as the run's first attempt."""
-BACKFILL_UNDO_PARAM = "backfill_undo"
-"""Empty, except in a run ``dbxdec backfill undo`` triggers: then it carries an
-:class:`UndoOrder`, and every task restores the Delta tables it writes to their version
-before that backfill instead of running."""
-BACKFILL_PRESENCE_PARAM = "backfill_presence"
-"""Empty, except in a run ``dbxdec catchup --by data`` triggers: then it carries a
-:class:`PresenceOrder`, and every task reports which of its keys have rows in the tables
-it writes (a :class:`PresenceReport` line in its output) instead of running."""
-BACKFILL_MEASURE_PARAM = "backfill_measure"
-"""Empty, except in the measurement run of ``dbxdec backfill --diff-gate`` on Databricks:
-then it carries a :class:`~.measure.MeasureOrder`, and every task reports how the canary
-run changed its keys in the tables it writes (a :class:`~.measure.MeasureReport` line in
-its output) instead of running."""
+ORDER_PARAM = "dbxdec_order"
+"""Empty (an ordinary run), except in the runs the launcher orders to do something else:
+then it carries an order (:mod:`.order`)."""
 BACKFILL_FULL_REFRESH_PARAM = "backfill_full_refresh"
 """Empty, except in the runs of ``dbxdec backfill --full-refresh``: ``stage:<backfill id>``
 in its slices (tables are written to staging tables) and ``swap:<backfill id>`` in its final
@@ -61,14 +51,12 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_START_KEY_PARAM,
     BACKFILL_EXACT_PARAM,
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_UNDO_PARAM,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_FORCE_REWRITE_PARAM,
     BACKFILL_TASKS_PARAM,
     BACKFILL_CHECKS_PARAM,
     BACKFILL_ID_PARAM,
-    BACKFILL_MEASURE_PARAM,
+    ORDER_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -76,14 +64,12 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_START_KEY_PARAM: "",
         BACKFILL_EXACT_PARAM: "false",
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
-        BACKFILL_UNDO_PARAM: "",
-        BACKFILL_PRESENCE_PARAM: "",
         BACKFILL_FULL_REFRESH_PARAM: "",
         BACKFILL_FORCE_REWRITE_PARAM: "false",
         BACKFILL_TASKS_PARAM: "",
         BACKFILL_CHECKS_PARAM: "on",
         BACKFILL_ID_PARAM: "",
-        BACKFILL_MEASURE_PARAM: "",
+        ORDER_PARAM: "",
     }
 )
 """Every backfill job parameter and its default, in the order jobs declare them."""
@@ -121,17 +107,3 @@ def job_id_of(params: Mapping[str, str]) -> int | None:
     """
     value = params.get(JOB_ID_PARAM, "").strip()
     return int(value) if value.isdigit() else None
-
-
-def keyless_run(params: Mapping[str, str]) -> bool:
-    """Whether a run with these job parameters writes no backfill key although it leaves
-    ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
-    run, or the swap run of a full refresh (``backfill_full_refresh=swap:...``).
-
-    >>> keyless_run({"backfill_undo": "backfill=x"}), keyless_run({"backfill_key": ""})
-    (True, False)
-    """
-    keyless = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_MEASURE_PARAM)
-    if any(params.get(name, "").strip() for name in keyless):
-        return True
-    return params.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")

@@ -96,7 +96,7 @@ def catchup_command(
     --keys names them, --by data finds the absent ones). With --by data a key is done
     when every output table of the job has rows in its partition: read from the local
     Delta tables with --local, on Databricks by one run of the deployed job (job
-    parameter backfill_presence) that lists the partitions present and writes
+    parameter dbxdec_order) that lists the partitions present and writes
     nothing; a --dry-run runs it too.
     Same options and exit codes as dbxdec backfill.
     """

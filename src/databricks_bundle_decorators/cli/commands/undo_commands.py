@@ -136,7 +136,7 @@ def undo_command(
 
     A local backfill's tables are checked, shown and restored on the local Spark. A
     Databricks backfill is undone by a run of the deployed job on its own compute
-    (job parameter backfill_undo): each task restores the tables it writes, or fails
+    (job parameter dbxdec_order): each task restores the tables it writes, or fails
     with the reason when one needs --force. A --downstream backfill's undo is one such
     run per job, dependants first; every table of every job is checked first through a
     SQL warehouse (--warehouse-id), so a refusal anywhere launches no run. A detached

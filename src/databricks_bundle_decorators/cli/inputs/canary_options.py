@@ -38,7 +38,7 @@ diff_gate_option = click.option(
     "the aggregates its tables declare (gate=[Sum(...)]), with the table before the "
     "backfill (Delta time travel) and stop before the rest when one moved by more than PCT "
     "(e.g. 10%). A key with no rows before is reported, not gated. On Databricks a run of "
-    "the job (backfill_measure) measures them.",
+    "the job (dbxdec_order) measures them.",
 )
 
 canary_option = click.option(

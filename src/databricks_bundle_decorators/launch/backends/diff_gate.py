@@ -135,7 +135,7 @@ def checked_diff_gate(request: BackfillRequest, local: bool) -> float | None:
     """The request's ``--diff-gate`` (percent), refused in one line where it cannot work.
 
     ``local`` says where the canaries run; on Databricks a run of the job measures them
-    (:mod:`.measure_run`), which needs the job deployed with ``backfill_measure``
+    (:mod:`.measure_run`), which needs the job deployed with ``dbxdec_order``
     (checked by the launcher before anything is launched).
 
     Raises:

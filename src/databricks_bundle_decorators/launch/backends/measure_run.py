@@ -2,7 +2,7 @@
 canary run's keys where the tables are.
 
 The tables live in Unity Catalog, readable from the job's compute, so the launcher asks
-the job itself: ``jobs/run-now`` with ``backfill_measure`` set to a
+the job itself: ``jobs/run-now`` with ``dbxdec_order`` set to a
 :class:`~...backfill.wire.MeasureOrder` (the canary run, the backfill, the canary's key
 range). Every task of that run measures the tables it writes with the runtime code a
 local backfill runs in-process (:mod:`...runtime.job_tables.key_changes`) and prints a
@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...backfill.wire import BACKFILL_MEASURE_PARAM, KeyChange, KeyRange, MeasureOrder
+from ...backfill.wire import ORDER_PARAM, KeyChange, KeyRange, MeasureOrder, encode_order
 from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
@@ -115,7 +115,7 @@ class RemoteKeyChanges:
         digest = hashlib.sha256(f"{order.backfill_id}:{order.run_id}".encode()).hexdigest()
         waiter = self.client.jobs.run_now(
             self.job_id,
-            job_parameters={BACKFILL_MEASURE_PARAM: order.to_param()},
+            job_parameters={ORDER_PARAM: encode_order(order)},
             # at most 64 characters: https://docs.databricks.com/api/workspace/jobs/runnow
             idempotency_token=f"dbxdec-measure-{digest[:40]}",
         )

@@ -4,7 +4,7 @@
 label their commits is not one serverless compute lets a job set (see
 :mod:`..runtime.session.serverless_rules`). So undo reads the version its commit made back from
 ``DESCRIBE HISTORY`` (on Databricks the undo run reports it in a
-:data:`~..backfill.wire.UNDO_REPORT_PREFIX` line) and the launcher records
+:func:`~..backfill.wire.report_line` ``undo`` line) and the launcher records
 ``(table, version)`` here, in an ``undone`` table of the ledger's SQLite database; a later
 undo counts a ``RESTORE``/``DELETE`` at a recorded version as its own.
 

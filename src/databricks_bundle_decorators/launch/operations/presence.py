@@ -3,7 +3,7 @@ in the job's output tables, read from the tables themselves rather than run hist
 
 - Locally the Delta tables are read on the embedded Spark (:func:`keys_missing_data_local`).
 - On Databricks the tables live in Unity Catalog, readable from the job's compute: a run
-  of the deployed job with ``backfill_presence`` set (a
+  of the deployed job with ``dbxdec_order`` set (a
   :class:`~..backfill.wire.PresenceOrder` over the keys' range) has every task count
   the rows per key of the tables it writes, through the same runtime code, and print a
   :class:`~..backfill.wire.PresenceReport` line per table. The launcher waits for the
@@ -22,7 +22,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...backfill.wire import BACKFILL_PRESENCE_PARAM, KeyRange, PresenceOrder, PresenceReport
+from ...backfill.wire import (
+    ORDER_PARAM,
+    KeyRange,
+    PresenceOrder,
+    PresenceReport,
+    encode_order,
+)
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
@@ -114,7 +120,7 @@ def keys_missing_data_databricks(
     clock: Callable[[], float] = time.monotonic,
 ) -> list[str]:
     """The ``keys`` (in their order) without rows in one of the deployed job's tables,
-    found by a run of the job (``backfill_presence``) that reads them on its compute.
+    found by a run of the job (``dbxdec_order``) that reads them on its compute.
 
     Args:
         client: The workspace (from :func:`~..workspace.workspace.connect`).
@@ -127,7 +133,7 @@ def keys_missing_data_databricks(
 
     Raises:
         UsageError: a key that is not one of the job's, a job that writes no
-            partitioned table, a deployed job without the ``backfill_presence``
+            partitioned table, a deployed job without the ``dbxdec_order``
             parameter (deployed by an older dbxdec), or the workspace refused the run.
         PresenceFailed: the run failed, was cancelled, outlasted ``timeout``, or a
             table's report is missing from its tasks' output.
@@ -164,7 +170,7 @@ def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
         client,
         job_id,
         name,
-        BACKFILL_PRESENCE_PARAM,
+        ORDER_PARAM,
         purpose="to find missing keys from the data, or catch up by run history",
     )
 
@@ -184,7 +190,7 @@ def _run_and_wait(
     try:
         waiter = client.jobs.run_now(
             job_id,
-            job_parameters={BACKFILL_PRESENCE_PARAM: order.to_param()},
+            job_parameters={ORDER_PARAM: encode_order(order)},
             idempotency_token=token,
         )
         run_id = int(waiter.run_id)

@@ -1,4 +1,4 @@
-"""The undo of a Databricks backfill: a run of each deployed job with ``backfill_undo``
+"""The undo of a Databricks backfill: a run of each deployed job with ``dbxdec_order``
 set (:class:`~...backfill.wire.UndoOrder`), in which every task restores the tables it
 writes on the job's own compute, and refuses (failing that task) what needs ``--force``.
 
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 from ...backfill.wire import (
     BACKFILL_ID_PARAM,
-    BACKFILL_UNDO_PARAM,
-    UNDO_REPORT_PREFIX,
+    ORDER_PARAM,
     UndoOrder,
-    report_bodies,
+    encode_order,
+    read_reports,
 )
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import RunEnvironment
@@ -148,7 +148,7 @@ class RemoteUndo:
         try:
             waiter = self.client.jobs.run_now(
                 self.job_id,
-                job_parameters={BACKFILL_UNDO_PARAM: order.to_param()},
+                job_parameters={ORDER_PARAM: encode_order(order)},
                 idempotency_token=token,
             )
             run_id = int(waiter.run_id)
@@ -185,7 +185,7 @@ def _undo_reports(
             continue
         logs = client.jobs.get_run_output(task.run_id).logs or ""
         try:
-            bodies = report_bodies(logs, UNDO_REPORT_PREFIX, "undo report")
+            bodies = read_reports(logs, "undo")
             pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
         except (ValueError, KeyError, TypeError) as exc:
             raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
@@ -210,7 +210,7 @@ def remote_job_undo(
     every table judged beforehand (:attr:`RemoteUndo.checked`).
 
     Raises:
-        UsageError: the job is not deployed, or was deployed without ``backfill_undo``
+        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``
             (or ``backfill_id``, for an undo by id).
         HistoryUnreadable: a table's history could not be read.
     """
@@ -227,7 +227,7 @@ def remote_job_undo(
         dev_mode=bool(target and target.dev_mode),
     )
     # a job deployed without backfill_id runs a dbxdec that cannot read an order by id
-    for parameter in (BACKFILL_UNDO_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
+    for parameter in (ORDER_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
         require_job_parameter(
             client,
             remote.job_id,

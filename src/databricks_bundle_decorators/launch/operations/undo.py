@@ -11,7 +11,7 @@ by the ids of its runs instead, which the ledger recorded. Undo runs where the t
 - a local backfill's tables are planned and restored on the embedded Spark, every table
   checked before any is restored (:class:`LocalUndo`);
 - a Databricks backfill's tables live in Unity Catalog: undo is a run of the deployed
-  job with ``backfill_undo`` set (:class:`~..backfill.wire.UndoOrder`), in which every
+  job with ``dbxdec_order`` set (:class:`~..backfill.wire.UndoOrder`), in which every
   task restores the tables it writes on the job's own compute, through the same runtime
   code, and refuses (failing that task) what needs ``--force``
   (:class:`.remote_undo.RemoteUndo`); a ``--downstream`` backfill's, one such run per
@@ -194,7 +194,7 @@ def prepare_undo(
 
     Raises:
         UsageError: unknown id, its job is no longer defined, or (Databricks) a
-            deployed job has no ``backfill_undo`` parameter.
+            deployed job has no ``dbxdec_order`` parameter.
         HistoryUnreadable: (Databricks, ``--downstream``) a table's history could not
             be read through the warehouse.
         EnvironmentProblem: (local) PySpark or Delta Lake is missing.

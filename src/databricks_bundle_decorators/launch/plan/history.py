@@ -109,8 +109,8 @@ def keys_of_parameters(
     """The keys a run with these job parameters writes; ``()`` when unknown.
 
     A run without ``backfill_key`` (a scheduled run) wrote the key current when it
-    started, for time-based definitions. An undo run (``backfill_undo``) and a presence
-    run (``backfill_presence``) write no key: they too leave ``backfill_key`` empty, and
+    started, for time-based definitions. An undo run (``dbxdec_order``) and a presence
+    run (``dbxdec_order``) write no key: they too leave ``backfill_key`` empty, and
     counting them as a scheduled run would mark today's key as run; so does the swap
     run of a full refresh (``backfill_full_refresh=swap:...``).
     """

@@ -1,4 +1,4 @@
-"""The diff gate's measurement run on Databricks (``backfill_measure`` set): every task
+"""The diff gate's measurement run on Databricks (``dbxdec_order`` set): every task
 reports how the canary run named in the order changed the order's keys in the tables it
 writes, one :class:`~...backfill.wire.MeasureReport` line per table, which the launcher
 reads back from the task's output (see ``launch/backends/measure_run.py``).

@@ -9,7 +9,7 @@ yet has no key.
 Each table is read with **one aggregate query**: the IoManager's own read predicate over
 the keys (quoted literals for the keys, ``TIMESTAMP`` literals for the windows; see
 :mod:`..core.predicates`), grouped by the partition column, rows counted. Locally that runs on
-the embedded Spark; on Databricks a run of the job with ``backfill_presence`` set runs it
+the embedded Spark; on Databricks a run of the job with ``dbxdec_order`` set runs it
 on the job's compute, every task for the tables it writes, and prints a
 :class:`~...backfill.wire.PresenceReport` line per table that the launcher reads back.
 
@@ -114,7 +114,7 @@ def order_keys(job: JobDefinition, order: PresenceOrder) -> list[str]:
 def report_presence(
     job: JobDefinition, task_key: str, order: PresenceOrder, environment: RunEnvironment
 ) -> JobPresence:
-    """The task of a presence run (``backfill_presence`` set): count the rows per key of
+    """The task of a presence run (``dbxdec_order`` set): count the rows per key of
     the tables ``task_key`` writes and print one report line per table (the launcher
     reads them from the task's output), with a summary line for people reading the logs.
 

@@ -8,15 +8,16 @@ A task of a job run is one of:
   ordinary run writing to the staging tables (:mod:`.task_run` too);
 - ``swap``: the keyless end of a full refresh (``backfill_full_refresh=swap:<id>``):
   swap the staging tables in (:mod:`.full_refresh`);
-- ``undo``: restore the tables the task writes (``backfill_undo``, :mod:`.undo`);
-- ``presence``: report which keys have rows (``backfill_presence``, :mod:`.presence`);
+- ``undo``: restore the tables the task writes (:mod:`.undo`);
+- ``presence``: report which keys have rows (:mod:`.presence`);
 - ``measure``: report how a canary run changed its keys, for the diff gate
-  (``backfill_measure``, :mod:`.measure`).
+  (:mod:`.measure`).
 
-:func:`decode_run_kind` reads the four order parameters once and refuses a run that
-sets more than one; :func:`~..running.dispatch.run_task` hands the request to the kind's
-program, a :class:`RunProgram`. Each kind's module owns its program and imports this
-module, never another kind's module.
+The last three are told by ``dbxdec_order``. :func:`decode_run_kind` reads the order
+parameters once and refuses a run that sets both;
+:func:`~..running.dispatch.run_task` hands the request to the kind's program, a
+:class:`RunProgram`. Each kind's module owns its program and imports this module, never
+another kind's module.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from ...backfill import ResolvedKeys
 from ...backfill.refresh import FullRefreshOrder
 from ...backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_PRESENCE_PARAM,
-    BACKFILL_UNDO_PARAM,
+    ORDER_PARAM,
     MeasureOrder,
     PresenceOrder,
     UndoOrder,
+    decode_order,
 )
 from ...definitions import JobDefinition, TaskValueStore
 from ...definitions.contracts import RunEnvironment
@@ -79,57 +79,29 @@ class RunKind:
 
 
 def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
-    """The run's kind, from ``backfill_presence``, ``backfill_undo`` and
-    ``backfill_full_refresh`` (each read once; none set: an ordinary run).
+    """The run's kind, from ``dbxdec_order`` and ``backfill_full_refresh`` (each read
+    once; none set: an ordinary run).
 
     Raises:
-        UsageError: a parameter is set but is not an order, or more than one is set.
+        UsageError: a parameter is set but is not an order, or both are set.
     """
     try:
-        presence = PresenceOrder.from_param(params.get(BACKFILL_PRESENCE_PARAM, ""))
-    except ValueError as exc:
-        raise UsageError(f"job {job.name!r}: {exc}") from None
-    undo_given = bool(params.get(BACKFILL_UNDO_PARAM, "").strip())
-    if presence is not None and undo_given:
-        raise UsageError(
-            f"job {job.name!r}: a run has {BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM} "
-            "set, not both"
-        )
-    try:
-        undo = UndoOrder.from_param(params.get(BACKFILL_UNDO_PARAM, ""))
+        order = decode_order(params.get(ORDER_PARAM, ""))
         refresh = FullRefreshOrder.from_param(params.get(BACKFILL_FULL_REFRESH_PARAM, ""))
     except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
-    if refresh is not None and (undo_given or params.get(BACKFILL_PRESENCE_PARAM, "").strip()):
+    keyless = {UndoOrder: "undo", PresenceOrder: "presence", MeasureOrder: "measure"}
+    name = keyless.get(type(order))
+    if name is not None and refresh is not None:
         raise UsageError(
             f"job {job.name!r}: a run has {BACKFILL_FULL_REFRESH_PARAM} set together with "
-            f"{BACKFILL_UNDO_PARAM} or {BACKFILL_PRESENCE_PARAM}; set one of them"
+            f"a {name} order in {ORDER_PARAM}; set one of them"
         )
-    measure = _measure_order(job, params)
-    if measure is not None:
-        return RunKind("measure", measure)
-    if undo is not None:
-        return RunKind("undo", undo)
-    if presence is not None:
-        return RunKind("presence", presence)
+    if isinstance(order, UndoOrder | PresenceOrder | MeasureOrder):
+        return RunKind(keyless[type(order)], order)  # type: ignore[arg-type]
     if refresh is not None:
         return RunKind(refresh.phase, refresh)
     return RunKind("task")
-
-
-def _measure_order(job: JobDefinition, params: Mapping[str, str]) -> MeasureOrder | None:
-    """The run's measure order, refused next to any other order."""
-    try:
-        order = MeasureOrder.from_param(params.get(BACKFILL_MEASURE_PARAM, ""))
-    except ValueError as exc:
-        raise UsageError(f"job {job.name!r}: {exc}") from None
-    others = (BACKFILL_UNDO_PARAM, BACKFILL_PRESENCE_PARAM, BACKFILL_FULL_REFRESH_PARAM)
-    if order is not None and any(params.get(name, "").strip() for name in others):
-        raise UsageError(
-            f"job {job.name!r}: a run has {BACKFILL_MEASURE_PARAM} set together with "
-            f"{', '.join(others)}; set one of them"
-        )
-    return order
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,13 +35,12 @@ between the plan and the restore is refused, so what was shown is what is restor
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...backfill.wire import UNDO_REPORT_PREFIX, UndoOrder
+from ...backfill.wire import UndoOrder, report_line
 from ...definitions import JobDefinition, TaskValueStore
 from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
@@ -309,7 +308,7 @@ def plan_undo(
 def undo_outputs(
     job: JobDefinition, task_key: str, order: UndoOrder, environment: RunEnvironment
 ) -> JobUndo:
-    """The task of an undo run (``backfill_undo`` set): plan and restore the tables
+    """The task of an undo run (``dbxdec_order`` set): plan and restore the tables
     ``task_key`` writes, printing one line per table (for the run's logs).
 
     Raises:
@@ -333,7 +332,7 @@ def undo_outputs(
     for done in plan.apply(environment.spark if plan.changes else None, force=order.force):
         # the launcher records the version in the ledger: a later undo knows it as its own
         report = {"table": done.table.name, "version": done.made}
-        print(UNDO_REPORT_PREFIX + json.dumps(report, sort_keys=True), flush=True)
+        print(report_line("undo", report), flush=True)
     return plan
 
 

@@ -33,10 +33,8 @@ from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
     BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_KEY_PARAM,
-    BACKFILL_MEASURE_PARAM,
-    BACKFILL_PRESENCE_PARAM,
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_UNDO_PARAM,
+    ORDER_PARAM,
     parse_run_time,
 )
 from ...backfill.wire.trigger import (
@@ -64,10 +62,8 @@ if TYPE_CHECKING:
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
 _EXPLICIT = (
     BACKFILL_KEY_PARAM,
-    BACKFILL_UNDO_PARAM,
-    BACKFILL_PRESENCE_PARAM,
+    ORDER_PARAM,
     BACKFILL_FULL_REFRESH_PARAM,
-    BACKFILL_MEASURE_PARAM,
 )
 
 

@@ -1,0 +1,273 @@
+"""The one job parameter the launcher tells a run what to do through: ``dbxdec_order``.
+
+Its value is empty (an ordinary scheduled or keyed run) or a JSON object tagged by
+``kind``, one of :data:`ORDER_KINDS`:
+
+* ``task``: an ordinary backfill run's extras (:class:`TaskOrder`);
+* ``stage`` / ``swap``: the slices and the final run of a full refresh (the same extras);
+* ``undo``, ``presence``, ``measure``: :class:`~.orders.UndoOrder`,
+  :class:`~.orders.PresenceOrder`, :class:`~.measure.MeasureOrder`.
+
+:func:`encode_order` and :func:`decode_order` are the only codec; both validate every
+value as the task reading it needs (ids, task names, keys, table names, versions). The
+JSON holds one object whose values are strings, booleans and lists, so it never contains
+``{{`` or ``}}``, which Databricks would read as a dynamic value reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from .keys import KeyRange
+from .measure import MeasureOrder
+from .orders import PresenceOrder, UndoOrder
+from .params import BACKFILL_FULL_REFRESH_PARAM, ORDER_PARAM
+
+OrderKind = Literal["task", "stage", "swap", "undo", "presence", "measure"]
+ORDER_KINDS: tuple[OrderKind, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOrder:
+    """An ordinary backfill run's extras.
+
+    Attributes:
+        backfill_id: The backfill's id, carried by every Delta commit of the run
+            (``""``: a run outside a backfill).
+        tasks: The tasks the run runs (empty: every task).
+        checks: Whether tasks judge their checks before they write (``--no-checks``).
+        force_rewrite: Whether append-once outputs rewrite keys they already hold.
+        keys: The keys a catch-up run processes instead of resolving them (empty:
+            resolve them as usual).
+    """
+
+    kind: ClassVar[OrderKind] = "task"
+    backfill_id: str = ""
+    tasks: tuple[str, ...] = ()
+    checks: bool = True
+    force_rewrite: bool = False
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StageOrder(TaskOrder):
+    """A slice of a full refresh: its tables are written to the backfill's staging tables."""
+
+    kind: ClassVar[OrderKind] = "stage"
+
+
+@dataclass(frozen=True, slots=True)
+class SwapOrder(TaskOrder):
+    """The final run of a full refresh: each staging table is checked whole, then
+    replaces its table in one commit."""
+
+    kind: ClassVar[OrderKind] = "swap"
+
+
+Order = TaskOrder | StageOrder | SwapOrder | UndoOrder | PresenceOrder | MeasureOrder
+
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}", re.ASCII)
+_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{0,63}", re.ASCII)
+_TASK = re.compile(r"[A-Za-z0-9_\-]{1,100}", re.ASCII)
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}", re.ASCII)
+_TABLE = re.compile(r"[A-Za-z0-9_.]{1,800}", re.ASCII)
+_MAX_VERSION = 10**18 - 1
+
+
+def _text(pattern: re.Pattern[str], *, empty: bool = False) -> Callable[[Any], str]:
+    def read(value: Any) -> str:
+        if not isinstance(value, str) or not ((empty and value == "") or pattern.fullmatch(value)):
+            raise ValueError(f"{value!r} does not match {pattern.pattern}")
+        return value
+
+    return read
+
+
+def _texts(pattern: re.Pattern[str]) -> Callable[[Any], tuple[str, ...]]:
+    one = _text(pattern)
+
+    def read(value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise ValueError(f"{value!r} is not a list")
+        return tuple(one(v) for v in value)
+
+    return read
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{value!r} is not true or false")
+    return value
+
+
+def _undone(value: Any) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, list):
+        raise ValueError(f"{value!r} is not a list")
+    pairs = []
+    for pair in value:
+        match pair:
+            case [str(table), int(version)] if (
+                _TABLE.fullmatch(table) and not isinstance(version, bool)
+            ) and 0 <= version <= _MAX_VERSION:
+                pairs.append((table, version))
+            case _:
+                raise ValueError(f"{pair!r} is not [TABLE, VERSION]")
+    return tuple(pairs)
+
+
+_EXTRAS: Mapping[str, Callable[[Any], Any]] = {
+    "backfill_id": _text(_ID, empty=True),
+    "tasks": _texts(_TASK),
+    "checks": _flag,
+    "force_rewrite": _flag,
+    "keys": _texts(_KEY),
+}
+_READERS: Mapping[OrderKind, Mapping[str, Callable[[Any], Any]]] = {
+    "task": _EXTRAS,
+    "stage": {**_EXTRAS, "backfill_id": _text(_ID)},
+    "swap": {**_EXTRAS, "backfill_id": _text(_ID)},
+    "undo": {
+        "backfill_id": _text(_ID),
+        "run_ids": _texts(_ID),
+        "force": _flag,
+        "undone": _undone,
+    },
+    "presence": {"first": _text(_KEY), "last": _text(_KEY)},
+    "measure": {
+        "run_id": _text(_RUN),
+        "backfill_id": _text(_ID, empty=True),
+        "first": _text(_KEY),
+        "last": _text(_KEY),
+    },
+}
+_TASK_CLASSES: Mapping[OrderKind, type[TaskOrder]] = {
+    "task": TaskOrder,
+    "stage": StageOrder,
+    "swap": SwapOrder,
+}
+
+
+def _body(order: Order) -> dict[str, Any]:
+    match order:
+        case UndoOrder():
+            return {
+                "kind": "undo",
+                "backfill_id": order.backfill_id,
+                "run_ids": list(order.run_ids),
+                "force": order.force,
+                "undone": [list(pair) for pair in order.undone],
+            }
+        case PresenceOrder():
+            return {"kind": "presence", "first": order.keys.first, "last": order.keys.last}
+        case MeasureOrder():
+            return {
+                "kind": "measure",
+                "run_id": order.run_id,
+                "backfill_id": order.backfill_id,
+                "first": order.keys.first,
+                "last": order.keys.last,
+            }
+        case TaskOrder():
+            return {
+                "kind": order.kind,
+                "backfill_id": order.backfill_id,
+                "tasks": list(order.tasks),
+                "checks": order.checks,
+                "force_rewrite": order.force_rewrite,
+                "keys": list(order.keys),
+            }
+
+
+def _build(kind: OrderKind, values: dict[str, Any]) -> Order:
+    if kind == "undo":
+        return UndoOrder(
+            values["backfill_id"],
+            values.get("run_ids", ()),
+            values.get("force", False),
+            values.get("undone", ()),
+        )
+    if kind in ("presence", "measure"):
+        keys = KeyRange(values["first"], values["last"])
+        if kind == "presence":
+            return PresenceOrder(keys)
+        return MeasureOrder(values["run_id"], values["backfill_id"], keys)
+    if kind != "task" and "backfill_id" not in values:
+        raise KeyError("backfill_id")
+    return _TASK_CLASSES[kind](**values)
+
+
+def _parse(text: str) -> Order:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        raise ValueError("not JSON") from None
+    if not isinstance(body, dict) or body.get("kind") not in ORDER_KINDS:
+        raise ValueError(f"not an object whose kind is one of {', '.join(ORDER_KINDS)}")
+    kind: OrderKind = body.pop("kind")
+    readers = _READERS[kind]
+    unknown = sorted(set(body) - set(readers))
+    if unknown:
+        raise ValueError(f"a {kind} order has no field {unknown[0]!r}")
+    values = {name: readers[name](value) for name, value in body.items()}
+    try:
+        return _build(kind, values)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a {kind} order lacks {exc}") from None
+
+
+def decode_order(value: str) -> Order | None:
+    """The order in a ``dbxdec_order`` value; ``None`` when it is empty (an ordinary run).
+
+    Example:
+        >>> decode_order('{"kind": "presence", "first": "2024-01-01", "last": "2024-01-05"}')
+        PresenceOrder(keys=KeyRange(first='2024-01-01', last='2024-01-05'))
+
+    Raises:
+        ValueError: not an order; one line naming ``dbxdec_order`` and what is wrong.
+    """
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        return _parse(text)
+    except ValueError as exc:
+        shown = text if len(text) <= 80 else f"{text[:77]}..."
+        raise ValueError(f"job parameter {ORDER_PARAM}={shown!r} is not an order: {exc}") from None
+
+
+def encode_order(order: Order) -> str:
+    """The ``dbxdec_order`` value of ``order`` (see :func:`decode_order`).
+
+    Example:
+        >>> encode_order(PresenceOrder(KeyRange("2024-01-01", "2024-01-05")))
+        '{"first": "2024-01-01", "kind": "presence", "last": "2024-01-05"}'
+
+    Raises:
+        ValueError: a value that cannot be sent (e.g. a malformed id or key).
+    """
+    text = json.dumps(_body(order), sort_keys=True)
+    decode_order(text)
+    return text
+
+
+def keyless_run(params: Mapping[str, str]) -> bool:
+    """Whether a run with these job parameters writes no backfill key although it leaves
+    ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
+    run, or the swap run of a full refresh. A value that is no order counts as none.
+
+    >>> keyless_run({"dbxdec_order": encode_order(UndoOrder("x"))})
+    True
+    >>> keyless_run({"backfill_key": ""})
+    False
+    """
+    try:
+        order = decode_order(params.get(ORDER_PARAM, ""))
+    except ValueError:
+        return False
+    if isinstance(order, UndoOrder | PresenceOrder | MeasureOrder | SwapOrder):
+        return True
+    return params.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")
