@@ -180,27 +180,9 @@ def plan_backfill(
                 client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
             )
         if not dry_run:
-            if tasks:
-                require_job_parameter(
-                    client, job_id, job.name, BACKFILL_TASKS_PARAM, purpose="to run --tasks"
-                )
-            if request.force_rewrite:
-                require_job_parameter(
-                    client,
-                    job_id,
-                    job.name,
-                    BACKFILL_FORCE_REWRITE_PARAM,
-                    purpose="to --force-rewrite",
-                )
-            if not request.checks:
-                require_job_parameter(
-                    client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
-                )
             gated = checked_diff_gate(request, conn.local) is not None
-            if gated:  # the gate measures the canaries with a run of the job
-                require_job_parameter(
-                    client, job_id, job.name, BACKFILL_MEASURE_PARAM, purpose="to --diff-gate"
-                )
+            for parameter, purpose in _required_parameters(request, tasks, gated=gated):
+                require_job_parameter(client, job_id, job.name, parameter, purpose=purpose)
             backend = DatabricksBackend(
                 client,
                 job_id,
@@ -280,6 +262,21 @@ def plan_backfill(
         rebatcher,
         unreached,
     )
+
+
+def _required_parameters(
+    request: BackfillRequest, tasks: str, *, gated: bool
+) -> list[tuple[str, str]]:
+    """The job parameters the deployed job must declare for ``request``'s options, in
+    the order they are checked, each with the advice's purpose (``gated``: the diff gate
+    measures the canaries with a run of the job)."""
+    wanted = (
+        (bool(tasks), BACKFILL_TASKS_PARAM, "to run --tasks"),
+        (request.force_rewrite, BACKFILL_FORCE_REWRITE_PARAM, "to --force-rewrite"),
+        (not request.checks, BACKFILL_CHECKS_PARAM, "to --no-checks"),
+        (gated, BACKFILL_MEASURE_PARAM, "to --diff-gate"),
+    )
+    return [(parameter, purpose) for on, parameter, purpose in wanted if on]
 
 
 def _checked_plan(
