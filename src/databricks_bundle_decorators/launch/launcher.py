@@ -53,7 +53,7 @@ from .operations.ledger_undone import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
+from .plan.request import BackfillRequest, Connection, Pacing, ResumeRequest
 from .policy.retry_budget import check_retry_budgets
 from .prepare.prepared import PreparedBackfill, RunOutcome
 from .prepare.rebatch import Rebatcher, RebatchingScheduler
@@ -220,10 +220,6 @@ def plan_backfill(
     plan = with_tasks(with_force_rewrite(chosen, request.force_rewrite), tasks)
     launch_options = LaunchOptions(
         max_concurrent=cap,
-        retries=pacing.retries or 0,
-        retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
-        retry_for=pacing.retry_for,
-        halt_on_error=pacing.halt_on_error,
         exact=request.exact,
         batch_size=size,
         order=request.order,
@@ -238,7 +234,7 @@ def plan_backfill(
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,
         tasks=tasks,
-    )
+    ).paced(pacing)
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
     warnings += carry_backfill_id(ledger, found)  # its commits carry its id: undo finds them
     if request.full_refresh:
