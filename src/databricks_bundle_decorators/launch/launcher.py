@@ -53,7 +53,14 @@ from .operations.ledger_undone import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .plan.request import BackfillRequest, Connection, Pacing, ResumeRequest
+from .plan.request import (
+    DEFAULT_LOCAL_CONCURRENT,
+    DEFAULT_MAX_CONCURRENT,
+    BackfillRequest,
+    Connection,
+    Pacing,
+    ResumeRequest,
+)
 from .policy.retry_budget import check_retry_budgets
 from .prepare.prepared import PreparedBackfill, RunOutcome
 from .prepare.rebatch import Rebatcher, RebatchingScheduler
@@ -83,9 +90,6 @@ __all__ = [
     "plan_backfill",
     "run_backfill",
 ]
-
-DEFAULT_MAX_CONCURRENT = 4
-DEFAULT_LOCAL_CONCURRENT = 1
 
 
 def plan_backfill(
@@ -137,9 +141,7 @@ def plan_backfill(
     only: list[str] | None = None
     warnings: list[str] = []
     unreached: str | None = None
-    cap = pacing.max_concurrent or (
-        DEFAULT_LOCAL_CONCURRENT if conn.local else DEFAULT_MAX_CONCURRENT
-    )
+    cap = pacing.cap(conn.local)
     spec = BackendSpec("local")
     found: ConnectedJob | None = None
     assert job.backfill is not None  # _checked_plan refused a job without one

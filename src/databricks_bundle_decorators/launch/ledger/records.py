@@ -9,7 +9,12 @@ from typing import Any, Literal
 
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ..plan.pacing import SchedulerOptions
-from ..plan.request import DEFAULT_RETRY_DELAY, DEFAULT_TARGET_SECONDS, Pacing
+from ..plan.request import (
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_RETRY_DELAY,
+    DEFAULT_TARGET_SECONDS,
+    Pacing,
+)
 
 AttemptState = Literal["submitting", "running", "succeeded", "failed", "canceled", "rejected"]
 SliceState = Literal["pending", "submitting", "running", "succeeded", "failed", "canceled"]
@@ -111,7 +116,7 @@ class BackendSpec:
 class LaunchOptions:
     """The user's choices, kept to build the rerun and resume commands."""
 
-    max_concurrent: int = 4
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
     retries: int = 0
     retry_delay: float = DEFAULT_RETRY_DELAY
     retry_for: float | None = None  # --retry-for in seconds; absent from older ledgers

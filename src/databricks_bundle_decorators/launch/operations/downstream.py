@@ -41,9 +41,6 @@ from .ledger_undone import carry_backfill_id
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-DEFAULT_LOCAL_CONCURRENT = 1
-DEFAULT_MAX_CONCURRENT = 4
-
 
 def _refuse_combinations(request: BackfillRequest) -> None:
     """Options a ``--downstream`` backfill does not take, each refused in one line."""
@@ -149,7 +146,7 @@ def plan_downstream(
         )
     pacing = request.pacing
     local = request.connection.local
-    cap = pacing.max_concurrent or (DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT)
+    cap = pacing.cap(local)
     workspace = spec = None
     if not local and not dry_run:
         workspace = connect_downstream(
