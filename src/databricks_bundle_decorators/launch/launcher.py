@@ -52,7 +52,14 @@ from .operations.ledger_undone import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .plan.request import DEFAULT_RETRY_DELAY, BackfillRequest, Connection, Pacing, ResumeRequest
+from .plan.request import (
+    DEFAULT_LOCAL_CONCURRENT,
+    DEFAULT_MAX_CONCURRENT,
+    BackfillRequest,
+    Connection,
+    Pacing,
+    ResumeRequest,
+)
 from .policy.retry_budget import check_retry_budgets
 from .prepare.prepared import PreparedBackfill, RunOutcome
 from .prepare.rebatch import Rebatcher
@@ -81,9 +88,6 @@ __all__ = [
     "plan_backfill",
     "run_backfill",
 ]
-
-DEFAULT_MAX_CONCURRENT = 4
-DEFAULT_LOCAL_CONCURRENT = 1
 
 
 def plan_backfill(
@@ -135,9 +139,7 @@ def plan_backfill(
     only: list[str] | None = None
     warnings: list[str] = []
     unreached: str | None = None
-    cap = pacing.max_concurrent or (
-        DEFAULT_LOCAL_CONCURRENT if conn.local else DEFAULT_MAX_CONCURRENT
-    )
+    cap = pacing.cap(conn.local)
     spec = BackendSpec("local")
     found: ConnectedJob | None = None
     assert job.backfill is not None  # _checked_plan refused a job without one
@@ -178,27 +180,9 @@ def plan_backfill(
                 client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
             )
         if not dry_run:
-            if tasks:
-                require_job_parameter(
-                    client, job_id, job.name, BACKFILL_TASKS_PARAM, purpose="to run --tasks"
-                )
-            if request.force_rewrite:
-                require_job_parameter(
-                    client,
-                    job_id,
-                    job.name,
-                    BACKFILL_FORCE_REWRITE_PARAM,
-                    purpose="to --force-rewrite",
-                )
-            if not request.checks:
-                require_job_parameter(
-                    client, job_id, job.name, BACKFILL_CHECKS_PARAM, purpose="to --no-checks"
-                )
             gated = checked_diff_gate(request, conn.local) is not None
-            if gated:  # the gate measures the canaries with a run of the job
-                require_job_parameter(
-                    client, job_id, job.name, ORDER_PARAM, purpose="to --diff-gate"
-                )
+            for parameter, purpose in _required_parameters(request, tasks, gated=gated):
+                require_job_parameter(client, job_id, job.name, parameter, purpose=purpose)
             backend = DatabricksBackend(
                 client,
                 job_id,
@@ -236,10 +220,6 @@ def plan_backfill(
     plan = with_tasks(with_force_rewrite(chosen, request.force_rewrite), tasks)
     launch_options = LaunchOptions(
         max_concurrent=cap,
-        retries=pacing.retries or 0,
-        retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
-        retry_for=pacing.retry_for,
-        halt_on_error=pacing.halt_on_error,
         exact=request.exact,
         batch_size=size,
         order=request.order,
@@ -254,7 +234,7 @@ def plan_backfill(
         batch_auto=auto,
         target_run_seconds=request.target_run_seconds,
         tasks=tasks,
-    )
+    ).paced(pacing)
     ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
     warnings += carry_backfill_id(ledger, found)  # its commits carry its id: undo finds them
     if request.full_refresh:
@@ -278,6 +258,21 @@ def plan_backfill(
         rebatcher,
         unreached,
     )
+
+
+def _required_parameters(
+    request: BackfillRequest, tasks: str, *, gated: bool
+) -> list[tuple[str, str]]:
+    """The job parameters the deployed job must declare for ``request``'s options, in
+    the order they are checked, each with the advice's purpose (``gated``: the diff gate
+    measures the canaries with a run of the job)."""
+    wanted = (
+        (bool(tasks), BACKFILL_TASKS_PARAM, "to run --tasks"),
+        (request.force_rewrite, BACKFILL_FORCE_REWRITE_PARAM, "to --force-rewrite"),
+        (not request.checks, BACKFILL_CHECKS_PARAM, "to --no-checks"),
+        (gated, ORDER_PARAM, "to --diff-gate"),
+    )
+    return [(parameter, purpose) for on, parameter, purpose in wanted if on]
 
 
 def _checked_plan(

@@ -9,6 +9,12 @@ from typing import Any, Literal
 
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
 from ..plan.pacing import SchedulerOptions
+from ..plan.request import (
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_RETRY_DELAY,
+    DEFAULT_TARGET_SECONDS,
+    Pacing,
+)
 from ..plan.states import RunState
 
 BackendKind = Literal["databricks", "local"]
@@ -108,9 +114,9 @@ class BackendSpec:
 class LaunchOptions:
     """The user's choices, kept to build the rerun and resume commands."""
 
-    max_concurrent: int = 4
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
     retries: int = 0
-    retry_delay: float = 10.0
+    retry_delay: float = DEFAULT_RETRY_DELAY
     retry_for: float | None = None  # --retry-for in seconds; absent from older ledgers
     halt_on_error: bool = False
     exact: bool = False
@@ -123,10 +129,21 @@ class LaunchOptions:
     force_rewrite: bool = False  # absent from ledgers written before --force-rewrite
     full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
-    target_run_seconds: float = 900.0  # from older ledgers; plan.request.DEFAULT_TARGET_SECONDS
+    target_run_seconds: float = DEFAULT_TARGET_SECONDS  # from older ledgers
     tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
     checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
     diff_gate: float | None = None  # --diff-gate percent (see .diff_gate); absent before
+
+    def paced(self, pacing: Pacing) -> LaunchOptions:
+        """These choices with the retries and halt that ``pacing`` sets (``None``: kept;
+        a new backfill starts from this record's defaults, ``--resume`` from its ledger's)."""
+        return replace(
+            self,
+            retries=self.retries if pacing.retries is None else pacing.retries,
+            retry_delay=self.retry_delay if pacing.retry_delay is None else pacing.retry_delay,
+            retry_for=self.retry_for if pacing.retry_for is None else pacing.retry_for,
+            halt_on_error=pacing.halt_on_error or self.halt_on_error,
+        )
 
     def for_scheduler(
         self, poll_interval: float, resend_after: float | None = None

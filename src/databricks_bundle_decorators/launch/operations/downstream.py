@@ -32,7 +32,7 @@ from ..guard.reruns import check_can_start
 from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
 from ..ledger.ledger_ids import new_backfill_id
 from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_checks
-from ..plan.request import DEFAULT_RETRY_DELAY, BackfillRequest
+from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..prepare.prepared import PreparedBackfill
 from .downstream_triggers import trigger_hold
@@ -40,9 +40,6 @@ from .ledger_undone import carry_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-DEFAULT_LOCAL_CONCURRENT = 1
-DEFAULT_MAX_CONCURRENT = 4
 
 
 def _refuse_combinations(request: BackfillRequest) -> None:
@@ -149,7 +146,7 @@ def plan_downstream(
         )
     pacing = request.pacing
     local = request.connection.local
-    cap = pacing.max_concurrent or (DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT)
+    cap = pacing.cap(local)
     workspace = spec = None
     if not local and not dry_run:
         workspace = connect_downstream(
@@ -168,15 +165,11 @@ def plan_downstream(
         spec = unreached_workspace(request.connection, root)
     options = LaunchOptions(
         max_concurrent=cap,
-        retries=pacing.retries or 0,
-        retry_delay=DEFAULT_RETRY_DELAY if pacing.retry_delay is None else pacing.retry_delay,
-        retry_for=pacing.retry_for,
-        halt_on_error=pacing.halt_on_error,
         order=request.order,
         params=dict(request.params),
         checks=request.checks,
         canary=min(request.canary, len(graph.keys_of(graph.root))),  # the named job's keys
-    )
+    ).paced(pacing)
     ledger = downstream_ledger(root, graph, request, options, spec)
     carry_backfill_id(ledger)  # every job's commits carry the one id: undo finds them
     plan = BackfillPlan(

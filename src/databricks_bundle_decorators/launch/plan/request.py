@@ -19,6 +19,8 @@ BatchSize = int | Literal["auto"]
 CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
 
 DEFAULT_RETRY_DELAY = 10.0
+DEFAULT_MAX_CONCURRENT = 4
+DEFAULT_LOCAL_CONCURRENT = 1
 
 DEFAULT_TARGET_SECONDS = 900.0
 """The run length ``--batch-size auto`` aims at unless ``--target-run-length`` is given
@@ -58,6 +60,12 @@ class Pacing:
     halt_on_error: bool = False
     poll_interval: float = 1.0
     resend_after: float | None = None
+
+    def cap(self, local: bool) -> int:
+        """Runs in flight at most for a new backfill: ``max_concurrent`` or the default."""
+        return self.max_concurrent or (
+            DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT
+        )
 
 
 @dataclass(frozen=True, slots=True)

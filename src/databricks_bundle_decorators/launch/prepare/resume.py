@@ -55,14 +55,8 @@ def prepare_resume(
     """
     ledger = ledger or load_ledger(root, request.backfill_id)  # given: a journal's
     old, pacing = ledger.options, request.pacing
-    ledger.options = replace(
-        old,
-        max_concurrent=pacing.max_concurrent or old.max_concurrent,
-        retries=old.retries if pacing.retries is None else pacing.retries,
-        retry_delay=old.retry_delay if pacing.retry_delay is None else pacing.retry_delay,
-        retry_for=old.retry_for if pacing.retry_for is None else pacing.retry_for,
-        halt_on_error=pacing.halt_on_error or old.halt_on_error,
-    )
+    cap = pacing.max_concurrent or old.max_concurrent
+    ledger.options = replace(old, max_concurrent=cap).paced(pacing)
     check_retry_budgets(ledger.options.retries, ledger.options.retry_for)
     spec = ledger.backend
     backend: Backend
