@@ -5,7 +5,7 @@ A local ``--downstream`` backfill holds its dependants' table-update triggers pa
 for as long as its launcher runs (:mod:`..operations.downstream_triggers`). Detached, no
 process lives that long: each controller generation runs a few hours and the machine
 that detached is gone. So the pause is recorded in the workspace, held by the backfill
-while any of its controller runs is active (:mod:`..guard.pause.workspace_pause`):
+while any of its controller runs is active (:mod:`..guard.pause.trigger_pause`):
 
 1. ``--detach`` works out the dependants (as the local hold does), pauses their
    triggers -- where a refusal is one line to the user and nothing is started -- and
@@ -33,8 +33,11 @@ from typing import TYPE_CHECKING
 
 from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
-from ..guard.pause.trigger_pause import dependant_triggers
-from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
+from ..guard.pause.trigger_pause import (
+    dependant_triggers,
+    hold_triggers_detached,
+    release_triggers_detached,
+)
 from ..ledger.journal_read import FORMAT, journal_folder
 from ..ledger.place import create_file, export_bytes
 from ..operations.downstream_triggers import WAREHOUSE_ENV, written_by
