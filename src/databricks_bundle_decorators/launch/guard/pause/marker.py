@@ -6,7 +6,7 @@ settings are back, so a marker whose holder no longer runs means a backfill ende
 without restoring them. The files live in a :class:`~...ledger.place.Place`, one
 folder per deployed job:
 
-* a backfill driven from this machine: ``<project>/.dbxdec/paused/job-<job_id>/<hold
+* a backfill driven from this machine: ``<project>/.dbxdec/paused/<job>-<job_id>/<hold
   id>.json``, held by its process (:class:`ProcessHolder`: alive while that pid runs);
 * a detached backfill: ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json``
   (``$DBXDEC_PAUSED_DIR`` replaces ``/Shared/dbxdec/paused``), held by the backfill
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ....errors import DbxdecError, LocalStateProblem, UsageError
+from ....errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
 from ....runtime.triggers.run_history import run_parameters
 from ...ledger.place import LocalPlace, Place, WorkspacePlace
 from ...workspace.workspace import environment_problem, first_line
@@ -255,8 +255,15 @@ class Markers:
                     f"cannot use {folder} ({exc.strerror or exc}): free space or fix the "
                     ".dbxdec folder's permissions, then run the command again"
                 ) from None
+            from databricks.sdk.errors import PermissionDenied
             from databricks.sdk.errors.base import DatabricksError
 
+            if isinstance(exc, PermissionDenied):
+                raise WorkspaceRejected(
+                    f"the workspace refused to let these credentials write {self.place.what} "
+                    f"{folder} ({first_line(exc)}): ask a workspace admin for CAN EDIT on it, "
+                    f"{self.place.advice}"
+                ) from None
             problem = environment_problem(exc, host=self.place.client.config.host)
             if problem is not None:
                 raise problem from None
