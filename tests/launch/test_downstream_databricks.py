@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.guard.pause.pause_markers import paused_dir
-from databricks_bundle_decorators.launch.guard.pause.schedule_pause import marker_path
+from databricks_bundle_decorators.launch.guard.pause.marker import paused_dir
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.operations.downstream_triggers import with_trigger_hold
@@ -28,7 +27,7 @@ from databricks_bundle_decorators.launch.prepare.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.testing import JobsEmulator
 
-from .trigger_chain import DEFINITIONS, TRIGGERS, registry
+from .trigger_chain import DEFINITIONS, TRIGGERS, marker_path, registry
 
 DAYS = ("2024-01-30", "2024-01-31", "2024-02-01")
 KEY = "backfill_key"  # the job parameter naming a run's key (emulator's outcome key)
@@ -185,13 +184,9 @@ def _outcome() -> object:
 def _forget_holder(root: Path) -> None:
     """The markers' holder is this process, alive: make it one that no longer runs, as
     a SIGKILLed launcher's would be."""
-    for marker in paused_dir(root).iterdir():
-        text = marker.read_text() if marker.is_file() else ""
-        if not text.startswith("{"):  # a lock file beside the markers
-            continue
-        data = json.loads(text)
-        for holder in data["holders"]:
-            holder["pid"] = 2**22 + 12345  # above pid_max's default: no such process
+    for marker in paused_dir(root).glob("*/*.json"):
+        data = json.loads(marker.read_text())
+        data["pid"] = 2**22 + 12345  # above pid_max's default: no such process
         marker.write_text(json.dumps(data))
 
 

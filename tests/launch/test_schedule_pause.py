@@ -15,11 +15,12 @@ from databricks_bundle_decorators.launch.backends.databricks_backend import Remo
 from databricks_bundle_decorators.launch.guard.claims import when
 from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
     SchedulePause,
-    marker_path,
     restore_stale_pauses,
     slot_policy,
 )
 from databricks_bundle_decorators.testing import JobsEmulator
+
+from .trigger_chain import marker_path
 
 CRON = {"quartz_cron_expression": "0 0 2 * * ?", "timezone_id": "Europe/Paris"}
 UPDATE = "/api/2.2/jobs/update"
@@ -52,7 +53,7 @@ def test_the_schedule_is_paused_during_the_block_and_restored_after(
         assert emu.job_settings(job_id)["schedule"] == {**CRON, "pause_status": "PAUSED"}
         marker = json.loads(marker_path(tmp_path, "nightly", job_id).read_text())
         assert marker["original"] == {"schedule": "UNPAUSED"}
-        assert marker["holders"][0]["pid"] == os.getpid()
+        assert marker["pid"] == os.getpid()
 
     assert "paused the schedule of job 'nightly'" in message
     assert emu.job_settings(job_id)["schedule"] == {**CRON, "pause_status": "UNPAUSED"}
@@ -197,12 +198,12 @@ def leave_marker(emu: JobsEmulator, root: Path, job_id: int, pid: int) -> None:
     path.parent.mkdir(parents=True)
     holder = {"hostname": socket.gethostname(), "pid": pid, "hold_id": "dead"}
     marker = {
-        "version": 1,
+        "format": 1,
         "job": "nightly",
         "job_id": job_id,
         "host": emu.url,
         "original": {"schedule": "UNPAUSED"},
-        "holders": [holder],
+        **holder,
         "paused_at": 1_700_000_000.0,
     }
     path.write_text(json.dumps(marker))
@@ -284,8 +285,9 @@ def test_a_marker_of_a_deleted_job_is_dropped(emu: JobsEmulator, tmp_path: Path)
     job_id = scheduled_job(emu)
     leave_marker(emu, tmp_path, job_id, DEAD_PID)
     marker = marker_path(tmp_path, "nightly", job_id)
-    marker.rename(marker_path(tmp_path, "nightly", 4242))
-    text = marker_path(tmp_path, "nightly", 4242).read_text().replace(str(job_id), "4242")
+    text = marker.read_text().replace(f'"job_id": {job_id}', '"job_id": 4242')
+    marker.unlink()
+    marker_path(tmp_path, "nightly", 4242).parent.mkdir(parents=True)
     marker_path(tmp_path, "nightly", 4242).write_text(text)
 
     (message,) = restore_stale_pauses(emu.workspace_client(), tmp_path, "nightly")
@@ -339,3 +341,36 @@ def test_slot_policy_warns_that_scheduled_runs_queue_behind_a_limit_of_one() -> 
     _, (skipped,) = slot_policy(remote(1, False, queue=False), 5, paused=False)
     assert "be skipped while the backfill's runs" in skipped
     assert slot_policy(remote(1, False), 5, paused=True) == (5, [])
+
+
+CONDITIONED = {
+    "pause_status": "UNPAUSED",
+    "table_update": {
+        "table_names": ["main.s.a", "main.s.b"],
+        "condition": "ALL_UPDATED",
+        "min_time_between_triggers_seconds": 60,
+        "wait_after_last_change_seconds": 120,
+    },
+}
+"""A trigger with every setting a pause must keep (the contract seam: a pause once dropped
+the ``condition``)."""
+
+
+@pytest.mark.parametrize("fields", [("trigger",), ("schedule", "trigger")], ids=["alone", "all"])
+def test_a_pause_keeps_the_trigger_s_condition_and_other_settings(
+    emu: JobsEmulator, tmp_path: Path, fields: tuple[str, ...]
+) -> None:
+    job_id = emu.create_job("nightly", settings={"trigger": json.loads(json.dumps(CONDITIONED))})
+    client = emu.workspace_client()
+    held = SchedulePause(client, root=tmp_path, job="nightly", job_id=job_id, fields=fields)
+
+    with held.hold():
+        assert emu.job_settings(job_id)["trigger"] == {**CONDITIONED, "pause_status": "PAUSED"}
+        emu.inject_fault(UPDATE, status=500)  # the restore fails: the next command's does it
+    assert emu.job_settings(job_id)["trigger"]["pause_status"] == "PAUSED"
+
+    assert len(restore_stale_pauses(client, tmp_path, "nightly")) == 1
+    assert emu.job_settings(job_id)["trigger"] == CONDITIONED
+    with held.hold():
+        pass
+    assert emu.job_settings(job_id)["trigger"] == CONDITIONED

@@ -13,10 +13,7 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
-    SchedulePause,
-    marker_path,
-)
+from databricks_bundle_decorators.launch.guard.pause.schedule_pause import SchedulePause
 from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
     DependantTrigger,
     dependant_triggers,
@@ -24,7 +21,7 @@ from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
 )
 from databricks_bundle_decorators.testing import JobsEmulator
 
-from .trigger_chain import A_TABLE, B_TABLE, DEFINITIONS, GRAPH, TRIGGERS
+from .trigger_chain import A_TABLE, B_TABLE, DEFINITIONS, GRAPH, TRIGGERS, marker_path
 
 REPO = Path(__file__).resolve().parents[2]
 CRON = {"quartz_cron_expression": "0 0 2 * * ?", "timezone_id": "UTC"}
@@ -157,7 +154,7 @@ def test_a_killed_launcher_s_pauses_are_restored_by_the_next_command(
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": f"{REPO}/src:{REPO}"},
         text=True,
     )
     try:

@@ -14,10 +14,9 @@ import pytest
 
 from databricks_bundle_decorators.errors import UsageError, WorkspaceRejected
 from databricks_bundle_decorators.launch.guard.connection import connect_job
-from databricks_bundle_decorators.launch.guard.pause.workspace_pause import (
-    PAUSED_DIR,
+from databricks_bundle_decorators.launch.guard.pause.marker import PAUSED_DIR, paused_folder
+from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
     hold_triggers_detached,
-    paused_file,
     release_triggers_detached,
     restore_stale_workspace_pauses,
 )
@@ -38,6 +37,10 @@ def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[JobsEmulator]:
     with JobsEmulator(token=TOKEN) as emulator:
         emulator.hold_runs = True
         yield emulator
+
+
+def paused_file(job_id: int, backfill_id: str) -> str:
+    return f"{paused_folder(job_id)}/{backfill_id}.json"
 
 
 class Place:
@@ -234,3 +237,31 @@ def test_the_marker_is_written_before_the_pausing_request(place: Place) -> None:
         place.emu.release_requests()
         held.join(timeout=30)
     assert not held.is_alive() and place.status(place.b) == "PAUSED"
+
+
+def test_a_detached_pause_keeps_the_trigger_s_condition_and_other_settings(
+    place: Place,
+) -> None:
+    """The contract seam (a pause once dropped a trigger's ``condition``): released, and
+    restored by the next command after its backfill ended."""
+    trigger = {
+        "pause_status": "UNPAUSED",
+        "table_update": {
+            "table_names": ["main.chain.a"],
+            "condition": "ALL_UPDATED",
+            "min_time_between_triggers_seconds": 60,
+            "wait_after_last_change_seconds": 120,
+        },
+    }
+    job = place.emu.create_job("job_d", settings={"trigger": json.loads(json.dumps(trigger))})
+    run = place.start("bf-1")
+    place.hold("bf-1", {"job_d": job})
+    assert place.emu.job_settings(job)["trigger"] == {**trigger, "pause_status": "PAUSED"}
+    place.release("bf-1", {"job_d": job})
+    assert place.emu.job_settings(job)["trigger"] == trigger
+
+    place.hold("bf-1", {"job_d": job})
+    place.end(run)
+    [line] = restore_stale_workspace_pauses(place.client, "job_d", job)
+    assert line.startswith("restored the trigger of job 'job_d'")
+    assert place.emu.job_settings(job)["trigger"] == trigger

@@ -106,6 +106,16 @@ TRIGGERS = {
 """The deployed triggers (``pause_status`` left out: UNPAUSED, as the API defaults)."""
 
 
+def marker_path(root: Path, job: str, job_id: int) -> Path:
+    """The local pause marker of ``job`` (the first, if several), or where a dead
+    launcher's is written when there is none."""
+    from databricks_bundle_decorators.launch.guard.pause.schedule_pause import local_markers
+
+    folder = Path(local_markers(root, job, job_id, "").place.folder)
+    found = sorted(folder.glob("*.json"))
+    return found[0] if found else folder / "dead.json"
+
+
 def hold_in_child(url: str, token: str, root: str, ids: str) -> None:
     """The launcher in a child process: hold the triggers, say so, then wait to be killed."""
     from databricks.sdk import WorkspaceClient

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ...errors import UsageError
 from ..backends.databricks_backend import DatabricksBackend
 from ..guard.claims import this_host, this_user
-from ..guard.pause.workspace_pause import release_triggers_detached
+from ..guard.pause.trigger_pause import release_triggers_detached
 from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill

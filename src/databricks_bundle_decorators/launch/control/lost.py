@@ -18,31 +18,23 @@ import contextlib
 import json
 from typing import TYPE_CHECKING
 
-from ..ledger.journal_read import FORMAT, journal_folder
-from ..ledger.place import create_file, export_bytes
+from ...errors import DbxdecError
+from ..ledger.journal_read import FORMAT, journal_place
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-
-def lost_path(job_id: int, backfill_id: str, run_id: str) -> str:
-    """Where controller run ``run_id`` says it lost backfill ``backfill_id``."""
-    return f"{journal_folder(job_id, backfill_id)}/lost-{run_id}.json"
 
 
 def mark_lost(
     client: WorkspaceClient, job_id: int, backfill_id: str, run_id: str, message: str
 ) -> bool:
     """Record that run ``run_id`` lost the backfill; whether it is recorded (best effort:
-    an unanswered create leaves the retry to the claim, as before)."""
-    from databricks.sdk.errors import ResourceAlreadyExists
-
+    an unanswered create leaves the retry to the claim, as before). A file already there
+    is an earlier attempt's of this run, or our create's whose reply was lost."""
     body = {"format": FORMAT, "run_id": run_id, "message": message}
     try:
-        create_file(client, lost_path(job_id, backfill_id, run_id), json.dumps(body).encode())
-    except ResourceAlreadyExists:
-        return True  # an earlier attempt of this run lost it too, or our create's reply was lost
-    except OSError:  # unanswered or refused (DatabricksError is an OSError)
+        journal_place(client, job_id, backfill_id).create(_name(run_id), json.dumps(body))
+    except (OSError, DbxdecError):  # unanswered or refused (DatabricksError is an OSError)
         return False
     return True
 
@@ -53,9 +45,13 @@ def lost_before(client: WorkspaceClient, job_id: int, backfill_id: str, run_id: 
     Raises:
         OSError: the workspace did not answer or refused (the caller's errors apply).
     """
-    content = export_bytes(client, lost_path(job_id, backfill_id, run_id))
+    content = journal_place(client, job_id, backfill_id).read(_name(run_id))
     if content is None:
         return None
     with contextlib.suppress(ValueError, TypeError, AttributeError):
         return str(json.loads(content).get("message") or "the claim was taken over")
     return "the claim was taken over"
+
+
+def _name(run_id: str) -> str:
+    return f"lost-{run_id}.json"

@@ -5,7 +5,7 @@ A local ``--downstream`` backfill holds its dependants' table-update triggers pa
 for as long as its launcher runs (:mod:`..operations.downstream_triggers`). Detached, no
 process lives that long: each controller generation runs a few hours and the machine
 that detached is gone. So the pause is recorded in the workspace, held by the backfill
-while any of its controller runs is active (:mod:`..guard.pause.workspace_pause`):
+while any of its controller runs is active (:mod:`..guard.pause.trigger_pause`):
 
 1. ``--detach`` works out the dependants (as the local hold does), pauses their
    triggers -- where a refusal is one line to the user and nothing is started -- and
@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
-from ..guard.pause.trigger_pause import dependant_triggers
-from ..guard.pause.workspace_pause import hold_triggers_detached, release_triggers_detached
-from ..ledger.journal_read import FORMAT, journal_folder
-from ..ledger.place import create_file, export_bytes
+from ..guard.pause.trigger_pause import (
+    dependant_triggers,
+    hold_triggers_detached,
+    release_triggers_detached,
+)
+from ..ledger.journal_read import FORMAT, journal_place
 from ..operations.downstream_triggers import WAREHOUSE_ENV, written_by
 from ..operations.trigger_catch_up import catch_up_dependants
 
@@ -60,17 +62,17 @@ class TriggerHold:
     modules: Mapping[str, str]
     warehouse_id: str | None
 
-    def to_bytes(self) -> bytes:
+    def to_text(self) -> str:
         body = {
             "format": FORMAT,
             "dependants": dict(self.dependants),
             "modules": dict(self.modules),
             "warehouse_id": self.warehouse_id,
         }
-        return json.dumps(body, sort_keys=True).encode()
+        return json.dumps(body, sort_keys=True)
 
     @classmethod
-    def from_bytes(cls, content: bytes) -> TriggerHold:
+    def from_text(cls, content: str) -> TriggerHold:
         """Raises ``ValueError`` (``KeyError``, ``TypeError``) for a damaged file."""
         data = json.loads(content)
         warehouse = data.get("warehouse_id")
@@ -79,11 +81,6 @@ class TriggerHold:
             {str(k): str(v) for k, v in data["modules"].items()},
             None if warehouse is None else str(warehouse),
         )
-
-
-def hold_path(job_id: int, backfill_id: str) -> str:
-    """Where the hold of backfill ``backfill_id`` (of deployed job ``job_id``) is."""
-    return f"{journal_folder(job_id, backfill_id)}/{HOLD_FILE}"
 
 
 def plan_hold(registry: Registry, jobs: Sequence[str], job_ids: Mapping[str, int]) -> TriggerHold:
@@ -126,7 +123,7 @@ def start_hold(
     )
     try:  # replaces a resumed backfill's: only --detach writes it, and never while a
         # controller run of the backfill is active (a resume refuses while one is)
-        create_file(client, hold_path(job_id, backfill_id), hold.to_bytes(), overwrite=True)
+        journal_place(client, job_id, backfill_id).write(HOLD_FILE, hold.to_text())
     except BaseException:
         release_triggers_detached(client, backfill_id=backfill_id, jobs=hold.dependants)
         raise
@@ -139,11 +136,11 @@ def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> Trigger
     Raises:
         OSError: the workspace did not answer or refused.
     """
-    content = export_bytes(client, hold_path(job_id, backfill_id))
+    content = journal_place(client, job_id, backfill_id).read(HOLD_FILE)
     if content is None:
         return None
     try:
-        return TriggerHold.from_bytes(content)
+        return TriggerHold.from_text(content)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -14,7 +14,7 @@ from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
 from ..workspace.target import read_target
 from .pause.schedule_pause import restore_stale_pauses, slot_policy
-from .pause.workspace_pause import restore_stale_workspace_pauses
+from .pause.trigger_pause import restore_stale_workspace_pauses
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -49,7 +49,7 @@ def connect_job(
     First puts back a schedule a crashed backfill of the job left paused (before the
     job is read, so its schedule is seen as it should be), then, once the deployed job
     id is known, the trigger that detached backfills which no longer run left paused
-    (:func:`.pause.workspace_pause.restore_stale_workspace_pauses`). On a job whose schedule
+    (:func:`.pause.trigger_pause.restore_stale_workspace_pauses`). On a job whose schedule
     runs, one slot is kept free for the scheduled run unless ``pause_schedule``
     (see :func:`.pause.schedule_pause.slot_policy`).
 

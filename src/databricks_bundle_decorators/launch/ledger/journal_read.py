@@ -37,7 +37,7 @@ from ...errors import (
     UsageError,
 )
 from .place import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
-from .place import export_bytes, list_names, reading
+from .place import WorkspacePlace, export_bytes, list_names, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -81,6 +81,17 @@ def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> st
     if _ID.fullmatch(backfill_id) is None:
         raise UsageError(f"{backfill_id!r} is not a backfill id (see: dbxdec backfills)")
     return f"{journals_root(root)}/job-{int(job_id)}/{backfill_id}"
+
+
+def journal_place(client: WorkspaceClient, job_id: int, backfill_id: str) -> WorkspacePlace:
+    """Backfill ``backfill_id``'s journal folder as a place, for the small files kept
+    beside the journal (a controller's hold and lost markers)."""
+    return WorkspacePlace(
+        client,
+        journal_folder(job_id, backfill_id),
+        what="the journal folder",
+        advice=f"or set {JOURNAL_DIR_ENV} to a folder they can write",
+    )
 
 
 def segment_name(seq: int) -> str:

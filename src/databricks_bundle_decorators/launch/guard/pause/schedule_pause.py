@@ -1,18 +1,20 @@
-"""A job's schedule and a backfill side by side (``dbxdec backfill --pause-schedule``).
+"""Pausing a job's schedule, trigger or continuous run for a backfill, and putting it back.
 
-**Pausing.** :meth:`SchedulePause.hold` sets ``pause_status: PAUSED`` on the job's
-``schedule``, ``trigger`` and ``continuous`` settings (those it has and that run) for the
-backfill, keeping everything else of them (cron expression, time zone), and puts back
-exactly the ``pause_status`` values it found when the block ends -- normally, on an
-exception or on Ctrl-C.
+**Pausing.** :class:`Pause` sets ``pause_status: PAUSED`` on the settings of a deployed
+job that start runs on their own (those it is asked for, that the job has and that run),
+keeping everything else of them, and puts back exactly the ``pause_status`` values it
+found when its holder releases it. :class:`SchedulePause` is the hold of a backfill
+driven from this machine (``dbxdec backfill --pause-schedule``, a ``--downstream``
+backfill's dependants' triggers): the block's end restores -- normally, on an exception
+or on Ctrl-C. A detached backfill holds through its controller runs
+(:mod:`.trigger_pause`).
 
-**Crashes.** Before the pausing request is sent, a marker
-``<project>/.dbxdec/paused/<job>-<job_id>.json`` records the original values and who
-holds the pause (host, pid). A launcher that dies (SIGKILL, a lost laptop) leaves the
-marker behind; :func:`restore_stale_pauses`, called when the next ``dbxdec`` command for
-the job starts, puts the values back and deletes it. A marker whose holder still runs is
-left alone, and a second backfill of the same job joins the pause: the schedule is
-restored when the last of them ends.
+**Crashes.** Before the pausing request is sent, a marker (:mod:`.marker`) records the
+original values and who holds the pause. A holder that ends without restoring (SIGKILL,
+a lost laptop, a controller killed for good) leaves it behind; :func:`restore_stale`,
+called when the next ``dbxdec`` command for the job starts, puts the values back and
+deletes it. A marker whose holder still runs is left alone, and a second backfill of the
+same job joins the pause: the settings are restored when the last of them ends.
 
 **Without pausing.** :func:`slot_policy` keeps one of the job's ``max_concurrent_runs``
 free for the scheduled run, or warns that scheduled runs will queue behind the backfill
@@ -21,7 +23,6 @@ when the job allows one run at a time.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import time
@@ -31,22 +32,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ....errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
+from ....errors import DbxdecError, UsageError, WorkspaceRejected
 from ...backends.databricks_backend import RemoteJob
+from ...ledger.place import LocalPlace
 from ...workspace.workspace import environment_problem, first_line
 from ..claims import this_host, when
-from .pause_markers import (
+from .marker import (
     HELD,
     PAUSABLE,
     WORDS,
     Holder,
+    Liveness,
+    Markers,
     PauseMarker,
-    locked,
-    marker_path,
+    ProcessHolder,
+    ended,
+    listed,
+    others,
     paused_dir,
-    read_marker,
-    remove_marker,
-    write_marker,
+    reason,
 )
 
 if TYPE_CHECKING:
@@ -54,12 +58,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PAUSABLE",
-    "PauseMarker",
+    "Pause",
     "SchedulePause",
     "api_errors",
     "job_blocks",
-    "marker_path",
+    "local_markers",
     "restore_settings",
+    "restore_stale",
     "restore_stale_pauses",
     "set_statuses",
     "slot_policy",
@@ -67,17 +72,159 @@ __all__ = [
 ]
 
 
-class SchedulePause:
-    """Pause deployed job ``job_id``'s schedule while a backfill runs.
+class Pause:
+    """``holder``'s pause of ``fields`` of deployed job ``job_id``, marked in ``markers``.
 
     Args:
         client: The workspace the job lives in.
-        root: The project root (the marker goes under ``.dbxdec/paused``).
-        job: The dbxdec job name, for messages and the marker's name.
+        markers: The job's pause markers (local or in the workspace).
+        job: The dbxdec job name, for messages.
         job_id: The deployed job.
-        fields: The settings to pause (default all of :data:`PAUSABLE`; ``("trigger",)``
-            for a dependant's trigger, :mod:`.trigger_pause`). Holds of other fields of
-            the same job share its marker: each is restored when the last holder ends.
+        holder: Who holds the pause.
+        fields: The settings to pause (default all of :data:`PAUSABLE`). Holds of other
+            fields of the same job join: each is restored when the last holder ends.
+        option: What the user can drop to avoid the pause (for error lines).
+    """
+
+    def __init__(
+        self,
+        client: WorkspaceClient,
+        markers: Markers,
+        *,
+        job: str,
+        job_id: int,
+        holder: Holder,
+        fields: Sequence[str] = PAUSABLE,
+        option: str = "--pause-schedule",
+    ) -> None:
+        self.client = client
+        self.markers = markers
+        self.job = job
+        self.job_id = job_id
+        self.holder = holder
+        self.fields = tuple(f for f in PAUSABLE if f in fields)
+        self.option = option
+
+    def take(self) -> tuple[str, bool]:
+        """Pause the settings (the marker first); the line saying what was done, and
+        whether this call wrote the holder's marker (not when it had one already, nor for
+        a job with nothing to pause or paused by hand: that is left as it is).
+
+        Raises:
+            UsageError: the workspace refused the change (the line names the job).
+            WorkspaceRejected: the credentials or the permission (CAN MANAGE) were refused.
+            WorkspaceUnreachable: the workspace did not answer.
+            LocalStateProblem: a local marker cannot be written.
+            A pause this call made is put back first.
+        """
+        with self.markers.locked():
+            with api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
+                found = job_blocks(self.client, self.job_id)
+            blocks = {f: b for f, b in found.items() if f in self.fields}
+            markers = [m for _, m in self.markers.read() if isinstance(m, PauseMarker)]
+            own = next((m for m in markers if m.holder.name == self.holder.name), None)
+            rest = [m for m in markers if m is not own]
+            to_pause = {f: status_of(b) for f, b in blocks.items() if status_of(b) != "PAUSED"}
+            if not markers and not to_pause:
+                if not blocks:
+                    nothing = "schedule or trigger" if len(self.fields) > 1 else listed(self.fields)
+                    return f"job {self.job!r} has no {nothing}: nothing to pause", False
+                what = f"the {listed(blocks)} of job {self.job!r}"
+                return f"{what} is already paused: left as it is", False
+            original: dict[str, str | None] = {}
+            for marker in markers:  # oldest first: the status before the first pause
+                for field, status in marker.original.items():
+                    original.setdefault(field, status)
+            for field, status in to_pause.items():
+                original.setdefault(field, status)
+            local = isinstance(self.holder, ProcessHolder)
+            self.markers.write(  # before the request: a crash after it is restored later
+                PauseMarker(
+                    job=self.job,
+                    job_id=self.job_id,
+                    original=original,
+                    holder=self.holder,
+                    paused_at=own.paused_at if own else time.time(),
+                    host=self.client.config.host if local else None,
+                )
+            )
+            if to_pause:
+                try:
+                    doing = f"pause the {listed(to_pause)} of job {self.job!r}"
+                    with api_errors(self.client, doing, self.option):
+                        statuses = dict.fromkeys(to_pause, "PAUSED")
+                        set_statuses(self.client, self.job_id, blocks, statuses)
+                except BaseException:
+                    if own is None:
+                        self._release()  # the request may have been applied: put it back
+                    raise
+            what = f"the {listed(original)} of job {self.job!r}"
+            live = Liveness(self.client)
+            holding = [m.holder for m in rest if live.of(m.holder)[0] is not False]
+            if holding:
+                line = f"{what} is paused for {others(holding)}: it stays paused until both end"
+                return line, own is None
+            if own is not None:
+                return f"{what} stays paused for {self.holder.title}", False
+            if not rest:
+                return (
+                    f"paused the {listed(to_pause)} of job {self.job!r} for "
+                    f"{self.holder.title}: it is restored when the backfill ends"
+                ), True
+            return (
+                f"{what} was left paused by an interrupted backfill ({when(rest[0].paused_at)}): "
+                "it stays paused for this one and is restored when it ends"
+            ), True
+
+    def release(self) -> str:
+        """Drop the holder's marker; restore the settings if no other holder runs.
+        Never raises: a restore that fails keeps the marker for the next command."""
+        try:
+            with self.markers.locked():
+                return self._release()
+        except (DbxdecError, OSError) as err:  # DatabricksError and requests' are OSErrors
+            return (
+                f"could not release the {listed(self.fields)} of job {self.job!r} for "
+                f"{self.holder.title} ({reason(self.client, err)}): its pause marker is kept "
+                "and the next dbxdec command for this job restores it"
+            )
+
+    def _release(self) -> str:
+        found = [(p, m) for p, m in self.markers.read() if isinstance(m, PauseMarker)]
+        path = self.markers.path(self.holder)
+        own = next((m for p, m in found if p == path), None)
+        if own is None:
+            what = f"the {listed(self.fields)} of job {self.job!r}"
+            return f"{what} was not paused for {self.holder.title}"
+        rest = [(p, m) for p, m in found if p != path]
+        live = Liveness(self.client)
+        running = [m.holder for _, m in rest if live.of(m.holder)[0] is not False]
+        what = f"the {listed(own.original)} of job {self.job!r}"
+        if running:
+            self.markers.delete(path)
+            return f"{what} stays paused for {others(running, running=True)}"
+        try:
+            restored = restore_settings(self.client, own.job, own.job_id, own.original)
+        except DbxdecError as err:
+            return (
+                f"could not restore {what} ({err.render()}): its pause marker {path} is kept "
+                "and the next dbxdec command for this job restores it, or unpause it in the "
+                "Jobs UI"
+            )
+        for done in [path, *(p for p, _ in rest)]:  # the others' holders ended
+            self.markers.delete(done)
+        return f"restored {what}: {restored}"
+
+
+class SchedulePause:
+    """Pause deployed job ``job_id``'s schedule while a backfill of this process runs.
+
+    Args:
+        client: The workspace the job lives in.
+        root: The project root (the markers go under ``.dbxdec/paused``).
+        job: The dbxdec job name, for messages and the markers' folder.
+        job_id: The deployed job.
+        fields: The settings to pause (``("trigger",)`` for a dependant's trigger).
         option: What the user can drop to avoid the pause (for error lines).
 
     After :meth:`hold`, :attr:`restore_message` says what its end did.
@@ -94,32 +241,33 @@ class SchedulePause:
         option: str = "--pause-schedule",
     ) -> None:
         self.client = client
-        self.job = job
-        self.job_id = job_id
-        self.fields = tuple(f for f in PAUSABLE if f in fields)
-        self.option = option
-        self.path = marker_path(root, job, job_id)
+        self.markers = local_markers(root, job, job_id, option)
+        self.job, self.job_id, self.fields, self.option = job, job_id, fields, option
         self.restore_message: str | None = None
 
     @contextmanager
     def hold(self) -> Iterator[str]:
-        """Pause the schedule for the block; yields the line saying what was done.
-
-        A job with nothing to pause (no schedule, or one already paused by hand) is left
-        as it is and the line says so. The end of the block never raises: a restore that
-        fails leaves the marker for the next command and :attr:`restore_message` says so.
+        """Pause the settings for the block; yields the line saying what was done. The
+        end of the block never raises: a restore that fails leaves the marker for the
+        next command and :attr:`restore_message` says so.
 
         Raises:
-            UsageError: the workspace refused the change (the line names the job).
-            WorkspaceRejected: the credentials or the permission (CAN MANAGE) were refused.
-            WorkspaceUnreachable: the workspace did not answer.
-            LocalStateProblem: the marker cannot be written.
+            UsageError, WorkspaceRejected, WorkspaceUnreachable, LocalStateProblem: as
+                :meth:`Pause.take`.
         """
-        holder = Holder(this_host(), os.getpid(), secrets.token_hex(8))
+        holder = ProcessHolder(this_host(), os.getpid(), secrets.token_hex(8))
+        pause = Pause(
+            self.client,
+            self.markers,
+            job=self.job,
+            job_id=self.job_id,
+            holder=holder,
+            fields=self.fields,
+            option=self.option,
+        )
         HELD.add(holder.hold_id)
         try:
-            with locked(self.path):
-                message, holding = self._pause(holder)
+            message, holding = pause.take()
             if not holding:
                 HELD.discard(holder.hold_id)
                 yield message
@@ -128,143 +276,111 @@ class SchedulePause:
                 yield message
             finally:
                 HELD.discard(holder.hold_id)
-                with locked(self.path):
-                    self.restore_message = self._release(holder)
+                self.restore_message = pause.release()
         finally:
             HELD.discard(holder.hold_id)
 
-    def _pause(self, holder: Holder) -> tuple[str, bool]:
-        with api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
-            found = job_blocks(self.client, self.job_id)
-        blocks = {f: b for f, b in found.items() if f in self.fields}
-        marker = read_marker(self.path)
-        to_pause = {f: status_of(b) for f, b in blocks.items() if status_of(b) != "PAUSED"}
-        if not to_pause and marker is None:
-            if not blocks:
-                return f"job {self.job!r} has no schedule or trigger: nothing to pause", False
-            return (
-                f"the {_listed(blocks)} of job {self.job!r} is already paused: left as it is",
-                False,
-            )
-        others = [h for h in marker.holders if h.alive()] if marker else []
-        original = dict(marker.original) if marker else {}
-        for field, status in to_pause.items():
-            original.setdefault(field, status)
-        write_marker(  # before the request: a crash after it is restored by the next command
-            self.path,
-            PauseMarker(
-                job=self.job,
-                job_id=self.job_id,
-                host=self.client.config.host,
-                original=original,
-                holders=(marker.holders if marker else ()) + (holder,),
-                paused_at=marker.paused_at if marker else time.time(),
-            ),
-        )
-        if to_pause:
-            try:
-                doing = f"pause the {_listed(to_pause)} of job {self.job!r}"
-                with api_errors(self.client, doing, self.option):
-                    set_statuses(
-                        self.client, self.job_id, blocks, dict.fromkeys(to_pause, "PAUSED")
-                    )
-            except BaseException:
-                HELD.discard(holder.hold_id)
-                self._release(holder)  # the request may have been applied: put it back
-                raise
-        if others:
-            return (
-                f"the {_listed(original)} of job {self.job!r} is paused for another backfill "
-                f"({', '.join(h.who for h in others)}): it stays paused until both end"
-            ), True
-        if to_pause and marker is None:
-            return (
-                f"paused the {_listed(to_pause)} of job {self.job!r} for the backfill: it is "
-                "restored when the backfill ends"
-            ), True
-        return (
-            f"the {_listed(original)} of job {self.job!r} was left paused by an interrupted "
-            f"backfill ({when(marker.paused_at if marker else time.time())}): it stays paused "
-            "for this one and is restored when it ends"
-        ), True
 
-    def _release(self, holder: Holder) -> str:
-        """Drop ``holder``; restore the settings if no other holder runs. Never raises."""
-        try:
-            marker = read_marker(self.path)
-        except DbxdecError as err:
-            return f"could not restore the schedule of job {self.job!r}: {err.render()}"
-        if marker is None:
-            return f"the schedule of job {self.job!r} was already restored"
-        what = f"the {_listed(marker.original)} of job {self.job!r}"
-        rest = tuple(h for h in marker.holders if h.hold_id != holder.hold_id)
-        live = [h for h in rest if h.alive()]
-        try:
-            if live:
-                write_marker(self.path, replace(marker, holders=rest))
-                running = ", ".join(h.who for h in live)
-                return f"{what} stays paused for the backfill still running ({running})"
-            restored = restore_settings(self.client, marker.job, marker.job_id, marker.original)
-        except DbxdecError as err:
-            with contextlib.suppress(DbxdecError):
-                write_marker(self.path, replace(marker, holders=rest))
-            return (
-                f"could not restore {what} ({err.render()}): the next dbxdec command for "
-                "this job restores it, or unpause it in the Jobs UI"
-            )
-        remove_marker(self.path)
-        return f"restored {what}: {restored}"
+def local_markers(root: Path, job: str, job_id: int, option: str) -> Markers:
+    """The markers of deployed job ``job_id`` (dbxdec job ``job``) held from the project
+    at ``root``: ``<root>/.dbxdec/paused/<job>-<job_id>/``."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in job)
+    return Markers(LocalPlace(paused_dir(root) / f"{safe}-{job_id}"), option=option)
 
 
-def restore_stale_pauses(client: WorkspaceClient, root: Path, job: str | None) -> list[str]:
-    """Put back the schedules that backfills which no longer run left paused.
+def restore_stale(
+    client: WorkspaceClient, markers: Markers, job: str | None, *, keep: str | None = None
+) -> list[str]:
+    """Put back what holders that no longer run left paused in ``markers``, and delete
+    their markers. Never raises for the workspace's failures.
 
     Args:
         client: The workspace of the command.
-        root: The project root.
+        markers: One job's markers.
         job: Only this dbxdec job's pauses (``None``: every job's).
+        keep: The caller's own holder name (counts as running).
 
     Returns:
-        One line per marker dealt with: restored, or why it could not be (the marker is
-        kept, and the next command tries again). Pauses held by running backfills are
-        left alone and not mentioned.
+        One line per marker dealt with: restored, dropped beside a running holder, or why
+        it is kept (damaged, another workspace's, the restore failed, or whether its
+        holder runs cannot be told). Pauses of running holders are not mentioned.
     """
+    with markers.locked():
+        try:
+            found = markers.read()
+        except (DbxdecError, OSError) as err:
+            return [
+                f"could not read the pauses in {markers.place.folder} ({reason(client, err)}): a "
+                "setting a backfill left paused stays so"
+            ]
+        lines: list[str] = []
+        live = Liveness(client)
+        stale: list[tuple[str, PauseMarker]] = []
+        holding: list[Holder] = []
+        for path, marker in found:
+            if isinstance(marker, str):
+                lines.append(
+                    f"{path} is damaged ({marker}): check the job's schedule and trigger in "
+                    "the Jobs UI, then delete the file"
+                )
+                continue
+            if job is not None and marker.job != job:
+                continue
+            alive, why = (True, "") if marker.holder.name == keep else live.of(marker.holder)
+            if alive is not False:
+                holding.append(marker.holder)
+                if alive is None:
+                    lines.append(
+                        f"the {listed(marker.original)} of job {marker.job!r} stays paused for "
+                        f"detached {marker.holder.title}: could not tell whether it still runs "
+                        f"({why})"
+                    )
+            elif marker.host and not _same_host(marker.host, client.config.host or marker.host):
+                lines.append(
+                    f"the {listed(marker.original)} of job {marker.job!r} (id {marker.job_id}) "
+                    f"in {marker.host} stays paused since an interrupted backfill: run a dbxdec "
+                    "command for it against that workspace"
+                )
+            else:
+                stale.append((path, marker))
+        if not stale:
+            return lines
+        first = stale[0][1]
+        what = f"the {listed(first.original)} of job {first.job!r}"
+        original: dict[str, str | None] = {}
+        for _, marker in stale:
+            for field, status in marker.original.items():
+                original.setdefault(field, status)
+        try:
+            restored = (
+                "" if holding else restore_settings(client, first.job, first.job_id, original)
+            )
+            for path, marker in stale:
+                markers.delete(path)
+                lines.append(
+                    f"dropped the pause of {what} by {ended(marker)}: it stays paused for "
+                    f"{others(holding)}"
+                    if holding
+                    else f"restored {what}, left paused by {ended(marker)}: {restored}"
+                )
+        except (DbxdecError, OSError) as err:
+            lines.append(
+                f"{what} stays paused since {ended(first)}: could not restore it "
+                f"({reason(client, err)}); the next dbxdec command for this job tries again"
+            )
+        return lines
+
+
+def restore_stale_pauses(client: WorkspaceClient, root: Path, job: str | None) -> list[str]:
+    """Put back the settings that backfills of this project which no longer run left
+    paused (:func:`restore_stale` over every job's local markers, or ``job``'s)."""
     folder = paused_dir(root)
     if not folder.is_dir():
         return []
-    messages: list[str] = []
-    for path in sorted(folder.glob("*.json")):
-        with locked(path):
-            try:
-                marker = read_marker(path)
-            except LocalStateProblem as err:
-                messages.append(err.render())
-                continue
-            if marker is None or (job is not None and marker.job != job):
-                continue
-            if any(h.alive() for h in marker.holders):
-                continue
-            what = f"the {_listed(marker.original)} of job {marker.job!r}"
-            if not marker.host or _same_host(marker.host, client.config.host or marker.host):
-                try:
-                    restored = restore_settings(client, marker.job, marker.job_id, marker.original)
-                except DbxdecError as err:
-                    messages.append(
-                        f"{what} stays paused since an interrupted backfill: could not restore "
-                        f"it ({err.render()}); the next dbxdec command tries again"
-                    )
-                    continue
-                remove_marker(path)
-                messages.append(
-                    f"restored {what}, left paused by an interrupted backfill "
-                    f"({when(marker.paused_at)}): {restored}"
-                )
-            else:
-                messages.append(
-                    f"{what} (id {marker.job_id}) in {marker.host} stays paused since an "
-                    "interrupted backfill: run a dbxdec command for it against that workspace"
-                )
-    return messages
+    lines: list[str] = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+        lines += restore_stale(client, Markers(LocalPlace(sub), option="--pause-schedule"), job)
+    return lines
 
 
 def slot_policy(remote: RemoteJob, cap: int, *, paused: bool) -> tuple[int, list[str]]:
@@ -386,11 +502,6 @@ def api_errors(
         if isinstance(exc, DatabricksError):
             raise UsageError(f"{option}: could not {doing} ({first_line(exc)})") from None
         raise
-
-
-def _listed(fields: Mapping[str, Any]) -> str:
-    words = [WORDS[f] for f in PAUSABLE if f in fields]
-    return " and ".join(words) if words else "schedule"
 
 
 def _same_host(a: str, b: str) -> bool:

@@ -16,6 +16,18 @@ Which triggers: a ``TableUpdate`` watching a table the backfill writes, and a
 (``locations``: dbxdec knows tables by name, so the caller passes the storage paths
 it knows of). A raw ``trigger={...}`` dict is read the same way.
 
+**Detached.** A ``--detach`` backfill outlives the process that started it, so its
+pauses are held by the backfill itself (:class:`.marker.RunHolder`: alive while a run of
+its controller job is active), marked in the workspace:
+:func:`hold_triggers_detached` first restores what ended backfills left paused on each
+job, then writes this backfill's marker and pauses the trigger; held again by every
+controller generation (a no-op when held), released by the one that ends it
+(:func:`release_triggers_detached`). So a caller starts the controller run before the
+hold, or right after it: a command for the dependant between the two would find no
+controller run and restore the trigger. Local and detached markers live in different
+places and do not see each other: the one that ends first may restore a trigger the
+other still wants paused; nothing is left paused for good.
+
 Platform facts relied on:
 
 * ``trigger.pause_status`` (``PAUSED``/``UNPAUSED``) is part of the job's settings and
@@ -31,6 +43,7 @@ Platform facts relied on:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -40,7 +53,9 @@ from typing import TYPE_CHECKING, Any
 from ....bundle.table_graph import TableGraph, table_key
 from ....definitions import JobDefinition
 from ....definitions.triggers import FileArrival, TableUpdate
-from .schedule_pause import SchedulePause, restore_stale_pauses
+from ....errors import UsageError
+from .marker import RunHolder, workspace_markers
+from .schedule_pause import Pause, SchedulePause, restore_stale, restore_stale_pauses
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -49,11 +64,16 @@ __all__ = [
     "DependantTrigger",
     "dependant_triggers",
     "hold_dependant_triggers",
+    "hold_triggers_detached",
+    "release_triggers_detached",
     "restore_dependant_triggers",
+    "restore_stale_workspace_pauses",
 ]
 
 OPTION = "--downstream"
 """What a user drops to run the backfill without pausing its dependants' triggers."""
+BACKFILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""What a backfill id may be: it names a marker file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +181,73 @@ def hold_dependant_triggers(
             say(stack.enter_context(pause.hold()))
             holds.append(pause)
         yield dependants
+
+
+def hold_triggers_detached(
+    client: WorkspaceClient, *, backfill_id: str, controller_job_id: int, jobs: Mapping[str, int]
+) -> list[str]:
+    """Pause the ``trigger`` of each job of ``jobs`` for the detached backfill.
+
+    Args:
+        client: The workspace of the jobs.
+        backfill_id: The detached backfill (the controller runs' ``backfill_id``).
+        controller_job_id: The deployed ``dbxdec_controller`` job whose runs drive it.
+        jobs: dbxdec job name -> deployed job id of each dependant.
+
+    Returns:
+        One line per job (paused, joined, left as it is), after the lines of the stale
+        markers restored first. Called again for the same backfill (a resume, a new
+        controller generation), it keeps one marker per job and pauses what was
+        unpaused meanwhile.
+
+    Raises:
+        UsageError: a bad backfill id, or the workspace refused a change.
+        WorkspaceRejected: the credentials, or a permission (CAN MANAGE on the job, CAN
+            EDIT on the markers' folder), were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+        The triggers this call paused are put back first.
+    """
+    if not BACKFILL_ID.fullmatch(backfill_id):
+        raise UsageError(f"{OPTION}: {backfill_id!r} is not a backfill id")
+    holder = RunHolder(backfill_id, controller_job_id)
+    lines: list[str] = []
+    taken: list[Pause] = []  # the markers this call wrote: put back on failure
+    try:
+        for job, job_id in jobs.items():
+            pause = _detached(client, job, job_id, holder)
+            lines += restore_stale(client, pause.markers, None, keep=backfill_id)
+            line, made = pause.take()
+            lines.append(line)
+            if made:
+                taken.append(pause)
+    except BaseException:
+        for pause in taken:
+            pause.release()
+        raise
+    return lines
+
+
+def release_triggers_detached(
+    client: WorkspaceClient, *, backfill_id: str, jobs: Mapping[str, int]
+) -> list[str]:
+    """Drop the backfill's hold on each job's trigger; restore it when no other live
+    backfill holds it. Never raises: a restore that fails keeps the marker (the next
+    dbxdec command for the job restores it) and its line says so. One line per job."""
+    holder = RunHolder(backfill_id, 0)
+    return [_detached(client, job, job_id, holder).release() for job, job_id in jobs.items()]
+
+
+def restore_stale_workspace_pauses(client: WorkspaceClient, job: str, job_id: int) -> list[str]:
+    """Put back the trigger of ``job`` (deployed job ``job_id``) that detached backfills
+    which no longer run left paused; one line per marker dealt with. Never raises."""
+    return restore_stale(client, workspace_markers(client, job_id, OPTION), job)
+
+
+def _detached(client: WorkspaceClient, job: str, job_id: int, holder: RunHolder) -> Pause:
+    markers = workspace_markers(client, job_id, OPTION)
+    return Pause(
+        client, markers, job=job, job_id=job_id, holder=holder, fields=("trigger",), option=OPTION
+    )
 
 
 def _say_restored(holds: list[SchedulePause], say: Callable[[str], None]) -> None:
