@@ -16,8 +16,11 @@ Settings, each for a reason:
 - task ``max_retries: -1`` ("retry indefinitely", databricks-sdk ``jobs.Task``) and
   ``retry_on_timeout: true``: a controller that dies or times out is followed by the next
   attempt of the same run, which takes over from the journal;
-- ``timeout_seconds``: above the hand-over time (a run hands over after 3 h), so a
-  stuck controller is ended and retried.
+- task ``timeout_seconds``: above the hand-over time (a run hands over after 3 h), so a
+  stuck controller is ended and retried. It sits on the task, beside ``retry_on_timeout``:
+  the task's timeout is "applied to each run of this job task" and ``retry_on_timeout``
+  retries a task that timed out (databricks-sdk ``jobs.Task``); a job-level timeout ends
+  the whole run, which nothing retries.
 
 ``[tool.dbxdec.controller]`` in ``pyproject.toml`` may set ``run_as_service_principal``
 (the job's ``run_as``: the principal needs ``CAN_MANAGE_RUN`` on the backfilled jobs) and
@@ -92,6 +95,7 @@ def controller_job_resource(
         },
         "max_retries": -1,
         "retry_on_timeout": True,
+        "timeout_seconds": CONTROLLER_TIMEOUT_SECONDS,
         "environment_key": options.environment_key,
     }
     resource: dict[str, Any] = {
@@ -106,7 +110,6 @@ def controller_job_resource(
         ],
         "max_concurrent_runs": CONTROLLER_MAX_CONCURRENT_RUNS,
         "queue": {"enabled": True},
-        "timeout_seconds": CONTROLLER_TIMEOUT_SECONDS,
         "environments": [
             {
                 "environment_key": options.environment_key,
