@@ -146,16 +146,23 @@ def test_a_run_of_a_job_without_tasks_is_its_own_task_run(
     ("text", "logs", "truncated"),
     [
         pytest.param("x" * MAX_OUTPUT_BYTES, "x" * MAX_OUTPUT_BYTES, False, id="at-the-limit"),
-        pytest.param("x" * MAX_OUTPUT_BYTES + "y", "x" * MAX_OUTPUT_BYTES, True, id="one-over"),
+        # the last 5 MB are kept (RunOutput.logs): the reports a task prints last survive
+        pytest.param("y" + "x" * MAX_OUTPUT_BYTES, "x" * MAX_OUTPUT_BYTES, True, id="one-over"),
+        pytest.param(
+            "y" * MAX_OUTPUT_BYTES + "report\n",
+            "y" * (MAX_OUTPUT_BYTES - 7) + "report\n",
+            True,
+            id="the-end-is-kept",
+        ),
         pytest.param(  # the cut falls inside a two-byte character: it is left out whole
-            "x" + "é" * (MAX_OUTPUT_BYTES // 2),
-            "x" + "é" * (MAX_OUTPUT_BYTES // 2 - 1),
+            "é" * (MAX_OUTPUT_BYTES // 2) + "x",
+            "é" * (MAX_OUTPUT_BYTES // 2 - 1) + "x",
             True,
             id="mid-character",
         ),
     ],
 )
-def test_logs_past_5_mb_are_cut_and_flagged_truncated(
+def test_logs_past_5_mb_keep_their_last_5_mb_and_are_flagged_truncated(
     emu: JobsEmulator, w: WorkspaceClient, text: str, logs: str, truncated: bool
 ) -> None:
     extract = run_job(emu, w).task_run_ids[0]

@@ -10,8 +10,9 @@ The answer is ``{"metadata": <the task run>, "logs", "logs_truncated", "error"}`
   ``run_id``, state and times, ``tasks`` holding only that task, and ``job_run_id``
   naming the job run it belongs to;
 * ``logs`` (a wheel or Python task's stdout) only when a test set them with
-  ``JobsEmulator.set_task_logs``, cut to the first :data:`MAX_OUTPUT_BYTES` with
-  ``logs_truncated`` true, as Databricks does; ``logs_truncated`` is always present;
+  ``JobsEmulator.set_task_logs``, cut to their last :data:`MAX_OUTPUT_BYTES` with
+  ``logs_truncated`` true ("Databricks restricts this API to return the last 5 MB of these
+  logs", databricks-sdk ``jobs.RunOutput.logs``); ``logs_truncated`` is always present;
 * ``error``: the state message of a task run that ended without success.
 
 A run of a job without tasks (which only the emulator allows) is its own task run.
@@ -25,7 +26,7 @@ from ._emulator_clock import EmulatorClock
 from ._emulator_records import JsonDict, RunRecord, invalid
 from ._emulator_render import task_run_json
 
-#: Databricks returns the first 5 MB of a run's output.
+#: Databricks returns the last 5 MB of a task run's logs (``RunOutput.logs``).
 MAX_OUTPUT_BYTES = 5 * 1024 * 1024
 MULTI_TASK_REFUSAL = (
     "Retrieving the output of runs with multiple tasks is not supported. "
@@ -74,7 +75,7 @@ class RunOutputs:
         out: JsonDict = {"metadata": metadata, "logs_truncated": False}
         if run_id in self._task_logs:
             raw = self._task_logs[run_id].encode()
-            out["logs"] = raw[:MAX_OUTPUT_BYTES].decode(errors="ignore")
+            out["logs"] = raw[-MAX_OUTPUT_BYTES:].decode(errors="ignore")
             out["logs_truncated"] = len(raw) > MAX_OUTPUT_BYTES
         if run.result_state in _UNSUCCESSFUL and run.state_message:
             out["error"] = run.state_message
