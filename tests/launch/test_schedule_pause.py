@@ -20,7 +20,7 @@ from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
 )
 from databricks_bundle_decorators.testing import JobsEmulator
 
-from .trigger_chain import marker_path
+from .trigger_chain import marker_path, written_trigger
 
 CRON = {"quartz_cron_expression": "0 0 2 * * ?", "timezone_id": "Europe/Paris"}
 UPDATE = "/api/2.2/jobs/update"
@@ -362,15 +362,22 @@ def test_a_pause_keeps_the_trigger_s_condition_and_other_settings(
 ) -> None:
     job_id = emu.create_job("nightly", settings={"trigger": json.loads(json.dumps(CONDITIONED))})
     client = emu.workspace_client()
-    held = SchedulePause(client, root=tmp_path, job="nightly", job_id=job_id, fields=fields)
+    held = SchedulePause(
+        client,
+        root=tmp_path,
+        job="nightly",
+        job_id=job_id,
+        fields=fields,
+        declared_trigger=CONDITIONED,
+    )
 
     with held.hold():
-        assert emu.job_settings(job_id)["trigger"] == {**CONDITIONED, "pause_status": "PAUSED"}
+        assert written_trigger(emu, job_id) == {**CONDITIONED, "pause_status": "PAUSED"}
         emu.inject_fault(UPDATE, status=500)  # the restore fails: the next command's does it
     assert emu.job_settings(job_id)["trigger"]["pause_status"] == "PAUSED"
 
     assert len(restore_stale_pauses(client, tmp_path, "nightly")) == 1
-    assert emu.job_settings(job_id)["trigger"] == CONDITIONED
+    assert written_trigger(emu, job_id) == CONDITIONED
     with held.hold():
         pass
-    assert emu.job_settings(job_id)["trigger"] == CONDITIONED
+    assert written_trigger(emu, job_id) == CONDITIONED

@@ -23,7 +23,7 @@ from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
 from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.testing import JobsEmulator
 
-from .trigger_chain import DEFINITIONS, TRIGGERS
+from .trigger_chain import DEFINITIONS, TRIGGERS, written_trigger
 
 TOKEN = "dapi-wsp-secret-5e1d07"
 CONTROLLER_PARAMS = {"backfill_id": "", "job_id": "", "generation": ""}
@@ -67,12 +67,18 @@ class Place:
             what=f"controller run {run_id} ended",
         )
 
-    def hold(self, backfill_id: str, jobs: dict[str, int] | None = None) -> list[str]:
+    def hold(
+        self,
+        backfill_id: str,
+        jobs: dict[str, int] | None = None,
+        declared: dict[str, dict[str, object]] | None = None,
+    ) -> list[str]:
         return hold_triggers_detached(
             self.client,
             backfill_id=backfill_id,
             controller_job_id=self.controller,
             jobs=jobs or {"job_b": self.b},
+            declared=declared,
         )
 
     def release(self, backfill_id: str, jobs: dict[str, int] | None = None) -> list[str]:
@@ -255,13 +261,15 @@ def test_a_detached_pause_keeps_the_trigger_s_condition_and_other_settings(
     }
     job = place.emu.create_job("job_d", settings={"trigger": json.loads(json.dumps(trigger))})
     run = place.start("bf-1")
-    place.hold("bf-1", {"job_d": job})
-    assert place.emu.job_settings(job)["trigger"] == {**trigger, "pause_status": "PAUSED"}
+    declared = {"job_d": {k: v for k, v in trigger.items() if k != "pause_status"}}
+    place.hold("bf-1", {"job_d": job}, declared)
+    # jobs/get never returns the condition: what the pause wrote is seen in the requests
+    assert written_trigger(place.emu, job) == {**trigger, "pause_status": "PAUSED"}
     place.release("bf-1", {"job_d": job})
-    assert place.emu.job_settings(job)["trigger"] == trigger
+    assert written_trigger(place.emu, job) == trigger
 
-    place.hold("bf-1", {"job_d": job})
+    place.hold("bf-1", {"job_d": job}, declared)
     place.end(run)
     [line] = restore_stale_workspace_pauses(place.client, "job_d", job)
     assert line.startswith("restored the trigger of job 'job_d'")
-    assert place.emu.job_settings(job)["trigger"] == trigger
+    assert written_trigger(place.emu, job) == trigger

@@ -106,6 +106,17 @@ TRIGGERS = {
 """The deployed triggers (``pause_status`` left out: UNPAUSED, as the API defaults)."""
 
 
+def written_trigger(emu: Any, job_id: int) -> Any:
+    """The ``trigger`` the last create/update/reset request that set one wrote to job
+    ``job_id``, as sent: ``jobs/get`` never returns a table update's ``condition``
+    (databricks/cli#6315), so what a pause wrote back is seen in the requests."""
+    for _, body in reversed(emu.job_change_bodies(job_id)):
+        settings = body.get("new_settings", body)
+        if "trigger" in settings:
+            return settings["trigger"]
+    return None
+
+
 def marker_path(root: Path, job: str, job_id: int) -> Path:
     """The local pause marker of ``job`` (the first, if several), or where a dead
     launcher's is written when there is none."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..definitions import JobDefinition
 from ..definitions.triggers import FileArrival, TableUpdate, Trigger
 
 
@@ -45,4 +46,23 @@ def trigger_setting(trigger: Trigger, *, paused: bool) -> dict[str, Any]:
         setting["table_update"] = {**block, **timings}
     elif isinstance(trigger, FileArrival):
         setting["file_arrival"] = {"url": trigger.url, **timings}
+    return setting
+
+
+def declared_trigger(job: JobDefinition) -> dict[str, Any] | None:
+    """The ``trigger`` setting ``job`` deploys (``triggered_by=...`` or a raw
+    ``trigger={...}``), without ``pause_status``; ``None`` for a job without one.
+
+    What a pause writes back: ``jobs/get`` never returns a table update's ``condition``
+    (databricks/cli#6315), so a trigger read from the workspace cannot be written back
+    whole; the project's declaration can.
+    """
+    if job.trigger is not None:
+        setting = trigger_setting(job.trigger, paused=False)
+    else:
+        raw = job.settings.get("trigger")
+        if not isinstance(raw, dict):
+            return None
+        setting = dict(raw)
+    setting.pop("pause_status", None)
     return setting

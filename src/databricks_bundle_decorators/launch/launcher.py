@@ -21,6 +21,7 @@ from ..backfill.wire import (
     BACKFILL_TASKS_PARAM,
     ORDER_PARAM,
 )
+from ..bundle.triggers import declared_trigger
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, counted
 from ..runtime.programs.task_subset import task_selection
@@ -197,7 +198,13 @@ def plan_backfill(
                 client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
             )
             if request.pause_schedule:
-                pause = SchedulePause(client, root=root, job=job.name, job_id=job_id)
+                pause = SchedulePause(
+                    client,
+                    root=root,
+                    job=job.name,
+                    job_id=job_id,
+                    declared_trigger=declared_trigger(job),
+                )
     if request.catchup and history is not None:
         only = keys_without_success(selected.keys, history)
     auto = request.batch_size == "auto"

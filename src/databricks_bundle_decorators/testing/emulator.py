@@ -308,6 +308,15 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
             bodies = list(self._model.run_now_bodies)
         return [b for b in bodies if job_id is None or b.get("job_id") == job_id]
 
+    def job_change_bodies(self, job_id: int | None = None) -> list[tuple[str, JsonDict]]:
+        """Every ``jobs/create``, ``jobs/update`` and ``jobs/reset`` request received (of one
+        job), in order: ``(endpoint, body as sent)`` (a create's body gets its ``job_id``).
+        What a request wrote that ``jobs/get`` does not return (a table-update trigger's
+        ``condition``) is seen here."""
+        with self._lock:
+            bodies = list(self._model.job_change_bodies)
+        return [(e, b) for e, b in bodies if job_id is None or b.get("job_id") == job_id]
+
     def job_settings(self, job_id: int) -> JsonDict:
         """A copy of job ``job_id``'s settings as ``jobs/get`` returns them."""
         with self._lock:

@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from ...bundle.triggers import declared_trigger
 from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
 from ..guard.pause.trigger_pause import (
@@ -56,11 +57,15 @@ class TriggerHold:
         dependants: Each dependant's deployed job id, by dbxdec job name.
         modules: Each dependant's Python module (its definition, for the catch-up).
         warehouse_id: The SQL warehouse of the catch-up (``None``: no catch-up).
+        triggers: Each dependant's ``trigger`` as the project declares it, which every
+            pause and restore writes back (``jobs/get`` never returns a table update's
+            ``condition``, databricks/cli#6315; the controller has no project to read).
     """
 
     dependants: Mapping[str, int]
     modules: Mapping[str, str]
     warehouse_id: str | None
+    triggers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def to_text(self) -> str:
         body = {
@@ -68,6 +73,7 @@ class TriggerHold:
             "dependants": dict(self.dependants),
             "modules": dict(self.modules),
             "warehouse_id": self.warehouse_id,
+            "triggers": {job: dict(t) for job, t in self.triggers.items()},
         }
         return json.dumps(body, sort_keys=True)
 
@@ -80,6 +86,7 @@ class TriggerHold:
             {str(k): int(v) for k, v in data["dependants"].items()},
             {str(k): str(v) for k, v in data["modules"].items()},
             None if warehouse is None else str(warehouse),
+            {str(k): dict(v) for k, v in data["triggers"].items()},
         )
 
 
@@ -91,6 +98,7 @@ def plan_hold(registry: Registry, jobs: Sequence[str], job_ids: Mapping[str, int
         {d.job: job_ids[d.job] for d in found},
         {d.job: definitions[d.job].fn.__module__ for d in found},
         os.environ.get(WAREHOUSE_ENV) or None,
+        {d.job: t for d in found if (t := declared_trigger(definitions[d.job])) is not None},
     )
 
 
@@ -115,11 +123,16 @@ def start_hold(
             {**earlier.dependants, **hold.dependants},
             {**earlier.modules, **hold.modules},
             hold.warehouse_id or earlier.warehouse_id,
+            {**earlier.triggers, **hold.triggers},
         )
     if not hold.dependants:
         return []
     lines = hold_triggers_detached(
-        client, backfill_id=backfill_id, controller_job_id=controller_job_id, jobs=hold.dependants
+        client,
+        backfill_id=backfill_id,
+        controller_job_id=controller_job_id,
+        jobs=hold.dependants,
+        declared=hold.triggers,
     )
     try:  # replaces a resumed backfill's: only --detach writes it, and never while a
         # controller run of the backfill is active (a resume refuses while one is)
@@ -156,6 +169,7 @@ def renew_hold(
             backfill_id=backfill_id,
             controller_job_id=controller_job_id,
             jobs=hold.dependants,
+            declared=hold.triggers,
         )
     except DbxdecError as exc:
         return [f"the dependants' triggers could not be held paused: {exc.render()}"]

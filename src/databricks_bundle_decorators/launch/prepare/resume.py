@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ...backfill.base import BackfillDef
 from ...bundle.project import ProjectConfig
+from ...bundle.triggers import declared_trigger
 from ...definitions import Registry
 from ...errors import DbxdecError
 from ..backends.backends import Backend
@@ -91,8 +92,6 @@ def prepare_resume(
         for job in ledger_jobs(ledger):
             warnings += restore_stale_pauses(client, root, job)
         find_job(client, ledger.job, job_id=spec.job_id)
-        if old.pause_schedule:  # paused again for the rest of the backfill
-            pause = SchedulePause(client, root=root, job=ledger.job, job_id=spec.job_id)
         backend = DatabricksBackend(
             client, spec.job_id, read_checks=old.checks, resend_after=pacing.resend_after
         )
@@ -101,6 +100,14 @@ def prepare_resume(
             definition = job_def.backfill
         except DbxdecError:
             job_def, definition = None, None
+        if old.pause_schedule:  # paused again for the rest of the backfill
+            pause = SchedulePause(
+                client,
+                root=root,
+                job=ledger.job,
+                job_id=spec.job_id,
+                declared_trigger=None if job_def is None else declared_trigger(job_def),
+            )
         if old.diff_gate is not None and job_def is not None:  # the canaries are measured
             backend.measure = RemoteKeyChanges(
                 backend.client, spec.job_id, job_def, poll_interval=pacing.poll_interval

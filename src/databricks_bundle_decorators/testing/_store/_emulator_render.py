@@ -23,6 +23,12 @@ _TERMINATION: dict[str, tuple[str, str]] = {
 def job_json(job: JobRecord, user_name: str, *, expand_tasks: bool) -> JsonDict:
     """A job as ``jobs/get`` and ``jobs/list`` return it."""
     settings = copy.deepcopy(job.settings)
+    # ``trigger.table_update.condition`` is accepted by create/update/reset but never
+    # returned by jobs/get (databricks/cli#6315, verified on AWS; the CLI's fix #6442 stops
+    # comparing it): a client that writes a GET's trigger back drops the condition.
+    table_update = (settings.get("trigger") or {}).get("table_update")
+    if isinstance(table_update, dict):
+        table_update.pop("condition", None)
     if not expand_tasks:
         settings.pop("tasks", None)
         settings.pop("job_clusters", None)

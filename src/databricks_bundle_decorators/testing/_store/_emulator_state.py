@@ -73,6 +73,7 @@ class JobsModel(RunOutputs):
         self._executions: dict[tuple[int, str | None], int] = {}
         self._task_logs: dict[int, str] = {}  # task run id -> its logs (runs/get-output)
         self.run_now_bodies: list[dict[str, Any]] = []  # every run-now request, in order
+        self.job_change_bodies: list[tuple[str, dict[str, Any]]] = []  # create/update/reset
         self._next_job_id = 1001
         self._next_run_id = 5001
         self._next_task_run_id = 900_000_001
@@ -177,6 +178,7 @@ class JobsModel(RunOutputs):
     def create_job(self, body: Mapping[str, Any], now: float) -> int:
         settings = job_settings(body)
         job_id = self._next_job_id
+        self.job_change_bodies.append(("create", {**copied_body(body), "job_id": job_id}))
         self._next_job_id += 1
         self._jobs[job_id] = JobRecord(job_id, settings, self.epoch_ms(now))
         self._queues[job_id] = _JobQueue()
@@ -186,6 +188,7 @@ class JobsModel(RunOutputs):
         """``jobs/reset`` (``reset``) or ``jobs/update``; queued runs may start at once."""
         job = self._job(_require_int(body.get("job_id"), "job_id"))
         job.settings = reset_settings(body) if reset else updated_settings(job.settings, body)
+        self.job_change_bodies.append(("reset" if reset else "update", copied_body(body)))
         self.advance(now)
         self._admit_waiting(job.job_id, now)  # a higher max_concurrent_runs frees slots
         self.advance(now)

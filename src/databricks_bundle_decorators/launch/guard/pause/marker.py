@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ....errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
 from ....runtime.triggers.run_history import run_parameters
@@ -125,7 +125,9 @@ def ended(marker: PauseMarker) -> str:
 class PauseMarker:
     """One holder's pause: ``original`` maps each paused setting to its ``pause_status``
     before the first holder paused it (``None``: unset, which the API reads as UNPAUSED);
-    ``host`` is the workspace of a local marker."""
+    ``host`` is the workspace of a local marker; ``trigger`` the job's trigger as the
+    project declares it (``None``: not known), which the restore writes back: ``jobs/get``
+    never returns a table update's ``condition`` (databricks/cli#6315)."""
 
     job: str
     job_id: int
@@ -133,6 +135,7 @@ class PauseMarker:
     holder: Holder
     paused_at: float
     host: str | None = None
+    trigger: Mapping[str, Any] | None = None
 
     def to_text(self) -> str:
         # a trigger's alone is its bare status (the detached markers' format)
@@ -150,6 +153,8 @@ class PauseMarker:
         else:
             data |= {"hostname": self.holder.hostname, "pid": self.holder.pid}
             data |= {"hold_id": self.holder.hold_id, "host": self.host}
+        if self.trigger is not None:
+            data["trigger"] = dict(self.trigger)
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     @classmethod
@@ -170,6 +175,9 @@ class PauseMarker:
         else:
             holder = RunHolder(str(data["backfill_id"]), int(data["controller_job_id"]))
         host = data.get("host")
+        trigger = data.get("trigger")
+        if trigger is not None and not isinstance(trigger, dict):
+            raise ValueError("trigger is not an object")
         return cls(
             job=str(data["job"]),
             job_id=int(data["job_id"]),
@@ -177,6 +185,7 @@ class PauseMarker:
             holder=holder,
             paused_at=float(data["paused_at"]),
             host=None if host is None else str(host),
+            trigger=trigger,
         )
 
 

@@ -84,6 +84,9 @@ class Pause:
         fields: The settings to pause (default all of :data:`PAUSABLE`). Holds of other
             fields of the same job join: each is restored when the last holder ends.
         option: What the user can drop to avoid the pause (for error lines).
+        declared_trigger: The job's ``trigger`` as the project declares it
+            (:func:`...bundle.triggers.declared_trigger`), written back in place of the
+            one ``jobs/get`` returns, which lacks a table update's ``condition``.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class Pause:
         holder: Holder,
         fields: Sequence[str] = PAUSABLE,
         option: str = "--pause-schedule",
+        declared_trigger: Mapping[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.markers = markers
@@ -104,6 +108,7 @@ class Pause:
         self.holder = holder
         self.fields = tuple(f for f in PAUSABLE if f in fields)
         self.option = option
+        self.declared_trigger = declared_trigger
 
     def take(self) -> tuple[str, bool]:
         """Pause the settings (the marker first); the line saying what was done, and
@@ -137,6 +142,7 @@ class Pause:
                     original.setdefault(field, status)
             for field, status in to_pause.items():
                 original.setdefault(field, status)
+            trigger = self.declared_trigger or _declared(markers)
             local = isinstance(self.holder, ProcessHolder)
             self.markers.write(  # before the request: a crash after it is restored later
                 PauseMarker(
@@ -146,6 +152,7 @@ class Pause:
                     holder=self.holder,
                     paused_at=own.paused_at if own else time.time(),
                     host=self.client.config.host if local else None,
+                    trigger=trigger,
                 )
             )
             if to_pause:
@@ -153,7 +160,7 @@ class Pause:
                     doing = f"pause the {listed(to_pause)} of job {self.job!r}"
                     with api_errors(self.client, doing, self.option):
                         statuses = dict.fromkeys(to_pause, "PAUSED")
-                        set_statuses(self.client, self.job_id, blocks, statuses)
+                        set_statuses(self.client, self.job_id, blocks, statuses, trigger)
                 except BaseException:
                     if own is None:
                         self._release()  # the request may have been applied: put it back
@@ -204,7 +211,13 @@ class Pause:
             self.markers.delete(path)
             return f"{what} stays paused for {others(running, running=True)}"
         try:
-            restored = restore_settings(self.client, own.job, own.job_id, own.original)
+            restored = restore_settings(
+                self.client,
+                own.job,
+                own.job_id,
+                own.original,
+                _declared([own, *(m for _, m in rest)]),
+            )
         except DbxdecError as err:
             return (
                 f"could not restore {what} ({err.render()}): its pause marker {path} is kept "
@@ -226,6 +239,7 @@ class SchedulePause:
         job_id: The deployed job.
         fields: The settings to pause (``("trigger",)`` for a dependant's trigger).
         option: What the user can drop to avoid the pause (for error lines).
+        declared_trigger: The job's ``trigger`` as declared (see :class:`Pause`).
 
     After :meth:`hold`, :attr:`restore_message` says what its end did.
     """
@@ -239,10 +253,12 @@ class SchedulePause:
         job_id: int,
         fields: Sequence[str] = PAUSABLE,
         option: str = "--pause-schedule",
+        declared_trigger: Mapping[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.markers = local_markers(root, job, job_id, option)
         self.job, self.job_id, self.fields, self.option = job, job_id, fields, option
+        self.declared_trigger = declared_trigger
         self.restore_message: str | None = None
 
     @contextmanager
@@ -264,6 +280,7 @@ class SchedulePause:
             holder=holder,
             fields=self.fields,
             option=self.option,
+            declared_trigger=self.declared_trigger,
         )
         HELD.add(holder.hold_id)
         try:
@@ -353,7 +370,11 @@ def restore_stale(
                 original.setdefault(field, status)
         try:
             restored = (
-                "" if holding else restore_settings(client, first.job, first.job_id, original)
+                ""
+                if holding
+                else restore_settings(
+                    client, first.job, first.job_id, original, _declared([m for _, m in stale])
+                )
             )
             for path, marker in stale:
                 markers.delete(path)
@@ -441,22 +462,34 @@ def set_statuses(
     job_id: int,
     blocks: Mapping[str, Any],
     statuses: Mapping[str, str | None],
+    trigger: Mapping[str, Any] | None = None,
 ) -> None:
-    """Replace each named setting by itself with another ``pause_status``."""
-    from databricks.sdk.service.jobs import JobSettings, PauseStatus
+    """Replace each named setting by itself with another ``pause_status``; the ``trigger``
+    by its declaration when given (``jobs/update`` replaces a setting whole, and what
+    ``jobs/get`` returned lacks a table update's ``condition``: databricks/cli#6315)."""
+    from databricks.sdk.service.jobs import JobSettings, PauseStatus, TriggerSettings
 
     changed = {
         field: replace(blocks[field], pause_status=None if s is None else PauseStatus(s))
         for field, s in statuses.items()
     }
+    if trigger is not None and "trigger" in statuses:
+        status = statuses["trigger"]
+        declared = {**trigger, **({} if status is None else {"pause_status": status})}
+        changed["trigger"] = TriggerSettings.from_dict(declared)
     client.jobs.update(job_id, new_settings=JobSettings(**changed))
 
 
 def restore_settings(
-    client: WorkspaceClient, job: str, job_id: int, original: Mapping[str, str | None]
+    client: WorkspaceClient,
+    job: str,
+    job_id: int,
+    original: Mapping[str, str | None],
+    trigger: Mapping[str, Any] | None = None,
 ) -> str:
     """Put ``original`` (setting -> ``pause_status`` before the pause) back on deployed job
-    ``job_id`` (dbxdec job ``job``); what was restored, for the message."""
+    ``job_id`` (dbxdec job ``job``), the trigger as declared (``trigger``) when known; what
+    was restored, for the message."""
     from databricks.sdk.errors import InvalidParameterValue, NotFound, ResourceDoesNotExist
 
     with api_errors(client, f"restore the schedule of job {job!r}"):
@@ -473,7 +506,7 @@ def restore_settings(
             and (status_of(blocks[field]) or "UNPAUSED") != (status or "UNPAUSED")
         }
         if wanted:
-            set_statuses(client, job_id, blocks, wanted)
+            set_statuses(client, job_id, blocks, wanted, trigger)
     return ", ".join(f"{WORDS[f]} {s or 'UNPAUSED'}" for f, s in original.items())
 
 
@@ -502,6 +535,11 @@ def api_errors(
         if isinstance(exc, DatabricksError):
             raise UsageError(f"{option}: could not {doing} ({first_line(exc)})") from None
         raise
+
+
+def _declared(markers: Sequence[PauseMarker]) -> Mapping[str, Any] | None:
+    """The declared trigger the markers of one job recorded (the newest known)."""
+    return next((m.trigger for m in reversed(markers) if m.trigger is not None), None)
 
 
 def _same_host(a: str, b: str) -> bool:

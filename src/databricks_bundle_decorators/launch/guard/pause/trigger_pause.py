@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ....bundle.table_graph import TableGraph, table_key
+from ....bundle.triggers import declared_trigger
 from ....definitions import JobDefinition
 from ....definitions.triggers import FileArrival, TableUpdate
 from ....errors import UsageError
@@ -177,6 +178,7 @@ def hold_dependant_triggers(
                 job_id=job_id_of(dependant.job),
                 fields=("trigger",),
                 option=OPTION,
+                declared_trigger=declared_trigger(definitions[dependant.job]),
             )
             say(stack.enter_context(pause.hold()))
             holds.append(pause)
@@ -184,7 +186,12 @@ def hold_dependant_triggers(
 
 
 def hold_triggers_detached(
-    client: WorkspaceClient, *, backfill_id: str, controller_job_id: int, jobs: Mapping[str, int]
+    client: WorkspaceClient,
+    *,
+    backfill_id: str,
+    controller_job_id: int,
+    jobs: Mapping[str, int],
+    declared: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """Pause the ``trigger`` of each job of ``jobs`` for the detached backfill.
 
@@ -193,6 +200,9 @@ def hold_triggers_detached(
         backfill_id: The detached backfill (the controller runs' ``backfill_id``).
         controller_job_id: The deployed ``dbxdec_controller`` job whose runs drive it.
         jobs: dbxdec job name -> deployed job id of each dependant.
+        declared: dbxdec job name -> its ``trigger`` as the project declares it, which a
+            pause and its restore write back (``jobs/get`` lacks a table update's
+            ``condition``).
 
     Returns:
         One line per job (paused, joined, left as it is), after the lines of the stale
@@ -214,7 +224,7 @@ def hold_triggers_detached(
     taken: list[Pause] = []  # the markers this call wrote: put back on failure
     try:
         for job, job_id in jobs.items():
-            pause = _detached(client, job, job_id, holder)
+            pause = _detached(client, job, job_id, holder, (declared or {}).get(job))
             lines += restore_stale(client, pause.markers, None, keep=backfill_id)
             line, made = pause.take()
             lines.append(line)
@@ -243,10 +253,23 @@ def restore_stale_workspace_pauses(client: WorkspaceClient, job: str, job_id: in
     return restore_stale(client, workspace_markers(client, job_id, OPTION), job)
 
 
-def _detached(client: WorkspaceClient, job: str, job_id: int, holder: RunHolder) -> Pause:
+def _detached(
+    client: WorkspaceClient,
+    job: str,
+    job_id: int,
+    holder: RunHolder,
+    declared: Mapping[str, Any] | None = None,
+) -> Pause:
     markers = workspace_markers(client, job_id, OPTION)
     return Pause(
-        client, markers, job=job, job_id=job_id, holder=holder, fields=("trigger",), option=OPTION
+        client,
+        markers,
+        job=job,
+        job_id=job_id,
+        holder=holder,
+        fields=("trigger",),
+        option=OPTION,
+        declared_trigger=declared,
     )
 
 
