@@ -76,7 +76,7 @@ USAGE = [
     _usage("u2", "102", "2.0", at(1, 2)),
     _usage("u2r", "102", "-2.0", at(1, 2), record_type="RETRACTION"),
     _usage("u2s", "102", "2.25", at(1, 2), record_type="RESTATEMENT"),
-    _usage("u3a", "103", "0.4", at(2, 11), sku=SERVERLESS),
+    _usage("u3a", "103", "0.4", at(2, 10, 30), sku=SERVERLESS),  # ends before the price change
     _usage("u3b", "103", "0.35", at(2, 11, 30), sku=SERVERLESS),
     _usage("u3c", "103", "0.25", at(2, 12), sku=SERVERLESS),
     _usage("u4", "104", "3.0", at(3, 1)),
@@ -89,7 +89,15 @@ USAGE = [
 ]
 
 
-def _price(sku: str, value: str, start: datetime, end: datetime | None, currency: str = "USD"):
+def _price(
+    sku: str,
+    value: str,
+    start: datetime,
+    end: datetime | None,
+    currency: str = "USD",
+    effective: str | None = None,
+):
+    """A list price; ``effective``: the promotional price in force (pricing.effective_list)."""
     return {
         "price_start_time": start,
         "price_end_time": end,
@@ -98,7 +106,10 @@ def _price(sku: str, value: str, start: datetime, end: datetime | None, currency
         "cloud": "AWS",
         "currency_code": currency,
         "usage_unit": "DBU",
-        "pricing": {"default": Decimal(value)},
+        "pricing": {
+            "default": Decimal(value),
+            "effective_list": {"default": Decimal(effective or value)},
+        },
     }
 
 
@@ -106,7 +117,7 @@ LIST_PRICES = [
     _price(JOBS, "0.15", datetime(2023, 1, 1, tzinfo=UTC), None),
     _price(JOBS, "0.14", datetime(2023, 1, 1, tzinfo=UTC), None, "EUR"),
     _price(SERVERLESS, "0.35", datetime(2023, 1, 1, tzinfo=UTC), at(2, 12)),
-    _price(SERVERLESS, "0.39", at(2, 12), None),
+    _price(SERVERLESS, "0.39", at(2, 12), None, effective="0.30"),  # a promotion: 0.30 is paid
     _price(ALL_PURPOSE, "0.40", datetime(2023, 1, 1, tzinfo=UTC), None),
 ]
 

@@ -52,13 +52,13 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _price(sku: str, start: datetime, currency: str) -> Decimal | None:
+def _price(sku: str, end_time: datetime, currency: str) -> Decimal | None:
     for price in LIST_PRICES:
         end = price["price_end_time"]
         if (price["sku_name"], price["currency_code"]) == (sku, currency) and (
-            price["price_start_time"] <= start and (end is None or start < end)
+            price["price_start_time"] <= end_time and (end is None or end_time < end)
         ):
-            return Decimal(price["pricing"]["default"])
+            return Decimal(price["pricing"]["effective_list"]["default"])
     return None
 
 
@@ -73,7 +73,7 @@ def _expected(run_ids: set[str]) -> tuple[Decimal, Decimal, Decimal]:
     money = [
         sum(
             (
-                u["usage_quantity"] * (_price(u["sku_name"], u["usage_start_time"], c) or 0)
+                u["usage_quantity"] * (_price(u["sku_name"], u["usage_end_time"], c) or 0)
                 for u in rows
             ),
             Decimal(0),
@@ -95,7 +95,7 @@ def test_totals_are_the_netted_sums_exactly_and_keys_are_listed(
     )
     ledger_runs = {run for _, attempts in SLICES for run, *_ in attempts}
     dbu, usd, eur = _expected(ledger_runs)
-    assert (dbu, usd, eur) == (Decimal("7.75"), Decimal("1.3725"), Decimal("0.945"))
+    assert (dbu, usd, eur) == (Decimal("7.75"), Decimal("1.3325"), Decimal("0.945"))
     assert report.total.dbus == dbu
     assert report.total.cost == {"USD": usd, "EUR": eur}
     assert report.failed.dbus == Decimal("1.5")  # run 101, the failed first attempt
@@ -108,8 +108,11 @@ def test_totals_are_the_netted_sums_exactly_and_keys_are_listed(
         "2024-01-05": (Decimal(0), Decimal(0), False),
         "2024-01-06": (Decimal(0), Decimal(0), False),
     }
-    # the serverless run straddles a price change: 0.75 DBU at 0.35, 0.25 at 0.39
-    assert report.keys[1].usage.cost == {"USD": Decimal("0.36")}
+    # the serverless run straddles a price change, and each record is priced by the price
+    # in force when it ended (the sample queries' join), at its effective list price: 0.4
+    # DBU ended before 12:00 at 0.35; 0.35 DBU (11:30-12:30) and 0.25 DBU ended after it,
+    # at the promotional 0.30 (list 0.39)
+    assert report.keys[1].usage.cost == {"USD": Decimal("0.32")}
     assert report.unattributed.dbus == Decimal("1.4")
     assert report.unattributed_reasons == {"all-purpose compute": 1, "no job_run_id": 1}
     assert report.runs_without_records == ("105",)
@@ -162,10 +165,10 @@ def test_the_cli_reports_json_with_decimal_strings_and_a_table(
     report = json.loads(out)
     assert report["total"] == {
         "dbus": "7.75",
-        "cost": {"USD": "1.3725", "EUR": "0.945"},
+        "cost": {"USD": "1.3325", "EUR": "0.945"},
         "failed_attempts": {"dbus": "1.5", "cost": {"USD": "0.225", "EUR": "0.21"}},
     }
-    assert report["price_basis"] == "list price in force at usage_start_time"
+    assert report["price_basis"] == "effective list price in force at usage_end_time"
     assert [k["key"] for k in report["keys"] if k["allocated"]] == ["2024-01-03", "2024-01-04"]
     assert report["unattributed"]["dbus"] == "1.4" and report["unattributed"]["records"] == 2
     assert report["warehouse_id"] == WAREHOUSE
@@ -179,7 +182,7 @@ def test_the_cli_reports_json_with_decimal_strings_and_a_table(
     assert "unattributed (not in the total, assigned to no key): 1.4 DBU" in out
     assert "runs without billing records: 105" in out
     assert re.search(
-        r"^  total +7\.75 +0\.945 +1\.3725 +1\.5 DBU, 0\.21 EUR, 0\.225 USD$", out, re.M
+        r"^  total +7\.75 +0\.945 +1\.3325 +1\.5 DBU, 0\.21 EUR, 0\.225 USD$", out, re.M
     )
 
 

@@ -44,7 +44,7 @@ def cost_command(
 
     Reads system.billing.usage through a SQL warehouse for every run the backfill
     started (retries and failed attempts included), nets retractions and restatements,
-    and prices each record at the list price in force at its usage_start_time. A run
+    and prices each record at the effective list price in force at its usage_end_time. A run
     covering several keys is split equally among them (marked allocated); failed
     attempts are shown apart; records that name no run (all-purpose clusters) are
     reported as unattributed. Figures less than 12 hours old are flagged incomplete.

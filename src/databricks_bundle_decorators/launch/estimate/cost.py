@@ -8,7 +8,8 @@ included. Their records come from ``system.billing.usage`` (:mod:`..workspace.bi
   ``usage_quantity`` over all records is the corrected usage -- the system tables
   reference's own way (https://docs.databricks.com/aws/en/admin/system-tables/billing,
   "Record type reference"). Every figure here is such a sum, in exact ``Decimal``.
-- **Price.** Each record is priced at the list price in force at its ``usage_start_time``
+- **Price.** Each record is priced at the effective list price (``pricing.effective_list``:
+  promotions applied) in force at its ``usage_end_time``
   (``system.billing.list_prices``: https://docs.databricks.com/aws/en/admin/system-tables/pricing),
   per currency: "at list price", not what a contract with discounts pays. A record with
   no price in force is counted in DBUs and reported as unpriced.
@@ -127,7 +128,7 @@ class BackfillCost:
             "backfill_id": self.backfill_id,
             "job": self.job,
             "warehouse_id": self.warehouse_id,
-            "price_basis": "list price in force at usage_start_time",
+            "price_basis": "effective list price in force at usage_end_time",
             "incomplete": bool(self.incomplete),
             "incomplete_reason": self.incomplete or None,
             "total": {**self.total.to_json(), "failed_attempts": self.failed.to_json()},
@@ -156,7 +157,7 @@ class BackfillCost:
         currencies = sorted({c for u in (self.total, self.unattributed) for c in u.cost})
         out = [
             f"Cost of backfill {self.backfill_id} ({self.job}) at list price "
-            "(the price in force at each record's usage_start_time):"
+            "(the effective list price in force at each record's usage_end_time):"
         ]
         head = ["key", "DBU", *currencies, "of which failed attempts"]
         table = [head]

@@ -3,8 +3,8 @@
 ``system.billing.usage`` is a system table: it is read with SQL, on a SQL warehouse,
 through ``WorkspaceClient.statement_execution`` (there is no REST listing of it). One
 statement reads the records of the given runs and, for the same job and time span, the
-records that name no run; each record comes with the list prices in force at its
-``usage_start_time`` (one row per currency). Every value is a named parameter
+records that name no run; each record comes with the effective list prices in force
+when it ended (one row per currency). Every value is a named parameter
 (``:run_ids``, ``:job_id``, ``:since``, ``:until``), never text in the statement.
 
 Sources:
@@ -17,7 +17,13 @@ Sources:
 * Usage table: https://docs.databricks.com/aws/en/admin/system-tables/billing
   (``usage_metadata.job_run_id``/``job_id`` strings, ``record_type``).
 * List prices: https://docs.databricks.com/aws/en/admin/system-tables/pricing (a price is in
-  force from ``price_start_time`` until ``price_end_time``, null while current).
+  force from ``price_start_time`` until ``price_end_time``, null while current; the
+  ``pricing`` key ``effective_list`` "resolves list and promotional price, and contains the
+  effective list price used for calculating the cost", where ``default`` is the long-term
+  list price). A record is priced by the price in force at its ``usage_end_time``, the
+  join of the system tables' sample cost queries
+  (``usage_end_time >= price_start_time AND (price_end_time IS NULL OR usage_end_time <
+  price_end_time)``).
 """
 
 from __future__ import annotations
@@ -44,12 +50,12 @@ BILLING_STATEMENT = """\
 SELECT u.record_id, u.usage_metadata.job_run_id AS job_run_id,
        u.usage_metadata.job_id AS job_id, u.sku_name, u.usage_unit, u.record_type,
        u.usage_start_time, u.usage_quantity,
-       p.pricing.default AS list_price, p.currency_code
+       p.pricing.effective_list.default AS list_price, p.currency_code
 FROM system.billing.usage AS u
 LEFT JOIN system.billing.list_prices AS p
   ON p.sku_name = u.sku_name AND p.cloud = u.cloud AND p.usage_unit = u.usage_unit
-  AND u.usage_start_time >= p.price_start_time
-  AND (p.price_end_time IS NULL OR u.usage_start_time < p.price_end_time)
+  AND u.usage_end_time >= p.price_start_time
+  AND (p.price_end_time IS NULL OR u.usage_end_time < p.price_end_time)
 WHERE array_contains(split(:run_ids, ','), u.usage_metadata.job_run_id)
    OR (u.usage_metadata.job_id = :job_id AND u.usage_metadata.job_run_id IS NULL
        AND u.usage_start_time >= :since AND u.usage_start_time < :until)"""

@@ -11,7 +11,8 @@ Column names and types follow the system tables reference:
 * ``system.billing.list_prices``:
   https://docs.databricks.com/aws/en/admin/system-tables/pricing (``price_start_time``,
   ``price_end_time`` -- null while the price is in force -- ``currency_code`` and the
-  ``pricing`` struct whose ``default`` is the list price per unit).
+  ``pricing`` struct: ``default`` the list price per unit, ``effective_list.default`` the
+  effective one, promotions applied).
 
 Only the columns below exist here (a subset of the reference's): a statement naming
 another one fails, as a misspelt column would.
