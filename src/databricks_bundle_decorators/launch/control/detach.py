@@ -22,7 +22,7 @@ from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill
 from ..run.blocking import ledger_jobs
-from ..steer.controller_runs import controller_runs, next_generation
+from ..steer.controller_runs import next_generation
 from ..workspace.target import read_target
 from ..workspace.workspace import workspace_errors
 from .handover import ControllerRun, controller_job_id, start_controller
@@ -96,7 +96,7 @@ def detach_backfill(
             # detached backfill: its journal exists; the next controller generation goes on
             ledger.save_if_dirty()
             generation = next_generation(
-                controller_runs(client, controller_job, ledger.id, active_only=False)
+                client, controller_job, job_id=job_id, backfill_id=ledger.id
             )
         else:
             create_journal(client, ledger, job_id=job_id, writer=f"cli:{this_user()}@{this_host()}")

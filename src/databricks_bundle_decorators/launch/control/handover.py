@@ -23,6 +23,7 @@ from ...backfill.wire.controller import (
 )
 from ...errors import UsageError
 from ..backends.databricks_backend import find_job
+from ..steer.controller_runs import record_generation
 from ..workspace.workspace import workspace_errors
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ def start_controller(
             state = client.jobs.get_run(run_id).state
             life_cycle = state.life_cycle_state.value if state and state.life_cycle_state else ""
             if life_cycle not in _ENDED:
+                record_generation(client, job_id, backfill_id, number)
                 return ControllerRun(int(run_id), number)
     raise UsageError(
         f"could not start a controller run of backfill {backfill_id}: generations "

@@ -246,6 +246,10 @@ class JobsModel(RunOutputs):
                 )
             existing = self._tokens.get((job.job_id, token))
             if existing is not None:
+                if self.clock.removed(self._runs[existing], now):
+                    # "If a run with the provided token is deleted, an error is returned"
+                    # (databricks-sdk JobsAPI.run_now); the error's code is not documented
+                    raise invalid(f"The run created with idempotency token {token} was deleted.")
                 return {"run_id": existing, "number_in_job": existing}
         overrides, queue = run_now_options(body)
         queue_enabled = bool(queue["enabled"]) if queue is not None else job.queue_enabled
