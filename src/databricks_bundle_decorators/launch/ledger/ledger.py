@@ -1,11 +1,11 @@
 """The backfill ledger: one SQLite database per backfill, written on every change.
 
 ``<project root>/.dbxdec/backfills/<id>.sqlite`` holds the plan, each slice's attempts
-(idempotency token, run id, state, timings, error) and how to reach the backend (host,
-profile, job id -- never a credential). An attempt is recorded *before* its run is
-submitted, so a launcher killed at any point resumes by re-submitting the same token,
-which the Jobs API answers with the run it already created. A save writes only the
-slices that changed (:mod:`.ledger_store`: how, and why SQLite).
+(idempotency token, run id, state, timings, error), how to reach the backend (host,
+profile, job id -- never a credential) and the versions its undos made. An attempt is
+recorded *before* its run is submitted, so a launcher killed at any point resumes by
+re-submitting the same token, which the Jobs API answers with the run it already created.
+A save writes only the slices that changed (:mod:`.ledger_store`: how, and why SQLite).
 """
 
 from __future__ import annotations
