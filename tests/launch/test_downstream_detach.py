@@ -239,27 +239,21 @@ def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain:
     chain.wait_controllers_ended()
 
 
-def test_a_journal_s_undo_records_are_workspace_files_any_machine_reads(chain: Chain) -> None:
+def test_a_journal_s_undo_records_are_in_the_journal_any_machine_reads(chain: Chain) -> None:
     from databricks_bundle_decorators.launch.ledger.journal import open_journal
-    from databricks_bundle_decorators.launch.operations.ledger_undone import (
-        read_undone,
-        record_undone,
-    )
 
     emu, ids = chain.emu, chain.ids
     detached = chain.detach()
     chain.wait_controllers_ended()
     client = emu.workspace_client()
     ledger = open_journal(client, ids["job_a"], detached.backfill_id, writer="undo:test")
-    assert read_undone(ledger) == frozenset()
-    record_undone(ledger, "main.chain.a", 7)
-    record_undone(ledger, "main.chain.a", 7)  # sent again: one record
-    record_undone(ledger, "main.chain.b", 3)
+    assert ledger.undone == frozenset()
+    ledger.record_undone("main.chain.a", 7)
+    ledger.record_undone("main.chain.a", 7)  # sent again: one record
+    ledger.record_undone("main.chain.b", 3)
     other = open_journal(client, ids["job_a"], detached.backfill_id, writer="undo:elsewhere")
-    assert read_undone(other) == {("main.chain.a", 7), ("main.chain.b", 3)}
-    files = [p for p in emu.workspace_files("/Shared/dbxdec/backfills") if "/undone-" in p]
-    assert len(files) == 2
-    # the journal's reader ignores them: the backfill reads as it was
+    assert other.undone == {("main.chain.a", 7), ("main.chain.b", 3)}
+    # the records are the journal's own (its segments): the backfill reads as it was
     assert read_journal(client, ids["job_a"], detached.backfill_id).state == "succeeded"
 
 

@@ -30,9 +30,11 @@ from databricks_bundle_decorators.backfill.wire import (
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger, load_ledger
-from databricks_bundle_decorators.launch.operations.downstream_undo import DownstreamUndo
-from databricks_bundle_decorators.launch.operations.remote_undo import UNCHECKED
-from databricks_bundle_decorators.launch.operations.undo import prepare_undo
+from databricks_bundle_decorators.launch.operations.undo import (
+    UNCHECKED,
+    DownstreamUndo,
+    prepare_undo,
+)
 from databricks_bundle_decorators.launch.plan.request import BackfillRequest, Connection, Pacing
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.programs.undo import UndoRefused

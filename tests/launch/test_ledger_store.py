@@ -93,7 +93,7 @@ def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> N
     is asked: blocking, routing a run, polling it, undoing it."""
     from databricks_bundle_decorators.launch.backends.job_router import JobRouter
     from databricks_bundle_decorators.launch.backends.per_job import PerJobBackend
-    from databricks_bundle_decorators.launch.operations.downstream_undo import (
+    from databricks_bundle_decorators.launch.operations.undo import (
         downstream_jobs,
         job_runs,
     )

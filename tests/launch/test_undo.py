@@ -15,7 +15,6 @@ from databricks_bundle_decorators.backfill.wire import (
 )
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
-from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_exists
 from databricks_bundle_decorators.runtime.storage.table_name import split_metadata
@@ -111,7 +110,7 @@ def test_undo_restores_the_content_from_before_a_five_day_backfill(
     assert table_rows(spark, dbxdec.root, ORDERS) == before
     # RESTORE takes no writer options: unlabelled, its version is recorded in the ledger
     assert table_history(spark, dbxdec.root, ORDERS)[-1] == (6, "RESTORE", None)
-    assert read_undone(list_ledgers(dbxdec.root, "undo_orders")[0]) == {(ORDERS, 6)}
+    assert list_ledgers(dbxdec.root, "undo_orders")[0].undone == {(ORDERS, 6)}
     # undoing twice changes nothing
     code, out, err = dbxdec("backfill", "undo", backfill_id, "--yes")
     assert code == 0, out + err
@@ -186,7 +185,7 @@ def test_a_table_the_backfill_created_is_emptied_only_with_force(
     assert table_rows(spark, dbxdec.root, FRESH) == []
     assert table_history(spark, dbxdec.root, FRESH)[-1][1:] == ("DELETE", None)
     version = table_history(spark, dbxdec.root, FRESH)[-1][0]
-    assert read_undone(list_ledgers(dbxdec.root, "undo_fresh")[0]) == {(FRESH, version)}
+    assert list_ledgers(dbxdec.root, "undo_fresh")[0].undone == {(FRESH, version)}
 
 
 @pytest.mark.not_in_connect_lane("lane budget: no Spark path of its own")

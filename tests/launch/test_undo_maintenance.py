@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
-from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
 from .test_undo import ORDERS, Dbxdec, dbxdec, one_error_line
@@ -72,7 +71,7 @@ def test_maintenance_is_no_other_writer_but_vacuumed_files_and_data_changes_refu
     restored = history[-1][0]
     assert history[-1][1] == "RESTORE"
     (ledger,) = list_ledgers(dbxdec.root, "undo_orders")
-    assert read_undone(ledger) == {(ORDERS, restored)}
+    assert ledger.undone == {(ORDERS, restored)}
     code, out, err = dbxdec("backfill", "undo", first, "--yes")
     assert code == 0, out + err
     assert f"{ORDERS}: already undone (version {restored})" in out

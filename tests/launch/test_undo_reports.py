@@ -9,9 +9,13 @@ import pytest
 
 from databricks_bundle_decorators.backfill.wire import report_line
 from databricks_bundle_decorators.launch.backends.errors import UndoFailed
-from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.operations.ledger_undone import read_undone, record_undone
-from databricks_bundle_decorators.launch.operations.undo import _undo_reports, backfill_runs
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    read_ledger,
+)
+from databricks_bundle_decorators.launch.operations.undo import _undo_reports, job_runs
 from databricks_bundle_decorators.testing import JobsEmulator
 
 
@@ -53,11 +57,11 @@ def test_recorded_versions_are_in_the_ledger_and_in_its_runs(tmp_path: Path) -> 
         options=LaunchOptions(),
         slices=[],
     )
-    assert read_undone(ledger) == frozenset()
+    assert ledger.undone == frozenset()
     ledger.save()
-    record_undone(ledger, "main.s.t", 7)
-    record_undone(ledger, "main.s.u", 3)
-    assert read_undone(ledger) == {("main.s.t", 7), ("main.s.u", 3)}
-    assert backfill_runs(ledger).undone == {("main.s.t", 7), ("main.s.u", 3)}
+    ledger.record_undone("main.s.t", 7)
+    ledger.record_undone("main.s.u", 3)
+    assert read_ledger(ledger.path).undone == {("main.s.t", 7), ("main.s.u", 3)}
+    assert job_runs(ledger, ledger.job).undone == {("main.s.t", 7), ("main.s.u", 3)}
     ledger.save()  # a later save of the ledger keeps them
-    assert read_undone(ledger) == {("main.s.t", 7), ("main.s.u", 3)}
+    assert read_ledger(ledger.path).undone == {("main.s.t", 7), ("main.s.u", 3)}

@@ -49,7 +49,7 @@ from .operations.full_refresh import (
     require_deployed_parameter,
     stage_ledger,
 )
-from .operations.ledger_undone import carry_backfill_id
+from .operations.identity import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks

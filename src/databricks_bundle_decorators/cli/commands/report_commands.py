@@ -18,14 +18,18 @@ from ...bundle.project import project_root
 from ...errors import UsageError
 from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
-from ...launch.run.blocking import jobs_label, ledger_jobs
 from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ...launch.status.status import job_status, partition_grid
 from ...launch.status.status_details import unchecked_keys
 from ...launch.status.status_view import status_page, terminal_table
 from ...launch.status.timeline import build_timeline, timeline_html
 from ..inputs.options import connection_record, load_project, pipelines_option
-from ..output.journal_output import backfill_ledger, echo_backfill_status, journal_rows
+from ..output.journal_output import (
+    backfill_ledger,
+    backfill_row,
+    echo_backfill_status,
+    journal_rows,
+)
 from ..output.overdue_output import echo_overdue
 from .steer_commands import workspace_options
 
@@ -93,24 +97,7 @@ def backfills_command(
 
     The id is what 'dbxdec backfill --resume ID' takes; it is printed whole.
     """
-    ledgers = list_ledgers(project_root(project), job)
-    rows: list[dict[str, Any]] = []
-    for ledger in ledgers:
-        counts = ledger.counts()
-        rows.append(
-            {
-                "id": ledger.id,
-                "job": jobs_label(ledger),
-                "jobs": ledger_jobs(ledger),
-                "backend": ledger.backend.kind,
-                "state": ledger.state,
-                "runs": len(ledger.slices),
-                "succeeded": counts["succeeded"],
-                "failed": counts["failed"],
-                "created_at": ledger.created_at,
-                "where": "local",
-            }
-        )
+    rows = [backfill_row(ledger) for ledger in list_ledgers(project_root(project), job)]
     if workspace:  # the project's jobs, or JOB: their journals in the workspace
         config, registry = load_project(project, ())
         names = [job] if job else [d.name for d in registry if d.backfill is not None]

@@ -4,6 +4,7 @@ a backfill whose ledger may be a local file or a journal in the workspace."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,20 +14,20 @@ from rich.console import Console
 
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
+from ...launch.ledger.journal import JournalSummary
 from ...launch.ledger.ledger import Ledger, job_part, label_of_jobs, load_ledger
 from ...launch.ledger.ledger_store import backfill_ids, ledger_dir
 from ...launch.plan.request import Connection
 from ...launch.run.blocking import jobs_label, ledger_jobs
 from ...launch.status.journal_status import (
     JournalView,
-    backfill_status,
     key_bounds,
     locate_journal,
     read_view,
     summary_line,
     workspace_journals,
 )
-from ...launch.status.status import partition_grid
+from ...launch.status.status import ledger_status, partition_grid
 from ...launch.status.status_view import terminal_table
 from ...launch.steer.steering import driving_line
 
@@ -86,7 +87,7 @@ def echo_backfill_status(
     """The status grid of one backfill's keys (by default from its first key to its
     last), from its ledger or journal, and a line of counts."""
     ledger, where, view = backfill_ledger(backfill_id, definition.name, connection, root)
-    status = backfill_status(ledger, now=now, where=where)
+    status = ledger_status([ledger], now=now, where=where)
     if definition.backfill is not None and start is None and end is None:
         start, end = key_bounds(definition.backfill, ledger)
     grid, _ = partition_grid(definition, status, start=start, end=end)
@@ -112,23 +113,32 @@ def echo_backfill_status(
             click.echo(undriven)
 
 
+def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
+    """The ``dbxdec backfills`` row of a local ledger or a workspace journal (its
+    steering beside its state)."""
+    jobs: Sequence[str]
+    counts: Mapping[str, int]
+    if isinstance(found, Ledger):
+        id_, jobs, backend, where = found.id, ledger_jobs(found), found.backend.kind, "local"
+        counts, runs, state = found.counts(), len(found.slices), str(found.state)
+    else:
+        id_, jobs, backend, where = found.backfill_id, found.jobs, "databricks", "workspace"
+        counts, runs = found.counts, sum(found.counts.values())
+        state = f"{found.state}{'' if found.control == 'running' else f' ({found.control})'}"
+    return {
+        "id": id_,
+        "job": label_of_jobs(jobs),
+        "jobs": list(jobs),
+        "backend": backend,
+        "state": state,
+        "runs": runs,
+        "succeeded": counts.get("succeeded", 0),
+        "failed": counts.get("failed", 0),
+        "created_at": found.created_at,
+        "where": where,
+    }
+
+
 def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
     """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
-    rows = []
-    for found in workspace_journals(jobs, connection, root):
-        steering = "" if found.control == "running" else f" ({found.control})"
-        rows.append(
-            {
-                "id": found.backfill_id,
-                "job": label_of_jobs(found.jobs),
-                "jobs": list(found.jobs),
-                "backend": "databricks",
-                "state": f"{found.state}{steering}",
-                "runs": sum(found.counts.values()),
-                "succeeded": found.counts.get("succeeded", 0),
-                "failed": found.counts.get("failed", 0),
-                "created_at": found.created_at,
-                "where": "workspace",
-            }
-        )
-    return rows
+    return [backfill_row(j) for j in workspace_journals(jobs, connection, root)]

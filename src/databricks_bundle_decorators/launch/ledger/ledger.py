@@ -1,11 +1,11 @@
 """The backfill ledger: one SQLite database per backfill, written on every change.
 
 ``<project root>/.dbxdec/backfills/<id>.sqlite`` holds the plan, each slice's attempts
-(idempotency token, run id, state, timings, error) and how to reach the backend (host,
-profile, job id -- never a credential). An attempt is recorded *before* its run is
-submitted, so a launcher killed at any point resumes by re-submitting the same token,
-which the Jobs API answers with the run it already created. A save writes only the
-slices that changed (:mod:`.ledger_store`: how, and why SQLite).
+(idempotency token, run id, state, timings, error), how to reach the backend (host,
+profile, job id -- never a credential) and the versions its undos made. An attempt is
+recorded *before* its run is submitted, so a launcher killed at any point resumes by
+re-submitting the same token, which the Jobs API answers with the run it already created.
+A save writes only the slices that changed (:mod:`.ledger_store`: how, and why SQLite).
 """
 
 from __future__ import annotations
@@ -51,8 +51,10 @@ class Ledger:
         created_at: float | None = None,
         state: BackfillState = BackfillState.RUNNING,
         store: SliceStore | None = None,
+        undone: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
-        """``store``: where saves go (default: the SQLite database at ``path``)."""
+        """``store``: where saves go (default: the SQLite database at ``path``);
+        ``undone``: as :attr:`undone`."""
         self.path = path
         self.id = backfill_id
         self.job = job
@@ -62,6 +64,9 @@ class Ledger:
         self.created_at = time.time() if created_at is None else created_at
         self.updated_at = self.created_at
         self.state: BackfillState = state
+        self.undone = undone
+        """``(table, version)`` of every commit an undo of this backfill made: ``RESTORE``
+        takes no writer options, so a later undo knows its own commits by these."""
         self.dirty = True
         self.save_failure = ""
         """Why a save failed in this session (kept after a later save succeeds)."""
@@ -112,6 +117,16 @@ class Ledger:
             self.state = state
             self.dirty = True
 
+    def record_undone(self, table: str, version: int) -> None:
+        """Add ``(table, version)`` to :attr:`undone` and save (synced).
+
+        Raises:
+            LocalStateProblem: the ledger cannot be saved.
+        """
+        self.undone = self.undone | {(table, int(version))}
+        self.dirty = True
+        self.save()
+
     def counts(self) -> dict[str, int]:
         """Slices per state (every state present, zero included)."""
         return {state: sum(r.state == state for r in self.slices) for state in SLICE_STATES}
@@ -126,6 +141,7 @@ class Ledger:
             "updated_at": self.updated_at,
             "backend": asdict(self.backend),
             "options": {**asdict(self.options), "params": dict(self.options.params)},
+            **({"undone": [list(pair) for pair in sorted(self.undone)]} if self.undone else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -168,6 +184,7 @@ class Ledger:
             created_at=float(data["created_at"]),
             state=data["state"],
             store=store,
+            undone=frozenset((str(t), int(v)) for t, v in data.get("undone", ())),
         )
         ledger.updated_at = float(data["updated_at"])
         ledger.dirty = False

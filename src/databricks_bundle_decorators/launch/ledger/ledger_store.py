@@ -1,11 +1,12 @@
 """Where a backfill ledger lives on disk: an SQLite database, one row per slice.
 
 ``<project root>/.dbxdec/backfills/<id>.sqlite`` holds two tables: ``ledger`` (one row,
-the header: id, job, state, times, backend, options, as JSON) and ``slices`` (one row per
-slice: keys, parameters and attempts, as JSON). A save replaces the header row and the
-rows of the slices that changed since the last save, in one transaction -- so recording
-one state change costs the same at 1,000 slices as at 100,000 (the JSON file it replaces
-was rewritten whole on every change: 15 MB per save at 87,662 slices).
+the header: id, job, state, times, backend, options, undone versions, as JSON) and
+``slices`` (one row per slice: keys, parameters and attempts, as JSON). A save replaces
+the header row and the rows of the slices that changed since the last save, in one
+transaction -- so recording one state change costs the same at 1,000 slices as at 100,000
+(the JSON file it replaces was rewritten whole on every change: 15 MB per save at 87,662
+slices).
 
 Why SQLite in WAL mode rather than an append-only journal with compaction: it is both,
 already written and tested. The write-ahead log *is* the append-only journal (a commit

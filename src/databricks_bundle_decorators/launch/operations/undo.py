@@ -3,34 +3,59 @@ restores, and the restore itself (the CLI only prints and asks).
 
 Every run the backfill started (every attempt, failed ones too: a run can commit one
 table and fail in a later task) was sent the backfill's id, and each of its Delta
-commits carries it (see :mod:`..runtime.programs.undo`), so the tables' histories say which
-versions to undo, however many runs the backfill took. A backfill whose ledger predates
-that id (its runs were not sent it: :func:`.ledger_undone.carries_backfill_id`) is found
-by the ids of its runs instead, which the ledger recorded. Undo runs where the tables are:
+commits carries it (see :mod:`...runtime.programs.undo`), so the tables' histories say which
+versions to undo, however many runs the backfill took. A backfill whose runs were not
+sent that id (:func:`.identity.carries_backfill_id`) is found by the ids of its runs
+instead, which the ledger recorded. The version each restore made is recorded in the
+ledger (:meth:`~..ledger.ledger.Ledger.record_undone`): a later undo knows it as its own.
+
+One job's undo is an :class:`Undo`; where its tables are restored is its
+:class:`Restorer`:
 
 - a local backfill's tables are planned and restored on the embedded Spark, every table
-  checked before any is restored (:class:`LocalUndo`);
+  checked before any is restored (:class:`SparkRestore`);
 - a Databricks backfill's tables live in Unity Catalog: undo is a run of the deployed
-  job with ``dbxdec_order`` set (:class:`~..backfill.wire.UndoOrder`), in which every
+  job with ``dbxdec_order`` set (:class:`~...backfill.wire.UndoOrder`), in which every
   task restores the tables it writes on the job's own compute, through the same runtime
-  code, and refuses (failing that task) what needs ``--force``
-  (:class:`.remote_undo.RemoteUndo`); a ``--downstream`` backfill's, one such run per
-  job, every table checked first (:func:`.remote_undo.remote_downstream_undo`).
+  code, and refuses (failing that task) what needs ``--force`` (:class:`RunRestore`).
+
+A ``--downstream`` backfill's undo (:class:`DownstreamUndo`) is one such undo per job,
+each with that job's runs, dependants first; every table of every job is checked before
+any is restored (on Databricks from the launcher, through a SQL warehouse:
+:mod:`..workspace.table_history`; the runs judge again on their compute), so a refusal
+anywhere restores nothing.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ...backfill.wire import (
+    BACKFILL_ID_PARAM,
+    ORDER_PARAM,
+    UndoOrder,
+    encode_order,
+    read_reports,
+)
 from ...bundle.project import ProjectConfig
-from ...definitions import Registry
+from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
-from ...runtime.programs.undo import BackfillRuns, JobUndo, UndoRefused, plan_undo
+from ...runtime.programs.undo import (
+    BackfillRuns,
+    JobUndo,
+    UndoRefused,
+    output_tables,
+    plan_table,
+    plan_undo,
+)
+from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
 from ..guard.claims import this_host, this_user
 from ..ledger.journal import open_journal
@@ -39,86 +64,354 @@ from ..ledger.ledger_store import backfill_ids, ledger_dir
 from ..plan.request import Connection
 from ..run.blocking import is_downstream
 from ..status.journal_status import locate_journal
+from ..workspace.first_watermark import Statements
+from ..workspace.table_history import read_history
+from ..workspace.target import read_target
+from ..workspace.workspace import first_line, request_refusals, require_job_parameter
 from .downstream_triggers import WAREHOUSE_ENV
-from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
-from .ledger_undone import read_undone, record_undone
-from .remote_undo import (
-    RemoteUndo,
-    _undo_reports,
-    by_run_ids,
-    header,
-    in_flight,
-    remote_downstream_undo,
-    remote_job_undo,
-)
+from .identity import carries_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import RunTask
 
-__all__ = ["LocalUndo", "RemoteUndo", "_undo_reports", "backfill_runs", "prepare_undo"]
+UNCHECKED = (
+    "the undo of a --downstream backfill on Databricks checks every table of every job "
+    "before any undo run is launched, through a SQL warehouse: pass --warehouse-id W or set "
+    "DATABRICKS_WAREHOUSE_ID (--force undoes without that check); nothing was restored"
+)
+"""The refusal of a ``--downstream`` undo that has no warehouse to check its tables."""
 
 
-def backfill_runs(ledger: Ledger, undone: frozenset[tuple[str, int]] | None = None) -> BackfillRuns:
-    """The ids of every run a one-job backfill started (rejected submissions have none),
-    and whether they carried the backfill's id (:func:`.downstream_undo.job_runs` of
-    its job)."""
-    return job_runs(ledger, ledger.job, undone)
+def downstream_jobs(ledger: Ledger) -> list[str]:
+    """The jobs of a ``--downstream`` ledger's slices, in the plan's order."""
+    return list(dict.fromkeys(record.job or ledger.job for record in ledger.slices))
+
+
+def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
+    """The runs of ``ledger`` that ran ``job`` (their commits name the job; rejected
+    submissions have none), with the undo records of the ledger."""
+    ids = frozenset(
+        attempt.run_id
+        for record in ledger.slices
+        if (record.job or ledger.job) == job
+        for attempt in record.attempts
+        if attempt.run_id and attempt.state != "rejected"
+    )
+    return BackfillRuns(ledger.id, job, ids, ledger.undone, by_id=carries_backfill_id(ledger))
+
+
+class Restorer(Protocol):
+    """Where one job's tables are restored: :class:`SparkRestore` or :class:`RunRestore`."""
+
+    def intro(self) -> list[str]:
+        """The lines before the tables (which are then indented under them)."""
+
+    def restore(self, undo: Undo, *, force: bool) -> list[str]:
+        """Restore ``undo``'s tables, recording each version made in its ledger; the
+        lines to print."""
 
 
 @dataclass(frozen=True, slots=True)
-class LocalUndo:
-    """A local backfill's undo, planned from the tables' histories; :meth:`apply` restores."""
+class Undo:
+    """One job's undo; :meth:`apply` restores through :attr:`restorer`.
+
+    ``tables``: the job's Delta tables, each with its tasks. ``checked``: every table
+    judged beforehand (always locally; on Databricks for a ``--downstream`` undo), else
+    ``None``: the undo run alone judges.
+    """
 
     ledger: Ledger
-    plan: JobUndo
-    spark: Any
-
-    @property
-    def runs(self) -> BackfillRuns:
-        """The runs whose commits are undone."""
-        return self.plan.runs
+    runs: BackfillRuns
+    restorer: Restorer
+    tables: tuple[tuple[str, tuple[str, ...]], ...]
+    notes: tuple[str, ...] = ()
+    checked: JobUndo | None = None
 
     @property
     def count(self) -> int:
-        """Tables that would change."""
-        return len(self.plan.changes)
+        """Tables that would change (0 when the backfill started no run of the job)."""
+        if self.checked is not None:
+            return len(self.checked.changes)
+        return len(self.tables) if self.runs.run_ids else 0
 
     def lines(self) -> list[str]:
         """What undo will do, one line per table, then notes and warnings."""
-        out = [header(self.ledger, self.plan.runs)]
-        out += [f"  {table.describe()}" for table in self.plan.tables]
-        if not self.plan.tables:
+        count = len(self.runs.run_ids)
+        job = self.runs.job
+        out = [f"Undo of backfill {self.ledger.id} ({job}, {count} run{'s' * (count != 1)}):"]
+        intro = self.restorer.intro()
+        pad = "    " if intro else "  "
+        if self.checked is not None:
+            listed = [table.describe() for table in self.checked.tables]
+        else:
+            listed = [f"{name} (task {', '.join(tasks)})" for name, tasks in self.tables]
+        out += intro + [pad + line for line in listed]
+        if not self.tables:
             out.append("  the job writes no Delta table through an IoManager")
-        out += [f"  note: {note}" for note in self.plan.notes] + by_run_ids(self.plan.runs)
-        old = not self.plan.runs.by_id
-        if old and any(run.startswith("local-") for run in self.plan.runs.run_ids):
+        out += [f"  note: {note}" for note in self.notes]
+        if not self.runs.by_id and self.runs.run_ids:
+            out.append(
+                f"  note: this backfill's runs were not sent its id (its ledger predates it, "
+                f"or the job was deployed without {BACKFILL_ID_PARAM}): its commits are found "
+                f"by the ids of its {count} run(s)"
+            )
+        if not self.runs.by_id and any(run.startswith("local-") for run in self.runs.run_ids):
             out.append(
                 "  warning: this backfill ran before dbxdec recorded the run ids its commits "
                 "carry; its commits cannot be told from others, so none is undone"
             )
-        return out + in_flight(self.ledger)
+        open_runs = sum(1 for r in self.ledger.slices for a in r.attempts if a.is_open)
+        if open_runs:
+            out.append(
+                f"  warning: {open_runs} run(s) were in flight when the ledger was last saved; "
+                "if they are still running, they may write after the undo"
+            )
+        return out
 
     def refusals(self) -> list[str]:
-        """One line per table that needs ``force``."""
-        return self.plan.refusals()
+        """One line per table that needs ``force`` (none when the undo run judges)."""
+        return self.checked.refusals() if self.checked is not None else []
 
     def refused(self) -> UndoRefused | None:
         """The error undo without ``force`` raises, if any."""
-        return self.plan.refused()
+        return self.checked.refused() if self.checked is not None else None
 
     def apply(self, *, force: bool = False) -> list[str]:
-        """Restore every table (all were checked first); one line per table restored.
+        """Restore the tables (see :class:`Restorer`)."""
+        return self.restorer.restore(self, force=force)
 
-        The version each restore made is recorded in the ledger (a later undo knows it).
+
+@dataclass(frozen=True, slots=True)
+class SparkRestore:
+    """Restore on the local Spark, every table checked first (:meth:`JobUndo.apply`)."""
+
+    plan: JobUndo
+    spark: Any
+
+    def intro(self) -> list[str]:
+        return []
+
+    def restore(self, undo: Undo, *, force: bool) -> list[str]:
+        """One line per table restored.
+
+        Raises:
+            UndoRefused: a table needs ``force`` or changed since planned.
+            TaskRunError: Delta refused a restore.
         """
         lines = []
         for table in self.plan.apply(self.spark, force=force):
             if table.made is not None:
-                record_undone(self.ledger, table.table.name, table.made)
+                undo.ledger.record_undone(table.table.name, table.made)
             lines.append(
                 f"{'Emptied' if table.action == 'empty' else 'Restored'} {table.table.name}."
             )
         return lines
+
+
+@dataclass(frozen=True, slots=True)
+class RunRestore:
+    """Restore by a run of the deployed job (``dbxdec_order`` set to an undo order);
+    a table that needs ``force`` fails its task there, the reason in the task's output."""
+
+    client: WorkspaceClient
+    job_id: int
+    job_name: str
+    poll_interval: float = 5.0
+
+    def intro(self) -> list[str]:
+        return [
+            f"  a run of job {self.job_name!r} (id {self.job_id}) restores, on the job's "
+            "compute, each table to its version before the backfill's first commit:"
+        ]
+
+    def restore(self, undo: Undo, *, force: bool) -> list[str]:
+        """Trigger the undo run and wait for it to end.
+
+        Raises:
+            UndoFailed: the run failed (a refusal or a restore Delta refused) or was
+                cancelled; the message gives its page.
+            UsageError: the workspace refused the run.
+        """
+        from ..backends.databricks_backend import run_status
+
+        runs = undo.runs
+        # by the backfill's id: the order does not grow with the number of runs
+        run_ids = () if runs.by_id else tuple(sorted(runs.run_ids))
+        order = UndoOrder(undo.ledger.id, run_ids, force, tuple(sorted(runs.undone)))
+        token = f"dbxdec-undo-{secrets.token_hex(16)}"  # a new run per undo asked for
+        try:
+            waiter = self.client.jobs.run_now(
+                self.job_id,
+                job_parameters={ORDER_PARAM: encode_order(order)},
+                idempotency_token=token,
+            )
+            run_id = int(waiter.run_id)
+            while True:
+                run = self.client.jobs.get_run(run_id)
+                status = run_status(run)
+                if status.is_terminal:
+                    break
+                time.sleep(self.poll_interval)
+        except request_refusals() as exc:  # transport and credential failures: the CLI maps them
+            raise UsageError(f"the workspace refused the undo run: {first_line(exc)}") from None
+        page = f" ({status.url})" if status.url else ""
+        # recorded whatever the outcome: a task may have restored before another refused
+        for table, version in _undo_reports(self.client, run_id, run.tasks):
+            undo.ledger.record_undone(table, version)
+        if status.state != "succeeded":
+            raise UndoFailed(
+                f"the undo run {run_id} of job {self.job_name!r} {status.state}: "
+                f"{status.message or 'no message'}; each task's output names what it restored "
+                f"or refused{page}"
+            )
+        return [f"Undo run {run_id} succeeded{page}: restored {undo.count} table(s)."]
+
+
+def _undo_reports(
+    client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
+) -> list[tuple[str, int]]:
+    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported;
+    ``tasks``: the ended run's tasks when the caller has just read them."""
+    found: list[tuple[str, int]] = []
+    tasks = client.jobs.get_run(run_id).tasks if tasks is None else tasks
+    for task in tasks or []:
+        if task.run_id is None:
+            continue
+        logs = client.jobs.get_run_output(task.run_id).logs or ""
+        try:
+            bodies = read_reports(logs, "undo")
+            pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
+        # serverless task logs may repeat lines of other tasks: each commit once
+        found += [pair for pair in pairs if pair not in found]
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class DownstreamUndo:
+    """The undo of every job of a ``--downstream`` backfill (same face as :class:`Undo`).
+
+    ``unchecked``: why the tables could not all be checked before any is restored (the
+    refusal of an undo that is not forced), or ``None``.
+    """
+
+    ledger: Ledger
+    jobs: tuple[Undo, ...]
+    unchecked: str | None = None
+
+    @property
+    def count(self) -> int:
+        """Tables that would change, over every job."""
+        return sum(undo.count for undo in self.jobs)
+
+    def lines(self) -> list[str]:
+        """One header, then each job's lines (its tables, notes and warnings)."""
+        names = ", ".join(undo.runs.job for undo in self.jobs)
+        runs = sum(len(undo.runs.run_ids) for undo in self.jobs)
+        out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
+        for undo in self.jobs:
+            out.append(f"  job {undo.runs.job}:")
+            out += [f"  {line}" for line in undo.lines()[1:]]
+        return out
+
+    def refusals(self) -> list[str]:
+        """One line per table, of any job, that needs ``force`` (or why they could not
+        be checked)."""
+        head = [self.unchecked] if self.unchecked else []
+        return head + [line for undo in self.jobs for line in undo.refusals()]
+
+    def refused(self) -> UndoRefused | None:
+        """Why the tables were not checked, else the first job's refusal (each names its
+        table), if any."""
+        if self.unchecked:
+            return UndoRefused(self.unchecked)
+        return next((r for r in (u.refused() for u in self.jobs) if r is not None), None)
+
+    def apply(self, *, force: bool = False) -> list[str]:
+        """Restore every job's tables, dependants first; one line per table (locally) or
+        per undo run (a job with nothing to restore gets none).
+
+        Raises:
+            UndoRefused: a table needs ``force`` (nothing was restored).
+            UndoFailed: a job's undo failed after the jobs before it were undone (the
+                message names them).
+        """
+        refused = None if force else self.refused()
+        if refused is not None:  # checked whole before any table changes
+            raise refused
+        lines: list[str] = []
+        undone: list[str] = []
+        for undo in reversed(self.jobs):
+            if not undo.count:
+                continue
+            try:
+                lines += undo.apply(force=force)
+            except (UndoRefused, UndoFailed) as err:
+                if not undone:
+                    raise
+                raise UndoFailed(
+                    f"{err.render()} (job {undo.runs.job}); the undo of {', '.join(undone)} "
+                    "had already succeeded: run undo again once that is solved"
+                ) from None
+            undone.append(undo.runs.job)
+        return lines
+
+
+def run_undo(
+    ledger: Ledger,
+    runs: BackfillRuns,
+    job: JobDefinition,
+    client: WorkspaceClient,
+    *,
+    job_id: int | None,
+    root: Path,
+    poll_interval: float,
+    statements: Statements | None,
+) -> Undo:
+    """The undo run of ``job``'s tables, its deployment found by ``job_id``, else by name
+    (with the ledger's target's name prefix, read from ``root``); with ``statements``,
+    every table judged beforehand (:attr:`Undo.checked`).
+
+    Raises:
+        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``
+            (or ``backfill_id``, for an undo by id).
+        HistoryUnreadable: a table's history could not be read.
+    """
+    from ..backends.databricks_backend import find_job
+
+    target = None
+    if job_id is None and ledger.backend.target:
+        target = read_target(root, ledger.backend.target)
+    remote = find_job(
+        client,
+        job.name,
+        job_id=job_id,
+        name_prefix=target.name_prefix if target else None,
+        dev_mode=bool(target and target.dev_mode),
+    )
+    # a job deployed without backfill_id runs a dbxdec that cannot read an order by id
+    for parameter in (ORDER_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
+        require_job_parameter(
+            client,
+            remote.job_id,
+            remote.name,
+            parameter,
+            purpose="to undo",
+            outcome="nothing was restored",
+        )
+    found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
+    checked = None
+    if statements is not None:
+        judged = tuple(
+            plan_table(t.ref, t.tasks, read_history(statements, t.ref), runs)
+            for t in found.values()
+        )
+        checked = JobUndo(runs, judged, tuple(notes))
+    restorer = RunRestore(client, remote.job_id, remote.name, poll_interval)
+    tables = tuple((name, table.tasks) for name, table in found.items())
+    return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
 
 
 def detached_ledger(
@@ -130,8 +423,8 @@ def detached_ledger(
     client: WorkspaceClient | None,
     target: str | None = None,
 ) -> tuple[Ledger, WorkspaceClient]:
-    """The journal of detached backfill ``backfill_id``, open for its undo records
-    (:mod:`.ledger_undone`), and the workspace it is in.
+    """The journal of detached backfill ``backfill_id``, open for its undo records, and
+    the workspace it is in.
 
     Raises:
         UsageError: no local ledger and no journal of that id; the backfill still runs
@@ -173,7 +466,7 @@ def prepare_undo(
     poll_interval: float = 5.0,
     warehouse_id: str | None = None,
     target: str | None = None,
-) -> LocalUndo | RemoteUndo | DownstreamUndo:
+) -> Undo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
     Args:
@@ -205,8 +498,10 @@ def prepare_undo(
         ledger, client = detached_ledger(
             backfill_id, root, host=host, profile=profile, client=client, target=target
         )
-    undone = read_undone(ledger)  # once: a journal's records are a listing and exports
+    downstream = is_downstream(ledger)
     spec = ledger.backend
+    unchecked = None
+    plan: Callable[[JobDefinition, BackfillRuns], Undo]
     if spec.kind != "local":
         _, registry = project_loader()
         if spec.job_id is None:
@@ -215,32 +510,37 @@ def prepare_undo(
             from ..workspace.workspace import connect
 
             client = connect(host=host or spec.host, profile=profile or spec.profile)
-        if is_downstream(ledger):  # every job's tables, each job's runs by its own undo
-            warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
-            return remote_downstream_undo(
-                ledger, registry, client, root=root, warehouse_id=warehouse,
-                poll_interval=poll_interval, undone=undone,
-            )  # fmt: skip
-        return remote_job_undo(
-            ledger, backfill_runs(ledger, undone), registry.get(ledger.job), client,
-            job_id=spec.job_id,
-            poll_interval=poll_interval,
-        )  # fmt: skip
-    require_local_spark()
-    config, registry = project_loader()
-    job = registry.get(ledger.job)
-    if spark is None:
-        from ...runtime.session.spark import local_spark_session
+        workspace = client
+        statements = None  # a one-job undo run alone judges its tables
+        if downstream and (warehouse := warehouse_id or os.environ.get(WAREHOUSE_ENV)):
+            what = "reading a table's history"
+            statements = Statements(client, warehouse, poll_interval, what)
+        unchecked = UNCHECKED if downstream and statements is None else None
 
-        session: Any = LazySession(local_spark_session)
+        def plan(job: JobDefinition, runs: BackfillRuns) -> Undo:
+            # by each job's deployed id (a ledger from before those ids: the named job's)
+            job_id = spec.job_ids.get(job.name) or (spec.job_id if job.name == ledger.job else None)
+            return run_undo(
+                ledger, runs, job, workspace, job_id=job_id, root=root,
+                poll_interval=poll_interval, statements=statements,
+            )  # fmt: skip
     else:
-        session = spark
-    environment = RunEnvironment(session, config.warehouse, False)
-    if is_downstream(ledger):  # --downstream: every job
-        parts = []
-        for name in downstream_jobs(ledger):
-            part = plan_undo(registry.get(name), job_runs(ledger, name, undone), environment)
-            parts.append(LocalUndo(ledger, part, environment.spark if part.tables else None))
-        return DownstreamUndo(ledger, tuple(parts))
-    plan = plan_undo(job, backfill_runs(ledger, undone), environment)
-    return LocalUndo(ledger, plan, environment.spark if plan.tables else None)
+        require_local_spark()
+        config, registry = project_loader()
+        if spark is None:
+            from ...runtime.session.spark import local_spark_session
+
+            spark = LazySession(local_spark_session)
+        environment = RunEnvironment(spark, config.warehouse, False)
+
+        def plan(job: JobDefinition, runs: BackfillRuns) -> Undo:
+            checked = plan_undo(job, runs, environment)
+            restorer = SparkRestore(checked, environment.spark if checked.tables else None)
+            tables = tuple((t.table.name, t.tasks) for t in checked.tables)
+            return Undo(ledger, runs, restorer, tables, checked.notes, checked)
+
+    parts = tuple(
+        plan(registry.get(name), job_runs(ledger, name))
+        for name in (downstream_jobs(ledger) if downstream else [ledger.job])
+    )
+    return DownstreamUndo(ledger, parts, unchecked) if downstream else parts[0]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,16 +27,11 @@ from ..ledger.journal import (
     read_journal,
 )
 from ..ledger.ledger import Ledger
-from ..ledger.observations import ledger_observations
-from ..plan.history import key_history
 from ..plan.plan import selected_keys
 from ..plan.request import Connection
 from ..plan.states import ControlState
 from ..run.blocking import ledger_blocked
 from ..workspace.target import read_target
-from .status import JobStatus
-from .status_details import ledger_details
-from .status_grid import PageOrigin
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -158,13 +152,6 @@ def read_view(place: JournalPlace) -> JournalView:
     ledger = read_journal(place.client, place.job_id, place.backfill_id)
     ops = control_ops(place.client, place.job_id, place.backfill_id)
     return JournalView(ledger, current_control(ops), place)
-
-
-def backfill_status(ledger: Ledger, *, now: datetime, where: str) -> JobStatus:
-    """The key states of the one backfill of ``ledger`` -- the view ``status --local``
-    gives of the local ledgers, from this ledger alone (``where``: its origin)."""
-    history = key_history(ledger_observations([ledger]))
-    return JobStatus(history, ledger_details([ledger]), PageOrigin(now, where))
 
 
 def summary_line(view: JournalView) -> str:

@@ -36,6 +36,7 @@ from ..plan.plan import selected_keys
 from ..plan.states import KeyState
 from .horizon import with_unknown
 from .status import JobStatus
+from .status_details import latest_attempts
 
 OverdueReason = Literal["no run", "run failed", "checks failed", "still running", "unknown"]
 _REASONS: dict[KeyState, OverdueReason] = {
@@ -83,20 +84,15 @@ class OverdueKey:
 def failed_checks(ledgers: Iterable[Ledger]) -> dict[str, tuple[str, ...]]:
     """For every key whose latest recorded attempt failed: the checks that attempt
     reported failing for the key (keys without one are left out)."""
-    latest: dict[str, tuple[float, tuple[str, ...]]] = {}
-    for ledger in ledgers:
-        for record in ledger.slices:
-            for attempt in record.attempts:
-                if attempt.state == "rejected":
-                    continue
-                started = attempt.submitted_at or ledger.created_at
-                results = [CheckResult.from_json(item) for item in attempt.checks]
-                for key in record.keys:
-                    if key in latest and latest[key][0] > started:
-                        continue
-                    names = tuple(r.check for r in results if not r.passed and r.key in (key, ""))
-                    latest[key] = (started, names if attempt.state == "failed" else ())
-    return {key: names for key, (_, names) in latest.items() if names}
+    found: dict[str, tuple[str, ...]] = {}
+    for key, (_, attempt) in latest_attempts(ledgers).items():
+        if attempt.state != "failed":
+            continue
+        results = (CheckResult.from_json(item) for item in attempt.checks)
+        names = tuple(r.check for r in results if not r.passed and r.key in (key, ""))
+        if names:
+            found[key] = names
+    return found
 
 
 def require_deadlines(job: JobDefinition) -> KeyDeadlines:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -9,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from ...definitions import JobDefinition
 from ..guard.connection import connect_job
-from ..ledger.ledger import ledger_dir, list_ledgers
+from ..ledger.ledger import Ledger, ledger_dir, list_ledgers
 from ..ledger.observations import ledger_observations
 from ..plan.history import KeyHistory, key_history
 from ..plan.plan import build_plan, selected_keys
 from ..plan.request import Connection
 from .horizon import history_horizon, with_unknown
-from .local_runs import local_runs, runs_dir, with_local_run_details
+from .local_runs import LocalRun, local_runs, runs_dir, with_local_run_details
 from .observed import observed_history
 from .status_details import KeyDetail, ledger_details, run_page_url
 from .status_grid import PageOrigin, PartitionGrid, build_grid
@@ -68,14 +69,11 @@ def job_status(
         build_plan(job)  # raises the "no backfill definition" error
     assert job.backfill is not None
     ledgers = list_ledgers(root, job.name)
-    details = ledger_details(ledgers)
-    if connection.local:  # the ledgers read once: 10 years of hourly keys are 87,000 keys
-        observed = ledger_observations(ledgers)
+    if connection.local:
         runs = local_runs(root, job.name)  # dbxdec run --local: no ledger, a record per run
-        history: KeyHistory = key_history([*observed, *(run.observation() for run in runs)])
-        details = with_local_run_details(details, observed, runs)
         source = f"local ledgers in {ledger_dir(root)} and runs in {runs_dir(root, job.name)}"
-        return JobStatus(history, details, PageOrigin(now, source))
+        return ledger_status(ledgers, now=now, where=source, runs=runs)
+    details = ledger_details(ledgers)
     found = connect_job(job, connection, root, cap=1, client=client)
     job_id = found.remote.job_id
     history = observed_history(
@@ -88,6 +86,18 @@ def job_status(
     source = f"workspace {host}, job {found.remote.name} (job id {job_id})"
     horizon = history_horizon(now, found.remote.created_ms)
     return JobStatus(history, details, PageOrigin(now, source), horizon)
+
+
+def ledger_status(
+    ledgers: list[Ledger], *, now: datetime, where: str, runs: Sequence[LocalRun] = ()
+) -> JobStatus:
+    """The key states of ``ledgers`` (one backfill's, or every local one of a job) and of
+    single local ``runs``; ``where``: their origin. The ledgers are read once: ten years
+    of hourly keys are 87,000 keys."""
+    observed = ledger_observations(ledgers)
+    history = key_history([*observed, *(run.observation() for run in runs)])
+    details = with_local_run_details(ledger_details(ledgers), observed, runs)
+    return JobStatus(history, details, PageOrigin(now, where))
 
 
 def partition_grid(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..ledger.ledger import Ledger
+from ..ledger.ledger import Attempt, Ledger
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,32 +47,34 @@ def run_page_url(host: str | None, job_id: int | None, run_id: str | None) -> st
     return f"{host.rstrip('/')}/jobs/{job_id}/runs/{run_id}"
 
 
-def ledger_details(ledgers: Iterable[Ledger]) -> dict[str, KeyDetail]:
-    """The latest attempt of every key in ``ledgers`` (rejected submissions, which
-    started no run, are skipped)."""
-    latest: dict[str, tuple[float, KeyDetail]] = {}
+def latest_attempts(ledgers: Iterable[Ledger]) -> dict[str, tuple[Ledger, Attempt]]:
+    """The latest attempt of every key in ``ledgers``, by submission, with its ledger
+    (rejected submissions, which started no run, are skipped)."""
+    latest: dict[str, tuple[float, Ledger, Attempt]] = {}
     for ledger in ledgers:
-        backend = ledger.backend
         for record in ledger.slices:
             for attempt in record.attempts:
                 if attempt.state == "rejected":
                     continue
                 started = attempt.submitted_at or ledger.created_at
-                url = attempt.url
-                if url is None and backend.kind == "databricks":
-                    url = run_page_url(backend.host, backend.job_id, attempt.run_id)
-                detail = KeyDetail(
-                    attempt.state,
-                    attempt.run_id,
-                    url,
-                    attempt.error,
-                    ledger.id,
-                    not ledger.options.checks,
-                )
                 for key in record.keys:
                     if key not in latest or latest[key][0] <= started:
-                        latest[key] = (started, detail)
-    return {key: detail for key, (_, detail) in latest.items()}
+                        latest[key] = (started, ledger, attempt)
+    return {key: (ledger, attempt) for key, (_, ledger, attempt) in latest.items()}
+
+
+def ledger_details(ledgers: Iterable[Ledger]) -> dict[str, KeyDetail]:
+    """The latest attempt of every key in ``ledgers`` (:func:`latest_attempts`)."""
+    details: dict[str, KeyDetail] = {}
+    for key, (ledger, attempt) in latest_attempts(ledgers).items():
+        backend, url = ledger.backend, attempt.url
+        if url is None and backend.kind == "databricks":
+            url = run_page_url(backend.host, backend.job_id, attempt.run_id)
+        checks_off = not ledger.options.checks
+        details[key] = KeyDetail(
+            attempt.state, attempt.run_id, url, attempt.error, ledger.id, checks_off
+        )
+    return details
 
 
 def unchecked_keys(details: Mapping[str, KeyDetail], keys: Iterable[str]) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -152,35 +152,39 @@ def _calendar(
     return columns, tuple(GridRow(label, tuple(cells)) for label, cells in rows.items())
 
 
+def glyph_table(
+    title: str, columns: Sequence[str], rows: Iterable[tuple[str, list[Text]]], *, wide: int
+) -> Table:
+    """Rows of glyph cells as a rich table: a row label (at least as ``wide`` as the
+    title and legend need beyond the cells), then one column per cell, every fifth one
+    labelled (``columns``: the labels shown)."""
+    table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
+    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wide - 2 * len(columns)))
+    for number, column in enumerate(columns):
+        shown = column if number % 5 == 0 else ""
+        table.add_column(shown, justify="left", no_wrap=True, min_width=2)
+    for label, cells in rows:
+        table.add_row(f"{label} ", *cells)
+    return table
+
+
 def grid_table(grid: PartitionGrid) -> Table:
     """The grid as a rich table (colours per state)."""
     title = f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}"
-    table = Table(
-        title=title,
-        box=None,
-        padding=(0, 0),
-        pad_edge=False,
-    )
-    # a narrow grid widens its label column so its title and legend stay on one line
-    wanted = max(len(title), len(legend(grid))) - 2 * len(grid.columns)
-    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wanted))
     static = grid.kind == "static"
     multi = grid.kind.startswith(MULTI_KIND_PREFIX)
-    for number, column in enumerate(grid.columns):
-        shown = column if (number % 5 == 0 and not static) else ""
-        if multi and shown:  # a time key is wider than its cell: its last field
-            shown = column[-2:]
-        table.add_column(shown, justify="left", no_wrap=True, min_width=2)
-    for row in grid.rows:
-        cells: list[Text] = []
-        for key in row.cells:
-            if key is None:
-                cells.append(Text(" "))
-                continue
-            state = grid.states[key]
-            label = f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} "
-            cells.append(Text(label, style=_STYLE[state]))
-        table.add_row(f"{row.label} ", *cells)
+    # a time key is wider than its cell: its last field
+    columns = ["" if static else c[-2:] if multi else c for c in grid.columns]
+
+    def cell(key: str | None) -> Text:
+        if key is None:
+            return Text(" ")
+        state = grid.states[key]
+        return Text(f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} ", _STYLE[state])
+
+    rows = ((row.label, [cell(key) for key in row.cells]) for row in grid.rows)
+    # a narrow grid widens its label column so its title and legend stay on one line
+    table = glyph_table(title, columns, rows, wide=max(len(title), len(legend(grid))))
     table.caption = legend(grid)
     return table
 
@@ -307,8 +311,18 @@ def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = Fals
     )
 
 
-def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str, str]:
-    """The escaped legend, title and origin line of a status page (the folded page too)."""
+def html_page(
+    grid: PartitionGrid,
+    origin: PageOrigin | None,
+    head: str,
+    body: Iterable[str],
+    *,
+    style: str,
+    note: str = "",
+    after: str = "",
+) -> str:
+    """A status page (the folded page too): title, origin, legend, ``note``, the table of
+    ``head`` and ``body`` rows, then ``after``; ``style`` adds to the page's style."""
     esc = html.escape
     counts = grid.counts()
     legend_html = " ".join(
@@ -322,7 +336,12 @@ def page_parts(grid: PartitionGrid, origin: PageOrigin | None) -> tuple[str, str
         if origin.backfills:
             made += "; run details from backfill " + ", ".join(origin.backfills)
         made = f"<p class='origin'>{esc(made)}</p>"
-    return legend_html, title, made
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
+        f"<title>{title}</title><style>{_HTML_STYLE} {style}</style></head><body>"
+        f"<h1>{title}</h1>{made}<p>{legend_html}</p>{note}"
+        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{after}</body></html>\n"
+    )
 
 
 def grid_html(
@@ -337,20 +356,13 @@ def grid_html(
     """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
-    body = [
+    body = (
         f"<tr><th>{esc(row.label)}</th>{''.join(_html_cell(grid, key) for key in row.cells)}</tr>"
         for row in grid.rows
-    ]
-    legend_html, title, made = page_parts(grid, origin)
+    )
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }}"
         for s, c in HTML_COLOUR.items()
     )
-    return (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
-        f"<title>{title}</title><style>{_HTML_STYLE} {styles}</style></head><body>"
-        f"<h1>{title}</h1>{made}<p>{legend_html}</p>"
-        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{runs_table_html(grid, KeyState.FAILED)}{runs_table_html(grid, KeyState.CANCELLED)}"
-        f"{extra_html}</body></html>\n"
-    )
+    runs = runs_table_html(grid, KeyState.FAILED) + runs_table_html(grid, KeyState.CANCELLED)
+    return html_page(grid, origin, head, body, style=styles, after=runs + extra_html)

@@ -20,20 +20,20 @@ from rich.text import Text
 
 from ...errors import counted
 from ..plan.states import KeyState
-from .status_fold import WORST_FIRST, FoldedGrid, choose_fold
+from .status_fold import WORST_FIRST, FoldedCell, FoldedGrid, choose_fold
 from .status_grid import (
     _GLYPH,
     _HTML_PATTERN,
-    _HTML_STYLE,
     _STYLE,
     HTML_COLOUR,
     STATES,
     PageOrigin,
     PartitionGrid,
+    glyph_table,
     grid_html,
     grid_table,
+    html_page,
     legend,
-    page_parts,
     runs_table_html,
 )
 
@@ -67,19 +67,13 @@ def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
 def folded_table(grid: PartitionGrid, folded: FoldedGrid) -> Table:
     """A folded grid as a rich table, one glyph per cell: its worst key's state."""
     title = f"{grid.job}: {len(grid.states)} {grid.kind} keys, one cell per {folded.unit}"
-    table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
-    wanted = len(title) - 2 * len(folded.columns)  # the title stays on one line
-    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wanted))
-    for number, column in enumerate(folded.columns):
-        shown = column if number % 5 == 0 else ""
-        table.add_column(shown[-2:], justify="left", no_wrap=True, min_width=2)
-    for row in folded.rows:
-        cells = [
-            Text(" ") if cell is None else Text(f"{_GLYPH[cell.worst]} ", style=_STYLE[cell.worst])
-            for cell in row.cells
-        ]
-        table.add_row(f"{row.label} ", *cells)
-    return table
+    rows = ((row.label, [_folded_cell(cell) for cell in row.cells]) for row in folded.rows)
+    columns = [column[-2:] for column in folded.columns]
+    return glyph_table(title, columns, rows, wide=len(title))  # the title on one line
+
+
+def _folded_cell(cell: FoldedCell | None) -> Text:
+    return Text(" ") if cell is None else Text(f"{_GLYPH[cell.worst]} ", _STYLE[cell.worst])
 
 
 def status_page(
@@ -116,21 +110,19 @@ def _folded_page(
             for cell in row.cells
         )
         body.append(f"<tr><th>{esc(row.label)}</th>{cells}</tr>")
-    legend_html, title, made = page_parts(grid, origin)
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }} "
         f"pre i.{s[0]} {{ color: {c}; }}"
         for s, c in HTML_COLOUR.items()
     )
     note = esc(fold_note(grid, folded)) + " Hover a cell for its counts per state."
-    return (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
-        f"<title>{title}</title><style>{_HTML_STYLE} {_FOLDED_STYLE} {styles}</style>"
-        f"</head><body><h1>{title}</h1>{made}<p>{legend_html}</p><p>{note}</p>"
-        f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>"
-        f"{''.join(_key_details(grid))}{runs_table_html(grid, KeyState.FAILED, folded=True)}"
-        f"{runs_table_html(grid, KeyState.CANCELLED, folded=True)}{extra_html}</body></html>\n"
+    after = "".join(_key_details(grid)) + "".join(
+        runs_table_html(grid, state, folded=True) for state in (KeyState.FAILED, KeyState.CANCELLED)
     )
+    return html_page(
+        grid, origin, head, body, style=f"{_FOLDED_STYLE} {styles}", note=f"<p>{note}</p>",
+        after=after + extra_html,
+    )  # fmt: skip
 
 
 def _key_details(grid: PartitionGrid) -> Iterator[str]:

@@ -1,7 +1,7 @@
 """A Unity Catalog table's history, read from the launcher through a SQL warehouse.
 
 The undo of a ``--downstream`` backfill on Databricks checks every table of every job
-before any undo run is launched (:mod:`..operations.remote_undo`); the launcher has no
+before any undo run is launched (:mod:`..operations.undo`); the launcher has no
 cluster, so it reads each history with the Statement Execution API
 (:class:`.first_watermark.Statements`, sources cited there), and undo's own rules judge
 it (:func:`...runtime.programs.undo.plan_table`).
