@@ -29,8 +29,8 @@ missing tasks' ``read`` rows under the same job run (``{{job.run_id}}``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_KEY_PARAM
@@ -44,7 +44,7 @@ from .trigger_state import TriggerState, job_run_of
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
 
-__all__ = ["COVERED", "READ", "covered_value", "covering"]
+__all__ = ["COVERED", "READ", "coverage_recorder", "covered_value"]
 
 READ = "read"
 COVERED = "covered"
@@ -55,26 +55,26 @@ def covered_value(keys: Sequence[str], versions: Mapping[str, int]) -> str:
     return json.dumps({"keys": list(keys), "versions": dict(versions)}, sort_keys=True)
 
 
-@contextmanager
-def covering(request: TaskRunRequest, kind: str, environment: RunEnvironment) -> Iterator[None]:
-    """Run the block (the task); when it has committed and the run is one a coverage is
-    recorded for, record what it read (see the module docstring). Nothing is recorded
-    for a block that raises."""
+def coverage_recorder(
+    request: TaskRunRequest, environment: RunEnvironment
+) -> Callable[[], None] | None:
+    """What a keyed task run of a table-triggered job records once it has committed
+    (see the module docstring), its sources' versions read now, before the task runs;
+    ``None`` for a run no coverage is recorded for."""
     trigger = request.job.trigger
     keys = request.keys
     if (
-        kind != "task"
+        request.kind is None
+        or request.kind.name != "task"
         or not isinstance(trigger, TableUpdate)
         or not request.params.get(BACKFILL_KEY_PARAM)
         or keys is None
         or not environment.run_id
     ):
-        yield
-        return
+        return None
     versions = {s.name: _latest_version(environment, s.name) for s in trigger.sources}
-    yield
     state = TriggerState(environment, trigger.state_table, request.job.name)
-    _record(state, job_run_of(environment.run_id), request, keys.written, versions)
+    return partial(_record, state, job_run_of(environment.run_id), request, keys.written, versions)
 
 
 def _record(
