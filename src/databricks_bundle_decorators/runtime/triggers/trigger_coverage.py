@@ -37,9 +37,7 @@ from ...backfill.wire import BACKFILL_KEY_PARAM
 from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import TableUpdate
 from ..storage.delta_history import sql_target
-from ..storage.formats import TableRef
-from ..storage.table_name import TableName
-from .trigger_state import TriggerState, job_run_of
+from .trigger_state import TriggerState, job_run_of, table_ref
 
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
@@ -101,8 +99,6 @@ def _record(
 
 
 def _latest_version(environment: RunEnvironment, name: str) -> int:
-    table = TableName.parse(name)
-    path = None if environment.databricks else table.local_path(environment.warehouse)
-    ref = TableRef(str(table), table.quoted, path)
-    row = environment.spark.sql(f"DESCRIBE HISTORY {sql_target(ref)} LIMIT 1").first()
+    ref = sql_target(table_ref(name, environment))
+    row = environment.spark.sql(f"DESCRIBE HISTORY {ref} LIMIT 1").first()
     return int(row["version"])

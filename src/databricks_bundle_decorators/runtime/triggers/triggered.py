@@ -51,13 +51,11 @@ from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import FileArrival, TableUpdate
 from ..core.errors import TaskRunError
 from ..programs.run_kinds import KeySource, KeySourceName
-from ..storage.formats import TableRef
-from ..storage.table_name import TableName
-from .catching_up import catch_up_state_table, resolve_catch_up
+from .catching_up import resolve_catch_up, state_table
 from .change_feed import changed_keys
-from .file_arrival import file_state_table, resolve_file_arrival
+from .file_arrival import resolve_file_arrival
 from .trigger_coverage import coverage_recorder
-from .trigger_state import StoredRun, TriggerState, job_run_of
+from .trigger_state import StoredRun, TriggerState, job_run_of, table_ref
 
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
@@ -110,11 +108,11 @@ def _stored_keys(request: TaskRunRequest, environment: RunEnvironment) -> TaskRu
         else:
             resolve = partial(_resolve, request, environment, trigger=trigger, versions=versions)
     elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
-        table = file_state_table(job, trigger, environment)
+        table = state_table(job, trigger, environment)
         now = _now(request)
         resolve = partial(resolve_file_arrival, job, trigger, environment=environment, now=now)
     elif isinstance(catch_up, CatchUp):
-        name, table = "catch_up", catch_up_state_table(job, catch_up, environment)
+        name, table = "catch_up", state_table(job, catch_up, environment)
         now = _now(request)
         resolve = partial(resolve_catch_up, job, catch_up, now, environment, params)
     else:
@@ -193,7 +191,7 @@ def _resolve(
             changed |= changed_keys(
                 environment.spark,
                 source,
-                _ref(source.name, environment),
+                table_ref(source.name, environment),
                 backfill,
                 after + 1,
                 target,
@@ -228,12 +226,6 @@ def _given(
     return StoredRun(with_lookback(backfill, written), written, processed, pending)
 
 
-def _ref(name: str, environment: RunEnvironment) -> TableRef:
-    table = TableName.parse(name)
-    path = None if environment.databricks else table.local_path(environment.warehouse)
-    return TableRef(str(table), table.quoted, path)
-
-
 def _now(request: TaskRunRequest) -> datetime:
     if request.now is not None:
         return request.now
@@ -249,9 +241,9 @@ def pending_keys(job: JobDefinition, environment: RunEnvironment) -> tuple[str, 
     if isinstance(trigger, TableUpdate):
         table = trigger.state_table
     elif isinstance(trigger, FileArrival) and trigger.keys is not None:
-        table = file_state_table(job, trigger, environment)
+        table = state_table(job, trigger, environment)
     elif isinstance(catch_up, CatchUp):
-        table = catch_up_state_table(job, catch_up, environment)
+        table = state_table(job, catch_up, environment)
     else:
         return ()
     latest = TriggerState(environment, table, job.name).latest_advance()
