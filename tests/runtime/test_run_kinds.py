@@ -44,6 +44,7 @@ from databricks_bundle_decorators.runtime.running.dispatch import (
     job_parameters,
     run_keys,
     run_task,
+    task_request,
 )
 
 BACKFILL_ID = "kinds-20240101T000000-abcd"
@@ -160,6 +161,25 @@ def test_keyless_kinds_run_their_program_not_the_task(
     _run(tmp_path, **ORDERS[kind])
     assert calls == []
     assert line in capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("given", "source", "keys"),
+    [
+        ({}, "scheduled", ("2024-01-10",)),
+        ({BACKFILL_KEY_PARAM: "2024-01-05"}, "explicit", ("2024-01-05",)),
+        (ORDERS["undo"], "keyless", None),
+    ],
+    ids=["scheduled", "explicit", "keyless"],
+)
+def test_the_key_source_is_chosen_where_the_request_is_built(
+    tmp_path: Path, given: dict[str, str], source: str, keys: tuple[str, ...] | None
+) -> None:
+    environment = RunEnvironment(LazySession(_no_spark), tmp_path / "warehouse", False, "r1")
+    params = {BACKFILL_RUN_TIME_PARAM: "2024-01-10T06:00:00Z", **given}
+    request = task_request(registry.get("kinds"), "note", params, environment)
+    assert request.source is not None and request.source.name == source
+    assert (request.keys.written if request.keys is not None else None) == keys
 
 
 KIND_MODULES = {"task_run", "undo", "presence", "full_refresh", "measure"}

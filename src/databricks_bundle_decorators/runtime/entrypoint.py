@@ -153,30 +153,36 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
     given = dict(arguments.params)
     if BACKFILL_RUN_TIME_PARAM not in given:  # run by hand: the run starts now
         given = pin_run_time(job, given)
-    # an unknown task or parameter, a bad order or key: refused before Spark starts
-    request = task_request(job, arguments.task, given, for_each_element=arguments.for_each_element)
-    if on_databricks():
-        from .core.task_values import databricks_task_value_store
+    databricks = on_databricks()
+    if databricks:
         from .session.spark import databricks_spark_session
 
         session = LazySession(databricks_spark_session)
-        run_id = resolve_run_id(arguments.run_id, databricks=True)
-        environment = RunEnvironment(
-            session, Path("."), True, run_id, task_run_id=arguments.task_run_id
-        )
-        values = task_values or databricks_task_value_store(session.get)
-        run_task(request, environment=environment, task_values=values)
-        return
-    from .core.task_values import LocalTaskValueStore
-    from .session.spark import local_spark_session, prepare_local_spark
+        warehouse = Path(".")
+    else:
+        from .session.spark import local_spark_session, prepare_local_spark
 
-    prepare_local_spark()  # a session task code creates itself is a Delta one too
-    warehouse = local_warehouse()
-    state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
-    run_id = resolve_run_id(arguments.run_id, databricks=False)
-    environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, run_id)
-    store = task_values or LocalTaskValueStore(state / "task_values" / run_id)
-    run_task(request, environment=environment, task_values=store)
+        session = LazySession(local_spark_session)
+        warehouse = local_warehouse()
+    run_id = resolve_run_id(arguments.run_id, databricks=databricks)
+    task_run_id = arguments.task_run_id if databricks else ""
+    environment = RunEnvironment(session, warehouse, databricks, run_id, task_run_id=task_run_id)
+    # an unknown task or parameter, a bad order or key: refused before Spark starts (a
+    # triggered run's keys are read from its state table after these refusals)
+    request = task_request(
+        job, arguments.task, given, environment, for_each_element=arguments.for_each_element
+    )
+    if databricks:
+        from .core.task_values import databricks_task_value_store
+
+        values = task_values or databricks_task_value_store(session.get)
+    else:
+        from .core.task_values import LocalTaskValueStore
+
+        prepare_local_spark()  # a session task code creates itself is a Delta one too
+        state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
+        values = task_values or LocalTaskValueStore(state / "task_values" / run_id)
+    run_task(request, environment=environment, task_values=values)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -22,7 +22,7 @@ another kind's module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, TypeVar
@@ -104,6 +104,30 @@ def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
     return RunKind("task")
 
 
+KeySourceName = Literal["keyless", "scheduled", "explicit", "triggered", "catch_up"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeySource:
+    """Where a run's keys come from, chosen once where its request is built
+    (:func:`~..triggers.triggered.with_key_source`).
+
+    Attributes:
+        name: ``scheduled`` (derived from the run's time: data lag, lookback, schedule
+            gaps), ``explicit`` (``backfill_key``, or a range from ``backfill_start_key``),
+            ``triggered`` (from the tables or files that changed), ``catch_up`` (the keys
+            the launcher's catch-up orders, or the missing keys of a ``CatchUp`` run), or
+            ``keyless`` (no backfill, or a keyless kind).
+        idle: The source left the run nothing to write: the task is not called.
+        committed: Records, once the task committed, what the source keeps of it (a
+            triggered run's ``done`` row, a keyed run's coverage); ``None``: nothing.
+    """
+
+    name: KeySourceName
+    idle: bool = False
+    committed: Callable[[], None] | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class TaskRunRequest:
     """One task of one job run.
@@ -120,6 +144,8 @@ class TaskRunRequest:
         kind: The run's kind, decoded from ``params`` once where the request was made
             (:func:`~..running.dispatch.task_request`); ``None``:
             :func:`~..running.dispatch.run_task` decodes it.
+        source: Where ``keys`` came from, chosen where the request was made;
+            ``None``: :func:`~..running.dispatch.run_task` chooses it.
     """
 
     job: JobDefinition
@@ -129,6 +155,7 @@ class TaskRunRequest:
     now: datetime | None = None
     for_each_element: str | None = None
     kind: RunKind | None = None
+    source: KeySource | None = None
 
 
 class RunProgram(Protocol):

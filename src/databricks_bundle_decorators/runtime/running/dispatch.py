@@ -2,13 +2,15 @@
 
 :func:`task_request` reads the wire parameters of one task run into a
 :class:`~..programs.run_kinds.TaskRunRequest`, decoding the run's kind once
-(:func:`~..programs.run_kinds.decode_run_kind`); :func:`run_task` hands the request to that kind's
-program (:data:`PROGRAMS`).
+(:func:`~..programs.run_kinds.decode_run_kind`) and choosing where its keys come from once
+(:func:`~..triggers.triggered.with_key_source`); :func:`run_task` hands the request to
+that kind's program (:data:`PROGRAMS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
@@ -30,8 +32,7 @@ from ..programs.run_kinds import TaskRunRequest as TaskRunRequest
 from ..programs.task_run import force_rewrite as force_rewrite
 from ..programs.task_run import run_task_program
 from ..programs.undo import run_undo
-from ..triggers.trigger_coverage import covering
-from ..triggers.triggered import run_triggered
+from ..triggers.triggered import with_key_source
 
 PROGRAMS: Mapping[RunKindName, RunProgram] = MappingProxyType(
     {
@@ -98,16 +99,19 @@ def task_request(
     job: JobDefinition,
     task_key: str,
     given: Mapping[str, str],
+    environment: RunEnvironment,
     *,
     for_each_element: str | None = None,
 ) -> TaskRunRequest:
     """The request of one task run from its wire parameters, read once: the task, the
     job parameters (:func:`job_parameters`), the run's kind and, for a kind that
-    processes keys, the run's keys. Every refusal comes before anything runs.
+    processes keys, the run's keys and where they come from. Every refusal comes before
+    anything runs; a triggered run's keys are read (or resolved) after them.
 
     Raises:
         UsageError: unknown task or parameter, a for-each element for a task that is not
             a for-each task, a malformed order or more than one, or a bad key.
+        TaskRunError: a triggered run's keys cannot be resolved.
     """
     node = find_task(job, task_key)
     if for_each_element is not None and node.definition.for_each is None:
@@ -117,7 +121,22 @@ def task_request(
     params = job_parameters(job, given)
     kind = decode_run_kind(job, params)
     keys = _keys(job, params, kind, None)
-    return TaskRunRequest(job, task_key, params, keys, None, for_each_element, kind)
+    request = TaskRunRequest(job, task_key, params, keys, None, for_each_element, kind)
+    return with_key_source(request, environment)
+
+
+def resolved_request(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest:
+    """``request`` with its kind and key source (a request made by hand has neither
+    until here; one made by :func:`task_request` is returned as it is).
+
+    Raises:
+        UsageError: unknown task, or the run's kind cannot be decoded.
+        TaskRunError: a triggered run's keys cannot be resolved.
+    """
+    if request.kind is None:
+        find_task(request.job, request.task_key)
+        request = replace(request, kind=decode_run_kind(request.job, request.params))
+    return request if request.source is not None else with_key_source(request, environment)
 
 
 def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
@@ -151,9 +170,9 @@ def find_task(job: JobDefinition, task_key: str) -> TaskNode:
 def run_task(
     request: TaskRunRequest, *, environment: RunEnvironment, task_values: TaskValueStore
 ) -> None:
-    """Run the request's task as its run's kind says: the kind decoded once from the
-    wire parameters (by :func:`task_request`, else here), the request handed to the
-    kind's program (:data:`PROGRAMS`).
+    """Run the request's task as its run's kind says: the kind decoded and the key
+    source chosen once (by :func:`task_request`, else here), the request handed to the
+    kind's program (:data:`PROGRAMS`); once it has committed, the key source records it.
 
     An ordinary run (and a full refresh's stage run) loads the task's inputs, calls it,
     checks and writes its output (:mod:`..programs.task_run`); an undo run restores the tables the
@@ -164,18 +183,14 @@ def run_task(
 
     Raises:
         TaskRunError: the function raised (chained), or the output was rejected, a check
-            failed, or an input is missing; the message names the task and the keys.
+            failed, or an input is missing, or a triggered run's keys cannot be resolved;
+            the message names the task and the keys.
         UsageError: unknown task, or the run's kind cannot be decoded.
     """
-
-    def rerun_with_keys(inner: TaskRunRequest) -> None:  # a triggered run's own keys
-        PROGRAMS["task"](inner, RunKind("task"), environment=environment, task_values=task_values)
-
-    kind = request.kind
-    if kind is None:  # a request made by hand, not by task_request
-        find_task(request.job, request.task_key)
-        kind = decode_run_kind(request.job, request.params)
-    if kind.name == "task" and run_triggered(request, environment, rerun_with_keys):
-        return  # a table-triggered or catching-up run: its keys come from triggered.py
-    with covering(request, kind.name, environment):  # a keyed run of a triggered job
+    request = resolved_request(request, environment)
+    kind, source = request.kind, request.source
+    assert kind is not None and source is not None  # resolved_request sets both
+    if not source.idle:
         PROGRAMS[kind.name](request, kind, environment=environment, task_values=task_values)
+    if source.committed is not None:
+        source.committed()

@@ -28,8 +28,14 @@ from ..job_tables.sources import check_local_sources
 from ..programs.task_subset import encode_tasks, selected_tasks
 from ..session.spark import local_spark_session, prepare_local_spark
 from ..session.task_errors import user_frames
-from ..triggers.triggered import stored_written_keys
-from .dispatch import TaskRunRequest, job_parameters, run_keys, run_task, run_time
+from .dispatch import (
+    TaskRunRequest,
+    job_parameters,
+    resolved_request,
+    run_keys,
+    run_task,
+    run_time,
+)
 
 TaskStatus = Literal["succeeded", "failed", "skipped"]
 EventKind = Literal["started", "finished"]
@@ -142,6 +148,7 @@ def run_job_locally(
     graph = job.graph
     results: list[TaskResult] = []
     broken: dict[str, str] = {}
+    stored: tuple[str, ...] | None = None  # the keys a triggered or catching-up run stored
     for task_key in selected:
         blocked = next((u for u in graph[task_key].upstream if u in broken), None)
         if blocked is not None:
@@ -152,12 +159,13 @@ def run_job_locally(
             continue
         _emit(on_event, TaskEvent("started", task_key, key_tuple))
         request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
-        result = _run_one(request, environment, store)
+        result, request = _run_one(request, environment, store)
+        if request.source is not None and request.source.name in ("triggered", "catch_up"):
+            stored = request.keys.written if request.keys is not None else ()
         if result.status == "failed":
             broken[task_key] = task_key
         results.append(result)
         _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
-    stored = stored_written_keys(job, full_params, environment)  # a triggered run's keys
     return JobRunResult(not broken, results, run_id, key_tuple if stored is None else stored)
 
 
@@ -175,19 +183,23 @@ def pin_run_time(
 
 def _run_one(
     request: TaskRunRequest, environment: RunEnvironment, store: LocalTaskValueStore
-) -> TaskResult:
+) -> tuple[TaskResult, TaskRunRequest]:
+    """Run one task; how it ended, and its request with the key source chosen (as far
+    as it got)."""
     started = time.perf_counter()
+    error = None
     try:
+        request = resolved_request(request, environment)
         run_task(request, environment=environment, task_values=store)
     except DbxdecError as exc:
         if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
             _log_user_frames(request.task_key, exc.__cause__)
-        return TaskResult(request.task_key, "failed", time.perf_counter() - started, exc.render())
+        error = exc.render()
     except Exception as exc:  # a bug outside user code still fails only this task
         _logger.exception("task %s failed", request.task_key)
-        message = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
-        return TaskResult(request.task_key, "failed", time.perf_counter() - started, message)
-    return TaskResult(request.task_key, "succeeded", time.perf_counter() - started)
+        error = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
+    status: TaskStatus = "succeeded" if error is None else "failed"
+    return TaskResult(request.task_key, status, time.perf_counter() - started, error), request
 
 
 def _log_user_frames(task_key: str, error: BaseException) -> None:

@@ -23,6 +23,7 @@ from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE, job_id_of
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
+from ...definitions.triggers import FileArrival
 from ...errors import UsageError
 from ..core.errors import TaskRunError
 from ..core.job_auth import job_run_client
@@ -33,23 +34,26 @@ from .trigger_state import StoredRun, TriggerState
 STATE_TABLE_NAME = "dbxdec_trigger_state"
 
 
-def catch_up_state_table(job: JobDefinition, catch_up: CatchUp, environment: RunEnvironment) -> str:
-    """The state table of a catching-up job: the declared one, else
-    ``dbxdec_trigger_state`` in the schema of its first partitioned output table.
+def state_table(
+    job: JobDefinition, setting: CatchUp | FileArrival, environment: RunEnvironment
+) -> str:
+    """The state table of a catching-up or file-triggered job: the one ``setting``
+    declares, else ``dbxdec_trigger_state`` in the schema of its first partitioned output
+    table.
 
     Raises:
         UsageError: none declared and the job writes no partitioned table.
     """
-    if catch_up.state_table:
-        return catch_up.state_table
+    if setting.state_table:
+        return setting.state_table
     tables, _ = keyed_tables(job, environment)
+    owner = "CatchUp" if isinstance(setting, CatchUp) else f"FileArrival(url={setting.url!r})"
     if not tables:
         raise UsageError(
-            f"job {job.name!r}: CatchUp needs state_table='catalog.schema.table' (the job "
+            f"job {job.name!r}: {owner} needs state_table='catalog.schema.table' (the job "
             "writes no partitioned table to put it beside)"
         )
-    first = sorted(tables)[0]
-    return f"{first.rsplit('.', 1)[0]}.{STATE_TABLE_NAME}"
+    return f"{sorted(tables)[0].rsplit('.', 1)[0]}.{STATE_TABLE_NAME}"
 
 
 def resolve_catch_up(

@@ -49,31 +49,10 @@ from ...definitions.triggers import FileArrival
 from ...errors import UsageError
 from ..core.errors import TaskRunError
 from ..core.key_columns import backfill_key_column
-from ..programs.presence import keyed_tables
-from .catching_up import STATE_TABLE_NAME
 from .file_changes import changed_files, path_keys
 from .trigger_state import FileStamp, StoredRun, TriggerState
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
-
-
-def file_state_table(job: JobDefinition, trigger: FileArrival, environment: RunEnvironment) -> str:
-    """The state table of a file-triggered job: the declared (or volume's) one, else
-    ``dbxdec_trigger_state`` beside its first partitioned output table.
-
-    Raises:
-        UsageError: neither, and the job writes no partitioned table.
-    """
-    if trigger.state_table:
-        return trigger.state_table
-    tables, _ = keyed_tables(job, environment)
-    if not tables:
-        raise UsageError(
-            f"job {job.name!r}: FileArrival(url={trigger.url!r}) needs "
-            "state_table='catalog.schema.table' (the job writes no partitioned table to "
-            "put it beside)"
-        )
-    return f"{sorted(tables)[0].rsplit('.', 1)[0]}.{STATE_TABLE_NAME}"
 
 
 def location(job: JobDefinition, trigger: FileArrival, environment: RunEnvironment) -> str:

@@ -97,15 +97,10 @@ def simulated_trigger(
 def pending_line(job: JobDefinition, warehouse: Path) -> str | None:
     """``status``'s line on the keys a triggered or catching-up job left for later runs
     (its local state table); ``None`` for other jobs or when none are pending."""
-    watched = isinstance(job.trigger, TableUpdate) or (
-        isinstance(job.trigger, FileArrival) and job.trigger.keys is not None
-    )
-    if not watched and getattr(job.backfill, "catch_up", None) is None:
-        return None
-    from ...definitions.contracts import RunEnvironment
+    from ...definitions.contracts import LazySession, RunEnvironment
     from .triggered import pending_keys
 
-    environment = RunEnvironment(local_spark_session(), warehouse, False, "")
+    environment = RunEnvironment(LazySession(local_spark_session), warehouse, False, "")
     try:
         left = pending_keys(job, environment)
     except UsageError:

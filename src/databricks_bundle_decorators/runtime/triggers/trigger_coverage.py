@@ -29,22 +29,20 @@ missing tasks' ``read`` rows under the same job run (``{{job.run_id}}``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import BACKFILL_KEY_PARAM
 from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import TableUpdate
 from ..storage.delta_history import sql_target
-from ..storage.formats import TableRef
-from ..storage.table_name import TableName
-from .trigger_state import TriggerState, job_run_of
+from .trigger_state import TriggerState, job_run_of, table_ref
 
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
 
-__all__ = ["COVERED", "READ", "covered_value", "covering"]
+__all__ = ["COVERED", "READ", "coverage_recorder", "covered_value"]
 
 READ = "read"
 COVERED = "covered"
@@ -55,26 +53,26 @@ def covered_value(keys: Sequence[str], versions: Mapping[str, int]) -> str:
     return json.dumps({"keys": list(keys), "versions": dict(versions)}, sort_keys=True)
 
 
-@contextmanager
-def covering(request: TaskRunRequest, kind: str, environment: RunEnvironment) -> Iterator[None]:
-    """Run the block (the task); when it has committed and the run is one a coverage is
-    recorded for, record what it read (see the module docstring). Nothing is recorded
-    for a block that raises."""
+def coverage_recorder(
+    request: TaskRunRequest, environment: RunEnvironment
+) -> Callable[[], None] | None:
+    """What a keyed task run of a table-triggered job records once it has committed
+    (see the module docstring), its sources' versions read now, before the task runs;
+    ``None`` for a run no coverage is recorded for."""
     trigger = request.job.trigger
     keys = request.keys
     if (
-        kind != "task"
+        request.kind is None
+        or request.kind.name != "task"
         or not isinstance(trigger, TableUpdate)
         or not request.params.get(BACKFILL_KEY_PARAM)
         or keys is None
         or not environment.run_id
     ):
-        yield
-        return
+        return None
     versions = {s.name: _latest_version(environment, s.name) for s in trigger.sources}
-    yield
     state = TriggerState(environment, trigger.state_table, request.job.name)
-    _record(state, job_run_of(environment.run_id), request, keys.written, versions)
+    return partial(_record, state, job_run_of(environment.run_id), request, keys.written, versions)
 
 
 def _record(
@@ -101,8 +99,6 @@ def _record(
 
 
 def _latest_version(environment: RunEnvironment, name: str) -> int:
-    table = TableName.parse(name)
-    path = None if environment.databricks else table.local_path(environment.warehouse)
-    ref = TableRef(str(table), table.quoted, path)
-    row = environment.spark.sql(f"DESCRIBE HISTORY {sql_target(ref)} LIMIT 1").first()
+    ref = sql_target(table_ref(name, environment))
+    row = environment.spark.sql(f"DESCRIBE HISTORY {ref} LIMIT 1").first()
     return int(row["version"])

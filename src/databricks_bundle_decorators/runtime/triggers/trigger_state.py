@@ -55,8 +55,7 @@ FileStamp = tuple[int, int]
 def deploy_advance_value(versions: Mapping[str, int]) -> str:
     """The ``value`` of the first ``advance`` row (run :data:`DEPLOY_RUN`): the sources'
     versions at the job's first deploy, nothing pending."""
-    value = {"versions": dict(versions), "pending": [], "seq": 1}
-    return json.dumps(value, sort_keys=True)
+    return advance_value(versions, (), 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +89,13 @@ def latest_advance_of(values: Iterable[str]) -> Advance | None:
     return Advance(versions, tuple(latest["pending"]))
 
 
-def advance_value(versions: Mapping[str, int], pending: Sequence[str], seq: int) -> str:
-    """The ``value`` of the ``seq``-th ``advance`` row."""
+def advance_value(
+    versions: Mapping[str, int], pending: Sequence[str], seq: int, stored: StoredRun | None = None
+) -> str:
+    """The ``value`` of the ``seq``-th ``advance`` row (with a file-arrival run's
+    listing change, from ``stored``)."""
     value = {"versions": dict(versions), "pending": list(pending), "seq": seq}
+    value.update(_listing_change(stored) if stored is not None else {})
     return json.dumps(value, sort_keys=True)
 
 
@@ -102,19 +105,21 @@ def job_run_of(run_id: str) -> str:
     return head if head.isdigit() and tail.isdigit() else run_id
 
 
+def table_ref(name: str, environment: RunEnvironment) -> TableRef:
+    """The table ``name`` in the run's environment (catalog name or local folder)."""
+    table = TableName.parse(name)
+    path = None if environment.databricks else table.local_path(environment.warehouse)
+    return TableRef(str(table), table.quoted, path)
+
+
 class TriggerState:
     """The state table of one job, in the run's environment (catalog name or local folder)."""
 
     def __init__(self, environment: RunEnvironment, table: str, job: str) -> None:
-        name = TableName.parse(table)
         self.spark = environment.spark
         self.job = job
         self._cache: list[tuple[str, str, str, str]] | None = None
-        self.table = TableRef(
-            str(name),
-            name.quoted,
-            None if environment.databricks else name.local_path(environment.warehouse),
-        )
+        self.table = table_ref(table, environment)
 
     def _rows(self, kind: str, run: str | None = None) -> list[Any]:
         """The job's rows of ``kind`` (of ``run``); the table is read once per instance
@@ -143,7 +148,8 @@ class TriggerState:
             (r[0], r[1], r[2], r[3]) for r in frame.select("run", "kind", "name", "value").collect()
         ]
 
-    def _append(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+    def append_rows(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+        """Append ``(job, run, kind, name, value)`` rows in one commit."""
         writer = self.spark.createDataFrame(list(rows), _COLUMNS).write.format("delta")
         writer = writer.mode("append")
         if self.table.path is not None:
@@ -157,10 +163,6 @@ class TriggerState:
         """The job's ``(run, kind, name, value)`` rows of ``kind`` (of ``run``), read afresh."""
         self.refresh()
         return [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in self._rows(kind, run)]
-
-    def append_rows(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
-        """Append ``(job, run, kind, name, value)`` rows in one commit."""
-        self._append(rows)
 
     def stored_run(self, run: str) -> StoredRun | None:
         """The keys run ``run`` resolved, or ``None`` (no task of it resolved them yet)."""
@@ -185,7 +187,7 @@ class TriggerState:
             "pending": list(stored.pending),
             **_listing_change(stored),
         }
-        self._append([(self.job, run, "keys", "", json.dumps(value, sort_keys=True))])
+        self.append_rows([(self.job, run, "keys", "", json.dumps(value, sort_keys=True))])
 
     def latest_advance(self) -> Advance | None:
         """The watermarks and pending keys after the last completed run (or deploy)."""
@@ -211,7 +213,7 @@ class TriggerState:
         pending: Sequence[str],
         stored: StoredRun | None = None,
     ) -> None:
-        self._append([self._advance_row(run, versions, pending, stored)])
+        self.append_rows([self._advance_row(run, versions, pending, stored)])
 
     def _advance_row(
         self,
@@ -220,11 +222,8 @@ class TriggerState:
         pending: Sequence[str],
         stored: StoredRun | None = None,
     ) -> tuple[str, str, str, str, str]:
-        seq = len(self._rows("advance")) + 1
-        value = {"versions": dict(versions), "pending": list(pending), "seq": seq}
-        if stored is not None:
-            value.update(_listing_change(stored))
-        return (self.job, run, "advance", "", json.dumps(value, sort_keys=True))
+        value = advance_value(versions, pending, len(self._rows("advance")) + 1, stored)
+        return (self.job, run, "advance", "", value)
 
     def finish(self, run: str, task: str, tasks: set[str], stored: StoredRun) -> None:
         """Record that ``task`` committed in ``run``; once every task of ``tasks`` is
@@ -239,9 +238,9 @@ class TriggerState:
         known = {str(r[2]) for r in self._rows("done", run)} | {task}
         if tasks <= known and not self.run_advanced(run):
             row = self._advance_row(run, stored.versions, stored.pending, stored)
-            self._append([done_row, row])
+            self.append_rows([done_row, row])
             return
-        self._append([done_row])
+        self.append_rows([done_row])
         if tasks <= self.done_tasks(run) and not self.run_advanced(run):
             self.advance(run, stored.versions, stored.pending, stored)
 

@@ -1,9 +1,9 @@
 """A table- or file-triggered run: resolve its keys once from what changed, store them,
 advance.
 
-The hook :func:`run_triggered` runs one task of a run that a ``TableUpdate`` trigger
-started (see :mod:`...backfill.wire.trigger`; an explicit ``backfill_key`` always wins,
-and a run that is not table-triggered is left alone):
+:func:`with_key_source` chooses where a task run's keys come from, once, where its
+request is built. For a run that a ``TableUpdate`` trigger started (see
+:mod:`...backfill.wire.trigger`; an explicit ``backfill_key`` always wins):
 
 1. The run's keys come from the state table (:mod:`.trigger_state`) when a task of the
    run (or of the run before a repair) stored them; otherwise this task resolves them:
@@ -13,7 +13,7 @@ and a run that is not table-triggered is left alone):
    (:mod:`...backfill.changed_keys`); and stores them. A file-triggered run takes the keys
    of the files new or changed since the last processed listing (:mod:`.file_arrival`).
 2. The task runs over those keys (``written``; reads add each key's lookback).
-3. When the task has committed, it is marked done; once every task of the job is done
+3. When the task has committed, its key source marks it done; once every task of the job is done
    in the run, the watermarks advance to the triggered versions.
 """
 
@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...backfill import ResolvedKeys
@@ -49,12 +50,12 @@ from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import FileArrival, TableUpdate
 from ..core.errors import TaskRunError
-from ..storage.formats import TableRef
-from ..storage.table_name import TableName
-from .catching_up import catch_up_state_table, resolve_catch_up
+from ..programs.run_kinds import KeySource, KeySourceName
+from .catching_up import resolve_catch_up, state_table
 from .change_feed import changed_keys
-from .file_arrival import file_state_table, resolve_file_arrival
-from .trigger_state import StoredRun, TriggerState, job_run_of
+from .file_arrival import resolve_file_arrival
+from .trigger_coverage import coverage_recorder
+from .trigger_state import StoredRun, TriggerState, job_run_of, table_ref
 
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
@@ -67,71 +68,70 @@ _EXPLICIT = (
 )
 
 
-def run_triggered(
-    request: TaskRunRequest,
-    environment: RunEnvironment,
-    run: Callable[[TaskRunRequest], None],
-) -> bool:
-    """Run ``request`` as a task of a table-triggered or catching-up run (through
-    ``run``, with the stored keys); return ``False`` (nothing done) when the run is not one.
+def with_key_source(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest:
+    """``request`` with its key source chosen, once: a table- or file-triggered run or a
+    catching-up one takes the keys stored for the job run (resolving and storing them in
+    its first task) and the task sees them as its ``backfill_key``; any other run keeps
+    the keys of its parameters (``scheduled`` or ``explicit``; ``keyless`` without).
 
     Raises:
         TaskRunError: the changed keys cannot be known (one line naming the remedy),
             or no watermark exists yet; nothing is written.
     """
-    job = request.job
-    found = _state_of(job, request.params, environment)
-    if found is None:
-        return False
-    state, versions, catch_up = found
+    kind = request.kind
+    explicit = any(request.params.get(name) for name in _EXPLICIT)
+    if kind is not None and kind.name == "task" and not explicit:
+        stored = _stored_keys(request, environment)
+        if stored is not None:
+            return stored
+    keys = request.keys
+    if keys is None:
+        return replace(request, source=KeySource("keyless"))
+    committed = coverage_recorder(request, environment)
+    name: KeySourceName = "scheduled" if keys.auto_derived else "explicit"
+    return replace(request, source=KeySource(name, committed=committed))
+
+
+def _stored_keys(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest | None:
+    """The request of a triggered or catching-up run; ``None`` for any other run."""
+    job, params = request.job, request.params
     trigger = job.trigger
-    params = request.params
+    catch_up = getattr(job.backfill, "catch_up", None)
+    versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
+    name: KeySourceName = "triggered"
+    resolve: Callable[..., StoredRun]
+    if versions is not None and isinstance(trigger, TableUpdate):
+        table = trigger.state_table
+        given = given_keys(params)
+        if given is not None:
+            name, resolve = "catch_up", partial(_given, request, given=given, versions=versions)
+        else:
+            resolve = partial(_resolve, request, environment, trigger=trigger, versions=versions)
+    elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+        table = state_table(job, trigger, environment)
+        now = _now(request)
+        resolve = partial(resolve_file_arrival, job, trigger, environment=environment, now=now)
+    elif isinstance(catch_up, CatchUp):
+        name, table = "catch_up", state_table(job, catch_up, environment)
+        now = _now(request)
+        resolve = partial(resolve_catch_up, job, catch_up, now, environment, params)
+    else:
+        return None
+    state = _shared_state(environment, table, job.name)
     job_run = job_run_of(environment.run_id)
     stored = state.stored_run(job_run)
     if stored is None:
-        given = given_keys(params)
-        if versions is not None and given is not None:
-            stored = _given(request, state, given, versions)
-        elif versions is not None and isinstance(trigger, TableUpdate):
-            stored = _resolve(request, environment, state, trigger, versions)
-        elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
-            stored = resolve_file_arrival(job, trigger, state, environment, _now(request))
-        else:
-            assert isinstance(catch_up, CatchUp)
-            stored = resolve_catch_up(job, catch_up, _now(request), environment, params, state)
+        stored = resolve(state=state)
         state.store_run(job_run, stored)
-    keys = ResolvedKeys(
-        stored.written[-1] if stored.written else "", stored.keys, stored.written, False
-    )
-    if stored.written:
-        _logger.info("run %s of job %r: keys %s", job_run, job.name, stored.written)
-        # Resolved: the inner run has an explicit key, so it does not come back here.
-        inner = {**params, BACKFILL_KEY_PARAM: keys.primary, TRIGGER_VERSIONS_PARAM: ""}
-        run(replace(request, params=inner, keys=keys))
-    state.finish(job_run, request.task_key, set(job.graph.topological_order()), stored)
-    return True
-
-
-def _state_of(
-    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
-) -> tuple[TriggerState, dict[str, int] | None, CatchUp | None] | None:
-    """The state table of a triggered or catching-up run, its triggered versions and its
-    catch-up; ``None`` for any other run (an explicit key, or an undo, presence or
-    refresh run, always wins)."""
-    if any(params.get(name) for name in _EXPLICIT):
-        return None
-    trigger = job.trigger
-    versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
-    catch_up = getattr(job.backfill, "catch_up", None)
-    if versions is not None and isinstance(trigger, TableUpdate):
-        table = trigger.state_table
-    elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
-        table = file_state_table(job, trigger, environment)
-    elif isinstance(catch_up, CatchUp):
-        table = catch_up_state_table(job, catch_up, environment)
-    else:
-        return None
-    return _shared_state(environment, table, job.name), versions, catch_up
+    written = stored.written
+    keys = ResolvedKeys(written[-1] if written else "", stored.keys, written, False)
+    if written:
+        _logger.info("run %s of job %r: keys %s", job_run, job.name, written)
+    tasks = set(job.graph.topological_order())
+    finish = partial(state.finish, job_run, request.task_key, tasks, stored)
+    # the task sees its keys as an explicit key, as a run given them would
+    seen = {**params, BACKFILL_KEY_PARAM: keys.primary, TRIGGER_VERSIONS_PARAM: ""}
+    return replace(request, params=seen, keys=keys, source=KeySource(name, not written, finish))
 
 
 def file_triggered(trigger: FileArrival, params: Mapping[str, str]) -> bool:
@@ -159,18 +159,6 @@ def _shared_state(environment: RunEnvironment, table: str, job: str) -> TriggerS
             _SHARED.clear()
             state = _SHARED[key] = TriggerState(environment, table, job)
         return state
-
-
-def stored_written_keys(
-    job: JobDefinition, params: Mapping[str, str], environment: RunEnvironment
-) -> tuple[str, ...] | None:
-    """The keys a triggered or catching-up run (``environment.run_id``) stored, for the
-    record of a local run; ``None`` for any other run or before a task stored them."""
-    found = _state_of(job, params, environment)
-    if found is None:
-        return None
-    stored = found[0].stored_run(job_run_of(environment.run_id))
-    return stored.written if stored is not None else None
 
 
 def _resolve(
@@ -203,7 +191,7 @@ def _resolve(
             changed |= changed_keys(
                 environment.spark,
                 source,
-                _ref(source.name, environment),
+                table_ref(source.name, environment),
                 backfill,
                 after + 1,
                 target,
@@ -238,12 +226,6 @@ def _given(
     return StoredRun(with_lookback(backfill, written), written, processed, pending)
 
 
-def _ref(name: str, environment: RunEnvironment) -> TableRef:
-    table = TableName.parse(name)
-    path = None if environment.databricks else table.local_path(environment.warehouse)
-    return TableRef(str(table), table.quoted, path)
-
-
 def _now(request: TaskRunRequest) -> datetime:
     if request.now is not None:
         return request.now
@@ -259,9 +241,9 @@ def pending_keys(job: JobDefinition, environment: RunEnvironment) -> tuple[str, 
     if isinstance(trigger, TableUpdate):
         table = trigger.state_table
     elif isinstance(trigger, FileArrival) and trigger.keys is not None:
-        table = file_state_table(job, trigger, environment)
+        table = state_table(job, trigger, environment)
     elif isinstance(catch_up, CatchUp):
-        table = catch_up_state_table(job, catch_up, environment)
+        table = state_table(job, catch_up, environment)
     else:
         return ()
     latest = TriggerState(environment, table, job.name).latest_advance()
