@@ -78,6 +78,22 @@ def test_a_rebatch_that_shrinks_the_tail_drops_the_rows_past_it(tmp_path: Path) 
     assert [r.keys for r in read_ledger(ledger.path).slices][3:] == [("k000003", "k000004")]
 
 
+def test_a_launcher_s_later_save_keeps_the_versions_an_undo_recorded(tmp_path: Path) -> None:
+    """``undo`` records what it restored through its own ``Ledger`` of the file while the
+    backfill's launcher may still run: the launcher's next save, from the header it read
+    before, keeps them (undone versions only ever grow)."""
+    launcher = make(tmp_path, 3)
+    launcher.save()
+    undo = read_ledger(launcher.path)
+    undo.record_undone("main.s.t", 7)
+    undo.close()
+    launcher.update(launcher.slices[0].with_attempt(Attempt(1, "t", "running", "1", None, 1.0)))
+    launcher.record_undone("main.s.u", 2)  # its own, besides
+    launcher.save()
+    launcher.close()
+    assert read_ledger(launcher.path).undone == {("main.s.t", 7), ("main.s.u", 2)}
+
+
 def test_a_damaged_database_is_a_local_state_problem_naming_it(tmp_path: Path) -> None:
     path = ledger_dir(tmp_path) / "nightly-20240101T000000-abcd.sqlite"
     path.parent.mkdir(parents=True)

@@ -127,7 +127,7 @@ class LedgerStore:
                         conn.execute(statement)
                 conn.execute(
                     "INSERT OR REPLACE INTO ledger (one, header) VALUES (1, ?)",
-                    (json.dumps(header),),
+                    (json.dumps(_with_undone_kept(conn, header)),),
                 )
                 conn.executemany(
                     "INSERT OR REPLACE INTO slices (idx, body) VALUES (?, ?)",
@@ -146,6 +146,18 @@ class LedgerStore:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _with_undone_kept(conn: sqlite3.Connection, header: dict[str, Any]) -> dict[str, Any]:
+    """``header`` with the undone versions already in the database added: ``undo`` records
+    them through its own ``Ledger`` of the file, and a launcher of the same backfill that
+    saves later, from a header read before, must not drop them (they only ever grow)."""
+    row = conn.execute("SELECT header FROM ledger WHERE one = 1").fetchone()
+    stored = json.loads(row[0]).get("undone", []) if row else []
+    if not stored:
+        return header
+    pairs = {(str(t), int(v)) for t, v in [*stored, *header.get("undone", [])]}
+    return {**header, "undone": [list(pair) for pair in sorted(pairs)]}
 
 
 def why(exc: sqlite3.Error) -> str:
