@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import (
-    BACKFILL_ID_PARAM,
     ORDER_PARAM,
     UndoOrder,
     encode_order,
@@ -36,7 +35,7 @@ from ..ledger.ledger import Ledger
 from ..workspace.first_watermark import Statements
 from ..workspace.table_history import read_history
 from ..workspace.target import read_target
-from ..workspace.workspace import first_line, request_refusals, require_job_parameter
+from ..workspace.workspace import first_line, request_refusals, require_order_parameter
 from .downstream_undo import DownstreamUndo, downstream_jobs, job_runs
 from .ledger_undone import record_undone
 
@@ -64,7 +63,7 @@ def by_run_ids(runs: BackfillRuns) -> list[str]:
         return []
     return [
         f"  note: this backfill's runs were not sent its id (its ledger predates it, or the "
-        f"job was deployed without {BACKFILL_ID_PARAM}): its commits are found by the ids "
+        f"job was deployed without {ORDER_PARAM}): its commits are found by the ids "
         f"of its {len(runs.run_ids)} run(s)"
     ]
 
@@ -210,8 +209,7 @@ def remote_job_undo(
     every table judged beforehand (:attr:`RemoteUndo.checked`).
 
     Raises:
-        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``
-            (or ``backfill_id``, for an undo by id).
+        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``.
         HistoryUnreadable: a table's history could not be read.
     """
     from ..backends.databricks_backend import find_job
@@ -226,16 +224,9 @@ def remote_job_undo(
         name_prefix=target.name_prefix if target else None,
         dev_mode=bool(target and target.dev_mode),
     )
-    # a job deployed without backfill_id runs a dbxdec that cannot read an order by id
-    for parameter in (ORDER_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
-        require_job_parameter(
-            client,
-            remote.job_id,
-            remote.name,
-            parameter,
-            purpose="to undo",
-            outcome="nothing was restored",
-        )
+    require_order_parameter(
+        client, remote.job_id, remote.name, purpose="to undo", outcome="nothing was restored"
+    )
     found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
     tables = tuple((name, table.tasks) for name, table in found.items())
     checked = None

@@ -9,6 +9,7 @@ program (:data:`PROGRAMS`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 
@@ -27,7 +28,6 @@ from ..programs.measure import run_measure
 from ..programs.presence import run_presence
 from ..programs.run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind
 from ..programs.run_kinds import TaskRunRequest as TaskRunRequest
-from ..programs.task_run import force_rewrite as force_rewrite
 from ..programs.task_run import run_task_program
 from ..programs.undo import run_undo
 from ..triggers.trigger_coverage import covering
@@ -168,13 +168,15 @@ def run_task(
         UsageError: unknown task, or the run's kind cannot be decoded.
     """
 
-    def rerun_with_keys(inner: TaskRunRequest) -> None:  # a triggered run's own keys
-        PROGRAMS["task"](inner, RunKind("task"), environment=environment, task_values=task_values)
-
     kind = request.kind
     if kind is None:  # a request made by hand, not by task_request
         find_task(request.job, request.task_key)
         kind = decode_run_kind(request.job, request.params)
+        request = replace(request, kind=kind)
+
+    def rerun_with_keys(inner: TaskRunRequest) -> None:  # a triggered run's own keys
+        PROGRAMS["task"](inner, kind, environment=environment, task_values=task_values)
+
     if kind.name == "task" and run_triggered(request, environment, rerun_with_keys):
         return  # a table-triggered or catching-up run: its keys come from triggered.py
     with covering(request, kind.name, environment):  # a keyed run of a triggered job

@@ -31,17 +31,17 @@ from ...backfill.catch_up import CatchUp
 from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     ORDER_PARAM,
+    TaskOrder,
+    order_in,
     parse_run_time,
 )
 from ...backfill.wire.trigger import (
     TRIGGER_FROM_VERSION_PARAM,
     TRIGGER_VERSIONS_PARAM,
     from_version,
-    given_keys,
     triggered_location,
     triggered_versions,
 )
@@ -60,11 +60,6 @@ if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
-_EXPLICIT = (
-    BACKFILL_KEY_PARAM,
-    ORDER_PARAM,
-    BACKFILL_FULL_REFRESH_PARAM,
-)
 
 
 def run_triggered(
@@ -89,7 +84,8 @@ def run_triggered(
     job_run = job_run_of(environment.run_id)
     stored = state.stored_run(job_run)
     if stored is None:
-        given = given_keys(params)
+        order = request.kind.order if request.kind is not None else None
+        given = order.keys if isinstance(order, TaskOrder) and order.keys else None
         if versions is not None and given is not None:
             stored = _given(request, state, given, versions)
         elif versions is not None and isinstance(trigger, TableUpdate):
@@ -118,7 +114,8 @@ def _state_of(
     """The state table of a triggered or catching-up run, its triggered versions and its
     catch-up; ``None`` for any other run (an explicit key, or an undo, presence or
     refresh run, always wins)."""
-    if any(params.get(name) for name in _EXPLICIT):
+    order = order_in(params)
+    if params.get(BACKFILL_KEY_PARAM) or (order is not None and order.kind != "task"):
         return None
     trigger = job.trigger
     versions = triggered_versions(params) if isinstance(trigger, TableUpdate) else None
@@ -219,7 +216,7 @@ def _resolve(
 def _given(
     request: TaskRunRequest, state: TriggerState, given: tuple[str, ...], versions: dict[str, int]
 ) -> StoredRun:
-    """The keys of a catch-up run dbxdec launched (``dbxdec_trigger_keys``): run as
+    """The keys of a catch-up run dbxdec launched (its order's ``keys``): run as
     given, then advance to ``versions`` as a triggered run does; the pending keys it
     runs leave the pending list."""
     backfill = request.job.backfill
@@ -228,7 +225,7 @@ def _given(
         try:
             backfill.validate_key(key)
         except ValueError as exc:
-            raise TaskRunError(f"job {request.job.name!r}: dbxdec_trigger_keys: {exc}") from None
+            raise TaskRunError(f"job {request.job.name!r}: {ORDER_PARAM}: {exc}") from None
     latest = state.latest_advance()
     processed = dict(latest.versions) if latest is not None else {}
     for name, version in versions.items():
