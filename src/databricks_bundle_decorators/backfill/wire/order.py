@@ -147,6 +147,14 @@ _READERS: Mapping[OrderKind, Mapping[str, Callable[[Any], Any]]] = {
         "last": _text(_KEY),
     },
 }
+_TASK_DEFAULTS: Mapping[str, Any] = {
+    "backfill_id": "",
+    "tasks": [],
+    "checks": True,
+    "force_rewrite": False,
+    "keys": [],
+}
+"""What a task order's value leaves out (the reader's defaults): a short value."""
 _TASK_CLASSES: Mapping[OrderKind, type[TaskOrder]] = {
     "task": TaskOrder,
     "stage": StageOrder,
@@ -175,7 +183,7 @@ def _body(order: Order) -> dict[str, Any]:
                 "last": order.keys.last,
             }
         case TaskOrder():
-            return {
+            body = {
                 "kind": order.kind,
                 "backfill_id": order.backfill_id,
                 "tasks": list(order.tasks),
@@ -183,6 +191,7 @@ def _body(order: Order) -> dict[str, Any]:
                 "force_rewrite": order.force_rewrite,
                 "keys": list(order.keys),
             }
+            return {k: v for k, v in body.items() if _TASK_DEFAULTS.get(k, ...) != v}
 
 
 def _build(kind: OrderKind, values: dict[str, Any]) -> Order:
