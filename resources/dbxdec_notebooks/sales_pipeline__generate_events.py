@@ -15,4 +15,4 @@ dbutils.library.restartPython()  # noqa: F821 - the notebook's dbutils
 
 from databricks_bundle_decorators.runtime.notebook_entry import run_notebook
 
-run_notebook(dbutils, ["dbxdec_job", "dbxdec_task", "dbxdec_module", "dbxdec_run_id", "dbxdec_task_run_id", "events_per_day", "seed", "backfill_key", "backfill_start_key", "backfill_exact", "backfill_run_time", "backfill_full_refresh", "backfill_force_rewrite", "backfill_tasks", "backfill_checks", "backfill_id", "dbxdec_order"])  # noqa: F821
+run_notebook(dbutils, ["dbxdec_job", "dbxdec_task", "dbxdec_module", "dbxdec_run_id", "dbxdec_task_run_id", "events_per_day", "seed", "backfill_key", "backfill_start_key", "backfill_exact", "backfill_run_time", "dbxdec_order"])  # noqa: F821

@@ -20,6 +20,10 @@ from databricks_bundle_decorators.backfill.wire import (
     UndoOrder,
     decode_order,
     encode_order,
+    keyless_run,
+    order_in,
+    task_order,
+    with_order,
 )
 
 IDS = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,20}", fullmatch=True)
@@ -86,6 +90,9 @@ def test_an_empty_order_is_an_ordinary_run() -> None:
         ('{"kind": "rerun"}', "kind is one of"),
         ('{"kind": "task", "tasks": "clean"}', "is not a list"),
         ('{"kind": "task", "checks": "off"}', "is not true or false"),
+        ('{"kind": "task", "force_rewrite": "yes please"}', "is not true or false"),
+        ('{"kind": "task", "tasks": ["clean,load"]}', "does not match"),
+        ('{"kind": "task", "keys": ["2024-01-01; DROP"]}', "does not match"),
         ('{"kind": "task", "only": []}', "no field 'only'"),
         ('{"kind": "task", "backfill_id": "../etc"}', "does not match"),
         ('{"kind": "stage"}', "lacks 'backfill_id'"),
@@ -121,3 +128,21 @@ def test_bad_input_is_refused_in_one_line_naming_the_parameter(value: str, reaso
 def test_a_value_that_cannot_be_sent_is_refused_when_encoding(order: Order) -> None:
     with pytest.raises(ValueError, match="dbxdec_order"):
         encode_order(order)
+
+
+@pytest.mark.parametrize("kind", ["task", "stage", "swap"])
+@given(data=st.data())
+def test_a_task_order_travels_in_the_job_parameters(kind: str, data: st.DataObject) -> None:
+    order = data.draw(STRATEGIES[kind])
+    assert isinstance(order, TaskOrder)
+    params = with_order({"backfill_key": "2024-01-01"}, order)
+    assert params["backfill_key"] == "2024-01-01"
+    assert task_order(params) == order_in(params) == order
+    assert keyless_run(params) is (kind == "swap")
+
+
+def test_task_order_reads_none_as_an_ordinary_run_and_refuses_other_kinds() -> None:
+    assert task_order({}) == task_order({"dbxdec_order": ""}) == TaskOrder()
+    with pytest.raises(ValueError, match="dbxdec_order holds a PresenceOrder"):
+        task_order(with_order({}, PresenceOrder(KeyRange("a", "b"))))
+    assert order_in({"dbxdec_order": "stage:sales-1"}) is None  # looked at, not run

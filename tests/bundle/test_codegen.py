@@ -61,11 +61,6 @@ def test_job_parameters_have_defaults_and_backfill_parameters_follow_user_ones()
         {"name": "backfill_start_key", "default": ""},
         {"name": "backfill_exact", "default": "false"},
         {"name": "backfill_run_time", "default": "{{job.trigger.time.timestamp_ms}}"},
-        {"name": "backfill_full_refresh", "default": ""},
-        {"name": "backfill_force_rewrite", "default": "false"},
-        {"name": "backfill_tasks", "default": ""},
-        {"name": "backfill_checks", "default": "on"},
-        {"name": "backfill_id", "default": ""},
         {"name": "dbxdec_order", "default": ""},
     ]
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire import task_order
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -65,13 +66,13 @@ def test_run_skips_a_written_key_and_force_rewrite_rewrites_it(
 def test_backfill_force_rewrite_reaches_every_run_the_rerun_command_and_resume(
     dbxdec: Cli, emu: JobsEmulator, project: Path
 ) -> None:
-    params = {**NIGHTLY_PARAMS, "backfill_force_rewrite": "false"}
+    params = {**NIGHTLY_PARAMS, "dbxdec_order": ""}
     job_id = emu.create_job("nightly", parameters=params, max_concurrent_runs=10)
     emu.set_outcome("2024-01-02", result="FAILED")
     args = ("backfill", "nightly", "--start", "2024-01-01", "--end", "2024-01-03")
     code, out, _ = dbxdec(*args, "--force-rewrite", *FAST)
     assert code == 1
-    assert {r.job_parameters["backfill_force_rewrite"] for r in emu.runs(job_id)} == {"true"}
+    assert {task_order(r.job_parameters).force_rewrite for r in emu.runs(job_id)} == {True}
     rerun = next(line for line in out.splitlines() if line.startswith("Rerun the failed keys: "))
     assert "--force-rewrite" in rerun.split()
 
@@ -82,12 +83,12 @@ def test_backfill_force_rewrite_reaches_every_run_the_rerun_command_and_resume(
     code, out, _ = dbxdec("backfill", "--resume", backfill_id, *FAST)
     assert code == 0, out
     resumed = emu.runs(job_id)[-1]
-    assert resumed.job_parameters["backfill_force_rewrite"] == "true"
+    assert task_order(resumed.job_parameters).force_rewrite is True
 
     # without the option the runs keep the job's default
     code, out, _ = dbxdec("backfill", "nightly", "--keys", "2024-01-05", *FAST)
     assert code == 0, out
-    assert emu.runs(job_id)[-1].job_parameters["backfill_force_rewrite"] == "false"
+    assert task_order(emu.runs(job_id)[-1].job_parameters).force_rewrite is False
 
 
 def test_force_rewrite_is_refused_for_a_job_deployed_without_the_parameter(
@@ -97,7 +98,7 @@ def test_force_rewrite_is_refused_for_a_job_deployed_without_the_parameter(
     code, _, err = dbxdec("backfill", "nightly", "--keys", "2024-01-05", "--force-rewrite")
     assert code == 2
     assert err == (
-        f"Error: job 'nightly' (id {job_id}) was deployed without the backfill_force_rewrite "
+        f"Error: job 'nightly' (id {job_id}) was deployed without the dbxdec_order "
         "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to --force-rewrite; "
         "nothing was launched\n"
     )
@@ -105,7 +106,7 @@ def test_force_rewrite_is_refused_for_a_job_deployed_without_the_parameter(
 
 
 def test_the_ledger_keeps_force_rewrite(dbxdec: Cli, emu: JobsEmulator, project: Path) -> None:
-    params = {**NIGHTLY_PARAMS, "backfill_force_rewrite": "false"}
+    params = {**NIGHTLY_PARAMS, "dbxdec_order": ""}
     emu.create_job("nightly", parameters=params, max_concurrent_runs=10)
     code, out, _ = dbxdec("backfill", "nightly", "--keys", "2024-01-07", "--force-rewrite", *FAST)
     assert code == 0, out

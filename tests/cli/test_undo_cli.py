@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from databricks.sdk.service.jobs import JobParameterDefinition, JobSettings
 
 from databricks_bundle_decorators.backfill.wire import UndoOrder, decode_order
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
@@ -87,8 +88,15 @@ def databricks_backfill(
 def test_a_databricks_backfill_is_undone_by_a_run_of_the_job(
     root: Path, capsys: pytest.CaptureFixture[str], workspace: JobsEmulator
 ) -> None:
-    job_id = workspace.create_job("undo_orders", parameters=UNDO_JOB_PARAMS, max_concurrent_runs=5)
+    # the backfill ran on a deployment without dbxdec_order (its runs were not sent the
+    # backfill's id), the undo on the current one: the undo order names the runs
+    old = {k: v for k, v in UNDO_JOB_PARAMS.items() if k != "dbxdec_order"}
+    job_id = workspace.create_job("undo_orders", parameters=old, max_concurrent_runs=5)
     backfill_id, run_ids = databricks_backfill(capsys, root, workspace, job_id)
+    current = [JobParameterDefinition(name=k, default=v) for k, v in UNDO_JOB_PARAMS.items()]
+    workspace.workspace_client().jobs.reset(
+        job_id, JobSettings(name="undo_orders", max_concurrent_runs=5, parameters=current)
+    )
     code, out, err = dbxdec(capsys, root, "backfill", "undo", backfill_id, "--dry-run")
     assert code == 0, out + err
     assert "a run of job 'undo_orders' (id " in out

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire import task_order
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
@@ -159,7 +160,7 @@ def test_no_checks_lets_a_failing_check_pass_and_says_so(
     assert spark.read.format("delta").load(str(path)).count() == 3
     newest = list_ledgers(root, "thin_orders")[0]
     assert newest.options.checks is False
-    assert newest.slices[0].parameters["backfill_checks"] == "off"
+    assert task_order(newest.slices[0].parameters).checks is False
     assert newest.slices[0].last is not None and not newest.slices[0].last.checks
 
     code, out = dbxdec(capsys, root, "status", "thin_orders", "--local", "--end", "2024-01-02")

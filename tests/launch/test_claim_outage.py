@@ -137,7 +137,7 @@ def short_client(emu: JobsEmulator) -> WorkspaceClient:
 
 @pytest.fixture
 def job_id(emu: JobsEmulator) -> int:
-    parameters = {**BACKFILL_PARAMS, "backfill_id": ""}
+    parameters = {**BACKFILL_PARAMS, "dbxdec_order": ""}
     return emu.create_job("nightly", parameters=parameters, max_concurrent_runs=100)
 
 

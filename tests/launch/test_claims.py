@@ -88,8 +88,8 @@ def a_dead_pid() -> int:
 
 @pytest.fixture
 def job_id(emu: JobsEmulator) -> int:
-    # deployed by this dbxdec (with backfill_id: no warning about an older deployment)
-    parameters = {**BACKFILL_PARAMS, "backfill_id": ""}
+    # deployed by this dbxdec (with dbxdec_order: no warning about an older deployment)
+    parameters = {**BACKFILL_PARAMS, "dbxdec_order": ""}
     return emu.create_job("nightly", parameters=parameters, max_concurrent_runs=100)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators import MonthlyBackfill, Registry, task
-from databricks_bundle_decorators.backfill.wire.trigger import TRIGGER_KEYS_PARAM
+from databricks_bundle_decorators.backfill.wire import TaskOrder, order_in
 from databricks_bundle_decorators.definitions.contracts import RunEnvironment
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
@@ -158,6 +158,12 @@ def stand_in(
     return threading.Thread(target=work, daemon=True), stop, seen
 
 
+def given_keys(body: dict[str, Any]) -> tuple[str, ...]:
+    """The keys a run-now body's order gives the run (a catch-up run's)."""
+    order = order_in(body["job_parameters"])
+    return order.keys if isinstance(order, TaskOrder) else ()
+
+
 @pytest.mark.parametrize("outside", [True, False], ids=["uncovered-day", "all-covered"])
 def test_the_catch_up_at_the_end_runs_only_the_uncovered_keys_before_the_restore(
     emu: JobsEmulator,
@@ -200,13 +206,13 @@ def test_the_catch_up_at_the_end_runs_only_the_uncovered_keys_before_the_restore
     assert seen == (["outside commit, B PAUSED"] if outside else [])
     assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
 
-    catch_ups = [b for b in emu.run_now_bodies() if TRIGGER_KEYS_PARAM in b["job_parameters"]]
+    catch_ups = [b for b in emu.run_now_bodies() if given_keys(b)]
     if outside:
         # A's days 01-30..02-01 changed under B's keys 01-30..02-02 (lookback 1), each
         # covered by B's run of it; the outside day 01-10 under 01-10 and 01-11: no run
         (body,) = catch_ups  # ONE catch-up run, of B
         assert body["job_id"] == ids["job_b"]
-        assert body["job_parameters"][TRIGGER_KEYS_PARAM] == "2024-01-10,2024-01-11"
+        assert given_keys(body) == ("2024-01-10", "2024-01-11")
         assert "job 'job_b': catch-up run " in "\n".join(reporter.lines)
     else:
         assert catch_ups == []
@@ -263,8 +269,8 @@ def test_a_detached_backfill_s_last_controller_run_launches_the_catch_up_of_the_
     out = "\n".join((a.stdout + a.stderr).decode() for a in processes_of(emu).outputs())
     assert seen == ["outside commit, B PAUSED"], out
     assert status(emu, ids["job_b"]) == status(emu, ids["job_c"]) == "UNPAUSED"
-    catch_ups = [b for b in emu.run_now_bodies() if TRIGGER_KEYS_PARAM in b["job_parameters"]]
+    catch_ups = [b for b in emu.run_now_bodies() if given_keys(b)]
     (body,) = catch_ups  # ONE catch-up run, of B, over the days no run of B covered
     assert body["job_id"] == ids["job_b"], out
-    assert body["job_parameters"][TRIGGER_KEYS_PARAM] == "2024-01-10,2024-01-11"
+    assert given_keys(body) == ("2024-01-10", "2024-01-11")
     assert "job 'job_b': catch-up run " in out

@@ -219,6 +219,7 @@ def test_the_run_that_ends_it_catches_up_through_the_warehouse_named_at_detach(
 
 
 def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain: Chain) -> None:
+    from databricks_bundle_decorators.backfill.wire import UndoOrder, order_in
     from databricks_bundle_decorators.errors import UsageError
     from databricks_bundle_decorators.launch.operations.undo import prepare_undo
 
@@ -234,7 +235,10 @@ def test_undo_of_a_detached_backfill_still_running_is_refused_in_one_line(chain:
     line = refused.value.render()
     assert "is detached and still running" in line and "dbxdec backfill cancel" in line
     assert "\n" not in line
-    assert not any("dbxdec_order" in b["job_parameters"] for b in emu.run_now_bodies())
+    undo_runs = [
+        b for b in emu.run_now_bodies() if isinstance(order_in(b["job_parameters"]), UndoOrder)
+    ]
+    assert not undo_runs
     emu.release("2024-01-31")
     chain.wait_controllers_ended()
 

@@ -21,8 +21,8 @@ import pytest
 
 from databricks_bundle_decorators import DailyBackfill, MonthlyBackfill, Registry, source, task
 from databricks_bundle_decorators.backfill.wire import (
-    BACKFILL_ID_PARAM,
     BACKFILL_PARAM_DEFAULTS,
+    ORDER_PARAM,
     UndoOrder,
     decode_order,
     encode_order,
@@ -156,7 +156,7 @@ def test_each_job_is_undone_by_its_own_run_dependants_first(
     # a ledger from before the backfill's id: each job's run is sent that job's run ids
     old = load_ledger(tmp_path, ledger.id)
     for record in old.slices:
-        params = {k: v for k, v in record.parameters.items() if k != BACKFILL_ID_PARAM}
+        params = {k: v for k, v in record.parameters.items() if k != ORDER_PARAM}
         old.update(replace(record, parameters=params))
     old.save()
     launched = len(emu.run_now_bodies())

@@ -2,7 +2,7 @@
 failed slice leaves the tables at their old version, ``--resume`` continues the same
 staging tables and swaps them in with one commit, and a reader polling during the swap
 only ever counts the old table or the new one. On the Jobs API emulator, the swap run is
-triggered only after every slice succeeded, with its order in ``backfill_full_refresh``."""
+triggered only after every slice succeeded, with its order in ``dbxdec_order``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.backfill.refresh import FullRefreshOrder, staging_table_part
+from databricks_bundle_decorators.backfill.refresh import staging_table_part
+from databricks_bundle_decorators.backfill.wire import (
+    ORDER_PARAM,
+    StageOrder,
+    SwapOrder,
+    decode_order,
+    encode_order,
+    order_in,
+)
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.definitions.loader import import_pipelines
 from databricks_bundle_decorators.errors import UsageError
@@ -45,8 +53,6 @@ from .undo_project import table_history, table_rows
 
 # also in the Spark Connect lane (tests/connect_lane.py)
 pytestmark = pytest.mark.connect_lane
-
-FULL_REFRESH = "backfill_full_refresh"
 
 
 def staging_name(table: str, backfill_id: str) -> str:
@@ -89,8 +95,8 @@ def test_a_failed_full_refresh_leaves_the_tables_and_resume_swaps_them_in(
     assert f"--resume {ledger.id}" in out + err
     assert [r.state for r in ledger.slices] == ["succeeded", "succeeded", "failed", "pending"]
     assert ledger.slices[-1].label == "full-refresh swap" and ledger.options.full_refresh
-    assert [r.parameters[FULL_REFRESH] for r in ledger.slices] == [f"stage:{ledger.id}"] * 3 + [
-        f"swap:{ledger.id}"
+    assert [order_in(r.parameters) for r in ledger.slices] == [StageOrder(ledger.id)] * 3 + [
+        SwapOrder(ledger.id)
     ]
     # the tables are untouched: same rows, same latest version
     for name in (RAW, DAILY):
@@ -147,7 +153,7 @@ def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
     staged = run_job_locally(
         registry,
         "fr_orders",
-        params={**params, FULL_REFRESH: f"stage:{refresh}"},
+        params={**params, ORDER_PARAM: encode_order(StageOrder(refresh))},
         warehouse=warehouse,
         run_id="stage-1",
     )
@@ -155,7 +161,7 @@ def test_readers_see_the_old_table_or_the_new_one_during_the_swap(
     old_history = table_history(spark, root, RAW)
 
     def swap(run_id: str) -> JobRunResult:
-        params = {FULL_REFRESH: f"swap:{refresh}"}
+        params = {ORDER_PARAM: encode_order(SwapOrder(refresh))}
         return run_job_locally(
             registry, "fr_orders", params=params, warehouse=warehouse, run_id=run_id
         )
@@ -241,14 +247,14 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
             refresh(old_job), root=root, registry=registry, warehouse=tmp_path, client=client
         )
     assert str(refused.value) == (
-        f"job 'nightly' (id {old_job}) was deployed without the backfill_full_refresh "
+        f"job 'nightly' (id {old_job}) was deployed without the dbxdec_order "
         "parameter (by an older dbxdec): deploy it again (dbxdec deploy) to --full-refresh; "
         "nothing was launched"
     )
     assert emu.runs(old_job) == []
 
     job_id = emu.create_job(
-        "nightly", parameters={**BACKFILL_PARAMS, FULL_REFRESH: ""}, max_concurrent_runs=10
+        "nightly", parameters={**BACKFILL_PARAMS, ORDER_PARAM: ""}, max_concurrent_runs=10
     )
     emu.set_outcome(days[2], result="FAILED", message="bad day")
     prepared = plan_backfill(
@@ -259,7 +265,7 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
     assert summary.exit_code == 1
     runs = emu.runs(job_id)
     assert sorted(r.job_parameters["backfill_key"] for r in runs) == days
-    assert {r.job_parameters[FULL_REFRESH] for r in runs} == {f"stage:{backfill_id}"}
+    assert {order_in(r.job_parameters) for r in runs} == {StageOrder(backfill_id)}
     # the first slice ran alone: it creates the staging tables
     assert runs[0].ended is not None and all(r.created > runs[0].ended for r in runs[1:])
 
@@ -272,8 +278,8 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
     )
     assert run_backfill(resumed, JsonReporter(io.StringIO())).exit_code == 0
     runs = emu.runs(job_id)
-    swaps = [r for r in runs if r.job_parameters[FULL_REFRESH].startswith("swap:")]
-    assert len(swaps) == 1 and swaps[0].job_parameters[FULL_REFRESH] == f"swap:{backfill_id}"
+    swaps = [r for r in runs if isinstance(order_in(r.job_parameters), SwapOrder)]
+    assert len(swaps) == 1 and order_in(swaps[0].job_parameters) == SwapOrder(backfill_id)
     assert swaps[0].job_parameters["backfill_key"] == ""
     slices = [r for r in runs if r.job_parameters["backfill_key"]]
     assert len(slices) == 6 and sorted({r.job_parameters["backfill_key"] for r in slices}) == days
@@ -285,25 +291,25 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
 def test_the_swap_run_writes_no_key_in_the_run_history() -> None:
     days = DailyBackfill(start_date="2024-01-01")
     started = datetime(2024, 3, 1, 12, tzinfo=timezone.utc).timestamp()
-    swap = {"backfill_key": "", FULL_REFRESH: "swap:nightly-20240301T120000-1a2b"}
-    stage = {"backfill_key": "2024-01-02", FULL_REFRESH: "stage:nightly-20240301T120000-1a2b"}
+    refresh = "nightly-20240301T120000-1a2b"
+    swap = {"backfill_key": "", ORDER_PARAM: encode_order(SwapOrder(refresh))}
+    stage = {"backfill_key": "2024-01-02", ORDER_PARAM: encode_order(StageOrder(refresh))}
     assert keys_of_parameters(days, swap, started=started) == ()
     assert keys_of_parameters(days, stage, started=started) == ("2024-01-02",)
     assert keys_of_parameters(days, {"backfill_key": ""}, started=started) == ("2024-03-01",)
 
 
 def test_a_full_refresh_order_is_checked_where_it_crosses_the_wire() -> None:
-    order = FullRefreshOrder("stage", "sales-20240601T120000-1a2b")
-    assert FullRefreshOrder.from_param(f" {order.to_param()} ") == order
-    assert FullRefreshOrder.from_param("") is None
+    order = StageOrder("sales-20240601T120000-1a2b")
+    assert decode_order(f" {encode_order(order)} ") == order
+    assert decode_order("") is None
     with pytest.raises(ValueError) as bad:
-        FullRefreshOrder.from_param("drop:sales; DROP TABLE x")
+        decode_order("drop:sales; DROP TABLE x")
     assert str(bad.value) == (
-        "job parameter backfill_full_refresh='drop:sales; DROP TABLE x' is not a full-refresh "
-        "order: expected stage:ID or swap:ID (set by dbxdec backfill --full-refresh)"
+        "job parameter dbxdec_order='drop:sales; DROP TABLE x' is not an order: not JSON"
     )
     with pytest.raises(ValueError):
-        FullRefreshOrder("swap", "a`b").to_param()
+        encode_order(SwapOrder("a`b"))
     # staging names: letters, digits and _, at most 255 characters, one per backfill
     long = staging_table_part("t" * 255, "sales-1")
     assert len(long) == 255 and long.endswith(staging_table_part("t", "sales-1")[1:])

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from databricks_bundle_decorators.backfill.wire import task_order
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -132,7 +133,7 @@ def test_tasks_reach_run_now_as_only_and_dry_run_names_them(
 ) -> None:
     root = write_subset_project(tmp_path / "proj")
     emu = workspace_env
-    params = {**BACKFILL_PARAMS, "label": "first", "backfill_tasks": ""}
+    params = {**BACKFILL_PARAMS, "label": "first", "dbxdec_order": ""}
     job_id = emu.create_job(
         "three_steps", parameters=params, max_concurrent_runs=5, settings={"tasks": TASKS}
     )
@@ -152,7 +153,7 @@ def test_tasks_reach_run_now_as_only_and_dry_run_names_them(
     # A slow run-now is sent again with the same token (--resend-after): count tokens.
     assert len({body["idempotency_token"] for body in bodies}) == 5 == len(emu.runs(job_id))
     assert all(body["only"] == ["summary"] for body in bodies)
-    assert {body["job_parameters"]["backfill_tasks"] for body in bodies} == {"summary"}
+    assert {task_order(body["job_parameters"]).tasks for body in bodies} == {("summary",)}
     runs = emu.runs(job_id)
     assert all(len(run.task_run_ids) == 1 for run in runs)
 
@@ -165,7 +166,7 @@ def test_tasks_reach_run_now_as_only_and_dry_run_names_them(
     assert "--tasks: job 'three_steps' has no task 'sumary'. Did you mean 'summary'?" in out
 
 
-def test_a_job_deployed_without_backfill_tasks_is_refused(
+def test_a_job_deployed_without_the_order_parameter_is_refused_tasks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], workspace_env: JobsEmulator
 ) -> None:
     root = write_subset_project(tmp_path / "proj")
@@ -176,5 +177,5 @@ def test_a_job_deployed_without_backfill_tasks_is_refused(
         capsys, root, "backfill", "three_steps", "--keys", "2024-01-02", "--tasks", "clean"
     )
     assert code == 2
-    assert "deployed without the backfill_tasks parameter" in out
+    assert "deployed without the dbxdec_order parameter" in out
     assert workspace_env.run_now_bodies(job_id) == []

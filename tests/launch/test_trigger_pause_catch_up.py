@@ -16,9 +16,12 @@ from databricks_bundle_decorators.backfill.wire import (
     BACKFILL_KEY_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     BACKFILL_START_KEY_PARAM,
+    ORDER_PARAM,
+    TaskOrder,
+    encode_order,
+    task_order,
 )
 from databricks_bundle_decorators.backfill.wire.trigger import (
-    TRIGGER_KEYS_PARAM,
     TRIGGER_VERSIONS_PARAM,
 )
 from databricks_bundle_decorators.definitions.contracts import RunEnvironment
@@ -130,7 +133,7 @@ def test_the_catch_up_runs_only_the_keys_the_backfill_did_not_cover(
         assert second.keys == owed and second.run_id is not None
         (body,) = emu.run_now_bodies()
         params = body["job_parameters"]
-        assert params[TRIGGER_KEYS_PARAM] == ",".join(owed)  # 08 and 09 were covered
+        assert task_order(params).keys == owed  # 08 and 09 were covered
         assert params[TRIGGER_VERSIONS_PARAM] == f"{A_TABLE}={newest}@"
         assert [r.run_id for r in emu.runs(job_id)] == [second.run_id]  # ONE run
         latest = state(spark, warehouse).latest_advance()
@@ -165,9 +168,9 @@ def test_a_failed_keyed_run_covers_nothing_and_bad_given_keys_are_one_line(
 
     params = {
         **RUN_TIME,
-        TRIGGER_KEYS_PARAM: "2023-12-31",  # before the definition's start
+        ORDER_PARAM: encode_order(TaskOrder(keys=("2023-12-31",))),  # before the start
         TRIGGER_VERSIONS_PARAM: f"{A_TABLE}=1@",
     }
     bad = run_job_locally(registry, "job_b", params=params, warehouse=warehouse, run_id="701-0")
     (error,) = [t.error for t in bad.tasks]
-    assert error is not None and "\n" not in error and "dbxdec_trigger_keys" in error
+    assert error is not None and "\n" not in error and "dbxdec_order" in error

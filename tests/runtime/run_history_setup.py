@@ -5,7 +5,7 @@ In start order, the runs are (oldest first):
 - A ``2024-03-04``: succeeds, but is held and ends after every other run;
 - B ``2024-03-05..2024-03-06``: succeeds -- the newest successful run that counts;
 - C ``2024-03-09``: fails;
-- D an undo run (no key), E a ``dbxdec backfill`` run of ``2024-03-10`` (``backfill_id``):
+- D an undo run (no key), E a ``dbxdec backfill`` run of ``2024-03-10`` (its backfill id):
   both succeed and do not count;
 - 25 failed runs of ``2024-03-11``: B is on the second ``runs/list`` page in either order.
 
@@ -25,7 +25,6 @@ PARAMS = {
     "backfill_exact": "false",
     "backfill_run_time": "",
     "dbxdec_order": "",
-    "backfill_id": "",
 }
 NEWEST_SUCCESS_KEY = "2024-03-06"
 FAILED_AFTER = 25
@@ -44,7 +43,7 @@ def build_history(emu: JobsEmulator, name: str) -> tuple[int, int]:
         {"backfill_start_key": "2024-03-05", "backfill_key": "2024-03-06"},
         {"backfill_key": "2024-03-09"},
         {"dbxdec_order": '{"kind": "undo", "backfill_id": "bf-0"}'},
-        {"backfill_key": "2024-03-10", "backfill_id": "bf-1"},
+        {"backfill_key": "2024-03-10", "dbxdec_order": '{"kind": "task", "backfill_id": "bf-1"}'},
         *([{"backfill_key": "2024-03-11"}] * FAILED_AFTER),
     ]
     ids = []

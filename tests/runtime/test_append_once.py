@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from databricks_bundle_decorators import DailyBackfill
+from databricks_bundle_decorators.backfill.wire import TaskOrder, with_order
 from databricks_bundle_decorators.runtime import (
     KeyScope,
     OutputContext,
@@ -19,7 +20,7 @@ from databricks_bundle_decorators.runtime import (
 from databricks_bundle_decorators.runtime.core.errors import TaskRunError
 from databricks_bundle_decorators.runtime.io import append_once
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
-from databricks_bundle_decorators.runtime.running.dispatch import force_rewrite
+from databricks_bundle_decorators.runtime.programs.run_kinds import decode_run_kind
 
 from .pipelines import events_for, read_local, registry, table_version
 
@@ -126,10 +127,14 @@ def test_append_once_is_declared_with_a_partition_column_on_delta() -> None:
 
 def test_force_rewrite_is_read_from_the_job_parameter() -> None:
     job = registry.get("daily")
-    assert force_rewrite(job, {}) is False
-    assert force_rewrite(job, {"backfill_force_rewrite": "true"}) is True
-    with pytest.raises(Exception, match=r"backfill_force_rewrite='yes please' is not a boolean"):
-        force_rewrite(job, {"backfill_force_rewrite": "yes please"})
+
+    def force_rewrite(params: dict[str, str]) -> bool:
+        return decode_run_kind(job, params).order_as(TaskOrder).force_rewrite
+
+    assert force_rewrite({}) is False
+    assert force_rewrite(with_order({}, TaskOrder(force_rewrite=True))) is True
+    with pytest.raises(Exception, match=r"dbxdec_order=.* 'yes please' is not true or false"):
+        force_rewrite({"dbxdec_order": '{"kind": "task", "force_rewrite": "yes please"}'})
 
 
 @pytest.mark.spark

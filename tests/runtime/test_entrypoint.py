@@ -71,9 +71,8 @@ def test_bad_arguments(args: list[str], message: str) -> None:
         ),
         (
             ["--dbxdec_job=sales_pipeline", "--dbxdec_task=clean_events", "--region=eu"],
-            "Error: job 'sales_pipeline' has no parameter 'region'. Parameters: backfill_checks, "
-            "backfill_exact, backfill_force_rewrite, backfill_full_refresh, backfill_id, backfill_key, "
-            "backfill_run_time, backfill_start_key, backfill_tasks, dbxdec_order, events_per_day, "
+            "Error: job 'sales_pipeline' has no parameter 'region'. Parameters: backfill_exact, "
+            "backfill_key, backfill_run_time, backfill_start_key, dbxdec_order, events_per_day, "
             "seed",
         ),
         (

@@ -16,16 +16,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DailyBackfill, Registry, task
-from databricks_bundle_decorators.backfill.refresh import FullRefreshOrder
 from databricks_bundle_decorators.backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
-    BACKFILL_ID_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     ORDER_PARAM,
     KeyRange,
     MeasureOrder,
     PresenceOrder,
+    StageOrder,
+    SwapOrder,
+    TaskOrder,
     UndoOrder,
     encode_order,
 )
@@ -52,7 +52,7 @@ RANGE = KeyRange("2024-01-01", "2024-01-02")
 ORDERS = {
     "undo": {ORDER_PARAM: encode_order(UndoOrder(BACKFILL_ID))},
     "presence": {ORDER_PARAM: encode_order(PresenceOrder(RANGE))},
-    "swap": {BACKFILL_FULL_REFRESH_PARAM: FullRefreshOrder("swap", BACKFILL_ID).to_param()},
+    "swap": {ORDER_PARAM: encode_order(SwapOrder(BACKFILL_ID))},
     "measure": {ORDER_PARAM: encode_order(MeasureOrder("5503", BACKFILL_ID, RANGE))},
 }
 SRC = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
@@ -89,8 +89,8 @@ def _run(tmp_path: Path, **given: str) -> None:
     ("params", "name", "keyed"),
     [
         ({}, "task", True),
-        ({BACKFILL_FULL_REFRESH_PARAM: f"stage:{BACKFILL_ID}"}, "stage", True),
-        ({BACKFILL_FULL_REFRESH_PARAM: f"swap:{BACKFILL_ID}"}, "swap", False),
+        ({ORDER_PARAM: encode_order(StageOrder(BACKFILL_ID))}, "stage", True),
+        (ORDERS["swap"], "swap", False),
         (ORDERS["undo"], "undo", False),
         (ORDERS["presence"], "presence", False),
         (ORDERS["measure"], "measure", False),
@@ -104,21 +104,14 @@ def test_each_kind_is_decoded_from_its_parameter(
     assert (kind.name, kind.processes_keys) == (name, keyed)
 
 
-@given(st.sets(st.sampled_from(sorted(ORDERS))))
-def test_at_most_one_order_is_set(names: set[str]) -> None:
-    params = {k: v for name in names for k, v in ORDERS[name].items()}
-    job = registry.get("kinds")
-    if len(params) <= 1:
-        assert decode_run_kind(job, params).name in RUN_KIND_NAMES
-        return
-    with pytest.raises(UsageError, match=r"job 'kinds': a run has backfill_"):
-        decode_run_kind(job, params)
+@given(st.sampled_from(sorted(ORDERS)))
+def test_each_order_is_one_kind(name: str) -> None:
+    assert decode_run_kind(registry.get("kinds"), ORDERS[name]).name == name
 
 
-@pytest.mark.parametrize("param", [ORDER_PARAM, BACKFILL_FULL_REFRESH_PARAM])
-def test_a_malformed_order_names_its_parameter(param: str) -> None:
-    with pytest.raises(UsageError, match=param):
-        decode_run_kind(registry.get("kinds"), {param: "nonsense"})
+def test_a_malformed_order_names_its_parameter() -> None:
+    with pytest.raises(UsageError, match=ORDER_PARAM):
+        decode_run_kind(registry.get("kinds"), {ORDER_PARAM: "nonsense"})
 
 
 def test_every_kind_has_a_program() -> None:
@@ -132,12 +125,11 @@ def test_a_program_handed_another_kinds_order_refuses_it() -> None:
 
 def test_task_and_stage_runs_call_the_task(tmp_path: Path) -> None:
     calls.clear()
-    _run(tmp_path, **{BACKFILL_KEY_PARAM: "2024-01-02", BACKFILL_ID_PARAM: BACKFILL_ID})
-    _run(
-        tmp_path,
-        **{BACKFILL_KEY_PARAM: "2024-01-03", BACKFILL_FULL_REFRESH_PARAM: f"stage:{BACKFILL_ID}"},
-    )
-    assert calls == [("", BACKFILL_ID), (BACKFILL_ID, "")]
+    ordinary = encode_order(TaskOrder(BACKFILL_ID))
+    _run(tmp_path, **{BACKFILL_KEY_PARAM: "2024-01-02", ORDER_PARAM: ordinary})
+    stage = encode_order(StageOrder(BACKFILL_ID))
+    _run(tmp_path, **{BACKFILL_KEY_PARAM: "2024-01-03", ORDER_PARAM: stage})
+    assert calls == [("", BACKFILL_ID), (BACKFILL_ID, BACKFILL_ID)]
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill.wire import (
+    TaskOrder,
     UndoOrder,
     decode_order,
     encode_order,
-    parse_backfill_id,
+    task_order,
+    with_order,
 )
 from databricks_bundle_decorators.runtime.programs.undo import BackfillRuns, plan_table
 from databricks_bundle_decorators.runtime.storage.delta_history import Commit
@@ -95,7 +97,7 @@ def test_metadata_names_exactly_its_backfill(bid: str, other: str, run: str, tas
     identity = commit_identity("sales", task, run)
     metadata = commit_metadata(identity, bid)
     assert split_metadata(metadata) == (identity, bid)
-    assert parse_backfill_id(bid) == bid
+    assert task_order(with_order({}, TaskOrder(bid))).backfill_id == bid
     assert BackfillRuns(bid, "sales", frozenset(), by_id=True).wrote(metadata)
     assert BackfillRuns(other, "sales", frozenset(), by_id=True).wrote(metadata) is (other == bid)
     # a ledger older than the id finds the same commit by its run
@@ -104,5 +106,5 @@ def test_metadata_names_exactly_its_backfill(bid: str, other: str, run: str, tas
 
 @pytest.mark.parametrize("value", ["a b", "x;force=true", "{{job.id}}", "-leading"])
 def test_a_backfill_id_parameter_that_is_no_id_is_refused(value: str) -> None:
-    with pytest.raises(ValueError, match=r"job parameter backfill_id=.* is not a backfill id"):
-        parse_backfill_id(value)
+    with pytest.raises(ValueError, match=r"job parameter dbxdec_order=.* is not an order"):
+        encode_order(TaskOrder(value))

@@ -296,8 +296,8 @@ class RunEnvironment:
             ``backfill.refresh``); empty otherwise.
         task_run_id: On Databricks, the task run's own id (one per attempt); it names
             the attempt in the task's check report. Empty when unknown.
-        backfill_id: In a run of ``dbxdec backfill``, the backfill's id (job parameter
-            ``backfill_id``): Delta commits carry it in ``userMetadata``. Empty otherwise.
+        backfill_id: In a run of ``dbxdec backfill``, the backfill's id (in job parameter
+            ``dbxdec_order``): Delta commits carry it in ``userMetadata``. Empty otherwise.
     """
 
     session: Any
@@ -327,7 +327,7 @@ class OutputContext:
         checks: The task's per-slice checks; an IoManager whose ``evaluates_checks`` is
             true evaluates them before its write commits.
         force_rewrite: The run was asked to rewrite keys an append-once output already
-            holds (``backfill_force_rewrite``; see ``runtime.io.append_once``).
+            holds (``--force-rewrite``; see ``runtime.io.append_once``).
     """
 
     job_name: str

@@ -15,12 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..backfill.wire import (
-    BACKFILL_CHECKS_PARAM,
-    BACKFILL_FORCE_REWRITE_PARAM,
-    BACKFILL_TASKS_PARAM,
-    ORDER_PARAM,
-)
 from ..bundle.triggers import declared_trigger
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, UsageError, counted
@@ -43,16 +37,11 @@ from .guard.pause.schedule_pause import SchedulePause
 from .guard.reruns import check_can_start
 from .ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from .operations.downstream import plan_downstream
-from .operations.full_refresh import (
-    check_full_refresh,
-    first_alone,
-    require_deployed_parameter,
-    stage_ledger,
-)
+from .operations.full_refresh import check_full_refresh, first_alone, stage_ledger
 from .operations.identity import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
-from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
+from .plan.plan import BackfillPlan, build_plan, with_options
 from .plan.request import (
     DEFAULT_LOCAL_CONCURRENT,
     DEFAULT_MAX_CONCURRENT,
@@ -71,7 +60,7 @@ from .run.scheduler import Scheduler
 from .run.summary import summarize
 from .status.horizon import history_to_select
 from .status.observed import observed_history
-from .workspace.workspace import require_job_parameter
+from .workspace.workspace import require_order_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -167,8 +156,6 @@ def plan_backfill(
     if found is not None:
         client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
         job_id = found.remote.job_id
-        if request.full_refresh:
-            require_deployed_parameter(client, job_id, job.name)
         if needs_history:
             history = observed_history(
                 job.name, job.backfill, root=root, client=client, job_id=job_id
@@ -182,8 +169,9 @@ def plan_backfill(
             )
         if not dry_run:
             gated = checked_diff_gate(request, conn.local) is not None
-            for parameter, purpose in _required_parameters(request, tasks, gated=gated):
-                require_job_parameter(client, job_id, job.name, parameter, purpose=purpose)
+            purpose = _order_purpose(request, tasks, gated=gated)
+            if purpose:  # without these options a job lacking it runs without the id
+                require_order_parameter(client, job_id, job.name, purpose=purpose)
             backend = DatabricksBackend(
                 client,
                 job_id,
@@ -224,7 +212,9 @@ def plan_backfill(
     size = choice.size if choice is not None else int(request.batch_size)
     unfiltered = history is None and only is None and size == 1  # the plan is `selected`
     chosen = selected if unfiltered else _checked_plan(job, request, history, only, batch_size=size)
-    plan = with_tasks(with_force_rewrite(chosen, request.force_rewrite), tasks)
+    plan = with_options(
+        chosen, checks=request.checks, force_rewrite=request.force_rewrite, tasks=tasks
+    )
     launch_options = LaunchOptions(
         max_concurrent=cap,
         exact=request.exact,
@@ -267,19 +257,18 @@ def plan_backfill(
     )
 
 
-def _required_parameters(
-    request: BackfillRequest, tasks: str, *, gated: bool
-) -> list[tuple[str, str]]:
-    """The job parameters the deployed job must declare for ``request``'s options, in
-    the order they are checked, each with the advice's purpose (``gated``: the diff gate
-    measures the canaries with a run of the job)."""
+def _order_purpose(request: BackfillRequest, tasks: str, *, gated: bool) -> str:
+    """Why the deployed job must declare ``dbxdec_order`` for ``request``'s options, as
+    the advice's end (``""``: no option needs it; ``gated``: the diff gate measures the
+    canaries with a run of the job)."""
     wanted = (
-        (bool(tasks), BACKFILL_TASKS_PARAM, "to run --tasks"),
-        (request.force_rewrite, BACKFILL_FORCE_REWRITE_PARAM, "to --force-rewrite"),
-        (not request.checks, BACKFILL_CHECKS_PARAM, "to --no-checks"),
-        (gated, ORDER_PARAM, "to --diff-gate"),
+        (request.full_refresh, "to --full-refresh"),
+        (bool(tasks), "to run --tasks"),
+        (request.force_rewrite, "to --force-rewrite"),
+        (not request.checks, "to --no-checks"),
+        (gated, "to --diff-gate"),
     )
-    return [(parameter, purpose) for on, parameter, purpose in wanted if on]
+    return next((purpose for on, purpose in wanted if on), "")
 
 
 def _checked_plan(
@@ -290,7 +279,7 @@ def _checked_plan(
     *,
     batch_size: int = 1,
 ) -> BackfillPlan:
-    plan = build_plan(
+    return build_plan(
         job,
         start=request.start,
         end=request.end,
@@ -304,7 +293,6 @@ def _checked_plan(
         params=request.params,
         only=None if only is None else frozenset(only),
     )
-    return with_checks(plan, request.checks)
 
 
 def run_backfill(

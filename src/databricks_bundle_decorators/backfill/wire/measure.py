@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from .keys import KeyRange
 from .report import read_reports, report_line
@@ -142,6 +142,7 @@ class MeasureOrder:
     Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
+    kind: ClassVar[Literal["measure"]] = "measure"
     run_id: str
     backfill_id: str
     keys: KeyRange

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 from .keys import KeyRange
 from .measure import MeasureOrder
 from .orders import PresenceOrder, UndoOrder
-from .params import BACKFILL_FULL_REFRESH_PARAM, ORDER_PARAM
+from .params import ORDER_PARAM
 
 OrderKind = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 ORDER_KINDS: tuple[OrderKind, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
@@ -36,11 +36,14 @@ class TaskOrder:
     """An ordinary backfill run's extras.
 
     Attributes:
-        backfill_id: The backfill's id, carried by every Delta commit of the run
-            (``""``: a run outside a backfill).
-        tasks: The tasks the run runs (empty: every task).
-        checks: Whether tasks judge their checks before they write (``--no-checks``).
-        force_rewrite: Whether append-once outputs rewrite keys they already hold.
+        backfill_id: The backfill's id, carried by every Delta commit of the run, so
+            ``dbxdec backfill undo`` finds them by it (``""``: a run outside a backfill).
+        tasks: The tasks the run runs (``--tasks``/``--skip-tasks``; on Databricks with
+            run-now's ``only`` as well); empty: every task. A task whose input comes from
+            a task that does not run checks first that the upstream table holds the keys.
+        checks: Whether tasks judge their checks before they write (``--no-checks``: no).
+        force_rewrite: Whether append-once outputs rewrite keys they already hold
+            (``--force-rewrite``).
         keys: The keys a catch-up run processes instead of resolving them (empty:
             resolve them as usual).
     """
@@ -144,6 +147,14 @@ _READERS: Mapping[OrderKind, Mapping[str, Callable[[Any], Any]]] = {
         "last": _text(_KEY),
     },
 }
+_TASK_DEFAULTS: Mapping[str, Any] = {
+    "backfill_id": "",
+    "tasks": [],
+    "checks": True,
+    "force_rewrite": False,
+    "keys": [],
+}
+"""What a task order's value leaves out (the reader's defaults): a short value."""
 _TASK_CLASSES: Mapping[OrderKind, type[TaskOrder]] = {
     "task": TaskOrder,
     "stage": StageOrder,
@@ -172,7 +183,7 @@ def _body(order: Order) -> dict[str, Any]:
                 "last": order.keys.last,
             }
         case TaskOrder():
-            return {
+            body = {
                 "kind": order.kind,
                 "backfill_id": order.backfill_id,
                 "tasks": list(order.tasks),
@@ -180,6 +191,7 @@ def _body(order: Order) -> dict[str, Any]:
                 "force_rewrite": order.force_rewrite,
                 "keys": list(order.keys),
             }
+            return {k: v for k, v in body.items() if _TASK_DEFAULTS.get(k, ...) != v}
 
 
 def _build(kind: OrderKind, values: dict[str, Any]) -> Order:
@@ -254,6 +266,36 @@ def encode_order(order: Order) -> str:
     return text
 
 
+def order_in(params: Mapping[str, str]) -> Order | None:
+    """The order a run's job parameters carry; ``None`` when there is none or the value
+    is no order (a run looked at, not run: e.g. in the job's run history)."""
+    try:
+        return decode_order(params.get(ORDER_PARAM, ""))
+    except ValueError:
+        return None
+
+
+def task_order(params: Mapping[str, str]) -> TaskOrder:
+    """The task, stage or swap order in job parameters the launcher wrote;
+    ``TaskOrder()`` when they carry none.
+
+    >>> task_order({"dbxdec_order": ""})
+    TaskOrder(backfill_id='', tasks=(), checks=True, force_rewrite=False, keys=())
+
+    Raises:
+        ValueError: ``dbxdec_order`` holds no order, or an order of another kind.
+    """
+    order = decode_order(params.get(ORDER_PARAM, "")) or TaskOrder()
+    if not isinstance(order, TaskOrder):
+        raise ValueError(f"job parameter {ORDER_PARAM} holds a {type(order).__name__}")
+    return order
+
+
+def with_order(params: Mapping[str, str], order: Order) -> dict[str, str]:
+    """``params`` with ``order`` in ``dbxdec_order`` (see :func:`encode_order`)."""
+    return {**params, ORDER_PARAM: encode_order(order)}
+
+
 def keyless_run(params: Mapping[str, str]) -> bool:
     """Whether a run with these job parameters writes no backfill key although it leaves
     ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
@@ -264,10 +306,5 @@ def keyless_run(params: Mapping[str, str]) -> bool:
     >>> keyless_run({"backfill_key": ""})
     False
     """
-    try:
-        order = decode_order(params.get(ORDER_PARAM, ""))
-    except ValueError:
-        return False
-    if isinstance(order, UndoOrder | PresenceOrder | MeasureOrder | SwapOrder):
-        return True
-    return params.get(BACKFILL_FULL_REFRESH_PARAM, "").strip().startswith("swap:")
+    order = order_in(params)
+    return isinstance(order, UndoOrder | PresenceOrder | MeasureOrder | SwapOrder)

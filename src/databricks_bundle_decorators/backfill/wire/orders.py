@@ -3,39 +3,14 @@ and the lines its tasks print for the launcher."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from .keys import KeyRange
-from .params import BACKFILL_ID_PARAM
 from .report import read_reports, report_line
 
-
-def parse_order(
-    value: str, pattern: re.Pattern[str], param: str, expected: str
-) -> re.Match[str] | None:
-    """The match of an order (undo, presence, full refresh) in job parameter ``param``;
-    ``None`` when the value is empty.
-
-    Raises:
-        ValueError: the value does not match; the message names ``param`` and says
-            ``expected`` (e.g. ``"a presence order: expected first=KEY;last=KEY"``).
-    """
-    text = value.strip()
-    if not text:
-        return None
-    found = pattern.fullmatch(text)
-    if found is None:
-        shown = text if len(text) <= 80 else f"{text[:77]}..."
-        raise ValueError(f"job parameter {param}={shown!r} is not {expected}")
-    return found
-
-
 # -- undo runs ----------------------------------------------------------------------------
-
-_UNDO_ID = r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}"
-_BACKFILL_ID = re.compile(_UNDO_ID, re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +18,14 @@ class UndoOrder:
     """What an undo run restores: the tables backfill ``backfill_id`` wrote.
 
     The run finds the backfill's commits by its id, which every commit of its runs
-    carries in ``userMetadata`` (see :data:`.params.BACKFILL_ID_PARAM`), so the order's
+    carries in ``userMetadata`` (see :class:`.order.TaskOrder`), so the order's
     length does not grow with the number of runs. ``run_ids`` is empty, except for a
     backfill whose ledger predates that id: then its commits are found by the ids of its
     runs, listed here (the order of older releases, which they still read).
     Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
+    kind: ClassVar[Literal["undo"]] = "undo"
     backfill_id: str
     run_ids: tuple[str, ...] = ()
     force: bool = False
@@ -62,30 +38,7 @@ class UndoOrder:
         return not self.run_ids
 
 
-def parse_backfill_id(value: str) -> str:
-    """The backfill id in a ``backfill_id`` value (``""`` when empty).
-
-    Example:
-        >>> parse_backfill_id(" sales-20240601T120000-1a2b ")
-        'sales-20240601T120000-1a2b'
-
-    Raises:
-        ValueError: not a backfill id (letters, digits, ``_`` and ``-``); the message
-            names the parameter.
-    """
-    text = value.strip()
-    if text and _BACKFILL_ID.fullmatch(text) is None:
-        shown = text if len(text) <= 80 else f"{text[:77]}..."
-        raise ValueError(
-            f"job parameter {BACKFILL_ID_PARAM}={shown!r} is not a backfill id (letters, "
-            "digits, _ and -; set by dbxdec backfill)"
-        )
-    return text
-
-
 # -- presence runs ------------------------------------------------------------------------
-
-_WIRE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +47,7 @@ class PresenceOrder:
     Sent in ``dbxdec_order`` (:mod:`.order`).
     """
 
+    kind: ClassVar[Literal["presence"]] = "presence"
     keys: KeyRange
 
 

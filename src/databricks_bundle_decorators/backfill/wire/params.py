@@ -17,31 +17,9 @@ RUN_TIME_DEFAULT = "{{job.trigger.time.timestamp_ms}}"
 """Databricks' dynamic value reference for the trigger time, epoch milliseconds: a repair
 run or a retried task resolves the same keys as the run's first attempt."""
 ORDER_PARAM = "dbxdec_order"
-"""Empty (an ordinary run), except in the runs the launcher orders to do something else:
-then it carries an order (:mod:`.order`)."""
-BACKFILL_FULL_REFRESH_PARAM = "backfill_full_refresh"
-"""Empty, except in the runs of ``dbxdec backfill --full-refresh``: ``stage:<backfill id>``
-in its slices (tables are written to staging tables) and ``swap:<backfill id>`` in its final
-run (each staging table is checked whole, then replaces its table in one commit); see
-:class:`~.refresh.FullRefreshOrder`."""
-BACKFILL_FORCE_REWRITE_PARAM = "backfill_force_rewrite"
-"""``"true"`` in the runs of ``dbxdec backfill --force-rewrite`` (and ``dbxdec run
---force-rewrite``): append-once outputs rewrite the run's keys they already hold instead
-of skipping them (see :mod:`..runtime.io.append_once`); ``"false"`` otherwise."""
-BACKFILL_TASKS_PARAM = "backfill_tasks"
-"""Empty (every task runs), or the comma-separated tasks a run of ``dbxdec backfill
---tasks``/``--skip-tasks`` runs (on Databricks with run-now's ``only`` as well): a task
-whose input comes from a task that does not run checks, before it runs, that the
-upstream table holds the run's keys."""
-BACKFILL_CHECKS_PARAM = "backfill_checks"
-"""``"on"`` (the default): every task judges its checks before it writes; ``"off"`` in the
-runs of ``dbxdec backfill --no-checks``: checks are skipped (a failing check does not fail
-the slice, and no check results are recorded)."""
-BACKFILL_ID_PARAM = "backfill_id"
-"""Empty, except in the runs of ``dbxdec backfill``: the backfill's id. Every Delta commit
-of the run carries it in its ``userMetadata`` (see :mod:`...runtime.storage.table_name`), so
-``dbxdec backfill undo`` finds the backfill's commits by its id alone, however many runs
-it took."""
+"""Empty (an ordinary run), except in the runs the launcher starts: then it carries an
+order (:mod:`.order`): a backfill run's id and options, a full refresh's stage or swap,
+an undo, presence or measurement run."""
 NAIVE_RUN_TIME_ZONE = "UTC"
 """How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
 Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
@@ -51,11 +29,6 @@ BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_START_KEY_PARAM,
     BACKFILL_EXACT_PARAM,
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_FULL_REFRESH_PARAM,
-    BACKFILL_FORCE_REWRITE_PARAM,
-    BACKFILL_TASKS_PARAM,
-    BACKFILL_CHECKS_PARAM,
-    BACKFILL_ID_PARAM,
     ORDER_PARAM,
 )
 BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
@@ -64,11 +37,6 @@ BACKFILL_PARAM_DEFAULTS: Mapping[str, str] = MappingProxyType(
         BACKFILL_START_KEY_PARAM: "",
         BACKFILL_EXACT_PARAM: "false",
         BACKFILL_RUN_TIME_PARAM: RUN_TIME_DEFAULT,
-        BACKFILL_FULL_REFRESH_PARAM: "",
-        BACKFILL_FORCE_REWRITE_PARAM: "false",
-        BACKFILL_TASKS_PARAM: "",
-        BACKFILL_CHECKS_PARAM: "on",
-        BACKFILL_ID_PARAM: "",
         ORDER_PARAM: "",
     }
 )

@@ -9,11 +9,12 @@ A job declared with ``@job(triggered_by=TableUpdate(...))`` carries three more j
   (``{{job.trigger.table_update.`cat.sch.tbl`.version}}`` and
   ``...commit_timestamp.iso_datetime``);
 * ``dbxdec_trigger_from_version``: empty, or the source version a first run starts after
-  (``--from-version``), overriding the recorded watermark;
-* ``dbxdec_trigger_keys``: empty, except in the one catch-up run dbxdec launches after a
-  backfill that paused the job's trigger (``launch/operations/trigger_catch_up.py``):
-  the keys the run processes, comma-separated, instead of resolving them; with
-  ``dbxdec_trigger_versions`` set to the versions the catch-up was computed at.
+  (``--from-version``), overriding the recorded watermark.
+
+The one catch-up run dbxdec launches after a backfill that paused the job's trigger
+(``launch/operations/trigger_catch_up.py``) sets ``dbxdec_trigger_versions`` to the
+versions the catch-up was computed at, and gives its keys in ``dbxdec_order``
+(:attr:`.order.TaskOrder.keys`) instead of resolving them.
 
 Source of the references: "Trigger jobs when source tables are updated",
 https://docs.databricks.com/aws/en/jobs/trigger-table-update (job parameters of a
@@ -44,7 +45,6 @@ from collections.abc import Iterable, Mapping
 TRIGGER_TABLES_PARAM = "dbxdec_trigger_tables"
 TRIGGER_VERSIONS_PARAM = "dbxdec_trigger_versions"
 TRIGGER_FROM_VERSION_PARAM = "dbxdec_trigger_from_version"
-TRIGGER_KEYS_PARAM = "dbxdec_trigger_keys"
 TRIGGER_LOCATION_PARAM = "dbxdec_trigger_location"
 UPDATED_TABLES_REFERENCE = "{{job.trigger.table_update.updated_tables}}"
 FILE_ARRIVAL_LOCATION_REFERENCE = "{{job.trigger.file_arrival.location}}"
@@ -72,7 +72,6 @@ def trigger_parameters(tables: Iterable[str]) -> dict[str, str]:
         TRIGGER_TABLES_PARAM: UPDATED_TABLES_REFERENCE,
         TRIGGER_VERSIONS_PARAM: versions,
         TRIGGER_FROM_VERSION_PARAM: "",
-        TRIGGER_KEYS_PARAM: "",
     }
 
 
@@ -131,18 +130,6 @@ def from_version(params: Mapping[str, str]) -> int | None:
             f"{TRIGGER_FROM_VERSION_PARAM}={text!r} is not a table version (0, 1, 2, ...)"
         )
     return int(text)
-
-
-def given_keys(params: Mapping[str, str]) -> tuple[str, ...] | None:
-    """The keys ``dbxdec_trigger_keys`` gives a catch-up run; ``None`` when empty.
-
-    Example:
-        >>> given_keys({"dbxdec_trigger_keys": "2024-01-04,2024-01-05"})
-        ('2024-01-04', '2024-01-05')
-    """
-    text = params.get(TRIGGER_KEYS_PARAM, "").strip()
-    keys = tuple(k.strip() for k in text.split(",") if k.strip())
-    return keys or None
 
 
 def file_arrival_parameters() -> dict[str, str]:

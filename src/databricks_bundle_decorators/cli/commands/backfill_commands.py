@@ -102,8 +102,8 @@ _PLAN_OPTIONS = (
     "--force-rewrite",
     is_flag=True,
     help="Rewrite the keys that append-once outputs (write='append_once') already hold "
-    "instead of skipping them: one replaceWhere commit over each run's keys (job "
-    "parameter backfill_force_rewrite). Other outputs always replace. Kept for --resume.",
+    "instead of skipping them: one replaceWhere commit over each run's keys (in each "
+    "run's dbxdec_order). Other outputs always replace. Kept for --resume.",
 )
 @task_options
 @no_checks_option

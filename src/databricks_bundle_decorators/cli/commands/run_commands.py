@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ...backfill.wire import BACKFILL_FORCE_REWRITE_PARAM, KeyRange
+from ...backfill.wire import KeyRange, TaskOrder, with_order
 from ...errors import UsageError
 from ...launch.backends.spark_extra import require_local_spark
 from ...launch.plan.history import keys_of_parameters
@@ -48,7 +48,7 @@ def _print_event(event: TaskEvent) -> None:
     "--force-rewrite",
     is_flag=True,
     help="Rewrite the keys that append-once outputs (write='append_once') already hold "
-    "instead of skipping them (job parameter backfill_force_rewrite).",
+    "instead of skipping them (in the run's order, job parameter dbxdec_order).",
 )
 @click.option(
     "--param",
@@ -125,7 +125,7 @@ def run_command(
     require_local_spark()
     run_params = slice_parameters(key=key, start=start, end=end, exact=exact, params=dict(params))
     if force_rewrite:
-        run_params[BACKFILL_FORCE_REWRITE_PARAM] = "true"
+        run_params = with_order(run_params, TaskOrder(force_rewrite=True))
     config, registry = load_project(project, pipelines)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     if from_version is not None and trigger != "table_update":

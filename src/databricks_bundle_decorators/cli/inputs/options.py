@@ -26,7 +26,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 no_checks_option = click.option(
     "--no-checks",
     is_flag=True,
-    help="Skip the tasks' per-slice checks in every run (job parameter backfill_checks=off): "
+    help="Skip the tasks' per-slice checks in every run (in each run's dbxdec_order): "
     "a failing check does not fail a slice and no check results are recorded. The ledger, "
     "dbxdec status and the summary say so. Kept for --resume.",
 )

@@ -26,9 +26,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ...backfill.base import BackfillDef
-from ...backfill.wire import BACKFILL_TASKS_PARAM, KeyChange
+from ...backfill.wire import KeyChange, TaskOrder, order_in
 from ...errors import UsageError
-from ...runtime.programs.task_subset import decode_tasks
 from ..plan.history import RunObservation, keys_of_parameters
 from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
@@ -254,7 +253,8 @@ class DatabricksBackend:
             sent = min(sent, request.first_sent)
         try:
             # a run of some tasks (--tasks) runs only them: run-now's ``only``
-            only = decode_tasks(request.parameters.get(BACKFILL_TASKS_PARAM, ""))
+            order = order_in(request.parameters)
+            only = list(order.tasks) if isinstance(order, TaskOrder) else []
             waiter = self._overtaker(
                 lambda: self.client.jobs.run_now(
                     self.job_id,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM, keys_label
+from ...backfill.wire import SwapOrder, keys_label, order_in
 from ..plan.pacing import SchedulerOptions
 from ..plan.request import (
     DEFAULT_MAX_CONCURRENT,
@@ -70,7 +70,7 @@ class SliceRecord:
         """The keys' label (``--downstream``: ``b 2024-01-31``); ``"full-refresh swap"``."""
         if self.job is not None:
             return f"{self.job} {keys_label(self.keys)}"
-        if not self.keys and self.parameters.get(BACKFILL_FULL_REFRESH_PARAM, "")[:5] == "swap:":
+        if not self.keys and isinstance(order_in(self.parameters), SwapOrder):
             return "full-refresh swap"
         return keys_label(self.keys)
 
@@ -130,8 +130,8 @@ class LaunchOptions:
     full_refresh: bool = False  # absent from ledgers written before --full-refresh
     batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
     target_run_seconds: float = DEFAULT_TARGET_SECONDS  # from older ledgers
-    tasks: str = ""  # --tasks/--skip-tasks as backfill_tasks ("": every task); absent before
-    checks: bool = True  # False: --no-checks (backfill_checks=off); absent before
+    tasks: str = ""  # --tasks/--skip-tasks, comma-separated ("": every task); absent before
+    checks: bool = True  # False: --no-checks; absent before
     diff_gate: float | None = None  # --diff-gate percent (see .diff_gate); absent before
 
     def paced(self, pacing: Pacing) -> LaunchOptions:

@@ -31,7 +31,7 @@ from ..guard.job_claims import job_locks
 from ..guard.reruns import check_can_start
 from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
 from ..ledger.ledger_ids import new_backfill_id
-from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_checks
+from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_options
 from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..prepare.prepared import PreparedBackfill
@@ -107,7 +107,7 @@ def downstream_ledger(
     for s in graph.slices:
         params = dict(request.params) if s.job == graph.root else {}
         if not request.checks:
-            params = dict(with_checks(BackfillPlan(s.job, (), params=params), False).params)
+            params = dict(with_options(BackfillPlan(s.job, (), params=params), checks=False).params)
         parameters = slice_parameters((s.key,), exact=False, params=params)
         records.append(SliceRecord(s.index, (s.key,), parameters, (), s.job, s.waits_for))
     return Ledger(

@@ -2,12 +2,12 @@
 old tables or the new ones, never a mixture.
 
 The plan gets one keyless run at the end (where a final sync would go), and every run's
-parameters carry ``backfill_full_refresh`` (:class:`~..backfill.refresh.FullRefreshOrder`):
+order (``dbxdec_order``) says its part (see :mod:`...backfill.refresh`):
 
-- each slice is a ``stage:<backfill id>`` run: its tables are written to staging tables
+- each slice is a stage run: its tables are written to staging tables
   beside them (see :mod:`..runtime.programs.full_refresh` for which tables and reads); the first
   slice runs alone, as a canary (it creates the staging tables);
-- the last run is ``swap:<backfill id>``: the scheduler starts it only once every slice
+- the last run is a swap run: the scheduler starts it only once every slice
   succeeded (as it does a final sync); each task checks its staging tables whole and
   replaces its tables in one Delta commit each.
 
@@ -19,17 +19,11 @@ leaves every table as it was.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from ...backfill.refresh import FullRefreshOrder
-from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM
+from ...backfill.wire import StageOrder, SwapOrder, task_order, with_order
 from ...errors import UsageError
 from ..ledger.ledger import Ledger
 from ..plan.request import BackfillRequest
-from ..workspace.workspace import require_job_parameter
-
-if TYPE_CHECKING:
-    from databricks.sdk import WorkspaceClient
 
 
 def check_full_refresh(request: BackfillRequest) -> None:
@@ -70,17 +64,7 @@ def stage_ledger(ledger: Ledger) -> None:
     """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
     slices, ``swap`` for the keyless last one."""
     for record in ledger.slices:
-        order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()
-        params = {**record.parameters, BACKFILL_FULL_REFRESH_PARAM: order}
-        ledger.update(replace(record, parameters=params))
-
-
-def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
-    """Refuse a deployed job that does not declare ``backfill_full_refresh``.
-
-    Raises:
-        UsageError: the job cannot be read, or was deployed by an older dbxdec.
-    """
-    require_job_parameter(
-        client, job_id, name, BACKFILL_FULL_REFRESH_PARAM, purpose="to --full-refresh"
-    )
+        order = task_order(record.parameters)
+        phase = StageOrder if record.keys else SwapOrder
+        staged = phase(ledger.id, order.tasks, order.checks, order.force_rewrite)
+        ledger.update(replace(record, parameters=with_order(record.parameters, staged)))

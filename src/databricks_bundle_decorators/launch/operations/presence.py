@@ -35,7 +35,7 @@ from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
-from ..workspace.workspace import request_refusals, require_job_parameter, workspace_errors
+from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -166,11 +166,10 @@ def _refusal(exc: Exception) -> str:
 
 
 def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
-    require_job_parameter(
+    require_order_parameter(
         client,
         job_id,
         name,
-        ORDER_PARAM,
         purpose="to find missing keys from the data, or catch up by run history",
     )
 

@@ -18,7 +18,7 @@ backfill did not:
    become the pending ones -- so a run the restored trigger starts processes only
    newer commits (and those keys, if the catch-up has not yet);
 5. when keys are left: ONE run of ``B`` with exactly those keys
-   (``dbxdec_trigger_keys``), which runs them and clears them from the pending list
+   (in its ``dbxdec_order``), which runs them and clears them from the pending list
    as a triggered run does; none when everything was covered.
 
 Whether resuming a trigger fires on its own for commits made while it was paused, the
@@ -47,9 +47,14 @@ from typing import TYPE_CHECKING
 
 from ...backfill.coverage import Change, Coverage, uncovered_keys
 from ...backfill.time_backfill import TimeBackfill
-from ...backfill.wire import BACKFILL_RUN_TIME_PARAM, run_time_param
+from ...backfill.wire import (
+    BACKFILL_RUN_TIME_PARAM,
+    ORDER_PARAM,
+    TaskOrder,
+    encode_order,
+    run_time_param,
+)
 from ...backfill.wire.trigger import (
-    TRIGGER_KEYS_PARAM,
     TRIGGER_TABLES_PARAM,
     TRIGGER_VERSIONS_PARAM,
     encode_versions,
@@ -248,7 +253,7 @@ def _launch(
     same run (the idempotency token: Jobs API ``run-now``,
     https://docs.databricks.com/api/workspace/jobs/runnow, at most 64 characters)."""
     params = {
-        TRIGGER_KEYS_PARAM: ",".join(keys),
+        ORDER_PARAM: encode_order(TaskOrder(keys=keys)),
         TRIGGER_VERSIONS_PARAM: encode_versions(versions, {}),
         TRIGGER_TABLES_PARAM: json.dumps(sorted(trigger.table_names)),
         BACKFILL_RUN_TIME_PARAM: run_time_param(at),

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...backfill.wire import (
-    BACKFILL_ID_PARAM,
     ORDER_PARAM,
     UndoOrder,
     encode_order,
@@ -67,7 +66,7 @@ from ..status.journal_status import locate_journal
 from ..workspace.first_watermark import Statements
 from ..workspace.table_history import read_history
 from ..workspace.target import read_target
-from ..workspace.workspace import first_line, request_refusals, require_job_parameter
+from ..workspace.workspace import first_line, request_refusals, require_order_parameter
 from .downstream_triggers import WAREHOUSE_ENV
 from .identity import carries_backfill_id
 
@@ -153,7 +152,7 @@ class Undo:
         if not self.runs.by_id and self.runs.run_ids:
             out.append(
                 f"  note: this backfill's runs were not sent its id (its ledger predates it, "
-                f"or the job was deployed without {BACKFILL_ID_PARAM}): its commits are found "
+                f"or the job was deployed without {ORDER_PARAM}): its commits are found "
                 f"by the ids of its {count} run(s)"
             )
         if not self.runs.by_id and any(run.startswith("local-") for run in self.runs.run_ids):
@@ -391,16 +390,9 @@ def run_undo(
         name_prefix=target.name_prefix if target else None,
         dev_mode=bool(target and target.dev_mode),
     )
-    # a job deployed without backfill_id runs a dbxdec that cannot read an order by id
-    for parameter in (ORDER_PARAM, BACKFILL_ID_PARAM)[: 1 + runs.by_id]:
-        require_job_parameter(
-            client,
-            remote.job_id,
-            remote.name,
-            parameter,
-            purpose="to undo",
-            outcome="nothing was restored",
-        )
+    require_order_parameter(
+        client, remote.job_id, remote.name, purpose="to undo", outcome="nothing was restored"
+    )
     found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
     checked = None
     if statements is not None:

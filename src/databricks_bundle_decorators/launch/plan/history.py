@@ -109,10 +109,10 @@ def keys_of_parameters(
     """The keys a run with these job parameters writes; ``()`` when unknown.
 
     A run without ``backfill_key`` (a scheduled run) wrote the key current when it
-    started, for time-based definitions. An undo run (``dbxdec_order``) and a presence
-    run (``dbxdec_order``) write no key: they too leave ``backfill_key`` empty, and
-    counting them as a scheduled run would mark today's key as run; so does the swap
-    run of a full refresh (``backfill_full_refresh=swap:...``).
+    started, for time-based definitions. An undo, presence or measurement run and the
+    swap run of a full refresh (their ``dbxdec_order``) write no key: they too leave
+    ``backfill_key`` empty, and counting them as a scheduled run would mark today's key
+    as run.
     """
     if keyless_run(parameters):
         return ()

@@ -25,15 +25,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ...backfill.base import BackfillDef
-from ...backfill.wire import (
-    BACKFILL_CHECKS_PARAM,
-    BACKFILL_FORCE_REWRITE_PARAM,
-    BACKFILL_TASKS_PARAM,
-    KeyRange,
-    keys_label,
-)
+from ...backfill.wire import KeyRange, TaskOrder, keys_label, with_order
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
+from ...runtime.programs.task_subset import decode_tasks
 from .day_bounds import hourly_day_bound
 from .history import KeyHistory, RerunMode, select_keys
 
@@ -90,28 +85,17 @@ class BackfillPlan:
         return slice_parameters(slice_.keys, exact=self.exact, params=self.params)
 
 
-def with_checks(plan: BackfillPlan, checks: bool) -> BackfillPlan:
-    """``plan`` whose runs skip their checks (``backfill_checks=off``, ``--no-checks``);
-    ``plan`` itself when checks are on (its runs carry the job's default, ``on``)."""
-    if checks:
+def with_options(
+    plan: BackfillPlan, *, checks: bool = True, force_rewrite: bool = False, tasks: str = ""
+) -> BackfillPlan:
+    """``plan`` whose runs' order (``dbxdec_order``) carries ``--no-checks``,
+    ``--force-rewrite`` and ``--tasks``/``--skip-tasks`` (``tasks``: an
+    :func:`~...runtime.programs.task_subset.encode_tasks` text); ``plan`` itself when
+    each is its default."""
+    order = TaskOrder(tasks=tuple(decode_tasks(tasks)), checks=checks, force_rewrite=force_rewrite)
+    if order == TaskOrder():
         return plan
-    return replace(plan, params={**plan.params, BACKFILL_CHECKS_PARAM: "off"})
-
-
-def with_force_rewrite(plan: BackfillPlan, force_rewrite: bool) -> BackfillPlan:
-    """``plan`` whose runs carry ``backfill_force_rewrite=true`` (``--force-rewrite``);
-    ``plan`` itself without it (its runs carry the job's default, ``false``)."""
-    if not force_rewrite:
-        return plan
-    return replace(plan, params={**plan.params, BACKFILL_FORCE_REWRITE_PARAM: "true"})
-
-
-def with_tasks(plan: BackfillPlan, tasks: str) -> BackfillPlan:
-    """``plan`` whose runs run only ``tasks`` (a ``backfill_tasks`` value, from
-    ``--tasks``/``--skip-tasks``); ``plan`` itself when every task runs."""
-    if not tasks:
-        return plan
-    return replace(plan, params={**plan.params, BACKFILL_TASKS_PARAM: tasks})
+    return replace(plan, params=with_order(plan.params, order))
 
 
 def slice_parameters(

@@ -92,13 +92,13 @@ class BackfillRequest:
         pause_schedule: Pause the job's schedule while the backfill runs.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
         force_rewrite: Append-once outputs rewrite the keys they already hold
-            (``backfill_force_rewrite=true`` in every run; see
+            (in every run's order; see
             :mod:`..runtime.io.append_once`).
         full_refresh: Rebuild the job's tables in staging tables and swap them in at
             the end, all at once (see :mod:`.full_refresh`).
         target_run_seconds: The run length ``batch_size="auto"`` aims at.
         checks: Whether the runs judge their checks (``False``: ``--no-checks``,
-            ``backfill_checks=off`` in every run).
+            in every run's order).
         tasks, skip_tasks: Run only these tasks, or all but these (see
             :mod:`..runtime.programs.task_subset`); empty: every task.
     """

@@ -23,7 +23,7 @@ from ..guard.job_claims import job_locks
 from ..guard.lease import LocalLock, WorkspaceClaims
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
 from ..ledger.ledger import Ledger, load_ledger
-from ..plan.plan import BackfillPlan, Slice, with_checks, with_force_rewrite, with_tasks
+from ..plan.plan import BackfillPlan, Slice, with_options
 from ..plan.request import Connection, ResumeRequest
 from ..policy.retry_budget import check_retry_budgets
 from ..run.blocking import is_downstream, ledger_jobs
@@ -130,14 +130,11 @@ def prepare_resume(
             backend, guard = PerJobBackend(workspace.backends, ledger), workspace.guard
             downstream = workspace
     slices = tuple(Slice(r.index, r.keys) for r in ledger.slices)
-    plan = with_tasks(
-        with_force_rewrite(
-            with_checks(
-                BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params), old.checks
-            ),
-            old.force_rewrite,
-        ),
-        old.tasks,
+    plan = with_options(
+        BackfillPlan(ledger.job, slices, exact=old.exact, params=old.params),
+        checks=old.checks,
+        force_rewrite=old.force_rewrite,
+        tasks=old.tasks,
     )
     if all(r.state == "succeeded" for r in ledger.slices):
         ledger.slices = []  # nothing to run; the ledger file is left as it is

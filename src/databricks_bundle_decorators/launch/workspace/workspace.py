@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from ...backfill.wire import ORDER_PARAM
 from ...errors import DbxdecError, UsageError, WorkspaceRejected, WorkspaceUnreachable
 
 if TYPE_CHECKING:
@@ -235,37 +236,31 @@ def _host_origin(host: str | None, profile: str | None) -> str:
     return "DATABRICKS_HOST or ~/.databrickscfg"
 
 
-def require_job_parameter(
+def require_order_parameter(
     client: WorkspaceClient,
     job_id: int,
     job_name: str,
-    parameter: str,
     *,
     purpose: str,
     outcome: str = "nothing was launched",
 ) -> None:
-    """Refuse a deployed job that does not declare the job parameter ``parameter``
-    (deployed by a dbxdec older than it); ``purpose`` ends the advice, e.g. ``"to
-    --force-rewrite"``, and ``outcome`` says what did not happen.
+    """Refuse a deployed job that does not declare ``dbxdec_order`` (deployed by an older
+    dbxdec); ``purpose`` ends the advice, e.g. ``"to --force-rewrite"``, and ``outcome``
+    says what did not happen.
 
     Raises:
-        UsageError: the job cannot be read, or does not declare ``parameter``.
+        UsageError: the job cannot be read, or does not declare ``dbxdec_order``.
     """
-    try:
-        settings = client.jobs.get(job_id).settings
-    except request_refusals() as exc:
-        raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
-    declared = {p.name for p in (settings.parameters if settings else None) or []}
-    if parameter not in declared:
+    if not declares_order_parameter(client, job_id):
         raise UsageError(
-            f"job {job_name!r} (id {job_id}) was deployed without the {parameter} parameter "
+            f"job {job_name!r} (id {job_id}) was deployed without the {ORDER_PARAM} parameter "
             f"(by an older dbxdec): deploy it again (dbxdec deploy) {purpose}; {outcome}"
         )
 
 
-def declares_job_parameter(client: WorkspaceClient, job_id: int, parameter: str) -> bool:
-    """Whether the deployed job declares the job parameter ``parameter`` (``False`` when
-    it was deployed by a dbxdec older than the parameter).
+def declares_order_parameter(client: WorkspaceClient, job_id: int) -> bool:
+    """Whether the deployed job declares ``dbxdec_order`` (``False``: deployed by an
+    older dbxdec).
 
     Raises:
         UsageError: the job cannot be read.
@@ -274,7 +269,7 @@ def declares_job_parameter(client: WorkspaceClient, job_id: int, parameter: str)
         settings = client.jobs.get(job_id).settings
     except request_refusals() as exc:
         raise UsageError(f"cannot read job {job_id}: {first_line(exc)}") from None
-    return parameter in {p.name for p in (settings.parameters if settings else None) or []}
+    return ORDER_PARAM in {p.name for p in (settings.parameters if settings else None) or []}
 
 
 def request_refusals() -> tuple[type[Exception], ...]:

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 
 from ...backfill.check_report import CheckReport, CheckResult
-from ...backfill.wire import BACKFILL_CHECKS_PARAM
 from ...definitions import JobDefinition
-from ...definitions.contracts import Check, RunEnvironment
-from ...errors import UsageError
+from ...definitions.contracts import RunEnvironment
 from ..core.errors import TaskRunError
 from ..core.predicates import conjunction, equals_predicate, keys_predicate
 from ..storage.delta import delta_table_exists
@@ -155,28 +153,6 @@ def print_check_report(
 def with_run_id(results: Sequence[CheckResult], run_id: str) -> list[CheckResult]:
     """``results`` stamped with the run that judged them."""
     return [replace(r, run_id=run_id) for r in results]
-
-
-def checks_on(job: JobDefinition, params: Mapping[str, str]) -> bool:
-    """Whether the run judges checks (``backfill_checks``: ``on``, the default, or
-    ``off`` in the runs of ``dbxdec backfill --no-checks``).
-
-    Raises:
-        UsageError: the parameter is neither ``on`` nor ``off``.
-    """
-    value = (params.get(BACKFILL_CHECKS_PARAM, "") or "on").strip().lower()
-    if value not in ("on", "off"):
-        raise UsageError(
-            f"job {job.name!r}: job parameter {BACKFILL_CHECKS_PARAM}={value!r} must be on or off"
-        )
-    return value == "on"
-
-
-def run_checks(
-    job: JobDefinition, params: Mapping[str, str], checks: Sequence[Check]
-) -> tuple[Check, ...]:
-    """The checks a run judges: the task's, or none when the run has checks off."""
-    return tuple(checks) if checks_on(job, params) else ()
 
 
 @contextlib.contextmanager

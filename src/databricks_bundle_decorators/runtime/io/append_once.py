@@ -15,7 +15,7 @@ replacing them, and only the keys the table does not hold yet:
   :meth:`~.spark_table.SparkTableIoManager.transaction`): a retried attempt of the same
   run that finds its keys unwritten (the first attempt committed after the retry
   looked) is skipped by Delta itself, never appended twice.
-- ``--force-rewrite`` (job parameter ``backfill_force_rewrite=true``) writes the run's
+- ``--force-rewrite`` (``force_rewrite`` in the run's ``dbxdec_order``) writes the run's
   keys as a replacing output does: one ``replaceWhere`` commit over exactly those keys.
 
 Example:

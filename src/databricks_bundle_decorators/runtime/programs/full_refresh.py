@@ -1,4 +1,4 @@
-"""The runs of a full refresh (``backfill_full_refresh``, see :mod:`...backfill.refresh`).
+"""The runs of a full refresh (a stage or swap order, see :mod:`...backfill.refresh`).
 
 - A **stage** run is an ordinary run whose :class:`~..core.context.RunEnvironment` names the
   backfill (its ``staging``; see :mod:`.task_run`): every table the job writes through
@@ -27,7 +27,7 @@ import shutil
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...backfill.refresh import FullRefreshOrder
+from ...backfill.wire import TaskOrder
 from ...definitions import JobDefinition, TaskValueStore
 from ...definitions.contracts import ROWS_METRIC, RunEnvironment
 from ..checks.checking import TaskChecks
@@ -79,7 +79,7 @@ def planned_swaps(
 
 
 def swap_outputs(
-    job: JobDefinition, task_key: str, order: FullRefreshOrder, environment: RunEnvironment
+    job: JobDefinition, task_key: str, order: TaskOrder, environment: RunEnvironment
 ) -> list[str]:
     """The task of a swap run (see the module docs); one printed line per table.
 
@@ -210,4 +210,4 @@ def run_swap(
             refused the commit.
     """
     with use_environment(environment):
-        swap_outputs(request.job, request.task_key, kind.order_as(FullRefreshOrder), environment)
+        swap_outputs(request.job, request.task_key, kind.order_as(TaskOrder), environment)

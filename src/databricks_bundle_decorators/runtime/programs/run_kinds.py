@@ -4,18 +4,17 @@ A task of a job run is one of:
 
 - ``task``: the ordinary run: load the inputs, call the task, check and write its output
   (:mod:`.task_run`);
-- ``stage``: a slice of a full refresh (``backfill_full_refresh=stage:<id>``): the
-  ordinary run writing to the staging tables (:mod:`.task_run` too);
-- ``swap``: the keyless end of a full refresh (``backfill_full_refresh=swap:<id>``):
-  swap the staging tables in (:mod:`.full_refresh`);
+- ``stage``: a slice of a full refresh: the ordinary run writing to the staging
+  tables (:mod:`.task_run` too);
+- ``swap``: the keyless end of a full refresh: swap the staging tables in
+  (:mod:`.full_refresh`);
 - ``undo``: restore the tables the task writes (:mod:`.undo`);
 - ``presence``: report which keys have rows (:mod:`.presence`);
 - ``measure``: report how a canary run changed its keys, for the diff gate
   (:mod:`.measure`).
 
-The last three are told by ``dbxdec_order``. :func:`decode_run_kind` reads the order
-parameters once and refuses a run that sets both;
-:func:`~..running.dispatch.run_task` hands the request to the kind's program, a
+Each is told by ``dbxdec_order`` (empty: an ordinary run), which :func:`decode_run_kind`
+reads once; :func:`~..running.dispatch.run_task` hands the request to the kind's program, a
 :class:`RunProgram`. Each kind's module owns its program and imports this module, never
 another kind's module.
 """
@@ -23,17 +22,17 @@ another kind's module.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, TypeVar
 
 from ...backfill import ResolvedKeys
-from ...backfill.refresh import FullRefreshOrder
 from ...backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
     ORDER_PARAM,
     MeasureOrder,
+    Order,
     PresenceOrder,
+    TaskOrder,
     UndoOrder,
     decode_order,
 )
@@ -43,23 +42,22 @@ from ...errors import UsageError
 
 RunKindName = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
-RunOrder = UndoOrder | PresenceOrder | FullRefreshOrder | MeasureOrder
-_O = TypeVar("_O", UndoOrder, PresenceOrder, FullRefreshOrder, MeasureOrder)
+_O = TypeVar("_O", TaskOrder, UndoOrder, PresenceOrder, MeasureOrder)
 
 
 @dataclass(frozen=True, slots=True)
 class RunKind:
-    """What a run does, with the order that says how (``None`` for an ordinary run).
+    """What a run does, with the order that says how (an ordinary run's: ``TaskOrder()``).
 
     Example:
         >>> RunKind("task").processes_keys
         True
-        >>> RunKind("swap", FullRefreshOrder("swap", "sales-1")).processes_keys
+        >>> RunKind("swap").processes_keys
         False
     """
 
     name: RunKindName
-    order: RunOrder | None = None
+    order: Order = field(default_factory=TaskOrder)
 
     @property
     def processes_keys(self) -> bool:
@@ -79,29 +77,16 @@ class RunKind:
 
 
 def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
-    """The run's kind, from ``dbxdec_order`` and ``backfill_full_refresh`` (each read
-    once; none set: an ordinary run).
+    """The run's kind and order, from ``dbxdec_order`` (read once; empty: an ordinary run).
 
     Raises:
-        UsageError: a parameter is set but is not an order, or both are set.
+        UsageError: the parameter is set but is not an order.
     """
     try:
-        order = decode_order(params.get(ORDER_PARAM, ""))
-        refresh = FullRefreshOrder.from_param(params.get(BACKFILL_FULL_REFRESH_PARAM, ""))
+        order = decode_order(params.get(ORDER_PARAM, "")) or TaskOrder()
     except ValueError as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
-    keyless = {UndoOrder: "undo", PresenceOrder: "presence", MeasureOrder: "measure"}
-    name = keyless.get(type(order))
-    if name is not None and refresh is not None:
-        raise UsageError(
-            f"job {job.name!r}: a run has {BACKFILL_FULL_REFRESH_PARAM} set together with "
-            f"a {name} order in {ORDER_PARAM}; set one of them"
-        )
-    if isinstance(order, UndoOrder | PresenceOrder | MeasureOrder):
-        return RunKind(keyless[type(order)], order)  # type: ignore[arg-type]
-    if refresh is not None:
-        return RunKind(refresh.phase, refresh)
-    return RunKind("task")
+    return RunKind(order.kind, order)
 
 
 KeySourceName = Literal["keyless", "scheduled", "explicit", "triggered", "catch_up"]

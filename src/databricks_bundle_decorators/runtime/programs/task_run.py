@@ -7,22 +7,13 @@ write its output. A stage run is the same program with every table of the job wr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ...backfill import ResolvedKeys, RunContext, run_context
-from ...backfill.context import parse_flag
-from ...backfill.refresh import FullRefreshOrder
 from ...backfill.scope import KeyScope
-from ...backfill.wire import (
-    BACKFILL_FORCE_REWRITE_PARAM,
-    BACKFILL_ID_PARAM,
-    KeyRange,
-    parse_backfill_id,
-)
+from ...backfill.wire import KeyRange, TaskOrder
 from ...definitions import (
-    JobDefinition,
     TaskNode,
     TaskValueRef,
     TaskValueStore,
@@ -31,7 +22,7 @@ from ...definitions import (
 )
 from ...definitions.contracts import InputContext, OutputContext, RunEnvironment
 from ...errors import DbxdecError, UsageError
-from ..checks.check_results import recording_check_results, run_checks
+from ..checks.check_results import recording_check_results
 from ..checks.checking import TaskChecks
 from ..core.context import use_environment
 from ..core.errors import TaskRunError
@@ -39,33 +30,6 @@ from ..job_tables.sources import read_source
 from ..session.task_errors import error_text
 from .run_kinds import RunKind, TaskRunRequest
 from .task_subset import require_upstream_partitions, selected_tasks
-
-
-def backfill_id(job: JobDefinition, params: Mapping[str, str]) -> str:
-    """The id of the backfill the run is part of (``backfill_id``); ``""`` when none.
-
-    Raises:
-        UsageError: the parameter is set but is not a backfill id.
-    """
-    try:
-        return parse_backfill_id(params.get(BACKFILL_ID_PARAM, ""))
-    except ValueError as exc:
-        raise UsageError(f"job {job.name!r}: {exc}") from None
-
-
-def force_rewrite(job: JobDefinition, params: Mapping[str, str]) -> bool:
-    """Whether append-once outputs rewrite keys they hold (``backfill_force_rewrite``).
-
-    Raises:
-        UsageError: the parameter is neither ``true`` nor ``false``.
-    """
-    try:
-        return parse_flag(
-            params.get(BACKFILL_FORCE_REWRITE_PARAM, "") or "false",
-            name=BACKFILL_FORCE_REWRITE_PARAM,
-        )
-    except ValueError as exc:
-        raise UsageError(f"job {job.name!r}: {exc}") from None
 
 
 def keys_label(keys: ResolvedKeys | None) -> str:
@@ -89,10 +53,11 @@ def run_task_program(
     """
     job = request.job
     node = job.graph[request.task_key]
-    if kind.name == "stage":
-        environment = replace(environment, staging=kind.order_as(FullRefreshOrder).backfill_id)
+    order = kind.order_as(TaskOrder)
     # the backfill's id goes into every commit's userMetadata: undo finds them by it
-    environment = replace(environment, backfill_id=backfill_id(job, request.params))
+    environment = replace(environment, backfill_id=order.backfill_id)
+    if kind.name == "stage":
+        environment = replace(environment, staging=order.backfill_id)
     definition = node.definition
     context = RunContext(
         job.name,
@@ -109,7 +74,7 @@ def run_task_program(
         use_environment(environment),
         use_source_reader(read_source),
     ):
-        selected = selected_tasks(job, request.params)
+        selected = selected_tasks(job, order.tasks)
         if selected is not None:  # inputs from tasks this run does not run must be there
             scope = _scope(request, written=True)
             require_upstream_partitions(job, node, selected, scope, environment)
@@ -130,7 +95,7 @@ def run_task_program(
                 f"task {node.key!r} failed for key {label}: {type(exc).__name__}: {error_text(exc)}"
             ) from exc
         with recording_check_results(job, node.key, environment):
-            _check_and_store(request, node, output, environment)
+            _check_and_store(request, order, node, output, environment)
 
 
 def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
@@ -162,13 +127,17 @@ def _load_inputs(
 
 
 def _check_and_store(
-    request: TaskRunRequest, node: TaskNode, output: Any, environment: RunEnvironment
+    request: TaskRunRequest,
+    order: TaskOrder,
+    node: TaskNode,
+    output: Any,
+    environment: RunEnvironment,
 ) -> None:
     """Check the output, then write it: an IoManager that fuses the checks into its
     write (``evaluates_checks``) has :mod:`..checks.checking` judge them before it commits."""
     definition = node.definition
     manager = definition.io_manager
-    checks = TaskChecks(node.key, run_checks(request.job, request.params, definition.checks))
+    checks = TaskChecks(node.key, tuple(definition.checks) if order.checks else ())
     if manager is None or not manager.evaluates_checks:
         checks.evaluate(output, label=None if request.keys is None else keys_label(request.keys))
     if manager is None:
@@ -185,7 +154,7 @@ def _check_and_store(
         scope,
         environment,
         checks.checks,
-        force_rewrite(request.job, request.params),
+        order.force_rewrite,
     )
     manager.handle_output(context, output)
 

@@ -9,10 +9,10 @@ a half-present input.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 
 from ...backfill.scope import KeyScope
-from ...backfill.wire import BACKFILL_TASKS_PARAM
+from ...backfill.wire import ORDER_PARAM
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...definitions.graph import TaskNode
@@ -26,12 +26,12 @@ SEPARATOR = ","
 
 
 def encode_tasks(tasks: Collection[str]) -> str:
-    """The ``backfill_tasks`` value of a run of ``tasks`` (``""``: every task)."""
+    """The text a backfill records for a run of ``tasks`` (``""``: every task)."""
     return SEPARATOR.join(tasks)
 
 
 def decode_tasks(raw: str) -> list[str]:
-    """The task names of a ``backfill_tasks`` value (``[]``: every task).
+    """The task names in :func:`encode_tasks`' text (``[]``: every task).
 
     Example:
         >>> decode_tasks(" clean,load ")
@@ -40,16 +40,15 @@ def decode_tasks(raw: str) -> list[str]:
     return [name.strip() for name in raw.split(SEPARATOR) if name.strip()]
 
 
-def selected_tasks(job: JobDefinition, params: Mapping[str, str]) -> frozenset[str] | None:
-    """The tasks the run runs (``backfill_tasks``); ``None`` when every task runs.
+def selected_tasks(job: JobDefinition, names: Collection[str]) -> frozenset[str] | None:
+    """The tasks the run runs (its order's ``tasks``); ``None`` when every task runs.
 
     Raises:
         UsageError: a name is not a task of the job.
     """
-    names = decode_tasks(params.get(BACKFILL_TASKS_PARAM, ""))
     if not names:
         return None
-    return frozenset(check_tasks(job, names, what=BACKFILL_TASKS_PARAM))
+    return frozenset(check_tasks(job, names, what=ORDER_PARAM))
 
 
 def check_tasks(job: JobDefinition, names: Collection[str], *, what: str) -> list[str]:
@@ -69,7 +68,7 @@ def check_tasks(job: JobDefinition, names: Collection[str], *, what: str) -> lis
 
 
 def task_selection(job: JobDefinition, tasks: Collection[str], skip: Collection[str]) -> str:
-    """The ``backfill_tasks`` value of ``--tasks``/``--skip-tasks`` (``""``: every task),
+    """The tasks ``--tasks``/``--skip-tasks`` select, as :func:`encode_tasks` (``""``: every task),
     in the job's dependency order.
 
     Raises:

@@ -29,7 +29,6 @@ from ..programs.measure import run_measure
 from ..programs.presence import run_presence
 from ..programs.run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind
 from ..programs.run_kinds import TaskRunRequest as TaskRunRequest
-from ..programs.task_run import force_rewrite as force_rewrite
 from ..programs.task_run import run_task_program
 from ..programs.undo import run_undo
 from ..triggers.triggered import with_key_source

@@ -7,7 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -15,17 +15,19 @@ from typing import Literal
 from ...backfill import BACKFILL_EXACT_PARAM, ResolvedKeys
 from ...backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_TASKS_PARAM,
     RUN_TIME_DEFAULT,
     KeyRange,
+    TaskOrder,
     run_time_param,
+    with_order,
 )
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import DbxdecError, UsageError, did_you_mean
 from ..core.task_values import LocalTaskValueStore
 from ..job_tables.sources import check_local_sources
-from ..programs.task_subset import encode_tasks, selected_tasks
+from ..programs.run_kinds import decode_run_kind
+from ..programs.task_subset import selected_tasks
 from ..session.spark import local_spark_session, prepare_local_spark
 from ..session.task_errors import user_frames
 from .dispatch import (
@@ -133,12 +135,13 @@ def run_job_locally(
     full_params = job_parameters(job, pin_run_time(job, params, now))
     keys = run_keys(job, full_params)
     order = job.graph.topological_order()
-    if not tasks:  # a backfill's run of some tasks names them in backfill_tasks
-        chosen = selected_tasks(job, full_params)
+    told = decode_run_kind(job, full_params).order if job.backfill is not None else None
+    if not tasks and isinstance(told, TaskOrder):  # a backfill's run of some tasks
+        chosen = selected_tasks(job, told.tasks)
         tasks = None if chosen is None else [key for key in order if key in chosen]
     selected = _select(order, tasks, job_name)
-    if tasks and job.backfill is not None and len(selected) < len(order):
-        full_params[BACKFILL_TASKS_PARAM] = encode_tasks(selected)
+    if tasks and isinstance(told, TaskOrder) and len(selected) < len(order):
+        full_params = with_order(full_params, replace(told, tasks=tuple(selected)))
     check_local_sources(job, warehouse)  # before Spark starts
     prepare_local_spark()  # a session task code creates itself is a Delta one too
     run_id = run_id or new_run_id()

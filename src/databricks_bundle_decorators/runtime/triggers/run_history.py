@@ -13,9 +13,9 @@ starts), so once a listed run *ended* before the best successful start found, no
 page holds a newer start.
 
 A run counts when it ended ``SUCCESS`` and wrote keys of the whole job: undo, presence,
-measure and full-refresh swap runs, runs of a task subset (``backfill_tasks``) and the runs
-of ``dbxdec backfill`` (``backfill_id``: they write past keys, and are not the schedule's
-progress) are passed over. Its key is the last key it was given (``backfill_key``), else
+measure and full-refresh runs, runs of a task subset and the runs of ``dbxdec backfill``
+(their order names tasks or a backfill id: they write past keys, and are not the
+schedule's progress) are passed over. Its key is the last key it was given (``backfill_key``), else
 the last key its catching-up run stored (:mod:`.trigger_state`), else the key current at
 its logical time (``backfill_run_time``, else its start).
 """
@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
-    BACKFILL_ID_PARAM,
     BACKFILL_RUN_TIME_PARAM,
-    BACKFILL_TASKS_PARAM,
+    ORDER_PARAM,
     KeyRange,
-    keyless_run,
+    TaskOrder,
+    order_in,
     parse_run_time,
 )
 from .trigger_state import StoredRun
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 RUNS_LIST_PAGE = 25
 """The largest ``runs/list`` page (``limit``: 1..25, the ``list_runs`` docstring)."""
-_NOT_THE_SCHEDULE = (BACKFILL_TASKS_PARAM, BACKFILL_ID_PARAM)
-"""Besides :func:`...backfill.wire.keyless_run`: a run of chosen tasks, or of a backfill."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +118,11 @@ def _succeeded(run: Any) -> bool:
 
 
 def _counts(parameters: Mapping[str, str]) -> bool:
-    if keyless_run(parameters):  # an undo, presence, measure or swap run
+    """Whether a run stands for the schedule: not an undo, presence, measure or full
+    refresh run, nor a run of chosen tasks or of a backfill."""
+    order = order_in(parameters)
+    if order is None:
+        return not parameters.get(ORDER_PARAM, "").strip()  # a value that is no order
+    if not isinstance(order, TaskOrder) or order.kind != "task":
         return False
-    return not any(parameters.get(name, "").strip() for name in _NOT_THE_SCHEDULE)
+    return not (order.tasks or order.backfill_id)

@@ -32,17 +32,16 @@ from ...backfill.catch_up import CatchUp
 from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
-    BACKFILL_FULL_REFRESH_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_RUN_TIME_PARAM,
     ORDER_PARAM,
+    TaskOrder,
     parse_run_time,
 )
 from ...backfill.wire.trigger import (
     TRIGGER_FROM_VERSION_PARAM,
     TRIGGER_VERSIONS_PARAM,
     from_version,
-    given_keys,
     triggered_location,
     triggered_versions,
 )
@@ -61,11 +60,6 @@ if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
-_EXPLICIT = (
-    BACKFILL_KEY_PARAM,
-    ORDER_PARAM,
-    BACKFILL_FULL_REFRESH_PARAM,
-)
 
 
 def with_key_source(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest:
@@ -79,7 +73,8 @@ def with_key_source(request: TaskRunRequest, environment: RunEnvironment) -> Tas
             or no watermark exists yet; nothing is written.
     """
     kind = request.kind
-    explicit = any(request.params.get(name) for name in _EXPLICIT)
+    # an explicit key wins (another order than a task's is another kind of run)
+    explicit = bool(request.params.get(BACKFILL_KEY_PARAM))
     if kind is not None and kind.name == "task" and not explicit:
         stored = _stored_keys(request, environment)
         if stored is not None:
@@ -102,7 +97,8 @@ def _stored_keys(request: TaskRunRequest, environment: RunEnvironment) -> TaskRu
     resolve: Callable[..., StoredRun]
     if versions is not None and isinstance(trigger, TableUpdate):
         table = trigger.state_table
-        given = given_keys(params)
+        order = request.kind.order if request.kind is not None else None
+        given = order.keys if isinstance(order, TaskOrder) and order.keys else None
         if given is not None:
             name, resolve = "catch_up", partial(_given, request, given=given, versions=versions)
         else:
@@ -207,7 +203,7 @@ def _resolve(
 def _given(
     request: TaskRunRequest, state: TriggerState, given: tuple[str, ...], versions: dict[str, int]
 ) -> StoredRun:
-    """The keys of a catch-up run dbxdec launched (``dbxdec_trigger_keys``): run as
+    """The keys of a catch-up run dbxdec launched (its order's ``keys``): run as
     given, then advance to ``versions`` as a triggered run does; the pending keys it
     runs leave the pending list."""
     backfill = request.job.backfill
@@ -216,7 +212,7 @@ def _given(
         try:
             backfill.validate_key(key)
         except ValueError as exc:
-            raise TaskRunError(f"job {request.job.name!r}: dbxdec_trigger_keys: {exc}") from None
+            raise TaskRunError(f"job {request.job.name!r}: {ORDER_PARAM}: {exc}") from None
     latest = state.latest_advance()
     processed = dict(latest.versions) if latest is not None else {}
     for name, version in versions.items():
