@@ -24,7 +24,6 @@ to the ids of its runs.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -39,7 +38,7 @@ from ..ledger.journal_read import FORMAT
 from ..ledger.journal_store import JournalStore
 from ..ledger.ledger import Ledger
 from ..ledger.ledger_store import why
-from ..ledger.place import create_file, export_bytes, list_names, reading
+from ..ledger.place import reading
 from ..workspace.workspace import declares_job_parameter
 
 if TYPE_CHECKING:
@@ -106,15 +105,15 @@ def record_undone(ledger: Ledger, table: str, version: int) -> None:
 
 
 def _read_journal_undone(journal: JournalStore) -> frozenset[tuple[str, int]]:
-    client, folder = journal.client, journal.folder
+    place, folder = journal.place, journal.folder
     found: set[tuple[str, int]] = set()
-    with reading(client, f"the undo records of backfill {journal.backfill_id}"):
-        for name in list_names(client, folder) or []:
+    with reading(place, f"the undo records of backfill {journal.backfill_id}"):
+        for name in place.names():
             if _UNDONE.fullmatch(name) is None:
                 continue
-            content = export_bytes(client, f"{folder}/{name}")
+            content = place.read(name)
             try:
-                data = json.loads(content or b"")
+                data = json.loads(content or "")
                 found.add((str(data["table"]), int(data["version"])))
             except (ValueError, KeyError, TypeError) as exc:
                 raise LocalStateProblem(
@@ -125,15 +124,10 @@ def _read_journal_undone(journal: JournalStore) -> frozenset[tuple[str, int]]:
 
 
 def _record_journal_undone(journal: JournalStore, table: str, version: int) -> None:
-    from databricks.sdk.errors import ResourceAlreadyExists
-
     body = {"format": FORMAT, "table": table, "version": int(version)}
-    path = f"{journal.folder}/{_undone_name(table, version)}"
-    with (
-        reading(journal.client, f"the undo record {path}"),
-        contextlib.suppress(ResourceAlreadyExists),  # recorded before, or a lost reply
-    ):
-        create_file(journal.client, path, json.dumps(body).encode())
+    name = _undone_name(table, version)
+    with reading(journal.place, f"the undo record {journal.folder}/{name}"):
+        journal.place.create(name, json.dumps(body))  # False: recorded before, or a lost reply
 
 
 def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list[str]:
