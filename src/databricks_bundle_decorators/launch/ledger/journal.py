@@ -1,4 +1,5 @@
-"""The ledger of a detached backfill: an append-only journal of workspace files.
+"""The ledger of a detached backfill: an append-only journal of files in a
+:class:`.place.Place` (a workspace folder; the same code runs on a local one).
 
 **Where.** ``/Shared/dbxdec/backfills/job-<job_id>/<backfill id>/`` (``$DBXDEC_JOURNAL_DIR``
 replaces ``/Shared/dbxdec/backfills``): :func:`journal_folder`. Workspace files through the

@@ -27,6 +27,7 @@ from .journal_read import (
     segment_name,
     snapshot_name,
 )
+from .local_state import one_line
 from .place import Place, answer_of
 
 RESENDS = 2
@@ -170,7 +171,10 @@ class JournalStore:
                     if existing is None or existing == content:
                         continue  # created now, or by our own earlier try
                     if name != segment_name(seq):
-                        raise self._problem(f"{name} holds other bytes than this writer's")
+                        raise LocalStateProblem(
+                            f"the journal of backfill {self.backfill_id} is damaged: {name} "
+                            "holds other bytes than this writer's"
+                        )
                     self.lost = JournalLost(self.backfill_id, seq, _writer_of(existing))
                     raise self.lost
                 return
@@ -180,18 +184,16 @@ class JournalStore:
                 if answer_of(exc) != "unanswered":
                     raise self.place.problem(exc, f"journal segment {seq}") from None
                 last = exc
+        why = one_line(last) if last else "no answer"
         raise JournalUnreachable(
             f"cannot write journal segment {seq} of backfill {self.backfill_id}: "
-            f"{self.place.where} did not answer ({_line(last)}); the same segment is sent "
-            "again at the next save"
+            f"{self.place.where} did not answer ({why}); the same segment is sent again at "
+            "the next save"
         )
 
     def _create_file(self, name: str, content: str) -> str | None:
         """Create ``name``; ``None`` when created, else the text already there."""
         return None if self.place.create(name, content) else self.place.read(name) or ""
-
-    def _problem(self, what: str) -> LocalStateProblem:
-        return LocalStateProblem(f"the journal of backfill {self.backfill_id} is damaged: {what}")
 
     def write_snapshot(self) -> bool:
         """Write the snapshot of the journal as of the last segment written (best effort:
@@ -223,7 +225,3 @@ def _writer_of(content: str) -> str:
     except (ValueError, KeyError, TypeError):
         return "another writer"
     return str(writer) if writer else "another writer"
-
-
-def _line(exc: BaseException | None) -> str:
-    return " ".join(str(exc).split())[:160] if exc is not None else "no answer"
