@@ -27,6 +27,12 @@ from databricks_bundle_decorators.launch.ledger.journal import (
     open_journal,
     read_journal,
 )
+from databricks_bundle_decorators.launch.ledger.journal_control import (
+    append_to,
+    current_control,
+    read_controls,
+)
+from databricks_bundle_decorators.launch.ledger.journal_read import journal_place, read_state
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
@@ -35,6 +41,7 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     SliceRecord,
     read_ledger,
 )
+from databricks_bundle_decorators.launch.ledger.place import LocalPlace
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -250,7 +257,9 @@ def test_any_sequence_of_saves_reads_back_as_the_ledger(
     ledger = new_ledger(Path("unused"), n)
     folder = journal_folder(JOB_ID, ledger.id)
     client.workspace.mkdirs(folder)
-    store = JournalStore(client, folder, writer="cli:p", next_seq=1, snapshot_every=3)
+    store = JournalStore(
+        journal_place(client, JOB_ID, ledger.id), writer="cli:p", next_seq=1, snapshot_every=3
+    )
     store.part_bytes = part_bytes  # 400: a part per one or two slices
     ledger.bind(store)
     ledger.save()
@@ -270,7 +279,9 @@ def test_objects_past_the_part_size_are_written_in_parts_and_read_whole(
     ledger = new_ledger(tmp_path, 40)
     folder = journal_folder(JOB_ID, ledger.id)
     client.workspace.mkdirs(folder)
-    store = JournalStore(client, folder, writer="cli:test", next_seq=1, snapshot_every=3)
+    store = JournalStore(
+        journal_place(client, JOB_ID, ledger.id), writer="cli:test", next_seq=1, snapshot_every=3
+    )
     store.part_bytes = 1_500  # about 10 fresh slices a part
     ledger.bind(store)
     for n in range(40):
@@ -375,3 +386,36 @@ def test_a_follower_reads_only_the_segments_added_since_its_last_read(
 
     assert emu.requests["/api/2.0/workspace/list"] == 1
     assert emu.requests["/api/2.0/workspace/export"] == 3 and follower.seq == 18
+
+
+def test_a_journal_in_a_local_folder_is_written_read_and_fenced_as_in_the_workspace(
+    tmp_path: Path,
+) -> None:
+    ledger = new_ledger(tmp_path, 3)
+    place = LocalPlace(tmp_path / "journals" / ledger.id)
+    place.make()
+    ledger.bind(JournalStore(place, writer="cli:test", next_seq=1, part_bytes=400))
+    ledger.save()
+
+    def opened(writer: str) -> Ledger:
+        state, _ = read_state(place, ledger.id)
+        store = JournalStore(
+            place, writer=writer, next_seq=state.seq + 1, snapshot_every=2, base=state
+        )
+        return Ledger.from_json(store.path, state.to_json(), store=store)
+
+    first, second = opened("controller:1:0"), opened("controller:2:0")
+    tick(first, 0)
+    first.save()  # segment 2, then its snapshot
+    before = {name: place.read(name) for name in place.names()}
+    tick(second, 1)
+    with pytest.raises(JournalLost, match="segment 2 was written by controller:1:0"):
+        second.save()
+    assert {name: place.read(name) for name in place.names()} == before
+    assert "snap-000000002.json" in before and any(".p001." in name for name in before)
+    tick(first, 2)
+    first.save()
+    state, _ = read_state(place, ledger.id)
+    assert Ledger.from_json(tmp_path, state.to_json()).to_json() == first.to_json()
+    assert append_to(place, "pause", by="ann@example.com").seq == 1
+    assert current_control(read_controls(place)) == "paused"

@@ -9,7 +9,6 @@ import pytest
 from databricks.sdk import WorkspaceClient
 
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.ledger import journal_control
 from databricks_bundle_decorators.launch.ledger.journal import (
     append_control,
     control_ops,
@@ -17,6 +16,7 @@ from databricks_bundle_decorators.launch.ledger.journal import (
     current_control,
     list_journals,
 )
+from databricks_bundle_decorators.launch.ledger.place import WorkspacePlace
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .test_journal import JOB_ID, client, emu, new_ledger
@@ -61,17 +61,17 @@ def test_a_request_that_collides_takes_the_next_number(
     emu: JobsEmulator, client: WorkspaceClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ledger = create_journal(client, new_ledger(tmp_path, 2), job_id=JOB_ID, writer="cli:test")
-    listed = journal_control.list_names
+    listed = WorkspacePlace.names
     raced: list[str] = []
 
-    def bob_appends_right_after_ann_lists(c: WorkspaceClient, folder: str) -> list[str] | None:
-        names = listed(c, folder)
-        if folder.endswith("/control") and not raced:
-            raced.append(folder)
+    def bob_appends_right_after_ann_lists(place: WorkspacePlace) -> list[str]:
+        names = listed(place)
+        if place.folder.endswith("/control") and not raced:
+            raced.append(place.folder)
             append_control(client, JOB_ID, ledger.id, "pause", by="bob@example.com")
         return names
 
-    monkeypatch.setattr(journal_control, "list_names", bob_appends_right_after_ann_lists)
+    monkeypatch.setattr(WorkspacePlace, "names", bob_appends_right_after_ann_lists)
     emu.requests.clear()
 
     made = append_control(client, JOB_ID, ledger.id, "pause", by="ann@example.com")

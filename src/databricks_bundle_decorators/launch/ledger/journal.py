@@ -1,4 +1,5 @@
-"""The ledger of a detached backfill: an append-only journal of workspace files.
+"""The ledger of a detached backfill: an append-only journal of files in a
+:class:`.place.Place` (a workspace folder; the same code runs on a local one).
 
 **Where.** ``/Shared/dbxdec/backfills/job-<job_id>/<backfill id>/`` (``$DBXDEC_JOURNAL_DIR``
 replaces ``/Shared/dbxdec/backfills``): :func:`journal_folder`. Workspace files through the
@@ -48,6 +49,7 @@ from .journal_read import (
     SNAPSHOT_EVERY,
     JournalState,
     journal_folder,
+    journal_place,
     read_state,
 )
 from .journal_store import JournalLost, JournalStore, JournalUnreachable
@@ -101,18 +103,16 @@ def create_journal(
         WorkspaceUnreachable, WorkspaceRejected, LocalStateProblem: the workspace did not
             answer or refused.
     """
-    folder = journal_folder(job_id, ledger.id, root)
-    with reading(client, f"the journal folder {folder}"):
-        client.workspace.mkdirs(folder)
-    ledger.bind(
-        JournalStore(client, folder, writer=writer, next_seq=1, snapshot_every=snapshot_every)
-    )
+    place = journal_place(client, job_id, ledger.id, root)
+    with reading(place, f"the journal folder {place.folder}"):
+        place.make()
+    ledger.bind(JournalStore(place, writer=writer, next_seq=1, snapshot_every=snapshot_every))
     try:
         ledger.save()
     except JournalLost:
         raise UsageError(
-            f"backfill {ledger.id} already has a journal in the workspace ({folder}): follow "
-            f"it with: dbxdec backfill watch {ledger.id}"
+            f"backfill {ledger.id} already has a journal in the workspace ({place.folder}): "
+            f"follow it with: dbxdec backfill watch {ledger.id}"
         ) from None
     return ledger
 
@@ -136,17 +136,12 @@ def open_journal(
         LocalStateProblem: a journal of another format, or a damaged one.
         WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
     """
-    folder = journal_folder(job_id, backfill_id, root)
-    state, read = read_state(client, folder, backfill_id)
+    place = journal_place(client, job_id, backfill_id, root)
+    state, read = read_state(place, backfill_id)
     store = JournalStore(
-        client,
-        folder,
-        writer=writer,
-        next_seq=state.seq + 1,
-        snapshot_every=snapshot_every,
-        base=state,
+        place, writer=writer, next_seq=state.seq + 1, snapshot_every=snapshot_every, base=state
     )
-    with reading(client, f"the journal of backfill {backfill_id}"):  # a damaged header
+    with reading(place, f"the journal of backfill {backfill_id}"):  # a damaged header
         ledger = Ledger.from_json(store.path, state.to_json(), store=store)
     if read >= snapshot_every:
         store.write_snapshot()
@@ -163,10 +158,7 @@ def read_journal(
         UsageError, LocalStateProblem, WorkspaceUnreachable, WorkspaceRejected: as
             :func:`open_journal`.
     """
-    folder = journal_folder(job_id, backfill_id, root)
-    state, _ = read_state(client, folder, backfill_id)
-    with reading(client, f"the journal of backfill {backfill_id}"):  # a damaged header
-        return Ledger.from_json(Path(folder), state.to_json(), store=_ReadOnly(folder))
+    return JournalFollower(client, job_id, backfill_id, root).read()
 
 
 class JournalFollower:
@@ -176,9 +168,8 @@ class JournalFollower:
     def __init__(
         self, client: WorkspaceClient, job_id: int, backfill_id: str, root: str | None = None
     ) -> None:
-        self.client = client
+        self.place = journal_place(client, job_id, backfill_id, root)
         self.backfill_id = backfill_id
-        self.folder = journal_folder(job_id, backfill_id, root)
         self._state: JournalState | None = None
 
     @property
@@ -193,10 +184,10 @@ class JournalFollower:
             UsageError, LocalStateProblem, WorkspaceUnreachable, WorkspaceRejected: as
                 :func:`read_journal`.
         """
-        self._state, _ = read_state(self.client, self.folder, self.backfill_id, self._state)
-        with reading(self.client, f"the journal of backfill {self.backfill_id}"):
-            data = self._state.to_json()
-            return Ledger.from_json(Path(self.folder), data, store=_ReadOnly(self.folder))
+        self._state, _ = read_state(self.place, self.backfill_id, self._state)
+        folder = self.place.folder
+        with reading(self.place, f"the journal of backfill {self.backfill_id}"):
+            return Ledger.from_json(Path(folder), self._state.to_json(), store=_ReadOnly(folder))
 
 
 class _ReadOnly:

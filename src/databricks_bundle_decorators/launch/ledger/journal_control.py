@@ -1,13 +1,12 @@
 """Steering requests kept beside a journal, and the list of journals in the workspace.
 
 ``<journal folder>/control/<m:09d>-<op>.json`` (op: ``pause``, ``unpause``, ``cancel``;
-``{"format": 1, "op", "by", "at"}``) is created without overwrite by the steering
-commands, never by a controller; the controller reads them every tick and the latest
-wins. ``m`` is one more than the highest number listed; a create that collides
-(``RESOURCE_ALREADY_EXISTS``: someone appended the same op at the same ``m`` meanwhile)
-takes the next number. Two *different* ops appended at once can share an ``m`` (their
-names differ); they are ordered ``unpause`` < ``pause`` < ``cancel``, so a concurrent
-stop is never hidden by a concurrent unpause.
+``{"format": 1, "op", "by", "at"}``) is created if absent by the steering commands,
+never by a controller; the controller reads them every tick and the latest wins. ``m``
+is one more than the highest number listed; a create that collides (someone appended
+the same op at the same ``m`` meanwhile) takes the next number. Two *different* ops
+appended at once can share an ``m`` (their names differ); they are ordered ``unpause`` <
+``pause`` < ``cancel``, so a concurrent stop is never hidden by a concurrent unpause.
 """
 
 from __future__ import annotations
@@ -24,14 +23,15 @@ from ...errors import LocalStateProblem, UsageError
 from ..plan.states import BackfillState, ControlState
 from .journal_read import (
     FORMAT,
+    JOURNAL_DIR_ENV,
     JournalListing,
     check_format,
-    journal_folder,
+    journal_place,
     journals_root,
     read_state,
 )
 from .ledger import Ledger, ledger_jobs
-from .place import create_file, export_bytes, list_names, reading
+from .place import Place, WorkspacePlace, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -106,23 +106,29 @@ def control_ops(
     *,
     details: bool = True,
 ) -> list[ControlOp]:
-    """The steering requests of a backfill, oldest first: one ``list``, and one ``export``
-    per request for who sent it and when (``details=False``: names only, ``by`` ``"?"``
-    and ``at`` 0 -- enough for :func:`current_control`, at one request a tick).
+    """:func:`read_controls` of the backfill's journal in the workspace."""
+    return read_controls(journal_place(client, job_id, backfill_id, root), details=details)
+
+
+def read_controls(journal: Place, *, details: bool = True) -> list[ControlOp]:
+    """The steering requests beside the journal in ``journal``, oldest first: one
+    listing, and one read per request for who sent it and when (``details=False``: names
+    only, ``by`` ``"?"`` and ``at`` 0 -- enough for :func:`current_control`, at one
+    request a tick).
 
     Raises:
         LocalStateProblem: a request of another format.
         WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
     """
-    folder = f"{journal_folder(job_id, backfill_id, root)}/{CONTROL}"
+    backfill_id, control = _backfill_id(journal), journal.child(CONTROL)
     ops: list[ControlOp] = []
-    with reading(client, f"the steering requests of backfill {backfill_id}"):
-        for name in list_names(client, folder) or []:
+    with reading(journal, f"the steering requests of backfill {backfill_id}"):
+        for name in control.names():
             match = _NAME.fullmatch(name)
             if match is None:
                 continue
             seq, op = int(match.group(1)), match.group(2)
-            document = _request(export_bytes(client, f"{folder}/{name}")) if details else None
+            document = _request(control.read(name)) if details else None
             if document is not None:
                 check_format(document, backfill_id)
             by, at = (document or {}).get("by"), (document or {}).get("at")
@@ -147,37 +153,34 @@ def append_control(
     root: str | None = None,
     at: float | None = None,
 ) -> ControlOp:
-    """Append the steering request ``op`` (``pause``, ``unpause``, ``cancel``) to the
-    backfill's journal, at the number after the highest listed; a collision takes the next.
+    """:func:`append_to` the backfill's journal in the workspace."""
+    return append_to(journal_place(client, job_id, backfill_id, root), op, by=by, at=at)
+
+
+def append_to(journal: Place, op: str, *, by: str, at: float | None = None) -> ControlOp:
+    """Append the steering request ``op`` (``pause``, ``unpause``, ``cancel``) beside the
+    journal in ``journal``, at the number after the highest listed; a collision takes
+    the next.
 
     Raises:
-        UsageError: ``op`` is not one of the three, or the backfill has no journal.
+        UsageError: ``op`` is not one of the three, or there is no journal.
         WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
     """
-    from databricks.sdk.errors import ResourceAlreadyExists
-
     if op not in get_args(ControlOpName):
         raise UsageError(f"{op!r} is not a steering request: use pause, unpause or cancel")
-    folder = journal_folder(job_id, backfill_id, root)
+    backfill_id, control = _backfill_id(journal), journal.child(CONTROL)
     request: dict[str, object] = {"format": FORMAT, "op": op, "by": by}
     request["at"] = time.time() if at is None else at
-    with reading(client, f"the steering requests of backfill {backfill_id}"):
-        if not JournalListing.of(list_names(client, folder) or []).segments:
-            raise UsageError(
-                f"no journal of backfill {backfill_id} in the workspace ({folder}): check the "
-                "id and the job (see: dbxdec backfills)"
-            )
-        control = f"{folder}/{CONTROL}"
-        client.workspace.mkdirs(control)
-        taken = [int(m.group(1)) for n in list_names(client, control) or [] if (m := _match(n))]
+    with reading(journal, f"the steering requests of backfill {backfill_id}"):
+        JournalListing.read(journal, backfill_id)
+        control.make()
+        taken = [int(m.group(1)) for n in control.names() if (m := _NAME.fullmatch(n))]
         seq = max(taken, default=0) + 1
         for _ in range(APPEND_TRIES):
             made = ControlOp(seq, op, by, float(request["at"]))  # type: ignore[arg-type]
-            try:
-                create_file(client, f"{control}/{made.name}", json.dumps(request).encode())
+            if control.create(made.name, json.dumps(request)):
                 return made
-            except ResourceAlreadyExists:
-                seq += 1  # another request took this number meanwhile
+            seq += 1  # another request took this number meanwhile
     raise LocalStateProblem(
         f"could not append {op} to backfill {backfill_id}: {APPEND_TRIES} numbers in a row "
         "were taken meanwhile; try again"
@@ -195,15 +198,21 @@ def list_journals(
     """
     found: list[JournalSummary] = []
     for name, job_id in job_ids.items():
-        with reading(client, f"the journals of job {name!r}"):
-            ids = list_names(client, f"{journals_root(root)}/job-{int(job_id)}") or []
+        jobs = WorkspacePlace(
+            client,
+            f"{journals_root(root)}/job-{int(job_id)}",
+            what="the journals folder",
+            advice=f"or set {JOURNAL_DIR_ENV} to a folder they can write",
+        )
+        with reading(jobs, f"the journals of job {name!r}"):
+            ids = jobs.names()
         for backfill_id in ids:
             try:
-                folder = journal_folder(job_id, backfill_id, root)
-                state, _ = read_state(client, folder, backfill_id)
-                with reading(client, f"the journal of backfill {backfill_id}"):
-                    ledger = Ledger.from_json(Path(folder), state.to_json())
-                ops = control_ops(client, job_id, backfill_id, root)
+                journal = journal_place(client, job_id, backfill_id, root)
+                state, _ = read_state(journal, backfill_id)
+                with reading(journal, f"the journal of backfill {backfill_id}"):
+                    ledger = Ledger.from_json(Path(journal.folder), state.to_json())
+                ops = read_controls(journal)
             except (UsageError, LocalStateProblem):
                 continue
             found.append(
@@ -215,20 +224,20 @@ def list_journals(
                     counts=ledger.counts(),
                     control=current_control(ops),
                     created_at=ledger.created_at,
-                    folder=folder,
+                    folder=journal.folder,
                     jobs=tuple(ledger_jobs(ledger)),
                 )
             )
     return sorted(found, key=lambda s: s.created_at, reverse=True)
 
 
-def _match(name: str) -> re.Match[str] | None:
-    return _NAME.fullmatch(name)
+def _backfill_id(journal: Place) -> str:
+    return journal.folder.rsplit("/", 1)[-1]
 
 
-def _request(content: bytes | None) -> dict[str, object] | None:
+def _request(content: str | None) -> dict[str, object] | None:
     try:
-        document = json.loads(content or b"")
+        document = json.loads(content or "")
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

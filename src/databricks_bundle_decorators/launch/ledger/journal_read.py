@@ -19,7 +19,8 @@ API refuses an import over 10 MB (``MAX_NOTEBOOK_SIZE_EXCEEDED``; SDK docstring 
 here as the base64 text, the stricter reading.
 
 Every object carries ``"format": 1``; a reader refuses another format in one line. The
-Workspace API calls and their failures are :mod:`.place`'s.
+journal reads and writes through a :class:`.place.Place`: a workspace folder, or a local
+one (the same files on disk).
 """
 
 from __future__ import annotations
@@ -36,8 +37,7 @@ from ...errors import (
     LocalStateProblem,
     UsageError,
 )
-from .place import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
-from .place import WorkspacePlace, export_bytes, list_names, reading
+from .place import Place, WorkspacePlace, reading
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -49,6 +49,7 @@ SNAPSHOT_EVERY = 50
 PART_BYTES = 4_000_000
 """The largest object written whole (its base64 text: 5.3 MB, under the 10 MB limit)."""
 JOURNAL_DIR = "/Shared/dbxdec/backfills"
+JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
 _SEGMENT = re.compile(r"seg-(\d{9})\.json")
 _SNAPSHOT = re.compile(r"snap-(\d{9})\.json")
@@ -83,12 +84,13 @@ def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> st
     return f"{journals_root(root)}/job-{int(job_id)}/{backfill_id}"
 
 
-def journal_place(client: WorkspaceClient, job_id: int, backfill_id: str) -> WorkspacePlace:
-    """Backfill ``backfill_id``'s journal folder as a place, for the small files kept
-    beside the journal (a controller's hold and lost markers)."""
+def journal_place(
+    client: WorkspaceClient, job_id: int, backfill_id: str, root: str | None = None
+) -> WorkspacePlace:
+    """Backfill ``backfill_id``'s journal folder in the workspace (:func:`journal_folder`)."""
     return WorkspacePlace(
         client,
-        journal_folder(job_id, backfill_id),
+        journal_folder(job_id, backfill_id, root),
         what="the journal folder",
         advice=f"or set {JOURNAL_DIR_ENV} to a folder they can write",
     )
@@ -102,14 +104,15 @@ def snapshot_name(seq: int) -> str:
     return f"snap-{seq:09d}.json"
 
 
-def encode(document: Mapping[str, Any]) -> bytes:
-    """The bytes of a journal object: the same document always gives the same bytes."""
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+def encode(document: Mapping[str, Any]) -> str:
+    """The text of a journal object (ASCII: a character is a byte): the same document
+    always gives the same text."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
 
 
 def encode_files(
     name: str, document: Mapping[str, Any], *, nonce: str, part_bytes: int = PART_BYTES
-) -> list[tuple[str, bytes]]:
+) -> list[tuple[str, str]]:
     """The files of the journal object ``name``: ``[(name, bytes)]``, or, past
     ``part_bytes``, its parts (slices) followed by the object that names them."""
     whole = encode(document)
@@ -232,6 +235,22 @@ class JournalListing:
         snapshots = {int(m.group(1)) for n in names if (m := _SNAPSHOT.fullmatch(n))}
         return cls(frozenset(segments), frozenset(snapshots))
 
+    @classmethod
+    def read(cls, place: Place, backfill_id: str) -> JournalListing:
+        """The listing of the journal in ``place``.
+
+        Raises:
+            UsageError: there is no journal in ``place`` (no segment).
+        """
+        listing = cls.of(place.names())
+        if not listing.segments:
+            where = "in the workspace" if place.shared else "on this machine"
+            raise UsageError(
+                f"no journal of backfill {backfill_id} {where} ({place.folder}): check the "
+                "id and the job (see: dbxdec backfills)"
+            )
+        return listing
+
     @property
     def last(self) -> int:
         return max(self.segments, default=0)
@@ -243,61 +262,51 @@ class JournalListing:
 
 
 def read_state(
-    client: WorkspaceClient, folder: str, backfill_id: str, since: JournalState | None = None
+    place: Place, backfill_id: str, since: JournalState | None = None
 ) -> tuple[JournalState, int]:
-    """The ledger the journal in ``folder`` holds, and how many segments were read:
-    one ``list``, the newest snapshot (if any) and every segment after it -- or, given
+    """The ledger the journal in ``place`` holds, and how many segments were read:
+    one listing, the newest snapshot (if any) and every segment after it -- or, given
     the state an earlier read returned (``since``, left as it was), only the segments
     added since, when that is fewer reads.
 
     Raises:
-        UsageError: there is no journal in ``folder``.
+        UsageError: there is no journal in ``place``.
         LocalStateProblem: another format, or a damaged journal.
-        WorkspaceUnreachable, WorkspaceRejected: see :func:`reading`.
+        WorkspaceUnreachable, WorkspaceRejected: see :func:`.place.reading`.
     """
-    with reading(client, f"the journal of backfill {backfill_id}"):
-        names = list_names(client, folder)
-        listing = JournalListing.of(names or [])
-        if not listing.segments:
-            raise UsageError(
-                f"no journal of backfill {backfill_id} in the workspace ({folder}): check the "
-                "id and the job (see: dbxdec backfills)"
-            )
+    with reading(place, f"the journal of backfill {backfill_id}"):
+        listing = JournalListing.read(place, backfill_id)
         first = listing.base + 1
         if since is not None and listing.base <= since.seq + 1 <= listing.last + 1:
             state = JournalState(backfill_id, dict(since.header), list(since.slices), since.seq)
             first = since.seq + 1  # no more reads than from the snapshot
         elif listing.base:
-            state = JournalState.from_snapshot(
-                backfill_id,
-                _document(
-                    client, f"{folder}/{snapshot_name(listing.base)}", JournalState(backfill_id)
-                ),
-            )
+            empty = JournalState(backfill_id)
+            snapshot = _document(place, snapshot_name(listing.base), empty)
+            state = JournalState.from_snapshot(backfill_id, snapshot)
         else:
             state = JournalState(backfill_id)
         for seq in range(first, listing.last + 1):
-            state.apply(_document(client, f"{folder}/{segment_name(seq)}", state))
+            state.apply(_document(place, segment_name(seq), state))
     return state, listing.last + 1 - first
 
 
-def _document(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
-    """The journal object at ``path``, its parts (if any) read and joined."""
-    document = _object(client, path, state)
+def _document(place: Place, name: str, state: JournalState) -> dict[str, Any]:
+    """The journal object ``name``, its parts (if any) read and joined."""
+    document = _object(place, name, state)
     parts = document.get("parts")
     if parts is None:
         return document
     check_format(document, state.backfill_id)
-    stem, slices = path.removesuffix(".json"), document["slices"]
+    stem, slices = name.removesuffix(".json"), document["slices"]
     for k in range(1, int(parts["count"]) + 1):
-        part = _object(client, f"{stem}.{parts['nonce']}.p{k:03d}.json", state)["slices"]
+        part = _object(place, f"{stem}.{parts['nonce']}.p{k:03d}.json", state)["slices"]
         slices = {**slices, **part} if isinstance(slices, dict) else [*slices, *part]
     return {**{k: v for k, v in document.items() if k != "parts"}, "slices": slices}
 
 
-def _object(client: WorkspaceClient, path: str, state: JournalState) -> dict[str, Any]:
-    name = path.rsplit("/", 1)[-1]
-    content = export_bytes(client, path)
+def _object(place: Place, name: str, state: JournalState) -> dict[str, Any]:
+    content = place.read(name)
     if content is None:
         raise state.damaged(f"{name} is missing")
     try:

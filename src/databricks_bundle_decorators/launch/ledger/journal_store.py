@@ -1,8 +1,9 @@
 """Writing a journal: each save of a journal-bound ledger becomes the next segment,
-created without overwrite (see :mod:`.journal` for the design). A writer that finds the
-segment written by someone else has lost the backfill (:class:`JournalLost`); a create
-whose reply never came is sent again with the same bytes, and bytes found equal are its
-own earlier create (:class:`JournalUnreachable` while the workspace does not answer).
+created if absent in a :class:`.place.Place` (see :mod:`.journal` for the design). A
+writer that finds the segment written by someone else has lost the backfill
+(:class:`JournalLost`); a create whose reply never came is sent again with the same
+bytes, and bytes found equal are its own earlier create (:class:`JournalUnreachable`
+while the workspace does not answer).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import secrets
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import __version__
 from ...errors import DbxdecError, LocalStateProblem, WorkspaceUnreachable
@@ -26,10 +27,8 @@ from .journal_read import (
     segment_name,
     snapshot_name,
 )
-from .place import answer_of, create_file, export_bytes, workspace_problem
-
-if TYPE_CHECKING:
-    from databricks.sdk import WorkspaceClient
+from .local_state import one_line
+from .place import Place, answer_of
 
 RESENDS = 2
 """How many times a segment whose create went unanswered is sent again within one save."""
@@ -64,8 +63,7 @@ class JournalStore:
     :class:`.ledger_store.LedgerStore` (same :meth:`write` and :meth:`close`).
 
     Args:
-        client: The workspace of the journal.
-        folder: The journal's folder (:func:`journal_folder`), which must exist.
+        place: The journal's folder (:func:`.journal_read.journal_place`), which must exist.
         writer: Who writes, unique to this process (``controller:<run id>:<attempt>``): it
             is in every segment, so an equal segment read back is this writer's own.
         next_seq: The number of the next segment (1 for a new journal).
@@ -78,8 +76,7 @@ class JournalStore:
 
     def __init__(
         self,
-        client: WorkspaceClient,
-        folder: str,
+        place: Place,
         *,
         writer: str,
         next_seq: int,
@@ -90,8 +87,8 @@ class JournalStore:
     ) -> None:
         if next_seq < 1 or snapshot_every < 1:
             raise ValueError("next_seq and snapshot_every must be positive")
-        self.client = client
-        self.folder = folder.rstrip("/")
+        self.place = place
+        self.folder = place.folder
         self.writer = writer
         self.snapshot_every = snapshot_every
         self.resends = resends
@@ -104,7 +101,7 @@ class JournalStore:
         if base is None and next_seq == 1:
             base = JournalState(self.backfill_id)  # a new journal: nothing to read
         self._state = base  # None: read when the first snapshot is due
-        self._pending: tuple[int, list[tuple[str, bytes]], dict[str, Any]] | None = None
+        self._pending: tuple[int, list[tuple[str, str]], dict[str, Any]] | None = None
         self._snapshot_missed = False
         self._lock = threading.Lock()
 
@@ -149,11 +146,11 @@ class JournalStore:
     def close(self) -> None:
         """Nothing to close: every write is a request of its own."""
 
-    def _files(self, name: str, document: dict[str, Any]) -> list[tuple[str, bytes]]:
+    def _files(self, name: str, document: dict[str, Any]) -> list[tuple[str, str]]:
         nonce = secrets.token_hex(4)  # parts of another writer's try never collide with ours
         return encode_files(name, document, nonce=nonce, part_bytes=self.part_bytes)
 
-    def _land(self, seq: int, files: list[tuple[str, bytes]], segment: dict[str, Any]) -> None:
+    def _land(self, seq: int, files: list[tuple[str, str]], segment: dict[str, Any]) -> None:
         self._create(seq, files)
         self._pending = None
         self._next = seq + 1
@@ -163,7 +160,7 @@ class JournalStore:
             except LocalStateProblem:  # the mirror went astray: read it when next needed
                 self._state = None
 
-    def _create(self, seq: int, files: list[tuple[str, bytes]]) -> None:
+    def _create(self, seq: int, files: list[tuple[str, str]]) -> None:
         """Create ``files`` in order (parts, then the segment: the commit point), each
         without overwrite; one already there with our bytes is our own unanswered create."""
         last: BaseException | None = None
@@ -174,7 +171,10 @@ class JournalStore:
                     if existing is None or existing == content:
                         continue  # created now, or by our own earlier try
                     if name != segment_name(seq):
-                        raise self._problem(f"{name} holds other bytes than this writer's")
+                        raise LocalStateProblem(
+                            f"the journal of backfill {self.backfill_id} is damaged: {name} "
+                            "holds other bytes than this writer's"
+                        )
                     self.lost = JournalLost(self.backfill_id, seq, _writer_of(existing))
                     raise self.lost
                 return
@@ -182,27 +182,18 @@ class JournalStore:
                 raise
             except Exception as exc:
                 if answer_of(exc) != "unanswered":
-                    raise workspace_problem(exc, self._host, f"journal segment {seq}") from None
+                    raise self.place.problem(exc, f"journal segment {seq}") from None
                 last = exc
+        why = one_line(last) if last else "no answer"
         raise JournalUnreachable(
-            f"cannot write journal segment {seq} of backfill {self.backfill_id}: the "
-            f"workspace at {self._host} did not answer ({_line(last)}); the same segment is "
-            "sent again at the next save"
+            f"cannot write journal segment {seq} of backfill {self.backfill_id}: "
+            f"{self.place.where} did not answer ({why}); the same segment is sent again at "
+            "the next save"
         )
 
-    def _create_file(self, name: str, content: bytes) -> bytes | None:
-        """Create ``name``; ``None`` when created, else the bytes already there."""
-        from databricks.sdk.errors import ResourceAlreadyExists
-
-        path = f"{self.folder}/{name}"
-        try:
-            create_file(self.client, path, content)
-            return None
-        except ResourceAlreadyExists:
-            return export_bytes(self.client, path) or b""
-
-    def _problem(self, what: str) -> LocalStateProblem:
-        return LocalStateProblem(f"the journal of backfill {self.backfill_id} is damaged: {what}")
+    def _create_file(self, name: str, content: str) -> str | None:
+        """Create ``name``; ``None`` when created, else the text already there."""
+        return None if self.place.create(name, content) else self.place.read(name) or ""
 
     def write_snapshot(self) -> bool:
         """Write the snapshot of the journal as of the last segment written (best effort:
@@ -216,7 +207,7 @@ class JournalStore:
             return False
         try:
             if self._state is None or self._state.seq != seq:
-                self._state, _ = read_state(self.client, self.folder, self.backfill_id)
+                self._state, _ = read_state(self.place, self.backfill_id)
             if self._state.seq != seq:
                 return False  # the journal moved on: this writer is about to learn it lost
             for name, content in self._files(snapshot_name(seq), self._state.snapshot()):
@@ -227,18 +218,10 @@ class JournalStore:
             return False
         return True
 
-    @property
-    def _host(self) -> str:
-        return str(self.client.config.host or "")
 
-
-def _writer_of(content: bytes | None) -> str:
+def _writer_of(content: str) -> str:
     try:
-        writer = json.loads(content or b"")["writer"]
+        writer = json.loads(content)["writer"]
     except (ValueError, KeyError, TypeError):
         return "another writer"
     return str(writer) if writer else "another writer"
-
-
-def _line(exc: BaseException | None) -> str:
-    return " ".join(str(exc).split())[:160] if exc is not None else "no answer"

@@ -31,12 +31,11 @@ from ...errors import (
     WorkspaceRejected,
     WorkspaceUnreachable,
 )
-from .local_state import one_line
+from .local_state import one_line, os_problem
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
 Answer = Literal["unanswered", "refused", "other"]
 
 
@@ -46,6 +45,10 @@ class Place(Protocol):
     folder: str
     shared: bool
     """Whether launchers on other machines see it (a workspace folder)."""
+
+    @property
+    def where(self) -> str:
+        """The place in messages, e.g. ``"the workspace at https://host"``."""
 
     def make(self) -> None:
         """Create the folder (and its parents) if it does not exist."""
@@ -60,10 +63,16 @@ class Place(Protocol):
         """The text of ``name``; ``None`` when there is no such file."""
 
     def names(self) -> list[str]:
-        """The names of the files in the folder (none when it does not exist)."""
+        """The names of the files and folders in the folder (none when it does not exist)."""
 
     def delete(self, name: str) -> None:
         """Delete ``name``; nothing when it is already gone."""
+
+    def child(self, name: str) -> Place:
+        """The subfolder ``name`` (it need not exist yet)."""
+
+    def problem(self, exc: Exception, what: str) -> DbxdecError:
+        """The one line for ``exc``, raised while reading or writing ``what`` here."""
 
 
 class LocalPlace:
@@ -74,6 +83,7 @@ class LocalPlace:
     def __init__(self, folder: Path) -> None:
         self.path = folder
         self.folder = str(folder)
+        self.where = f"the folder {folder}"
 
     def make(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -106,9 +116,22 @@ class LocalPlace:
     def delete(self, name: str) -> None:
         (self.path / name).unlink(missing_ok=True)
 
+    def child(self, name: str) -> LocalPlace:
+        return LocalPlace(self.path / name)
+
+    def problem(self, exc: Exception, what: str) -> DbxdecError:
+        return os_problem(exc) or LocalStateProblem(
+            f"{self.where} could not serve {what} ({one_line(exc)})"
+        )
+
 
 class WorkspacePlace:
     """A workspace folder, through the workspace files API.
+
+    ``import`` with ``overwrite: false`` onto an existing path answers
+    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
+    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent a
+    lease, a journal's fencing and its control ops' order rest on.
 
     Args:
         client: The workspace.
@@ -142,28 +165,75 @@ class WorkspacePlace:
         from databricks.sdk.errors import ResourceAlreadyExists
 
         try:
-            with self._refusals():
-                create_file(self.client, f"{self.folder}/{name}", text.encode())
+            self._import(name, text, overwrite=False)
         except ResourceAlreadyExists:
             return False
         return True
 
     def write(self, name: str, text: str) -> None:
-        with self._refusals():
-            create_file(self.client, f"{self.folder}/{name}", text.encode(), overwrite=True)
+        self._import(name, text, overwrite=True)
 
     def read(self, name: str) -> str | None:
-        content = export_bytes(self.client, f"{self.folder}/{name}")
-        return None if content is None else content.decode()
+        from databricks.sdk.errors import ResourceDoesNotExist
+        from databricks.sdk.service.workspace import ExportFormat
+
+        try:
+            exported = self.client.workspace.export(
+                f"{self.folder}/{name}", format=ExportFormat.AUTO
+            )
+        except ResourceDoesNotExist:
+            return None
+        return base64.b64decode(exported.content or "").decode()
 
     def names(self) -> list[str]:
-        return list_names(self.client, self.folder, files=True) or []
+        from databricks.sdk.errors import ResourceDoesNotExist
+
+        try:
+            items = list(self.client.workspace.list(self.folder))  # sent here: a generator
+        except ResourceDoesNotExist:
+            return []
+        return [(item.path or "").rsplit("/", 1)[-1] for item in items]
 
     def delete(self, name: str) -> None:
         from databricks.sdk.errors import ResourceDoesNotExist
 
         with contextlib.suppress(ResourceDoesNotExist):  # someone else was first
             self.client.workspace.delete(f"{self.folder}/{name}")
+
+    def child(self, name: str) -> WorkspacePlace:
+        return WorkspacePlace(
+            self.client, f"{self.folder}/{name}", what=self.what, advice=self.advice
+        )
+
+    @property
+    def where(self) -> str:
+        host = self.client.config.host
+        return f"the workspace at {host}" if host else "the workspace"
+
+    def problem(self, exc: Exception, what: str) -> DbxdecError:
+        answer = answer_of(exc)
+        if answer == "unanswered":
+            return WorkspaceUnreachable(
+                f"cannot reach {self.where} for {what} ({one_line(exc)}): check the network "
+                "(VPN, proxy), then run the command again"
+            )
+        if answer == "refused":
+            return WorkspaceRejected(
+                f"{self.where} refused access to {what} ({one_line(exc)}): these credentials "
+                f"need CAN EDIT on {self.what} ({self.advice})"
+            )
+        return LocalStateProblem(f"{self.where} could not serve {what} ({one_line(exc)})")
+
+    def _import(self, name: str, text: str, *, overwrite: bool) -> None:
+        from databricks.sdk.service.workspace import ImportFormat
+
+        with self._refusals():
+            self.client.workspace.import_(
+                f"{self.folder}/{name}",
+                content=base64.b64encode(text.encode()).decode(),
+                format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
+                overwrite=overwrite,
+            )
 
     @contextmanager
     def _refusals(self) -> Iterator[None]:
@@ -177,56 +247,6 @@ class WorkspacePlace:
                 f"{self.folder} ({one_line(exc)}): ask a workspace admin for CAN EDIT on "
                 f"it, {self.advice}"
             ) from None
-
-
-def list_names(client: WorkspaceClient, folder: str, *, files: bool = False) -> list[str] | None:
-    """The names of the objects in ``folder`` (``files``: of its files only); ``None``
-    when it does not exist."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ObjectType
-
-    try:
-        items = list(client.workspace.list(folder))  # a generator: the request is sent here
-    except ResourceDoesNotExist:
-        return None
-    kept = [i for i in items if not files or i.object_type == ObjectType.FILE]
-    return [(item.path or "").rsplit("/", 1)[-1] for item in kept]
-
-
-def export_bytes(client: WorkspaceClient, path: str) -> bytes | None:
-    """The content of the workspace file ``path``; ``None`` when there is none."""
-    from databricks.sdk.errors import ResourceDoesNotExist
-    from databricks.sdk.service.workspace import ExportFormat
-
-    try:
-        exported = client.workspace.export(path, format=ExportFormat.AUTO)
-    except ResourceDoesNotExist:
-        return None
-    return base64.b64decode(exported.content or "")
-
-
-def create_file(
-    client: WorkspaceClient, path: str, content: bytes, *, overwrite: bool = False
-) -> None:
-    """Create the workspace file ``path``, never replacing one (``overwrite``: replacing
-    it, for a file one writer alone writes).
-
-    ``import`` with ``overwrite: false`` onto an existing path answers
-    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
-    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent the
-    journal's fencing and the control ops' order rest on.
-
-    Raises:
-        databricks.sdk.errors.ResourceAlreadyExists: ``path`` exists (not ``overwrite``).
-    """
-    from databricks.sdk.service.workspace import ImportFormat
-
-    client.workspace.import_(
-        path,
-        content=base64.b64encode(content).decode(),
-        format=ImportFormat.AUTO,  # by the extension: a .json is a file (SDK docstring)
-        overwrite=overwrite,
-    )
 
 
 def answer_of(exc: BaseException) -> Answer:
@@ -250,30 +270,13 @@ def answer_of(exc: BaseException) -> Answer:
     return "other"
 
 
-def workspace_problem(exc: BaseException, host: str | None, what: str) -> DbxdecError:
-    """The one line for an SDK or transport failure while reading or writing ``what``."""
-    answer, where = answer_of(exc), f"the workspace at {host}" if host else "the workspace"
-    if answer == "unanswered":
-        return WorkspaceUnreachable(
-            f"cannot reach {where} for {what} ({one_line(exc)}): check the network (VPN, "
-            "proxy), then run the command again"
-        )
-    if answer == "refused":
-        return WorkspaceRejected(
-            f"{where} refused access to {what} ({one_line(exc)}): these credentials need "
-            f"CAN EDIT on the journals folder (or set {JOURNAL_DIR_ENV} to a folder they can "
-            "write)"
-        )
-    return LocalStateProblem(f"{where} could not serve {what} ({one_line(exc)})")
-
-
 @contextmanager
-def reading(client: WorkspaceClient, what: str) -> Iterator[None]:
-    """Turn the SDK's failures inside the block into one line about ``what``.
+def reading(place: Place, what: str) -> Iterator[None]:
+    """Turn the failures inside the block into one line about ``what`` (in ``place``).
 
     Raises:
         WorkspaceUnreachable: no answer; WorkspaceRejected: refused;
-        LocalStateProblem: any other answer, or a journal object that is not valid.
+        LocalStateProblem: any other failure, or a journal object that is not valid.
     """
     try:
         yield
@@ -282,4 +285,4 @@ def reading(client: WorkspaceClient, what: str) -> Iterator[None]:
     except (ValueError, KeyError, TypeError) as exc:  # a document missing its fields
         raise LocalStateProblem(f"{what} is damaged ({one_line(exc)})") from None
     except Exception as exc:
-        raise workspace_problem(exc, client.config.host, what) from None
+        raise place.problem(exc, what) from None
