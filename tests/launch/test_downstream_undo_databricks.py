@@ -33,7 +33,8 @@ from databricks_bundle_decorators.launch.ledger.ledger import Ledger, load_ledge
 from databricks_bundle_decorators.launch.operations.downstream_undo import DownstreamUndo
 from databricks_bundle_decorators.launch.operations.remote_undo import UNCHECKED
 from databricks_bundle_decorators.launch.operations.undo import prepare_undo
-from databricks_bundle_decorators.launch.plan.request import BackfillRequest, Connection, Pacing
+from databricks_bundle_decorators.launch.plan.options import Pacing
+from databricks_bundle_decorators.launch.plan.request import BackfillRequest, Connection
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.programs.undo import UndoRefused
 from databricks_bundle_decorators.runtime.storage.table_name import TableName

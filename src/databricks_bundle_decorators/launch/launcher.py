@@ -51,15 +51,9 @@ from .operations.full_refresh import (
 from .operations.ledger_undone import carry_backfill_id
 from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
 from .plan.history import KeyHistory, keys_without_success
+from .plan.options import Pacing
 from .plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
-from .plan.request import (
-    DEFAULT_LOCAL_CONCURRENT,
-    DEFAULT_MAX_CONCURRENT,
-    BackfillRequest,
-    Connection,
-    Pacing,
-    ResumeRequest,
-)
+from .plan.request import BackfillRequest, Connection, ResumeRequest
 from .policy.retry_budget import check_retry_budgets
 from .prepare.prepared import PreparedBackfill, RunOutcome
 from .prepare.rebatch import Rebatcher
@@ -78,8 +72,6 @@ if TYPE_CHECKING:
     from .status.progress import Reporter
 
 __all__ = [
-    "DEFAULT_LOCAL_CONCURRENT",
-    "DEFAULT_MAX_CONCURRENT",
     "BackfillRequest",
     "Connection",
     "Pacing",
@@ -248,7 +240,7 @@ def plan_backfill(
         plan,
         ledger,
         backend,
-        launch_options.for_scheduler(pacing.poll_interval, pacing.resend_after),
+        launch_options,
         warnings,
         request.context_args,
         guard,

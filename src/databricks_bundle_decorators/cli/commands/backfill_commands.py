@@ -14,8 +14,9 @@ from ...bundle.project import project_root
 from ...errors import UsageError
 from ...launch.operations.downstream_triggers import with_trigger_hold
 from ...launch.plan.history import RERUN_MODES, RerunMode
+from ...launch.plan.options import Pacing
 from ...launch.plan.plan import ORDERS, Order
-from ...launch.plan.request import BackfillRequest, BatchSize, Connection, Pacing, ResumeRequest
+from ...launch.plan.request import BackfillRequest, BatchSize, Connection, ResumeRequest
 from ...launch.prepare.resume import prepare_resume
 from ...launch.steer.journal_resume import has_ledger, prepare_journal_resume
 from ..inputs.canary_options import canary_option, diff_gate_option

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ...launch.plan.options import Pacing
 from ...launch.plan.plan import ORDERS, Order
 from ...launch.plan.request import (
     CATCHUP_BY,
@@ -14,7 +15,6 @@ from ...launch.plan.request import (
     BatchSize,
     CatchupBy,
     Connection,
-    Pacing,
 )
 from ..inputs.canary_options import canary_option
 from ..inputs.options import (

@@ -199,7 +199,7 @@ def plan_downstream(
         plan,
         ledger,
         backend,
-        options.for_scheduler(pacing.poll_interval, pacing.resend_after),
+        options,
         [],
         request.context_args,
         guard,

@@ -11,20 +11,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .history import RerunMode
+from .options import Pacing, default_of
 from .plan import Order
 
 CatchupBy = Literal["runs", "data"]
 BatchSize = int | Literal["auto"]
 """Keys per run, or ``"auto"``: chosen from the job's run durations (:mod:`.auto_batch`)."""
 CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
-
-DEFAULT_RETRY_DELAY = 10.0
-DEFAULT_MAX_CONCURRENT = 4
-DEFAULT_LOCAL_CONCURRENT = 1
-
-DEFAULT_TARGET_SECONDS = 900.0
-"""The run length ``--batch-size auto`` aims at unless ``--target-run-length`` is given
-(a value of the request, here so that the ledger's commands and the estimate both read it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,33 +32,6 @@ class Connection:
     job_id: int | None = None
     profile: str | None = None
     host: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Pacing:
-    """How fast a backfill launches and how it retries.
-
-    ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
-    1 locally; no retries; 10 s before the first retry; no ``retry_for``, the seconds
-    within which a retry may start, see :mod:`..policy.retry_budget`) and the ledger's own value
-    on ``--resume``. ``halt_on_error`` can only be switched on. ``resend_after``: a
-    ``run-now`` or status poll not answered within this many seconds is sent once more
-    (``0``: never; ``None``: a few times the usual latency), see :mod:`.overtake`.
-    """
-
-    max_concurrent: int | None = None
-    retries: int | None = None
-    retry_delay: float | None = None
-    retry_for: float | None = None
-    halt_on_error: bool = False
-    poll_interval: float = 1.0
-    resend_after: float | None = None
-
-    def cap(self, local: bool) -> int:
-        """Runs in flight at most for a new backfill: ``max_concurrent`` or the default."""
-        return self.max_concurrent or (
-            DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +92,7 @@ class BackfillRequest:
     dbu_per_hour: float | None = None
     force_rewrite: bool = False
     full_refresh: bool = False
-    target_run_seconds: float = DEFAULT_TARGET_SECONDS
+    target_run_seconds: float = default_of("target_run_seconds")
     checks: bool = True
     downstream: bool = False  # --downstream: also every job reading what the keys write
     tasks: tuple[str, ...] = ()
