@@ -19,28 +19,24 @@ leaves every table as it was.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ...backfill.refresh import FullRefreshOrder
 from ...backfill.wire import BACKFILL_FULL_REFRESH_PARAM
 from ...errors import UsageError
-from ..ledger.ledger import Ledger
-from ..plan.request import BackfillRequest
+from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import require_job_parameter
 
-if TYPE_CHECKING:
-    from databricks.sdk import WorkspaceClient
 
-
-def check_full_refresh(request: BackfillRequest) -> None:
+def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
     """Refuse, in one line, what cannot be combined with ``--full-refresh``.
 
     Raises:
         UsageError: with ``--rerun failed|missing``, ``catchup``, ``--final-sync`` or
             ``--no-checks``.
     """
+    request = planning.request
     if not request.full_refresh:
-        return
+        return draft
     if request.catchup:
         raise UsageError("catchup cannot --full-refresh: a full refresh rebuilds every key")
     if request.rerun != "all":
@@ -57,30 +53,45 @@ def check_full_refresh(request: BackfillRequest) -> None:
             "--full-refresh cannot be combined with --no-checks: its swap judges the checks "
             "of each whole staging table before it replaces a table"
         )
+    return draft
 
 
-def first_alone(request: BackfillRequest) -> int:
-    """The canaries of ``request`` (``--canary``): at least one for a full refresh, whose
-    first slice creates the staging tables alone (concurrent first writes to a table that
-    does not exist yet conflict in Delta), and whose others wait for it to succeed."""
-    return max(request.canary, 1) if request.full_refresh else request.canary
-
-
-def stage_ledger(ledger: Ledger) -> None:
-    """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
-    slices, ``swap`` for the keyless last one."""
-    for record in ledger.slices:
-        order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()
-        params = {**record.parameters, BACKFILL_FULL_REFRESH_PARAM: order}
-        ledger.update(replace(record, parameters=params))
-
-
-def require_deployed_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
+def require_swap_parameter(draft: Draft, planning: Planning) -> Draft:
     """Refuse a deployed job that does not declare ``backfill_full_refresh``.
 
     Raises:
         UsageError: the job cannot be read, or was deployed by an older dbxdec.
     """
-    require_job_parameter(
-        client, job_id, name, BACKFILL_FULL_REFRESH_PARAM, purpose="to --full-refresh"
-    )
+    found = draft.found
+    if planning.request.full_refresh and found is not None:
+        require_job_parameter(
+            found.client,
+            found.remote.job_id,
+            planning.job.name,
+            BACKFILL_FULL_REFRESH_PARAM,
+            purpose="to --full-refresh",
+        )
+    return draft
+
+
+def first_alone(draft: Draft, planning: Planning) -> Draft:
+    """At least one canary for a full refresh, whose first slice creates the staging
+    tables alone (concurrent first writes to a table that does not exist yet conflict in
+    Delta), and whose others wait for it to succeed."""
+    if not planning.request.full_refresh or draft.options is None:
+        return draft
+    options = replace(draft.options, canary=max(draft.options.canary, 1))
+    return replace(draft, options=options)
+
+
+def stage_ledger(draft: Draft, planning: Planning) -> Draft:
+    """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
+    slices, ``swap`` for the keyless last one."""
+    ledger = draft.ledger
+    if not planning.request.full_refresh or ledger is None:
+        return draft
+    for record in ledger.slices:
+        order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()
+        params = {**record.parameters, BACKFILL_FULL_REFRESH_PARAM: order}
+        ledger.update(replace(record, parameters=params))
+    return draft
