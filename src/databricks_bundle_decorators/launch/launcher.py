@@ -82,8 +82,8 @@ def _required_parameters(
     measures the canaries with a run of the job)."""
     wanted = (
         (bool(tasks), BACKFILL_TASKS_PARAM, "to run --tasks"),
-        (request.force_rewrite, BACKFILL_FORCE_REWRITE_PARAM, "to --force-rewrite"),
-        (not request.checks, BACKFILL_CHECKS_PARAM, "to --no-checks"),
+        (request.options.force_rewrite, BACKFILL_FORCE_REWRITE_PARAM, "to --force-rewrite"),
+        (not request.options.checks, BACKFILL_CHECKS_PARAM, "to --no-checks"),
         (gated, ORDER_PARAM, "to --diff-gate"),
     )
     return [(parameter, purpose) for on, parameter, purpose in wanted if on]

@@ -35,7 +35,7 @@ def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
             ``--no-checks``.
     """
     request = planning.request
-    if not request.full_refresh:
+    if not request.options.full_refresh:
         return draft
     if request.catchup:
         raise UsageError("catchup cannot --full-refresh: a full refresh rebuilds every key")
@@ -44,11 +44,11 @@ def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
             f"--full-refresh cannot be combined with --rerun {request.rerun}: it rebuilds "
             "the tables from every key of the plan (the keys left out would be lost)"
         )
-    if request.final_sync:
+    if request.options.final_sync:
         raise UsageError(
             "--full-refresh cannot be combined with --final-sync: its last run is the swap"
         )
-    if not request.checks:
+    if not request.options.checks:
         raise UsageError(
             "--full-refresh cannot be combined with --no-checks: its swap judges the checks "
             "of each whole staging table before it replaces a table"
@@ -63,7 +63,7 @@ def require_swap_parameter(draft: Draft, planning: Planning) -> Draft:
         UsageError: the job cannot be read, or was deployed by an older dbxdec.
     """
     found = draft.found
-    if planning.request.full_refresh and found is not None:
+    if planning.request.options.full_refresh and found is not None:
         require_job_parameter(
             found.client,
             found.remote.job_id,
@@ -78,7 +78,7 @@ def first_alone(draft: Draft, planning: Planning) -> Draft:
     """At least one canary for a full refresh, whose first slice creates the staging
     tables alone (concurrent first writes to a table that does not exist yet conflict in
     Delta), and whose others wait for it to succeed."""
-    if not planning.request.full_refresh or draft.options is None:
+    if not planning.request.options.full_refresh or draft.options is None:
         return draft
     options = replace(draft.options, canary=max(draft.options.canary, 1))
     return replace(draft, options=options)
@@ -88,7 +88,7 @@ def stage_ledger(draft: Draft, planning: Planning) -> Draft:
     """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
     slices, ``swap`` for the keyless last one."""
     ledger = draft.ledger
-    if not planning.request.full_refresh or ledger is None:
+    if not planning.request.options.full_refresh or ledger is None:
         return draft
     for record in ledger.slices:
         order = FullRefreshOrder("stage" if record.keys else "swap", ledger.id).to_param()

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from .plan import Order
+
 LOCAL_CONCURRENT = 1
 """Runs in flight at most locally unless ``--max-concurrent`` is given."""
 
@@ -57,7 +59,7 @@ class LaunchOptions:
     halt_on_error: bool = False
     exact: bool = False
     batch_size: int = 1
-    order: str = "forward"
+    order: Order = "forward"
     final_sync: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0

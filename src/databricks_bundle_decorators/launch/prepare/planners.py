@@ -11,7 +11,7 @@ claims, the schedule's pause, batching, the options, the ledger and the estimate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -40,7 +40,7 @@ from ..guard.reruns import check_can_start
 from ..ledger.ledger import BackendSpec, Ledger
 from ..plan.history import KeyHistory
 from ..plan.options import LaunchOptions
-from ..plan.plan import BackfillPlan, build_plan, with_checks, with_force_rewrite, with_tasks
+from ..plan.plan import BackfillPlan, with_force_rewrite, with_tasks
 from ..plan.request import BackfillRequest
 from ..policy.retry_budget import check_retry_budgets
 from .prepared import PreparedBackfill
@@ -143,32 +143,6 @@ class Draft:
 Planner = Callable[[Draft, Planning], Draft]
 
 
-def checked_plan(
-    planning: Planning,
-    history: KeyHistory | None = None,
-    only: Collection[str] | None = None,
-    *,
-    batch_size: int = 1,
-) -> BackfillPlan:
-    """The plan of the request's keys (``history``, ``only``: those selected from them)."""
-    request = planning.request
-    plan = build_plan(
-        planning.job,
-        start=request.start,
-        end=request.end,
-        keys=request.keys,
-        order=request.order,
-        batch_size=batch_size,
-        rerun=request.rerun if history is not None else "all",
-        history=history,
-        exact=request.exact,
-        final_sync=request.final_sync or request.full_refresh,  # a full refresh's swap
-        params=request.params,
-        only=None if only is None else frozenset(only),
-    )
-    return with_checks(plan, request.checks)
-
-
 def check_retries(draft: Draft, planning: Planning) -> Draft:
     """``--retries`` and ``--retry-for`` that cannot work are refused."""
     pacing = planning.request.pacing
@@ -180,12 +154,14 @@ def select_keys(draft: Draft, planning: Planning) -> Draft:
     """The keys asked for and the tasks to run: bad keys and options fail before any
     connection."""
     request = planning.request
+    asked = request.plan(planning.job)  # a job without a backfill definition first
     tasks = task_selection(planning.job, request.tasks, request.skip_tasks)
-    return replace(draft, asked=checked_plan(planning), tasks=tasks)
+    return replace(draft, asked=asked, tasks=tasks)
 
 
 def refuse_local_pause(draft: Draft, planning: Planning) -> Draft:
-    if planning.request.pause_schedule and planning.local:
+    """``--pause-schedule`` pauses a Databricks job's schedule: refused with ``--local``."""
+    if planning.request.options.pause_schedule and planning.local:
         raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
     return draft
 
@@ -196,8 +172,8 @@ def refuse_unfinished(draft: Draft, planning: Planning) -> Draft:
     request = planning.request
     if not planning.dry_run:
         fresh = request.new or request.catchup or planning.needs_history
-        keys = draft.keys
-        check_can_start(planning.root, planning.job.name, keys, request.context_args, new=fresh)
+        job, args = planning.job.name, request.context_args
+        check_can_start(planning.root, job, draft.keys, args, new=fresh)
     return draft
 
 
@@ -214,7 +190,7 @@ def connect(draft: Draft, planning: Planning) -> Draft:
             planning.root,
             draft.cap,
             planning.client,
-            pause_schedule=request.pause_schedule,
+            pause_schedule=request.options.pause_schedule,
         )
     except (DbxdecError, BackendUnavailable) as exc:
         if not planning.dry_run or planning.needs_history or planning.by_data:
@@ -244,7 +220,7 @@ def connect_backend(draft: Draft, planning: Planning) -> Draft:
     backend = DatabricksBackend(
         found.client,
         found.remote.job_id,
-        read_checks=request.checks and job_has_checks(planning.job),
+        read_checks=request.options.checks and job_has_checks(planning.job),
         resend_after=request.pacing.resend_after,
     )
     return replace(draft, backend=backend)
@@ -287,7 +263,7 @@ def claim_keys(draft: Draft, planning: Planning) -> Draft:
 def pause_schedule(draft: Draft, planning: Planning) -> Draft:
     """``--pause-schedule``: the job's schedule, paused while the backfill runs."""
     found = draft.found
-    if planning.dry_run or found is None or not planning.request.pause_schedule:
+    if planning.dry_run or found is None or not planning.request.options.pause_schedule:
         return draft
     pause = SchedulePause(
         found.client, root=planning.root, job=planning.job.name, job_id=found.remote.job_id
@@ -310,12 +286,12 @@ def choose_batches(draft: Draft, planning: Planning) -> Draft:
     request = planning.request
     if request.batch_size != "auto":
         return draft
-    keys = len(checked_plan(planning, draft.history, draft.only, batch_size=1).keys)
+    keys = len(request.plan(planning.job, draft.history, draft.only).keys)
     choice = choose_batch_size(
         fit_model(draft.past or []),
         keys=keys,
         max_concurrent=draft.cap,
-        target_seconds=request.target_run_seconds,
+        target_seconds=request.options.target_run_seconds,
         job=planning.job.name,
     )
     rebatcher = Rebatcher(planning.backfill, draft.past or (), job=planning.job.name)
@@ -326,33 +302,23 @@ def plan_runs(draft: Draft, planning: Planning) -> Draft:
     """The runs that go: the keys selected, batched, with their job parameters."""
     request = planning.request
     size = draft.choice.size if draft.choice is not None else int(request.batch_size)
-    unfiltered = draft.history is None and draft.only is None and size == 1
-    chosen = draft.asked if unfiltered else None
-    if chosen is None:
-        chosen = checked_plan(planning, draft.history, draft.only, batch_size=size)
-    plan = with_tasks(with_force_rewrite(chosen, request.force_rewrite), draft.tasks)
+    chosen = draft.asked  # unless keys are selected or batched
+    if chosen is None or draft.history is not None or draft.only is not None or size != 1:
+        chosen = request.plan(planning.job, draft.history, draft.only, batch_size=size)
+    plan = with_tasks(with_force_rewrite(chosen, request.options.force_rewrite), draft.tasks)
     return replace(draft, plan=plan, batch_size=size)
 
 
 def record_options(draft: Draft, planning: Planning) -> Draft:
     """The options the ledger keeps and the scheduler runs by."""
     request = planning.request
-    options = LaunchOptions(
+    options = replace(
+        request.options,
         max_concurrent=draft.cap,
-        exact=request.exact,
         batch_size=draft.batch_size,
-        order=request.order,
-        final_sync=request.final_sync,
-        params=dict(request.params),
-        force_rewrite=request.force_rewrite,
-        full_refresh=request.full_refresh,
-        checks=request.checks,
-        canary=request.canary,
-        diff_gate=checked_diff_gate(request, planning.local),
-        pause_schedule=request.pause_schedule,
         batch_auto=request.batch_size == "auto",
-        target_run_seconds=request.target_run_seconds,
         tasks=draft.tasks,
+        diff_gate=checked_diff_gate(request, planning.local),
     )
     return replace(draft, options=options.paced(request.pacing))
 
