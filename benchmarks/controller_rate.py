@@ -43,7 +43,6 @@ from databricks_bundle_decorators.launch.backends.databricks_backend import Data
 from databricks_bundle_decorators.launch.control.handover import start_controller
 from databricks_bundle_decorators.launch.ledger.journal import create_journal
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import slice_parameters
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -142,7 +141,7 @@ def _local(keys: int, cap: int, duration: float, poll: float) -> Measured:
             Path(tmp), key_plan(keys), backend=BackendSpec("databricks", job.job_id),
             options=LaunchOptions(max_concurrent=cap),
         )  # fmt: skip
-        options = SchedulerOptions(max_concurrent=cap, poll_interval=poll)
+        options = LaunchOptions(max_concurrent=cap, poll_interval=poll)
         scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
         state = scheduler.run()
         done = time.monotonic()

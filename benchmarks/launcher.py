@@ -29,7 +29,6 @@ from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 TARGET_RATIO = 1.15
@@ -54,7 +53,7 @@ def main() -> None:
                 backend=BackendSpec("databricks", job.job_id),
                 options=LaunchOptions(),
             )
-            options = SchedulerOptions(
+            options = LaunchOptions(
                 max_concurrent=args.max_concurrent, poll_interval=args.poll_interval
             )
             scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)

@@ -42,7 +42,6 @@ from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan.request import Pacing
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 
@@ -100,8 +99,7 @@ def run_case(case: Case) -> Figures:
                 backend=BackendSpec("databricks", job.job_id),
                 options=launch,
             )
-            options = launch.for_scheduler(Pacing().poll_interval)  # no --poll-interval
-            scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, options)
+            scheduler = Scheduler(DatabricksBackend(job.client, job.job_id), ledger, launch)
             job.start()
             started = time.monotonic()
             state = scheduler.run()

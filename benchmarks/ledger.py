@@ -37,7 +37,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +192,9 @@ def launch_figures(args: argparse.Namespace, base: Path) -> None:
 
         ledger.save = timed_save  # type: ignore[method-assign]
         scheduler = Scheduler(
-            DatabricksBackend(client, job_id), ledger, options.for_scheduler(args.poll_interval)
+            DatabricksBackend(client, job_id),
+            ledger,
+            replace(options, poll_interval=args.poll_interval),
         )
         job.start()
         started = time.monotonic()

@@ -4,6 +4,7 @@ real WorkspaceClient."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def make_ledger(root: Path, *, canary: int, final_sync: bool = False) -> Ledger:
 
 
 def run(emu: JobsEmulator, ledger: Ledger, job_id: int) -> BackfillState:
-    options = ledger.options.for_scheduler(0.01)
+    options = replace(ledger.options, poll_interval=0.01)
     backend = DatabricksBackend(emu.workspace_client(), job_id)
     events: list[LaunchEvent] = []
     return Scheduler(backend, ledger, options, emit=events.append).run()

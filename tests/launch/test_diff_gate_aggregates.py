@@ -49,6 +49,7 @@ from databricks_bundle_decorators.launch.launcher import (
     run_backfill,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime import entrypoint
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
@@ -98,8 +99,9 @@ def seed(warehouse: Path) -> None:
 
 def gated(scale: int, days: list[str], connection: Connection) -> BackfillRequest:
     return BackfillRequest(
-        "gate_amounts", start=days[0], end=days[-1], params={"scale": str(scale)}, canary=1,
-        diff_gate=10.0, connection=connection, pacing=Pacing(poll_interval=0.02),
+        "gate_amounts", start=days[0], end=days[-1],
+        options=LaunchOptions(params={"scale": str(scale)}, canary=1, diff_gate=10.0),
+        connection=connection, pacing=Pacing(poll_interval=0.02),
     )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from databricks_bundle_decorators.launch.backends.diff_gate import (
     gate_verdict,
     parse_diff_gate,
 )
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.plan.request import BackfillRequest
 from databricks_bundle_decorators.runtime.job_tables.key_changes import KeyChange, change_versions
 from databricks_bundle_decorators.runtime.storage.delta_history import Commit
@@ -64,10 +65,13 @@ def test_a_key_moved_beyond_the_gate_stops_and_a_new_key_is_only_reported() -> N
 def test_the_gate_needs_canaries_locally_and_on_databricks() -> None:
     for local in (True, False):
         with pytest.raises(Exception, match="--diff-gate needs --canary N"):
-            checked_diff_gate(BackfillRequest("j", diff_gate=10.0), local=local)
+            checked_diff_gate(
+                BackfillRequest("j", options=LaunchOptions(diff_gate=10.0)), local=local
+            )
     # on Databricks a run of the job measures the canaries (see test_diff_gate_aggregates)
-    assert checked_diff_gate(BackfillRequest("j", canary=1, diff_gate=10.0), local=False) == 10.0
-    assert checked_diff_gate(BackfillRequest("j", canary=1, diff_gate=10.0), local=True) == 10.0
+    gated = BackfillRequest("j", options=LaunchOptions(canary=1, diff_gate=10.0))
+    assert checked_diff_gate(gated, local=False) == 10.0
+    assert checked_diff_gate(gated, local=True) == 10.0
 
 
 def test_a_bad_gate_is_one_line_naming_the_option(

@@ -36,7 +36,6 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     SliceRecord,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.slice_graph import blocked_by, build_slice_graph
 from databricks_bundle_decorators.launch.run.blocking import ReadySet
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
@@ -185,7 +184,7 @@ def make_ledger(root: Path, waits: list[tuple[int, ...]]) -> Ledger:
 
 
 def run(ledger: Ledger, backend: InstantBackend, cap: int, events: list[LaunchEvent]) -> str:
-    options = SchedulerOptions(max_concurrent=cap, poll_interval=0.01, max_poll_interval=0.05)
+    options = LaunchOptions(max_concurrent=cap, poll_interval=0.01, max_poll_interval=0.05)
     ready = ReadySet(ledger)
     return Scheduler(backend, ledger, options, emit=events.append, ready=ready).run()
 

@@ -35,7 +35,8 @@ from databricks_bundle_decorators.launch.operations.undo import (
     DownstreamUndo,
     prepare_undo,
 )
-from databricks_bundle_decorators.launch.plan.request import BackfillRequest, Connection, Pacing
+from databricks_bundle_decorators.launch.plan.options import Pacing
+from databricks_bundle_decorators.launch.plan.request import BackfillRequest, Connection
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.programs.undo import UndoRefused
 from databricks_bundle_decorators.runtime.storage.table_name import TableName

@@ -27,7 +27,6 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     ledger_dir,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 from databricks_bundle_decorators.testing import JobsEmulator
@@ -203,7 +202,7 @@ def test_backfill_completes_through_throttling_and_dropped_connections(tmp_path:
             tmp_path, plan, backend=BackendSpec("databricks", job_id), options=LaunchOptions()
         )
         client = emu.workspace_client(retry_timeout_seconds=120)
-        options = SchedulerOptions(max_concurrent=32, poll_interval=0.02, retry_delay=0.05)
+        options = LaunchOptions(max_concurrent=32, poll_interval=0.02, retry_delay=0.05)
 
         state = Scheduler(DatabricksBackend(client, job_id), ledger, options).run()
 

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import read_ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.policy.outage import OutageTracker
 from databricks_bundle_decorators.launch.run.events import Counts, EventKind, LaunchEvent
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
@@ -51,7 +51,7 @@ def test_an_outage_mid_backfill_is_reported_and_every_key_still_runs_once(
     # The SDK gives up on a dropped connection after 1 s instead of 300 s: the test's
     # stand-in for the launcher's bounded calls (BACKFILL_CALL_SECONDS).
     backend = DatabricksBackend(emu.workspace_client(retry_timeout_seconds=1), job_id)
-    options = SchedulerOptions(
+    options = LaunchOptions(
         max_concurrent=3, poll_interval=0.01, max_poll_interval=0.1, retry_delay=0.01
     )
     runner = Scheduler(backend, ledger, options, emit=emit)

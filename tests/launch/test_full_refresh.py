@@ -37,6 +37,7 @@ from databricks_bundle_decorators.launch.launcher import (
 )
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 from databricks_bundle_decorators.launch.plan.history import keys_of_parameters
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.prepare.resume import prepare_resume
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.runtime.job_tables.tables import (
@@ -214,14 +215,20 @@ def test_full_refresh_refuses_what_makes_no_sense_in_one_line(
     local = Connection(local=True)
     cases = {
         "--full-refresh cannot be combined with --rerun failed: it rebuilds the tables from "
-        "every key of the plan (the keys left out would be lost)": {"rerun": "failed"},
-        "--full-refresh cannot be combined with --final-sync: its last run is the swap": {
-            "final_sync": True
+        "every key of the plan (the keys left out would be lost)": {
+            "rerun": "failed",
+            "options": LaunchOptions(full_refresh=True),
         },
-        "catchup cannot --full-refresh: a full refresh rebuilds every key": {"catchup": True},
+        "--full-refresh cannot be combined with --final-sync: its last run is the swap": {
+            "options": LaunchOptions(full_refresh=True, final_sync=True)
+        },
+        "catchup cannot --full-refresh: a full refresh rebuilds every key": {
+            "catchup": True,
+            "options": LaunchOptions(full_refresh=True),
+        },
     }
-    for message, options in cases.items():
-        request = BackfillRequest("nightly", full_refresh=True, connection=local, **options)
+    for message, kwargs in cases.items():
+        request = BackfillRequest("nightly", connection=local, **kwargs)
         with pytest.raises(UsageError) as refused:
             plan_backfill(request, root=root, registry=registry, warehouse=root / "wh")
         assert str(refused.value) == message
@@ -237,8 +244,8 @@ def test_on_databricks_the_swap_run_starts_only_after_every_slice_succeeded(
     def refresh(job_id: int) -> BackfillRequest:
         connection = Connection(job_id=job_id)
         return BackfillRequest(
-            "nightly", start=days[0], end=days[-1], pacing=pacing, full_refresh=True,
-            connection=connection,
+            "nightly", start=days[0], end=days[-1], pacing=pacing,
+            options=LaunchOptions(full_refresh=True), connection=connection,
         )  # fmt: skip
 
     old_job = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.policy.poll_policy import (
     MIN_POLL_GAP,
     PollBounds,
@@ -121,7 +121,7 @@ def test_the_learnt_length_is_a_margin_under_a_low_quantile() -> None:
 
 
 def test_the_pacer_learns_from_ended_runs() -> None:
-    pacer = PollPacer(SchedulerOptions(poll_interval=1.0, max_poll_interval=15.0))
+    pacer = PollPacer(LaunchOptions(poll_interval=1.0, max_poll_interval=15.0))
     assert pacer.bounds == PollBounds(MIN_POLL_GAP, 15.0, 1.0)
     assert (pacer.bounds.fraction, pacer.bounds.first_fraction) == (0.02, 0.05)
     assert pacer.next_poll(10.0, starts=[0.0]) == pytest.approx(10.5)  # nothing learnt
@@ -134,5 +134,5 @@ def test_the_pacer_learns_from_ended_runs() -> None:
 
 
 def test_a_smaller_poll_interval_lowers_the_rate_floor() -> None:
-    bounds = PollBounds.of(SchedulerOptions(poll_interval=0.01, max_poll_interval=15.0))
+    bounds = PollBounds.of(LaunchOptions(poll_interval=0.01, max_poll_interval=15.0))
     assert (bounds.min_gap, bounds.due_gap) == (0.01, 0.01)

@@ -128,7 +128,7 @@ def test_auto_backfill_re_chooses_as_runs_end_and_resume_keeps_auto(
         start=DAYS[0],
         end=DAYS[-1],
         batch_size="auto",
-        target_run_seconds=1.0,
+        options=LaunchOptions(target_run_seconds=1.0),
         connection=Connection(job_id=job_id),
         pacing=Pacing(max_concurrent=1, halt_on_error=True, poll_interval=0.01),
     )

@@ -14,7 +14,7 @@ from databricks.sdk import WorkspaceClient
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger, attempt_token, read_ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.plan.states import BackfillState
 from databricks_bundle_decorators.launch.run.interrupts import CANCEL, Interrupts
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
@@ -42,7 +42,7 @@ def scheduler(
     # is never sent again (resend_after=0): on a loaded machine a resent run-now would
     # take a scripted fault meant for the next try (tests/launch/test_overtake.py
     # covers resending, with the emulator holding a request until released).
-    opts = SchedulerOptions(
+    opts = LaunchOptions(
         **{  # type: ignore[arg-type]
             "poll_interval": 0.01,
             "max_poll_interval": 0.1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -19,7 +20,6 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     Ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.policy.retry_budget import (
     RetryBudget,
@@ -69,7 +69,7 @@ def scheduler(
     interrupts: Interrupts | None = None,
     **options: object,
 ) -> Scheduler:
-    opts = SchedulerOptions(
+    opts = LaunchOptions(
         **{"poll_interval": 0.01, "max_poll_interval": 0.1, "retry_delay": 0.01, **options}  # type: ignore[arg-type]
     )
     sink = events or EventSignals()
@@ -229,6 +229,6 @@ def test_the_ledger_keeps_both_budgets(root: Path) -> None:
 
     saved = read_ledger(ledger.path)
     assert (saved.options.retries, saved.options.retry_for) == (3, 600.0)
-    scheduled = saved.options.for_scheduler(1.0)
+    scheduled = replace(saved.options, poll_interval=1.0)
     assert (scheduled.retries, scheduled.retry_for) == (3, 600.0)
     assert "--retries 3 --retry-for 600s" in rerun_command(saved, ["2024-01-02"])

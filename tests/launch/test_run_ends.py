@@ -22,14 +22,13 @@ from databricks_bundle_decorators.launch.backends.backends import (
     Submitted,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.launch.run.interrupts import CANCEL, DRAIN, Interrupts
 from databricks_bundle_decorators.launch.run.scheduler import Scheduler
 
 # Planned polls an hour apart: a run's end seen within the test came from its wake.
-SLOW_POLLS = SchedulerOptions(max_concurrent=1, poll_interval=3600.0, max_poll_interval=3600.0)
+SLOW_POLLS = LaunchOptions(max_concurrent=1, poll_interval=3600.0, max_poll_interval=3600.0)
 
 
 class GatedRuns:

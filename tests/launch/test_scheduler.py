@@ -17,7 +17,6 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     Ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.run.events import LaunchEvent
 from databricks_bundle_decorators.launch.run.interrupts import CANCEL, DRAIN, Interrupts
@@ -49,7 +48,7 @@ def run(
 ) -> str:
     # Faults are scripted request by request here: a slow call is never sent again
     # (resend_after=0), so a loaded machine cannot hand a scripted fault to a copy.
-    opts = SchedulerOptions(
+    opts = LaunchOptions(
         **{  # type: ignore[arg-type]
             "poll_interval": 0.01,
             "max_poll_interval": 0.1,

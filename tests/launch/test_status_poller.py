@@ -7,10 +7,10 @@ import math
 import threading
 
 from databricks_bundle_decorators.launch.backends.backends import RunStatus
-from databricks_bundle_decorators.launch.plan.pacing import SchedulerOptions
+from databricks_bundle_decorators.launch.plan.options import LaunchOptions
 from databricks_bundle_decorators.launch.policy.status_poller import StatusPoller
 
-OPTIONS = SchedulerOptions(poll_interval=1.0, max_poll_interval=15.0)
+OPTIONS = LaunchOptions(poll_interval=1.0, max_poll_interval=15.0)
 
 
 class HeldPolls:
@@ -71,8 +71,8 @@ def test_answers_are_harvested_and_the_next_poll_planned_from_the_runs_in_flight
 
 def test_resend_after_fixes_when_a_poll_is_overtaken_or_says_never() -> None:
     held = HeldPolls()
-    never = StatusPoller(held, SchedulerOptions(resend_after=0.0), wake=lambda: None)
-    fixed = StatusPoller(held, SchedulerOptions(resend_after=2.0), wake=lambda: None)
+    never = StatusPoller(held, LaunchOptions(resend_after=0.0), wake=lambda: None)
+    fixed = StatusPoller(held, LaunchOptions(resend_after=2.0), wake=lambda: None)
     try:
         never.start(["1"], 0.0)
         assert never.due_at() == math.inf  # only an answer lets the next poll start

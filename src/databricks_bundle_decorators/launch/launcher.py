@@ -9,57 +9,31 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bundle.triggers import declared_trigger
-from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, UsageError, counted
-from ..runtime.programs.task_subset import task_selection
+from ..definitions import Registry
+from ..errors import counted
 from .backends.backends import Backend
-from .backends.check_reports import job_has_checks
-from .backends.databricks_backend import DatabricksBackend
 from .backends.diff_gate import checked_diff_gate
-from .backends.errors import BackendUnavailable
-from .backends.measure_run import RemoteKeyChanges
-from .backends.spark_extra import require_local_spark
-from .estimate.auto_batch import choose_batch_size, fit_model
-from .estimate.dry_run import dry_run_estimate, past_runs_of
-from .estimate.estimate import PastRun
-from .estimate.local_startup import with_spark_startup
-from .guard.claims import BackfillGuard
-from .guard.connection import ConnectedJob, connect_job, unreached_workspace
-from .guard.lease import LocalLock, WorkspaceClaims
 from .guard.pause.schedule_pause import SchedulePause
-from .guard.reruns import check_can_start
-from .ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from .operations.downstream import plan_downstream
-from .operations.full_refresh import check_full_refresh, first_alone, stage_ledger
+from .operations.full_refresh import first_alone, refuse_full_refresh_combinations, stage_ledger
 from .operations.identity import carry_backfill_id
-from .operations.presence import keys_missing_data_databricks, keys_missing_data_local
-from .plan.history import KeyHistory, keys_without_success
-from .plan.plan import BackfillPlan, build_plan, with_options
-from .plan.request import (
-    DEFAULT_LOCAL_CONCURRENT,
-    DEFAULT_MAX_CONCURRENT,
-    BackfillRequest,
-    Connection,
-    Pacing,
-    ResumeRequest,
-)
-from .policy.retry_budget import check_retry_budgets
+from .operations.presence import find_missing_data
+from .plan.options import Pacing
+from .plan.request import BackfillRequest, Connection, ResumeRequest
+from .prepare import planners
+from .prepare.planners import Draft, Planner, Planning
 from .prepare.prepared import PreparedBackfill, RunOutcome
-from .prepare.rebatch import Rebatcher
 from .run.blocking import ReadySet, is_downstream
 from .run.events import Counts, LaunchEvent, LaunchSummary
 from .run.interrupts import Interrupts
 from .run.scheduler import Scheduler
 from .run.summary import summarize
-from .status.horizon import history_to_select
-from .status.observed import observed_history
+from .status.observed import catch_up_by_runs, read_history
 from .workspace.workspace import require_order_parameter
 
 if TYPE_CHECKING:
@@ -68,8 +42,6 @@ if TYPE_CHECKING:
     from .status.progress import Reporter
 
 __all__ = [
-    "DEFAULT_LOCAL_CONCURRENT",
-    "DEFAULT_MAX_CONCURRENT",
     "BackfillRequest",
     "Connection",
     "Pacing",
@@ -78,6 +50,69 @@ __all__ = [
     "plan_backfill",
     "run_backfill",
 ]
+
+
+def _require_order(draft: Draft, planning: Planning) -> Draft:
+    """The deployed job declares ``dbxdec_order`` when an option of the request travels in
+    it (without one, a job lacking it runs without the backfill's id: a warning)."""
+    request, found = planning.request, draft.found
+    if found is not None and not planning.dry_run:
+        gated = checked_diff_gate(request, planning.local) is not None
+        purpose = _order_purpose(request, draft.tasks, gated=gated)
+        if purpose:
+            require_order_parameter(
+                found.client, found.remote.job_id, planning.job.name, purpose=purpose
+            )
+    return draft
+
+
+def _order_purpose(request: BackfillRequest, tasks: str, *, gated: bool) -> str:
+    """Why the deployed job must declare ``dbxdec_order`` for ``request``'s options, as
+    the advice's end (``""``: no option needs it; ``gated``: the diff gate measures the
+    canaries with a run of the job)."""
+    options = request.options
+    wanted = (
+        (options.full_refresh, "to --full-refresh"),
+        (bool(tasks), "to run --tasks"),
+        (options.force_rewrite, "to --force-rewrite"),
+        (not options.checks, "to --no-checks"),
+        (gated, "to --diff-gate"),
+    )
+    return next((purpose for on, purpose in wanted if on), "")
+
+
+def _carry_backfill_id(draft: Draft, planning: Planning) -> Draft:
+    """Its commits carry the backfill's id: undo finds them."""
+    assert draft.ledger is not None
+    return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
+
+
+PLANNERS: tuple[Planner, ...] = (
+    refuse_full_refresh_combinations,
+    planners.check_retries,
+    planners.select_keys,
+    planners.refuse_local_pause,
+    planners.refuse_unfinished,
+    planners.connect,
+    read_history,
+    find_missing_data,
+    _require_order,
+    planners.connect_backend,
+    planners.measure_canaries,
+    planners.claim_keys,
+    planners.pause_schedule,
+    catch_up_by_runs,
+    planners.read_past_runs,
+    planners.choose_batches,
+    planners.plan_runs,
+    planners.record_options,
+    first_alone,
+    planners.create_ledger,
+    _carry_backfill_id,
+    stage_ledger,
+    planners.estimate_runs,
+)
+"""The planners of a new backfill, in the order they run (:mod:`.prepare.planners`)."""
 
 
 def plan_backfill(
@@ -110,189 +145,11 @@ def plan_backfill(
             client=client,
         )
     job = registry.get(request.job)
-    check_full_refresh(request)
-    check_retry_budgets(request.pacing.retries or 0, request.pacing.retry_for)
-    selected = _checked_plan(job, request)  # bad keys and options fail before any connection
-    tasks = task_selection(job, request.tasks, request.skip_tasks)
-    if request.pause_schedule and request.connection.local:
-        raise UsageError("--pause-schedule pauses a Databricks job's schedule: drop --local")
-    conn, pacing = request.connection, request.pacing
-    needs_history = request.rerun != "all" or (request.catchup and request.by == "runs")
-    by_data = request.catchup and request.by == "data"
-    if not dry_run:  # before connecting: fails in milliseconds (history picks its own keys)
-        fresh = request.new or request.catchup or needs_history
-        check_can_start(root, job.name, selected.keys, request.context_args, new=fresh)
-    backend: Backend | None = None
-    guard: BackfillGuard | None = None
-    pause: SchedulePause | None = None
-    history: KeyHistory | None = None
-    only: list[str] | None = None
-    warnings: list[str] = []
-    unreached: str | None = None
-    cap = pacing.cap(conn.local)
-    spec = BackendSpec("local")
-    found: ConnectedJob | None = None
-    assert job.backfill is not None  # _checked_plan refused a job without one
-    if conn.local:
-        if needs_history:
-            history = observed_history(job.name, job.backfill, root=root)
-        if by_data:
-            require_local_spark()
-            only = keys_missing_data_local(registry, job, selected.keys, warehouse=warehouse)
-        if not dry_run:
-            require_local_spark()
-            from .backends.local_backend import LocalBackend
-
-            backend = LocalBackend(registry, job.name, warehouse=warehouse, max_workers=cap)
-            guard = LocalLock(root, job.name, force=request.force)
-    else:
-        try:
-            found = connect_job(job, conn, root, cap, client, pause_schedule=request.pause_schedule)
-        except (DbxdecError, BackendUnavailable) as exc:
-            if not dry_run or needs_history or by_data:
-                raise
-            # a dry run plans without the workspace, but says where the runs would go
-            spec, unreached = unreached_workspace(conn, root), str(exc)
-    if found is not None:
-        client, spec, cap, warnings = found.client, found.spec, found.cap, [*found.warnings]
-        job_id = found.remote.job_id
-        if needs_history:
-            history = observed_history(
-                job.name, job.backfill, root=root, client=client, job_id=job_id
-            )
-            history = history_to_select(  # keys beyond the runs' 60 days: unknown, left alone
-                history, job.backfill, selected.keys, request.keys, found.remote, warnings, now=now
-            )
-        if by_data:
-            only = keys_missing_data_databricks(
-                client, job_id, job, selected.keys, poll_interval=pacing.poll_interval
-            )
-        if not dry_run:
-            gated = checked_diff_gate(request, conn.local) is not None
-            purpose = _order_purpose(request, tasks, gated=gated)
-            if purpose:  # without these options a job lacking it runs without the id
-                require_order_parameter(client, job_id, job.name, purpose=purpose)
-            backend = DatabricksBackend(
-                client,
-                job_id,
-                read_checks=request.checks and job_has_checks(job),
-                resend_after=pacing.resend_after,
-            )
-            if gated:
-                backend.measure = RemoteKeyChanges(
-                    backend.client, job_id, job, poll_interval=pacing.poll_interval
-                )
-            guard = WorkspaceClaims(
-                client, job=job.name, job_id=job_id, backfill=job.backfill, force=request.force
-            )
-            if request.pause_schedule:
-                pause = SchedulePause(
-                    client,
-                    root=root,
-                    job=job.name,
-                    job_id=job_id,
-                    declared_trigger=declared_trigger(job),
-                )
-    if request.catchup and history is not None:
-        only = keys_without_success(selected.keys, history)
-    auto = request.batch_size == "auto"
-    past: list[PastRun] | None = None
-    if (dry_run or auto) and unreached is None:  # never the local runs' times for Databricks
-        past = past_runs_of(job, root, found)
-    choice = None
-    if auto:
-        keys = len(_checked_plan(job, request, history, only, batch_size=1).keys)
-        choice = choose_batch_size(
-            fit_model(past or []),
-            keys=keys,
-            max_concurrent=cap,
-            target_seconds=request.target_run_seconds,
-            job=job.name,
-        )
-    size = choice.size if choice is not None else int(request.batch_size)
-    unfiltered = history is None and only is None and size == 1  # the plan is `selected`
-    chosen = selected if unfiltered else _checked_plan(job, request, history, only, batch_size=size)
-    plan = with_options(
-        chosen, checks=request.checks, force_rewrite=request.force_rewrite, tasks=tasks
-    )
-    launch_options = LaunchOptions(
-        max_concurrent=cap,
-        exact=request.exact,
-        batch_size=size,
-        order=request.order,
-        final_sync=request.final_sync,
-        params=dict(request.params),
-        force_rewrite=request.force_rewrite,
-        full_refresh=request.full_refresh,
-        checks=request.checks,
-        canary=first_alone(request),
-        diff_gate=checked_diff_gate(request, conn.local),
-        pause_schedule=request.pause_schedule,
-        batch_auto=auto,
-        target_run_seconds=request.target_run_seconds,
-        tasks=tasks,
-    ).paced(pacing)
-    ledger = Ledger.create(root, plan, backend=spec, options=launch_options)
-    warnings += carry_backfill_id(ledger, found)  # its commits carry its id: undo finds them
-    if request.full_refresh:
-        stage_ledger(ledger)  # the slices write staging tables; the last run swaps them in
-    guess = None
-    if dry_run and unreached is None:
-        guess = dry_run_estimate(plan, past or [], found, cap, request.dbu_per_hour)
-        guess = with_spark_startup(guess, root) if conn.local else guess
-    rebatcher = Rebatcher(job.backfill, past or (), job=job.name) if auto else None
-    return PreparedBackfill(
-        plan,
-        ledger,
-        backend,
-        launch_options.for_scheduler(pacing.poll_interval, pacing.resend_after),
-        warnings,
-        request.context_args,
-        guard,
-        pause,
-        guess,
-        choice,
-        rebatcher,
-        unreached,
-    )
-
-
-def _order_purpose(request: BackfillRequest, tasks: str, *, gated: bool) -> str:
-    """Why the deployed job must declare ``dbxdec_order`` for ``request``'s options, as
-    the advice's end (``""``: no option needs it; ``gated``: the diff gate measures the
-    canaries with a run of the job)."""
-    wanted = (
-        (request.full_refresh, "to --full-refresh"),
-        (bool(tasks), "to run --tasks"),
-        (request.force_rewrite, "to --force-rewrite"),
-        (not request.checks, "to --no-checks"),
-        (gated, "to --diff-gate"),
-    )
-    return next((purpose for on, purpose in wanted if on), "")
-
-
-def _checked_plan(
-    job: JobDefinition,
-    request: BackfillRequest,
-    history: KeyHistory | None = None,
-    only: Collection[str] | None = None,
-    *,
-    batch_size: int = 1,
-) -> BackfillPlan:
-    return build_plan(
-        job,
-        start=request.start,
-        end=request.end,
-        keys=request.keys,
-        order=request.order,
-        batch_size=batch_size,
-        rerun=request.rerun if history is not None else "all",
-        history=history,
-        exact=request.exact,
-        final_sync=request.final_sync or request.full_refresh,  # a full refresh's swap
-        params=request.params,
-        only=None if only is None else frozenset(only),
-    )
+    planning = Planning(request, job, registry, root, warehouse, client, dry_run, now)
+    draft = Draft(request.pacing.cap(request.connection.local))
+    for planner in PLANNERS:
+        draft = planner(draft, planning)
+    return draft.prepared(planning)
 
 
 def run_backfill(

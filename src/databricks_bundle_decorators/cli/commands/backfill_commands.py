@@ -14,8 +14,9 @@ from ...bundle.project import project_root
 from ...errors import UsageError
 from ...launch.operations.downstream_triggers import with_trigger_hold
 from ...launch.plan.history import RERUN_MODES, RerunMode
+from ...launch.plan.options import LaunchOptions, Pacing
 from ...launch.plan.plan import ORDERS, Order
-from ...launch.plan.request import BackfillRequest, BatchSize, Connection, Pacing, ResumeRequest
+from ...launch.plan.request import BackfillRequest, BatchSize, Connection, ResumeRequest
 from ...launch.prepare.resume import prepare_resume
 from ...launch.steer.journal_resume import has_ledger, prepare_journal_resume
 from ..inputs.canary_options import canary_option, diff_gate_option
@@ -222,21 +223,23 @@ def backfill_command(
         start=start,
         end=end,
         keys=keys,
-        order=order,
         batch_size=batch_size,
-        target_run_seconds=target_seconds(batch_size, target_run_length),
         rerun=rerun,
-        exact=exact,
-        force_rewrite=force_rewrite,
-        checks=not no_checks,
+        options=LaunchOptions(
+            order=order,
+            target_run_seconds=target_seconds(batch_size, target_run_length),
+            exact=exact,
+            force_rewrite=force_rewrite,
+            checks=not no_checks,
+            final_sync=final_sync,
+            full_refresh=full_refresh,
+            params=dict(params),
+            canary=canary,
+            diff_gate=diff_gate,
+            pause_schedule=pause_schedule,
+        ),
         tasks=tasks,
         skip_tasks=skip_tasks,
-        final_sync=final_sync,
-        full_refresh=full_refresh,
-        params=dict(params),
-        canary=canary,
-        diff_gate=diff_gate,
-        pause_schedule=pause_schedule,
         dbu_per_hour=dbu_per_hour,
         connection=connection,
         pacing=pacing,

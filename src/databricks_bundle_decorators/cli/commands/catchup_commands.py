@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ...launch.plan.options import LaunchOptions, Pacing
 from ...launch.plan.plan import ORDERS, Order
 from ...launch.plan.request import (
     CATCHUP_BY,
@@ -14,7 +15,6 @@ from ...launch.plan.request import (
     BatchSize,
     CatchupBy,
     Connection,
-    Pacing,
 )
 from ..inputs.canary_options import canary_option
 from ..inputs.options import (
@@ -104,15 +104,17 @@ def catchup_command(
         job,
         start=start,
         end=end,
-        order=order,
         batch_size=batch_size,
-        target_run_seconds=target_seconds(batch_size, target_run_length),
         catchup=True,
         by=by,
-        exact=exact,
-        params=dict(params),
-        canary=canary,
-        pause_schedule=pause_schedule,
+        options=LaunchOptions(
+            order=order,
+            target_run_seconds=target_seconds(batch_size, target_run_length),
+            exact=exact,
+            params=dict(params),
+            canary=canary,
+            pause_schedule=pause_schedule,
+        ),
         dbu_per_hour=dbu_per_hour,
         connection=connection,
         pacing=pacing,

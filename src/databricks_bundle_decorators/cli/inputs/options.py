@@ -17,7 +17,8 @@ from ...bundle.project import (
 )
 from ...definitions import Registry
 from ...errors import UsageError
-from ...launch.plan.request import DEFAULT_TARGET_SECONDS, Connection, Pacing
+from ...launch.plan.options import LOCAL_CONCURRENT, Pacing, default_of
+from ...launch.plan.request import Connection
 from .spark_remote_option import with_spark_remote
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -201,7 +202,7 @@ def batch_size_options(what: str) -> Callable[[F], F]:
             type=Duration(),
             metavar="DURATION",
             help="With --batch-size auto: the run length to aim at, e.g. 90s, 15m, 1h "
-            "[default: 15m].",
+            f"[default: {default_of('target_run_seconds') / 60:g}m].",
         )(fn)
         return click.option(
             "--batch-size",
@@ -223,7 +224,7 @@ def target_seconds(batch_size: int | str, target: float | None) -> float:
     ``--batch-size auto`` is refused."""
     if target is not None and batch_size != "auto":
         raise UsageError("--target-run-length is the aim of --batch-size auto: add it")
-    return DEFAULT_TARGET_SECONDS if target is None else target
+    return float(default_of("target_run_seconds")) if target is None else target
 
 
 def param_option(fn: F) -> F:
@@ -308,17 +309,19 @@ with_pacing = option_record(
     click.option(
         "--max-concurrent",
         type=click.IntRange(min=1, max=1000),
-        help="Runs in flight at most [default: 4; 1 with --local].",
+        help=f"Runs in flight at most [default: {default_of('max_concurrent')}; "
+        f"{LOCAL_CONCURRENT} with --local].",
     ),
     click.option(
         "--retries",
         type=click.IntRange(min=0),
-        help="Extra attempts per run after a failure [default: 0].",
+        help=f"Extra attempts per run after a failure [default: {default_of('retries')}].",
     ),
     click.option(
         "--retry-delay",
         type=click.FloatRange(min=0),
-        help="Seconds before the first retry, doubling each time [default: 10].",
+        help="Seconds before the first retry, doubling each time "
+        f"[default: {default_of('retry_delay'):g}].",
     ),
     click.option(
         "--retry-for",
@@ -332,7 +335,7 @@ with_pacing = option_record(
     click.option(
         "--poll-interval",
         type=click.FloatRange(min=0.005),
-        default=1.0,
+        default=default_of("poll_interval"),
         show_default=True,
         help="Longest gap in seconds between status polls while runs are due to end (shorter "
         "runs are polled sooner).",

@@ -141,8 +141,8 @@ def checked_diff_gate(request: BackfillRequest, local: bool) -> float | None:
     Raises:
         UsageError: no canaries to measure.
     """
-    if request.diff_gate is None:
+    if request.options.diff_gate is None:
         return None
-    if request.canary <= 0:
+    if request.options.canary <= 0:
         raise UsageError("--diff-gate needs --canary N: the gate measures the canary runs")
-    return request.diff_gate
+    return request.options.diff_gate

@@ -157,11 +157,11 @@ def run_controller(
         lost.append(message)
         interrupts.stop(message)
 
-    options = ledger.options.for_scheduler(request.poll_interval)
     # the longest gap between polls: 15 s at the default 1 s (as the launcher's), less when
     # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
-    slowest = max(request.poll_interval, min(options.max_poll_interval, 20 * request.poll_interval))
-    options = replace(options, max_poll_interval=slowest)
+    poll = request.poll_interval
+    slowest = max(poll, min(ledger.options.max_poll_interval, 20 * poll))
+    options = replace(ledger.options, poll_interval=poll, max_poll_interval=slowest)
     steering = Steering(
         control,
         control_every=request.control_every,

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..plan.request import DEFAULT_TARGET_SECONDS
+from ..plan.options import default_of
 from .estimate import SAMPLE, PastRun, format_seconds
 
 STARTUP_SHARE = 0.25
@@ -174,7 +174,7 @@ def choose_batch_size(
     *,
     keys: int,
     max_concurrent: int,
-    target_seconds: float = DEFAULT_TARGET_SECONDS,
+    target_seconds: float = default_of("target_run_seconds"),
     job: str = "the job",
 ) -> BatchChoice:
     """Keys per run for ``keys`` keys run ``max_concurrent`` at once, aiming at runs of

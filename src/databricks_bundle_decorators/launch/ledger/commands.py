@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from ..plan.request import DEFAULT_TARGET_SECONDS
+from ..plan.options import default_of
 from .ledger import Ledger
 
 MAX_LISTED_KEYS = 100
@@ -41,7 +41,7 @@ def rerun_command(
     args += _connection_args(ledger)
     if options.batch_auto:
         args += ["--batch-size", "auto"]
-        if options.target_run_seconds != DEFAULT_TARGET_SECONDS:
+        if options.target_run_seconds != default_of("target_run_seconds"):
             args += ["--target-run-length", f"{options.target_run_seconds:g}s"]
     elif options.batch_size > 1:
         args += ["--batch-size", str(options.batch_size)]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LocalStateProblem, UsageError, did_you_mean
+from ..plan.options import LaunchOptions as LaunchOptions
 from ..plan.plan import BackfillPlan
 from ..plan.states import SLICE_STATES, BackfillState
 from .ledger_ids import attempt_token as attempt_token
@@ -29,7 +30,6 @@ from .local_state import one_line, os_reason
 from .records import Attempt as Attempt
 from .records import BackendKind as BackendKind
 from .records import BackendSpec as BackendSpec
-from .records import LaunchOptions as LaunchOptions
 from .records import SliceRecord as SliceRecord
 
 LEDGER_VERSION = 1
@@ -140,7 +140,7 @@ class Ledger:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "backend": asdict(self.backend),
-            "options": {**asdict(self.options), "params": dict(self.options.params)},
+            "options": self.options.to_json(),
             **({"undone": [list(pair) for pair in sorted(self.undone)]} if self.undone else {}),
         }
 

@@ -1,5 +1,5 @@
 """The records a backfill ledger holds: each slice of the plan with its attempts, how to
-reach the backend again, and the user's launch options (:mod:`.ledger` keeps them)."""
+reach the backend again, and the backfill's options (:mod:`.ledger` keeps them)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ...backfill.wire import SwapOrder, keys_label, order_in
-from ..plan.pacing import SchedulerOptions
-from ..plan.request import (
-    DEFAULT_MAX_CONCURRENT,
-    DEFAULT_RETRY_DELAY,
-    DEFAULT_TARGET_SECONDS,
-    Pacing,
-)
 from ..plan.states import RunState
 
 BackendKind = Literal["databricks", "local"]
@@ -108,57 +101,3 @@ class BackendSpec:
     job_ids: Mapping[str, int] = field(default_factory=dict)
     """``--downstream`` on Databricks: every job's deployed id, by dbxdec job name (a
     controller run drives them all from the journal alone); absent from older ledgers."""
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchOptions:
-    """The user's choices, kept to build the rerun and resume commands."""
-
-    max_concurrent: int = DEFAULT_MAX_CONCURRENT
-    retries: int = 0
-    retry_delay: float = DEFAULT_RETRY_DELAY
-    retry_for: float | None = None  # --retry-for in seconds; absent from older ledgers
-    halt_on_error: bool = False
-    exact: bool = False
-    batch_size: int = 1
-    order: str = "forward"
-    final_sync: bool = False
-    params: Mapping[str, str] = field(default_factory=dict)
-    canary: int = 0  # absent from ledgers written before --canary
-    pause_schedule: bool = False  # absent from ledgers written before --pause-schedule
-    force_rewrite: bool = False  # absent from ledgers written before --force-rewrite
-    full_refresh: bool = False  # absent from ledgers written before --full-refresh
-    batch_auto: bool = False  # --batch-size auto (batch_size: the latest choice); absent
-    target_run_seconds: float = DEFAULT_TARGET_SECONDS  # from older ledgers
-    tasks: str = ""  # --tasks/--skip-tasks, comma-separated ("": every task); absent before
-    checks: bool = True  # False: --no-checks; absent before
-    diff_gate: float | None = None  # --diff-gate percent (see .diff_gate); absent before
-
-    def paced(self, pacing: Pacing) -> LaunchOptions:
-        """These choices with the retries and halt that ``pacing`` sets (``None``: kept;
-        a new backfill starts from this record's defaults, ``--resume`` from its ledger's)."""
-        return replace(
-            self,
-            retries=self.retries if pacing.retries is None else pacing.retries,
-            retry_delay=self.retry_delay if pacing.retry_delay is None else pacing.retry_delay,
-            retry_for=self.retry_for if pacing.retry_for is None else pacing.retry_for,
-            halt_on_error=pacing.halt_on_error or self.halt_on_error,
-        )
-
-    def for_scheduler(
-        self, poll_interval: float, resend_after: float | None = None
-    ) -> SchedulerOptions:
-        """The scheduler's pacing for these choices, polling every ``poll_interval`` s
-        (``resend_after``: see :class:`.pacing.SchedulerOptions`)."""
-        return SchedulerOptions(
-            max_concurrent=self.max_concurrent,
-            retries=self.retries,
-            retry_for=self.retry_for,
-            retry_delay=self.retry_delay,
-            halt_on_error=self.halt_on_error,
-            poll_interval=poll_interval,
-            max_poll_interval=max(poll_interval, 15.0),
-            canary=self.canary,
-            resend_after=resend_after,
-            diff_gate=self.diff_gate,
-        )

@@ -14,6 +14,7 @@ held paused while it runs, then caught up (:mod:`.downstream_triggers`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +32,7 @@ from ..guard.job_claims import job_locks
 from ..guard.reruns import check_can_start
 from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
 from ..ledger.ledger_ids import new_backfill_id
-from ..plan.plan import BackfillPlan, Slice, build_plan, slice_parameters, with_options
+from ..plan.plan import BackfillPlan, Slice, slice_parameters, with_options
 from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..prepare.prepared import PreparedBackfill
@@ -47,13 +48,13 @@ def _refuse_combinations(request: BackfillRequest) -> None:
     conflicts = {
         "--batch-size": request.batch_size != 1,
         "--rerun": request.rerun != "all",
-        "--final-sync": request.final_sync,
-        "--full-refresh": request.full_refresh,
-        "--diff-gate": request.diff_gate is not None,
+        "--final-sync": request.options.final_sync,
+        "--full-refresh": request.options.full_refresh,
+        "--diff-gate": request.options.diff_gate is not None,
         "--tasks/--skip-tasks": bool(request.tasks or request.skip_tasks),
-        "--pause-schedule": request.pause_schedule,
-        "--exact": request.exact,
-        "--force-rewrite": request.force_rewrite,
+        "--pause-schedule": request.options.pause_schedule,
+        "--exact": request.options.exact,
+        "--force-rewrite": request.options.force_rewrite,
     }
     for option, given in conflicts.items():
         if given:
@@ -75,22 +76,16 @@ def plan_slice_graph(
             definition; jobs reading each other in a cycle.
     """
     job = registry.get(request.job)
-    root = build_plan(
-        job,
-        start=request.start,
-        end=request.end,
-        keys=request.keys,
-        order=request.order,
-        params=request.params,
-    )
+    root = request.plan(job)
     try:
         graph = build_table_graph(registry)
     except DefinitionError as exc:
         raise UsageError(f"--downstream: {exc}") from None
     definitions = {name: registry.get(name).backfill for name in graph.jobs}
     keys = [key for s in root.slices for key in s.keys]
-    forward = keys if request.order == "forward" else keys[::-1]
-    return build_slice_graph(graph, definitions, job.name, forward, order=request.order, now=now)
+    order = request.options.order
+    forward = keys if order == "forward" else keys[::-1]
+    return build_slice_graph(graph, definitions, job.name, forward, order=order, now=now)
 
 
 def downstream_ledger(
@@ -105,8 +100,8 @@ def downstream_ledger(
     backfill_id = new_backfill_id(graph.root)
     records = []
     for s in graph.slices:
-        params = dict(request.params) if s.job == graph.root else {}
-        if not request.checks:
+        params = dict(request.options.params) if s.job == graph.root else {}
+        if not request.options.checks:
             params = dict(with_options(BackfillPlan(s.job, (), params=params), checks=False).params)
         parameters = slice_parameters((s.key,), exact=False, params=params)
         records.append(SliceRecord(s.index, (s.key,), parameters, (), s.job, s.waits_for))
@@ -156,24 +151,21 @@ def plan_downstream(
             root,
             cap,
             client,
-            checks=request.checks,
+            checks=request.options.checks,
             resend_after=pacing.resend_after,
             force=request.force,
         )
         cap, spec = workspace.cap, workspace.spec
     elif not local:  # a dry run plans without the workspace, but says where runs go
         spec = unreached_workspace(request.connection, root)
-    options = LaunchOptions(
-        max_concurrent=cap,
-        order=request.order,
-        params=dict(request.params),
-        checks=request.checks,
-        canary=min(request.canary, len(graph.keys_of(graph.root))),  # the named job's keys
+    named = len(graph.keys_of(graph.root))  # the canaries are the named job's keys
+    options = replace(
+        request.options, max_concurrent=cap, canary=min(request.options.canary, named)
     ).paced(pacing)
     ledger = downstream_ledger(root, graph, request, options, spec)
     carry_backfill_id(ledger)  # every job's commits carry the one id: undo finds them
     plan = BackfillPlan(
-        graph.root, tuple(Slice(r.index, r.keys) for r in ledger.slices), params=request.params
+        graph.root, tuple(Slice(r.index, r.keys) for r in ledger.slices), params=options.params
     )
     backend: Backend | None = None
     guard: BackfillGuard | None = None
@@ -199,7 +191,7 @@ def plan_downstream(
         plan,
         ledger,
         backend,
-        options.for_scheduler(pacing.poll_interval, pacing.resend_after),
+        options,
         [],
         request.context_args,
         guard,

@@ -22,19 +22,19 @@ from dataclasses import replace
 
 from ...backfill.wire import StageOrder, SwapOrder, task_order, with_order
 from ...errors import UsageError
-from ..ledger.ledger import Ledger
-from ..plan.request import BackfillRequest
+from ..prepare.planners import Draft, Planning
 
 
-def check_full_refresh(request: BackfillRequest) -> None:
+def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
     """Refuse, in one line, what cannot be combined with ``--full-refresh``.
 
     Raises:
         UsageError: with ``--rerun failed|missing``, ``catchup``, ``--final-sync`` or
             ``--no-checks``.
     """
-    if not request.full_refresh:
-        return
+    request = planning.request
+    if not request.options.full_refresh:
+        return draft
     if request.catchup:
         raise UsageError("catchup cannot --full-refresh: a full refresh rebuilds every key")
     if request.rerun != "all":
@@ -42,29 +42,37 @@ def check_full_refresh(request: BackfillRequest) -> None:
             f"--full-refresh cannot be combined with --rerun {request.rerun}: it rebuilds "
             "the tables from every key of the plan (the keys left out would be lost)"
         )
-    if request.final_sync:
+    if request.options.final_sync:
         raise UsageError(
             "--full-refresh cannot be combined with --final-sync: its last run is the swap"
         )
-    if not request.checks:
+    if not request.options.checks:
         raise UsageError(
             "--full-refresh cannot be combined with --no-checks: its swap judges the checks "
             "of each whole staging table before it replaces a table"
         )
+    return draft
 
 
-def first_alone(request: BackfillRequest) -> int:
-    """The canaries of ``request`` (``--canary``): at least one for a full refresh, whose
-    first slice creates the staging tables alone (concurrent first writes to a table that
-    does not exist yet conflict in Delta), and whose others wait for it to succeed."""
-    return max(request.canary, 1) if request.full_refresh else request.canary
+def first_alone(draft: Draft, planning: Planning) -> Draft:
+    """At least one canary for a full refresh, whose first slice creates the staging
+    tables alone (concurrent first writes to a table that does not exist yet conflict in
+    Delta), and whose others wait for it to succeed."""
+    if not planning.request.options.full_refresh or draft.options is None:
+        return draft
+    options = replace(draft.options, canary=max(draft.options.canary, 1))
+    return replace(draft, options=options)
 
 
-def stage_ledger(ledger: Ledger) -> None:
+def stage_ledger(draft: Draft, planning: Planning) -> Draft:
     """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
     slices, ``swap`` for the keyless last one."""
+    ledger = draft.ledger
+    if not planning.request.options.full_refresh or ledger is None:
+        return draft
     for record in ledger.slices:
         order = task_order(record.parameters)
         phase = StageOrder if record.keys else SwapOrder
         staged = phase(ledger.id, order.tasks, order.checks, order.force_rewrite)
         ledger.update(replace(record, parameters=with_order(record.parameters, staged)))
+    return draft

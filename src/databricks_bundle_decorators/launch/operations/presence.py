@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
+from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
 if TYPE_CHECKING:
@@ -159,6 +161,27 @@ def keys_missing_data_databricks(
         reports = _read_reports(client, run_id)
     presence = _job_presence(job_def, reports, run_id, page)
     return presence.missing(wanted)
+
+
+def find_missing_data(draft: Draft, planning: Planning) -> Draft:
+    """``catchup --by data``: only the keys whose partitions are missing or empty."""
+    found = draft.found
+    if not planning.by_data:
+        return draft
+    if found is None:
+        require_local_spark()
+        only = keys_missing_data_local(
+            planning.registry, planning.job, draft.keys, warehouse=planning.warehouse
+        )
+    else:
+        only = keys_missing_data_databricks(
+            found.client,
+            found.remote.job_id,
+            planning.job,
+            draft.keys,
+            poll_interval=planning.request.pacing.poll_interval,
+        )
+    return replace(draft, only=frozenset(only))
 
 
 def _refusal(exc: Exception) -> str:

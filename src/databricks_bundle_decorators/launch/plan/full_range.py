@@ -5,7 +5,6 @@ definition on Databricks is thousands of runs)."""
 from __future__ import annotations
 
 from ...definitions import Registry
-from .plan import build_plan
 from .request import BackfillRequest
 
 
@@ -22,12 +21,4 @@ def full_range_runs(registry: Registry, request: BackfillRequest) -> int | None:
     if named or request.rerun != "all" or request.catchup:
         return None
     size = request.batch_size if isinstance(request.batch_size, int) else 1
-    plan = build_plan(
-        registry.get(request.job),
-        order=request.order,
-        batch_size=size,
-        exact=request.exact,
-        final_sync=request.final_sync or request.full_refresh,
-        params=request.params,
-    )
-    return len(plan.slices)
+    return len(request.plan(registry.get(request.job), batch_size=size).slices)

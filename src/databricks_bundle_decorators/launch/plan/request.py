@@ -6,25 +6,19 @@ else crosses that seam. A test or a script builds the same records without a ter
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .history import RerunMode
-from .plan import Order
+from ...definitions import JobDefinition
+from .history import KeyHistory, RerunMode
+from .options import LaunchOptions, Pacing
+from .plan import BackfillPlan, build_plan, with_options
 
 CatchupBy = Literal["runs", "data"]
 BatchSize = int | Literal["auto"]
 """Keys per run, or ``"auto"``: chosen from the job's run durations (:mod:`.auto_batch`)."""
 CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
-
-DEFAULT_RETRY_DELAY = 10.0
-DEFAULT_MAX_CONCURRENT = 4
-DEFAULT_LOCAL_CONCURRENT = 1
-
-DEFAULT_TARGET_SECONDS = 900.0
-"""The run length ``--batch-size auto`` aims at unless ``--target-run-length`` is given
-(a value of the request, here so that the ledger's commands and the estimate both read it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,46 +36,21 @@ class Connection:
 
 
 @dataclass(frozen=True, slots=True)
-class Pacing:
-    """How fast a backfill launches and how it retries.
-
-    ``None`` means the default for a new backfill (``max_concurrent``: 4 on Databricks,
-    1 locally; no retries; 10 s before the first retry; no ``retry_for``, the seconds
-    within which a retry may start, see :mod:`..policy.retry_budget`) and the ledger's own value
-    on ``--resume``. ``halt_on_error`` can only be switched on. ``resend_after``: a
-    ``run-now`` or status poll not answered within this many seconds is sent once more
-    (``0``: never; ``None``: a few times the usual latency), see :mod:`.overtake`.
-    """
-
-    max_concurrent: int | None = None
-    retries: int | None = None
-    retry_delay: float | None = None
-    retry_for: float | None = None
-    halt_on_error: bool = False
-    poll_interval: float = 1.0
-    resend_after: float | None = None
-
-    def cap(self, local: bool) -> int:
-        """Runs in flight at most for a new backfill: ``max_concurrent`` or the default."""
-        return self.max_concurrent or (
-            DEFAULT_LOCAL_CONCURRENT if local else DEFAULT_MAX_CONCURRENT
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class BackfillRequest:
     """A new backfill (``dbxdec backfill JOB``) or catch-up (``dbxdec catchup JOB``).
 
     Attributes:
         job: The job name.
-        start, end, keys, order, batch_size, exact, final_sync, params: The plan (see
-            :func:`.plan.build_plan`).
+        start, end, keys, batch_size: The keys and keys per run (see
+            :func:`.plan.build_plan`); ``batch_size="auto"``: chosen from past runs.
         rerun: All keys, only failed ones, or only keys never run.
         catchup: Only keys without a success (``by="runs"``: in the run history) or
             without data (``by="data"``: partitions missing or empty in the job's
             output tables).
-        canary: The first this many runs go alone; the rest only if they all
-            succeed (see :mod:`..policy.canary`).
+        options: The backfill's options as the ledger keeps them (order, exact, final
+            sync, params, canary, diff gate, schedule pause, force rewrite, full
+            refresh, checks, the target run length); the launcher fills in the
+            concurrency, keys per run, tasks and pacing.
         connection: Where the runs go.
         pacing: Concurrency, retries and polling.
         context_args: The CLI arguments that select the project (``--project``,
@@ -89,16 +58,8 @@ class BackfillRequest:
         force: Take over expired claims of other backfills on the same keys.
         new: Start afresh although the last backfill of the keys did not finish
             (see :mod:`.reruns`).
-        pause_schedule: Pause the job's schedule while the backfill runs.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
-        force_rewrite: Append-once outputs rewrite the keys they already hold
-            (in every run's order; see
-            :mod:`..runtime.io.append_once`).
-        full_refresh: Rebuild the job's tables in staging tables and swap them in at
-            the end, all at once (see :mod:`.full_refresh`).
-        target_run_seconds: The run length ``batch_size="auto"`` aims at.
-        checks: Whether the runs judge their checks (``False``: ``--no-checks``,
-            in every run's order).
+        downstream: Also every job reading what the keys write.
         tasks, skip_tasks: Run only these tasks, or all but these (see
             :mod:`..runtime.programs.task_subset`); empty: every task.
     """
@@ -107,30 +68,50 @@ class BackfillRequest:
     start: str | None = None
     end: str | None = None
     keys: tuple[str, ...] = ()
-    order: Order = "forward"
     batch_size: BatchSize = 1
     rerun: RerunMode = "all"
     catchup: bool = False
     by: CatchupBy = "runs"
-    exact: bool = False
-    final_sync: bool = False
-    params: Mapping[str, str] = field(default_factory=dict)
-    canary: int = 0
-    diff_gate: float | None = None
+    options: LaunchOptions = field(default_factory=LaunchOptions)
     connection: Connection = field(default_factory=Connection)
     pacing: Pacing = field(default_factory=Pacing)
     context_args: tuple[str, ...] = ()
     force: bool = False
     new: bool = False
-    pause_schedule: bool = False
     dbu_per_hour: float | None = None
-    force_rewrite: bool = False
-    full_refresh: bool = False
-    target_run_seconds: float = DEFAULT_TARGET_SECONDS
-    checks: bool = True
-    downstream: bool = False  # --downstream: also every job reading what the keys write
+    downstream: bool = False
     tasks: tuple[str, ...] = ()
     skip_tasks: tuple[str, ...] = ()
+
+    def plan(
+        self,
+        job: JobDefinition,
+        history: KeyHistory | None = None,
+        only: Collection[str] | None = None,
+        *,
+        batch_size: int = 1,
+    ) -> BackfillPlan:
+        """The plan of the request's keys (``history``, ``only``: those selected from them).
+
+        Raises:
+            UsageError: bad keys or options; a job without a backfill definition.
+        """
+        options = self.options
+        plan = build_plan(
+            job,
+            start=self.start,
+            end=self.end,
+            keys=self.keys,
+            order=options.order,
+            batch_size=batch_size,
+            rerun=self.rerun if history is not None else "all",
+            history=history,
+            exact=options.exact,
+            final_sync=options.final_sync or options.full_refresh,  # a full refresh's swap
+            params=options.params,
+            only=None if only is None else frozenset(only),
+        )
+        return with_options(plan, checks=options.checks)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..plan.pacing import SchedulerOptions
+from ..plan.options import LaunchOptions
 
 __all__ = ["MIN_POLL_GAP", "PollBounds", "PollPacer", "learnt_run_length", "next_poll_time"]
 
@@ -66,7 +66,7 @@ class PollBounds:
     first_fraction: float = _FIRST_FRACTION
 
     @classmethod
-    def of(cls, options: SchedulerOptions) -> PollBounds:
+    def of(cls, options: LaunchOptions) -> PollBounds:
         """The bounds for a scheduler's options."""
         min_gap = min(options.poll_interval, MIN_POLL_GAP)
         max_gap = max(options.max_poll_interval, options.poll_interval)
@@ -122,7 +122,7 @@ def next_poll_time(
 class PollPacer:
     """Learns run lengths as runs end and says when to poll next (see the module)."""
 
-    def __init__(self, options: SchedulerOptions) -> None:
+    def __init__(self, options: LaunchOptions) -> None:
         self.bounds = PollBounds.of(options)
         self._durations: deque[float] = deque(maxlen=_MEMORY)
 

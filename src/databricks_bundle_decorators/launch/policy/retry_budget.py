@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import UsageError
-from ..plan.pacing import SchedulerOptions, backoff
+from ..plan.options import LaunchOptions, backoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +116,7 @@ class RetryBudgets:
         clock: Monotonic seconds (tests pass their own).
     """
 
-    def __init__(
-        self, options: SchedulerOptions, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, options: LaunchOptions, clock: Callable[[], float] = time.monotonic) -> None:
         self.budget = RetryBudget(options.retries, options.retry_for)
         self.options = options
         self.clock = clock

@@ -6,7 +6,7 @@ or 503 before it tries again -- is overtaken by one more poll (two in flight at 
 so one throttled request does not hold up the refill of every slot. Poll starts stay at
 least the policy's floor apart (:attr:`.poll_policy.PollBounds.min_gap`), overtaking
 ones included. The threshold is the caller's choice
-(:attr:`.pacing.SchedulerOptions.resend_after`): adaptive, fixed, or never.
+(:attr:`..plan.options.LaunchOptions.resend_after`): adaptive, fixed, or never.
 
 For a backend that tells when a run ends (:class:`..backends.backends.EndsNotified`) the ended
 runs are polled at once and the planned polls are only a safety net, ``max_gap`` apart.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..backends.backends import RunStatus
-from ..plan.pacing import SchedulerOptions
+from ..plan.options import LaunchOptions
 from .poll_policy import PollPacer
 
 __all__ = ["StatusPoller"]
@@ -46,7 +46,7 @@ class StatusPoller:
     def __init__(
         self,
         poll: Poll,
-        options: SchedulerOptions,
+        options: LaunchOptions,
         wake: Callable[[], None],
         *,
         notified: bool = False,

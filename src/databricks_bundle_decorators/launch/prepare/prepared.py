@@ -17,7 +17,7 @@ from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.pause.schedule_pause import SchedulePause
 from ..ledger.ledger import Ledger
-from ..plan.pacing import SchedulerOptions
+from ..plan.options import LaunchOptions
 from ..plan.plan import BackfillPlan
 from ..plan.slice_graph import SliceGraph
 from .rebatch import Rebatcher
@@ -50,7 +50,7 @@ class PreparedBackfill:
     plan: BackfillPlan
     ledger: Ledger
     backend: Backend | None
-    options: SchedulerOptions
+    options: LaunchOptions
     warnings: list[str] = field(default_factory=list)
     context_args: tuple[str, ...] = ()
     guard: BackfillGuard | None = None

@@ -145,7 +145,7 @@ def prepare_resume(
         plan,
         ledger,
         backend,
-        ledger.options.for_scheduler(pacing.poll_interval, pacing.resend_after),
+        ledger.options,
         warnings,
         request.context_args,
         guard,

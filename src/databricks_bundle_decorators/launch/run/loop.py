@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ..backends.backends import Backend
 from ..ledger.ledger import Attempt, Ledger, SliceRecord
-from ..plan.pacing import SchedulerOptions
+from ..plan.options import LaunchOptions
 from .events import EventKind
 from .flights import Flight
 from .interrupts import Interrupts
@@ -18,7 +18,7 @@ class Loop(Protocol):
     """A running scheduler's state and acts (see :class:`.scheduler.Scheduler`)."""
 
     ledger: Ledger
-    options: SchedulerOptions
+    options: LaunchOptions
     interrupts: Interrupts
     flights: dict[int, Flight]  # by slice index
     by_run: dict[str, Flight]  # the flights whose run id is known

@@ -35,7 +35,7 @@ from ..backends.diff_gate import canary_stop, gated_error
 from ..backends.errors import BackendUnavailable
 from ..backends.job_router import job_router
 from ..ledger.ledger import Attempt, Ledger, SliceRecord, attempt_token
-from ..plan.pacing import SchedulerOptions
+from ..plan.options import LaunchOptions
 from ..plan.states import BackfillState, RunState
 from ..policy.canary import CanaryGate
 from ..policy.outage import OutageTracker, TrackedBackend
@@ -72,7 +72,7 @@ class Scheduler:
         self,
         backend: Backend,
         ledger: Ledger,
-        options: SchedulerOptions,
+        options: LaunchOptions,
         *,
         emit: Callable[[LaunchEvent], None] = lambda event: None,
         interrupts: Interrupts | None = None,

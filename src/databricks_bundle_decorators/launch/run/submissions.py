@@ -11,7 +11,7 @@ from dataclasses import replace
 from ..backends.backends import SubmitRejected, SubmitRequest
 from ..backends.errors import BackendUnavailable
 from ..ledger.ledger import Attempt
-from ..plan.pacing import backoff
+from ..plan.options import backoff
 from ..plan.states import RunState
 from .flights import Flight
 from .loop import Loop

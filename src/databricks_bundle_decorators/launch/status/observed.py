@@ -8,6 +8,7 @@ also says when a key with no record is ``unknown``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,9 @@ from ...backfill.base import BackfillDef
 from ..backends.databricks_backend import run_history
 from ..ledger.ledger import list_ledgers
 from ..ledger.observations import ledger_observations
-from ..plan.history import KeyHistory, key_history
-from .horizon import workspace_history
+from ..plan.history import KeyHistory, key_history, keys_without_success
+from ..prepare.planners import Draft, Planning
+from .horizon import history_to_select, workspace_history
 from .local_runs import local_run_observations
 
 if TYPE_CHECKING:
@@ -49,3 +51,35 @@ def observed_history(
         return workspace_history(runs, ledger_observations(ledgers))
     local = [*ledger_observations(list_ledgers(root, job)), *local_run_observations(root, job)]
     return key_history(local)  # the backfills' runs and those of ``dbxdec run --local``
+
+
+def read_history(draft: Draft, planning: Planning) -> Draft:
+    """``--rerun failed|missing`` and ``catchup --by runs``: each key's state in past runs
+    (on Databricks, keys beyond the runs' 60 days are unknown and left alone)."""
+    job, found = planning.job, draft.found
+    if not planning.needs_history:
+        return draft
+    if found is None:
+        history = observed_history(job.name, planning.backfill, root=planning.root)
+        return replace(draft, history=history)
+    remote, warnings = found.remote, list(draft.warnings)
+    history = observed_history(
+        job.name, planning.backfill, root=planning.root, client=found.client, job_id=remote.job_id
+    )
+    history = history_to_select(
+        history,
+        planning.backfill,
+        draft.keys,
+        planning.request.keys,
+        remote,
+        warnings,
+        now=planning.now,
+    )
+    return replace(draft, history=history, warnings=tuple(warnings))
+
+
+def catch_up_by_runs(draft: Draft, planning: Planning) -> Draft:
+    """``catchup`` (by runs): only the keys without a success."""
+    if planning.request.catchup and draft.history is not None:
+        return replace(draft, only=frozenset(keys_without_success(draft.keys, draft.history)))
+    return draft
