@@ -41,8 +41,8 @@ from .._store._emulator_state import JobsModel
 
 __all__ = ["TriggerControls"]
 
-_TABLE_REF = re.compile(
-    r"\{\{job\.trigger\.table_update\.(?:`([^`]+)`|([A-Za-z0-9_]+))\."
+_TABLE_REF = re.compile(  # a table's name as it is (the trigger page's form) or backticked
+    r"\{\{job\.trigger\.table_update\.(?:`([^`]+)`|([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}))\."
     r"(version|commit_timestamp\.iso_datetime)\}\}"
 )
 _UPDATED = "{{job.trigger.table_update.updated_tables}}"

@@ -27,6 +27,7 @@ from typing import Any
 
 _REFERENCE = re.compile(r"\{\{(.*?)\}\}")
 _IDENTIFIER = r"(?:[A-Za-z0-9_]+|`[^`]+`)"
+_TABLE = r"(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}|`[^`]+`)"
 # "Options for date and time values" of the page above.
 _TIME_OPTIONS = (
     "year",
@@ -53,8 +54,9 @@ _DOCUMENTED = re.compile(
             r"job\.trigger\.file_arrival\.location",
             # Table-update triggers: https://docs.databricks.com/aws/en/jobs/trigger-table-update
             r"job\.trigger\.table_update\.updated_tables",
-            rf"job\.trigger\.table_update\.{_IDENTIFIER}\.version",
-            rf"job\.trigger\.table_update\.{_IDENTIFIER}\.commit_timestamp\.{_TIME}",
+            # ... the table as the page writes it, <catalog.schema.table>, or backticked
+            rf"job\.trigger\.table_update\.{_TABLE}\.version",
+            rf"job\.trigger\.table_update\.{_TABLE}\.commit_timestamp\.{_TIME}",
             rf"job\.trigger\.time\.{_TIME}",
             r"task\.(?:name|run_id|execution_count|notebook_path)",
             rf"tasks\.{_IDENTIFIER}\.{_TASK_FIELDS}",
