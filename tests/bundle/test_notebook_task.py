@@ -168,16 +168,19 @@ def test_the_generated_notebook_runs_the_task_with_widget_parameters(
     exec(compile(source, "nb_job__discover.py", "exec"), {"dbutils": dbutils})
     assert dbutils.restarted == 1
     assert dbutils.values == {"regions": ["east", "south"]}
+    assert dbutils.exited == ["[]"]  # no check, no report: an empty list of report lines
 
 
 class _StubDbutils:
-    """The notebook ``dbutils`` surface the generated notebook uses: widgets, task values
-    and ``library.restartPython``."""
+    """The notebook ``dbutils`` surface the generated notebook uses: widgets, task values,
+    ``library.restartPython`` and ``notebook.exit``."""
 
     def __init__(self, widgets: dict[str, str]) -> None:
         self._widgets = widgets
         self.values: dict[str, Any] = {}
         self.restarted = 0
+        self.exited: list[str] = []
+        self.notebook = self
         self.widgets = self
         self.library = self
         self.jobs = self
@@ -191,6 +194,9 @@ class _StubDbutils:
 
     def restartPython(self) -> None:
         self.restarted += 1
+
+    def exit(self, value: str) -> None:  # notebook.exit
+        self.exited.append(value)
 
 
 @pytest.mark.slow
