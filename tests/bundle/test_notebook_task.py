@@ -168,16 +168,19 @@ def test_the_generated_notebook_runs_the_task_with_widget_parameters(
     exec(compile(source, "nb_job__discover.py", "exec"), {"dbutils": dbutils})
     assert dbutils.restarted == 1
     assert dbutils.values == {"regions": ["east", "south"]}
+    assert dbutils.exited == ["[]"]  # no check, no report: an empty list of report lines
 
 
 class _StubDbutils:
-    """The notebook ``dbutils`` surface the generated notebook uses: widgets, task values
-    and ``library.restartPython``."""
+    """The notebook ``dbutils`` surface the generated notebook uses: widgets, task values,
+    ``library.restartPython`` and ``notebook.exit``."""
 
     def __init__(self, widgets: dict[str, str]) -> None:
         self._widgets = widgets
         self.values: dict[str, Any] = {}
         self.restarted = 0
+        self.exited: list[str] = []
+        self.notebook = self
         self.widgets = self
         self.library = self
         self.jobs = self
@@ -191,6 +194,9 @@ class _StubDbutils:
 
     def restartPython(self) -> None:
         self.restarted += 1
+
+    def exit(self, value: str) -> None:  # notebook.exit
+        self.exited.append(value)
 
 
 @pytest.mark.slow
@@ -233,3 +239,25 @@ def test_the_example_bundle_generates_its_notebook_and_validates(tmp_path: Path)
     source = (REPO_ROOT / path).read_text(encoding="utf-8")
     assert source.startswith(NOTEBOOK_HEADER)
     assert "# MAGIC %pip install ../../dist/*.whl" in source  # the repository is dbxdec itself
+
+
+def test_the_notebook_ends_with_its_report_lines_and_fails_in_one_line_over_5_mb(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dbutils.notebook.exit()``'s value is kept to its first 5 MB
+    (databricks-sdk ``jobs.NotebookOutput.result``): more fails the task, never cut."""
+    from databricks_bundle_decorators.backfill.wire import exit_value_text, report_line
+    from databricks_bundle_decorators.errors import DbxdecError
+    from databricks_bundle_decorators.runtime import notebook_entry
+
+    reports = [report_line("undo", {"table": "t", "version": 3})]
+    monkeypatch.setattr(notebook_entry, "run", lambda *a, **k: print("noise", *reports, sep="\n"))
+    dbutils = _StubDbutils({})
+    notebook_entry.run_notebook(dbutils, [])
+    assert [exit_value_text(value) for value in dbutils.exited] == reports[0:1]
+    assert "noise" in capsys.readouterr().out  # the run's output still reaches the notebook
+
+    reports = [report_line("undo", {"table": "t" * 6_000_000, "version": 3})]
+    with pytest.raises(DbxdecError, match="over the 5 MB"):
+        notebook_entry.run_notebook(dbutils, [])
+    assert len(dbutils.exited) == 1

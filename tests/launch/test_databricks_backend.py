@@ -141,3 +141,26 @@ def test_check_results_are_read_from_the_output_of_each_task_of_a_run(emu: JobsE
 
     assert status.state == "failed" and status.checks == (passed, failed)
     assert DatabricksBackend(emu.workspace_client(), job_id).poll([run_id])[run_id].checks == ()
+
+
+def test_a_notebook_task_s_check_results_are_read_from_its_exit_value(emu: JobsEmulator) -> None:
+    """A task-value task is a notebook task: no ``logs`` (``RunOutput.logs``), its reports
+    are its ``dbutils.notebook.exit()`` value (``NotebookOutput.result``)."""
+    from databricks_bundle_decorators.backfill.check_report import CheckReport, CheckResult
+    from databricks_bundle_decorators.backfill.wire import exit_value
+
+    tasks = [
+        {"task_key": "discover", "notebook_task": {"notebook_path": "./n/j__discover.py"}},
+        {"task_key": "load", "python_wheel_task": {"package_name": "p", "entry_point": "e"}},
+    ]
+    job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, settings={"tasks": tasks})
+    backend = DatabricksBackend(emu.workspace_client(), job_id, read_checks=True)
+    run_id = backend.submit(request("2024-01-01")).run_id
+    emu.wait_until_idle()
+    discover, load = emu.runs(job_id)[0].task_run_ids
+    found = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True, "discover", run_id)
+    loaded = CheckResult("not_null(id)", "2024-01-01", 0.0, "= 0", True, "load", run_id)
+    emu.set_notebook_result(discover, exit_value([CheckReport((found,)).to_line()]))
+    emu.set_task_logs(load, CheckReport((loaded,)).to_line() + "\n")
+
+    assert backend.poll([run_id])[run_id].checks == (found, loaded)

@@ -18,10 +18,13 @@ parameters are pushed down to tasks that accept key-value parameters).
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Sequence
+from contextlib import redirect_stdout
 from typing import Any
 
+from ..backfill.wire import REPORT_PREFIX, exit_value
 from ..errors import DbxdecError
 from .core.task_values import DbutilsTaskValueStore
 from .entrypoint import run
@@ -39,13 +42,42 @@ def run_notebook(dbutils: Any, names: Sequence[str]) -> None:
         dbutils: The notebook's ``dbutils`` (widgets and ``jobs.taskValues``).
         names: The parameter names the task was generated with.
 
+    The run's report lines end the notebook as its exit value.
+
     Raises:
-        DbxdecError: the run failed; its one-line message is printed first, and the
-            exception fails the notebook task (a notebook has no exit code).
+        DbxdecError: the run failed, or its reports exceed the 5 MB kept of an exit
+            value; its one-line message is printed first, and the exception fails the
+            notebook task (a notebook has no exit code).
     """
     arguments = notebook_arguments(dbutils, names)
+    printed = _Tee(sys.stdout)
     try:
-        run(arguments, task_values=DbutilsTaskValueStore(dbutils))
+        with redirect_stdout(printed):
+            run(arguments, task_values=DbutilsTaskValueStore(dbutils))
+        reports = [line for line in printed.lines() if line.startswith(REPORT_PREFIX)]
+        try:
+            value = exit_value(reports)
+        except ValueError as exc:
+            raise DbxdecError(str(exc)) from None
     except DbxdecError as exc:
         print(f"Error: {exc.render()}", file=sys.stderr)
         raise
+    dbutils.notebook.exit(value)
+
+
+class _Tee(io.StringIO):
+    """Keeps what the run prints while passing it on to the notebook's own output."""
+
+    def __init__(self, out: Any) -> None:
+        super().__init__()
+        self._out = out
+
+    def write(self, text: str) -> int:
+        self._out.write(text)
+        return super().write(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def lines(self) -> list[str]:
+        return self.getvalue().splitlines()

@@ -75,7 +75,15 @@ from .params import (
     TASK_PARAM,
     job_id_of,
 )
-from .report import REPORT_KINDS, REPORT_PREFIX, ReportKind, read_reports, report_line
+from .report import (
+    REPORT_KINDS,
+    REPORT_PREFIX,
+    ReportKind,
+    exit_value,
+    exit_value_text,
+    read_reports,
+    report_line,
+)
 
 __all__ = [
     "BACKFILL_EXACT_PARAM",
@@ -116,6 +124,8 @@ __all__ = [
     "UndoOrder",
     "decode_order",
     "encode_order",
+    "exit_value",
+    "exit_value_text",
     "job_id_of",
     "keyless_run",
     "keys_label",

@@ -31,6 +31,7 @@ from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...runtime.job_tables.key_changes import gated_tables
+from .task_output import task_output
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -138,9 +139,8 @@ class RemoteKeyChanges:
         for task in run.tasks or []:
             if task.run_id is None:
                 continue
-            logs = self.client.jobs.get_run_output(task.run_id).logs or ""
             try:
-                reports += MeasureReport.from_lines(logs)
+                reports += MeasureReport.from_lines(task_output(self.client, task))
             except ValueError as exc:
                 raise MeasurementFailed(
                     f"task {task.task_key!r} of measurement run {run_id}: {exc}"

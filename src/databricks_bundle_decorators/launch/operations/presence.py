@@ -36,6 +36,7 @@ from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
+from ..backends.task_output import task_output
 from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
@@ -238,9 +239,8 @@ def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
     for task in run.tasks or []:
         if task.run_id is None:
             continue
-        logs = client.jobs.get_run_output(task.run_id).logs or ""
         try:
-            reports += PresenceReport.from_lines(logs)
+            reports += PresenceReport.from_lines(task_output(client, task))
         except ValueError as exc:
             raise PresenceFailed(
                 f"task {task.task_key!r} of presence run {run_id}: {exc}"

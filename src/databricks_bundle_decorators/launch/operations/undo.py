@@ -56,6 +56,7 @@ from ...runtime.programs.undo import (
 )
 from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
+from ..backends.task_output import task_output
 from ..guard.claims import this_host, this_user
 from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
@@ -277,9 +278,8 @@ def _undo_reports(
     for task in tasks or []:
         if task.run_id is None:
             continue
-        logs = client.jobs.get_run_output(task.run_id).logs or ""
         try:
-            bodies = read_reports(logs, "undo")
+            bodies = read_reports(task_output(client, task), "undo")
             pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
         except (ValueError, KeyError, TypeError) as exc:
             raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None

@@ -9,10 +9,17 @@ The answer is ``{"metadata": <the task run>, "logs", "logs_truncated", "error"}`
 * ``metadata`` is the task run as a ``Run``: the job run's fields, with the task's
   ``run_id``, state and times, ``tasks`` holding only that task, and ``job_run_id``
   naming the job run it belongs to;
-* ``logs`` (a wheel or Python task's stdout) only when a test set them with
+* ``logs`` (a wheel or Python task's stdout) only for a task run that is not a notebook
+  task's ("It's not supported for the notebook_task", databricks-sdk ``jobs.RunOutput.logs``),
+  and only when a test set them with
   ``JobsEmulator.set_task_logs``, cut to their last :data:`MAX_OUTPUT_BYTES` with
   ``logs_truncated`` true ("Databricks restricts this API to return the last 5 MB of these
   logs", databricks-sdk ``jobs.RunOutput.logs``); ``logs_truncated`` is always present;
+* ``notebook_output`` ``{result, truncated}`` for a notebook task run: the value a test set
+  with ``JobsEmulator.set_notebook_result`` (the task's ``dbutils.notebook.exit()``), cut to
+  its *first* :data:`MAX_OUTPUT_BYTES` ("Databricks restricts this API to return the first
+  5 MB of the value", databricks-sdk ``jobs.NotebookOutput.result``); ``result`` is absent
+  when none was set ("absent if dbutils.notebook.exit() was never called");
 * ``error``: the state message of a task run that ended without success.
 
 A run of a job without tasks (which only the emulator allows) is its own task run.
@@ -40,6 +47,7 @@ class RunOutputs:
 
     _runs: dict[int, RunRecord]
     _task_logs: dict[int, str]
+    _notebook_results: dict[int, str]
     clock: EmulatorClock
 
     if TYPE_CHECKING:
@@ -62,6 +70,17 @@ class RunOutputs:
             raise ValueError(f"run {task_run_id} is a job run: {MULTI_TASK_REFUSAL}")
         self._task_logs[task_run_id] = text
 
+    def set_notebook_result(self, task_run_id: int, text: str) -> None:
+        """Keep ``text`` as the value the notebook task run gave ``dbutils.notebook.exit()``.
+
+        Raises:
+            KeyError: no run has this id.
+            ValueError: the id is a job run's (whose job has tasks), not a task run's.
+        """
+        self.set_task_logs(task_run_id, "")  # the same checks of the id
+        del self._task_logs[task_run_id]
+        self._notebook_results[task_run_id] = text
+
     def get_run_output(self, run_id: int, now: float) -> JsonDict:
         """The ``runs/get-output`` answer for task run ``run_id`` (see the module doc)."""
         self.advance(now)
@@ -73,7 +92,14 @@ class RunOutputs:
         job_run = self._run_json(run, now, include_tasks=True)
         metadata = job_run if run_id == run.run_id else task_run_json(job_run, run_id)
         out: JsonDict = {"metadata": metadata, "logs_truncated": False}
-        if run_id in self._task_logs:
+        if any("notebook_task" in task for task in metadata.get("tasks", [])):
+            notebook: JsonDict = {"truncated": False}
+            if run_id in self._notebook_results:
+                raw = self._notebook_results[run_id].encode()
+                notebook["result"] = raw[:MAX_OUTPUT_BYTES].decode(errors="ignore")
+                notebook["truncated"] = len(raw) > MAX_OUTPUT_BYTES
+            out["notebook_output"] = notebook
+        elif run_id in self._task_logs:
             raw = self._task_logs[run_id].encode()
             out["logs"] = raw[-MAX_OUTPUT_BYTES:].decode(errors="ignore")
             out["logs_truncated"] = len(raw) > MAX_OUTPUT_BYTES

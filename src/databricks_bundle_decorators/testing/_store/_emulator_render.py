@@ -105,10 +105,23 @@ def run_json(
                 "execution_duration": exec_ms,
                 "cleanup_duration": 0,
                 "run_page_url": f"{out['run_page_url']}/task/{task_run_id}",
+                **_task_kind(job, key),
             }
             for key, task_run_id in zip(run.only or job.task_keys, run.task_run_ids, strict=True)
         ]
     return out
+
+
+#: A ``RunTask`` carries its task's settings (databricks-sdk ``jobs.RunTask.notebook_task``,
+#: ``python_wheel_task``, ``for_each_task``): the field says which kind of task ran.
+_TASK_KINDS = ("notebook_task", "python_wheel_task", "for_each_task")
+
+
+def _task_kind(job: JobRecord, key: str) -> JsonDict:
+    """The task-type settings of task ``key`` of ``job``, as ``runs/get`` shows them."""
+    tasks: list[JsonDict] = job.settings.get("tasks", [])
+    task = next((t for t in tasks if t.get("task_key") == key), {})
+    return {kind: copy.deepcopy(task[kind]) for kind in _TASK_KINDS if kind in task}
 
 
 def state_json(run: RunRecord) -> JsonDict:

@@ -72,6 +72,7 @@ class JobsModel(RunOutputs):
         self._outcomes: dict[tuple[int | None, str], Outcome] = {}
         self._executions: dict[tuple[int, str | None], int] = {}
         self._task_logs: dict[int, str] = {}  # task run id -> its logs (runs/get-output)
+        self._notebook_results: dict[int, str] = {}  # task run id -> its notebook exit value
         self.run_now_bodies: list[dict[str, Any]] = []  # every run-now request, in order
         self.job_change_bodies: list[tuple[str, dict[str, Any]]] = []  # create/update/reset
         self._next_job_id = 1001
