@@ -152,10 +152,13 @@ def _with_undone_kept(conn: sqlite3.Connection, header: dict[str, Any]) -> dict[
     """``header`` with the undone versions already in the database added: ``undo`` records
     them through its own ``Ledger`` of the file, and a launcher of the same backfill that
     saves later, from a header read before, must not drop them (they only ever grow)."""
-    row = conn.execute("SELECT header FROM ledger WHERE one = 1").fetchone()
-    stored = json.loads(row[0]).get("undone", []) if row else []
-    if not stored:
+    # only the undone array is read (SQLite's JSON functions, built in since 3.38): the
+    # common save, with none recorded, parses nothing
+    row = conn.execute("SELECT json_extract(header, '$.undone') FROM ledger WHERE one = 1")
+    found = row.fetchone()
+    if found is None or found[0] is None:
         return header
+    stored = json.loads(found[0])
     pairs = {(str(t), int(v)) for t, v in [*stored, *header.get("undone", [])]}
     return {**header, "undone": [list(pair) for pair in sorted(pairs)]}
 
