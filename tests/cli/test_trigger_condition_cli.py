@@ -35,6 +35,11 @@ def step() -> None: ...
 )
 def watcher() -> None:
     step()
+
+
+@job(backfill=DailyBackfill(start_date="2024-01-01"))
+def unwatched() -> None:
+    step()
 """
 DEPLOYED = {"table_update": {"table_names": ["main.s.a", "main.s.b"], "condition": "ALL_UPDATED"}}
 
@@ -66,3 +71,38 @@ def test_pause_schedule_writes_the_declared_condition_back(dbxdec: Cli, emu: Job
         {**DEPLOYED, "pause_status": "UNPAUSED"},
     ]
     assert written_trigger(emu, job_id) == {**DEPLOYED, "pause_status": "UNPAUSED"}
+
+
+def test_an_undeclared_table_update_trigger_is_paused_only_when_forced(
+    dbxdec: Cli, emu: JobsEmulator, project: Path
+) -> None:
+    """A trigger set in the workspace only: its condition cannot be read back, so the
+    pause is refused in one line (nothing paused, no marker) unless forced, which warns."""
+    job_id = emu.create_job("unwatched", parameters=NIGHTLY_PARAMS, settings={"trigger": DEPLOYED})
+    args = ("backfill", "unwatched", "--start", "2024-01-01", "--end", "2024-01-02", *FAST)
+
+    code, out, err = dbxdec(*args, "--pause-schedule")
+
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert "does not declare" in line and "--force-trigger-pause" in line
+    assert emu.job_change_bodies(job_id)[1:] == [] and emu.runs(job_id) == []
+    assert not any((project / ".dbxdec" / "paused").rglob("*.json"))
+
+    code, out, err = dbxdec(*args, "--pause-schedule", "--force-trigger-pause")
+
+    assert code == 0, out + err
+    assert "its condition is not restored" in out + err
+    updates = [
+        b["new_settings"]["trigger"]["pause_status"] for _, b in emu.job_change_bodies(job_id)[1:]
+    ]
+    assert updates == ["PAUSED", "UNPAUSED"]
+
+
+def test_force_trigger_pause_needs_pause_schedule(dbxdec: Cli, emu: JobsEmulator) -> None:
+    emu.create_job("unwatched", parameters=NIGHTLY_PARAMS, settings={"trigger": DEPLOYED})
+    code, out, err = dbxdec(
+        "backfill", "unwatched", "--start", "2024-01-01", "--end", "2024-01-02",
+        "--force-trigger-pause", *FAST,
+    )  # fmt: skip
+    assert code == 2 and "applies only with --pause-schedule" in err, out + err

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.bundle.triggers import declared_trigger
 from databricks_bundle_decorators.errors import UsageError
 from databricks_bundle_decorators.launch.guard.pause.schedule_pause import SchedulePause
 from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
@@ -128,7 +129,13 @@ def test_a_pause_schedule_of_the_dependant_is_joined_and_the_last_holder_restore
     emu: JobsEmulator, tmp_path: Path
 ) -> None:
     ids = deploy(emu, job_b={"schedule": dict(CRON)})
-    own = SchedulePause(emu.workspace_client(), root=tmp_path, job="job_b", job_id=ids["job_b"])
+    own = SchedulePause(
+        emu.workspace_client(),
+        root=tmp_path,
+        job="job_b",
+        job_id=ids["job_b"],
+        declared_trigger=declared_trigger(DEFINITIONS["job_b"]),  # as the planner passes it
+    )
     lines: list[str] = []
 
     with own.hold():  # a backfill of job_b with --pause-schedule

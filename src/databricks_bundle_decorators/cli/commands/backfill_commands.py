@@ -43,6 +43,7 @@ from .backfill_shared import (
     command_context_args,
     dbu_option,
     force_option,
+    force_trigger_pause_option,
     json_option,
     pause_option,
     plan_and_launch,
@@ -75,6 +76,7 @@ _PLAN_OPTIONS = (
     "all_runs",
     "new",
     "pause_schedule",
+    "force_trigger_pause",
     "dbu_per_hour",
     "all_keys",
     "downstream",
@@ -120,6 +122,7 @@ _PLAN_OPTIONS = (
 @canary_option
 @diff_gate_option
 @pause_option
+@force_trigger_pause_option
 @param_option
 @dry_run_options
 @dbu_option
@@ -159,6 +162,7 @@ def backfill_command(
     canary: int,
     diff_gate: float | None,
     pause_schedule: bool,
+    force_trigger_pause: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
     all_runs: bool,
@@ -237,6 +241,7 @@ def backfill_command(
             canary=canary,
             diff_gate=diff_gate,
             pause_schedule=pause_schedule,
+            force_trigger_pause=force_trigger_pause,
         ),
         tasks=tasks,
         skip_tasks=skip_tasks,

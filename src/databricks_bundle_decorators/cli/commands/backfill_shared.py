@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ...errors import UsageError
 from ...launch.launcher import plan_backfill
 from ...launch.plan.plan_summary import plan_selection
 from ...launch.plan.request import BackfillRequest
@@ -36,6 +37,15 @@ pause_option = click.option(
     "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
     "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
     "scheduled run.",
+)
+
+force_trigger_pause_option = click.option(
+    "--force-trigger-pause",
+    is_flag=True,
+    help="With --pause-schedule: pause a deployed table-update trigger the project does "
+    "not declare. Its condition (ANY_UPDATED/ALL_UPDATED) cannot be read back from the "
+    "workspace, so the trigger is restored without it (a warning says so); without this "
+    "flag such a pause is refused.",
 )
 
 dbu_option = click.option(
@@ -71,6 +81,11 @@ def plan_and_launch(
     terminal first and refused elsewhere (``--all`` and ``--dry-run`` skip this).
     """
     refuse_local_detach(request)
+    if request.options.force_trigger_pause and not request.options.pause_schedule:
+        raise UsageError(
+            "--force-trigger-pause applies only with --pause-schedule: add --pause-schedule, "
+            "or drop --force-trigger-pause"
+        )
     config, registry = load_project(project, pipelines)
     if ask:
         confirm_every_key(registry, request)

@@ -30,6 +30,7 @@ from .backfill_shared import (
     command_context_args,
     dbu_option,
     force_option,
+    force_trigger_pause_option,
     json_option,
     pause_option,
     plan_and_launch,
@@ -56,6 +57,7 @@ from .backfill_shared import (
 @click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
 @canary_option
 @pause_option
+@force_trigger_pause_option
 @param_option
 @dry_run_options
 @dbu_option
@@ -76,6 +78,7 @@ def catchup_command(
     exact: bool,
     canary: int,
     pause_schedule: bool,
+    force_trigger_pause: bool,
     params: tuple[tuple[str, str], ...],
     dry_run: bool,
     all_runs: bool,
@@ -114,6 +117,7 @@ def catchup_command(
             params=dict(params),
             canary=canary,
             pause_schedule=pause_schedule,
+            force_trigger_pause=force_trigger_pause,
         ),
         dbu_per_hour=dbu_per_hour,
         connection=connection,

@@ -37,8 +37,9 @@ class LaunchOptions:
             have all succeeded (``0``: off). See :mod:`..policy.canary`.
         diff_gate: With canaries, the most a canary key's row count may move (percent)
             before the backfill stops (``None``: off). See :mod:`..backends.diff_gate`.
-        pause_schedule, force_rewrite, full_refresh: As ``--pause-schedule``,
-            ``--force-rewrite``, ``--full-refresh``.
+        pause_schedule, force_trigger_pause, force_rewrite, full_refresh: As
+            ``--pause-schedule``, ``--force-trigger-pause``, ``--force-rewrite``,
+            ``--full-refresh``.
         tasks: ``--tasks``/``--skip-tasks`` as ``backfill_tasks`` (``""``: every task).
         checks: ``False``: ``--no-checks`` (``backfill_checks=off``).
         max_retry_delay: Upper bound of the retry delay.
@@ -64,6 +65,7 @@ class LaunchOptions:
     params: Mapping[str, str] = field(default_factory=dict)
     canary: int = 0
     pause_schedule: bool = False
+    force_trigger_pause: bool = False
     force_rewrite: bool = False
     full_refresh: bool = False
     batch_auto: bool = False

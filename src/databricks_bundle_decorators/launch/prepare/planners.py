@@ -272,6 +272,7 @@ def pause_schedule(draft: Draft, planning: Planning) -> Draft:
         job=planning.job.name,
         job_id=found.remote.job_id,
         declared_trigger=declared_trigger(planning.job),  # jobs/get lacks its condition
+        force_trigger=planning.request.options.force_trigger_pause,
     )
     return replace(draft, pause=pause)
 

@@ -107,6 +107,7 @@ def prepare_resume(
                 job=ledger.job,
                 job_id=spec.job_id,
                 declared_trigger=None if job_def is None else declared_trigger(job_def),
+                force_trigger=old.force_trigger_pause,
             )
         if old.diff_gate is not None and job_def is not None:  # the canaries are measured
             backend.measure = RemoteKeyChanges(

@@ -87,6 +87,10 @@ class Pause:
         declared_trigger: The job's ``trigger`` as the project declares it
             (:func:`...bundle.triggers.declared_trigger`), written back in place of the
             one ``jobs/get`` returns, which lacks a table update's ``condition``.
+        force_trigger: Pause a deployed table-update trigger the project does not
+            declare (``--force-trigger-pause``): its ``condition`` cannot be read back,
+            so the restore writes what ``jobs/get`` returns. Without it such a pause is
+            refused.
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class Pause:
         fields: Sequence[str] = PAUSABLE,
         option: str = "--pause-schedule",
         declared_trigger: Mapping[str, Any] | None = None,
+        force_trigger: bool = False,
     ) -> None:
         self.client = client
         self.markers = markers
@@ -109,6 +114,7 @@ class Pause:
         self.fields = tuple(f for f in PAUSABLE if f in fields)
         self.option = option
         self.declared_trigger = declared_trigger
+        self.force_trigger = force_trigger
 
     def take(self) -> tuple[str, bool]:
         """Pause the settings (the marker first); the line saying what was done, and
@@ -116,7 +122,8 @@ class Pause:
         a job with nothing to pause or paused by hand: that is left as it is).
 
         Raises:
-            UsageError: the workspace refused the change (the line names the job).
+            UsageError: the workspace refused the change (the line names the job), or
+                the trigger to pause is an undeclared table update (see ``force_trigger``).
             WorkspaceRejected: the credentials or the permission (CAN MANAGE) were refused.
             WorkspaceUnreachable: the workspace did not answer.
             LocalStateProblem: a local marker cannot be written.
@@ -143,6 +150,7 @@ class Pause:
             for field, status in to_pause.items():
                 original.setdefault(field, status)
             trigger = self.declared_trigger or _declared(markers)
+            warning = self._undeclared(blocks.get("trigger"), trigger, to_pause)
             local = isinstance(self.holder, ProcessHolder)
             self.markers.write(  # before the request: a crash after it is restored later
                 PauseMarker(
@@ -165,23 +173,58 @@ class Pause:
                     if own is None:
                         self._release()  # the request may have been applied: put it back
                     raise
-            what = f"the {listed(original)} of job {self.job!r}"
-            live = Liveness(self.client)
-            holding = [m.holder for m in rest if live.of(m.holder)[0] is not False]
-            if holding:
-                line = f"{what} is paused for {others(holding)}: it stays paused until both end"
-                return line, own is None
-            if own is not None:
-                return f"{what} stays paused for {self.holder.title}", False
-            if not rest:
-                return (
-                    f"paused the {listed(to_pause)} of job {self.job!r} for "
-                    f"{self.holder.title}: it is restored when the backfill ends"
-                ), True
+            line, wrote = self._taken(original, to_pause, own, rest)
+            return "\n".join(filter(None, (warning, line))), wrote
+
+    def _taken(
+        self,
+        original: Mapping[str, str | None],
+        to_pause: Mapping[str, str | None],
+        own: PauseMarker | None,
+        rest: Sequence[PauseMarker],
+    ) -> tuple[str, bool]:
+        what = f"the {listed(original)} of job {self.job!r}"
+        live = Liveness(self.client)
+        holding = [m.holder for m in rest if live.of(m.holder)[0] is not False]
+        if holding:
+            line = f"{what} is paused for {others(holding)}: it stays paused until both end"
+            return line, own is None
+        if own is not None:
+            return f"{what} stays paused for {self.holder.title}", False
+        if not rest:
             return (
-                f"{what} was left paused by an interrupted backfill ({when(rest[0].paused_at)}): "
-                "it stays paused for this one and is restored when it ends"
+                f"paused the {listed(to_pause)} of job {self.job!r} for "
+                f"{self.holder.title}: it is restored when the backfill ends"
             ), True
+        return (
+            f"{what} was left paused by an interrupted backfill ({when(rest[0].paused_at)}): "
+            "it stays paused for this one and is restored when it ends"
+        ), True
+
+    def _undeclared(
+        self, block: Any, trigger: Mapping[str, Any] | None, to_pause: Mapping[str, Any]
+    ) -> str:
+        """``""``, or the warning for pausing a table-update trigger the project does
+        not declare (``force_trigger``); without it, refused. ``jobs/get`` never returns
+        a table update's ``condition`` (databricks/cli#6315, #6442), and ``jobs/update``
+        replaces the trigger whole, so its restore could not put the condition back."""
+        if "trigger" not in to_pause or trigger is not None:
+            return ""
+        if getattr(block, "table_update", None) is None:
+            return ""
+        if not self.force_trigger:
+            raise UsageError(
+                f"job {self.job!r} (id {self.job_id}) has a table-update trigger this "
+                "project does not declare: its condition cannot be read back from the "
+                "workspace (jobs/get omits it), so restoring it after the pause could "
+                "change when it fires; declare it with triggered_by=TableUpdate(...), or "
+                "pass --force-trigger-pause to pause it anyway"
+            )
+        return (
+            f"warning: pausing the undeclared table-update trigger of job {self.job!r} "
+            "(--force-trigger-pause): its condition is not restored, the restored trigger "
+            "fires on the workspace's default condition"
+        )
 
     def release(self) -> str:
         """Drop the holder's marker; restore the settings if no other holder runs.
@@ -240,6 +283,7 @@ class SchedulePause:
         fields: The settings to pause (``("trigger",)`` for a dependant's trigger).
         option: What the user can drop to avoid the pause (for error lines).
         declared_trigger: The job's ``trigger`` as declared (see :class:`Pause`).
+        force_trigger: As :class:`Pause`'s.
 
     After :meth:`hold`, :attr:`restore_message` says what its end did.
     """
@@ -254,11 +298,13 @@ class SchedulePause:
         fields: Sequence[str] = PAUSABLE,
         option: str = "--pause-schedule",
         declared_trigger: Mapping[str, Any] | None = None,
+        force_trigger: bool = False,
     ) -> None:
         self.client = client
         self.markers = local_markers(root, job, job_id, option)
         self.job, self.job_id, self.fields, self.option = job, job_id, fields, option
         self.declared_trigger = declared_trigger
+        self.force_trigger = force_trigger
         self.restore_message: str | None = None
 
     @contextmanager
@@ -281,6 +327,7 @@ class SchedulePause:
             fields=self.fields,
             option=self.option,
             declared_trigger=self.declared_trigger,
+            force_trigger=self.force_trigger,
         )
         HELD.add(holder.hold_id)
         try:
