@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.guard.lease import CLAIMS_DIR, WorkspaceClaims
+from databricks_bundle_decorators.launch.ledger.lease import CLAIMS_DIR, WorkspaceClaims
 from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,

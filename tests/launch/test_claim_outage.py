@@ -35,16 +35,16 @@ from databricks_bundle_decorators.cli.output.launch_output import claim_lost_lin
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import EXIT_CODES
 from databricks_bundle_decorators.launch.backends.errors import BackfillClaimLost
-from databricks_bundle_decorators.launch.guard.claims import ClaimLost, ClaimRecord
-from databricks_bundle_decorators.launch.guard.lease import (
-    WorkspaceClaims,
-    claims_folder,
-)
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
     PreparedBackfill,
     plan_backfill,
+)
+from databricks_bundle_decorators.launch.ledger.claims import ClaimLost, ClaimRecord
+from databricks_bundle_decorators.launch.ledger.lease import (
+    WorkspaceClaims,
+    claims_folder,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger
 from databricks_bundle_decorators.launch.run.events import LaunchEvent, LaunchSummary

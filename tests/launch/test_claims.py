@@ -22,24 +22,24 @@ import pytest
 
 from databricks_bundle_decorators.definitions import Registry
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.guard.claims import (
-    ClaimRecord,
-    claimed_keys,
-    key_summary,
-    when,
-)
-from databricks_bundle_decorators.launch.guard.lease import (
-    CLAIMS_DIR,
-    CLAIMS_DIR_ENV,
-    LocalLock,
-    WorkspaceClaims,
-    claims_folder,
-)
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
     plan_backfill,
     run_backfill,
+)
+from databricks_bundle_decorators.launch.ledger.claims import (
+    ClaimRecord,
+    claimed_keys,
+    key_summary,
+    when,
+)
+from databricks_bundle_decorators.launch.ledger.lease import (
+    CLAIMS_DIR,
+    CLAIMS_DIR_ENV,
+    LocalLock,
+    WorkspaceClaims,
+    claims_folder,
 )
 from databricks_bundle_decorators.launch.ledger.ledger import Attempt
 from databricks_bundle_decorators.launch.run.events import LaunchEvent

@@ -46,15 +46,15 @@ from pathlib import Path
 import pytest
 
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.guard.claims import ClaimRecord
-from databricks_bundle_decorators.launch.guard.lease import claims_folder
 from databricks_bundle_decorators.launch.launcher import (
     BackfillRequest,
     Pacing,
     plan_backfill,
     run_backfill,
 )
+from databricks_bundle_decorators.launch.ledger.claims import ClaimRecord
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
+from databricks_bundle_decorators.launch.ledger.lease import claims_folder
 from databricks_bundle_decorators.launch.run.submissions import _UNREACHABLE_RETRY
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.guard.pause.marker import paused_dir
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from databricks_bundle_decorators.launch.ledger.marker import paused_dir
 from databricks_bundle_decorators.launch.operations.downstream_triggers import with_trigger_hold
 from databricks_bundle_decorators.launch.plan.options import Pacing
 from databricks_bundle_decorators.launch.plan.request import (

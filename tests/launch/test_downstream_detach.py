@@ -272,7 +272,8 @@ def test_a_resumed_detach_holds_what_it_held_before_and_what_the_project_adds(
     processes = processes_of(emu)
     processes.hold_starts = True
     detached = chain.detach()  # B and C
-    added = TriggerHold({"job_other": ids["job_other"]}, {"job_other": "x"}, None)
+    declared = {"job_other": {"table_update": {"table_names": ["main.other.x"]}}}
+    added = TriggerHold({"job_other": ids["job_other"]}, {"job_other": "x"}, None, declared)
     client = emu.workspace_client()
     start_hold(
         client, added, job_id=ids["job_a"], backfill_id=detached.backfill_id,

@@ -12,12 +12,12 @@ import pytest
 
 from databricks_bundle_decorators.errors import UsageError, WorkspaceRejected
 from databricks_bundle_decorators.launch.backends.databricks_backend import RemoteJob, find_job
-from databricks_bundle_decorators.launch.guard.claims import when
 from databricks_bundle_decorators.launch.guard.pause.schedule_pause import (
     SchedulePause,
     restore_stale_pauses,
     slot_policy,
 )
+from databricks_bundle_decorators.launch.ledger.claims import when
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .trigger_chain import marker_path, written_trigger

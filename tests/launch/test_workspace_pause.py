@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.bundle.triggers import declared_trigger
 from databricks_bundle_decorators.errors import UsageError, WorkspaceRejected
 from databricks_bundle_decorators.launch.guard.connection import connect_job
-from databricks_bundle_decorators.launch.guard.pause.marker import PAUSED_DIR, paused_folder
 from databricks_bundle_decorators.launch.guard.pause.trigger_pause import (
     hold_triggers_detached,
     release_triggers_detached,
     restore_stale_workspace_pauses,
 )
+from databricks_bundle_decorators.launch.ledger.marker import PAUSED_DIR, paused_folder
 from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.testing import JobsEmulator
 
@@ -73,12 +74,13 @@ class Place:
         jobs: dict[str, int] | None = None,
         declared: dict[str, dict[str, object]] | None = None,
     ) -> list[str]:
+        jobs = jobs or {"job_b": self.b}
         return hold_triggers_detached(
             self.client,
             backfill_id=backfill_id,
             controller_job_id=self.controller,
-            jobs=jobs or {"job_b": self.b},
-            declared=declared,
+            jobs=jobs,
+            declared=_declared(jobs) if declared is None else declared,
         )
 
     def release(self, backfill_id: str, jobs: dict[str, int] | None = None) -> list[str]:
@@ -118,6 +120,7 @@ def test_a_hold_pauses_the_trigger_behind_a_tokenless_marker_and_its_release_res
         "backfill_id": "bf-1",
         "controller_job_id": place.controller,
         "original": "UNPAUSED",
+        "trigger": {"table_update": {"table_names": ["main.chain.a"]}},  # as declared
     }
     assert all(TOKEN not in c.decode() for c in place.emu.workspace_files("/").values())
 
@@ -174,7 +177,11 @@ def test_a_pause_whose_backfill_ended_is_restored_by_the_next_command(
 
     # a controller job that never existed holds nothing either
     hold_triggers_detached(
-        place.client, backfill_id="bf-2", controller_job_id=987654, jobs={"job_b": place.b}
+        place.client,
+        backfill_id="bf-2",
+        controller_job_id=987654,
+        jobs={"job_b": place.b},
+        declared=_declared({"job_b": place.b}),
     )
     assert place.status(place.b) == "PAUSED"
     [line] = restore_stale_workspace_pauses(place.client, "job_b", place.b)
@@ -273,3 +280,8 @@ def test_a_detached_pause_keeps_the_trigger_s_condition_and_other_settings(
     [line] = restore_stale_workspace_pauses(place.client, "job_d", job)
     assert line.startswith("restored the trigger of job 'job_d'")
     assert written_trigger(place.emu, job) == trigger
+
+
+def _declared(jobs: dict[str, int]) -> dict[str, dict[str, object]]:
+    """Each job's trigger as the project declares it, as ``--detach`` records them."""
+    return {job: dict(declared_trigger(DEFINITIONS[job]) or {}) for job in jobs}

@@ -8,10 +8,12 @@ facade the CLI calls for ``dbxdec backfill``/``catchup``/``--resume``; it may im
 every room, and no room imports it. Nothing heavy is imported here.
 
 - :mod:`.plan` -- what a backfill is asked to do: keys, key states, runs, parameters, pacing;
-- :mod:`.ledger` -- the durable, atomically written state of each backfill;
 - :mod:`.workspace` -- reaching a workspace: the client, ``-t TARGET``, billing reads;
+- :mod:`.ledger` -- a backfill's durable state over one :class:`~.ledger.place.Place` (a
+  local or a workspace folder): its ledger and journal, its lease (claims) and its pause
+  markers, used alike by the local launcher and the controller;
 - :mod:`.backends` -- where runs happen: the protocol, Databricks, local;
-- :mod:`.guard` -- what keeps a backfill safe to start: claims, locks, the job's schedule;
+- :mod:`.guard` -- what keeps a backfill safe to start: a job's claims, its schedule's pause;
 - :mod:`.estimate` -- how long a backfill will take, and keys per run;
 - :mod:`.policy` -- what the scheduler decides by: polls, outages, retries, canaries;
 - :mod:`.run` -- the scheduler and everything it drives while a backfill runs;
@@ -24,8 +26,8 @@ every room, and no room imports it. Nothing heavy is imported here.
 
 ROOMS = [
     "plan",
-    "ledger",
     "workspace",
+    "ledger",
     "backends",
     "guard",
     "estimate",

@@ -3,7 +3,7 @@
 The run's writer name is ``controller:<run id>:<nonce>`` (the nonce tells two attempts
 of one run apart). It opens the backfill's journal, which is where the backfill's
 ledger lives (segments, snapshots: :mod:`..ledger.journal`), and takes the claim on its
-keys as a local launcher does (:mod:`..guard.lease`), then runs the launcher's
+keys as a local launcher does (:mod:`..ledger.lease`), then runs the launcher's
 scheduler over the journal-bound ledger, steered (:mod:`..run.steering`). Slices already
 succeeded are skipped; open attempts are taken up with their own idempotency tokens, so
 a run started by an earlier controller run is found again, never started twice.
@@ -34,10 +34,10 @@ from ...errors import DbxdecError, UsageError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend
 from ..backends.per_job import PerJobBackend
-from ..guard.claims import BackfillGuard, ClaimRecord
 from ..guard.job_claims import JobClaims
-from ..guard.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
+from ..ledger.claims import BackfillGuard, ClaimRecord
 from ..ledger.journal import control_ops, current_control, open_journal
+from ..ledger.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
 from ..ledger.ledger import Ledger
 from ..plan.states import ControlState
 from ..run.blocking import ReadySet, is_downstream, ledger_jobs

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from ...errors import UsageError
 from ..backends.databricks_backend import DatabricksBackend
-from ..guard.claims import this_host, this_user
 from ..guard.pause.trigger_pause import release_triggers_detached
+from ..ledger.claims import this_host, this_user
 from ..ledger.journal import create_journal
 from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill

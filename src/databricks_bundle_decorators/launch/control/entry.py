@@ -32,7 +32,7 @@ from ...backfill.wire.controller import (
     RUN_ID_PARAM,
 )
 from ...errors import DbxdecError, UsageError
-from ..guard.lease import CLAIM_TTL
+from ..ledger.lease import CLAIM_TTL
 from .auth import DbUtils, controller_client
 from .controller import ControllerRequest, run_controller
 

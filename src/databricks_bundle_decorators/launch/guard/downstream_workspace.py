@@ -19,11 +19,11 @@ from ...definitions import Registry
 from ..backends.backends import Backend
 from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
+from ..ledger.lease import WorkspaceClaims
 from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection
 from .connection import connect_job
 from .job_claims import JobClaims
-from .lease import WorkspaceClaims
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from ..ledger.claims import BackfillGuard, ClaimLost
+from ..ledger.lease import LocalLock
 from ..ledger.ledger import Ledger, job_part
-from .claims import BackfillGuard, ClaimLost
-from .lease import LocalLock
 
 
 class JobClaims:

@@ -4,7 +4,7 @@
 **Where.** ``/Shared/dbxdec/backfills/job-<job_id>/<backfill id>/`` (``$DBXDEC_JOURNAL_DIR``
 replaces ``/Shared/dbxdec/backfills``): :func:`journal_folder`. Workspace files through the
 Workspace API rather than a Unity Catalog volume: they need no catalog or volume set up,
-the backfill claims already live there (:mod:`..guard.lease`), and ``import``
+the backfill claims already live there (:mod:`.lease`), and ``import``
 with ``overwrite: false`` is a documented create-if-absent (``RESOURCE_ALREADY_EXISTS``),
 which the fencing below needs.
 

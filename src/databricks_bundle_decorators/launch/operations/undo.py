@@ -57,7 +57,7 @@ from ...runtime.programs.undo import (
 from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
 from ..backends.task_output import task_output
-from ..guard.claims import this_host, this_user
+from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
 from ..ledger.ledger_store import backfill_ids, ledger_dir

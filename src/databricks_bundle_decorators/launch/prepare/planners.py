@@ -33,11 +33,11 @@ from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
 from ..estimate.dry_run import dry_run_estimate, past_runs_of
 from ..estimate.estimate import Estimate, PastRun
 from ..estimate.local_startup import with_spark_startup
-from ..guard.claims import BackfillGuard
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
-from ..guard.lease import LocalLock, WorkspaceClaims
 from ..guard.pause.schedule_pause import SchedulePause
 from ..guard.reruns import check_can_start
+from ..ledger.claims import BackfillGuard
+from ..ledger.lease import LocalLock, WorkspaceClaims
 from ..ledger.ledger import BackendSpec, Ledger
 from ..plan.history import KeyHistory
 from ..plan.options import LaunchOptions

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from ..backends.backends import Backend
 from ..estimate.auto_batch import BatchChoice
 from ..estimate.estimate import Estimate
-from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace
 from ..guard.pause.schedule_pause import SchedulePause
+from ..ledger.claims import BackfillGuard
 from ..ledger.ledger import Ledger
 from ..plan.options import LaunchOptions
 from ..plan.plan import BackfillPlan

@@ -17,11 +17,11 @@ from ..backends.databricks_backend import DatabricksBackend, connect, find_job
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
-from ..guard.claims import BackfillGuard
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
-from ..guard.lease import LocalLock, WorkspaceClaims
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
+from ..ledger.claims import BackfillGuard
+from ..ledger.lease import LocalLock, WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_options
 from ..plan.request import Connection, ResumeRequest

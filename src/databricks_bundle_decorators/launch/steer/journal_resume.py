@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ...bundle.project import ProjectConfig
 from ...definitions import Registry
 from ...errors import UsageError
-from ..guard.claims import this_host, this_user
+from ..ledger.claims import this_host, this_user
 from ..ledger.journal import (
     append_control,
     control_ops,

@@ -3,6 +3,5 @@ call is told apart (``workspace``), reading ``-t TARGET`` from ``databricks.yml`
 (``target``), the billing system table read for cost estimates (``billing_read``) and
 a table's first change-feed version for a catch-up (``first_watermark``) and a table's
 history read through a SQL warehouse (``table_history``). May import
-:mod:`..plan` and :mod:`..ledger` and the layers above ``launch``; it imports no room
-today, and every room after it may import it.
+:mod:`..plan` and the layers above ``launch``; every room after it may import it.
 """

@@ -34,10 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from ....errors import DbxdecError, UsageError, WorkspaceRejected
 from ...backends.databricks_backend import RemoteJob
-from ...ledger.place import LocalPlace
-from ...workspace.workspace import environment_problem, first_line
-from ..claims import this_host, when
-from .marker import (
+from ...ledger.claims import this_host, when
+from ...ledger.marker import (
     HELD,
     PAUSABLE,
     WORDS,
@@ -52,6 +50,8 @@ from .marker import (
     paused_dir,
     reason,
 )
+from ...ledger.place import LocalPlace
+from ...workspace.workspace import environment_problem, first_line
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

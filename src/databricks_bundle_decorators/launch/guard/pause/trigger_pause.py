@@ -55,7 +55,7 @@ from ....bundle.triggers import declared_trigger
 from ....definitions import JobDefinition
 from ....definitions.triggers import FileArrival, TableUpdate
 from ....errors import UsageError
-from .marker import RunHolder, workspace_markers
+from ...ledger.marker import RunHolder, workspace_markers
 from .schedule_pause import Pause, SchedulePause, restore_stale, restore_stale_pauses
 
 if TYPE_CHECKING:

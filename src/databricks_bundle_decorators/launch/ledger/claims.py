@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ...backfill.wire import KeyRange
-from ..ledger.ledger import Ledger
+from .ledger import Ledger
 
 CLAIM_VERSION = 1
 

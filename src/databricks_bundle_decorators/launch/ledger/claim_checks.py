@@ -7,10 +7,10 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import KeyRange
-from ..backends.databricks_backend import RUNS_PAGE
-from ..ledger.ledger import Ledger
+from ...runtime.triggers.run_history import RUNS_LIST_PAGE
 from ..plan.history import keys_of_parameters
 from .claims import ClaimRecord, key_summary, this_host, when
+from .ledger import Ledger
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -99,7 +99,7 @@ def foreign_runs_message(
     mine = set(keys)
     foreign: list[tuple[int, float]] = []
     written: set[str] = set()
-    for run in client.jobs.list_runs(job_id=job_id, active_only=True, limit=RUNS_PAGE):
+    for run in client.jobs.list_runs(job_id=job_id, active_only=True, limit=RUNS_LIST_PAGE):
         params = {
             p.name: (p.value if p.value is not None else p.default or "")
             for p in run.job_parameters or []

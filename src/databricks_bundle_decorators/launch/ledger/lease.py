@@ -47,11 +47,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError, WorkspaceRejected
-from ..ledger.ledger import Ledger
-from ..ledger.place import LocalPlace, Place, WorkspacePlace
 from ..workspace.workspace import classify, workspace_errors
 from .claim_checks import foreign_runs_message, local_refusal, refusal
 from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
+from .ledger import Ledger
+from .place import LocalPlace, Place, WorkspacePlace
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ....errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
-from ....runtime.triggers.run_history import run_parameters
-from ...ledger.place import LocalPlace, Place, WorkspacePlace
-from ...workspace.workspace import environment_problem, first_line
-from ..claims import process_alive, this_host, when
+from ...errors import DbxdecError, LocalStateProblem, UsageError, WorkspaceRejected
+from ...runtime.triggers.run_history import run_parameters
+from ..workspace.workspace import environment_problem, first_line
+from .claims import process_alive, this_host, when
+from .place import LocalPlace, Place, WorkspacePlace
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
