@@ -63,8 +63,8 @@ def test_table_update_generates_the_documented_block_without_the_default_conditi
     params = {p["name"]: p["default"] for p in settings["parameters"]}
     assert params[TRIGGER_TABLES_PARAM] == "{{job.trigger.table_update.updated_tables}}"
     assert params[TRIGGER_VERSIONS_PARAM] == ",".join(
-        f"{t}={{{{job.trigger.table_update.{t}.version}}}}@"
-        f"{{{{job.trigger.table_update.{t}.commit_timestamp.iso_datetime}}}}"
+        f"{t}={{{{job.trigger.table_update.`{t}`.version}}}}@"
+        f"{{{{job.trigger.table_update.`{t}`.commit_timestamp.iso_datetime}}}}"
         for t in ("main.raw.orders", "main.raw.returns")
     )
     assert SchemaValidator(schema_path()).problems("sales", settings) == []

@@ -6,7 +6,7 @@ A job declared with ``@job(triggered_by=TableUpdate(...))`` carries three more j
 * ``dbxdec_trigger_tables``: ``{{job.trigger.table_update.updated_tables}}``;
 * ``dbxdec_trigger_versions``: per watched table, ``name=VERSION@COMMIT_TIME`` joined by
   ``,``, each part a dynamic value reference
-  (``{{job.trigger.table_update.cat.sch.tbl.version}}`` and
+  (``{{job.trigger.table_update.`cat.sch.tbl`.version}}`` and
   ``...commit_timestamp.iso_datetime``);
 * ``dbxdec_trigger_from_version``: empty, or the source version a first run starts after
   (``--from-version``), overriding the recorded watermark.
@@ -19,10 +19,11 @@ versions the catch-up was computed at, and gives its keys in ``dbxdec_order``
 Source of the references: "Trigger jobs when source tables are updated",
 https://docs.databricks.com/aws/en/jobs/trigger-table-update (job parameters of a
 table-update trigger), which writes the table's full name as it is:
-``{{job.trigger.table_update.<catalog.schema.table>.version}}``. That documented form is
-emitted; a name part that is not a plain identifier (letters, digits, ``_``) is escaped
-with backticks, as https://docs.databricks.com/aws/en/jobs/dynamic-value-references
-requires of "identifiers ... containing special characters".
+``{{job.trigger.table_update.<catalog.schema.table>.version}}``. dbxdec emits the name
+escaped with backticks, as https://docs.databricks.com/aws/en/jobs/dynamic-value-references
+requires of "identifiers ... containing special characters" (a dotted name is one
+identifier here), and keeps that form until the page's unescaped form is confirmed on a
+workspace (``docs/platform.md``); the emulator accepts both.
 
 A run that is not table-triggered (run-now, a launched backfill, a schedule) leaves the
 references unrendered or empty; the docs do not say which, so :func:`triggered_versions`
@@ -52,22 +53,17 @@ UPDATED_TABLES_REFERENCE = "{{job.trigger.table_update.updated_tables}}"
 FILE_ARRIVAL_LOCATION_REFERENCE = "{{job.trigger.file_arrival.location}}"
 
 _VERSION = re.compile(r"\d{1,19}")
-_PLAIN_PART = re.compile(r"[A-Za-z0-9_]+")
 
 
 def table_reference(table: str, field: str) -> str:
-    """The dynamic value reference of ``field`` of watched table ``table``: the documented
-    form, the name as it is; backticks only around a name with other characters.
+    """The dynamic value reference of ``field`` of watched table ``table``, the name in
+    backticks.
 
     Example:
         >>> table_reference("main.raw.orders", "version")
-        '{{job.trigger.table_update.main.raw.orders.version}}'
-        >>> table_reference("main.raw.order-lines", "version")
-        '{{job.trigger.table_update.`main.raw.order-lines`.version}}'
+        '{{job.trigger.table_update.`main.raw.orders`.version}}'
     """
-    plain = all(_PLAIN_PART.fullmatch(part) for part in table.split("."))
-    name = table if plain else f"`{table}`"
-    return f"{{{{job.trigger.table_update.{name}.{field}}}}}"
+    return f"{{{{job.trigger.table_update.`{table}`.{field}}}}}"
 
 
 def trigger_parameters(tables: Iterable[str]) -> dict[str, str]:
