@@ -100,4 +100,4 @@ class BackendSpec:
     target: str | None = None
     job_ids: Mapping[str, int] = field(default_factory=dict)
     """``--downstream`` on Databricks: every job's deployed id, by dbxdec job name (a
-    controller run drives them all from the journal alone); absent from older ledgers."""
+    controller run drives them all from the journal alone); empty for one job."""
