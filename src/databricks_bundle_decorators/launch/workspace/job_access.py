@@ -111,6 +111,32 @@ def principal_named(client: WorkspaceClient, name: str) -> Principal:
     return Principal(name, _displays(first.groups if first is not None else None))
 
 
+def runs_as(client: WorkspaceClient, job_id: int) -> Principal:
+    """The principal job ``job_id`` runs as, with its groups: ``Job.run_as_user_name`` ("the
+    email of an active workspace user or the application ID of a service principal that
+    the job runs as ... By default ... the creator of the job if job access control is
+    disabled or ... the user with the is_owner permission", databricks-sdk-py
+    ``jobs.Job``), else its ``settings.run_as`` (``jobs.JobRunAs``: "If not specified, the
+    job runs as the user who created the job"), else its creator. A ``run_as`` group is
+    its own group.
+
+    Raises:
+        WorkspaceRejected, WorkspaceUnreachable: as :func:`caller`.
+    """
+    with workspace_errors(client.config.host):
+        job = client.jobs.get(job_id)
+    run_as = job.settings.run_as if job.settings is not None else None
+    if run_as is not None and run_as.group_name:
+        return Principal(run_as.group_name, frozenset({run_as.group_name}))
+    name = (
+        job.run_as_user_name
+        or (run_as.user_name or run_as.service_principal_name if run_as is not None else None)
+        or job.creator_user_name
+        or ""
+    )
+    return principal_named(client, name)
+
+
 def job_access(
     client: WorkspaceClient,
     job_id: int,
