@@ -22,6 +22,7 @@ from tests.launch.conftest import write_project
 from ..launch.controller_fixtures import controller_job
 from .clirun import assert_one_error_line
 from .test_downstream_cli import dbxdec
+from .test_friction import help_of
 
 OWNER = "emulator@example.com"  # the emulator's default caller: it creates the jobs
 ALICE = "alice@example.com"
@@ -173,3 +174,16 @@ def test_detach_refuses_a_controller_principal_with_only_can_manage_run_then_run
     ]
     assert statuses == ["PAUSED", "UNPAUSED"]  # paused at --detach, restored by the controller
     assert _trigger(emu, b) == "UNPAUSED"
+
+
+def test_backfill_help_says_which_permission_each_pausing_option_needs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = help_of("backfill", capsys)
+    assert "Pausing is a jobs/update: it needs CAN MANAGE (or IS OWNER) on the job" in text
+    assert "that needs CAN MANAGE on each dependant (checked before anything starts)" in text
+    assert "SQL warehouse needs CAN USE and its tables SELECT" in text
+    assert (
+        "The controller job's principal (its run_as) needs CAN MANAGE RUN on the backfilled "
+        "jobs (run now, cancel) and, with --downstream, CAN MANAGE on each dependant"
+    ) in text
