@@ -111,3 +111,29 @@ def test_pause_schedule_without_can_manage_is_refused_before_anything_starts(
     assert code == 0, out + err
     calls = [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)]
     assert calls == [UPDATE, RUN_NOW, UPDATE]
+
+
+def test_a_resume_that_pauses_again_checks_the_caller_first(
+    dbxdec: Cli, emu: JobsEmulator, project: Path
+) -> None:
+    """``--resume`` of a ``--pause-schedule`` backfill pauses the schedule again: a caller
+    without CAN MANAGE is refused before anything is paused or run."""
+    alice = "alice@example.com"
+    job_id = scheduled_job(emu)
+    emu.set_outcome(DAYS[1], job_id=job_id, fail_attempts=99)
+    code, out, err = dbxdec(
+        "backfill", "nightly", "--keys", f"{DAYS[0]},{DAYS[1]}", "--pause-schedule", *FAST
+    )
+    assert code == 1, out + err
+    ledger = read_ledger(next((project / ".dbxdec" / "backfills").glob("*.sqlite")))
+    emu.set_job_permissions(job_id, [("user", alice, "CAN_MANAGE_RUN")])
+    emu.answer_me_as(alice)
+    emu.request_log.clear()
+
+    code, out, err = dbxdec("backfill", "--resume", ledger.id, *FAST[:2])
+
+    assert code == 4, out + err
+    line = assert_one_error_line(err)
+    assert line.startswith(f"Error: --pause-schedule: the caller {alice} has CAN_MANAGE_RUN")
+    assert [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)] == []
+    assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"
