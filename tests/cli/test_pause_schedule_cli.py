@@ -81,3 +81,59 @@ def test_pause_schedule_is_refused_locally(dbxdec: Cli) -> None:
     code, _, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--local", "--pause-schedule")
     assert code == 2
     assert "--pause-schedule pauses a Databricks job's schedule" in assert_one_error_line(err)
+
+
+def test_pause_schedule_without_can_manage_is_refused_before_anything_starts(
+    dbxdec: Cli, emu: JobsEmulator, project: Path
+) -> None:
+    """Pausing a schedule is a ``jobs/update``: CAN MANAGE (or IS OWNER), not CAN MANAGE
+    RUN. The caller's level is read first: one line, exit 4, nothing paused or run."""
+    alice = "alice@example.com"
+    job_id = scheduled_job(emu)
+    emu.set_job_permissions(job_id, [("user", alice, "CAN_MANAGE_RUN")])
+    emu.answer_me_as(alice)
+
+    code, out, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--pause-schedule", *FAST)
+
+    assert code == 4, out + err
+    assert assert_one_error_line(err) == (
+        f"Error: --pause-schedule: the caller {alice} has CAN_MANAGE_RUN on job 'nightly' (job "
+        f"id {job_id}); pausing its schedule (jobs/update) needs CAN_MANAGE (or IS_OWNER), so "
+        f"nothing was paused or started; ask an owner of job 'nightly' to grant {alice} "
+        "CAN_MANAGE on it (directly or to a group it is directly in), or run without "
+        "--pause-schedule"
+    )
+    assert [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)] == []
+    assert not list((project / ".dbxdec" / "paused").rglob("*.json"))
+
+    emu.set_job_permissions(job_id, [("user", alice, "CAN_MANAGE")])
+    code, out, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--pause-schedule", *FAST)
+    assert code == 0, out + err
+    calls = [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)]
+    assert calls == [UPDATE, RUN_NOW, UPDATE]
+
+
+def test_a_resume_that_pauses_again_checks_the_caller_first(
+    dbxdec: Cli, emu: JobsEmulator, project: Path
+) -> None:
+    """``--resume`` of a ``--pause-schedule`` backfill pauses the schedule again: a caller
+    without CAN MANAGE is refused before anything is paused or run."""
+    alice = "alice@example.com"
+    job_id = scheduled_job(emu)
+    emu.set_outcome(DAYS[1], job_id=job_id, fail_attempts=99)
+    code, out, err = dbxdec(
+        "backfill", "nightly", "--keys", f"{DAYS[0]},{DAYS[1]}", "--pause-schedule", *FAST
+    )
+    assert code == 1, out + err
+    ledger = read_ledger(next((project / ".dbxdec" / "backfills").glob("*.sqlite")))
+    emu.set_job_permissions(job_id, [("user", alice, "CAN_MANAGE_RUN")])
+    emu.answer_me_as(alice)
+    emu.request_log.clear()
+
+    code, out, err = dbxdec("backfill", "--resume", ledger.id, *FAST[:2])
+
+    assert code == 4, out + err
+    line = assert_one_error_line(err)
+    assert line.startswith(f"Error: --pause-schedule: the caller {alice} has CAN_MANAGE_RUN")
+    assert [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)] == []
+    assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"

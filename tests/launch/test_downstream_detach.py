@@ -286,3 +286,30 @@ def test_a_resumed_detach_holds_what_it_held_before_and_what_the_project_adds(
     chain.wait_controllers_ended()
     assert {status(emu, ids[j]) for j in ("job_b", "job_c", "job_other")} == {"UNPAUSED"}
     assert chain.markers() == []
+
+
+def test_a_controller_whose_principal_lost_can_manage_holds_nothing_and_says_so(
+    chain: Chain,
+) -> None:
+    """The ACL changed between ``--detach`` and the controller's start: the controller
+    reads its own level (SCIM ``Me``) before it holds anything, and says in one line that
+    it holds none of the triggers; the backfill goes on."""
+    emu, ids = chain.emu, chain.ids
+    processes = processes_of(emu)
+    processes.hold_starts = True
+    chain.detach()  # as the jobs' owner: paused
+    assert status(emu, ids["job_b"]) == "PAUSED"
+    me = emu.workspace_client().current_user.me().user_name
+    emu.set_job_permissions(
+        ids["job_b"], [("user", "boss@example.com", "IS_OWNER"), ("user", me, "CAN_MANAGE_RUN")]
+    )
+    processes.release_starts()
+    chain.wait_controllers_ended()
+    out = chain.outputs()
+    assert (
+        "the dependants' triggers could not be held paused: --downstream: this controller "
+        f"run's principal {me} has CAN_MANAGE_RUN on job 'job_b' (job id {ids['job_b']}); "
+        "pausing its trigger (jobs/update) needs CAN_MANAGE (or IS_OWNER), so this run holds "
+        "none of the triggers (the backfill goes on)"
+    ) in out, out
+    assert chain.keys("job_b") == ["2024-01-30", "2024-01-31", "2024-02-01", "2024-02-02"]

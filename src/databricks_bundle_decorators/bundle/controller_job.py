@@ -23,10 +23,27 @@ Settings, each for a reason:
   the whole run, which nothing retries.
 
 ``[tool.dbxdec.controller]`` in ``pyproject.toml`` may set ``run_as_service_principal``
-(the job's ``run_as``: the principal needs ``CAN_MANAGE_RUN`` on the backfilled jobs) and
+(the job's ``run_as``; without it the job runs as its creator, ``jobs.JobRunAs``) and
 ``secret_scope`` (where that principal's OAuth client id and secret are, when the SDK's
 default auth does not reach the workspace from the run: see ``launch/control/auth.py``).
 Neither is a credential.
+
+What the controller's principal needs, each from the jobs access-control table ("Job
+ACLs", https://docs.databricks.com/aws/en/security/auth/access-control) or the page of the
+object named:
+
+- ``CAN_MANAGE_RUN`` on each backfilled job (run now, cancel run), and on this job (a
+  handover starts its next run);
+- ``CAN_MANAGE`` (or ``IS_OWNER``) on each dependant of a ``--downstream`` backfill: it
+  holds and restores their triggers with ``jobs/update`` ("Edit job settings").
+  ``--detach`` reads that level from the dependants' ACLs and the principal's SCIM groups
+  before anything starts, and refuses in one line without it; each controller run checks
+  again (through ``Me``) before it holds anything;
+- ``CAN USE`` on the SQL warehouse of a catch-up (start it, run on it: "SQL warehouse
+  access control",
+  https://docs.databricks.com/security/auth-authz/access-control/sql-endpoint-acl.html),
+  and ``SELECT`` on the tables it reads (with ``USE CATALOG``/``USE SCHEMA`` on their
+  parents: https://docs.databricks.com/en/data-governance/unity-catalog/manage-privileges/privileges.html).
 """
 
 from __future__ import annotations

@@ -94,6 +94,7 @@ PLANNERS: tuple[Planner, ...] = (
     planners.refuse_local_pause,
     planners.refuse_unfinished,
     planners.connect,
+    planners.check_pause_permission,
     read_history,
     find_missing_data,
     _require_order,

@@ -23,7 +23,10 @@ Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
 ``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/get-output`` (a task
 run's ``logs`` as set by :meth:`JobsEmulator.set_task_logs`; see ``_emulator_output``),
 ``GET jobs/runs/list``, ``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
-/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``) and the
+/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``), SCIM
+``Users``/``ServicePrincipals`` lists by name and ``GET /api/2.0/permissions/jobs/{id}``
+(job ACLs, enforced on update, reset, run-now and cancels once a test sets one or changes
+the caller: see ``_emulator_permissions``) and the
 Workspace API's files and folders (``/api/2.0/workspace/get-status``, ``import``,
 ``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``), and SQL
 statements on local Spark (``emu.statements``: ``_emulator_statements``).  Errors use the

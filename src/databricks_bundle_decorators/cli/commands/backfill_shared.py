@@ -36,7 +36,8 @@ pause_option = click.option(
     help="Pause the job's schedule (or trigger) while the backfill runs and restore it "
     "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
     "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
-    "scheduled run.",
+    "scheduled run. Pausing is a jobs/update: it needs CAN MANAGE (or IS OWNER) on the job, "
+    "checked before anything starts (launching runs needs CAN MANAGE RUN).",
 )
 
 force_trigger_pause_option = click.option(

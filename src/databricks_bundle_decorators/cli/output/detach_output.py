@@ -37,7 +37,10 @@ def detach_option(function: F) -> F:
         expose_value=False,
         callback=_remember,
         help="Hand the backfill to a controller run in the workspace and return at once; "
-        "it goes on with this machine off. Follow it with: dbxdec backfill watch ID.",
+        "it goes on with this machine off. Follow it with: dbxdec backfill watch ID. The "
+        "controller job's principal (its run_as) needs CAN MANAGE RUN on the backfilled jobs "
+        "(run now, cancel) and, with --downstream, CAN MANAGE on each dependant whose trigger "
+        "it holds paused (jobs/update), checked before anything starts.",
     )
     return option(function)
 

@@ -17,8 +17,11 @@ downstream_option = click.option(
     is_flag=True,
     help="Also rerun every job that reads (directly or through other jobs) the tables "
     "these keys write, each of its keys only after every key it reads has succeeded "
-    "(checks included); a failed key blocks exactly the keys that read it. Local "
-    "(--local) for now; --dry-run prints the cross-job plan and the graph's edges.",
+    "(checks included); a failed key blocks exactly the keys that read it; --dry-run "
+    "prints the cross-job plan and the graph's edges. On Databricks each dependant's "
+    "table-update trigger is paused while it runs (jobs/update): that needs CAN MANAGE on "
+    "each dependant (checked before anything starts), beside CAN MANAGE RUN on every "
+    "job it runs; the catch-up's SQL warehouse needs CAN USE and its tables SELECT.",
 )
 
 

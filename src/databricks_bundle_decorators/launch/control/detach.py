@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import UsageError
 from ..backends.databricks_backend import DatabricksBackend
+from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.trigger_pause import release_triggers_detached
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import create_journal
@@ -23,6 +24,7 @@ from ..ledger.journal_store import JournalStore
 from ..prepare.prepared import PreparedBackfill
 from ..run.blocking import ledger_jobs
 from ..steer.controller_runs import next_generation
+from ..workspace.job_access import runs_as
 from ..workspace.target import read_target
 from ..workspace.workspace import workspace_errors
 from .handover import ControllerRun, controller_job_id, start_controller
@@ -59,13 +61,16 @@ def detach_backfill(
 
     A ``--downstream`` backfill's journal records every job's deployed id, and its
     dependants' triggers are paused here and held by its controller runs
-    (:mod:`.trigger_hold`).
+    (:mod:`.trigger_hold`) -- once the controller job's principal (its ``run_as``) is
+    known to hold CAN MANAGE on each (:mod:`..guard.pause.pause_permission`).
 
     Raises:
         UsageError: a local backfill; the keys are claimed by another backfill (of any
             job of a ``--downstream`` backfill); no deployed controller job; a
             dependant's trigger could not be paused.
-        WorkspaceUnreachable, WorkspaceRejected: the workspace did not answer or refused.
+        WorkspaceRejected: the controller job's principal may not edit a dependant, or
+            its ACL cannot be read (nothing was started); the workspace refused.
+        WorkspaceUnreachable: the workspace did not answer.
     """
     ledger, backend, spec = prepared.ledger, prepared.backend, prepared.ledger.backend
     downstream = prepared.workspace
@@ -88,6 +93,19 @@ def detach_backfill(
             name_prefix=target.name_prefix if target else None,
             dev_mode=bool(target and target.dev_mode),
         )
+        hold = None
+        if downstream is not None:  # its controller runs hold the triggers: before anything
+            # starts, their principal must be able to edit each dependant
+            hold = plan_hold(downstream.registry, ledger_jobs(ledger), downstream.job_ids)
+            if hold.dependants:
+                require_pausable(
+                    client,
+                    hold.dependants,
+                    option="--downstream",
+                    what="trigger",
+                    principal=runs_as(client, controller_job),
+                    whose="the controller job's principal",
+                )
         if prepared.guard is not None:  # an overlapping backfill is refused now
             with prepared.guard.hold(ledger, lambda _: None):
                 pass
@@ -100,9 +118,7 @@ def detach_backfill(
             )
         else:
             create_journal(client, ledger, job_id=job_id, writer=f"cli:{this_user()}@{this_host()}")
-        hold = None
-        if downstream is not None:  # the dependants' triggers: paused now (.trigger_hold)
-            hold = plan_hold(downstream.registry, ledger_jobs(ledger), downstream.job_ids)
+        if hold is not None:  # the dependants' triggers: paused now (.trigger_hold)
             with workspace_errors(client.config.host):
                 start_hold(
                     client,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ...bundle.triggers import declared_trigger
 from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError
+from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.trigger_pause import (
     dependant_triggers,
     hold_triggers_detached,
@@ -161,9 +162,19 @@ def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> Trigger
 def renew_hold(
     client: WorkspaceClient, hold: TriggerHold, *, backfill_id: str, controller_job_id: int
 ) -> list[str]:
-    """A controller generation's start: hold the triggers again (step 2); a refusal is
+    """A controller generation's start: hold the triggers again (step 2), once this run's
+    principal (SCIM ``Me``) is known to hold CAN MANAGE on each dependant -- its ACL may
+    have changed since ``--detach`` (:mod:`..guard.pause.pause_permission`); a refusal is
     one line, and the backfill goes on (its runs are what matters most)."""
     try:
+        require_pausable(
+            client,
+            hold.dependants,
+            option="--downstream",
+            what="trigger",
+            whose="this controller run's principal",
+            then="this run holds none of the triggers (the backfill goes on)",
+        )
         return hold_triggers_detached(
             client,
             backfill_id=backfill_id,

@@ -22,7 +22,8 @@ from pathlib import Path
 from ...bundle.table_graph import TableGraph, build_table_graph
 from ...definitions import JobDefinition, Registry
 from ..guard.downstream_workspace import DownstreamWorkspace
-from ..guard.pause.trigger_pause import hold_dependant_triggers
+from ..guard.pause.pause_permission import require_pausable
+from ..guard.pause.trigger_pause import dependant_triggers, hold_dependant_triggers
 from ..prepare.prepared import Hold, PreparedBackfill, RunOutcome
 from ..run.blocking import ledger_jobs
 from .trigger_catch_up import catch_up_dependants
@@ -71,8 +72,17 @@ def trigger_hold(
     poll_interval: float = 1.0,
 ) -> Hold:
     """What pauses the dependants' triggers of the backfill over ``jobs`` while it runs
-    and catches them up at the end (see the module docstring)."""
+    and catches them up at the end (see the module docstring).
+
+    Raises:
+        WorkspaceRejected: the caller may not edit a dependant it would pause (CAN
+            MANAGE), or its ACL cannot be read: checked now, before anything is paused or
+            started (:mod:`..guard.pause.pause_permission`).
+    """
     graph, definitions, written = written_by(registry, jobs)
+    found = dependant_triggers(graph, definitions, written)
+    dependants = {d.job: workspace.job_id_of(d.job) for d in found}
+    require_pausable(workspace.client, dependants, option="--downstream", what="trigger")
     warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
 
     @contextmanager

@@ -34,6 +34,7 @@ from ..estimate.dry_run import dry_run_estimate, past_runs_of
 from ..estimate.estimate import Estimate, PastRun
 from ..estimate.local_startup import with_spark_startup
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
+from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.schedule_pause import SchedulePause
 from ..guard.reruns import check_can_start
 from ..ledger.claims import BackfillGuard
@@ -200,6 +201,19 @@ def connect(draft: Draft, planning: Planning) -> Draft:
         return replace(draft, spec=spec, unreached=str(exc))
     warnings = (*draft.warnings, *found.warnings)
     return replace(draft, found=found, spec=found.spec, cap=found.cap, warnings=warnings)
+
+
+def check_pause_permission(draft: Draft, planning: Planning) -> Draft:
+    """``--pause-schedule``: the caller may edit the job (CAN MANAGE), checked before
+    anything is paused or started (:mod:`..guard.pause.pause_permission`); nothing is
+    checked when nothing starts the job on its own."""
+    found = draft.found
+    if planning.dry_run or found is None or not planning.request.options.pause_schedule:
+        return draft
+    if found.remote.schedule_paused is not None:
+        jobs = {planning.job.name: found.remote.job_id}
+        require_pausable(found.client, jobs, option="--pause-schedule", what="schedule")
+    return draft
 
 
 def connect_backend(draft: Draft, planning: Planning) -> Draft:

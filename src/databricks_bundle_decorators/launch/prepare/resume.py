@@ -19,6 +19,7 @@ from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
+from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
 from ..ledger.claims import BackfillGuard
 from ..ledger.lease import LocalLock, WorkspaceClaims
@@ -91,7 +92,7 @@ def prepare_resume(
         # jobs (a dependant's trigger, guard.pause.trigger_pause) is put back first
         for job in ledger_jobs(ledger):
             warnings += restore_stale_pauses(client, root, job)
-        find_job(client, ledger.job, job_id=spec.job_id)
+        remote = find_job(client, ledger.job, job_id=spec.job_id)
         backend = DatabricksBackend(
             client, spec.job_id, read_checks=old.checks, resend_after=pacing.resend_after
         )
@@ -101,6 +102,9 @@ def prepare_resume(
         except DbxdecError:
             job_def, definition = None, None
         if old.pause_schedule:  # paused again for the rest of the backfill
+            if remote.schedule_paused is not None:  # checked before anything starts
+                paused = {ledger.job: spec.job_id}
+                require_pausable(client, paused, option="--pause-schedule", what="schedule")
             pause = SchedulePause(
                 client,
                 root=root,

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 from .._store._emulator_state import ApiError, JobsModel, JsonDict, invalid
 from ._emulator_faults import FaultControls, as_int
 from ._emulator_oauth import OAuthModel, route_oauth
-from ._emulator_permissions import PermissionsModel, route_identity
+from ._emulator_permissions import GUARDED, PermissionsModel, route_identity
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
 from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
@@ -207,7 +207,7 @@ class HttpFrontEnd(FaultControls):
         as_principal = (principal.application_id, principal.display_name) if principal else None
         with self._lock:  # SCIM Me (asked before any token check, as before) and job ACLs
             identity = route_identity(
-                self._permissions, self._model, method, path, authorized, as_principal
+                self._permissions, self._model, method, path, authorized, as_principal, query
             )
         if identity is not None:
             return _Reply(200, identity)
@@ -244,7 +244,16 @@ class HttpFrontEnd(FaultControls):
             with self._lock:
                 return _Reply(200, self._workspace.handle(method, endpoint, params))
         model, now = self._model, time.monotonic()
+        caller = as_principal[0] if as_principal else model.user_name
         with self._lock:
+            if endpoint in GUARDED:  # the job ACL table, when a test set one: see its module
+                job_id = (
+                    model.job_of_run(_req_int(params, "run_id"))
+                    if endpoint == "runs/cancel"
+                    else _opt_int(params, "job_id")
+                )
+                if job_id is not None:
+                    self._permissions.require(endpoint, job_id, caller, model.user_name)
             if endpoint == "create":
                 return _Reply(200, {"job_id": model.create_job(params, now)})
             if endpoint in ("update", "reset"):

@@ -29,13 +29,36 @@ Where the reference is silent the emulator takes the least convenient legal answ
   https://docs.databricks.com/aws/en/admin/users-groups/scim/), and only the groups set
   with :meth:`PermissionControls.answer_me_as` -- nested memberships are not expanded,
   so a grant to a parent group is not seen through a child group.
+
+**Enforced** (once a test set an ACL or answered as someone else, so that tests of one
+default caller who owns everything are untouched): the jobs access-control table ("Job
+ACLs", https://docs.databricks.com/aws/en/security/auth/access-control, read as
+https://docs.azure.cn/en-us/databricks/security/auth-authz/access-control/jobs-acl) grants
+*Run now* and *Cancel run* from CAN MANAGE RUN up, and *Edit job settings* to IS OWNER and
+CAN MANAGE only: ``jobs/run-now``, ``jobs/runs/cancel`` and ``jobs/runs/cancel-all`` need
+``CAN_MANAGE_RUN``, ``IS_OWNER`` or ``CAN_MANAGE``; ``jobs/update`` and ``jobs/reset``
+``IS_OWNER`` or ``CAN_MANAGE``. Admins pass ("Workspace admins have the CAN MANAGE
+permission on all jobs", same page). The creator stays ``IS_OWNER`` when a test's grants
+name no owner ("A job cannot have more than one owner", the jobs-acl page; "The job must
+have exactly one owner.", the workspace's refusal of an ACL without one, databricks/cli#3849),
+though the ACL read shows only the grants set. A refusal is ``403 PERMISSION_DENIED`` in
+the workspace's words for a missing level (databricks/cli#900: "<principal> does not have
+Owner permissions on <object>. Please contact the owner or an administrator for access.").
+
+**SCIM lists.** ``GET /api/2.0/preview/scim/v2/Users`` and ``.../ServicePrincipals`` with a
+``filter`` of the one form ``userName eq "..."`` / ``applicationId eq "..."`` (the SDK's
+``users.list``/``service_principals.list``: "Supported operators are equals(eq) ...",
+RFC 7644 section 3.4.2.2) answer a SCIM ``ListResponse`` of the principals a test named
+with :meth:`PermissionControls.set_principal_groups` (and the caller), each with its
+``groups``; the SDK pages with ``startIndex`` until ``Resources`` is empty.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -46,11 +69,25 @@ __all__ = ["PermissionControls", "PermissionsModel", "route_identity"]
 
 PERMISSIONS_PREFIX = "/api/2.0/permissions/jobs/"
 SCIM_ME = "/api/2.0/preview/scim/v2/Me"
+SCIM_USERS = "/api/2.0/preview/scim/v2/Users"
+SCIM_SERVICE_PRINCIPALS = "/api/2.0/preview/scim/v2/ServicePrincipals"
 JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
 """``jobs.JobPermissionLevel`` (databricks-sdk-py), weakest first."""
 ADMINS = "admins"
 USERS = "users"
 PrincipalKind = Literal["user", "group", "service_principal"]
+RUN_LEVELS = ("CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
+EDIT_LEVELS = ("IS_OWNER", "CAN_MANAGE")
+GUARDED = {
+    "run-now": RUN_LEVELS,
+    "runs/cancel": RUN_LEVELS,
+    "runs/cancel-all": RUN_LEVELS,
+    "update": EDIT_LEVELS,
+    "reset": EDIT_LEVELS,
+}
+"""Jobs API endpoint -> the levels that allow it (the jobs access-control table)."""
+_LEVEL_WORDS = {"CAN_MANAGE_RUN": "Manage Run", "IS_OWNER": "Owner", "CAN_MANAGE": "Manage"}
+_FILTER = re.compile(r'\s*(userName|applicationId)\s+eq\s+"([^"]*)"\s*', re.IGNORECASE)
 _PATH = re.compile(r"/api/2\.0/permissions/jobs/(\d+)")
 _KIND_FIELD = {
     "user": "user_name",
@@ -79,6 +116,71 @@ class PermissionsModel:
     acls: dict[int, list[Grant]] = field(default_factory=dict)
     groups: tuple[str, ...] = (USERS,)
     owner: str | None = None
+    enforcing: bool = False
+    """Whether job ACLs are enforced (a test set one, or changed the caller)."""
+    members: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Principals other than the caller (email or application id) -> their groups."""
+
+    def groups_of(self, principal: str, caller: str) -> tuple[str, ...]:
+        """The groups ``principal`` is directly in (``caller``: the configured caller)."""
+        if principal == caller:
+            return self.groups
+        return (USERS, *(g for g in self.members.get(principal, ()) if g != USERS))
+
+    def require(self, endpoint: str, job_id: int, caller: str, configured: str) -> None:
+        """Refuse ``caller`` the Jobs API ``endpoint`` on job ``job_id`` without a level
+        that allows it (see the module docstring); ``configured``: the emulator's caller."""
+        needed = GUARDED.get(endpoint)
+        if needed is None or not self.enforcing:
+            return
+        owner = self.owner or configured
+        grants = self.acls.get(job_id, [])
+        if not any(g.level == "IS_OWNER" for g in grants):
+            grants = [*grants, Grant(_kind(owner), owner, "IS_OWNER")]
+        groups = self.groups_of(caller, configured)
+        mine = {(_kind(caller), caller), *(("group", g) for g in groups)}
+        held = {g.level for g in grants if (g.kind, g.name) in mine}
+        if ADMINS in groups:
+            held.add("CAN_MANAGE")
+        if not held & set(needed):
+            raise ApiError(
+                403,
+                "PERMISSION_DENIED",
+                f"{caller} does not have {_LEVEL_WORDS[needed[0]]} permissions on Job "
+                f"{job_id}. Please contact the owner or an administrator for access.",
+            )
+
+    def scim_list(self, path: str, query: Mapping[str, str], caller: str) -> JsonDict:
+        """``GET`` SCIM ``Users`` or ``ServicePrincipals`` (see the module docstring)."""
+        match = _FILTER.fullmatch(query.get("filter", ""))
+        users = path == SCIM_USERS
+        if match is None or (match.group(1).lower() == "username") != users:
+            wanted = 'userName eq "..."' if users else 'applicationId eq "..."'
+            raise ApiError(400, "INVALID_PARAMETER_VALUE", f"Unsupported filter: expected {wanted}")
+        name = match.group(2)
+        known = {caller, self.owner or caller, *self.members}
+        found: list[JsonDict] = []
+        start = int(query.get("startIndex") or 1)
+        if name in known and ("@" in name) == users and start <= 1:
+            field_name = "userName" if users else "applicationId"
+            kind = "User" if users else "ServicePrincipal"
+            found.append(
+                {
+                    "id": f"p-{zlib.crc32(name.encode())}",
+                    field_name: name,
+                    "displayName": name.split("@")[0],
+                    "active": True,
+                    "groups": _group_values(self.groups_of(name, caller)),
+                    "schemas": [f"urn:ietf:params:scim:schemas:core:2.0:{kind}"],
+                }
+            )
+        return {
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+            "totalResults": len(found),
+            "itemsPerPage": len(found),
+            "startIndex": start,
+            "Resources": found,
+        }
 
     def answer(self, job_id: int, caller: str) -> JsonDict:
         """``GET /api/2.0/permissions/jobs/{job_id}`` for ``caller``."""
@@ -96,9 +198,7 @@ class PermissionsModel:
                 "inherited_from_object": ["/jobs/"],
             }
         )
-        # a service principal calls with its application id, which is no email address
-        kind: PrincipalKind = "user" if "@" in caller else "service_principal"
-        mine = {(kind, caller), *(("group", g) for g in self.groups)}
+        mine = {(_kind(caller), caller), *(("group", g) for g in self.groups)}
         if not mine & set(entries):
             raise ApiError(
                 403,
@@ -113,10 +213,19 @@ class PermissionsModel:
 
     def me_groups(self) -> list[JsonDict]:
         """The caller's groups as SCIM ``groups`` values (direct memberships only)."""
-        return [
-            {"display": name, "value": f"g-{name}", "$ref": f"Groups/g-{name}", "type": "direct"}
-            for name in self.groups
-        ]
+        return _group_values(self.groups)
+
+
+def _group_values(groups: Iterable[str]) -> list[JsonDict]:
+    return [
+        {"display": name, "value": f"g-{name}", "$ref": f"Groups/g-{name}", "type": "direct"}
+        for name in groups
+    ]
+
+
+def _kind(principal: str) -> PrincipalKind:
+    """A service principal calls with its application id, which is no email address."""
+    return "user" if "@" in principal else "service_principal"
 
 
 def route_identity(
@@ -126,15 +235,22 @@ def route_identity(
     path: str,
     authorized: bool,
     principal: tuple[str, str] | None = None,
+    query: Mapping[str, str] | None = None,
 ) -> JsonDict | None:
-    """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups) or to a
-    Permissions API request for a job (``authorized`` callers only), else ``None``;
-    raises :class:`ApiError` for an unknown job or a refused caller. ``principal``:
-    the caller is this service principal (application id, display name), by its OAuth
-    token (:mod:`._emulator_oauth`), not the emulator's configured caller."""
+    """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups), to a SCIM list
+    of users or service principals, or to a Permissions API request for a job
+    (``authorized`` callers only), else ``None``; raises :class:`ApiError` for an unknown
+    job or a refused caller. ``principal``: the caller is this service principal
+    (application id, display name), by its OAuth token (:mod:`._emulator_oauth`), not the
+    emulator's configured caller."""
     caller, display = principal or (jobs.user_name, jobs.display_name)
     if path == SCIM_ME and method == "GET":
-        return {**scim_me_json(caller, display), "groups": model.me_groups()}
+        groups = model.groups_of(caller, jobs.user_name)
+        return {**scim_me_json(caller, display), "groups": _group_values(groups)}
+    if path in (SCIM_USERS, SCIM_SERVICE_PRINCIPALS) and method == "GET":
+        if not authorized:
+            raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
+        return model.scim_list(path, query or {}, jobs.user_name)
     match = _PATH.fullmatch(path)
     if method != "GET" or match is None:
         return None
@@ -164,6 +280,14 @@ class PermissionControls:
                 raise ValueError(f"not a job grant: {grant}")
         with self._lock:
             self._permissions.acls[job_id] = chosen
+            self._permissions.enforcing = True
+
+    def set_principal_groups(self, principal: str, groups: Iterable[str] = ()) -> None:
+        """Make ``principal`` (a user's email or a service principal's application id) a
+        workspace principal, a direct member of ``groups`` besides ``users``, as SCIM
+        ``Users``/``ServicePrincipals`` list it (and ``Me`` when it calls by OAuth)."""
+        with self._lock:
+            self._permissions.members[principal] = tuple(dict.fromkeys(groups))
 
     def answer_me_as(
         self, user_name: str, *, groups: Iterable[str] = (), display_name: str = ""
@@ -175,6 +299,7 @@ class PermissionControls:
             self._model.user_name = user_name
             self._model.display_name = display_name or user_name.split("@")[0]
             self._permissions.groups = (USERS, *dict.fromkeys(g for g in groups if g != USERS))
+            self._permissions.enforcing = True
 
     def answer_me_as_service_principal(self, application_id: str, display_name: str) -> None:
         """Make ``current_user.me()`` answer as a service principal: ``userName`` its
@@ -184,3 +309,4 @@ class PermissionControls:
             self._permissions.owner = self._permissions.owner or self._model.user_name
             self._model.user_name = application_id
             self._model.display_name = display_name
+            self._permissions.enforcing = True

@@ -160,8 +160,9 @@ def _decode_token(token: str) -> int:
 def job_settings(body: Mapping[str, Any]) -> JsonDict:
     """Validated JobSettings JSON for ``jobs/create``, with the service's defaults."""
     settings = copy.deepcopy(dict(body))
-    for not_a_setting in ("access_control_list", "run_as"):
-        settings.pop(not_a_setting, None)
+    # ``run_as`` is kept: ``JobSettings.run_as`` is "the user or service principal that the job
+    # runs as, if specified in the request" (databricks-sdk-py ``jobs.JobSettings``)
+    settings.pop("access_control_list", None)
     settings.setdefault("name", "Untitled")
     settings.setdefault("max_concurrent_runs", 1)
     settings.setdefault("timeout_seconds", 0)

@@ -32,10 +32,15 @@ def job_json(job: JobRecord, user_name: str, *, expand_tasks: bool) -> JsonDict:
     if not expand_tasks:
         settings.pop("tasks", None)
         settings.pop("job_clusters", None)
+    run_as = settings.get("run_as") or {}
     return {
         "job_id": job.job_id,
         "creator_user_name": user_name,
-        "run_as_user_name": user_name,
+        # ``Job.run_as_user_name``: "the email of an active workspace user or the application
+        # ID of a service principal that the job runs as", the creator's by default
+        "run_as_user_name": run_as.get("user_name")
+        or run_as.get("service_principal_name")
+        or user_name,
         "created_time": job.created_time_ms,
         "settings": settings,
     }

@@ -317,6 +317,11 @@ class JobsModel(RunOutputs):
         self.advance(now)
         return self._run_json(self._run(run_id, now), now, include_tasks=True)
 
+    def job_of_run(self, run_id: int) -> int | None:
+        """The job of run ``run_id`` (``None``: no such run; its request answers that)."""
+        run = self._runs.get(run_id)
+        return None if run is None else run.job_id
+
     def cancel_run(self, run_id: int, now: float) -> JsonDict:
         self.advance(now)
         self._cancel(self._run(run_id, now), now)
