@@ -5,7 +5,9 @@ Each cell creates a job whose only task has that type on the emulator, runs it, 
 task run's report over by that type's channel (a wheel task's stdout is its ``logs``; a
 notebook task's reports are its ``dbutils.notebook.exit()`` value, ``notebook_output.result``:
 databricks-sdk ``jobs.RunOutput.logs`` / ``jobs.NotebookOutput.result``), and asserts the
-launcher's reader for that run kind received it. A task type the generator starts emitting,
+launcher's reader for that run kind received it. A for-each task's reports are written by its
+iterations, each by the nested task's channel (``jobs.Run.iterations``): the cell runs two
+iterations and hands the report to the second. A task type the generator starts emitting,
 or an order kind the codec gains, fails :func:`test_the_matrix_covers_every_task_type_and_run_kind`
 until it has a row here.
 """
@@ -44,18 +46,25 @@ from databricks_bundle_decorators.testing import JobsEmulator
 
 OPTIONS = CodegenOptions(package_name="proj")
 
+_WHEEL = {"python_wheel_task": {"package_name": "app", "entry_point": "dbxdec-run"}}
+_NOTEBOOK = {"notebook_task": {"notebook_path": "./notebooks/j__t.py"}}
+
+
+def _for_each(nested: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "for_each_task": {"inputs": '["x", "y"]', "task": {"task_key": "t_iteration", **nested}}
+    }
+
+
 #: The settings of one task of each type, as the generator emits them (checked below).
 TASK_TYPES: dict[str, dict[str, Any]] = {
-    "python_wheel_task": {
-        "python_wheel_task": {"package_name": "app", "entry_point": "dbxdec-run"}
-    },
-    "notebook_task": {"notebook_task": {"notebook_path": "./notebooks/j__t.py"}},
+    "python_wheel_task": _WHEEL,
+    "notebook_task": _NOTEBOOK,
+    "for_each_task/python_wheel_task": _for_each(_WHEEL),
+    "for_each_task/notebook_task": _for_each(_NOTEBOOK),
 }
 #: Types the generator emits that no launcher reader covers yet: each cell is an xfail.
-UNCOVERED: dict[str, str] = {
-    "for_each_task/python_wheel_task": "the reports of for-each iterations are not read",
-    "for_each_task/notebook_task": "the reports of for-each iterations are not read",
-}
+UNCOVERED: dict[str, str] = {}
 
 RESULT = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True, "t", "")
 
@@ -137,7 +146,7 @@ def _emitted_types() -> set[str]:
     for settings in job_resource(registry.get("j"), options=OPTIONS)["tasks"]:
         loop = settings.get("for_each_task")
         inner = loop["task"] if loop else settings
-        kind = next(k for k in TASK_TYPES if k in inner)
+        kind = next(k for k in ("python_wheel_task", "notebook_task") if k in inner)
         found.add(f"for_each_task/{kind}" if loop else kind)
     return found
 
@@ -161,9 +170,12 @@ def test_the_launcher_receives_the_report(emu: JobsEmulator, task_type: str, run
     w = emu.workspace_client()
     run_id = int(w.jobs.run_now(job_id).run_id)
     emu.wait_until_idle()
-    [task_run_id] = emu.runs(job_id)[0].task_run_ids
+    [run] = emu.runs(job_id)
+    [task_run_id] = run.task_run_ids
+    if task_type.startswith("for_each_task/"):  # the second iteration writes the report
+        task_run_id = run.iterations[task_run_id][1]
     line, read, expected = READERS[run_kind](run_id, task_run_id)
-    if task_type == "notebook_task":
+    if task_type.endswith("notebook_task"):
         emu.set_notebook_result(task_run_id, exit_value([line]))
     else:
         emu.set_task_logs(task_run_id, f"some output\n{line}\n")

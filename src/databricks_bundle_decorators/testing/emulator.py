@@ -286,7 +286,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
 
         What Databricks keeps of a wheel or Python task's stdout; a stand-in for the code
         the emulator does not run.  The task run ids of a run are ``RunRecord.task_run_ids``
-        (in the order of the job's tasks).
+        (in the order of the job's tasks); a for-each task's iterations are task runs too,
+        ``RunRecord.iterations[<its task run id>]``.
 
         Raises:
             KeyError: no run has this id.

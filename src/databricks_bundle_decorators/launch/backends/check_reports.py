@@ -2,7 +2,7 @@
 
 Each task of a run prints a :class:`~..backfill.check_report.CheckReport` line at the end
 (see :mod:`..runtime.checks.check_results`); the launcher reads every task run's output with
-:func:`.task_output.task_output`, as it does for a
+:func:`.task_output.task_outputs` (a for-each task's: its iterations'), as it does for a
 presence run (:mod:`.presence`), and keeps the results in the slice's ledger record.
 """
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ...backfill.check_report import CheckReport, CheckResult, results_of
 from ...definitions import JobDefinition
-from .task_output import task_output
+from .task_output import task_outputs
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -34,8 +34,13 @@ def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResul
         if task.run_id is None:
             continue
         try:
-            logs = task_output(client, task)
-            found = CheckReport.of_task_run(logs, str(run_id), task.task_key, str(task.run_id))
+            found = [
+                report
+                for one, logs in task_outputs(client, task)
+                for report in CheckReport.of_task_run(
+                    logs, str(run_id), one.task_key, str(one.run_id)
+                )
+            ]
         except (DatabricksError, ValueError):
             continue
         reports += found  # a report names its task run: it passes for that one only

@@ -31,7 +31,7 @@ from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...runtime.job_tables.key_changes import gated_tables
-from .task_output import task_output
+from .task_output import task_outputs
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -140,7 +140,8 @@ class RemoteKeyChanges:
             if task.run_id is None:
                 continue
             try:
-                reports += MeasureReport.from_lines(task_output(self.client, task))
+                for _, text in task_outputs(self.client, task):
+                    reports += MeasureReport.from_lines(text)
             except ValueError as exc:
                 raise MeasurementFailed(
                     f"task {task.task_key!r} of measurement run {run_id}: {exc}"

@@ -8,10 +8,17 @@ notebook task's is not ("It's not supported for the notebook_task", databricks-s
 as ``notebook_output.result`` (``jobs.NotebookOutput.result``). Which channel is read is
 decided by the task run's settings in ``runs/get`` (``RunTask.notebook_task``), never by
 which field is empty.
+
+A for-each task's reports are its iterations': each iteration is a task run of the nested
+task, listed by ``runs/get`` on the for-each task's run id ("Only populated by for-each
+iterations. The parent for-each task is located in tasks array", ``jobs.Run.iterations``;
+the SDK's ``get_run`` reads every page), read by the nested task's type
+(``RunForEachTask.task``). Readers take a task run's reports from :func:`task_outputs`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import exit_value_text
@@ -35,3 +42,26 @@ def task_output(client: WorkspaceClient, task: RunTask) -> str:
         notebook = output.notebook_output
         return exit_value_text(notebook.result if notebook is not None else None)
     return output.logs or ""
+
+
+def task_outputs(client: WorkspaceClient, task: RunTask) -> list[tuple[RunTask, str]]:
+    """Each run that wrote task run ``task``'s reports, with their text: the task run
+    itself, or every iteration of a for-each task (in order), with its own ``run_id``.
+
+    Raises:
+        ValueError: a notebook task's exit value is not a list of report lines.
+        DatabricksError: the output cannot be read.
+    """
+    loop = task.for_each_task
+    if loop is None or task.run_id is None:
+        return [(task, task_output(client, task))]
+    nested = loop.task  # the nested task's type chooses its iterations' channel
+    iterations = [
+        dataclasses.replace(
+            iteration,
+            notebook_task=nested.notebook_task,
+            python_wheel_task=nested.python_wheel_task,
+        )
+        for iteration in client.jobs.get_run(task.run_id).iterations or []
+    ]
+    return [(iteration, task_output(client, iteration)) for iteration in iterations]

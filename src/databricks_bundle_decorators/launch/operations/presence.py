@@ -36,7 +36,7 @@ from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
 from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_output
+from ..backends.task_output import task_outputs
 from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
@@ -240,7 +240,8 @@ def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
         if task.run_id is None:
             continue
         try:
-            reports += PresenceReport.from_lines(task_output(client, task))
+            for _, text in task_outputs(client, task):
+                reports += PresenceReport.from_lines(text)
         except ValueError as exc:
             raise PresenceFailed(
                 f"task {task.task_key!r} of presence run {run_id}: {exc}"

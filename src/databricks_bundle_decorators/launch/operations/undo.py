@@ -56,7 +56,7 @@ from ...runtime.programs.undo import (
 )
 from ..backends.errors import UndoFailed
 from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_output
+from ..backends.task_output import task_outputs
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
@@ -279,7 +279,9 @@ def _undo_reports(
         if task.run_id is None:
             continue
         try:
-            bodies = read_reports(task_output(client, task), "undo")
+            bodies = [
+                b for _, text in task_outputs(client, task) for b in read_reports(text, "undo")
+            ]
             pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
         except (ValueError, KeyError, TypeError) as exc:
             raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None

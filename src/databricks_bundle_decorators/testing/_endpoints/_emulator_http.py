@@ -274,7 +274,8 @@ class HttpFrontEnd(FaultControls):
             if endpoint == "run-now":
                 return _Reply(200, model.run_now(params, now))
             if endpoint == "runs/get":
-                return _Reply(200, model.get_run(_req_int(params, "run_id"), now))
+                run_id, token = _req_int(params, "run_id"), params.get("page_token") or None
+                return _Reply(200, model.get_run(run_id, now, token))
             if endpoint == "runs/get-output":
                 return _Reply(200, model.get_run_output(_req_int(params, "run_id"), now))
             if endpoint == "runs/cancel":

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._emulator_clock import EmulatorClock
+from ._emulator_for_each import iteration_run_json
 from ._emulator_records import JsonDict, RunRecord, invalid
 from ._emulator_render import task_run_json
 
@@ -90,7 +91,11 @@ class RunOutputs:
         if run_id == run.run_id and run.task_run_ids:
             raise invalid(MULTI_TASK_REFUSAL)
         job_run = self._run_json(run, now, include_tasks=True)
-        metadata = job_run if run_id == run.run_id else task_run_json(job_run, run_id)
+        parent = next((t for t, ids in run.iterations.items() if run_id in ids), None)
+        if parent is not None:  # an iteration of a for-each task: _emulator_for_each
+            metadata = iteration_run_json(job_run, parent, run_id)
+        else:
+            metadata = job_run if run_id == run.run_id else task_run_json(job_run, run_id)
         out: JsonDict = {"metadata": metadata, "logs_truncated": False}
         if any("notebook_task" in task for task in metadata.get("tasks", [])):
             notebook: JsonDict = {"truncated": False}
@@ -111,4 +116,11 @@ class RunOutputs:
         """The job run that task run ``run_id`` belongs to (or that has this id)."""
         if run_id in self._runs:
             return self._runs[run_id]
-        return next((r for r in self._runs.values() if run_id in r.task_run_ids), None)
+        return next(
+            (
+                r
+                for r in self._runs.values()
+                if run_id in r.task_run_ids or any(run_id in i for i in r.iterations.values())
+            ),
+            None,
+        )

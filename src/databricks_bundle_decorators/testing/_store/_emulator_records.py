@@ -96,6 +96,11 @@ class JobRecord:
     def task_keys(self) -> list[str]:
         return [str(t.get("task_key", "")) for t in self.settings.get("tasks") or []]
 
+    def task_settings(self, key: str) -> JsonDict:
+        """The settings of task ``key`` (``{}`` when the job has none by that key)."""
+        tasks: list[JsonDict] = self.settings.get("tasks") or []
+        return next((t for t in tasks if t.get("task_key") == key), {})
+
 
 @dataclass
 class RunRecord:
@@ -130,6 +135,8 @@ class RunRecord:
     task_run_ids: tuple[int, ...] = ()
     only: tuple[str, ...] = ()  # run-now's ``only``: the tasks this run has (empty: all)
     trigger: str = "ONE_TIME"  # jobs.TriggerType; TABLE for a fired table-update trigger
+    #: for-each task run id -> the run ids of its iterations, in input order
+    iterations: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:

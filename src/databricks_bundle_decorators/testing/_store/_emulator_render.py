@@ -114,6 +114,9 @@ def run_json(
             }
             for key, task_run_id in zip(run.only or job.task_keys, run.task_run_ids, strict=True)
         ]
+        for task in out["tasks"]:
+            if "for_each_task" in task:  # its iterations' counts: _emulator_for_each
+                _for_each_stats(task, len(run.iterations.get(task["run_id"], ())))
     return out
 
 
@@ -127,6 +130,20 @@ def _task_kind(job: JobRecord, key: str) -> JsonDict:
     tasks: list[JsonDict] = job.settings.get("tasks", [])
     task = next((t for t in tasks if t.get("task_key") == key), {})
     return {kind: copy.deepcopy(task[kind]) for kind in _TASK_KINDS if kind in task}
+
+
+def _for_each_stats(task: JsonDict, iterations: int) -> None:
+    """Set ``for_each_task.stats`` of a for-each ``RunTask`` ("Populated for GetRun and
+    ListRuns", databricks-sdk ``jobs.RunForEachTask.stats``); the emulator's iterations all
+    share their task's state ("Only latest retries are considered", ``jobs.ForEachStats``)."""
+    result = task["state"].get("result_state")
+    counts = {"total_iterations": iterations, "scheduled_iterations": iterations}
+    if result is None:
+        counts["active_iterations"] = iterations
+    else:
+        counts["completed_iterations"] = iterations
+        counts["succeeded_iterations" if result == "SUCCESS" else "failed_iterations"] = iterations
+    task["for_each_task"]["stats"] = {"task_run_stats": counts}
 
 
 def state_json(run: RunRecord) -> JsonDict:

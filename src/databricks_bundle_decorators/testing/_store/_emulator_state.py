@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._emulator_clock import EmulatorClock
+from ._emulator_for_each import for_each_run_json, iteration_count
 from ._emulator_order import list_order, page_runs
 from ._emulator_output import RunOutputs
 from ._emulator_records import (
@@ -46,7 +47,7 @@ from ._emulator_records import (
     only_tasks,
     run_now_options,
 )
-from ._emulator_render import job_json, run_json
+from ._emulator_render import job_json, run_json, task_run_json
 from ._emulator_settings import reset_settings, updated_settings
 
 __all__ = ["ApiError", "JobsModel", "JsonDict", "Outcome", "RunRecord", "invalid"]
@@ -169,7 +170,9 @@ class JobsModel(RunOutputs):
 
     def snapshot_runs(self, job_id: int | None) -> list[RunRecord]:
         return [
-            dataclasses.replace(r, job_parameters=dict(r.job_parameters))
+            dataclasses.replace(
+                r, job_parameters=dict(r.job_parameters), iterations=dict(r.iterations)
+            )
             for r in sorted(self._runs.values(), key=lambda r: r.run_id)
             if (job_id is None or r.job_id == job_id) and not self.clock.removed(r)
         ]
@@ -263,6 +266,15 @@ class JobsModel(RunOutputs):
             range(self._next_task_run_id, self._next_task_run_id + len(only or job.task_keys))
         )
         self._next_task_run_id += len(tasks)
+        iterations: dict[int, tuple[int, ...]] = {}
+        for key, task_run_id in zip(only or job.task_keys, tasks, strict=True):
+            if (loop := job.task_settings(key).get("for_each_task")) is not None:
+                count = iteration_count(loop, params)
+                first, self._next_task_run_id = (
+                    self._next_task_run_id,
+                    self._next_task_run_id + count,
+                )
+                iterations[task_run_id] = tuple(range(first, self._next_task_run_id))
         run = RunRecord(
             run_id=run_id,
             job_id=job.job_id,
@@ -274,6 +286,7 @@ class JobsModel(RunOutputs):
             created=now,
             task_run_ids=tasks,
             only=only,
+            iterations=iterations,
         )
         self._runs[run_id] = run
         if token is not None:
@@ -313,8 +326,14 @@ class JobsModel(RunOutputs):
             raise invalid(f"Run {run_id} does not exist.")
         return run
 
-    def get_run(self, run_id: int, now: float) -> JsonDict:
+    def get_run(self, run_id: int, now: float, page_token: str | None = None) -> JsonDict:
+        """``runs/get`` of a job run, or of a for-each task run: see ``_emulator_for_each``."""
         self.advance(now)
+        run = self._run_of_task(run_id)
+        if run is not None and run_id in run.iterations and not self.clock.removed(run, now):
+            job_run = self._run_json(run, now, include_tasks=True)
+            task_run = task_run_json(job_run, run_id)
+            return for_each_run_json(task_run, run.iterations[run_id], page_token)
         return self._run_json(self._run(run_id, now), now, include_tasks=True)
 
     def job_of_run(self, run_id: int) -> int | None:
