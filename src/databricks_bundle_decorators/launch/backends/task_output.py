@@ -8,17 +8,23 @@ notebook task's is not ("It's not supported for the notebook_task", databricks-s
 as ``notebook_output.result`` (``jobs.NotebookOutput.result``). Which channel is read is
 decided by the task run's settings in ``runs/get`` (``RunTask.notebook_task``), never by
 which field is empty.
+
+A notebook task run that did not succeed never called ``exit()`` ("absent if
+dbutils.notebook.exit() was never called"): in a backfill's run it kept its reports in the
+backfill's journal folder (:mod:`...runtime.notebook_entry`), read from there. Which is
+read is decided by the task run's ``result_state``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...backfill.wire import exit_value_text
+from ...backfill.wire import FAILED_REPORTS_DIR, exit_value_text, failed_reports_name, order_in
+from ..ledger.journal_read import journal_place
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.jobs import RunTask
+    from databricks.sdk.service.jobs import RunOutput, RunTask
 
 
 def task_output(client: WorkspaceClient, task: RunTask) -> str:
@@ -32,6 +38,26 @@ def task_output(client: WorkspaceClient, task: RunTask) -> str:
         return ""
     output = client.jobs.get_run_output(task.run_id)
     if task.notebook_task is not None:
+        if _ended_without_success(task):
+            return exit_value_text(_kept_reports(client, output, task.run_id))
         notebook = output.notebook_output
         return exit_value_text(notebook.result if notebook is not None else None)
     return output.logs or ""
+
+
+def _ended_without_success(task: RunTask) -> bool:
+    result = task.state.result_state if task.state is not None else None
+    return result is not None and result.value not in ("SUCCESS", "SUCCESS_WITH_FAILURES")
+
+
+def _kept_reports(client: WorkspaceClient, output: RunOutput, task_run_id: int) -> str | None:
+    """What a failed notebook task run kept in its backfill's journal folder, if any."""
+    run = output.metadata
+    if run is None or run.job_id is None:
+        return None
+    params = {p.name: p.value or p.default or "" for p in (run.job_parameters or []) if p.name}
+    backfill_id = getattr(order_in(params), "backfill_id", "")
+    if not backfill_id:
+        return None
+    place = journal_place(client, run.job_id, backfill_id).child(FAILED_REPORTS_DIR)
+    return place.read(failed_reports_name(task_run_id))
