@@ -46,7 +46,7 @@ def project(
     return root, workspace_env, job_id
 
 
-def test_a_backfill_records_the_notebook_task_s_checks_then_catchup_by_data_and_undo_read_it(
+def test_backfill_canary_catchup_by_data_and_undo_read_the_notebook_task_s_reports(
     capsys: pytest.CaptureFixture[str], project: tuple[Path, JobsEmulator, int]
 ) -> None:
     root, emu, _ = project
@@ -70,6 +70,17 @@ def test_a_backfill_records_the_notebook_task_s_checks_then_catchup_by_data_and_
         EMPTY_DAY: [("min_row_count(1)", False)],
     }
 
+    # --canary 1 --diff-gate: the measurement run's notebook task measures main.nb.orders
+    code, out, err = cli(
+        "backfill", "nb_orders", "--keys", "2024-01-01,2024-01-02", "--param", "rows=1",
+        "--canary", "1", "--diff-gate", "10%", *FAST,
+    )  # fmt: skip
+    assert code == 1, out + err
+    assert (
+        "canary slice 2024-01-01 failed: diff gate 10%: main.nb.orders key 2024-01-01: "
+        "2 -> 1 rows (-50%"
+    ) in err, out + err
+
     # catchup --by data: a presence run of the job, its notebook task reports main.nb.orders
     code, out, err = cli(
         "catchup", "nb_orders", "--by", "data", "--start", "2024-01-01", "--end", "2024-01-04",
@@ -84,5 +95,7 @@ def test_a_backfill_records_the_notebook_task_s_checks_then_catchup_by_data_and_
         "backfill", "undo", ledger.id, "--yes", "--force", "--poll-interval", "0.01"
     )
     assert code == 0, out + err
-    (undone,) = list_ledgers(cli.project, "nb_orders")
+    undone = next(
+        found for found in list_ledgers(cli.project, "nb_orders") if found.id == ledger.id
+    )
     assert {table for table, _ in undone.undone} == {"main.nb.orders", "main.nb.totals"}
