@@ -57,7 +57,8 @@ def run_notebook(dbutils: Any, names: Sequence[str]) -> None:
         dbutils: The notebook's ``dbutils`` (widgets and ``jobs.taskValues``).
         names: The parameter names the task was generated with.
 
-    The run's report lines end the notebook as its exit value.
+    The run's report lines end the notebook as its exit value; when the run fails they
+    are kept in its backfill's journal folder (:func:`keep_failed_reports`).
 
     Raises:
         DbxdecError: the run failed, or its reports exceed the 5 MB kept of an exit

@@ -26,7 +26,9 @@ id, https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
 A failed task ends the run ``FAILED`` and the tasks depending on it do not run (the
 least convenient reading for a reader of outputs: nothing downstream reported). The
 emulator shows every task run in the job run's state. Task retries are not executed.
-What each task did is kept for tests (:meth:`TaskRuns.executed`).
+What each task did is kept for tests (:meth:`TaskRuns.executed`). Tasks run one at a
+time: a task's stdout is taken with ``contextlib.redirect_stdout``, which is process-wide,
+so what other threads print meanwhile (a CLI's progress lines) lands in that task's output.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class TaskRuns:
         self._due: queue.SimpleQueue[tuple[RunRecord, dict[str, Any]] | None] = queue.SimpleQueue()
         self._done: list[ExecutedTask] = []
         self._worker: threading.Thread | None = None
+        self._stopped = False
 
     def execute(self, job_id: int) -> None:
         """Execute the tasks of job ``job_id``'s runs admitted from now on."""
@@ -100,13 +103,15 @@ class TaskRuns:
         return True
 
     def stop(self) -> None:
-        """End the worker once the runs queued are done (the emulator is stopping)."""
+        """End the worker after the task running now; queued runs are not executed (the
+        emulator is stopping)."""
+        self._stopped = True
         self._due.put(None)
 
     # -- the worker ------------------------------------------------------------------
 
     def _work(self) -> None:
-        while (item := self._due.get()) is not None:
+        while (item := self._due.get()) is not None and not self._stopped:
             run, settings = item
             failed = self._run(run, settings)
             with self.changed:
@@ -141,6 +146,8 @@ class TaskRuns:
         pushed = {k: render_references(v, references) for k, v in run.job_parameters.items()}
         values: dict[str, dict[str, Any]] = {}
         for key in order:
+            if self._stopped:
+                return ""
             task, task_run_id, began = tasks[key], task_run_ids[key], time.monotonic()
             own = {**references, "task.run_id": str(task_run_id), "task.name": key}
             if "notebook_task" in task:
