@@ -23,8 +23,9 @@ id, https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
   :func:`...runtime.entrypoint.main` with ``--name=value`` arguments; its stdout becomes
   the task run's ``logs`` (``jobs.RunOutput.logs``); a non-zero exit fails the task.
 
-A failed task ends the run ``FAILED`` and the tasks depending on it do not run (the
-least convenient reading for a reader of outputs: nothing downstream reported). The
+A failed task ends the run ``FAILED`` and the tasks depending on it do not run ("All
+tasks specified in this field must complete successfully before executing this task",
+``jobs.Task.depends_on``). The
 emulator shows every task run in the job run's state. Task retries are not executed.
 What each task did is kept for tests (:meth:`TaskRuns.executed`). Tasks run one at a
 time: a task's stdout is taken with ``contextlib.redirect_stdout``, which is process-wide,
