@@ -91,3 +91,18 @@ def test_a_notebook_that_raises_fails_the_run_leaves_no_result_and_stops_downstr
     (second,) = [t for t in run.tasks or [] if t.task_key == "second"]
     notebook = w.jobs.get_run_output(second.run_id or 0).notebook_output
     assert notebook is None or notebook.result is None  # exit() was never called
+
+
+def test_a_task_the_emulator_cannot_execute_fails_the_run_saying_so(emu: JobsEmulator) -> None:
+    iteration = {
+        "task_key": "x_iter",
+        "python_wheel_task": {"package_name": "p", "entry_point": "dbxdec-run"},
+    }
+    loop = {"task_key": "x", "for_each_task": {"inputs": "[1]", "task": iteration}}
+    job_id = emu.create_job("loop", settings={"tasks": [loop]})
+    emu.execute_tasks(job_id)
+    w = emu.workspace_client()
+    run = w.jobs.wait_get_run_job_terminated_or_skipped(w.jobs.run_now(job_id).run_id)
+    assert run.state is not None and run.state.result_state is not None
+    assert run.state.result_state.value == "FAILED"
+    assert (run.state.state_message or "").startswith("the emulator could not execute run")

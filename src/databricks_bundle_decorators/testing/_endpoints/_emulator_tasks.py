@@ -26,7 +26,8 @@ id, https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
 A failed task ends the run ``FAILED`` and the tasks depending on it do not run ("All
 tasks specified in this field must complete successfully before executing this task",
 ``jobs.Task.depends_on``). The
-emulator shows every task run in the job run's state. Task retries are not executed.
+emulator shows every task run in the job run's state. Task retries and for-each tasks
+are not executed (such a run ends ``FAILED``, saying so).
 What each task did is kept for tests (:meth:`TaskRuns.executed`). Tasks run one at a
 time: a task's stdout is taken with ``contextlib.redirect_stdout``, which is process-wide,
 so what other threads print meanwhile (a CLI's progress lines) lands in that task's output.
@@ -114,13 +115,17 @@ class TaskRuns:
     def _work(self) -> None:
         while (item := self._due.get()) is not None and not self._stopped:
             run, settings = item
-            failed = self._run(run, settings)
+            try:
+                failed = self._run(run, settings)
+                message = f"Task {failed} failed" if failed else ""
+            except Exception as exc:  # a task the emulator cannot execute (a for-each task)
+                message = f"the emulator could not execute run {run.run_id}: {exc!r}"
             with self.changed:
                 now = time.monotonic()
                 if run.active:  # not cancelled meanwhile
                     run.planned_end = now
-                    run.planned_result = "FAILED" if failed else "SUCCESS"
-                    run.planned_message = f"Task {failed} failed" if failed else ""
+                    run.planned_result = "FAILED" if message else "SUCCESS"
+                    run.planned_message = message
                     self.model.advance(now)
                 self.changed.notify_all()
 
