@@ -294,8 +294,9 @@ class RunEnvironment:
         staging: In a stage run of a full refresh, its backfill id: the Spark tables
             the job writes are written to and read from their staging tables (see
             ``backfill.refresh``); empty otherwise.
-        task_run_id: On Databricks, the task run's own id (one per attempt); it names
-            the attempt in the task's check report. Empty when unknown.
+        task_run_id: In a job's task run, the task run's own id (one per attempt): it
+            names the attempt in the task's check report, printed for the launcher
+            whenever the run is a job's. Empty when unknown (run by hand).
         backfill_id: In a run of ``dbxdec backfill``, the backfill's id (in job parameter
             ``dbxdec_order``): Delta commits carry it in ``userMetadata``. Empty otherwise.
     """

@@ -165,8 +165,9 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
         session = LazySession(local_spark_session)
         warehouse = local_warehouse()
     run_id = resolve_run_id(arguments.run_id, databricks=databricks)
-    task_run_id = arguments.task_run_id if databricks else ""
-    environment = RunEnvironment(session, warehouse, databricks, run_id, task_run_id=task_run_id)
+    environment = RunEnvironment(
+        session, warehouse, databricks, run_id, task_run_id=arguments.task_run_id
+    )
     # an unknown task or parameter, a bad order or key: refused before Spark starts (a
     # triggered run's keys are read from its state table after these refusals)
     request = task_request(

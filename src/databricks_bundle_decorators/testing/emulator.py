@@ -76,6 +76,7 @@ from ._endpoints._emulator_permissions import PermissionControls, PermissionsMod
 from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
 from ._endpoints._emulator_statements import StatementsModel
 from ._endpoints._emulator_sync import SyncControls
+from ._endpoints._emulator_tasks import ExecutedTask, TaskRuns
 from ._endpoints._emulator_triggers import TriggerControls
 from ._endpoints._emulator_workspace import WorkspaceModel
 from ._store._emulator_order import RUNS_LIST_ORDERS
@@ -306,6 +307,22 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         """
         with self._lock:
             self._model.set_notebook_result(task_run_id, text)
+
+    def execute_tasks(self, job_id: int) -> None:
+        """Execute the tasks of job ``job_id``'s runs from now on, in this process, as
+        Databricks would: notebook tasks through the generated notebook, ``dbxdec-run``
+        wheel tasks through its entry, their outputs kept as ``runs/get-output`` answers
+        them (see ``_emulator_tasks``). The test sets the environment the tasks need."""
+        self._task_runs().execute(job_id)
+
+    def executed_tasks(self) -> list[ExecutedTask]:
+        """Every task run :meth:`execute_tasks` executed so far, with its stdout and error."""
+        return self._task_runs().executed()
+
+    def _task_runs(self) -> TaskRuns:
+        model = self._model
+        assert isinstance(model, ProcessJobsModel)
+        return model.tasks
 
     # -- inspection ------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Four modules, one responsibility each: :mod:`.params` (the parameters' names and
 defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.order` (the one
 ``dbxdec_order`` parameter that tells a run what to do), :mod:`.orders` (what
 an undo or presence run is told, and the reports its tasks print) and :mod:`.measure`
-(the same for the diff gate's measurement run). Every name is imported from here.
+(the same for the diff gate's measurement run); :mod:`.journal_path` (where a backfill's
+state, and a failed task run's reports, live in the workspace). Every name is imported from here.
 
 Bundle codegen (the producer), the launcher, the local runner and the runtime entry point
 (the consumers) all import these names, so they cannot drift apart. It lives in the
@@ -22,6 +23,13 @@ parameters, pushed down by name)::
 
 from __future__ import annotations
 
+from .journal_path import (
+    FAILED_REPORTS_DIR,
+    JOURNAL_DIR,
+    JOURNAL_DIR_ENV,
+    failed_reports_name,
+    journal_folder_path,
+)
 from .keys import (
     KeyRange,
     keys_label,
@@ -93,11 +101,14 @@ __all__ = [
     "BACKFILL_RUN_TIME_PARAM",
     "BACKFILL_START_KEY_PARAM",
     "ENTRY_POINT",
+    "FAILED_REPORTS_DIR",
     "FOR_EACH_INPUT_PARAM",
     "FOR_EACH_INPUT_VALUE",
     "JOB_ID_PARAM",
     "JOB_ID_VALUE",
     "JOB_PARAM",
+    "JOURNAL_DIR",
+    "JOURNAL_DIR_ENV",
     "MODULE_PARAM",
     "NAIVE_RUN_TIME_ZONE",
     "ORDER_KINDS",
@@ -126,7 +137,9 @@ __all__ = [
     "encode_order",
     "exit_value",
     "exit_value_text",
+    "failed_reports_name",
     "job_id_of",
+    "journal_folder_path",
     "keyless_run",
     "keys_label",
     "order_in",

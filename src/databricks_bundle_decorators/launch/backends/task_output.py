@@ -9,6 +9,11 @@ as ``notebook_output.result`` (``jobs.NotebookOutput.result``). Which channel is
 decided by the task run's settings in ``runs/get`` (``RunTask.notebook_task``), never by
 which field is empty.
 
+A notebook task run that did not succeed never called ``exit()`` ("absent if
+dbutils.notebook.exit() was never called"): in a backfill's run it kept its reports in the
+backfill's journal folder (:mod:`...runtime.notebook_entry`), read from there. Which is
+read is decided by the task run's ``result_state``.
+
 A for-each task's reports are its iterations': each iteration is a task run of the nested
 task, listed by ``runs/get`` on the for-each task's run id ("Only populated by for-each
 iterations. The parent for-each task is located in tasks array", ``jobs.Run.iterations``;
@@ -21,11 +26,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ...backfill.wire import exit_value_text
+from ...backfill.wire import FAILED_REPORTS_DIR, exit_value_text, failed_reports_name, order_in
+from ..ledger.journal_read import journal_place
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.jobs import RunTask
+    from databricks.sdk.service.jobs import RunOutput, RunTask
 
 
 def task_output(client: WorkspaceClient, task: RunTask) -> str:
@@ -39,6 +45,8 @@ def task_output(client: WorkspaceClient, task: RunTask) -> str:
         return ""
     output = client.jobs.get_run_output(task.run_id)
     if task.notebook_task is not None:
+        if _ended_without_success(task):
+            return exit_value_text(_kept_reports(client, output, task.run_id))
         notebook = output.notebook_output
         return exit_value_text(notebook.result if notebook is not None else None)
     return output.logs or ""
@@ -65,3 +73,21 @@ def task_outputs(client: WorkspaceClient, task: RunTask) -> list[tuple[RunTask, 
         for iteration in client.jobs.get_run(task.run_id).iterations or []
     ]
     return [(iteration, task_output(client, iteration)) for iteration in iterations]
+
+
+def _ended_without_success(task: RunTask) -> bool:
+    result = task.state.result_state if task.state is not None else None
+    return result is not None and result.value not in ("SUCCESS", "SUCCESS_WITH_FAILURES")
+
+
+def _kept_reports(client: WorkspaceClient, output: RunOutput, task_run_id: int) -> str | None:
+    """What a failed notebook task run kept in its backfill's journal folder, if any."""
+    run = output.metadata
+    if run is None or run.job_id is None:
+        return None
+    params = {p.name: p.value or p.default or "" for p in (run.job_parameters or []) if p.name}
+    backfill_id = getattr(order_in(params), "backfill_id", "")
+    if not backfill_id:
+        return None
+    place = journal_place(client, run.job_id, backfill_id).child(FAILED_REPORTS_DIR)
+    return place.read(failed_reports_name(task_run_id))

@@ -26,13 +26,19 @@ one (the same files on disk).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
+from ...backfill.wire.journal_path import (
+    BACKFILL_ID,
+    journal_folder_path,
+    journals_root_path,
+)
+from ...backfill.wire.journal_path import JOURNAL_DIR as JOURNAL_DIR  # re-exported
+from ...backfill.wire.journal_path import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
 from ...errors import (
     LocalStateProblem,
     UsageError,
@@ -48,9 +54,7 @@ SNAPSHOT_EVERY = 50
 """A snapshot follows every this many segments."""
 PART_BYTES = 4_000_000
 """The largest object written whole (its base64 text: 5.3 MB, under the 10 MB limit)."""
-JOURNAL_DIR = "/Shared/dbxdec/backfills"
-JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
-_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
+_ID = BACKFILL_ID
 _SEGMENT = re.compile(r"seg-(\d{9})\.json")
 _SNAPSHOT = re.compile(r"snap-(\d{9})\.json")
 
@@ -61,13 +65,10 @@ def journals_root(root: str | None = None) -> str:
     Raises:
         UsageError: it is not an absolute workspace path.
     """
-    found = (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
-    if not found.startswith("/") or "/../" in f"{found}/" or any(c in found for c in "\0\n"):
-        raise UsageError(
-            f"{JOURNAL_DIR_ENV}={found!r} is not an absolute workspace folder: set it to one "
-            f"such as {JOURNAL_DIR}"
-        )
-    return found
+    try:
+        return journals_root_path(root)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> str:
@@ -79,9 +80,10 @@ def journal_folder(job_id: int, backfill_id: str, root: str | None = None) -> st
     Raises:
         UsageError: ``backfill_id`` is not a backfill id (it would reach a path).
     """
-    if _ID.fullmatch(backfill_id) is None:
-        raise UsageError(f"{backfill_id!r} is not a backfill id (see: dbxdec backfills)")
-    return f"{journals_root(root)}/job-{int(job_id)}/{backfill_id}"
+    try:
+        return journal_folder_path(job_id, backfill_id, root)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def journal_place(

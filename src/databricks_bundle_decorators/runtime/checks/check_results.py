@@ -160,9 +160,9 @@ def recording_check_results(
     job: JobDefinition, task: str, environment: RunEnvironment
 ) -> Iterator[list[CheckResult]]:
     """Collect the check results judged inside (see :mod:`.checking`), stamped with the
-    run id; when it ends, even by a failed check, print them as a report line (on
-    Databricks, for the launcher) and write them to the job's results table, if it
-    names one.
+    run id; when it ends, even by a failed check, print them as a report line (in a
+    job's task run -- on Databricks, or given its task run id -- for the launcher)
+    and write them to the job's results table, if it names one.
 
     Raises:
         TaskRunError: the results could not be written (unless the task failed
@@ -177,7 +177,7 @@ def recording_check_results(
             raise
         finally:
             found[:] = with_run_id(found, environment.run_id)
-            if environment.databricks:
+            if environment.databricks or environment.task_run_id:  # a job's task run
                 print_check_report(
                     found,
                     run=environment.run_id,

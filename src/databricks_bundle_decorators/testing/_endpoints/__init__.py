@@ -3,6 +3,7 @@
 Owns ``_emulator_http`` (the HTTP server and routing), ``_emulator_faults`` (injected
 faults), ``_emulator_sync`` (waiting on
 the emulator's events), ``_emulator_processes`` (wheel tasks run as real subprocesses),
+``_emulator_tasks`` (a job's tasks executed in this process, as Databricks would),
 ``_emulator_permissions`` (permissions API), ``_emulator_oauth`` (service principals'
 OAuth M2M tokens), ``_emulator_statements`` (SQL statement
 execution), ``_emulator_billing`` (billable usage of statements),

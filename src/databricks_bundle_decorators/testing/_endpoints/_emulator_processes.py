@@ -6,8 +6,9 @@ dbxdec-controller`` starts ``sys.executable -m
 databricks_bundle_decorators.launch.control.entry`` with the run's parameters as
 ``--name=value``. Job parameters reach a keyword wheel task by push-down
 (https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter pushdown"); the
-task's own ``named_parameters`` are added, ``{{job.run_id}}`` and ``{{job.id}}`` rendered
-(https://docs.databricks.com/aws/en/jobs/dynamic-value-references). The workspace URL
+task's own ``named_parameters`` are added, their references rendered
+(:func:`.._store._emulator_refs.render_references`,
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references). The workspace URL
 and the token go into the process's **environment** only (``DATABRICKS_HOST``,
 ``DATABRICKS_TOKEN``), never into a parameter, as the SDK's default auth reads them
 (databricks-sdk ``Config``: "environment variables").
@@ -50,7 +51,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._store._emulator_records import JobRecord, RunRecord
+from .._store._emulator_refs import render_references, run_references
 from .._store._emulator_state import JobsModel
+from ._emulator_tasks import TaskRuns
 
 CONTROLLER_ENTRY_POINT = "dbxdec-controller"
 CONTROLLER_MODULE = "databricks_bundle_decorators.launch.control.entry"
@@ -199,9 +202,14 @@ class ProcessRuns:
             return
         entry = self._runs[run.run_id]
         params = dict(run.job_parameters)
+        references = run_references(
+            job_id=run.job_id,
+            run_id=run.run_id,
+            trigger_ms=self.model.epoch_ms(run.created),
+            parameters=run.job_parameters,
+        )
         for name, value in (wheel.get("named_parameters") or {}).items():
-            text = str(value).replace("{{job.run_id}}", str(run.run_id))
-            params[str(name)] = text.replace("{{job.id}}", str(run.job_id))
+            params[str(name)] = render_references(str(value), references)
         argv = [sys.executable, "-m", self.module, *(f"--{k}={v}" for k, v in params.items())]
         env = {
             **os.environ,
@@ -315,10 +323,12 @@ class ProcessJobsModel(JobsModel):
     ) -> None:
         super().__init__(base_url="", workspace_id=workspace_id, user_name=user_name)
         self.processes = ProcessRuns(self, changed, token)
+        self.tasks = TaskRuns(self, changed)  # runs whose tasks a test has executed
 
     def _admit(self, job: JobRecord, run: RunRecord, at: float) -> None:
         super()._admit(job, run, at)
-        self.processes.admitted(job, run)
+        if not self.processes.admitted(job, run):
+            self.tasks.admitted(job, run)
 
     def _cancel(self, run: RunRecord, now: float) -> None:
         active = run.active
@@ -335,6 +345,7 @@ def processes_of(emulator: Any) -> ProcessRuns:
 
 
 def stop_processes(model: JobsModel) -> None:
-    """Kill the processes of ``model``'s runs, if it runs any."""
+    """Kill the processes of ``model``'s runs, if it runs any; end its task worker."""
     if isinstance(model, ProcessJobsModel):
         model.processes.stop()
+        model.tasks.stop()

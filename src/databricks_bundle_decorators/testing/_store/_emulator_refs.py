@@ -22,7 +22,7 @@ legal reading: an invalid reference in a known namespace is refused with 400
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 _REFERENCE = re.compile(r"\{\{(.*?)\}\}")
@@ -118,3 +118,39 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _strings(item, f"{path}[{index}]")
+
+
+def render_references(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each ``{{reference}}`` found in ``values`` replaced by its value.
+
+    The run's side of the page above: a reference the run has a value for is substituted
+    (``values`` names them without braces: ``job.run_id``, ``job.parameters.day``);
+    any other text, references the run cannot answer included, stays as it is.
+
+    Example:
+        >>> render_references("{{job.run_id}}-{{job.repair_count}}", {"job.run_id": "7"})
+        '7-{{job.repair_count}}'
+    """
+    return _REFERENCE.sub(lambda match: values.get(match.group(1), match.group(0)), text)
+
+
+def run_references(
+    *, job_id: int, run_id: int, trigger_ms: int, parameters: Mapping[str, str]
+) -> dict[str, str]:
+    """The references of a job run the emulator answers, for :func:`render_references`:
+    ``job.id``, ``job.run_id``, ``job.repair_count`` (0: the emulator does not repair),
+    ``job.trigger.time.timestamp_ms`` and ``job.start_time.timestamp_ms`` (the run's
+    creation: a one-time run is triggered when it is requested) and
+    ``job.parameters.<name>`` (the page's "Supported value references").
+    """
+    values = {
+        "job.id": str(job_id),
+        "job.run_id": str(run_id),
+        "job.repair_count": "0",
+        "job.trigger.time.timestamp_ms": str(trigger_ms),
+        "job.start_time.timestamp_ms": str(trigger_ms),
+    }
+    for name, value in parameters.items():
+        values[f"job.parameters.{name}"] = value
+        values[f"job.parameters.`{name}`"] = value
+    return values
