@@ -10,6 +10,8 @@ for the caller is in ``test_pause_schedule_cli.py``.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import write_project
 
 from ..launch.controller_fixtures import controller_job
+from ..launch.downstream_project import own_jobs
 from .clirun import assert_one_error_line
 from .test_downstream_cli import dbxdec
 from .test_friction import help_of
@@ -57,11 +60,16 @@ def acl_b():
 ARGS = ("backfill", "acl_a", "--keys", "2024-01-30", "--downstream", "--poll-interval", "0.01")
 
 
+_MODULES = itertools.count()
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = write_project(tmp_path / "project", "acl_pipelines")
-    (root / "acl_pipelines.py").write_text(PIPELINES)
-    return root
+def project(tmp_path: Path) -> Iterator[Path]:
+    module = f"acl_pipelines_{next(_MODULES)}"  # imported once per process: a new name each
+    root = write_project(tmp_path / "project", module)
+    (root / f"{module}.py").write_text(PIPELINES)
+    with own_jobs():  # --downstream reads every job: none of other tests' projects
+        yield root
 
 
 def _deploy(emu: JobsEmulator) -> tuple[int, int]:
