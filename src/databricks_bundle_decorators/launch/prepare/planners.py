@@ -34,7 +34,7 @@ from ..estimate.dry_run import dry_run_estimate, past_runs_of
 from ..estimate.estimate import Estimate, PastRun
 from ..estimate.local_startup import with_spark_startup
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
-from ..guard.pause.pause_permission import require_pausable
+from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause
 from ..guard.reruns import check_can_start
 from ..ledger.claims import BackfillGuard
@@ -203,19 +203,6 @@ def connect(draft: Draft, planning: Planning) -> Draft:
     return replace(draft, found=found, spec=found.spec, cap=found.cap, warnings=warnings)
 
 
-def check_pause_permission(draft: Draft, planning: Planning) -> Draft:
-    """``--pause-schedule``: the caller may edit the job (CAN MANAGE), checked before
-    anything is paused or started (:mod:`..guard.pause.pause_permission`); nothing is
-    checked when nothing starts the job on its own."""
-    found = draft.found
-    if planning.dry_run or found is None or not planning.request.options.pause_schedule:
-        return draft
-    if found.remote.schedule_paused is not None:
-        jobs = {planning.job.name: found.remote.job_id}
-        require_pausable(found.client, jobs, option="--pause-schedule", what="schedule")
-    return draft
-
-
 def connect_backend(draft: Draft, planning: Planning) -> Draft:
     """Where the runs go: the local Spark or the deployed job (none for a dry run)."""
     request, found = planning.request, draft.found
@@ -276,16 +263,18 @@ def claim_keys(draft: Draft, planning: Planning) -> Draft:
 
 
 def pause_schedule(draft: Draft, planning: Planning) -> Draft:
-    """``--pause-schedule``: the job's schedule, paused while the backfill runs."""
+    """``--pause-schedule``: the job's schedule, paused while the backfill runs; the
+    caller's permission checked here, before anything is paused or started (a presence
+    run of ``catchup --by data`` included)."""
     found = draft.found
     if planning.dry_run or found is None or not planning.request.options.pause_schedule:
         return draft
-    pause = SchedulePause(
+    pause = checked_schedule_pause(
         found.client,
+        found.remote,
         root=planning.root,
         job=planning.job.name,
-        job_id=found.remote.job_id,
-        declared_trigger=declared_trigger(planning.job),  # jobs/get lacks its condition
+        declared_trigger=declared_trigger(planning.job),
         force_trigger=planning.request.options.force_trigger_pause,
     )
     return replace(draft, pause=pause)

@@ -19,7 +19,7 @@ from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
-from ..guard.pause.pause_permission import require_pausable
+from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
 from ..ledger.claims import BackfillGuard
 from ..ledger.lease import LocalLock, WorkspaceClaims
@@ -102,14 +102,11 @@ def prepare_resume(
         except DbxdecError:
             job_def, definition = None, None
         if old.pause_schedule:  # paused again for the rest of the backfill
-            if remote.schedule_paused is not None:  # checked before anything starts
-                paused = {ledger.job: spec.job_id}
-                require_pausable(client, paused, option="--pause-schedule", what="schedule")
-            pause = SchedulePause(
+            pause = checked_schedule_pause(  # checked before anything starts
                 client,
+                remote,
                 root=root,
                 job=ledger.job,
-                job_id=spec.job_id,
                 declared_trigger=None if job_def is None else declared_trigger(job_def),
                 force_trigger=old.force_trigger_pause,
             )

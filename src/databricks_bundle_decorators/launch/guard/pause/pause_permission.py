@@ -16,15 +16,47 @@ or when the ACL cannot be read: a check that cannot be made never passes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ....errors import WorkspaceRejected, WorkspaceUnreachable
+from ...backends.databricks_backend import RemoteJob
 from ...workspace.job_access import EDIT_LEVELS, JobAccess, Principal, caller, require_level
+from .schedule_pause import SchedulePause
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-__all__ = ["require_pausable"]
+__all__ = ["checked_schedule_pause", "require_pausable"]
+
+
+def checked_schedule_pause(
+    client: WorkspaceClient,
+    remote: RemoteJob,
+    *,
+    root: Path,
+    job: str,
+    declared_trigger: Mapping[str, Any] | None,
+    force_trigger: bool,
+) -> SchedulePause:
+    """``--pause-schedule`` of deployed job ``remote`` (a new backfill or ``--resume``):
+    the caller's CAN MANAGE checked now, before anything is paused or started (nothing
+    is checked when nothing starts the job on its own), and the pause, held at launch.
+
+    Raises:
+        WorkspaceRejected: as :func:`require_pausable`.
+    """
+    if remote.schedule_paused is not None:
+        jobs = {job: remote.job_id}
+        require_pausable(client, jobs, option="--pause-schedule", what="schedule")
+    return SchedulePause(
+        client,
+        root=root,
+        job=job,
+        job_id=remote.job_id,
+        declared_trigger=declared_trigger,  # jobs/get lacks a table update's condition
+        force_trigger=force_trigger,
+    )
 
 
 def require_pausable(
