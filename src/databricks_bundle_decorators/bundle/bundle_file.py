@@ -1,9 +1,13 @@
-"""The project's ``databricks.yml``: targets, variables and how resources are loaded.
+"""The project's ``databricks.yml``: targets, variables, how resources are loaded, and
+the Databricks CLI's target-mode rules, applied offline by ``dbxdec validate``.
 
-dbxdec reads only what it needs to act like the Databricks CLI would: the target names
-(to reject an unknown ``--target``), the variable values of a target (to resolve
-``${var.name}`` in dbxdec's own settings and to check references in generated jobs) and
-whether the bundle loads jobs through :func:`load_resources` or from YAML includes.
+The mode rules follow databricks/cli at commit 7bbe285 (``validate_target_mode.go``,
+``apply_target_mode.go``, ``apply_presets.go``, ``run_as.go``): ``mode: production``
+without the target's own ``workspace.root_path`` is an error for a human deployer (only
+a recommendation when every job has ``run_as`` or a service principal deploys), as is a
+``development: true`` pipeline; ``mode: development`` refuses
+``presets.trigger_pause_status: UNPAUSED`` and adds a ``dev`` tag unless ``presets.tags``
+sets one. Rules that need the deployer's user name are left to the CLI.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError, did_you_mean
+from .tags import MAX_TAGS
 
 BUNDLE_FILE_NAMES = ("databricks.yml", "databricks.yaml")
 LOAD_RESOURCES_FUNCTION = "databricks_bundle_decorators.bundle:load_resources"
 VARIABLE_REFERENCE = re.compile(r"\$\{var\.([A-Za-z_][A-Za-z0-9_\-]*)\}")
+DEV_TAG = "dev"
+SHARED_ROOT_PATH = "/Workspace/Shared/.bundle/${bundle.name}/${bundle.target}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +46,10 @@ class TargetSettings:
 
 @dataclass(frozen=True, slots=True)
 class BundleFile:
-    """What dbxdec needs from ``databricks.yml``.
-
-    Attributes:
-        path: The file.
-        targets: Target names, in file order.
-        default_target: The target marked ``default: true``, if any.
-        variables: Declared variables and their default values (``None``: no default).
-        target_variables: Per target, the variable values it sets.
-        python_resources: The ``python: resources:`` entries.
-        includes: The ``include:`` globs.
-        target_settings: Per target, its mode, name prefix and workspace.
-        document: The whole parsed file (for the target-mode rules, :mod:`.target_mode`).
-    """
+    """What dbxdec needs from ``databricks.yml``: target names in file order, the
+    default target, declared variables with their defaults (``None``: none), each
+    target's variable values and settings, ``python: resources:``, ``include:`` globs and
+    the whole parsed ``document``."""
 
     path: Path
     targets: tuple[str, ...] = ()
@@ -65,7 +63,6 @@ class BundleFile:
 
     @property
     def uses_load_resources(self) -> bool:
-        """Whether the Databricks CLI loads dbxdec jobs itself (``python: resources:``)."""
         return LOAD_RESOURCES_FUNCTION in self.python_resources
 
     def resolve_target(self, target: str | None) -> str | None:
@@ -105,8 +102,7 @@ def read_bundle_file(path: Path) -> BundleFile:
     """Parse the parts of ``databricks.yml`` dbxdec uses.
 
     Raises:
-        UsageError: the file is not readable YAML or its ``targets``/``variables`` are
-            not mappings.
+        UsageError: not readable YAML, or ``targets``/``variables`` not mappings.
     """
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -173,10 +169,8 @@ def _literal(value: object) -> str | None:
 
 
 def resolve_variables(value: Any, variables: Mapping[str, Any]) -> Any:
-    """``value`` with every string that is exactly ``${var.name}`` replaced by its value.
-
-    References to unknown variables are left as they are, for the Databricks CLI to
-    report. Lists and mappings are resolved recursively.
+    """``value`` with every string that is exactly ``${var.name}`` replaced by its value,
+    recursively; unknown variables are left for the Databricks CLI to report.
 
     Example:
         >>> resolve_variables({"env": "${var.env}"}, {"env": "prod"})
@@ -200,3 +194,109 @@ def _mapping(value: object, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"{what} must be a mapping")
     return {str(key): item for key, item in value.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class TargetMode:
+    """What the target-mode rules read for one target (``root_path``: the target's
+    own, never the top-level one; ``bundle_run_as``: ``run_as`` at the top level or in
+    the target; ``preset_tags``: the target's over the top-level ones)."""
+
+    target: str
+    mode: str | None = None
+    root_path: str | None = None
+    bundle_run_as: bool = False
+    preset_tags: Mapping[str, str] = field(default_factory=dict)
+    trigger_pause_status: str | None = None
+    development_pipelines: tuple[str, ...] = ()
+
+
+def target_mode(bundle: BundleFile, target: str) -> TargetMode:
+    """The target-mode settings of ``target`` in ``bundle``."""
+    document = bundle.document
+    spec = _loose(_loose(document.get("targets")).get(target))
+    presets = {**_loose(document.get("presets")), **_loose(spec.get("presets"))}
+    tags = {**_loose(_loose(document.get("presets")).get("tags"))}
+    tags.update(_loose(_loose(spec.get("presets")).get("tags")))
+    root = _loose(spec.get("workspace")).get("root_path")
+    pipelines = {
+        **_loose(_loose(document.get("resources")).get("pipelines")),
+        **_loose(_loose(spec.get("resources")).get("pipelines")),
+    }
+    mode = spec.get("mode")
+    pause = presets.get("trigger_pause_status")
+    return TargetMode(
+        target=target,
+        mode=str(mode) if mode else None,
+        root_path=str(root) if root else None,
+        bundle_run_as=bool(document.get("run_as") or spec.get("run_as")),
+        preset_tags={str(k): str(v) for k, v in tags.items()},
+        trigger_pause_status=str(pause) if pause else None,
+        development_pipelines=tuple(
+            str(name) for name, p in pipelines.items() if _loose(p).get("development") is True
+        ),
+    )
+
+
+def mode_problems(
+    mode: TargetMode, jobs: Mapping[str, Mapping[str, Any]], *, service_principal: bool = False
+) -> list[str]:
+    """One line per rule of ``mode``'s target that the CLI would refuse (as errors)."""
+    where = f"target {mode.target!r} (mode: {mode.mode})"
+    problems: list[str] = []
+    if mode.mode == "production":
+        problems += [
+            f"{where}: pipeline {name!r} has development: true, which production mode refuses"
+            for name in mode.development_pipelines
+        ]
+        every_job_run_as = mode.bundle_run_as or all(job.get("run_as") for job in jobs.values())
+        if mode.root_path is None and not (service_principal or every_job_run_as):
+            problems.append(
+                f"{where}: set targets.{mode.target}.workspace.root_path (e.g. "
+                f"{SHARED_ROOT_PATH}) so only one copy is deployed; the Databricks CLI "
+                "refuses a production target without it (a top-level workspace.root_path "
+                "does not count)"
+            )
+    if mode.mode == "development" and (mode.trigger_pause_status or "").upper() == "UNPAUSED":
+        problems.append(
+            f"{where}: presets.trigger_pause_status UNPAUSED is refused in development mode; "
+            "remove it (or unpause single jobs)"
+        )
+    return problems
+
+
+def deployed_tags(mode: TargetMode, tags: Mapping[str, str]) -> dict[str, str]:
+    """The tags a job with ``tags`` gets from the CLI: a preset tag unless the job sets
+    the key, and in development mode ``dev`` unless a preset sets it."""
+    presets = dict(mode.preset_tags)
+    if mode.mode == "development":
+        presets.setdefault(DEV_TAG, "<short user name>")
+    merged = dict(tags)
+    for key, value in presets.items():
+        if not merged.get(key):
+            merged[key] = value
+    return merged
+
+
+def tag_count_problem(mode: TargetMode | None, name: str, job: Mapping[str, Any]) -> str | None:
+    """One line when job ``name`` would have more than 25 tags once deployed to the
+    target (``JobSettings.tags``: "A maximum of 25 tags can be added to the job")."""
+    own = {str(k): str(v) for k, v in _loose(job.get("tags")).items()}
+    tags = deployed_tags(mode, own) if mode is not None else own
+    if len(tags) <= MAX_TAGS:
+        return None
+    added = sorted(set(tags) - set(own))
+    how = (
+        f" once target {mode.target!r} adds {', '.join(added)}"
+        f"{' (development mode)' if mode is not None and mode.mode == 'development' else ''}"
+        if added and mode is not None
+        else ""
+    )
+    return (
+        f"job {name!r}: {len(tags)} tags{how}; a Databricks job may have at most {MAX_TAGS}: "
+        "remove tags"
+    )
+
+
+def _loose(value: object) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}

@@ -1,21 +1,15 @@
 """Definitions -> Databricks job settings (what goes under ``resources.jobs.<name>``).
 
-Each ``@task`` becomes a ``python_wheel_task`` that runs the ``dbxdec-run`` entry point of
-the project's wheel; dbxdec's own wheel is installed beside it, so a job runs the dbxdec
-that generated it. Its ``named_parameters`` (see :mod:`..backfill.wire`) name the job, the
-task and the module that defines the job and carry the job run id (``{{job.run_id}}``).
-Job parameters are not repeated there: Databricks pushes them down to a wheel task
-configured with keyword arguments (https://docs.databricks.com/aws/en/jobs/job-parameters,
-"Job parameter pushdown"), which every generated task is, as one more ``--name=value``
-each (a for-each's inner task names them, ``{{job.parameters.<name>}}``: the docs do not
-say pushdown reaches it). So Databricks calls::
+Each ``@task`` becomes a ``python_wheel_task`` running ``dbxdec-run`` with
+``named_parameters`` (:mod:`..backfill.wire`); job parameters reach it by pushdown
+(https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter pushdown"), e.g.::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
-        --dbxdec_run_id=550315892394120 \\
-        --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
+        --dbxdec_run_id=550315892394120 --backfill_key=2024-01-01 ...
 
-Output is deterministic: the same definitions and options give equal dicts with the
-same key order.
+Also here: a job's deadline monitor job and the ``dbxdec_controller`` job of detached
+backfills (permissions: docs/platform.md). Output is deterministic (equal dicts, same
+key order).
 """
 
 from __future__ import annotations
@@ -27,8 +21,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM, TASK_RUN_ID_VALUE
+from ..backfill.deadline import MONITOR_ENTRY_POINT, MONITOR_JOB_SUFFIX, MONITOR_TASK_KEY
 from ..backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
+    BACKFILL_RUN_TIME_PARAM,
     ENTRY_POINT,
     FOR_EACH_INPUT_PARAM,
     FOR_EACH_INPUT_VALUE,
@@ -36,13 +32,17 @@ from ..backfill.wire import (
     MODULE_PARAM,
     RUN_ID_PARAM,
     RUN_ID_VALUE,
+    RUN_TIME_DEFAULT,
     TASK_PARAM,
 )
+from ..backfill.wire import controller as wire
 from ..definitions import JobDefinition, Registry, TaskNode
+from ..definitions.cluster import JobCluster
 from ..definitions.refs import TaskValueRef
 from ..definitions.task_value_use import task_value_tasks
-from ..errors import DefinitionError
+from ..errors import DefinitionError, UsageError
 from .client_floor import compute_floor_problem
+from .framework_wheel import FRAMEWORK_DISTRIBUTION
 from .notebook_task import as_notebook_task, drop_unused_environment
 from .options import CodegenOptions
 from .settings_values import first_paragraph, plain_copy
@@ -52,8 +52,9 @@ from .typed import models, plain_text
 
 FOR_EACH_TASK_SUFFIX = "_iteration"
 BACKFILL_MAX_CONCURRENT_RUNS = 10
-"""Default ``max_concurrent_runs`` of a job with a backfill definition: the launcher runs
-several slices at once, and a lower job limit would queue them."""
+"""``max_concurrent_runs`` of a job with a backfill: the launcher runs slices at once."""
+CONTROLLER_TIMEOUT_SECONDS = int(wire.DEFAULT_HANDOVER_AFTER) + 3600
+"""A controller run hands over after 3 h; one an hour past that is stuck and is retried."""
 
 _GENERATED_JOB_SETTINGS = {
     "tasks": "tasks come from the @task calls in the job body",
@@ -77,6 +78,7 @@ _OUTER_FOR_EACH_SETTINGS = frozenset({"run_if", "description", "disabled"})
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TASK_DESCRIPTION = 1000
 _MAX_TASK_KEY = 100
+_CONTROLLER_SETTINGS = ("run_as_service_principal", "secret_scope")
 
 
 def job_resource(
@@ -86,19 +88,15 @@ def job_resource(
     options: CodegenOptions | None = None,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """The Databricks job settings of ``job``.
+    """The Databricks job settings of ``job``, a plain dict for ``resources.jobs.<name>``.
 
     Args:
-        job: The job definition (its body is traced if it was not yet).
         package_name: Distribution holding the pipelines (overrides ``options``).
         options: Code generation options (default: :class:`CodegenOptions` defaults).
         **overrides: Fields of :class:`CodegenOptions` to change, e.g. ``wheel=...``.
 
-    Returns:
-        A plain dict (JSON/YAML-ready) for ``resources.jobs.<job.name>``.
-
     Raises:
-        DefinitionError: the job body is wrong, or a setting collides with one dbxdec
+        DefinitionError: the job body is wrong, a setting collides with one dbxdec
             generates, or a tag breaks Databricks' tag rules.
     """
     settings = options if options is not None else CodegenOptions()
@@ -110,14 +108,8 @@ def job_resource(
 
 
 def prebuilt_job_resource(job: JobDefinition, options: CodegenOptions) -> dict[str, Any]:
-    """:func:`job_resource`'s settings for :func:`.typed.typed_job`, with the parts that dbxdec
-    makes from plain text (job parameters, wheel tasks, task dependencies) already built as the
-    ``databricks.bundles`` objects it would make of them, so it passes them through: the same
-    ``Job``, without building and checking a dict per task first.
-
-    Raises:
-        DefinitionError: as :func:`job_resource`.
-    """
+    """:func:`job_resource` with job parameters, wheel tasks and task dependencies already
+    built as ``databricks.bundles`` objects, which :func:`.typed.typed_job` passes through."""
     return _JobBuilder(job, options, prebuilt=True).build()
 
 
@@ -144,6 +136,36 @@ def parameter_reference(name: str) -> str:
     return f"{{{{job.parameters.{name if _PLAIN_NAME.fullmatch(name) else f'`{name}`'}}}}}"
 
 
+def _job_compute(cluster: JobCluster | None, options: CodegenOptions) -> dict[str, Any]:
+    """A job's ``job_clusters`` (with ``cluster``) or serverless ``environments``."""
+    if cluster is not None:
+        return {
+            "job_clusters": [
+                {"job_cluster_key": cluster.name, "new_cluster": plain_copy(cluster.spec)}
+            ]
+        }
+    spec = {
+        "environment_version": options.environment_version,
+        "dependencies": list(options.wheels),
+    }
+    return {"environments": [{"environment_key": options.environment_key, "spec": spec}]}
+
+
+def _task_compute(
+    cluster: JobCluster | None, options: CodegenOptions, libraries: Any = None
+) -> dict[str, Any]:
+    """A task's ``job_cluster_key`` and wheel ``libraries``, or its ``environment_key``."""
+    if cluster is None:
+        return {"environment_key": options.environment_key}
+    wheels = [{"whl": wheel} for wheel in options.wheels]
+    return {"job_cluster_key": cluster.name, "libraries": [*wheels, *(libraries or [])]}
+
+
+def _schedule(expression: str, timezone: str, paused: bool) -> dict[str, Any]:
+    schedule = {"quartz_cron_expression": expression, "timezone_id": timezone}
+    return {**schedule, "pause_status": "PAUSED"} if paused else schedule
+
+
 class _JobBuilder:
     """Builds the settings of one job; one instance per job."""
 
@@ -152,7 +174,6 @@ class _JobBuilder:
     ) -> None:
         self.job = job
         self.options = options
-        self.where = str(job.source)
         self.parameters = self._parameters()
         self.references = {name: parameter_reference(name) for name in self.parameters}
         self.module = job.fn.__module__
@@ -170,20 +191,22 @@ class _JobBuilder:
         # Objects only from plain text: a ${...} reference is for the library to resolve.
         self.models = models() if prebuilt and all(map(plain_text, texts)) else None
 
+    def _error(self, message: str, node: TaskNode | None = None) -> DefinitionError:
+        if node is None:
+            return DefinitionError(message, job=self.job.name, location=str(self.job.source))
+        source = str(node.definition.source)
+        return DefinitionError(message, job=self.job.name, task=node.key, location=source)
+
     def build(self) -> dict[str, Any]:
         job, options = self.job, self.options
-        graph = job.graph
         for key in job.settings:
             if key in _GENERATED_JOB_SETTINGS:
-                raise DefinitionError(
-                    f"job setting {key!r} is generated by dbxdec: {_GENERATED_JOB_SETTINGS[key]}",
-                    job=job.name,
-                    location=self.where,
-                )
+                why = _GENERATED_JOB_SETTINGS[key]
+                raise self._error(f"job setting {key!r} is generated by dbxdec: {why}")
         spec = None if job.cluster is None else job.cluster.spec
         floor = compute_floor_problem(spec, options.environment_version)
         if floor is not None:  # below the compute the Databricks path is checked against
-            raise DefinitionError(floor, job=job.name, location=self.where)
+            raise self._error(floor)
         resource: dict[str, Any] = {"name": job.name}
         description = first_paragraph(job.fn, 27_000)
         if description:
@@ -194,41 +217,22 @@ class _JobBuilder:
         if tags:
             resource["tags"] = tags
         if job.schedule is not None:
-            schedule = {
-                "quartz_cron_expression": job.schedule.expression,
-                "timezone_id": job.schedule.timezone,
-            }
-            if options.pause_schedules:
-                schedule["pause_status"] = "PAUSED"
-            resource["schedule"] = schedule
+            schedule = job.schedule
+            paused = options.pause_schedules
+            resource["schedule"] = _schedule(schedule.expression, schedule.timezone, paused)
         if job.trigger is not None:
             resource["trigger"] = trigger_setting(job.trigger, paused=options.pause_schedules)
         resource["max_concurrent_runs"] = (
             BACKFILL_MAX_CONCURRENT_RUNS if job.backfill is not None else 1
         )
         resource["queue"] = {"enabled": True}
-        if job.cluster is not None:
-            resource["job_clusters"] = [
-                {"job_cluster_key": job.cluster.name, "new_cluster": plain_copy(job.cluster.spec)}
-            ]
-        else:
-            resource["environments"] = [
-                {
-                    "environment_key": options.environment_key,
-                    "spec": {
-                        "environment_version": options.environment_version,
-                        "dependencies": list(options.wheels),
-                    },
-                }
-            ]
-        resource["tasks"] = [self._task(graph[key]) for key in graph.topological_order()]
+        resource.update(_job_compute(job.cluster, options))
+        resource["tasks"] = [self._task(job.graph[key]) for key in job.graph.topological_order()]
         drop_unused_environment(resource)  # every task a notebook task: none installs it
         for key in sorted(job.settings):
             if key != "tags":
                 resource[key] = plain_copy(job.settings[key])
         return resource
-
-    # -- parameters and tags -------------------------------------------------------------
 
     def _parameters(self) -> dict[str, str]:
         overrides = self.options.params
@@ -249,52 +253,34 @@ class _JobBuilder:
     def _tags(self) -> dict[str, str]:
         user = self.job.settings.get("tags", {})
         if not isinstance(user, Mapping):
-            raise DefinitionError(
-                "job setting 'tags' must be a mapping of strings",
-                job=self.job.name,
-                location=self.where,
-            )
+            raise self._error("job setting 'tags' must be a mapping of strings")
         tags = {**self.options.tags, **{str(k): v for k, v in user.items()}}
         for key, value in tags.items():
             if key.startswith(TAG_PREFIX):
-                raise DefinitionError(
-                    f"tag {key!r} is reserved: tags starting with {TAG_PREFIX!r} are dbxdec's",
-                    job=self.job.name,
-                    location=self.where,
+                raise self._error(
+                    f"tag {key!r} is reserved: tags starting with {TAG_PREFIX!r} are dbxdec's"
                 )
             if not isinstance(value, str):
-                raise DefinitionError(
-                    f"tag {key!r} must have a string value, got {value!r}",
-                    job=self.job.name,
-                    location=self.where,
-                )
+                raise self._error(f"tag {key!r} must have a string value, got {value!r}")
         if self.job.backfill is not None:
             tags.update(backfill_tags(self.job.backfill))
         for key, value in tags.items():
             problem = tag_problem(key, value)
             if problem is not None:
-                raise DefinitionError(problem, job=self.job.name, location=self.where)
+                raise self._error(problem)
         if len(tags) > MAX_TAGS:
-            raise DefinitionError(
+            raise self._error(
                 f"{len(tags)} tags (dbxdec's backfill tags included); a job may have at most "
-                f"{MAX_TAGS}",
-                job=self.job.name,
-                location=self.where,
+                f"{MAX_TAGS}"
             )
         return tags
-
-    # -- tasks -----------------------------------------------------------------------------
 
     def _task(self, node: TaskNode) -> dict[str, Any]:
         definition = node.definition
         for key in definition.settings:
             if key in _GENERATED_TASK_SETTINGS:
-                raise DefinitionError(
-                    f"task setting {key!r} is generated by dbxdec: {_GENERATED_TASK_SETTINGS[key]}",
-                    job=self.job.name,
-                    task=node.key,
-                    location=str(definition.source),
-                )
+                why = _GENERATED_TASK_SETTINGS[key]
+                raise self._error(f"task setting {key!r} is generated by dbxdec: {why}", node)
         task: dict[str, Any] = {"task_key": node.key}
         description = first_paragraph(definition.fn, _MAX_TASK_DESCRIPTION)
         if description:
@@ -311,13 +297,10 @@ class _JobBuilder:
             return task
         inner_key = f"{node.key}{FOR_EACH_TASK_SUFFIX}"
         if len(inner_key) > _MAX_TASK_KEY:
-            raise DefinitionError(
+            raise self._error(
                 f"a for-each task key may have at most {_MAX_TASK_KEY - len(FOR_EACH_TASK_SUFFIX)}"
-                " characters (its iteration task adds "
-                f"{FOR_EACH_TASK_SUFFIX!r})",
-                job=self.job.name,
-                task=node.key,
-                location=str(definition.source),
+                f" characters (its iteration task adds {FOR_EACH_TASK_SUFFIX!r})",
+                node,
             )
         inner_settings = {
             k: v for k, v in definition.settings.items() if k not in _OUTER_FOR_EACH_SETTINGS
@@ -325,10 +308,8 @@ class _JobBuilder:
         inputs = for_each.inputs
         if isinstance(inputs, TaskValueRef):
             rendered = inputs.render()
-        elif isinstance(inputs, str):
-            rendered = inputs
         else:
-            rendered = json.dumps(inputs)
+            rendered = inputs if isinstance(inputs, str) else json.dumps(inputs)
         loop: dict[str, Any] = {"inputs": rendered}
         if for_each.concurrency is not None:
             loop["concurrency"] = for_each.concurrency
@@ -345,7 +326,6 @@ class _JobBuilder:
         self, node: TaskNode, settings: Mapping[str, Any], *, for_each_input: bool
     ) -> dict[str, Any]:
         """The part of a task that runs code: wheel task, compute, retries, settings."""
-        definition = node.definition
         named = self.named.copy()
         named[TASK_PARAM] = node.key
         if for_each_input:
@@ -364,22 +344,15 @@ class _JobBuilder:
         if self.models is not None and not for_each_input and plain_text(node.key) and not notebook:
             wheel = self.models.PythonWheelTask(**wheel)
         task: dict[str, Any] = {"python_wheel_task": wheel}
-        extra_libraries = settings.get("libraries")
-        if self.job.cluster is not None:
-            task["job_cluster_key"] = self.job.cluster.name
-            wheels = [{"whl": wheel} for wheel in self.options.wheels]
-            task["libraries"] = [*wheels, *(plain_copy(extra_libraries) or [])]
-        else:
-            if extra_libraries:
-                raise DefinitionError(
-                    "serverless tasks cannot have 'libraries'; their dependencies come from the "
-                    "job environment (or give the job a cluster=job_cluster(...))",
-                    job=self.job.name,
-                    task=node.key,
-                    location=str(definition.source),
-                )
-            task["environment_key"] = self.options.environment_key
-        retries = definition.retries
+        libraries = plain_copy(settings.get("libraries"))
+        if self.job.cluster is None and libraries:
+            raise self._error(
+                "serverless tasks cannot have 'libraries'; their dependencies come from the "
+                "job environment (or give the job a cluster=job_cluster(...))",
+                node,
+            )
+        task.update(_task_compute(self.job.cluster, self.options, libraries))
+        retries = node.definition.retries
         if retries is not None:
             task["max_retries"] = retries.max_retries
             task["min_retry_interval_millis"] = retries.min_retry_interval_millis
@@ -396,3 +369,98 @@ class _JobBuilder:
                 notebook_dir=self.options.notebook_dir,
             )
         return task
+
+
+def monitor_job_resource(job: JobDefinition, options: CodegenOptions) -> dict[str, Any] | None:
+    """``<job>__deadline_monitor``, the job of ``Deadline(monitor=DeadlineMonitor(...))``
+    (``None`` without one): ``dbxdec-monitor`` on the monitor's schedule, on the job's
+    compute. Its runs fail when keys newly become overdue, so the monitor's notifications
+    deliver the alert (https://docs.databricks.com/aws/en/jobs/notifications)."""
+    deadlines = job.deadlines
+    monitor = deadlines.deadline.monitor if deadlines is not None else None
+    if deadlines is None or monitor is None:
+        return None
+    wheel = {
+        "package_name": FRAMEWORK_DISTRIBUTION,
+        "entry_point": MONITOR_ENTRY_POINT,
+        "named_parameters": {JOB_PARAM: job.name, MODULE_PARAM: job.fn.__module__},
+    }
+    resource: dict[str, Any] = {
+        "name": f"{job.name}{MONITOR_JOB_SUFFIX}",
+        "description": (
+            f"dbxdec deadline monitor of {job.name}: a run fails, listing them, when keys "
+            "of the job newly become overdue"
+        ),
+        "parameters": [{"name": BACKFILL_RUN_TIME_PARAM, "default": RUN_TIME_DEFAULT}],
+        "schedule": _schedule(monitor.schedule, deadlines.tz, options.pause_schedules),
+        "max_concurrent_runs": 1,  # two runs at once would both alert a new key
+        **_job_compute(job.cluster, options),
+        "tasks": [
+            {
+                "task_key": MONITOR_TASK_KEY,
+                "python_wheel_task": wheel,
+                **_task_compute(job.cluster, options),
+            }
+        ],
+    }
+    resource.update(plain_copy(monitor.notifications()))
+    return resource
+
+
+def controller_job_resource(
+    jobs: Iterable[JobDefinition], options: CodegenOptions, settings: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The ``dbxdec_controller`` job of detached backfills (``None`` when no job has a
+    backfill): one run per backfill, queued past ``max_concurrent_runs``; its task retries
+    forever (``max_retries: -1``) and on timeout, so a dead or stuck controller is followed
+    by the next attempt (databricks-sdk ``jobs.Task``). ``[tool.dbxdec.controller]`` may
+    set ``run_as_service_principal`` and ``secret_scope``.
+
+    Raises:
+        UsageError: an unknown ``[tool.dbxdec.controller]`` key or a non-string value.
+    """
+    if not any(job.backfill is not None for job in jobs):
+        return None
+    table = settings.get("controller", {})
+    if not isinstance(table, Mapping):
+        raise UsageError("[tool.dbxdec.controller] must be a table")
+    config: dict[str, str] = {}
+    for key, value in table.items():
+        if key not in _CONTROLLER_SETTINGS:
+            raise UsageError(
+                f"[tool.dbxdec.controller] {key}: unknown setting (known: {_CONTROLLER_SETTINGS})"
+            )
+        if not isinstance(value, str) or not value.strip():
+            raise UsageError(f"[tool.dbxdec.controller] {key}: expected a non-empty string")
+        config[key] = value.strip()
+    named = {wire.RUN_ID_PARAM: "{{job.run_id}}", wire.CONTROLLER_JOB_ID_PARAM: "{{job.id}}"}
+    if "secret_scope" in config:
+        named["secret_scope"] = config["secret_scope"]
+    task: dict[str, Any] = {
+        "task_key": wire.CONTROLLER_TASK_KEY,
+        "python_wheel_task": {
+            "package_name": FRAMEWORK_DISTRIBUTION,
+            "entry_point": wire.CONTROLLER_ENTRY_POINT,
+            "named_parameters": named,
+        },
+        "max_retries": -1,
+        "retry_on_timeout": True,
+        "timeout_seconds": CONTROLLER_TIMEOUT_SECONDS,
+        "environment_key": options.environment_key,
+    }
+    parameters = (wire.BACKFILL_ID_PARAM, wire.JOB_ID_PARAM, wire.GENERATION_PARAM)
+    resource: dict[str, Any] = {
+        "name": wire.CONTROLLER_JOB,
+        "description": (
+            "dbxdec controller of detached backfills (dbxdec backfill ... --detach): one run "
+            "per backfill, handing over to a fresh run every few hours"
+        ),
+        "parameters": [{"name": name, "default": ""} for name in parameters],
+        "max_concurrent_runs": wire.CONTROLLER_MAX_CONCURRENT_RUNS,
+        "queue": {"enabled": True},
+        **_job_compute(None, options),
+        "tasks": [task],
+    }
+    if "run_as_service_principal" in config:
+        resource["run_as"] = {"service_principal_name": config["run_as_service_principal"]}
+    return resource

@@ -1,18 +1,7 @@
-"""The wheel of the running dbxdec: what a project's venv and its deployed jobs install.
-
-A deployed job must run the dbxdec that generated it, never one resolved by name from an
-index, so ``dbxdec init`` copies this wheel into the project (``wheels/``), codegen ships
-it beside the project's wheel, and ``dbxdec deploy`` checks that its version is the
-running one.
-
-Where the wheel comes from depends on how dbxdec was installed (PEP 610
-``direct_url.json``):
-
-- from a local directory (``pip install -e .`` or ``pip install .``): built from that
-  directory with ``pip wheel``;
-- from a local ``.whl`` file that still exists: that file;
-- otherwise (an index, a VCS URL, a deleted file): rebuilt from the installed files that
-  the distribution's ``RECORD`` lists.
+"""The wheel of the running dbxdec, which a project's venv and deployed jobs install (so
+a job runs the dbxdec that generated it). By how dbxdec was installed (PEP 610
+``direct_url.json``): built with ``pip wheel`` from a local source directory, the local
+``.whl`` file when it still exists, else rebuilt from the files ``RECORD`` lists.
 """
 
 from __future__ import annotations
@@ -38,9 +27,7 @@ from ..errors import UsageError
 FRAMEWORK_DISTRIBUTION = "dbxdec"
 FRAMEWORK_PACKAGE = "databricks_bundle_decorators"
 WHEELS_DIR = "wheels"
-"""Folder of a project (relative to its root) that holds the framework wheel."""
 REFRESH_COMMAND = "dbxdec wheel"
-"""The command that writes the running dbxdec's wheel into a project's ``wheels/``."""
 
 _WHEEL_NAME = re.compile(r"dbxdec-(?P<version>[^-]+)-py3-none-any\.whl")
 # Files an installer writes into the dist-info (PEP 627, PEP 610): not part of a wheel.
@@ -59,10 +46,8 @@ def default_framework_wheel(version: str = __version__) -> str:
 
 
 def wheel_version(path: Path) -> str | None:
-    """The dbxdec version of wheel ``path``: its ``METADATA``, else its file name.
-
-    Returns ``None`` when the file is not a dbxdec wheel (or cannot be read).
-    """
+    """The dbxdec version of wheel ``path`` (its ``METADATA``, else its file name);
+    ``None`` for a file that is not a dbxdec wheel."""
     try:
         with zipfile.ZipFile(path) as archive:
             for name in archive.namelist():
@@ -92,12 +77,8 @@ def metadata_fields(text: str) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class InstallSource:
-    """Where the running dbxdec was installed from (PEP 610).
-
-    Attributes:
-        directory: A local source directory (editable or not), if it was one.
-        wheel: A local ``.whl`` file it was installed from, if that file still exists.
-    """
+    """Where the running dbxdec was installed from (PEP 610): a local source
+    ``directory``, or a local ``wheel`` file that still exists."""
 
     directory: Path | None = None
     wheel: Path | None = None
@@ -147,16 +128,10 @@ def running_distribution() -> metadata.Distribution:
 
 
 def write_framework_wheel(out_dir: Path, distribution: metadata.Distribution | None = None) -> Path:
-    """Write the running dbxdec's wheel into ``out_dir``; return its path.
-
-    Args:
-        out_dir: Destination folder (created if missing); an existing file of the same
-            name is replaced.
-        distribution: The installed dbxdec (default: :func:`running_distribution`).
+    """Write (or replace) the running dbxdec's wheel in ``out_dir``; return its path.
 
     Raises:
-        UsageError: the wheel cannot be made (not installed, build failed, version
-            mismatch); the message says why and what to do.
+        UsageError: the wheel cannot be made; the message says why and what to do.
     """
     dist = distribution or running_distribution()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -185,13 +160,8 @@ _BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in", "READ
 
 
 def _private_copy(source: Path, scratch: Path) -> Path:
-    """The build inputs of ``source`` copied under ``scratch`` (``source`` itself when it
-    has no ``src/`` layout).
-
-    pip builds a folder in place: setuptools writes ``build/`` and ``*.egg-info`` into it,
-    so two builds of one checkout at once (two deploys, or parallel tests) collide there,
-    and an older build's leftovers can slip into the wheel. A private copy avoids both.
-    """
+    """The build inputs of ``source`` copied under ``scratch`` (``source`` itself without
+    a ``src/`` layout): pip builds in place, so parallel builds would collide."""
     if not (source / "src").is_dir():
         return source
     copy = scratch / "source"
@@ -276,17 +246,11 @@ def _digest(data: bytes) -> str:
 
 
 def check_framework_wheel(root: Path, wheel: str, *, version: str = __version__) -> None:
-    """Check that the framework wheel a deploy ships is dbxdec ``version``.
-
-    Args:
-        root: The project root (relative paths start there).
-        wheel: The ``framework_wheel`` setting (relative to ``root``, or a remote path,
-            whose file name must then carry the version).
-        version: The dbxdec that generates the jobs.
+    """Check that the ``framework_wheel`` setting a deploy ships (relative to ``root``,
+    or a remote path whose file name carries the version) is dbxdec ``version``.
 
     Raises:
-        UsageError: the file is missing or holds another dbxdec version; the message
-            names both versions and the command that writes the right wheel.
+        UsageError: missing or another version; the message says how to fix it.
     """
     remote = wheel.startswith(("/", "${", "dbfs:")) or "://" in wheel
     path = Path(wheel) if remote else root / wheel

@@ -1,16 +1,6 @@
-"""``load_resources`` for the ``python: resources:`` section of ``databricks.yml``.
-
-::
-
-    python:
-      venv_path: .venv
-      resources:
-        - "databricks_bundle_decorators.bundle:load_resources"
-
-The Databricks CLI runs it from the bundle root with the selected target and the
-target's variable values; problems become CLI diagnostics (with the job's file and line)
-instead of tracebacks.
-"""
+"""``load_resources`` for the ``python: resources:`` section of ``databricks.yml``: the
+Databricks CLI runs it from the bundle root with the target and its variables; problems
+become CLI diagnostics (with the job's file and line), not tracebacks."""
 
 from __future__ import annotations
 
@@ -23,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
 from .bundle_file import find_bundle_file
-from .codegen import job_resource, prebuilt_job_resource
-from .controller_job import controller_job_resource
-from .monitor_job import monitor_job_resource
+from .codegen import (
+    controller_job_resource,
+    job_resource,
+    monitor_job_resource,
+    prebuilt_job_resource,
+)
 from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
 from .project import (
@@ -42,12 +35,8 @@ if TYPE_CHECKING:
 
 
 def load_resources(bundle: Bundle) -> Resources:
-    """The dbxdec jobs of the project in the working directory, for ``bundle.target``.
-
-    Reads ``[tool.dbxdec]`` from ``pyproject.toml``, imports the pipeline modules,
-    applies the ``[tool.dbxdec.targets.<target>]`` settings (``${var.name}`` values take
-    the bundle's variable values) and returns one job resource per ``@job``.
-    """
+    """The dbxdec jobs of the project in the working directory, one per ``@job``, with
+    ``[tool.dbxdec.targets.<bundle.target>]`` applied (``${var.name}`` values resolved)."""
     from databricks.bundles.core import Location
 
     root = Path.cwd()
@@ -86,44 +75,24 @@ def resources_for(
     *,
     bundle_file: Path | None = None,
 ) -> Resources:
-    """Job resources for every job of ``registry`` (the testable core of
-    :func:`load_resources`, which uses the registry the decorators fill).
-
-    Problems do not raise: each becomes an error diagnostic naming the job (and task and
-    field), located at the job's source line.
-
-    Args:
-        registry: The jobs.
-        options: Code generation options.
-        bundle_file: ``databricks.yml``: relative paths in the jobs (the wheel) resolve
-            from its directory, the bundle root. With it, the notebooks of task-value
-            tasks (:mod:`.notebook_task`) are written under it, for the CLI to deploy.
-    """
+    """Job resources for every job of ``registry`` (the core of :func:`load_resources`).
+    Each problem becomes an error diagnostic at the job's source line. With
+    ``bundle_file``, the notebooks of task-value tasks are written beside it."""
     with _full_collections_deferred():
         return _resources_for(registry, options, bundle_file)
 
 
 @contextmanager
 def _full_collections_deferred() -> Iterator[None]:
-    """Hold back the cyclic garbage collector's full passes for the block.
-
-    Generating a big project allocates hundreds of thousands of objects that all stay alive
-    (traced graphs, the typed jobs) and frees the rest by reference counting, so the full
-    passes find no garbage, and each walks the whole heap, which grows with the project:
-    they made 2,000 jobs cost about 2.5 times as much as 1,000. The young passes still run
-    (they see only new objects, while these are still in the cache); the full passes
-    resume after the block, with their usual thresholds.
-    """
+    """Hold back the garbage collector's full passes for the block: a big project's
+    objects all stay alive, so full passes find nothing while walking a growing heap
+    (2,000 jobs cost 2.5 times 1,000 with them)."""
     young, middle, full = gc.get_threshold()
-    gc.set_threshold(young, middle, _NO_FULL_PASS)
+    gc.set_threshold(young, middle, 2**30)  # a threshold a load never reaches
     try:
         yield
     finally:
         gc.set_threshold(young, middle, full)
-
-
-_NO_FULL_PASS = 2**30
-"""A threshold of full passes that a load never reaches (gen1 passes before a full one)."""
 
 
 def _resources_for(
@@ -174,12 +143,10 @@ def _new_resources() -> Resources:
 
 
 def as_dict(resources: Resources) -> dict[str, Any]:
-    """The jobs of ``resources`` as plain dicts, by name."""
     return {name: job.as_dict() for name, job in resources.jobs.items()}
 
 
 def _location(where: str | None) -> Any:
-    """A bundle ``Location`` from ``file:line`` (the project file when unknown)."""
     from databricks.bundles.core import Location
 
     if where is None:

@@ -1,28 +1,15 @@
 """Notebook tasks for the tasks that set or read task values.
 
-``dbutils.jobs.taskValues.set()``/``get()`` "can be used only in notebooks with Python
-selected as the language" ("Use task values to pass information between tasks",
-https://docs.databricks.com/aws/en/jobs/task-values), and a wheel task has no notebook
-``dbutils``. So each such task (see :func:`..definitions.task_value_use.task_value_tasks`)
-becomes a ``notebook_task`` running a generated source-format notebook
-(``resources/dbxdec_notebooks/<job>__<task>.py``) that calls the same entry function as
-``dbxdec-run`` (:func:`..runtime.notebook_entry.run_notebook`), with the same parameters
-as the wheel task's ``named_parameters``, passed as ``base_parameters`` (read with
-``dbutils.widgets.get``: Jobs API ``NotebookTask.base_parameters``).
-
-Compute:
-
-- serverless: no ``environment_key`` ("required for Python script, Python wheel and dbt
-  tasks when using serverless compute", Jobs API ``Task.environment_key``; the job
-  environment is "for non-notebook task[s]", SDK ``jobs.JobEnvironment``); the notebook
-  installs the bundle's wheels itself with ``%pip install`` and
-  ``dbutils.library.restartPython()`` ("Notebook-scoped Python libraries",
-  https://docs.databricks.com/aws/en/libraries/notebooks-python-libraries). Its wheel
-  paths are relative to the notebook's folder, the notebook's working directory on
-  Databricks Runtime 14+ and serverless ("What is the default current working
-  directory?", https://docs.databricks.com/aws/en/files/cwd-dbr-14);
-- classic job cluster: ``job_cluster_key`` and the wheels as ``libraries``, as wheel tasks
-  have; the notebook installs nothing.
+``dbutils.jobs.taskValues`` "can be used only in notebooks with Python selected as the
+language" (https://docs.databricks.com/aws/en/jobs/task-values), so each such task
+(:func:`..definitions.task_value_use.task_value_tasks`) becomes a ``notebook_task`` running
+a generated notebook that calls :func:`..runtime.notebook_entry.run_notebook` with the
+wheel task's named parameters as ``base_parameters``. On serverless it has no
+``environment_key`` (Jobs API ``Task.environment_key``) and installs the wheels itself
+with ``%pip install`` (https://docs.databricks.com/aws/en/libraries/notebooks-python-libraries),
+paths relative to its folder, its working directory
+(https://docs.databricks.com/aws/en/files/cwd-dbr-14); on a job cluster the wheels are
+its ``libraries``.
 """
 
 from __future__ import annotations
@@ -36,11 +23,8 @@ from typing import Any
 
 from ..backfill.wire import TASK_PARAM
 from ..errors import DefinitionError
-
-# the folder's names are option defaults: they live with the options, below this module
-from .options import DEFAULT_NOTEBOOK_DIR as DEFAULT_NOTEBOOK_DIR
-from .options import NOTEBOOK_FOLDER as NOTEBOOK_FOLDER
 from .options import CodegenOptions
+from .yaml_files import is_generated, write_if_changed
 
 NOTEBOOK_HEADER = "# Databricks notebook source\n"
 """The first line Databricks reads a ``.py`` file by as a source-format notebook."""
@@ -63,21 +47,15 @@ def notebook_file_name(job_name: str, runnable_key: str) -> str:
 def as_notebook_task(
     task: Mapping[str, Any], *, job_name: str, runnable_key: str, notebook_dir: str
 ) -> dict[str, Any]:
-    """``task`` (a wheel task as codegen builds it) as the equivalent notebook task.
-
-    The wheel task's named parameters become ``base_parameters``; ``environment_key``
-    goes (the notebook installs the wheels); a cluster's ``libraries`` stay.
-    """
+    """``task`` (a wheel task as codegen builds it) as the equivalent notebook task."""
     wheel = task["python_wheel_task"]
     named = wheel["named_parameters"] if isinstance(wheel, Mapping) else wheel.named_parameters
     path = f"{notebook_dir.rstrip('/')}/{notebook_file_name(job_name, runnable_key)}"
-    converted: dict[str, Any] = {
-        "notebook_task": {"notebook_path": path, "base_parameters": dict(named)}
+    dropped = ("python_wheel_task", "environment_key")
+    return {
+        "notebook_task": {"notebook_path": path, "base_parameters": dict(named)},
+        **{key: value for key, value in task.items() if key not in dropped},
     }
-    for key, value in task.items():
-        if key not in ("python_wheel_task", "environment_key"):
-            converted[key] = value
-    return converted
 
 
 def drop_unused_environment(resource: dict[str, Any]) -> None:
@@ -91,13 +69,8 @@ def drop_unused_environment(resource: dict[str, Any]) -> None:
 def job_notebooks(
     resource: Mapping[str, Any], *, notebook_dir: str, wheels: Sequence[str], serverless: bool
 ) -> dict[str, str]:
-    """The notebooks the notebook tasks of ``resource`` run: file name -> source.
-
-    Args:
-        resource: Generated job settings (:func:`.codegen.job_resource`).
-        notebook_dir: The notebooks' folder, relative like the wheel paths.
-        wheels: The wheels the tasks install, relative to the job file or remote.
-        serverless: Whether the notebooks install the wheels (no cluster libraries).
+    """The notebooks the notebook tasks of ``resource`` (generated job settings) run:
+    file name -> source; on ``serverless`` they install ``wheels`` themselves.
 
     Raises:
         DefinitionError: a wheel path a notebook cannot install (a ``${...}`` bundle
@@ -126,14 +99,8 @@ def job_notebooks(
 def notebook_source(
     *, job_name: str, task_key: str, names: Sequence[str], pip: Sequence[str]
 ) -> str:
-    """A source-format Python notebook that runs one task through the entry function.
-
-    Args:
-        job_name: For the header comment.
-        task_key: For the header comment.
-        names: The parameter names to read from widgets, in order.
-        pip: Wheel paths to ``%pip install`` first (none on a classic cluster).
-    """
+    """A source-format notebook that reads widgets ``names`` and runs one task through
+    the entry function, after ``%pip install`` of ``pip`` (none on a classic cluster)."""
     cells = [
         f"{_GENERATED_MARK}: runs task {task_key!r} of job {job_name!r} as dbxdec-run\n"
         "# would; a notebook task because Databricks documents task values for Python\n"
@@ -198,28 +165,14 @@ def all_notebooks(jobs: Mapping[str, Mapping[str, Any]], options: CodegenOptions
 
 
 def write_notebook_files(notebooks: Mapping[str, str], folder: Path) -> list[Path]:
-    """Write the generated notebooks into ``folder``; remove generated ones no job runs.
-
-    Files without dbxdec's header are never touched. Returns the files written, sorted.
-    """
-    from .yaml_files import write_if_changed
-
+    """Write the generated notebooks into ``folder`` (return them, sorted); remove
+    generated ones no job runs."""
     written = sorted(folder / name for name in notebooks)
     if notebooks:
         folder.mkdir(parents=True, exist_ok=True)
         for path in written:
             write_if_changed(path, notebooks[path.name])
     for stale in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-        if stale not in written and _is_generated(stale):
+        if stale not in written and is_generated(stale, NOTEBOOK_HEADER, _GENERATED_MARK):
             stale.unlink()
     return written
-
-
-def _is_generated(path: Path) -> bool:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return handle.readline() == NOTEBOOK_HEADER and handle.readline().startswith(
-                _GENERATED_MARK
-            )
-    except OSError:
-        return False

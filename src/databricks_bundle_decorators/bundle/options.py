@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -30,8 +30,6 @@ from .project import ProjectConfig
 
 NOTEBOOK_FOLDER = "dbxdec_notebooks"
 """The folder of generated notebooks, beside the generated job files (``resources/``)."""
-DEFAULT_NOTEBOOK_DIR = f"./resources/{NOTEBOOK_FOLDER}"
-"""Where the notebooks are, from ``databricks.yml`` (the ``load_resources`` jobs)."""
 
 DEFAULT_PACKAGE_NAME = "dbxdec"
 DEFAULT_WHEEL = "dist/*.whl"
@@ -73,7 +71,7 @@ class CodegenOptions:
     params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     target: str | None = None
-    notebook_dir: str = DEFAULT_NOTEBOOK_DIR
+    notebook_dir: str = f"./resources/{NOTEBOOK_FOLDER}"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -81,13 +79,8 @@ class CodegenOptions:
 
     @property
     def wheels(self) -> tuple[str, ...]:
-        """The wheels every task installs: dbxdec's, then the project's (unless the
-        project is dbxdec itself, whose wheel is both).
-
-        dbxdec's comes first: the project's wheel requires ``dbxdec==<version>``, which
-        the installed framework wheel then satisfies, so nothing is looked up by name
-        on a public index (where ``dbxdec`` may be another project).
-        """
+        """The wheels every task installs: dbxdec's first (it satisfies the project's
+        ``dbxdec==<version>`` requirement, so no index is asked), then the project's."""
         if is_framework(self.package_name):
             return (self.wheel,)
         return (self.framework_wheel, self.wheel)
@@ -108,7 +101,6 @@ def options_from_config(
     """Options from ``[tool.dbxdec]`` and its ``targets.<target>`` table.
 
     Args:
-        config: The project configuration.
         target: The bundle target; its table overrides the top-level settings.
         variables: Bundle variable values; settings written as ``${var.name}`` take them.
         wheel_prefix: Prefix of a relative ``wheel`` path, from the file that will hold
@@ -146,7 +138,7 @@ def options_from_config(
         table = resolve_variables(table, variables)
     wheel = _string(table.get("wheel", DEFAULT_WHEEL), "wheel")
     framework = _string(table.get("framework_wheel", default_framework_wheel()), "framework_wheel")
-    options = CodegenOptions(
+    return CodegenOptions(
         package_name=_string(
             table.get("package_name", config.distribution or DEFAULT_PACKAGE_NAME), "package_name"
         ),
@@ -160,12 +152,6 @@ def options_from_config(
         tags=_strings(table.get("tags"), "tags"),
         target=target,
     )
-    return options
-
-
-def with_target(options: CodegenOptions, target: str | None) -> CodegenOptions:
-    """``options`` for another target name (the settings stay as they are)."""
-    return replace(options, target=target)
 
 
 def _is_remote(path: str) -> bool:

@@ -1,5 +1,5 @@
 """The user's project: ``[tool.dbxdec]`` settings (pipelines load through
-:mod:`databricks_bundle_decorators.definitions.loader`, re-exported here)."""
+:mod:`..definitions.loader`, re-exported here)."""
 
 from __future__ import annotations
 
@@ -26,16 +26,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 @dataclass(frozen=True, slots=True)
 class ProjectConfig:
-    """Settings of a dbxdec project.
-
-    Attributes:
-        root: The directory holding ``pyproject.toml`` (or the working directory).
-        pipelines: Modules or packages that define jobs.
-        warehouse: Local folder for tables when running on the embedded Spark.
-        settings: The whole ``[tool.dbxdec]`` table, for settings of later layers.
-        distribution: The project's distribution name (``[project] name``), if any: the
-            ``package_name`` of the generated wheel tasks.
-    """
+    """Settings of a dbxdec project: its ``root`` (holding ``pyproject.toml``), the
+    modules that define jobs, the local table ``warehouse``, the whole ``[tool.dbxdec]``
+    table and the ``[project] name`` (the wheel tasks' ``package_name``)."""
 
     root: Path
     pipelines: tuple[str, ...]
@@ -55,7 +48,6 @@ def find_root(start: Path | None = None) -> Path:
 
 
 def not_a_project(start: Path | None = None) -> UsageError:
-    """The one line for a command that needs a project, run outside of one."""
     where = (start or Path.cwd()).resolve()
     return UsageError(
         f"not in a dbxdec project (no pyproject.toml with [tool.dbxdec] in {where} or its "
@@ -64,7 +56,6 @@ def not_a_project(start: Path | None = None) -> UsageError:
 
 
 def _declares_dbxdec(pyproject: Path) -> bool:
-    """Whether ``pyproject`` is a readable TOML file with a ``[tool.dbxdec]`` table."""
     try:
         document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
@@ -74,9 +65,8 @@ def _declares_dbxdec(pyproject: Path) -> bool:
 
 
 def project_root(start: Path | None = None) -> Path:
-    """The project directory of a command that reads or writes its ``.dbxdec/`` state
-    (``backfills``, ``--resume``, ``undo``): :func:`find_root`, when that directory's
-    ``pyproject.toml`` has a ``[tool.dbxdec]`` table or it already holds ``.dbxdec/``.
+    """:func:`find_root`, for a command that reads or writes ``.dbxdec/`` state, when
+    it has a ``[tool.dbxdec]`` table or a ``.dbxdec/`` folder.
 
     Raises:
         UsageError: neither: the command was run outside a project.
@@ -91,8 +81,7 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
     """Read ``[tool.dbxdec]``; ``pipelines`` (from ``--pipelines``) overrides the file.
 
     Raises:
-        UsageError: the pyproject is unreadable, no pipelines are configured, or there
-            is no pyproject.toml and no --pipelines (not in a project).
+        UsageError: unreadable pyproject, no pipelines configured, or not in a project.
     """
     root = find_root(start)
     table: dict[str, Any] = {}
@@ -146,8 +135,8 @@ __all__ = [
 
 
 def apply_check_results_default(config: ProjectConfig, registry: Iterable[JobDefinition]) -> None:
-    """Give every job that names no check results table the project's
-    ``[tool.dbxdec] check_results`` (``@job(check_results=...)`` wins).
+    """Give every job without ``@job(check_results=...)`` the project's
+    ``[tool.dbxdec] check_results``.
 
     Raises:
         UsageError: the setting is not a ``catalog.schema.table`` name.

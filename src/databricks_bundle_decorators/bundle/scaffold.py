@@ -1,9 +1,5 @@
-"""``dbxdec init``: a new project rendered from the ``templates/`` folder.
-
-The template is a folder of files (never strings in code): ``project/`` holds what every
-project gets, ``serverless/`` or ``classic/`` is laid over it. See ``templates/README.md``
-for the placeholders.
-"""
+"""``dbxdec init``: a new project rendered from ``templates/`` (``project/``, with
+``serverless/`` or ``classic/`` laid over it; placeholders in ``templates/README.md``)."""
 
 from __future__ import annotations
 
@@ -37,12 +33,8 @@ DELTA_SPARK_PIN = "delta-spark==4.0.1"
 
 @dataclass(frozen=True, slots=True)
 class ProjectNames:
-    """The names a new project is rendered with.
-
-    Attributes:
-        project: Distribution (and bundle) name, e.g. ``sales-etl``.
-        package: Python package name, e.g. ``sales_etl``.
-    """
+    """A new project's distribution (and bundle) name and package name:
+    ``sales-etl``, ``sales_etl``."""
 
     project: str
     package: str
@@ -117,21 +109,13 @@ def init_project(
     framework_wheel: Callable[[Path], Path] = write_framework_wheel,
     templates: Path | None = None,
 ) -> list[Path]:
-    """Create project ``name`` in ``destination``; return the files written.
-
-    Besides the rendered templates, the project gets dbxdec's wheel as
-    ``wheels/dbxdec-<version>-py3-none-any.whl``: its venv and its deployed jobs install
-    that exact dbxdec.
+    """Create project ``name`` in ``destination`` (the rendered templates and dbxdec's
+    wheel in ``wheels/``); return the files written.
 
     Args:
-        destination: The project folder (created if missing).
-        name: Project name (``my-project``; the package is ``my_project``).
-        compute: ``serverless`` (no cluster) or ``classic`` (a job cluster).
-        force: Overwrite files that exist already.
         version: The dbxdec version the project pins.
         framework_wheel: Writes dbxdec's wheel of that version into the folder it is
             given and returns its path; called once the destination is known to be free.
-        templates: Template folder (default: :func:`templates_root`).
 
     Raises:
         UsageError: bad name, a wheel of another version, or files exist and ``force``

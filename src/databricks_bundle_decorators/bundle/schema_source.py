@@ -1,9 +1,6 @@
-"""Where ``dbxdec validate`` gets the bundle JSON schema from.
-
-Order: ``--schema PATH`` when given; else ``databricks bundle schema`` of the installed
-Databricks CLI, cached per CLI version under ``$XDG_CACHE_HOME/dbxdec/bundle-schema/``
-(default ``~/.cache``); else none. A CLI that fails, prints garbage or hangs past the
-timeout is reported in one line and treated as absent.
+"""Where ``dbxdec validate`` gets the bundle JSON schema: ``--schema PATH``; else
+``databricks bundle schema``, cached per CLI version under :func:`cache_dir`; else none.
+A CLI that fails, prints garbage or hangs is reported in one line and treated as absent.
 """
 
 from __future__ import annotations
@@ -23,14 +20,8 @@ _VERSION = re.compile(r"v?(\d+\.\d+\.\d+[\w.+-]*)")
 
 @dataclass(frozen=True, slots=True)
 class SchemaSource:
-    """The schema chosen, and how to say where it came from.
-
-    Attributes:
-        path: The schema file, or ``None`` when no schema is at hand.
-        description: One line for the report, e.g. ``checked against the bundle schema
-            of Databricks CLI v0.250.0 (cached)``.
-        warning: One line about a failing CLI, when it had to be skipped.
-    """
+    """The schema file chosen (``None``: none at hand), the report's line saying where
+    it came from, and a line about a failing CLI that had to be skipped."""
 
     path: Path | None
     description: str
@@ -50,7 +41,7 @@ def cache_dir() -> Path:
 
 
 def find_schema(explicit: Path | None, timeout: float = CLI_TIMEOUT_SECONDS) -> SchemaSource:
-    """The bundle schema to check against; see the module docstring for the order."""
+    """The bundle schema to check against (the module docstring gives the order)."""
     if explicit is not None:
         return SchemaSource(explicit, f"checked against the bundle schema of --schema {explicit}")
     executable = shutil.which(DATABRICKS_CLI)

@@ -1,5 +1,4 @@
-"""Values of generated job settings: descriptions from docstrings, plain copies of the
-settings users pass."""
+"""Values of generated job settings: descriptions from docstrings, plain copies."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 def first_paragraph(fn: Any, limit: int) -> str | None:
     """The first paragraph of ``fn``'s docstring on one line, cut to ``limit`` characters
     (``None`` without a docstring): a job's or task's description."""
-    if getattr(fn, "__doc__", "") is None and _local_or_module_level(fn):
+    if getattr(fn, "__doc__", "") is None and _no_class_encloses(fn):
         return None  # what inspect.getdoc finds, without its search of enclosing classes
     doc = inspect.getdoc(fn)
     if not doc:
@@ -23,9 +22,7 @@ def first_paragraph(fn: Any, limit: int) -> str | None:
     return paragraph if len(paragraph) <= limit else paragraph[: limit - 3] + "..."
 
 
-def _local_or_module_level(fn: Any) -> bool:
-    """Whether ``fn`` is a function that no class encloses, so that ``inspect.getdoc`` has no
-    class to inherit a docstring from (the tasks of a job body are local functions)."""
+def _no_class_encloses(fn: Any) -> bool:
     return inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
 
 

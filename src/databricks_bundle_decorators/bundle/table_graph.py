@@ -1,16 +1,6 @@
-"""The bundle-wide table graph: which job writes and which job reads each table.
-
-A job writes the tables of its tasks' IoManagers (``IoManager.tables``) and reads the
-tables its ``sources`` name. An edge runs from a job that writes a table to every other
-job that reads it, and carries the key mapping between the two
-(:class:`~databricks_bundle_decorators.backfill.mapping.KeyEdge`). A job reading a table
-it writes itself makes no edge (its own keys, not another job's). A cycle between jobs
-is refused: no order would run each job after the jobs it reads.
-
-The graph lives in ``bundle/`` because it needs the definitions (jobs, sources, the
-IoManager contract) and the backfill definitions, and nothing below them: the table
-names come through the contract, not from the runtime's IoManager classes.
-"""
+"""The bundle-wide table graph: a job writes its IoManagers' ``tables`` and reads its
+``sources``; an edge runs from a writer to every other job reading the table, with the
+key mapping between them (:class:`..backfill.mapping.KeyEdge`). Cycles are refused."""
 
 from __future__ import annotations
 
@@ -22,27 +12,19 @@ from ..backfill.mapping import KeyEdge
 from ..definitions import JobDefinition
 from ..errors import DefinitionError
 
-JSON_VERSION = 1
-"""The version of :meth:`TableGraph.to_json`'s schema (docs/guides/graph.md)."""
+JSON_VERSION = 1  # of TableGraph.to_json's schema (docs/guides/graph.md)
 
 
 def table_key(name: str) -> str:
-    """How two spellings of a table name are compared: Unity Catalog stores every
-    object name in lowercase, so ``Main.Sales.Orders`` is ``main.sales.orders``
+    """A table name as compared: Unity Catalog stores names in lowercase
     (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-names)."""
     return name.lower()
 
 
 @dataclass(frozen=True, slots=True)
 class TableEdge:
-    """Job ``downstream`` reads ``table``, which job ``upstream`` writes.
-
-    Attributes:
-        upstream: The writing job.
-        downstream: The reading job.
-        table: The table, as the writer names it.
-        keys: How the writer's keys map to the reader's.
-    """
+    """Job ``downstream`` reads ``table`` (as the writer names it), which job
+    ``upstream`` writes; ``keys`` maps the writer's keys to the reader's."""
 
     upstream: str
     downstream: str
@@ -52,14 +34,8 @@ class TableEdge:
 
 @dataclass(frozen=True, slots=True)
 class TableGraph:
-    """Jobs, the tables they write and read, and the edges between jobs.
-
-    Attributes:
-        jobs: Every job's name, in the order given.
-        writes: The tables each job writes, by job.
-        reads: The tables each job reads (its sources), by job.
-        edges: One per (writer, reader, table), in job order.
-    """
+    """Jobs (in the order given), the tables each writes and reads, and one edge per
+    (writer, reader, table), in job order."""
 
     jobs: tuple[str, ...]
     writes: Mapping[str, tuple[str, ...]]
@@ -75,23 +51,18 @@ class TableGraph:
         return sorted(found.values(), key=table_key)
 
     def writers(self, table: str) -> list[str]:
-        """The jobs that write ``table``."""
         return [j for j in self.jobs if _holds(self.writes[j], table)]
 
     def readers(self, table: str) -> list[str]:
-        """The jobs that read ``table``."""
         return [j for j in self.jobs if _holds(self.reads[j], table)]
 
     def dependants(self, job: str) -> list[TableEdge]:
-        """The edges out of ``job`` (jobs reading what it writes)."""
         return [e for e in self.edges if e.upstream == job]
 
     def upstreams(self, job: str) -> list[TableEdge]:
-        """The edges into ``job`` (jobs writing what it reads)."""
         return [e for e in self.edges if e.downstream == job]
 
     def to_json(self) -> dict[str, Any]:
-        """The graph as JSON-ready data (schema in docs/guides/graph.md)."""
         return {
             "version": JSON_VERSION,
             "jobs": [
@@ -144,8 +115,7 @@ def build_table_graph(jobs: Iterable[JobDefinition]) -> TableGraph:
     """The table graph of ``jobs`` (traces every job's body).
 
     Raises:
-        DefinitionError: jobs read each other's tables in a cycle (the message names
-            the jobs and tables of one cycle).
+        DefinitionError: jobs read each other's tables in a cycle (named).
     """
     definitions = list(jobs)
     writes = {job.name: job_writes(job) for job in definitions}
@@ -212,7 +182,7 @@ def _cycle_message(cycle: list[TableEdge]) -> str:
 
 
 def render_text(graph: TableGraph) -> list[str]:
-    """The graph for people: jobs, tables with their writers and readers, edges."""
+    """The graph as lines: jobs, tables with their writers and readers, edges."""
     lines = [f"jobs ({len(graph.jobs)}):"]
     lines += [f"  {job}" for job in graph.jobs]
     tables = graph.tables()

@@ -1,14 +1,7 @@
-"""Job tags: the backfill definition written into tags, and read back from them.
-
-A deployed job carries its backfill definition as tags, so a tool that only sees the
-job in the workspace (``dbxdec status``, a dashboard) can enumerate its keys::
-
-    dbxdec_backfill: daily            dbxdec_backfill_tz: Europe/Berlin
-    dbxdec_backfill_start: 2024-01-01 dbxdec_backfill_lookback: "2"
-
-Databricks forwards job tags to job clusters, so they obey cluster tag rules: keys of 1-127
-and values of up to 255 characters, from letters, digits, spaces and ``_ . : / = + - @``,
-and at most 25 tags per job.
+"""Job tags: the backfill definition written into tags (so a tool that sees only the
+deployed job can enumerate its keys), and read back from them. Job tags reach job
+clusters, so they obey cluster tag rules: keys of 1-127 and values of up to 255
+characters from letters, digits, spaces and ``_ . : / = + - @``; at most 25 per job.
 """
 
 from __future__ import annotations
@@ -80,14 +73,15 @@ def backfill_tags(backfill: BackfillDef) -> dict[str, str]:
 
 
 def _time_tags(backfill: TimeBackfill) -> dict[str, str]:
-    tags = {f"{BACKFILL_TAG}_start": backfill.start_date}
-    if backfill.end_date is not None:
-        tags[f"{BACKFILL_TAG}_end"] = backfill.end_date
-    tags[f"{BACKFILL_TAG}_tz"] = backfill.tz
-    tags[f"{BACKFILL_TAG}_lookback"] = str(backfill.lookback)
-    tags[f"{BACKFILL_TAG}_data_lag"] = str(backfill.data_lag)
-    tags[f"{BACKFILL_TAG}_gaps"] = "true" if backfill.collect_schedule_gaps else "false"
-    return tags
+    tags = {
+        "start": backfill.start_date,
+        "end": backfill.end_date,
+        "tz": backfill.tz,
+        "lookback": str(backfill.lookback),
+        "data_lag": str(backfill.data_lag),
+        "gaps": "true" if backfill.collect_schedule_gaps else "false",
+    }
+    return {f"{BACKFILL_TAG}_{k}": v for k, v in tags.items() if v is not None}
 
 
 def _static_tags(backfill: StaticBackfill) -> dict[str, str]:
@@ -103,8 +97,7 @@ def backfill_from_tags(tags: Mapping[str, str]) -> BackfillDef | None:
     """The backfill definition written by :func:`backfill_tags`; ``None`` without one.
 
     Raises:
-        ValueError: the tags are incomplete or malformed, or a static definition had
-            too many keys to be stored in tags.
+        ValueError: the tags are malformed, or held too many static keys to store.
     """
     kind = tags.get(BACKFILL_TAG)
     if kind is None:

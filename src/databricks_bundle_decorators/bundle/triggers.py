@@ -1,18 +1,9 @@
-"""``@job(triggered_by=...)`` -> the job's ``trigger`` setting, as the Jobs API documents it.
+"""``@job(triggered_by=...)`` -> the job's ``trigger`` setting (SDK
+``jobs.TableUpdateTriggerConfiguration`` / ``jobs.FileArrivalTriggerConfiguration``).
 
-``trigger.table_update``: ``table_names``, ``condition``, ``min_time_between_triggers_seconds``,
-``wait_after_last_change_seconds``; ``trigger.file_arrival``: ``url`` and the same two
-timings (databricks-sdk-py ``jobs.TableUpdateTriggerConfiguration`` /
-``jobs.FileArrivalTriggerConfiguration``; the bundle schema's ``jobs.TriggerSettings``).
-
-``condition`` is left out when it is ``ANY_UPDATED``. Why: the reference gives no default
-for it (the SDK docstring says only "The table(s) condition based on which to trigger a
-job run"; unverified in a primary source), and the Databricks CLI's direct deployment
-engine reports a perpetual plan change for a trigger that sets ``condition`` (any value):
-the Jobs API accepts it on create/update but never returns it from ``jobs/get``
-(databricks/cli#6315, secondary); leaving it out avoids that drift. The UI triggers on any
-updated table unless "all" is chosen (https://docs.databricks.com/aws/en/jobs/trigger-table-update),
-so an omitted condition behaves as ``ANY_UPDATED``.
+``condition: ANY_UPDATED`` is left out: ``jobs/get`` never returns ``condition``, so the
+CLI would report a perpetual change (databricks/cli#6315), and an omitted condition
+triggers on any updated table (https://docs.databricks.com/aws/en/jobs/trigger-table-update).
 """
 
 from __future__ import annotations
@@ -51,12 +42,8 @@ def trigger_setting(trigger: Trigger, *, paused: bool) -> dict[str, Any]:
 
 def declared_trigger(job: JobDefinition) -> dict[str, Any] | None:
     """The ``trigger`` setting ``job`` deploys (``triggered_by=...`` or a raw
-    ``trigger={...}``), without ``pause_status``; ``None`` for a job without one.
-
-    What a pause writes back: ``jobs/get`` never returns a table update's ``condition``
-    (databricks/cli#6315), so a trigger read from the workspace cannot be written back
-    whole; the project's declaration can.
-    """
+    ``trigger={...}``) without ``pause_status``, ``None`` without one: what a pause
+    writes back (a trigger read from the workspace lacks its ``condition``)."""
     if job.trigger is not None:
         setting = trigger_setting(job.trigger, paused=False)
     else:

@@ -1,15 +1,9 @@
 """Generated job settings -> ``databricks.bundles.jobs.Job`` objects, quickly.
 
-``Resources.add_job`` accepts a dict and converts it with the library's generic,
-reflection-based loader, which costs about 6 ms per 10-task job. The parts of a job that
-dbxdec generates have a fixed shape, so they are built here as the library's dataclasses
-directly; every value of another shape (anything a user passed through, any ``${...}``
-reference) still goes through the library's strict loader, field by field, so an
-unknown or mistyped setting fails exactly as with ``Job.from_dict``.
-
-``typed_job(settings).as_dict() == Job.from_dict(settings).as_dict()`` for every job
-(tested). Job parameters, wheel tasks and task dependencies that are already the
-library's objects (as :func:`.codegen.prebuilt_job_resource` makes them) pass through.
+The library's reflection-based loader costs about 6 ms per 10-task job, so the fixed
+shapes dbxdec generates are built as its dataclasses directly; any other value (a user's
+setting, a ``${...}`` reference) goes through the strict loader field by field.
+``typed_job(s).as_dict() == Job.from_dict(s).as_dict()`` for every job (tested).
 """
 
 from __future__ import annotations
@@ -31,17 +25,12 @@ _LIBRARY_KEYS = frozenset({"whl"})
 
 @cache
 def models() -> Any:
-    """``databricks.bundles.jobs``, imported on first use (the CLI's other commands do not
-    need it) and then looked up once, not by an import statement per object built."""
+    """``databricks.bundles.jobs``, imported on first use, then looked up once."""
     return importlib.import_module("databricks.bundles.jobs")
 
 
 def typed_job(settings: Mapping[str, Any]) -> Any:
-    """The ``Job`` for ``settings`` (as :func:`job_resource` returns them).
-
-    Raises:
-        Exception: whatever ``Job.from_dict`` raises for a setting it rejects.
-    """
+    """The ``Job`` for ``settings``; raises what ``Job.from_dict`` raises."""
     job = models().Job
     fields: dict[str, Any] = {}
     for key, value in settings.items():
@@ -52,7 +41,6 @@ def typed_job(settings: Mapping[str, Any]) -> Any:
 
 
 def _slow(model: Any, key: str, value: Any, **required: Any) -> Any:
-    """One field through the library's strict loader."""
     return getattr(model.from_dict({**required, key: value}), key)
 
 
@@ -66,15 +54,10 @@ def plain_text(value: object) -> bool:
     return isinstance(value, str) and _REFERENCE not in value
 
 
-_text = plain_text
-
-
 def _texts(values: object) -> bool:
     if not _is_mapping(values):
         return False
-    # About 15 per task, 150,000 in a big project: joined in C rather than tested one by
-    # one. join() refuses what is not a str (as isinstance would), and no "${" can span
-    # the newline between two values, so the joined text has exactly their references.
+    # joined in C, not tested one by one; join() refuses non-str, and no "${" spans "\n"
     try:
         "".join(values)
         joined = "\n".join(values.values())
@@ -85,9 +68,6 @@ def _texts(values: object) -> bool:
 
 def _keys(value: object, allowed: frozenset[str]) -> bool:
     return _is_mapping(value) and value.keys() <= allowed
-
-
-# -- job fields ------------------------------------------------------------------------------
 
 
 def _parameters(value: Any) -> Any:
@@ -102,7 +82,7 @@ def _parameters(value: Any) -> Any:
         if not _keys(item, _PARAMETER_KEYS):
             return None
         name, default = item.get("name"), item.get("default")
-        if not (_text(name) and _text(default)):
+        if not (plain_text(name) and plain_text(default)):
             return None
         built.append(definition(name=name, default=default))
     return built
@@ -113,7 +93,7 @@ def _tags(value: Any) -> Any:
 
 
 def _text_field(value: Any) -> Any:
-    return value if _text(value) else None
+    return value if plain_text(value) else None
 
 
 def _whole_number(value: Any) -> Any:
@@ -123,7 +103,8 @@ def _whole_number(value: Any) -> Any:
 def _schedule(value: Any) -> Any:
     if not _keys(value, _SCHEDULE_KEYS):
         return None
-    if not (_text(value.get("quartz_cron_expression")) and _text(value.get("timezone_id"))):
+    cron, zone = value.get("quartz_cron_expression"), value.get("timezone_id")
+    if not (plain_text(cron) and plain_text(zone)):
         return None
     pause = value.get("pause_status")
     if pause not in (None, "PAUSED", "UNPAUSED"):
@@ -151,11 +132,11 @@ def _environments(value: Any) -> Any:
         spec: Any = item.get("spec") if _is_mapping(item) else None
         if not (
             _keys(item, _ENVIRONMENT_KEYS)
-            and _text(item.get("environment_key"))
+            and plain_text(item.get("environment_key"))
             and _keys(spec, _SPEC_KEYS)
-            and _text(spec.get("environment_version"))
+            and plain_text(spec.get("environment_version"))
             and isinstance(spec.get("dependencies"), list)
-            and all(_text(d) for d in spec["dependencies"])
+            and all(plain_text(d) for d in spec["dependencies"])
         ):
             return None
         built.append(
@@ -189,17 +170,13 @@ _JOB_FIELDS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-# -- task fields ------------------------------------------------------------------------------
-
-
 def typed_task(settings: Mapping[str, Any]) -> Any:
     """The ``Task`` for one task's settings (see :func:`typed_job`)."""
     task = models().Task
     fields: dict[str, Any] = {}
     fast: Any
     for name, value in settings.items():
-        # Plain text and whole numbers, most of a task's fields, are tested here rather
-        # than by a builder call each: ten tasks a job, thousands of jobs.
+        # most of a task's fields: tested inline rather than by a builder call each
         if name in _TASK_TEXT_FIELDS:
             fast = value if isinstance(value, str) and _REFERENCE not in value else None
         elif name in _TASK_WHOLE_NUMBER_FIELDS:
@@ -221,7 +198,7 @@ def _depends_on(value: Any) -> Any:
     for item in value:
         if isinstance(item, dependency):  # built by codegen.prebuilt_job_resource
             built.append(item)
-        elif _is_mapping(item) and len(item) == 1 and _text(item.get("task_key")):
+        elif _is_mapping(item) and len(item) == 1 and plain_text(item.get("task_key")):
             built.append(dependency(task_key=item["task_key"]))
         else:
             return None
@@ -235,7 +212,7 @@ def _wheel_task(value: Any) -> Any:
         return None
     package, entry_point = value.get("package_name"), value.get("entry_point")
     named = value.get("named_parameters", {})
-    if not (_text(package) and _text(entry_point) and _texts(named)):
+    if not (plain_text(package) and plain_text(entry_point) and _texts(named)):
         return None
     return models().PythonWheelTask(
         package_name=package, entry_point=entry_point, named_parameters=dict(named)
@@ -244,7 +221,7 @@ def _wheel_task(value: Any) -> Any:
 
 def _libraries(value: Any) -> Any:
     if isinstance(value, list) and all(
-        _keys(v, _LIBRARY_KEYS) and _text(v.get("whl")) for v in value
+        _keys(v, _LIBRARY_KEYS) and plain_text(v.get("whl")) for v in value
     ):
         library = models().Library
         return [library(whl=v["whl"]) for v in value]

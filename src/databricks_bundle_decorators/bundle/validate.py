@@ -1,14 +1,7 @@
-"""Validation of generated jobs: strict typed load and the official bundle JSON schema.
-
-Two independent checks, each reporting every problem with the job, task and field at
-fault:
-
-- the typed load of ``databricks-bundles`` (``Job.from_dict``): the same code the
-  Databricks CLI runs on ``python: resources:``; an unknown setting fails here;
-- the JSON schema that ``databricks bundle schema`` prints (JSON Schema 2020-12): each
-  job is embedded in a bundle document ``{"resources": {"jobs": {name: job}}}`` and
-  checked against the schema root.
-"""
+"""Validation of generated jobs, each problem naming job, task and field: the strict
+typed load of ``databricks-bundles`` (``Job.from_dict``, what the Databricks CLI runs),
+the bundle JSON schema (``databricks bundle schema``, JSON Schema 2020-12) and
+references to undeclared bundle variables."""
 
 from __future__ import annotations
 
@@ -28,15 +21,8 @@ TASK_LIST = "tasks"
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One validation problem.
-
-    Attributes:
-        job: The job name.
-        task: The task key, when the problem is inside a task.
-        field: Dotted path of the field inside the job (or task), e.g. ``schedule.timezone_id``.
-        message: What is wrong.
-        check: Which check found it: ``typed``, ``schema`` or ``variables``.
-    """
+    """One validation problem: ``field`` is a dotted path inside the job (or ``task``),
+    ``check`` the check that found it (``typed``, ``schema`` or ``variables``)."""
 
     job: str
     task: str | None
@@ -54,11 +40,8 @@ class Problem:
 
 
 def typed_problems(name: str, job: Mapping[str, Any]) -> list[Problem]:
-    """Problems of a strict typed load of ``job`` with ``databricks.bundles.jobs.Job``.
-
-    The load is tried on the whole job first (fast path); on failure each setting is
-    loaded on its own to name the field at fault.
-    """
+    """Problems of a strict typed load of ``job`` with ``databricks.bundles.jobs.Job``
+    (on failure, each setting is loaded alone to name the field at fault)."""
     from databricks.bundles.jobs import Job, Task
 
     try:
@@ -114,15 +97,12 @@ def _copy(value: Any) -> Any:
 
 
 def default_schema_path(root: Path) -> Path:
-    """``../shared/schemas/bundle_jsonschema.json`` next to the project root."""
     return root.parent / "shared" / "schemas" / "bundle_jsonschema.json"
 
 
 class SchemaValidator:
-    """Validates jobs against the bundle JSON schema (JSON Schema 2020-12).
-
-    The schema's patterns use ``\\p{L}``, which Python's ``re`` lacks, so the
-    ``pattern`` keyword is evaluated with the ``regex`` module.
+    """Validates jobs against the bundle JSON schema, whose ``\\p{L}`` patterns are
+    evaluated with the ``regex`` module (Python's ``re`` lacks them).
 
     Raises:
         UsageError: the schema cannot be read, or ``jsonschema``/``regex`` are missing.
@@ -169,11 +149,9 @@ def _compiled_validator(path: str) -> Any:
 def _leaves(error: Any) -> Iterator[tuple[list[Any], str]]:
     """``(path, message)`` of the errors that say what is wrong, below ``oneOf`` branches.
 
-    Every field of the bundle schema is ``oneOf: [<the real type>, <${...} reference
-    strings>]``. A branch that fails only because the value has another JSON type (an
-    object is not a ``${var...}`` string) is not what the user got wrong, so it is
-    dropped and the branches left are searched. When only reference patterns are left,
-    the value simply has the wrong type, and one message says which type was expected.
+    Every schema field is ``oneOf: [<the real type>, <${...} reference strings>]``: a
+    branch failing only on the JSON type is dropped; when only reference patterns are
+    left, one message names the expected type.
     """
     if not error.context:
         yield list(error.absolute_path), error.message
@@ -203,7 +181,6 @@ def _is_reference_pattern(error: Any) -> bool:
 
 
 def _problem(name: str, job: Mapping[str, Any], path: list[Any], message: str) -> Problem:
-    """Map a path in the bundle document to job, task and field."""
     inner = path[3:]  # skip resources.jobs.<name>
     task: str | None = None
     tasks = job.get(TASK_LIST)
@@ -226,15 +203,8 @@ def variable_problems(name: str, job: Mapping[str, Any], declared: set[str]) -> 
     for field, text in _strings(job, ""):
         for match in VARIABLE_REFERENCE.finditer(text):
             if match.group(1) not in declared:
-                problems.append(
-                    Problem(
-                        name,
-                        None,
-                        field,
-                        f"references undeclared bundle variable {match.group(1)!r}",
-                        "variables",
-                    )
-                )
+                message = f"references undeclared bundle variable {match.group(1)!r}"
+                problems.append(Problem(name, None, field, message, "variables"))
     return problems
 
 

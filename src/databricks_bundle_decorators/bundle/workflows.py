@@ -1,9 +1,5 @@
-"""Project-level bundle operations behind ``dbxdec generate``, ``validate`` and ``deploy``.
-
-Each function takes plain arguments and returns values or raises a
-:class:`~databricks_bundle_decorators.errors.DbxdecError`; none prints or exits, so
-tests call them without a terminal.
-"""
+"""Project-level bundle operations behind ``dbxdec generate``, ``validate`` and
+``deploy``: they return values or raise a ``DbxdecError``, never print or exit."""
 
 from __future__ import annotations
 
@@ -18,24 +14,28 @@ from typing import Any
 
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, DefinitionError, UsageError
-from .bundle_file import BundleFile, find_bundle_file, read_bundle_file
-from .codegen import job_resource
-from .controller_job import controller_job_resource
+from .bundle_file import (
+    BundleFile,
+    TargetMode,
+    find_bundle_file,
+    mode_problems,
+    read_bundle_file,
+    tag_count_problem,
+    target_mode,
+)
+from .codegen import controller_job_resource, job_resource, monitor_job_resource
 from .framework_wheel import check_framework_wheel
-from .monitor_job import monitor_job_resource
-from .notebook_task import NOTEBOOK_FOLDER, all_notebooks, write_notebook_files
-from .options import CodegenOptions, is_framework, options_from_config
+from .notebook_task import all_notebooks, write_notebook_files
+from .options import NOTEBOOK_FOLDER, CodegenOptions, is_framework, options_from_config
 from .project import (
     ProjectConfig,
     apply_check_results_default,
     import_pipelines,
     load_config,
 )
-from .target_mode import TargetMode, mode_problems, tag_count_problem, target_mode
 from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
 from .yaml_files import write_job_files
 
-DATABRICKS_CLI = "databricks"
 INSTALL_HINT = (
     "install the Databricks CLI (v0.250 or newer): "
     "https://docs.databricks.com/dev-tools/cli/install.html, e.g. "
@@ -72,13 +72,11 @@ class BundleProject:
 
     @property
     def target_mode(self) -> TargetMode | None:
-        """The target's mode rules (:mod:`.target_mode`), when there is a target."""
         if self.bundle_file is None or self.target is None:
             return None
         return target_mode(self.bundle_file, self.target)
 
     def options(self, *, wheel_prefix: str = "./") -> CodegenOptions:
-        """Code generation options for this project's target."""
         return options_from_config(
             self.config, target=self.target, variables=self.variables, wheel_prefix=wheel_prefix
         )
@@ -86,13 +84,8 @@ class BundleProject:
 
 @dataclass(frozen=True, slots=True)
 class ValidationReport:
-    """What ``validate_project`` found.
-
-    Attributes:
-        jobs: Number of jobs checked.
-        problems: One line per problem (job, task, field and message).
-        schema: The JSON schema used, or ``None`` when the schema check was skipped.
-    """
+    """What ``validate_project`` found: jobs checked, one line per problem, and the
+    JSON schema used (``None``: the schema check was skipped)."""
 
     jobs: int
     problems: tuple[str, ...]
@@ -129,9 +122,8 @@ def _defined_in(job: JobDefinition, modules: Sequence[str]) -> bool:
 
 
 def generate_project(project: BundleProject, out_dir: Path | None = None) -> list[Path]:
-    """Write ``<out_dir>/<job>.job.yml`` for every job (default ``resources/``).
-
-    Nothing is written unless every job generates and passes the typed load.
+    """Write ``<out_dir>/<job>.job.yml`` for every job (default ``resources/``), or
+    nothing unless every job generates and passes the typed load.
 
     Raises:
         BundleValidationError: a definition or generated job has problems.
@@ -192,7 +184,6 @@ def _generate(
 
 
 def _module_files(modules: Sequence[str]) -> set[str]:
-    """Source files of the imported pipeline modules and their submodules."""
     return {
         str(module.__file__)
         for name, module in list(sys.modules.items())
@@ -208,17 +199,10 @@ def validate_project(
     service_principal: bool = False,
     mode_checks: bool = True,
 ) -> ValidationReport:
-    """Check definitions and generated jobs: typed load, JSON schema, bundle variables,
-    and the target's mode rules (:mod:`.target_mode`).
-
-    Args:
-        project: The opened project.
-        schema: The bundle JSON schema (``databricks bundle schema`` output). Default:
-            ``../shared/schemas/bundle_jsonschema.json`` beside the project, when present.
-        service_principal: A service principal deploys (the production-mode rules then
-            only recommend a root path); default: a human.
-        mode_checks: Apply the target-mode rules (``deploy`` leaves them to the
-            Databricks CLI, which knows who deploys).
+    """Check definitions and generated jobs: typed load, JSON schema (default:
+    ``../shared/schemas/bundle_jsonschema.json`` beside the project, when present), bundle
+    variables and, with ``mode_checks``, the target's mode rules for a human deployer
+    (or a ``service_principal``).
 
     Raises:
         UsageError: ``schema`` was given but cannot be read.
@@ -249,22 +233,10 @@ def databricks_cli() -> str:
     Raises:
         UsageError: it is not on ``PATH``; the message says how to install it.
     """
-    found = shutil.which(DATABRICKS_CLI)
+    found = shutil.which("databricks")
     if found is None:
         raise UsageError(f"the Databricks CLI ('databricks') is not on PATH: {INSTALL_HINT}")
     return found
-
-
-def deploy_command(
-    executable: str, target: str | None, profile: str | None, extra: Sequence[str] = ()
-) -> list[str]:
-    """The ``databricks bundle deploy`` command line."""
-    command = [executable, "bundle", "deploy"]
-    if target is not None:
-        command += ["--target", target]
-    if profile is not None:
-        command += ["--profile", profile]
-    return [*command, *extra]
 
 
 def deploy_project(
@@ -279,7 +251,7 @@ def deploy_project(
     ``databricks bundle deploy`` (its output goes straight to the terminal).
 
     Raises:
-        UsageError: the framework wheel is missing or of another dbxdec version.
+        UsageError: no bundle, or the framework wheel is missing or of another version.
         BundleValidationError: validation found problems (nothing is deployed).
         DatabricksCliFailed: the Databricks CLI failed; its exit code is the error's.
     """
@@ -299,7 +271,9 @@ def deploy_project(
         check_framework_wheel(project.config.root, options.framework_wheel)
     if not project.bundle_file.uses_load_resources:
         generate_project(project)
-    command = deploy_command(executable, project.target, profile, extra)
+    command = [executable, "bundle", "deploy"]
+    command += ["--target", project.target] if project.target is not None else []
+    command += [*(["--profile", profile] if profile is not None else []), *extra]
     code = subprocess.run(command, cwd=project.config.root, check=False).returncode
     if code != 0:
         raise DatabricksCliFailed(command, code)

@@ -1,9 +1,5 @@
-"""Job resources as YAML files: ``resources/<job_name>.job.yml``, one per job.
-
-Files are deterministic (the same jobs give byte-identical files), each is written
-atomically (temporary file + ``os.replace``), and files dbxdec generated earlier for
-jobs that no longer exist are removed; files without dbxdec's header are never touched.
-"""
+"""Job resources as YAML files, ``resources/<job_name>.job.yml``: byte-identical for the
+same jobs, written atomically; stale generated files go, others are never touched."""
 
 from __future__ import annotations
 
@@ -41,17 +37,14 @@ def render_job(name: str, job: Mapping[str, Any]) -> str:
 
 
 def write_job_files(jobs: Mapping[str, Mapping[str, Any]], out_dir: Path) -> list[Path]:
-    """Write one file per job into ``out_dir``; return the files written, sorted.
-
-    Files are rendered before anything is written, so a failure leaves ``out_dir`` as
-    it was.
-    """
+    """Write one file per job into ``out_dir`` (all rendered first, so a failure writes
+    nothing); return the files written, sorted."""
     rendered = {out_dir / f"{name}{SUFFIX}": render_job(name, job) for name, job in jobs.items()}
     out_dir.mkdir(parents=True, exist_ok=True)
     for path, text in sorted(rendered.items()):
         write_if_changed(path, text)
     for stale in sorted(out_dir.glob(f"*{SUFFIX}")):
-        if stale not in rendered and _is_generated(stale):
+        if stale not in rendered and is_generated(stale, HEADER):
             stale.unlink()
     return sorted(rendered)
 
@@ -63,9 +56,10 @@ def write_if_changed(path: Path, text: str) -> None:
     write_atomically(path, text, mode=_FILE_MODE)
 
 
-def _is_generated(path: Path) -> bool:
+def is_generated(path: Path, header: str, mark: str = "") -> bool:
+    """Whether ``path`` starts with dbxdec's ``header`` line (then a line starting ``mark``)."""
     try:
         with path.open(encoding="utf-8") as handle:
-            return handle.readline() == HEADER.splitlines(keepends=True)[0]
+            return handle.readline() == header and handle.readline().startswith(mark)
     except OSError:
         return False
