@@ -69,19 +69,6 @@ def load_resources(bundle: Bundle) -> Resources:
     return resources
 
 
-def resources_for(
-    registry: Registry | Iterable[JobDefinition],
-    options: CodegenOptions,
-    *,
-    bundle_file: Path | None = None,
-) -> Resources:
-    """Job resources for every job of ``registry`` (the core of :func:`load_resources`).
-    Each problem becomes an error diagnostic at the job's source line. With
-    ``bundle_file``, the notebooks of task-value tasks are written beside it."""
-    with _full_collections_deferred():
-        return _resources_for(registry, options, bundle_file)
-
-
 @contextmanager
 def _full_collections_deferred() -> Iterator[None]:
     """Hold back the garbage collector's full passes for the block: a big project's
@@ -95,9 +82,16 @@ def _full_collections_deferred() -> Iterator[None]:
         gc.set_threshold(young, middle, full)
 
 
-def _resources_for(
-    registry: Registry | Iterable[JobDefinition], options: CodegenOptions, bundle_file: Path | None
+@_full_collections_deferred()
+def resources_for(
+    registry: Registry | Iterable[JobDefinition],
+    options: CodegenOptions,
+    *,
+    bundle_file: Path | None = None,
 ) -> Resources:
+    """Job resources for every job of ``registry`` (the core of :func:`load_resources`).
+    Each problem becomes an error diagnostic at the job's source line. With
+    ``bundle_file``, the notebooks of task-value tasks are written beside it."""
     from databricks.bundles.core import Location
 
     resources = _new_resources()

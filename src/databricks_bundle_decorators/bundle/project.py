@@ -55,15 +55,6 @@ def not_a_project(start: Path | None = None) -> UsageError:
     )
 
 
-def _declares_dbxdec(pyproject: Path) -> bool:
-    try:
-        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-    tool = document.get("tool", {})
-    return isinstance(tool, dict) and isinstance(tool.get("dbxdec"), dict)
-
-
 def project_root(start: Path | None = None) -> Path:
     """:func:`find_root`, for a command that reads or writes ``.dbxdec/`` state, when
     it has a ``[tool.dbxdec]`` table or a ``.dbxdec/`` folder.
@@ -72,7 +63,13 @@ def project_root(start: Path | None = None) -> Path:
         UsageError: neither: the command was run outside a project.
     """
     root = find_root(start)
-    if _declares_dbxdec(root / "pyproject.toml") or (root / ".dbxdec").is_dir():
+    try:
+        tool = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("tool")
+    except (OSError, tomllib.TOMLDecodeError):
+        tool = None
+    if (isinstance(tool, dict) and isinstance(tool.get("dbxdec"), dict)) or (
+        root / ".dbxdec"
+    ).is_dir():
         return root
     raise not_a_project(start)
 

@@ -13,17 +13,14 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 def first_paragraph(fn: Any, limit: int) -> str | None:
     """The first paragraph of ``fn``'s docstring on one line, cut to ``limit`` characters
     (``None`` without a docstring): a job's or task's description."""
-    if getattr(fn, "__doc__", "") is None and _no_class_encloses(fn):
+    local = inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
+    if getattr(fn, "__doc__", "") is None and local:
         return None  # what inspect.getdoc finds, without its search of enclosing classes
     doc = inspect.getdoc(fn)
     if not doc:
         return None
     paragraph = " ".join(doc.split("\n\n", 1)[0].split())
     return paragraph if len(paragraph) <= limit else paragraph[: limit - 3] + "..."
-
-
-def _no_class_encloses(fn: Any) -> bool:
-    return inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
 
 
 @lru_cache(maxsize=4096)  # the tasks of one factory share their qualified name

@@ -135,7 +135,13 @@ def build_table_graph(jobs: Iterable[JobDefinition]) -> TableGraph:
     graph = TableGraph(tuple(writes), writes, reads, tuple(edges))
     cycle = find_cycle(graph)
     if cycle is not None:
-        raise DefinitionError(_cycle_message(cycle))
+        path = " -> ".join([cycle[0].upstream, *(e.downstream for e in cycle)])
+        tables = ", ".join(dict.fromkeys(e.table for e in cycle))
+        raise DefinitionError(
+            f"jobs read each other's tables in a cycle: {path} (through {tables}); no order "
+            "runs each job after the jobs it reads: drop one of these sources, or read another "
+            "table"
+        )
     return graph
 
 
@@ -170,15 +176,6 @@ def find_cycle(graph: TableGraph) -> list[TableEdge] | None:
                 path.append(step)
                 stack.append((step.downstream, iter(out[step.downstream])))
     return None
-
-
-def _cycle_message(cycle: list[TableEdge]) -> str:
-    jobs = " -> ".join([cycle[0].upstream, *(e.downstream for e in cycle)])
-    tables = ", ".join(dict.fromkeys(e.table for e in cycle))
-    return (
-        f"jobs read each other's tables in a cycle: {jobs} (through {tables}); no order "
-        "runs each job after the jobs it reads: drop one of these sources, or read another table"
-    )
 
 
 def render_text(graph: TableGraph) -> list[str]:

@@ -112,12 +112,11 @@ def open_project(
     variables = bundle_file.variables_for(resolved) if bundle_file is not None else {}
     registry = import_pipelines(config.pipelines, root=config.root)
     apply_check_results_default(config, registry)
-    jobs = tuple(job for job in registry if _defined_in(job, config.pipelines))
+    jobs = tuple(job for job in registry if _in_modules(job.fn.__module__, config.pipelines))
     return BundleProject(config, jobs, registry, bundle_file, resolved, variables)
 
 
-def _defined_in(job: JobDefinition, modules: Sequence[str]) -> bool:
-    module = job.fn.__module__
+def _in_modules(module: str, modules: Sequence[str]) -> bool:
     return any(module == name or module.startswith(f"{name}.") for name in modules)
 
 
@@ -187,8 +186,7 @@ def _module_files(modules: Sequence[str]) -> set[str]:
     return {
         str(module.__file__)
         for name, module in list(sys.modules.items())
-        if getattr(module, "__file__", None)
-        and any(name == m or name.startswith(f"{m}.") for m in modules)
+        if getattr(module, "__file__", None) and _in_modules(name, modules)
     }
 
 

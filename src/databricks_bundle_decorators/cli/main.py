@@ -1,19 +1,6 @@
-"""The ``dbxdec`` command: one place maps errors to exit codes.
-
-Every failure ends with one line on stderr (``Error: ...``, what is wrong and what to
-do) and its exit code; a workspace or local-state failure never shows a traceback.
-
-Exit codes (:data:`~databricks_bundle_decorators.errors.EXIT_CODES`)::
-
-    0    success
-    1    the work failed (a definition, a run, a slice of a backfill)
-    2    usage error (an option, a name, missing configuration, a refused rerun)
-    3    something to install (PySpark, Delta Lake jars, Java)
-    4    the workspace rejected the credentials or a permission is missing
-    5    workspace or --spark-remote server unreachable (closed port, DNS, timeout, not Databricks)
-    6    local state unwritable or damaged (.dbxdec folder, full disk, ledger file)
-    7    the backfill's claim on its keys was taken over by another launcher; it stopped
-    130  interrupted (Ctrl-C); a backfill prints its --resume command
+"""The ``dbxdec`` command: one place maps errors to exit codes
+(:data:`~databricks_bundle_decorators.errors.EXIT_CODES`); every failure ends with one
+line on stderr (``Error: ...``), never a traceback for a workspace or local-state failure.
 """
 
 from __future__ import annotations
@@ -29,13 +16,9 @@ from ..errors import EXIT_CODES, DbxdecError
 from .commands import (
     backfill_commands,
     bundle_commands,
-    cost_commands,
-    graph_commands,
     report_commands,
     run_commands,
-    setup_commands,
     steer_commands,
-    undo_commands,
 )
 
 _EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(
@@ -63,12 +46,8 @@ def cli() -> None:
 bundle_commands.register(cli)
 run_commands.register(cli)
 backfill_commands.register(cli)
-undo_commands.register(cli)  # `backfill` becomes a group: `backfill undo ID` beside it
-cost_commands.register(cli)  # `backfill cost ID`, a second reserved name in that group
-steer_commands.register(cli)  # `backfill pause|unpause|cancel|watch ID`: detached backfills
+steer_commands.register(cli)  # `backfill` becomes a group: `backfill undo|cost|pause... ID`
 report_commands.register(cli)
-graph_commands.register(cli)
-setup_commands.register(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -98,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"Error: {exc.render()}", err=True)
         sys.exit(exc.exit_code)
     except Exception as exc:  # a workspace or disk failure the commands did not name
-        problem = _environment_problem(exc)
+        from ..launch.ledger.local_state import os_problem
+        from ..launch.workspace.workspace import environment_problem
+
+        problem = environment_problem(exc) or os_problem(exc)
         if problem is None:
             raise
         click.echo(f"Error: {problem.render()}", err=True)
@@ -106,13 +88,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(0)
 
 
+# options of the earlier databricks-bundle-decorators releases (click would suggest --rerun)
 RENAMED_OPTIONS: dict[str, str] = {"--reverse": "--order reverse"}
-"""Options of the earlier databricks-bundle-decorators releases, and what dbxdec takes
-instead (click's closest spelling would point elsewhere: --reverse -> --rerun)."""
 
 
 def _renamed_option(exc: click.UsageError) -> str | None:
-    """The message for an option dbxdec spells differently, else ``None``."""
     if not isinstance(exc, click.NoSuchOption):
         return None
     replacement = RENAMED_OPTIONS.get(exc.option_name)
@@ -121,16 +101,8 @@ def _renamed_option(exc: click.UsageError) -> str | None:
     return f"No such option '{exc.option_name}': dbxdec takes '{replacement}' instead."
 
 
-def _environment_problem(exc: Exception) -> DbxdecError | None:
-    from ..launch.ledger.local_state import os_problem
-    from ..launch.workspace.workspace import environment_problem
-
-    return environment_problem(exc) or os_problem(exc)
-
-
 def _quiet_sdk_logging() -> None:
-    """The SDK logs warnings (host metadata it could not fetch) that Python would print
-    on stderr: dbxdec says what matters in its own one line."""
+    """Keep the SDK's warnings off stderr: dbxdec says what matters in one line."""
     sdk = logging.getLogger("databricks.sdk")
     if not sdk.handlers:
         sdk.addHandler(logging.NullHandler())

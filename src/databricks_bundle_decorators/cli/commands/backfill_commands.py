@@ -1,6 +1,6 @@
-"""``dbxdec backfill`` and ``catchup`` (:mod:`.catchup_commands`): thin wrappers over
+"""``dbxdec backfill`` and ``catchup``: thin wrappers over
 :mod:`databricks_bundle_decorators.launch` (``backfills`` and ``status`` live in
-:mod:`.report_commands`)."""
+:mod:`.report_commands`), with the options and the plan-or-launch step they share."""
 
 from __future__ import annotations
 
@@ -12,20 +12,32 @@ import click
 
 from ...bundle.project import project_root
 from ...errors import UsageError
+from ...launch.launcher import plan_backfill
 from ...launch.operations.downstream_triggers import with_trigger_hold
 from ...launch.plan.history import RERUN_MODES, RerunMode
 from ...launch.plan.options import LaunchOptions, Pacing
 from ...launch.plan.plan import ORDERS, Order
-from ...launch.plan.request import BackfillRequest, BatchSize, Connection, ResumeRequest
+from ...launch.plan.plan_summary import plan_selection
+from ...launch.plan.request import (
+    CATCHUP_BY,
+    BackfillRequest,
+    BatchSize,
+    CatchupBy,
+    Connection,
+    ResumeRequest,
+)
 from ...launch.prepare.resume import prepare_resume
 from ...launch.steer.journal_resume import has_ledger, prepare_journal_resume
-from ..inputs.canary_options import canary_option, diff_gate_option
-from ..inputs.full_range import all_keys_option
 from ..inputs.options import (
     KeyList,
+    all_keys_option,
     batch_size_options,
+    canary_option,
+    confirm_every_key,
+    diff_gate_option,
     given_on_command_line,
     load_project,
+    local_connection_record,
     no_checks_option,
     param_option,
     pipelines_option,
@@ -33,55 +45,198 @@ from ..inputs.options import (
     task_options,
     with_pacing,
 )
-from ..output.detach_output import (
+from ..output.launch_output import (
     detach_option,
     launch_or_detach,
+    nothing_to_run,
+    refuse_local_detach,
 )
-from ..output.downstream_output import downstream_option
-from ..output.plan_output import dry_run_options
-from .backfill_shared import (
-    command_context_args,
-    dbu_option,
-    force_option,
-    force_trigger_pause_option,
-    json_option,
-    pause_option,
-    plan_and_launch,
-    with_connection,
-)
-from .catchup_commands import catchup_command
+from ..output.plan_output import downstream_option, dry_run_options, print_plan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-_PLAN_OPTIONS = (
-    "start",
-    "end",
-    "keys",
-    "order",
-    "batch_size",
-    "target_run_length",
-    "rerun",
-    "exact",
-    "force_rewrite",
-    "no_checks",
-    "tasks",
-    "skip_tasks",
-    "final_sync",
-    "full_refresh",
-    "canary",
-    "diff_gate",
-    "params",
-    "dry_run",
-    "all_runs",
-    "new",
-    "pause_schedule",
-    "force_trigger_pause",
-    "dbu_per_hour",
-    "all_keys",
-    "downstream",
+def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """``options`` as one decorator, the first one first in ``--help``."""
+
+    def decorate(fn: F) -> F:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+_plan_extras = _options(
+    click.option(
+        "--pause-schedule",
+        is_flag=True,
+        help="Pause the job's schedule (or trigger) while the backfill runs and restore it "
+        "when it ends, is interrupted or, after a crash, on the next dbxdec command for the "
+        "job. Without it, a scheduled job keeps one of its max_concurrent_runs free for the "
+        "scheduled run. Pausing is a jobs/update: it needs CAN MANAGE (or IS OWNER) on the "
+        "job, checked before anything starts (launching runs needs CAN MANAGE RUN).",
+    ),
+    click.option(
+        "--force-trigger-pause",
+        is_flag=True,
+        help="With --pause-schedule: pause a deployed table-update trigger the project does "
+        "not declare. Its condition (ANY_UPDATED/ALL_UPDATED) cannot be read back from the "
+        "workspace, so the trigger is restored without it (a warning says so); without this "
+        "flag such a pause is refused.",
+    ),
+    param_option,
+    dry_run_options,
+    click.option(
+        "--dbu-per-hour",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="RATE",
+        help="DBU per hour of one run (whole cluster), for the --dry-run estimate's DBU hours "
+        "(no API gives a node type's rate).",
+    ),
 )
-"""What ``--resume`` refuses: the ledger has the plan."""
+_launch_extras = _options(
+    click.option(
+        "--force",
+        is_flag=True,
+        help="Take over the claim of another backfill of the job on some of the same keys "
+        "once it is stale: expired (its launcher stopped renewing it) or left by a launcher "
+        "that died on this machine. Refused while that claim is live.",
+    ),
+    detach_option,
+    local_connection_record("Run on the embedded local Spark."),
+    with_pacing,
+    click.option("--json", "as_json", is_flag=True, help="One JSON object per event."),
+    pipelines_option,
+)
+
+
+def command_context_args(project: Path | None, pipelines: tuple[str, ...]) -> tuple[str, ...]:
+    args: list[str] = []
+    if project is not None:
+        args += ["--project", str(project)]
+    for module in pipelines:
+        args += ["--pipelines", module]
+    return tuple(args)
+
+
+def plan_and_launch(
+    request: BackfillRequest,
+    project: Path | None,
+    pipelines: tuple[str, ...],
+    dry_run: bool,
+    as_json: bool,
+    all_runs: bool,
+    ask: bool = False,
+) -> None:
+    """Plan ``request``; print the plan on a dry run (``all_runs``: every run), else launch
+    it; with ``ask``, a request naming no keys is confirmed first (:func:`confirm_every_key`)."""
+    refuse_local_detach(request)
+    if request.options.force_trigger_pause and not request.options.pause_schedule:
+        raise UsageError(
+            "--force-trigger-pause applies only with --pause-schedule: add --pause-schedule, "
+            "or drop --force-trigger-pause"
+        )
+    config, registry = load_project(project, pipelines)
+    if ask:
+        confirm_every_key(registry, request)
+    prepared = plan_backfill(
+        request, root=config.root, registry=registry, warehouse=config.warehouse, dry_run=dry_run
+    )
+    if dry_run:
+        backfill = registry.get(request.job).backfill
+        selection = plan_selection(backfill, request) if backfill is not None else None
+        print_plan(prepared, as_json, all_runs=all_runs, selection=selection)
+        return
+    launch_or_detach(prepared, as_json, nothing_to_run(request), root=config.root)
+
+
+@click.command("catchup")
+@click.argument("job")
+@click.option("--start", metavar="KEY", help="Only keys from KEY (inclusive).")
+@click.option("--end", metavar="KEY", help="Only keys up to KEY (inclusive).")
+@click.option(
+    "--by",
+    type=click.Choice(CATCHUP_BY),
+    default="runs",
+    show_default=True,
+    help="runs: keys without a successful run in the job's history; data: keys whose "
+    "partitions are missing or empty in the job's output tables.",
+)
+@batch_size_options(
+    "Consecutive keys to catch up per run (a run never spans a key that is done), or"
+)
+@click.option("--order", type=click.Choice(ORDERS), default="forward", show_default=True)
+@click.option("--exact", is_flag=True, help="Bypass lookback and schedule-gap expansion.")
+@canary_option
+@_plan_extras
+@_launch_extras
+def catchup_command(
+    job: str,
+    start: str | None,
+    end: str | None,
+    by: CatchupBy,
+    batch_size: BatchSize,
+    target_run_length: float | None,
+    order: Order,
+    exact: bool,
+    canary: int,
+    pause_schedule: bool,
+    force_trigger_pause: bool,
+    params: tuple[tuple[str, str], ...],
+    dry_run: bool,
+    all_runs: bool,
+    dbu_per_hour: float | None,
+    force: bool,
+    connection: Connection,
+    pacing: Pacing,
+    as_json: bool,
+    project: Path | None,
+    pipelines: tuple[str, ...],
+) -> None:
+    """Run every key of JOB's backfill definition that is not done yet.
+
+    With --by runs (the default) a key is done when its latest run succeeded: keys
+    whose latest run failed and keys never run are launched, keys with a run in
+    progress are left alone, and so are unknown keys (on Databricks: ended more than
+    60 days ago, the workspace's run history, with no run nor local ledger record;
+    --keys names them, --by data finds the absent ones). With --by data a key is done
+    when every output table of the job has rows in its partition: read from the local
+    Delta tables with --local, on Databricks by one run of the deployed job (job
+    parameter dbxdec_order) that lists the partitions present and writes
+    nothing; a --dry-run runs it too.
+    Same options and exit codes as dbxdec backfill.
+    """
+    request = BackfillRequest(
+        job,
+        start=start,
+        end=end,
+        batch_size=batch_size,
+        catchup=True,
+        by=by,
+        options=LaunchOptions(
+            order=order,
+            target_run_seconds=target_seconds(batch_size, target_run_length),
+            exact=exact,
+            params=dict(params),
+            canary=canary,
+            pause_schedule=pause_schedule,
+            force_trigger_pause=force_trigger_pause,
+        ),
+        dbu_per_hour=dbu_per_hour,
+        connection=connection,
+        pacing=pacing,
+        context_args=command_context_args(project, pipelines),
+        force=force,
+    )
+    plan_and_launch(request, project, pipelines, dry_run, as_json, all_runs)
+
+
+_PLAN_OPTIONS = (  # what --resume refuses: the ledger has the plan
+    "start end keys order batch_size target_run_length rerun exact force_rewrite "
+    "no_checks tasks skip_tasks final_sync full_refresh canary diff_gate params dry_run "
+    "all_runs new pause_schedule force_trigger_pause dbu_per_hour all_keys downstream"
+)
 
 
 @click.command("backfill")
@@ -121,11 +276,7 @@ _PLAN_OPTIONS = (
 )
 @canary_option
 @diff_gate_option
-@pause_option
-@force_trigger_pause_option
-@param_option
-@dry_run_options
-@dbu_option
+@_plan_extras
 @downstream_option
 @click.option("--resume", "resume_id", metavar="ID", help="Finish backfill ID (dbxdec backfills).")
 @click.option(
@@ -134,12 +285,7 @@ _PLAN_OPTIONS = (
     help="Start a new backfill even though the last one over the same keys did not finish "
     "(without it that is refused, pointing at --resume).",
 )
-@force_option
-@detach_option
-@with_connection
-@with_pacing
-@json_option
-@pipelines_option
+@_launch_extras
 @click.pass_context
 def backfill_command(
     ctx: click.Context,
@@ -204,7 +350,7 @@ def backfill_command(
     """
     context_args = command_context_args(project, pipelines)
     if resume_id is not None:
-        given = given_on_command_line(ctx, _PLAN_OPTIONS)
+        given = given_on_command_line(ctx, tuple(_PLAN_OPTIONS.split()))
         if job is not None or given:
             extra = ", ".join(([repr(job)] if job is not None else []) + given)
             raise UsageError(

@@ -15,6 +15,8 @@ from rich.table import Table
 
 from ...atomic import umask_mode, write_atomically
 from ...bundle.project import project_root
+from ...bundle.table_graph import build_table_graph, render_text
+from ...bundle.workflows import open_project
 from ...errors import UsageError
 from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
@@ -28,20 +30,15 @@ from ..output.journal_output import (
     backfill_ledger,
     backfill_row,
     echo_backfill_status,
+    echo_overdue,
     journal_rows,
 )
-from ..output.overdue_output import echo_overdue
 from .steer_commands import workspace_options
 
 _PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
 _COUNTS = ("succeeded", "failed", "runs")
 _FULL = ("job", "backend", "state", "succeeded", "failed", "runs")
 _NARROW = ("state", "outcome")  # the id starts with the job's name
-
-
-def _started(created_at: float) -> str:
-    """When a backfill started, in local time to the minute."""
-    return datetime.fromtimestamp(created_at).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
@@ -104,7 +101,8 @@ def backfills_command(
         rows += journal_rows(names, connection, config.root)
         rows.sort(key=lambda row: float(row["created_at"]), reverse=True)
     for row in rows:
-        row["started"] = _started(float(row["created_at"]))
+        started = datetime.fromtimestamp(float(row["created_at"])).astimezone()
+        row["started"] = started.strftime("%Y-%m-%d %H:%M")  # local time
     if as_json:
         click.echo(json.dumps(rows))
         return
@@ -226,7 +224,31 @@ def status_command(
         click.echo(f"Wrote {html_file}")
 
 
+@click.command("graph")
+@pipelines_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the graph as JSON (schema: docs/guides/graph.md) instead of text.",
+)
+def graph_command(project: Path | None, pipelines: tuple[str, ...], as_json: bool) -> None:
+    """Print the table graph: jobs, the tables they write (IoManagers) and read
+    (sources), and an edge from each writer to each reader with its key mapping.
+
+    \b
+    Exit codes: 0 the graph printed; 1 a definition is wrong, or jobs read each
+    other's tables in a cycle (the one line names the jobs and tables).
+    """
+    graph = build_table_graph(open_project(project, pipelines).jobs)
+    if as_json:
+        click.echo(json.dumps(graph.to_json(), indent=2))
+        return
+    for line in render_text(graph):
+        click.echo(line)
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
-    for command in (backfills_command, status_command):
+    for command in (backfills_command, status_command, graph_command):
         group.add_command(command)

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import shutil
 import time
+from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import click
 
 from ...backfill.wire import KeyRange, TaskOrder, with_order
-from ...errors import UsageError
+from ...errors import EnvironmentProblem, UsageError
 from ...launch.backends.spark_extra import require_local_spark
 from ...launch.plan.history import keys_of_parameters
 from ...launch.plan.states import KeyState
 from ...launch.status.local_runs import LocalRun, record_local_run
 from ...runtime.core.errors import TaskRunError
 from ...runtime.running.local import TaskEvent, new_run_id, run_job_locally, slice_parameters
-from ..inputs.options import Assignment, load_project, pipelines_option
-from ..inputs.spark_remote_option import spark_remote_option
+from ...runtime.session.delta_jars import (
+    DELTA_JARS,
+    DELTA_VERSION,
+    cached_jars,
+    ensure_delta_jars,
+    jars_dir,
+)
+from ...runtime.session.spark import require_local_spark as require_spark_packages
+from ..inputs.options import Assignment, load_project, pipelines_option, spark_remote_option
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
 
@@ -159,19 +169,26 @@ def run_command(
             run = LocalRun(run_id, written, KeyState.CANCELLED, started, time.time(), "interrupted")
             _record(config.root, job_name, run)
         raise
-    failed_tasks = result.failed
-    error = f"{failed_tasks[0].task_key}: {failed_tasks[0].error}" if failed_tasks else ""
+    failed = result.failed[0] if result.failed else None
+    error = f"{failed.task_key}: {failed.error}" if failed is not None else ""
     state: KeyState = KeyState.SUCCEEDED if result.succeeded else KeyState.FAILED
-    run = LocalRun(result.run_id, result.keys, state, started, time.time(), one_line_error(error))
-    _record(config.root, job_name, run)
-    keys = _label(result.keys)
+    error = " ".join(error.split())[:500]  # one line: a record, not a log
+    _record(
+        config.root,
+        job_name,
+        LocalRun(result.run_id, result.keys, state, started, time.time(), error),
+    )
+    noun = "key" if len(result.keys) == 1 else "keys"
+    keys = (
+        f"{noun} {KeyRange.of(result.keys).label}" if result.keys else "the run (no backfill key)"
+    )
     if result.succeeded and trigger is not None and not result.keys:
         click.echo(f"Run {result.run_id} succeeded: nothing changed since the last processed run.")
         return
     if result.succeeded:
         click.echo(f"Run {result.run_id} succeeded for {keys}.")
         return
-    failed = result.failed[0]
+    assert failed is not None  # a run that did not succeed has a failed task
     raise TaskRunError(f"task {failed.task_key!r} failed for {keys}: {failed.error}")
 
 
@@ -186,17 +203,106 @@ def _record(root: Path, job: str, run: LocalRun) -> None:
         click.echo(f"Warning: could not record the run for dbxdec status: {exc}", err=True)
 
 
-def one_line_error(error: str) -> str:
-    """``error`` on one line, at most 500 characters (a record, not a log)."""
-    return " ".join(error.split())[:500]
+JAVA_MISSING = (
+    "java not found on PATH: PySpark needs a Java 17 (or newer) runtime, e.g. "
+    "`sudo apt-get install openjdk-17-jre-headless`"
+)
 
 
-def _label(keys: tuple[str, ...]) -> str:
-    if not keys:
-        return "the run (no backfill key)"
-    return f"{'key' if len(keys) == 1 else 'keys'} {KeyRange.of(keys).label}"
+@dataclass(frozen=True, slots=True)
+class LocalSparkReport:
+    """What :func:`check_local_spark` found: ready parts, and one line per problem."""
+
+    java: str | None
+    packages: str | None
+    jars: tuple[Path, ...]
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def ready(self) -> bool:
+        return not self.problems
+
+
+def check_local_spark(*, download: bool) -> LocalSparkReport:
+    """Check Java, PySpark with delta-spark, and the Delta jars (fetched when
+    ``download`` and missing). Every check runs, so one call lists every problem."""
+    problems: list[str] = []
+    java = shutil.which("java")
+    if java is None:
+        problems.append(JAVA_MISSING)
+    packages: str | None = None
+    try:
+        require_spark_packages()
+        packages = f"PySpark {_version('pyspark')}, delta-spark {_version('delta-spark')}"
+    except EnvironmentProblem as exc:
+        problems.append(exc.render())
+    jars: tuple[Path, ...] = ()
+    try:
+        jars = tuple(ensure_delta_jars(download=download))
+    except EnvironmentProblem as exc:
+        problems.append(exc.render())
+    return LocalSparkReport(java, packages, jars, tuple(problems))
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+@click.command("setup-spark")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Only verify; download nothing. Exit 3 when something is missing.",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print nothing when everything is ready already (downloads and problems still print).",
+)
+def setup_spark(check: bool, quiet: bool) -> None:
+    """Make this machine ready for local runs (`--local`): fetch the Delta Lake jars and
+    check Java, PySpark and delta-spark.
+
+    Local runs write Delta tables like Databricks does, so the embedded Spark needs
+    delta-spark's jars. They are downloaded once from Maven Central (checked against its
+    SHA-1 files; `mvn dependency:copy` is tried when the download fails) into a cache
+    outside any project, shared by every project on the machine.
+
+    \b
+    Cache folder: $DBXDEC_JARS_DIR, else $XDG_CACHE_HOME/dbxdec/jars,
+                  else ~/.cache/dbxdec/jars
+    Repository:   $DBXDEC_MAVEN_REPOSITORY (default https://repo1.maven.org/maven2)
+
+    Offline machines: copy the two jars into the cache folder, then run
+    `dbxdec setup-spark --check`. Prints one line per jar; each problem is one
+    `Error:` line, and the exit status is 3 when anything is missing.
+    """
+    folder = jars_dir()
+    fetching = not check and cached_jars(folder) is None
+    if fetching:
+        names = ", ".join(jar.file_name for jar in DELTA_JARS)
+        click.echo(f"Downloading the Delta Lake {DELTA_VERSION} jars ({names}) into {folder} ...")
+    report = check_local_spark(download=not check)
+    if quiet and report.ready and not fetching:
+        return  # `make demo` and `make test` run this every time: silent when nothing to do
+    if report.java is not None:
+        click.echo(f"java        {report.java}")
+    if report.packages is not None:
+        click.echo(f"packages    {report.packages}")
+    for jar in report.jars:
+        click.echo(f"Delta jar   {jar}")
+    for problem in report.problems:
+        click.echo(f"Error: {problem}", err=True)
+    if not report.ready:
+        raise click.exceptions.Exit(EnvironmentProblem.exit_code)
+    click.echo("Local Spark with Delta Lake is ready.")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to ``group``."""
     group.add_command(run_command)
+    group.add_command(setup_spark)

@@ -1,8 +1,12 @@
-"""Options shared by several commands."""
+"""Options shared by several commands and the parsing of their values (errors name the
+option): keys, tasks, parameters, batch sizes, durations, pacing, the connection,
+``--spark-remote``, ``--canary``/``--diff-gate`` and ``--all``."""
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,9 +21,11 @@ from ...bundle.project import (
 )
 from ...definitions import Registry
 from ...errors import UsageError
+from ...launch.backends.diff_gate import parse_diff_gate
+from ...launch.plan.full_range import full_range_runs
 from ...launch.plan.options import LOCAL_CONCURRENT, Pacing, default_of
-from ...launch.plan.request import Connection
-from .spark_remote_option import with_spark_remote
+from ...launch.plan.request import BackfillRequest, Connection
+from ...runtime.session.spark_remote import SPARK_REMOTE_ENV, SparkRemote, require_connect_client
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,7 +40,6 @@ no_checks_option = click.option(
 
 
 def pipelines_option(fn: F) -> F:
-    """``--pipelines MODULE`` (repeatable) and ``--project DIR``."""
     fn = click.option(
         "--pipelines",
         "pipelines",
@@ -55,7 +60,6 @@ def pipelines_option(fn: F) -> F:
 def load_project(
     project: Path | None, pipelines: tuple[str, ...]
 ) -> tuple[ProjectConfig, Registry]:
-    """Read the project config and import its pipelines."""
     config = load_config(project, pipelines=pipelines)
     registry = import_pipelines(config.pipelines, root=config.root)
     apply_check_results_default(config, registry)
@@ -67,25 +71,27 @@ if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run 
     _PairType = click.ParamType[tuple[str, str], Any]
     _SizeType = click.ParamType[int | str, Any]
     _SecondsType = click.ParamType[float, Any]
+    _ParsedType = click.ParamType[Any, Any]
 else:
-    _KeysType = _PairType = _SizeType = _SecondsType = click.ParamType
+    _KeysType = _PairType = _SizeType = _SecondsType = _ParsedType = click.ParamType
 
 
 class KeyList(_KeysType):
-    """``--keys K1,K2``: a comma-separated list of keys, as a tuple (errors name the option).
+    """``--keys K1,K2``: a comma-separated list of keys, as a tuple.
 
     >>> KeyList().convert(" 2024-01-01, 2024-01-03 ,", None, None)
     ('2024-01-01', '2024-01-03')
     """
 
     name = "K1,K2"
+    example = "keys, e.g. 2024-01-01,2024-01-03"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):
             return value
         keys = tuple(key.strip() for key in str(value).split(",") if key.strip())
         if not keys:
-            self.fail("expected a comma-separated list of keys, e.g. 2024-01-01,2024-01-03")
+            self.fail(f"expected a comma-separated list of {self.example}")
         return keys
 
 
@@ -97,16 +103,10 @@ class TaskList(KeyList):
     """
 
     name = "T1,T2"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        names = tuple(n.strip() for n in str(value).split(",") if n.strip())
-        if not isinstance(value, tuple) and not names:
-            self.fail("expected a comma-separated list of task keys, e.g. clean,load")
-        return value if isinstance(value, tuple) else names
+    example = "task keys, e.g. clean,load"
 
 
 def task_options(fn: F) -> F:
-    """``--tasks T1,T2`` and ``--skip-tasks T1,T2``: run some of a job's tasks."""
     fn = click.option(
         "--skip-tasks",
         type=TaskList(),
@@ -126,7 +126,7 @@ def task_options(fn: F) -> F:
 
 
 class Assignment(_PairType):
-    """``--param NAME=VALUE``: one job parameter, as a ``(name, value)`` pair.
+    """``--param NAME=VALUE`` as a ``(name, value)`` pair.
 
     >>> Assignment().convert("region=eu=west", None, None)
     ('region', 'eu=west')
@@ -144,7 +144,7 @@ class Assignment(_PairType):
 
 
 class BatchSizeType(_SizeType):
-    """``--batch-size N|auto``: a whole number of keys per run from 1, or ``"auto"``.
+    """``--batch-size N|auto``: a number of keys per run from 1, or ``"auto"``.
 
     >>> BatchSizeType().convert("7", None, None), BatchSizeType().convert("AUTO", None, None)
     (7, 'auto')
@@ -171,7 +171,7 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class Duration(_SecondsType):
-    """``--target-run-length 15m``: a positive duration in s, m or h, as seconds.
+    """A positive duration in s, m or h, as seconds.
 
     >>> Duration().convert("15m", None, None), Duration().convert("1.5h", None, None)
     (900.0, 5400.0)
@@ -220,15 +220,13 @@ def batch_size_options(what: str) -> Callable[[F], F]:
 
 
 def target_seconds(batch_size: int | str, target: float | None) -> float:
-    """The run length ``--batch-size auto`` aims at; ``--target-run-length`` without
-    ``--batch-size auto`` is refused."""
+    """The run length ``--batch-size auto`` aims at (refused without it)."""
     if target is not None and batch_size != "auto":
         raise UsageError("--target-run-length is the aim of --batch-size auto: add it")
     return float(default_of("target_run_seconds")) if target is None else target
 
 
 def param_option(fn: F) -> F:
-    """``--param NAME=VALUE`` (repeatable), reaching the command as a tuple of pairs."""
     return click.option(
         "--param",
         "params",
@@ -243,7 +241,7 @@ def option_record(
     into: str, build: Callable[..., Any], *options: Callable[[F], F]
 ) -> Callable[[F], F]:
     """click ``options`` whose values reach the command as one argument ``into``:
-    ``build(**values)``, a typed record instead of loose keyword arguments."""
+    ``build(**values)``."""
     probe: Any = lambda: None  # noqa: E731 - collects the options' parameter names
     for option in options:
         probe = option(probe)
@@ -275,9 +273,8 @@ def given_on_command_line(ctx: click.Context, names: tuple[str, ...]) -> list[st
 
 
 def connection_record(local_help: str) -> Callable[[F], F]:
-    """``--local``, ``-t/--target``, ``--job-id``, ``--profile`` and ``--host``, reaching
-    the command as one :class:`Connection` argument ``connection``; ``local_help`` says
-    what ``--local`` means for the command."""
+    """``--local`` (``local_help``), ``-t/--target``, ``--job-id``, ``--profile`` and
+    ``--host``, reaching the command as one :class:`Connection` argument ``connection``."""
     return option_record(
         "connection",
         Connection,
@@ -298,9 +295,9 @@ def connection_record(local_help: str) -> Callable[[F], F]:
 
 
 def local_connection_record(local_help: str) -> Callable[[F], F]:
-    """:func:`connection_record` plus ``--spark-remote`` (local runs on a Spark Connect
-    server, :mod:`.spark_remote_option`)."""
-    return with_spark_remote(connection_record(local_help))
+    """:func:`connection_record` plus ``--spark-remote``."""
+    record = connection_record(local_help)
+    return lambda fn: spark_remote_option(record(fn))
 
 
 with_pacing = option_record(
@@ -349,4 +346,131 @@ with_pacing = option_record(
         "same run. 0: never [default: three times the usual answer time, at least 0.1 s].",
     ),
 )
-"""The pacing options, reaching the command as one :class:`Pacing`."""
+
+
+class _Parsed(_ParsedType):
+    """A text parsed by ``parse``, whose ``ValueError`` is the option's error."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+diff_gate_option = click.option(
+    "--diff-gate",
+    type=_Parsed("PCT", parse_diff_gate),
+    default=None,
+    metavar="PCT",
+    help="With --canary: after each canary run, compare each of its keys' row count, and "
+    "the aggregates its tables declare (gate=[Sum(...)]), with the table before the "
+    "backfill (Delta time travel) and stop before the rest when one moved by more than PCT "
+    "(e.g. 10%). A key with no rows before is reported, not gated. On Databricks a run of "
+    "the job (dbxdec_order) measures them.",
+)
+
+canary_option = click.option(
+    "--canary",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Run the first N runs alone (up to --max-concurrent at once) and launch the rest "
+    "only if all N succeed, their checks included; if one fails, nothing else is "
+    "launched (--resume continues). 0: off.",
+)
+
+
+SPARK_REMOTE_HELP = (
+    "Run the local runs on this Spark Connect server instead of the embedded Spark "
+    "(env: SPARK_REMOTE). Tables keep their local warehouse paths, so the server must "
+    "see this machine's filesystem at the same paths (e.g. a server started on this "
+    "machine). Exit 5 when nothing answers there. Not for Databricks workspaces."
+)
+
+
+def spark_remote_option(fn: F) -> F:
+    """Add ``--spark-remote`` to a command that has ``--local`` (a ``local`` argument or a
+    ``connection`` record); the command itself never sees the option."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        remote: SparkRemote | None = kwargs.pop("spark_remote")
+        connection = kwargs.get("connection")
+        local = bool(kwargs.get("local", connection is not None and connection.local))
+        if remote is not None:
+            use_spark_remote(remote, local=local, typed=_typed())
+        return fn(*args, **kwargs)
+
+    decorated: Any = click.option(
+        "--spark-remote",
+        "spark_remote",
+        type=_Parsed("sc://HOST:PORT", lambda text: SparkRemote.parse(text.strip())),
+        envvar=SPARK_REMOTE_ENV,
+        metavar="sc://HOST:PORT",
+        help=SPARK_REMOTE_HELP,
+    )(wrapper)
+    return decorated  # type: ignore[no-any-return]
+
+
+def use_spark_remote(remote: SparkRemote, *, local: bool, typed: bool) -> None:
+    """Send this process's local runs to ``remote``, once it answers. Without ``--local``
+    an address from the environment is left alone (PySpark's variable); typed, refused.
+
+    Raises:
+        UsageError: ``--spark-remote`` typed without ``--local``.
+        EnvironmentProblem: PySpark's Connect client is not installed (exit 3).
+        SparkRemoteUnreachable: nothing answers at the address (exit 5).
+    """
+    if not local:
+        if typed:
+            raise UsageError(
+                "--spark-remote runs local runs on a Spark Connect server: add --local "
+                "(on Databricks, runs use the job's own compute)"
+            )
+        return
+    require_connect_client()
+    remote.probe()
+    os.environ[SPARK_REMOTE_ENV] = remote.url
+
+
+def _typed() -> bool:
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return True
+    source = context.get_parameter_source("spark_remote")
+    return source == click.core.ParameterSource.COMMANDLINE
+
+
+all_keys_option = click.option(
+    "--all",
+    "all_keys",
+    is_flag=True,
+    help="With no --start/--end and no --keys: launch every key of the definition. "
+    "Without it a terminal asks first (saying how many runs) and elsewhere the backfill "
+    "is refused; --dry-run plans every key without it.",
+)
+
+
+def confirm_every_key(registry: Registry, request: BackfillRequest) -> None:
+    """Ask before ``request`` launches every key of its definition (issue 25); without a
+    terminal to ask on, refuse in one line.
+
+    Raises:
+        UsageError: no terminal, and the request names no keys.
+        click.exceptions.Abort: the user said no (exit 130, as other confirmations).
+    """
+    runs = full_range_runs(registry, request)
+    if runs is None:
+        return
+    what = f"every key of {request.job}'s backfill definition, {runs} run{'s' * (runs != 1)}"
+    if request.batch_size == "auto":
+        what = f"every key of {request.job}'s backfill definition ({runs} keys)"
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(f"no range given, which means {what}: pass --start/--end, --keys or --all")
+    click.confirm(f"No range given: launch {what}?", abort=True, err=True)

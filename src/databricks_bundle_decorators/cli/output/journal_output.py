@@ -1,5 +1,6 @@
-"""What ``dbxdec status JOB --backfill ID`` and ``dbxdec backfills --workspace`` show of
-a backfill whose ledger may be a local file or a journal in the workspace."""
+"""What ``dbxdec status`` and ``dbxdec backfills`` print: a backfill whose ledger is a
+local file or a journal in the workspace (``--backfill ID``, ``--workspace``), and the
+overdue keys (``--overdue``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from whenever import Instant
 
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
@@ -27,6 +29,7 @@ from ...launch.status.journal_status import (
     summary_line,
     workspace_journals,
 )
+from ...launch.status.overdue import OverdueKey
 from ...launch.status.status import ledger_status, partition_grid
 from ...launch.status.status_view import terminal_table
 from ...launch.steer.steering import driving_line
@@ -142,3 +145,40 @@ def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
 def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
     """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
     return [backfill_row(j) for j in workspace_journals(jobs, connection, root)]
+
+
+def _rule(job: JobDefinition) -> str:
+    """``09:00 Europe/Amsterdam`` or ``2:00:00 after the window``."""
+    deadlines = job.deadlines
+    assert deadlines is not None
+    deadline = deadlines.deadline
+    if deadline.at is not None:
+        return f"{deadline.at} {deadlines.tz}"
+    return f"{deadline.after} after the window"
+
+
+def echo_overdue(
+    job: JobDefinition, overdue: Sequence[OverdueKey], *, now: datetime, as_json: bool
+) -> None:
+    """Print the overdue keys of ``job`` at ``now`` (each due time in the deadline's zone)."""
+    if as_json:
+        body = {
+            "job": job.name,
+            "now": now.isoformat(),
+            "overdue": [key.to_json() for key in overdue],
+        }
+        click.echo(json.dumps(body))
+        return
+    if not overdue:
+        click.echo(f"No overdue keys of {job.name} (deadline {_rule(job)}).")
+        return
+    assert job.deadlines is not None
+    tz = job.deadlines.tz
+    click.echo(f"{len(overdue)} overdue key(s) of {job.name} (deadline {_rule(job)}):")
+    width = max(len(key.key) for key in overdue)
+    for key in overdue:
+        due = Instant(key.due).to_tz(tz).to_stdlib().strftime("%Y-%m-%d %H:%M %Z")
+        line = f"  {key.key:<{width}}  due {due}  {key.reason}"
+        if key.detail:
+            line += f": {key.detail.splitlines()[0][:200]}"
+        click.echo(line)

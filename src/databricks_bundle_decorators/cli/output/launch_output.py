@@ -1,17 +1,21 @@
-"""What ``dbxdec backfill`` and ``catchup`` print: the plan of a dry run, the progress
-of a launch and the one line a failed or interrupted backfill ends with."""
+"""What ``dbxdec backfill`` and ``catchup`` print of a launch: its progress, the one line
+a failed or interrupted backfill ends with, and ``--detach``'s hand-off to a controller
+run (the option is kept in ``ctx.meta``, so the commands keep their signatures)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from ...errors import LocalStateProblem, counted
+from ...errors import LocalStateProblem, UsageError, counted
 from ...launch.backends.errors import BackfillClaimLost, BackfillFailed, BackfillInterrupted
+from ...launch.control.detach import LOCAL_REFUSAL, detach_backfill
 from ...launch.launcher import PreparedBackfill, run_backfill
-from ...launch.plan.plan_summary import PlanSelection
 from ...launch.plan.request import BackfillRequest
 from ...launch.policy.canary import canary_failure, canary_failure_line
 from ...launch.run.events import LaunchSummary
@@ -22,8 +26,9 @@ from ...launch.status.progress import (
     Reporter,
     next_rerun_command,
 )
-from ...runtime.programs.task_subset import decode_tasks
-from .plan_output import print_runs, write_plan_json
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DETACH = "dbxdec.detach"
 
 
 def reporter(as_json: bool) -> Reporter:
@@ -93,73 +98,62 @@ def claim_lost_line(summary: LaunchSummary) -> str:
     )
 
 
-def destination(prepared: PreparedBackfill) -> str:
-    """Where the runs of ``prepared`` go, in one line."""
-    spec = prepared.ledger.backend
-    if spec.kind == "local":
-        return "the embedded local Spark"
-    if prepared.unreached is not None:
-        return f"job {prepared.plan.job!r} in {_workspace(spec.host, spec.profile)}"
-    if spec.job_id is None:
-        return "Databricks (the workspace was not reached; see the estimate)"
-    return f"job {spec.remote_name!r} (id {spec.job_id}) on {spec.host}"
+def _remember(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.meta[_DETACH] = value
+    return value
 
 
-def _workspace(host: str | None, profile: str | None) -> str:
-    if host:
-        return f"the workspace at {host}"
-    if profile:
-        return f"the workspace of profile {profile!r}"
-    return "the workspace of the default credentials (none found)"
-
-
-def print_plan(
-    prepared: PreparedBackfill,
-    as_json: bool,
-    *,
-    all_runs: bool = False,
-    selection: PlanSelection | None = None,
-) -> None:
-    """The plan of a dry run, where its runs would go, the size ``--batch-size auto``
-    chose and why, and its estimate. A large plan is summarised (its key spans, what
-    ``selection`` skipped, its first and last runs) unless ``all_runs``; its JSON lists
-    every run, written run by run."""
-    if prepared.slice_graph is not None:  # --downstream: runs of several jobs
-        from .downstream_output import print_downstream_plan
-
-        print_downstream_plan(prepared, as_json)
-        return
-    plan, guess, choice = prepared.plan, prepared.estimate, prepared.batch_choice
-    if as_json:
-        header = {
-            "job": plan.job,
-            "dry_run": True,
-            "destination": destination(prepared),
-            "unreached": prepared.unreached,
-            "warnings": list(prepared.warnings),
-            "estimate": guess.to_json() if guess is not None else None,
-            "batch_size": choice.to_json() if choice is not None else None,
-            "tasks": decode_tasks(prepared.ledger.options.tasks) or None,
-        }
-        write_plan_json(header, prepared.ledger.slices)
-        return
-    runs, keys = counted(len(plan.slices), "run"), counted(len(plan.keys), "key")
-    title = f"Plan for {plan.job}: {runs}, {keys}"
-    # the ledger's runs: a full refresh adds its order
-    print_runs(title, prepared.ledger.slices, selection, all_runs=all_runs)
-    click.echo(
-        f"Runs would go to {destination(prepared)}, up to "
-        f"{prepared.options.max_concurrent} at once."
+def detach_option(function: F) -> F:
+    """``--detach``: start a controller run in the workspace and return."""
+    option = click.option(
+        "--detach",
+        is_flag=True,
+        expose_value=False,
+        callback=_remember,
+        help="Hand the backfill to a controller run in the workspace and return at once; "
+        "it goes on with this machine off. Follow it with: dbxdec backfill watch ID. The "
+        "controller job's principal (its run_as) needs CAN MANAGE RUN on the backfilled jobs "
+        "(run now, cancel) and, with --downstream, CAN MANAGE on each dependant whose trigger "
+        "it holds paused (jobs/update), checked before anything starts.",
     )
-    if prepared.unreached is not None:
-        click.echo(f"Could not reach it: {prepared.unreached}; no estimate.")
-    if prepared.ledger.options.tasks:
-        click.echo(
-            f"Each run runs only the tasks {prepared.ledger.options.tasks}; the others' tables are "
-            "read and must hold the run's keys."
-        )
-    for warning in prepared.warnings:
-        click.echo(f"warning: {warning}")
-    for line in [*(choice.lines() if choice else ()), *(guess.lines() if guess else ())]:
-        click.echo(line)
-    click.echo("Dry run: nothing was launched.")
+    return option(function)
+
+
+def detaching() -> bool:
+    """Whether ``--detach`` was given to the running command."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_DETACH))
+
+
+def refuse_local_detach(request: BackfillRequest) -> None:
+    """``--detach --local``: one line, before anything is planned."""
+    if detaching() and request.connection.local:
+        raise UsageError(LOCAL_REFUSAL)
+
+
+def launch_or_detach(
+    prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE, *, root: Path | None = None
+) -> None:
+    """Run ``prepared`` here, or with ``--detach`` hand it to a controller run."""
+    if not detaching():
+        launch(prepared, as_json, nothing)
+        return
+    if not prepared.ledger.slices:
+        launch(prepared, as_json, nothing)  # says there is nothing to run
+        return
+    detached = detach_backfill(prepared, root=root or Path.cwd())
+    facts: dict[str, Any] = {
+        "event": "detached",
+        "backfill_id": detached.backfill_id,
+        "controller_run_id": detached.controller.run_id,
+        "run_page": detached.run_page,
+        "follow": detached.follow,
+    }
+    if as_json:
+        click.echo(json.dumps(facts))
+        return
+    click.echo(
+        f"Backfill {detached.backfill_id} detached: controller run {detached.controller.run_id} "
+        f"launches its runs ({detached.run_page})."
+    )
+    click.echo(f"Follow it with: {detached.follow}")
