@@ -1,4 +1,4 @@
-"""dbxdec init's project rendering (bundle/scaffold.py)."""
+"""dbxdec init's project rendering (bundle/workflows.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from databricks_bundle_decorators.bundle.scaffold import (
+from databricks_bundle_decorators.bundle.workflows import (
     DELTA_SPARK_PIN,
     PYSPARK_PIN,
     ProjectNames,

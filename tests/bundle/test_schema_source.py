@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.bundle import schema_source
-from databricks_bundle_decorators.bundle.schema_source import NO_SCHEMA, cache_dir, find_schema
+from databricks_bundle_decorators.bundle import validate as schema_source
+from databricks_bundle_decorators.bundle.validate import NO_SCHEMA, cache_dir, find_schema
 
 
 @pytest.fixture(autouse=True)

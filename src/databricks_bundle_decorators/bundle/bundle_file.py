@@ -48,22 +48,16 @@ class TargetSettings:
 class BundleFile:
     """What dbxdec needs from ``databricks.yml``: target names in file order, the
     default target, declared variables with their defaults (``None``: none), each
-    target's variable values and settings, ``python: resources:``, ``include:`` globs and
-    the whole parsed ``document``."""
+    target's variable values and settings, and the whole parsed ``document``."""
 
     path: Path
     targets: tuple[str, ...] = ()
     default_target: str | None = None
     variables: Mapping[str, Any] = field(default_factory=dict)
     target_variables: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    python_resources: tuple[str, ...] = ()
-    includes: tuple[str, ...] = ()
+    uses_load_resources: bool = False  # the Databricks CLI loads dbxdec's jobs itself
     target_settings: Mapping[str, TargetSettings] = field(default_factory=dict)
     document: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def uses_load_resources(self) -> bool:
-        return LOAD_RESOURCES_FUNCTION in self.python_resources
 
     def resolve_target(self, target: str | None) -> str | None:
         """The target to use: ``target`` if declared, else the default target.
@@ -137,15 +131,13 @@ def read_bundle_file(path: Path) -> BundleFile:
     }
     python = document.get("python") or {}
     resources = python.get("resources") if isinstance(python, dict) else None
-    includes = document.get("include") or []
     return BundleFile(
         path=path,
         targets=tuple(str(name) for name in targets),
         default_target=str(default_target) if default_target is not None else None,
         variables=variables,
         target_variables=target_variables,
-        python_resources=tuple(str(r) for r in resources or ()),
-        includes=tuple(str(i) for i in includes) if isinstance(includes, list) else (),
+        uses_load_resources=LOAD_RESOURCES_FUNCTION in [str(r) for r in resources or ()],
         target_settings=settings,
         document=document,
     )

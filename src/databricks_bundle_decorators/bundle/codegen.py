@@ -88,12 +88,8 @@ def job_resource(
     options: CodegenOptions | None = None,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """The Databricks job settings of ``job``, a plain dict for ``resources.jobs.<name>``.
-
-    Args:
-        package_name: Distribution holding the pipelines (overrides ``options``).
-        options: Code generation options (default: :class:`CodegenOptions` defaults).
-        **overrides: Fields of :class:`CodegenOptions` to change, e.g. ``wheel=...``.
+    """The Databricks job settings of ``job``, a plain dict for ``resources.jobs.<name>``;
+    ``package_name`` and ``overrides`` (e.g. ``wheel=...``) change fields of ``options``.
 
     Raises:
         DefinitionError: the job body is wrong, a setting collides with one dbxdec

@@ -24,7 +24,7 @@ from typing import Any
 from ..backfill.wire import TASK_PARAM
 from ..errors import DefinitionError
 from .options import CodegenOptions
-from .yaml_files import is_generated, write_if_changed
+from .yaml_files import write_generated
 
 NOTEBOOK_HEADER = "# Databricks notebook source\n"
 """The first line Databricks reads a ``.py`` file by as a source-format notebook."""
@@ -167,12 +167,5 @@ def all_notebooks(jobs: Mapping[str, Mapping[str, Any]], options: CodegenOptions
 def write_notebook_files(notebooks: Mapping[str, str], folder: Path) -> list[Path]:
     """Write the generated notebooks into ``folder`` (return them, sorted); remove
     generated ones no job runs."""
-    written = sorted(folder / name for name in notebooks)
-    if notebooks:
-        folder.mkdir(parents=True, exist_ok=True)
-        for path in written:
-            write_if_changed(path, notebooks[path.name])
-    for stale in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-        if stale not in written and is_generated(stale, NOTEBOOK_HEADER, _GENERATED_MARK):
-            stale.unlink()
-    return written
+    files = {folder / name: text for name, text in notebooks.items()}
+    return write_generated(files, folder, "*.py", NOTEBOOK_HEADER, _GENERATED_MARK)

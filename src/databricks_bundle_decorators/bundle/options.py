@@ -1,18 +1,11 @@
-"""Code generation options: ``[tool.dbxdec]`` settings, per target, with bundle variables.
+"""Code generation options: ``[tool.dbxdec]`` settings, per target, with bundle variables::
 
-``pyproject.toml``::
+[tool.dbxdec]
+wheel = "dist/*.whl"  # and framework_wheel, environment_version, params, tags
 
-    [tool.dbxdec]
-    pipelines = ["my_project.pipelines"]
-    wheel = "dist/*.whl"            # the project's wheel, relative to the project root
-    # dbxdec's own wheel, shipped beside it (default: the running dbxdec's version)
-    framework_wheel = "wheels/dbxdec-0.1.0-py3-none-any.whl"
-    environment_version = "3"       # serverless environment version
-
-    [tool.dbxdec.targets.dev]
-    pause_schedules = true
-    params = { catalog = "dev" }    # job parameter defaults for this target
-    tags = { env = "dev" }
+[tool.dbxdec.targets.dev]
+pause_schedules = true
+params = { catalog = "dev" }
 """
 
 from __future__ import annotations
@@ -46,20 +39,11 @@ class CodegenOptions:
     """How definitions become Databricks job settings.
 
     Attributes:
-        package_name: Distribution name of the wheel that holds the pipelines; its
-            ``dbxdec-run`` entry point runs each task.
-        wheel: The wheel as the job references it (a local glob relative to the file
-            that defines the job, or a ``/Volumes/...``/``/Workspace/...`` path).
-        framework_wheel: dbxdec's own wheel, referenced the same way; jobs install it
-            beside ``wheel`` unless the project's distribution is dbxdec itself.
-        environment_version: Serverless environment version (jobs without a cluster).
-        environment_key: Key of the serverless environment.
-        pause_schedules: Emit schedules with ``pause_status: PAUSED``.
+        package_name: Distribution of the wheel holding the pipelines (``dbxdec-run``).
+        wheel: The wheel as the job references it (a glob relative to the job's file, or
+            a ``/Volumes/...``/``/Workspace/...`` path); ``framework_wheel`` likewise.
         params: Job parameter defaults that replace the declared ones, by name.
-        tags: Tags added to every job.
-        target: The bundle target the jobs are generated for, if any.
-        notebook_dir: Folder of the generated notebooks of task-value tasks, relative to
-            the file that defines the job (see :mod:`.notebook_task`).
+        notebook_dir: Folder of the generated notebooks, relative to the job's file.
     """
 
     package_name: str = DEFAULT_PACKAGE_NAME
@@ -98,14 +82,9 @@ def options_from_config(
     variables: Mapping[str, Any] | None = None,
     wheel_prefix: str = "./",
 ) -> CodegenOptions:
-    """Options from ``[tool.dbxdec]`` and its ``targets.<target>`` table.
-
-    Args:
-        target: The bundle target; its table overrides the top-level settings.
-        variables: Bundle variable values; settings written as ``${var.name}`` take them.
-        wheel_prefix: Prefix of a relative ``wheel`` path, from the file that will hold
-            the job to the project root (``./`` for ``databricks.yml``, ``../`` for
-            ``resources/*.yml``).
+    """Options from ``[tool.dbxdec]`` and its ``targets.<target>`` table, ``${var.name}``
+    settings resolved from ``variables``; ``wheel_prefix`` leads from the job's file to the
+    project root (``./`` for ``databricks.yml``, ``../`` for ``resources/*.yml``).
 
     Raises:
         UsageError: a setting has the wrong type or a target table an unknown key.

@@ -41,12 +41,23 @@ def write_job_files(jobs: Mapping[str, Mapping[str, Any]], out_dir: Path) -> lis
     nothing); return the files written, sorted."""
     rendered = {out_dir / f"{name}{SUFFIX}": render_job(name, job) for name, job in jobs.items()}
     out_dir.mkdir(parents=True, exist_ok=True)
-    for path, text in sorted(rendered.items()):
+    return write_generated(rendered, out_dir, f"*{SUFFIX}", HEADER)
+
+
+def write_generated(
+    files: Mapping[Path, str], folder: Path, pattern: str, header: str, mark: str = ""
+) -> list[Path]:
+    """Write ``files`` (into ``folder``) and remove the generated files (``header`` and
+    ``mark``, see :func:`is_generated`) matching ``pattern`` there that are not among them;
+    return the files written, sorted. Files without the header are never touched."""
+    if files:
+        folder.mkdir(parents=True, exist_ok=True)
+    for path, text in sorted(files.items()):
         write_if_changed(path, text)
-    for stale in sorted(out_dir.glob(f"*{SUFFIX}")):
-        if stale not in rendered and is_generated(stale, HEADER):
+    for stale in sorted(folder.glob(pattern)) if folder.is_dir() else []:
+        if stale not in files and is_generated(stale, header, mark):
             stale.unlink()
-    return sorted(rendered)
+    return sorted(files)
 
 
 def write_if_changed(path: Path, text: str) -> None:

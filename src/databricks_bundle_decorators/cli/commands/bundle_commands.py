@@ -11,13 +11,13 @@ import click
 from ... import __version__
 from ...bundle.framework_wheel import WHEELS_DIR, write_framework_wheel
 from ...bundle.project import find_root
-from ...bundle.scaffold import init_project
-from ...bundle.schema_source import find_schema
+from ...bundle.validate import find_schema
 from ...bundle.workflows import (
     BundleValidationError,
     databricks_cli,
     deploy_project,
     generate_project,
+    init_project,
     open_project,
     validate_project,
 )
