@@ -245,6 +245,11 @@ def _digest(data: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
+def is_remote(path: str) -> bool:
+    """Whether ``path`` is absolute or a URL (``dbfs:``, ``s3://``, ...), not project-relative."""
+    return path.startswith(("/", "dbfs:")) or "://" in path
+
+
 def check_framework_wheel(root: Path, wheel: str, *, version: str = __version__) -> None:
     """Check that the ``framework_wheel`` setting a deploy ships (relative to ``root``,
     or a remote path whose file name carries the version) is dbxdec ``version``.
@@ -252,7 +257,7 @@ def check_framework_wheel(root: Path, wheel: str, *, version: str = __version__)
     Raises:
         UsageError: missing or another version; the message says how to fix it.
     """
-    remote = wheel.startswith(("/", "${", "dbfs:")) or "://" in wheel
+    remote = is_remote(wheel) or wheel.startswith("${")
     path = Path(wheel) if remote else root / wheel
     refresh = (
         f"run '{REFRESH_COMMAND}' in {root} to write {default_framework_wheel(version)} "

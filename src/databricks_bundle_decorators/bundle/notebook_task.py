@@ -23,6 +23,7 @@ from typing import Any
 
 from ..backfill.wire import TASK_PARAM
 from ..errors import DefinitionError
+from .framework_wheel import is_remote
 from .options import CodegenOptions
 from .yaml_files import write_generated
 
@@ -123,7 +124,7 @@ def _from_notebook(wheel: str, notebook_dir: str) -> str:
             f"wheel path {wheel!r} cannot be installed by a generated notebook (task-value "
             "tasks run as notebooks): use a path without bundle variables or spaces"
         )
-    if wheel.startswith("/") or "://" in wheel or wheel.startswith("dbfs:"):
+    if is_remote(wheel):
         return wheel
     return posixpath.relpath(posixpath.normpath(wheel), posixpath.normpath(notebook_dir))
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .bundle_file import resolve_variables
-from .framework_wheel import FRAMEWORK_DISTRIBUTION, default_framework_wheel
+from .framework_wheel import FRAMEWORK_DISTRIBUTION, default_framework_wheel, is_remote
 from .project import ProjectConfig
 
 NOTEBOOK_FOLDER = "dbxdec_notebooks"
@@ -121,8 +121,8 @@ def options_from_config(
         package_name=_string(
             table.get("package_name", config.distribution or DEFAULT_PACKAGE_NAME), "package_name"
         ),
-        wheel=wheel if _is_remote(wheel) else _join(wheel_prefix, wheel),
-        framework_wheel=framework if _is_remote(framework) else _join(wheel_prefix, framework),
+        wheel=_located(wheel, wheel_prefix),
+        framework_wheel=_located(framework, wheel_prefix),
         environment_version=_string(
             table.get("environment_version", DEFAULT_ENVIRONMENT_VERSION), "environment_version"
         ),
@@ -133,11 +133,10 @@ def options_from_config(
     )
 
 
-def _is_remote(path: str) -> bool:
-    return path.startswith(("/", "${")) or "://" in path or path.startswith("dbfs:")
-
-
-def _join(prefix: str, path: str) -> str:
+def _located(path: str, prefix: str) -> str:
+    """A relative ``path`` from the job's file (``prefix`` leads to the project root)."""
+    if is_remote(path) or path.startswith("${"):
+        return path
     path = path[2:] if path.startswith("./") else path
     return f"{prefix}{path}" if prefix.endswith("/") else f"{prefix}/{path}"
 

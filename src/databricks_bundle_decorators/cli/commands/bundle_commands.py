@@ -105,9 +105,7 @@ def validate(
         once presets and development mode's dev tag are added.
     """
     opened = open_project(project, pipelines, target)
-    if schema is not None and not schema.is_file():
-        raise UsageError(f"--schema {schema}: no such file")
-    source = find_schema(schema)
+    source = find_schema(schema)  # validate_project refuses a --schema that is no file
     if source.warning is not None:
         click.echo(source.warning, err=True)
     report = validate_project(opened, source.path, service_principal=service_principal)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -203,47 +202,6 @@ def _record(root: Path, job: str, run: LocalRun) -> None:
         click.echo(f"Warning: could not record the run for dbxdec status: {exc}", err=True)
 
 
-JAVA_MISSING = (
-    "java not found on PATH: PySpark needs a Java 17 (or newer) runtime, e.g. "
-    "`sudo apt-get install openjdk-17-jre-headless`"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class LocalSparkReport:
-    """What :func:`check_local_spark` found: ready parts, and one line per problem."""
-
-    java: str | None
-    packages: str | None
-    jars: tuple[Path, ...]
-    problems: tuple[str, ...] = field(default=())
-
-    @property
-    def ready(self) -> bool:
-        return not self.problems
-
-
-def check_local_spark(*, download: bool) -> LocalSparkReport:
-    """Check Java, PySpark with delta-spark, and the Delta jars (fetched when
-    ``download`` and missing). Every check runs, so one call lists every problem."""
-    problems: list[str] = []
-    java = shutil.which("java")
-    if java is None:
-        problems.append(JAVA_MISSING)
-    packages: str | None = None
-    try:
-        require_spark_packages()
-        packages = f"PySpark {_version('pyspark')}, delta-spark {_version('delta-spark')}"
-    except EnvironmentProblem as exc:
-        problems.append(exc.render())
-    jars: tuple[Path, ...] = ()
-    try:
-        jars = tuple(ensure_delta_jars(download=download))
-    except EnvironmentProblem as exc:
-        problems.append(exc.render())
-    return LocalSparkReport(java, packages, jars, tuple(problems))
-
-
 def _version(distribution: str) -> str:
     try:
         return metadata.version(distribution)
@@ -286,18 +244,35 @@ def setup_spark(check: bool, quiet: bool) -> None:
     if fetching:
         names = ", ".join(jar.file_name for jar in DELTA_JARS)
         click.echo(f"Downloading the Delta Lake {DELTA_VERSION} jars ({names}) into {folder} ...")
-    report = check_local_spark(download=not check)
-    if quiet and report.ready and not fetching:
+    problems: list[str] = []
+    java = shutil.which("java")
+    if java is None:
+        problems.append(
+            "java not found on PATH: PySpark needs a Java 17 (or newer) runtime, e.g. "
+            "`sudo apt-get install openjdk-17-jre-headless`"
+        )
+    packages: str | None = None
+    try:
+        require_spark_packages()
+        packages = f"PySpark {_version('pyspark')}, delta-spark {_version('delta-spark')}"
+    except EnvironmentProblem as exc:
+        problems.append(exc.render())
+    jars: list[Path] = []
+    try:
+        jars = ensure_delta_jars(download=not check)
+    except EnvironmentProblem as exc:
+        problems.append(exc.render())
+    if quiet and not problems and not fetching:
         return  # `make demo` and `make test` run this every time: silent when nothing to do
-    if report.java is not None:
-        click.echo(f"java        {report.java}")
-    if report.packages is not None:
-        click.echo(f"packages    {report.packages}")
-    for jar in report.jars:
+    if java is not None:
+        click.echo(f"java        {java}")
+    if packages is not None:
+        click.echo(f"packages    {packages}")
+    for jar in jars:
         click.echo(f"Delta jar   {jar}")
-    for problem in report.problems:
+    for problem in problems:
         click.echo(f"Error: {problem}", err=True)
-    if not report.ready:
+    if problems:
         raise click.exceptions.Exit(EnvironmentProblem.exit_code)
     click.echo("Local Spark with Delta Lake is ready.")
 

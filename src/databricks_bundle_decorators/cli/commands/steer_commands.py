@@ -26,7 +26,7 @@ from ...launch.status.journal_status import (
     watch,
 )
 from ...launch.steer.steering import SteerAction, steer
-from ..inputs.options import load_project, option_record, pipelines_option
+from ..inputs.options import connection_record, load_project, pipelines_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -239,20 +239,8 @@ def cost_command(
         click.echo(line)
 
 
-workspace_options = option_record(
-    "connection",
-    Connection,
-    click.option(
-        "-t",
-        "--target",
-        metavar="TARGET",
-        help="Bundle target (databricks.yml) the job was deployed to.",
-    ),
-    click.option(
-        "--job-id", type=click.IntRange(min=1), help="Deployed job id (skips the lookup)."
-    ),
-    click.option("--profile", help="~/.databrickscfg profile (default: environment)."),
-    click.option("--host", help="Workspace URL (default: DATABRICKS_HOST or profile)."),
+workspace_options = connection_record(
+    None, "Bundle target (databricks.yml) the job was deployed to."
 )
 
 _STEER_EXITS = (

@@ -272,20 +272,20 @@ def given_on_command_line(ctx: click.Context, names: tuple[str, ...]) -> list[st
     return [flags.get(name, name) for name in typed]
 
 
-def connection_record(local_help: str) -> Callable[[F], F]:
-    """``--local`` (``local_help``), ``-t/--target``, ``--job-id``, ``--profile`` and
-    ``--host``, reaching the command as one :class:`Connection` argument ``connection``."""
+def connection_record(
+    local_help: str | None,
+    target_help: str = "Bundle target (databricks.yml) the job was deployed to; resolves "
+    "development-mode name prefixes such as '[dev jane] '.",
+) -> Callable[[F], F]:
+    """``--local`` (``local_help``; none without it), ``-t/--target``, ``--job-id``,
+    ``--profile`` and ``--host``, reaching the command as one :class:`Connection`
+    argument ``connection``."""
+    local = [click.option("--local", is_flag=True, help=local_help)] if local_help else []
     return option_record(
         "connection",
         Connection,
-        click.option("--local", is_flag=True, help=local_help),
-        click.option(
-            "-t",
-            "--target",
-            metavar="TARGET",
-            help="Bundle target (databricks.yml) the job was deployed to; resolves "
-            "development-mode name prefixes such as '[dev jane] '.",
-        ),
+        *local,
+        click.option("-t", "--target", metavar="TARGET", help=target_help),
         click.option(
             "--job-id", type=click.IntRange(min=1), help="Deployed job id (skips the lookup)."
         ),
