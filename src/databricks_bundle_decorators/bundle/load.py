@@ -21,12 +21,7 @@ from .codegen import (
 )
 from .notebook_task import all_notebooks, write_notebook_files
 from .options import CodegenOptions, options_from_config
-from .project import (
-    PipelineImportError,
-    apply_check_results_default,
-    import_pipelines,
-    load_config,
-)
+from .project import PipelineImportError, load_project
 from .typed import typed_job
 from .validate import typed_problems
 
@@ -39,11 +34,8 @@ def load_resources(bundle: Bundle) -> Resources:
     ``[tool.dbxdec.targets.<bundle.target>]`` applied (``${var.name}`` values resolved)."""
     from databricks.bundles.core import Location
 
-    root = Path.cwd()
     try:
-        config = load_config(root)
-        registry = import_pipelines(config.pipelines, root=config.root)
-        apply_check_results_default(config, registry)
+        config, registry = load_project(Path.cwd())
         options = options_from_config(
             config, target=bundle.target, variables=dict(bundle.variables)
         )

@@ -1,5 +1,5 @@
-"""The user's project: ``[tool.dbxdec]`` settings (pipelines load through
-:mod:`..definitions.loader`, re-exported here)."""
+"""The user's project: ``[tool.dbxdec]`` settings and its pipelines (loaded through
+:mod:`..definitions.loader`)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..definitions import Registry
 from ..definitions.job import JobDefinition, check_results_table
-from ..definitions.loader import (
-    PipelineImportError,
-    import_module,
-    import_pipelines,
-    load_pipelines,
-)
+from ..definitions.loader import PipelineImportError, import_pipelines
 from ..errors import DefinitionError, UsageError
 
 if sys.version_info >= (3, 11):
@@ -122,13 +118,27 @@ __all__ = [
     "PipelineImportError",
     "ProjectConfig",
     "find_root",
-    "import_module",
     "import_pipelines",
     "load_config",
-    "load_pipelines",
+    "load_project",
     "not_a_project",
     "project_root",
 ]
+
+
+def load_project(
+    project: Path | None, pipelines: Sequence[str] = ()
+) -> tuple[ProjectConfig, Registry]:
+    """The project's configuration and the registry its pipelines fill.
+
+    Raises:
+        UsageError: as :func:`load_config`.
+        PipelineImportError: a pipeline module fails to import.
+    """
+    config = load_config(project, pipelines=pipelines)
+    registry = import_pipelines(config.pipelines, root=config.root)
+    apply_check_results_default(config, registry)
+    return config, registry
 
 
 def apply_check_results_default(config: ProjectConfig, registry: Iterable[JobDefinition]) -> None:

@@ -38,7 +38,7 @@ from .framework_wheel import (
 )
 from .notebook_task import all_notebooks, write_notebook_files
 from .options import NOTEBOOK_FOLDER, CodegenOptions, is_framework, options_from_config
-from .project import ProjectConfig, apply_check_results_default, import_pipelines, load_config
+from .project import ProjectConfig, load_project
 from .validate import SchemaValidator, default_schema_path, typed_problems, variable_problems
 from .yaml_files import write_if_changed, write_job_files
 
@@ -111,13 +111,11 @@ def open_project(
         UsageError: no pipelines configured, unknown target, unreadable config.
         PipelineImportError: a pipeline module fails to import.
     """
-    config = load_config(project, pipelines=pipelines)
+    config, registry = load_project(project, pipelines)
     bundle_path = find_bundle_file(config.root)
     bundle_file = read_bundle_file(bundle_path) if bundle_path is not None else None
     resolved = bundle_file.resolve_target(target) if bundle_file is not None else target
     variables = bundle_file.variables_for(resolved) if bundle_file is not None else {}
-    registry = import_pipelines(config.pipelines, root=config.root)
-    apply_check_results_default(config, registry)
     jobs = tuple(job for job in registry if _in_modules(job.fn.__module__, config.pipelines))
     return BundleProject(config, jobs, registry, bundle_file, resolved, variables)
 

@@ -13,12 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ...bundle.project import (
-    ProjectConfig,
-    apply_check_results_default,
-    import_pipelines,
-    load_config,
-)
+from ...bundle.project import load_project as load_project
 from ...definitions import Registry
 from ...errors import UsageError
 from ...launch.backends.diff_gate import parse_diff_gate
@@ -55,15 +50,6 @@ def pipelines_option(fn: F) -> F:
         help="Project directory (default: nearest with pyproject.toml or databricks.yml).",
     )(fn)
     return fn
-
-
-def load_project(
-    project: Path | None, pipelines: tuple[str, ...]
-) -> tuple[ProjectConfig, Registry]:
-    config = load_config(project, pipelines=pipelines)
-    registry = import_pipelines(config.pipelines, root=config.root)
-    apply_check_results_default(config, registry)
-    return config, registry
 
 
 if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)
