@@ -1,6 +1,19 @@
-"""The ``dbxdec`` command: one place maps errors to exit codes
-(:data:`~databricks_bundle_decorators.errors.EXIT_CODES`); every failure ends with one
-line on stderr (``Error: ...``), never a traceback for a workspace or local-state failure.
+"""The ``dbxdec`` command: one place maps errors to exit codes.
+
+Every failure ends with one line on stderr (``Error: ...``, what is wrong and what to
+do) and its exit code; a workspace or local-state failure never shows a traceback.
+
+Exit codes (:data:`~databricks_bundle_decorators.errors.EXIT_CODES`)::
+
+    0    success
+    1    the work failed (a definition, a run, a slice of a backfill)
+    2    usage error (an option, a name, missing configuration, a refused rerun)
+    3    something to install (PySpark, Delta Lake jars, Java)
+    4    the workspace rejected the credentials or a permission is missing
+    5    workspace or --spark-remote server unreachable (closed port, DNS, timeout, not Databricks)
+    6    local state unwritable or damaged (.dbxdec folder, full disk, ledger file)
+    7    the backfill's claim on its keys was taken over by another launcher; it stopped
+    130  interrupted (Ctrl-C); a backfill prints its --resume command
 """
 
 from __future__ import annotations

@@ -357,14 +357,14 @@ def backfill_command(
                 f"--resume ID takes no JOB and no plan options (the ledger has them); drop {extra}"
             )
         request = ResumeRequest(resume_id, connection, pacing, context_args, force)
-        detached = not (connection.local or has_ledger(project_root(project), resume_id))
-        prepared = (prepare_journal_resume if detached else prepare_resume)(
-            request,
-            root=project_root(project),
-            project_loader=lambda: load_project(project, pipelines),
+        root = project_root(project)
+        detached = not (connection.local or has_ledger(root, resume_id))
+        prepare = prepare_journal_resume if detached else prepare_resume
+        prepared = prepare(
+            request, root=root, project_loader=lambda: load_project(project, pipelines)
         )
-        prepared = with_trigger_hold(prepared, root=project_root(project))  # --downstream
-        launch_or_detach(prepared, as_json, root=project_root(project))
+        prepared = with_trigger_hold(prepared, root=root)  # --downstream
+        launch_or_detach(prepared, as_json, root=root)
         return
     if job is None:
         raise UsageError("missing JOB (or --resume ID)")
