@@ -76,15 +76,14 @@ def _parameters(value: Any) -> Any:
     definition = models().JobParameterDefinition
     built = []
     for item in value:
-        if isinstance(item, definition):  # built by codegen.prebuilt_job_resource
-            built.append(item)
-            continue
-        if not _keys(item, _PARAMETER_KEYS):
-            return None
-        name, default = item.get("name"), item.get("default")
-        if not (plain_text(name) and plain_text(default)):
-            return None
-        built.append(definition(name=name, default=default))
+        if not isinstance(item, definition):  # else built by codegen.prebuilt_job_resource
+            if not _keys(item, _PARAMETER_KEYS):
+                return None
+            name, default = item.get("name"), item.get("default")
+            if not (plain_text(name) and plain_text(default)):
+                return None
+            item = definition(name=name, default=default)
+        built.append(item)
     return built
 
 
@@ -110,11 +109,8 @@ def _schedule(value: Any) -> Any:
     if pause not in (None, "PAUSED", "UNPAUSED"):
         return None
     jobs = models()
-    return jobs.CronSchedule(
-        quartz_cron_expression=value["quartz_cron_expression"],
-        timezone_id=value["timezone_id"],
-        pause_status=jobs.PauseStatus(pause) if pause is not None else None,
-    )
+    status = jobs.PauseStatus(pause) if pause is not None else None
+    return jobs.CronSchedule(quartz_cron_expression=cron, timezone_id=zone, pause_status=status)
 
 
 def _queue(value: Any) -> Any:
@@ -196,12 +192,11 @@ def _depends_on(value: Any) -> Any:
     dependency = models().TaskDependency
     built = []
     for item in value:
-        if isinstance(item, dependency):  # built by codegen.prebuilt_job_resource
-            built.append(item)
-        elif _is_mapping(item) and len(item) == 1 and plain_text(item.get("task_key")):
-            built.append(dependency(task_key=item["task_key"]))
-        else:
-            return None
+        if not isinstance(item, dependency):  # else built by codegen.prebuilt_job_resource
+            if not (_is_mapping(item) and len(item) == 1 and plain_text(item.get("task_key"))):
+                return None
+            item = dependency(task_key=item["task_key"])
+        built.append(item)
     return built
 
 

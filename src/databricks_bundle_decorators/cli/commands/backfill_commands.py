@@ -39,6 +39,7 @@ from ..inputs.options import (
     load_project,
     local_connection_record,
     no_checks_option,
+    option_group,
     param_option,
     pipelines_option,
     target_seconds,
@@ -56,18 +57,7 @@ from ..output.plan_output import downstream_option, dry_run_options, print_plan
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
-    """``options`` as one decorator, the first one first in ``--help``."""
-
-    def decorate(fn: F) -> F:
-        for option in reversed(options):
-            fn = option(fn)
-        return fn
-
-    return decorate
-
-
-_plan_extras = _options(
+_plan_extras = option_group(
     click.option(
         "--pause-schedule",
         is_flag=True,
@@ -95,7 +85,7 @@ _plan_extras = _options(
         "(no API gives a node type's rate).",
     ),
 )
-_launch_extras = _options(
+_launch_extras = option_group(
     click.option(
         "--force",
         is_flag=True,

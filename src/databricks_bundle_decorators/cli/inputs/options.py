@@ -34,22 +34,33 @@ no_checks_option = click.option(
 )
 
 
-def pipelines_option(fn: F) -> F:
-    fn = click.option(
-        "--pipelines",
-        "pipelines",
-        multiple=True,
-        metavar="MODULE",
-        help="Module or package defining jobs (repeatable). Default: [tool.dbxdec] pipelines.",
-    )(fn)
-    fn = click.option(
+def option_group(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """``options`` as one decorator, the first one first in ``--help``."""
+
+    def decorate(fn: F) -> F:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+pipelines_option = option_group(
+    click.option(
         "--project",
         "project",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
         help="Project directory (default: nearest with pyproject.toml or databricks.yml).",
-    )(fn)
-    return fn
+    ),
+    click.option(
+        "--pipelines",
+        "pipelines",
+        multiple=True,
+        metavar="MODULE",
+        help="Module or package defining jobs (repeatable). Default: [tool.dbxdec] pipelines.",
+    ),
+)
 
 
 if TYPE_CHECKING:  # click's ParamType is generic for type checkers (not at run time in 8.1)
@@ -92,15 +103,8 @@ class TaskList(KeyList):
     example = "task keys, e.g. clean,load"
 
 
-def task_options(fn: F) -> F:
-    fn = click.option(
-        "--skip-tasks",
-        type=TaskList(),
-        default=(),
-        help="Run every task but these (comma-separated). As --tasks, the others' "
-        "tables are read and must hold the keys.",
-    )(fn)
-    return click.option(
+task_options = option_group(
+    click.option(
         "--tasks",
         type=TaskList(),
         default=(),
@@ -108,7 +112,15 @@ def task_options(fn: F) -> F:
         "run-now's only, locally likewise. Their inputs from tasks that do not run are read "
         "from those tasks' tables for the same keys; a key missing there fails its run "
         "before the task runs. Kept for --resume.",
-    )(fn)
+    ),
+    click.option(
+        "--skip-tasks",
+        type=TaskList(),
+        default=(),
+        help="Run every task but these (comma-separated). As --tasks, the others' "
+        "tables are read and must hold the keys.",
+    ),
+)
 
 
 class Assignment(_PairType):
@@ -181,16 +193,8 @@ class Duration(_SecondsType):
 
 def batch_size_options(what: str) -> Callable[[F], F]:
     """``--batch-size N|auto`` (``what`` says what N is) and ``--target-run-length``."""
-
-    def decorate(fn: F) -> F:
-        fn = click.option(
-            "--target-run-length",
-            type=Duration(),
-            metavar="DURATION",
-            help="With --batch-size auto: the run length to aim at, e.g. 90s, 15m, 1h "
-            f"[default: {default_of('target_run_seconds') / 60:g}m].",
-        )(fn)
-        return click.option(
+    return option_group(
+        click.option(
             "--batch-size",
             type=BatchSizeType(),
             metavar="N|auto",
@@ -200,9 +204,15 @@ def batch_size_options(what: str) -> Callable[[F], F]:
             "per run plus a cost per key, fitted to the runs) for runs of about "
             "--target-run-length, never so large that a --max-concurrent slot idles; chosen "
             "again as runs end. --dry-run shows the choice and why.",
-        )(fn)
-
-    return decorate
+        ),
+        click.option(
+            "--target-run-length",
+            type=Duration(),
+            metavar="DURATION",
+            help="With --batch-size auto: the run length to aim at, e.g. 90s, 15m, 1h "
+            f"[default: {default_of('target_run_seconds') / 60:g}m].",
+        ),
+    )
 
 
 def target_seconds(batch_size: int | str, target: float | None) -> float:

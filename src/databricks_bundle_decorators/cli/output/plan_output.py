@@ -20,6 +20,7 @@ from ...launch.ledger.ledger import SliceRecord
 from ...launch.plan.plan_summary import PlanSelection, key_spans
 from ...launch.plan.slice_graph import SliceGraph
 from ...runtime.programs.task_subset import decode_tasks
+from ..inputs.options import option_group
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,23 +29,20 @@ SHOWN_RUNS = 5  # else this many runs from its start and as many from its end
 SHOWN_SPANS = 5  # key spans listed by name; more are counted
 _JSON_CHUNK = 1000  # runs encoded at once: json.dumps of a list is faster than of each
 
-_dry_run_option = click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print the plan, where its runs would go and an estimate of its wall time from "
-    "the job's recent runs; launch nothing.",
+dry_run_options = option_group(
+    click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Print the plan, where its runs would go and an estimate of its wall time from "
+        "the job's recent runs; launch nothing.",
+    ),
+    click.option(
+        "--all-runs",
+        is_flag=True,
+        help=f"With --dry-run: list every run (a plan of more than {FULL_PLAN_RUNS} runs "
+        "shows its key spans and its first and last runs; --json lists every run).",
+    ),
 )
-_all_runs_option = click.option(
-    "--all-runs",
-    is_flag=True,
-    help=f"With --dry-run: list every run (a plan of more than {FULL_PLAN_RUNS} runs "
-    "shows its key spans and its first and last runs; --json lists every run).",
-)
-
-
-def dry_run_options(command: F) -> F:
-    """``--dry-run`` and ``--all-runs``."""
-    return _dry_run_option(_all_runs_option(command))
 
 
 def runs_table(title: str, slices: Sequence[SliceRecord], *, hidden: int = 0) -> Table:
