@@ -25,7 +25,7 @@ from ...launch.status.status import job_status, partition_grid
 from ...launch.status.status_details import unchecked_keys
 from ...launch.status.status_view import status_page, terminal_table
 from ...launch.status.timeline import build_timeline, timeline_html
-from ..inputs.options import connection_record, load_project, pipelines_option
+from ..inputs.options import connection_record, load_project, pipelines_option, project_option
 from ..output.journal_output import (
     backfill_ledger,
     backfill_row,
@@ -35,7 +35,6 @@ from ..output.journal_output import (
 )
 from .steer_commands import workspace_options
 
-_PROJECT_HELP = "Project directory (default: nearest with pyproject.toml or databricks.yml)."
 _COUNTS = ("succeeded", "failed", "runs")
 _FULL = ("job", "backend", "state", "succeeded", "failed", "runs")
 _NARROW = ("state", "outcome")  # the id starts with the job's name
@@ -80,12 +79,7 @@ def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
     "journals in the workspace, from any machine (a column says where each is).",
 )
 @workspace_options
-@click.option(
-    "--project",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help=_PROJECT_HELP,
-)
+@project_option
 def backfills_command(
     job: str | None, as_json: bool, workspace: bool, connection: Connection, project: Path | None
 ) -> None:

@@ -45,14 +45,15 @@ def option_group(*options: Callable[[F], F]) -> Callable[[F], F]:
     return decorate
 
 
+project_option = click.option(
+    "--project",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Project directory (default: nearest with pyproject.toml or databricks.yml).",
+)
 pipelines_option = option_group(
-    click.option(
-        "--project",
-        "project",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help="Project directory (default: nearest with pyproject.toml or databricks.yml).",
-    ),
+    project_option,
     click.option(
         "--pipelines",
         "pipelines",
