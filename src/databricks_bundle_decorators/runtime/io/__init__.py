@@ -1,9 +1,9 @@
 """IoManagers: how task outputs are stored and read back, filtered to the run's keys.
 
-The Spark table IoManager (``spark_table``: naming, key predicates, the window guard and
-the checks of a write) and append-once writes (``append_once``); the table formats of
-:mod:`..storage` are re-exported. May import :mod:`..core`, :mod:`..session`,
-:mod:`..storage` and :mod:`..checks` and the layers above ``runtime``.
+The Spark table IoManager (``spark_table``: naming, key predicates, the window guard,
+the checks and the write modes of a write); the table formats of :mod:`..storage` are
+re-exported. May import :mod:`..core`, :mod:`..session`, :mod:`..storage` and
+:mod:`..checks` and the layers above ``runtime``.
 """
 
 from ...definitions.contracts import IoManager

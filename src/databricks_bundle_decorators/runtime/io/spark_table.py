@@ -1,9 +1,17 @@
 """The Spark table IoManager: it owns naming, key predicates, the window guard and the
-checks of a write; a :class:`~..storage.formats.TableFormat` only reads and writes."""
+checks of a write; a :class:`~..storage.formats.TableFormat` only reads and writes.
+
+Append-once outputs (seed 004's ``INSERT INTO ONCE``, ``write="append_once"``) append
+only the run's keys the table holds no row for yet (a key that produced no rows stays
+unwritten), in one commit with the run's ``txnAppId`` (a retried attempt is skipped by
+Delta), and print the keys they skip; ``--force-rewrite`` replaces the run's keys.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import date
 from typing import Any, ClassVar, Literal
 
 from ...backfill.refresh import staging_table_part
@@ -32,12 +40,12 @@ from ..storage.layout import TableLayout
 from ..storage.parquet import LocalParquetFormat
 from ..storage.table_name import TableName, commit_identity, commit_metadata
 from ..storage.upsert import upserted
-from .append_once import unwritten_part
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
 FormatName = Literal["auto", "delta", "parquet"]
 WriteMode = Literal["replace", "append_once", "upsert"]
+_SHOWN = 5
 OUTSIDE_TIME = "__outside_windows"
 """The metric counting rows whose time column is outside the written windows (or null)."""
 
@@ -395,8 +403,8 @@ class SparkTableIoManager(IoManager):
         details = []
         if stray:
             listed = sorted(stray.items(), key=lambda kv: str(kv[0]))
-            shown = ", ".join(f"{k if k is not None else 'null'} ({n})" for k, n in listed[:5])
-            more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+            shown = ", ".join(f"{k if k is not None else 'null'} ({n})" for k, n in listed[:_SHOWN])
+            more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
             details.append(f"{self.partition_column} values {shown}{more}")
         if late:
             details.append(f"{late} with {self.time_column} outside the window")
@@ -412,3 +420,84 @@ class SparkTableIoManager(IoManager):
         if self.partition_column is not None:
             return list(measured) or [None]
         return [None]
+
+
+def written_keys(
+    manager: SparkTableIoManager, scope: KeyScope, environment: RunEnvironment
+) -> frozenset[str]:
+    """The keys of ``scope`` that have rows in the table: one ``GROUP BY`` over the key
+    columns under the read predicate (empty when the table does not exist)."""
+    column = manager.partition_column
+    assert column is not None  # append-once requires one
+    columns = [column] if manager.static_column is None else [manager.static_column, column]
+    frame = manager.table_format(environment).read(
+        environment.spark, manager.table_ref(environment), partition_column=column, keys=scope.keys
+    )
+    if frame is None:
+        return frozenset()
+    predicate = manager.read_predicate(scope)
+    if predicate is not None:
+        frame = frame.where(predicate)
+    rows = frame.groupBy(*columns).count().collect()
+    found = {":".join(_key_text(row[c]) for c in columns) for row in rows}
+    return frozenset(found & set(scope.keys))
+
+
+def _key_text(value: Any) -> str:
+    """A partition value as a key: a ``DATE`` column holds daily keys as dates."""
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def skip_message(task_key: str, table: str, skipped: Sequence[str], *, all_skipped: bool) -> str:
+    """The line printed for the keys an append-once write skips.
+
+    Example:
+        >>> print(skip_message("load", "main.raw.events", ["2024-01-01"], all_skipped=False))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        task 'load': table main.raw.events already holds key 2024-01-01 (append-once);
+        skipped it, the other keys are appended (--force-rewrite rewrites it)
+    """
+    listed = ", ".join(skipped[:_SHOWN])
+    more = f" and {len(skipped) - _SHOWN} more" if len(skipped) > _SHOWN else ""
+    noun, them = ("key", "it") if len(skipped) == 1 else ("keys", "them")
+    outcome = (
+        "nothing was written, the table keeps its version"
+        if all_skipped
+        else f"skipped {them}, the other keys are appended"
+    )
+    return (
+        f"task {task_key!r}: table {table} already holds {noun} {listed}{more} (append-once); "
+        f"{outcome} (--force-rewrite rewrites {them})"
+    )
+
+
+def unwritten_part(
+    manager: SparkTableIoManager, context: OutputContext, frame: Any
+) -> tuple[OutputContext, Any] | None:
+    """The context narrowed to the run's keys the table does not hold and the output
+    without the other keys' rows; ``None`` (after printing the skip message) when the
+    table holds every key.
+
+    Raises:
+        TaskRunError: the run has no backfill keys.
+    """
+    scope = context.scope
+    table = str(manager.table)
+    if not scope.bounded or not scope.keys:
+        raise TaskRunError(
+            f"task {context.task_key!r}: table {table} is append-once and this run has no "
+            "backfill key (a final sync or a job without backfill); nothing was written"
+        )
+    written = written_keys(manager, scope, context.environment)
+    skipped = [key for key in scope.keys if key in written]
+    pending = tuple(key for key in scope.keys if key not in written)
+    if skipped:
+        print(skip_message(context.task_key, table, skipped, all_skipped=not pending), flush=True)
+    if not pending:
+        return None
+    if not skipped:
+        return context, frame
+    # exactly the skipped keys' rows go; others (nulls included) stay, to be rejected
+    dropped = manager.replace_predicate(KeyScope(scope.backfill, tuple(skipped)))
+    kept = frame.where(f"NOT COALESCE({dropped}, FALSE)")
+    return replace(context, scope=KeyScope(scope.backfill, pending)), kept
