@@ -1,26 +1,6 @@
-"""Per-slice checks: the shipped checks (``shipped``, re-exported here), measuring an
-output (``metering``), judging (``checking``), baselines of committed keys
-(``baselines``), quarantined rows (``quarantine``), the check results table
-(``check_results``) and diff-gate aggregates (``gate_aggregates``). May import
-:mod:`..core`, :mod:`..session`, :mod:`..storage` and the layers above ``runtime``.
+"""Per-slice checks: the shipped checks (``shipped``), measuring an output
+(``metering``), judging (``checking``), baselines of committed keys (``baselines``),
+quarantined rows (``quarantine``), the check results table (``check_results``) and
+diff-gate aggregates (``gate_aggregates``). May import :mod:`..core`, :mod:`..session`,
+:mod:`..storage` and the layers above ``runtime``.
 """
-
-from .shipped import (
-    Check,
-    Expect,
-    FrameCheck,
-    MaxNullFraction,
-    MinRowCount,
-    RowCountWithin,
-    Unique,
-)
-
-__all__ = [
-    "Check",
-    "Expect",
-    "FrameCheck",
-    "MaxNullFraction",
-    "MinRowCount",
-    "RowCountWithin",
-    "Unique",
-]

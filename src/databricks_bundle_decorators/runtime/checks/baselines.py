@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from ...definitions.contracts import ROWS_METRIC, Check
+from ...definitions.contracts import ROWS_METRIC
 from .metering import KeyedTable, Measured, table_slice_key
 
 if TYPE_CHECKING:
@@ -139,16 +139,6 @@ def _on_side(side: Side, other: str, key: str) -> bool:
     return other > key if side == "next" else True
 
 
-def baseline_specs(checks: Sequence[Check]) -> tuple[BaselineSpec, ...]:
-    """The distinct baselines the checks need."""
-    found: dict[str, BaselineSpec] = {}
-    for check in checks:
-        spec = check.baseline_spec
-        if isinstance(spec, BaselineSpec):
-            found.setdefault(spec.text, spec)
-    return tuple(found.values())
-
-
 def committed_counts(manager: KeyedTable, context: OutputContext) -> dict[str, int]:
     """Rows per key (``STATIC:TIME`` for a two-dimensional run) in the table's committed
     version, one grouped read of its key columns (empty when it does not exist)."""
@@ -175,7 +165,8 @@ def with_baselines(
 ) -> Measured:
     """``measured`` with each judged key's :class:`Baseline` per spec the task's checks
     name (unchanged when none compares keys)."""
-    specs = baseline_specs(tuple(context.checks))
+    wanted = (check.baseline_spec for check in context.checks)
+    specs = {spec.text: spec for spec in wanted if isinstance(spec, BaselineSpec)}.values()
     if not specs:
         return measured
     if manager.partition_column is None:
