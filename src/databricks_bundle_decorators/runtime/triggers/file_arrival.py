@@ -2,19 +2,14 @@
 take the keys of the new or changed files (a listing maps each path to its size and
 modification time; a path new or with another stamp is changed).
 
-Listing reads ``binaryFile`` selecting only ``path``, ``length`` and
-``modificationTime``, so no file is opened (Spark reads a file only for ``content``):
-the one way that works on classic and serverless compute (Spark Connect only, no Hadoop
-``FileSystem``, https://docs.databricks.com/aws/en/compute/serverless/limitations) and for
-cloud URLs as well as volumes (the Files API and ``dbutils.fs`` list volume paths one
-folder per request, https://docs.databricks.com/api/workspace/files). The binary file
-source (https://docs.databricks.com/aws/en/query/formats/binary) may lack
-``modificationTime`` on some file systems; ``recursiveFileLookup`` lists every subfolder,
-as the trigger watches them (https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
-
-Deleted files name no keys: the trigger fires on new files only (same page), and
-landing folders are commonly emptied after processing; a gone file leaves the recorded
-listing, so if it comes back it is new again.
+Listing reads ``binaryFile`` (https://docs.databricks.com/aws/en/query/formats/binary)
+selecting only ``path``, ``length`` and ``modificationTime``, so no file is opened: the
+one way that works on serverless (Spark Connect only,
+https://docs.databricks.com/aws/en/compute/serverless/limitations) and for cloud URLs
+(the Files API lists volumes only, https://docs.databricks.com/api/workspace/files);
+``recursiveFileLookup`` lists every subfolder, as the trigger watches them. Deleted files
+name no keys: the trigger fires on new files only
+(https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
 
 Example:
     >>> before = {"in/date=2024-03-15/a.json": (10, 1)}

@@ -16,16 +16,12 @@ kind          name            value
 ``covered``   ``""``          JSON: the same, once every task of the keyed run committed
 ============  ==============  ================================================
 
-The ``advance`` row is written once every task of the run is ``done``; the first is run
-:data:`DEPLOY_RUN`'s, written by ``dbxdec deploy``. A file-arrival run's ``keys`` and
-``advance`` rows also hold the listing change (``files`` new or changed, ``gone``), so
-the last processed listing is the advances applied in order.
-
-A run given its keys (a backfill, a ``--downstream`` slice) moves no watermark but records
-what it covered, so the catch-up after a backfill does not run those keys again: each
-task stores the versions of its sources it read *before* it ran (``DESCRIBE HISTORY t
-LIMIT 1``), and ``covered`` takes each source's smallest; a change at version ``v`` is
-covered for key ``K`` only by a ``covered`` row holding ``K`` at a version ``>= v``.
+``advance`` is written once every task of the run is ``done`` (the first by ``dbxdec
+deploy``, run :data:`DEPLOY_RUN`); a file-arrival run's rows also hold its listing change
+(``files``, ``gone``). A run given its keys moves no watermark but records what it
+covered, so a catch-up does not run those keys again: each task stores its sources'
+versions read before it ran, ``covered`` the smallest of each; a change at version ``v``
+is covered for key ``K`` only by a ``covered`` row holding ``K`` at a version ``>= v``.
 """
 
 from __future__ import annotations
