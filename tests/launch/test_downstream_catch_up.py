@@ -29,8 +29,11 @@ from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 from databricks_bundle_decorators.launch.launcher import plan_backfill, run_backfill
 from databricks_bundle_decorators.runtime.storage.table_name import TableName
-from databricks_bundle_decorators.runtime.triggers.trigger_coverage import COVERED, covered_value
-from databricks_bundle_decorators.runtime.triggers.trigger_state import TriggerState
+from databricks_bundle_decorators.runtime.triggers.trigger_state import (
+    COVERED,
+    TriggerState,
+    covered_value,
+)
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .test_downstream_databricks import KEY, Lines, deploy, request, status

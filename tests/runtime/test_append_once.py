@@ -18,7 +18,7 @@ from databricks_bundle_decorators.runtime import (
     SparkTableIoManager,
 )
 from databricks_bundle_decorators.runtime.core.errors import TaskRunError
-from databricks_bundle_decorators.runtime.io import append_once
+from databricks_bundle_decorators.runtime.io import spark_table
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from databricks_bundle_decorators.runtime.programs.run_kinds import decode_run_kind
 
@@ -101,7 +101,7 @@ def test_a_retried_attempt_of_an_append_once_run_never_appends_twice(
     _write(io, attempt, [D1])  # the retry finds the key written: skipped, says so
     assert "already holds key 2024-03-01" in capsys.readouterr().out
     # the retry looked before the first attempt's commit landed: Delta's txnAppId skips it
-    monkeypatch.setattr(append_once, "written_keys", lambda *args: frozenset())
+    monkeypatch.setattr(spark_table, "written_keys", lambda *args: frozenset())
     _write(io, attempt, [D1])
     assert table_version(spark, warehouse, name) == 0
     assert _rows_per_key(spark, warehouse, name) == {D1: 3}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DailyBackfill, KeyFromPath
 from databricks_bundle_decorators.runtime.core.errors import TaskRunError
-from databricks_bundle_decorators.runtime.triggers.file_changes import (
+from databricks_bundle_decorators.runtime.triggers.file_arrival import (
     changed_files,
     path_keys,
     relative_path,

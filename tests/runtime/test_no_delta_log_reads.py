@@ -64,7 +64,7 @@ def test_the_package_never_reads_delta_log_files() -> None:
 
 
 def test_a_planted_delta_log_read_fails_the_check() -> None:
-    module = (PACKAGE / "runtime" / "triggers" / "change_feed.py").read_text()
+    module = (PACKAGE / "runtime" / "triggers" / "triggered.py").read_text()
     assert delta_log_reads(module) == []
     planted = [
         "import json\nfrom ..storage.delta import DELTA_LOG\n"

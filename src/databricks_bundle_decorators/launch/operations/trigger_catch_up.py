@@ -63,8 +63,12 @@ from ...definitions import JobDefinition
 from ...definitions.triggers import TableUpdate
 from ...runtime.core.predicates import quote_identifier, quote_literal
 from ...runtime.storage.table_name import TableName
-from ...runtime.triggers.trigger_coverage import COVERED
-from ...runtime.triggers.trigger_state import STATE_COLUMNS, advance_value, latest_advance_of
+from ...runtime.triggers.trigger_state import (
+    COVERED,
+    STATE_COLUMNS,
+    advance_value,
+    latest_advance_of,
+)
 from ..workspace.first_watermark import Statements, WatermarkUnreadable
 from ..workspace.workspace import workspace_errors
 

@@ -1,20 +1,13 @@
 """Baselines of checks that compare keys: a slice measured against its committed
 neighbours in the same table.
 
-A baseline is named ``<statistic>_<side>_<n>``: ``median_prev_7`` is the median row
-count of the 7 nearest committed keys before the slice's key, ``mean_next_3`` the mean
-of the 3 nearest after it, ``median_around_6`` the median of the 3 nearest on each side
-(``around`` takes an even ``n``). Neighbours are the keys the table holds rows for when
-the run starts (its committed version), leaving out the run's own keys (their committed
-rows are the ones being replaced), so the choice depends only on what is committed,
-never on the order the backfill runs keys in: a reverse backfill finds the same
-neighbours as a forward one once they are written. Keys compare as strings, which
-orders every dbxdec time key format chronologically (``2024-01-31``, ``2024-W05``,
-``2024-01-01`` monthly, ``2024-01-31T13``); a two-dimensional key ``eu:2024-01-31``
-has as neighbours the keys of the same static value only.
-
-With fewer committed neighbours than ``n`` (on either side, for ``around``) there is
-no baseline: the check passes and its result says ``no baseline: ...``.
+``median_prev_7`` is the median row count of the 7 nearest committed keys before the
+slice's key; ``mean_next_3`` the mean of the 3 nearest after it; ``median_around_6`` the
+median of the 3 nearest on each side. Neighbours are the keys the table holds rows for
+when the run starts, the run's own keys left out, so the choice never depends on the
+order a backfill runs keys in. Keys compare as strings (chronological for every time
+key format); a ``STATIC:TIME`` key's neighbours share its static value. With fewer
+neighbours than asked there is no baseline: the check passes, saying ``no baseline: ...``.
 
 Example:
     >>> spec = BaselineSpec.parse("median_prev_3")
@@ -28,14 +21,13 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from ...definitions.contracts import ROWS_METRIC, Check
-from .keyed_table import KeyedTable, slice_static_column
-from .metering import Measured, Metering
+from ...definitions.contracts import ROWS_METRIC
+from .metering import KeyedTable, Measured, table_slice_key
 
 if TYPE_CHECKING:
     from ...definitions.contracts import OutputContext
@@ -43,18 +35,12 @@ if TYPE_CHECKING:
 Statistic = Literal["median", "mean"]
 Side = Literal["prev", "next", "around"]
 _SPEC = re.compile(r"(?P<stat>median|mean)_(?P<side>prev|next|around)_(?P<n>[1-9][0-9]{0,2})")
-BASELINE_METRIC_PREFIX = "__baseline:"
 
 
 @dataclass(frozen=True, slots=True)
 class BaselineSpec:
-    """Which committed neighbours a key is compared with, and how they are summed up.
-
-    Attributes:
-        statistic: ``median`` or ``mean`` of the neighbours' row counts.
-        side: ``prev`` (keys before), ``next`` (keys after) or ``around`` (both halves).
-        count: How many neighbours (``around``: in total, half on each side).
-    """
+    """Which committed neighbours a key is compared with (``count``: in total, half on
+    each side for ``around``), and the statistic of their row counts."""
 
     statistic: Statistic
     side: Side
@@ -65,8 +51,7 @@ class BaselineSpec:
         """The spec named ``text``, e.g. ``median_prev_7``.
 
         Raises:
-            ValueError: ``text`` is not ``<median|mean>_<prev|next|around>_<n>``, or
-                ``around`` with an odd ``n``.
+            ValueError: not ``<median|mean>_<prev|next|around>_<n>``, or an odd ``around``.
         """
         match = _SPEC.fullmatch(text) if isinstance(text, str) else None
         if match is None:
@@ -86,11 +71,11 @@ class BaselineSpec:
     @property
     def metric(self) -> str:
         """Where a slice's :class:`Baseline` for this spec is in the check's values."""
-        return f"{BASELINE_METRIC_PREFIX}{self.text}"
+        return f"__baseline:{self.text}"
 
     def neighbours(self, key: str, committed: Iterable[str]) -> tuple[str, ...] | None:
         """The neighbours of ``key`` among the ``committed`` keys, oldest first; ``None``
-        when there are fewer than asked. ``key`` itself is never its own neighbour."""
+        when there are fewer than asked."""
         keys = sorted(set(committed) - {key})
         before = [k for k in keys if k < key]
         after = [k for k in keys if k > key]
@@ -104,17 +89,10 @@ class BaselineSpec:
             chosen = before[len(before) - half :] + after[:half] if enough else None
         return None if chosen is None else tuple(chosen)
 
-    def combine(self, values: Sequence[int]) -> float:
-        """The statistic of the neighbours' row counts."""
-        if self.statistic == "median":
-            return float(statistics.median(values))
-        return float(statistics.fmean(values))
-
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """A key's baseline: its neighbours and their committed row counts, or why it has
-    none (``missing``)."""
+    """A key's neighbours and their committed row counts, or why it has none (``missing``)."""
 
     spec: BaselineSpec
     counts: tuple[tuple[str, int], ...] = ()
@@ -125,7 +103,10 @@ class Baseline:
         """The statistic of the neighbours' counts (``None``: no baseline)."""
         if self.missing or not self.counts:
             return None
-        return self.spec.combine([n for _, n in self.counts])
+        counts = [n for _, n in self.counts]
+        if self.spec.statistic == "median":
+            return float(statistics.median(counts))
+        return float(statistics.fmean(counts))
 
     def describe(self) -> str:
         """``median of 2024-01-01=100, 2024-01-02=120``."""
@@ -133,9 +114,7 @@ class Baseline:
         return f"{self.spec.statistic} of {listed}"
 
 
-def baseline_for(
-    spec: BaselineSpec, key: str, committed: Mapping[str, int], *, what: str = "keys"
-) -> Baseline:
+def baseline_for(spec: BaselineSpec, key: str, committed: Mapping[str, int]) -> Baseline:
     """The baseline of ``key`` over the ``committed`` row counts (keys without rows are
     absent); for a ``STATIC:TIME`` key only keys of the same static value count."""
     static, sep, _ = key.rpartition(MULTI_SEPARATOR)
@@ -148,7 +127,7 @@ def baseline_for(
         near = sum(1 for k in same if k != key and _on_side(spec.side, k, key))
         return Baseline(
             spec,
-            missing=f"no baseline: {near} committed {what} {side} {key}, "
+            missing=f"no baseline: {near} committed keys {side} {key}, "
             f"{spec.text} needs {spec.count}",
         )
     return Baseline(spec, tuple((k, int(committed[k])) for k in chosen))
@@ -158,16 +137,6 @@ def _on_side(side: Side, other: str, key: str) -> bool:
     if side == "prev":
         return other < key
     return other > key if side == "next" else True
-
-
-def baseline_specs(checks: Sequence[Check]) -> tuple[BaselineSpec, ...]:
-    """The distinct baselines the checks need."""
-    found: dict[str, BaselineSpec] = {}
-    for check in checks:
-        spec = check.baseline_spec
-        if isinstance(spec, BaselineSpec):
-            found.setdefault(spec.text, spec)
-    return tuple(found.values())
 
 
 def committed_counts(manager: KeyedTable, context: OutputContext) -> dict[str, int]:
@@ -183,9 +152,8 @@ def committed_counts(manager: KeyedTable, context: OutputContext) -> dict[str, i
     )
     if frame is None:
         return {}
-    two = slice_static_column(manager, context.scope)
-    slice_key = Metering((), manager.partition_column, {}, two).slice_key()
-    rows = frame.select(slice_key.alias("key")).groupBy("key").count().collect()
+    keys = frame.select(table_slice_key(manager, context.scope).alias("key"))
+    rows = keys.groupBy("key").count().collect()
     return {str(r[0]): int(r[1]) for r in rows if r[0] is not None}
 
 
@@ -197,7 +165,8 @@ def with_baselines(
 ) -> Measured:
     """``measured`` with each judged key's :class:`Baseline` per spec the task's checks
     name (unchanged when none compares keys)."""
-    specs = baseline_specs(tuple(context.checks))
+    wanted = (check.baseline_spec for check in context.checks)
+    specs = {spec.text: spec for spec in wanted if isinstance(spec, BaselineSpec)}.values()
     if not specs:
         return measured
     if manager.partition_column is None:

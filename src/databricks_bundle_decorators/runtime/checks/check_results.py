@@ -1,19 +1,11 @@
-"""The check results table: every check's verdict per key, written by the task that
-judged them, idempotently like any slice.
+"""The check results table (``@job(check_results="cat.schema.tbl")``, or the project's
+``[tool.dbxdec] check_results``): every check's verdict per key.
 
-A job names the table with ``@job(check_results="cat.schema.tbl")`` (or the project
-with ``[tool.dbxdec] check_results = "cat.schema.tbl"``). At the end of a task run that
-judged checks (passing or failing), the task replaces the table's rows of its job, its
-task and the keys it judged with the new results, in one Delta commit
-(``replaceWhere`` ``job = '...' AND task = '...' AND key IN (...)``, every value
-validated and quoted): re-running a key replaces that key's rows, never adds to them.
-Locally the name is a Delta folder under the warehouse, like every dbxdec table.
-
-Columns: ``job``, ``task``, ``key``, ``check_name``, ``measured`` (double, null when
-the check measures no number), ``check_limit`` (e.g. ``>= 100``), ``passed``,
-``detail`` (why it failed), ``run_id``, ``checked_at`` (UTC), ``severity`` (``error``
-or ``warn``: a failed ``warn`` check did not fail its slice; null in rows written
-before the column existed: the write adds it to an older table with ``mergeSchema``).
+A task that judged checks replaces the table's rows of its job, task and judged keys in
+one Delta commit (``replaceWhere`` on ``job``, ``task`` and ``key``, values quoted), so
+re-running a key replaces its rows. Columns: see :data:`RESULTS_SCHEMA` (``measured``
+null when the check measures no number; ``severity`` null in rows written before the
+column existed: a write adds it to an older table with ``mergeSchema``).
 """
 
 from __future__ import annotations
@@ -39,22 +31,14 @@ RESULTS_SCHEMA = (
     "check_limit STRING, passed BOOLEAN, detail STRING, run_id STRING, checked_at TIMESTAMP, "
     "severity STRING"
 )
-"""The results table's columns, as Spark DDL."""
 WRITE_ATTEMPTS = 5
-"""Tries of one results write: concurrent runs of other keys may commit in between
-(Delta then refuses the commit; the write is idempotent, so it is tried again)."""
+"""Tries of one results write: a concurrent commit makes Delta refuse it (it is idempotent)."""
 _CONFLICTS = ("Concurrent", "MetadataChanged", "ProtocolChanged", "FileAlreadyExists")
 
 
 def results_ref(table: str, environment: RunEnvironment) -> TableRef:
-    """The results table: its Unity Catalog name, or locally its folder.
-
-    Raises:
-        ValueError: ``table`` is not ``catalog.schema.table``.
-    """
-    name = TableName.parse(table)
-    path = None if environment.databricks else name.local_path(environment.warehouse)
-    return TableRef(str(name), name.quoted, path)
+    """The results table in the run's environment (raises ``ValueError`` for a bad name)."""
+    return TableName.parse(table).ref(environment)
 
 
 def results_predicate(job: str, task: str, keys: Sequence[str]) -> str:
@@ -81,11 +65,10 @@ def write_check_results(
     now: datetime | None = None,
 ) -> int:
     """Replace the rows of ``job``/``task`` for the keys of ``results`` with them; the
-    number of rows written (nothing is written without results).
+    number of rows written.
 
     Raises:
-        TaskRunError: Delta refused the write (after :data:`WRITE_ATTEMPTS` tries when
-            concurrent commits conflicted with it).
+        TaskRunError: Delta refused the write (conflicts: :data:`WRITE_ATTEMPTS` times).
     """
     if not results:
         return 0
@@ -142,31 +125,24 @@ def write_check_results(
 def print_check_report(
     results: Sequence[CheckResult], *, run: str = "", task: str = "", task_run_id: str = ""
 ) -> None:
-    """Print the results as one report line (the launcher reads it from the run's
-    output on Databricks), named by the run, task and task run (attempt) that judged
-    them, so that a reader of logs that hold other tasks' output counts it once."""
+    """Print the results as one report line for the launcher, named by the run, task and
+    task run that judged them (so a log holding other tasks' output counts it once)."""
     if results:
         report = CheckReport(tuple(results), run=run, task=task, task_run_id=task_run_id)
         print(report.to_line(), flush=True)
-
-
-def with_run_id(results: Sequence[CheckResult], run_id: str) -> list[CheckResult]:
-    """``results`` stamped with the run that judged them."""
-    return [replace(r, run_id=run_id) for r in results]
 
 
 @contextlib.contextmanager
 def recording_check_results(
     job: JobDefinition, task: str, environment: RunEnvironment
 ) -> Iterator[list[CheckResult]]:
-    """Collect the check results judged inside (see :mod:`.checking`), stamped with the
-    run id; when it ends, even by a failed check, print them as a report line (in a
-    job's task run -- on Databricks, or given its task run id -- for the launcher)
-    and write them to the job's results table, if it names one.
+    """Collect the check results judged inside, stamped with the run id; when it ends
+    (even by a failed check), print them as a report line in a job's task run and write
+    them to the job's results table, if it names one.
 
     Raises:
-        TaskRunError: the results could not be written (unless the task failed
-            already: then its own error goes on, and this one is printed).
+        TaskRunError: the results could not be written (printed instead when the task
+            failed already).
     """
     with collecting_check_results() as found:
         failed = False
@@ -176,7 +152,7 @@ def recording_check_results(
             failed = True
             raise
         finally:
-            found[:] = with_run_id(found, environment.run_id)
+            found[:] = [replace(r, run_id=environment.run_id) for r in found]
             if environment.databricks or environment.task_run_id:  # a job's task run
                 print_check_report(
                     found,

@@ -1,12 +1,9 @@
 """Check evaluation: the one place where a task's checks are judged.
 
-A task run visits the runtime in order: resolve keys, read inputs, call the function,
-check the output, write it. For an output no IoManager fuses checks into, the
-dispatcher calls :meth:`TaskChecks.evaluate` between the call and the write. An
-IoManager whose ``evaluates_checks`` is true counts the checks' metrics in its own write
-(:meth:`TaskChecks.metering`, with its window validation) and has them judged by
-:meth:`TaskChecks.judge` before its write commits. Either way the verdicts and the
-messages come from here.
+An IoManager whose ``evaluates_checks`` is true counts the checks' metrics in its own
+write (:meth:`TaskChecks.metering`) and has :meth:`TaskChecks.judge` judge them before
+it commits; for any other output the dispatcher calls :meth:`TaskChecks.evaluate`
+between the call and the write.
 
 Example:
     >>> from databricks_bundle_decorators.runtime.checks.shipped import MinRowCount
@@ -31,11 +28,14 @@ from ...definitions.contracts import ROWS_METRIC, Check, quarantines, severity_o
 from ..core.errors import CheckFailed, TaskRunError
 from .metering import Measured, Metering
 
+QUARANTINED_METRIC = "quarantined"
+"""Per slice and quarantining check (prefixed ``c<index>_``): rows moved to quarantine."""
+_COLLECTED: ContextVar[list[CheckResult] | None] = ContextVar("dbxdec_checks", default=None)
+
 
 @dataclass(frozen=True, slots=True)
 class SliceFailure:
-    """A check that failed for one key (``key`` is ``None`` for unpartitioned output);
-    a ``warn`` failure is recorded and does not fail the slice."""
+    """A check that failed for one key (``None``: unpartitioned output)."""
 
     check: str
     key: str | None
@@ -64,14 +64,10 @@ def slice_failures(
     return failures
 
 
-_COLLECTED: ContextVar[list[CheckResult] | None] = ContextVar("dbxdec_checks", default=None)
-
-
 @contextlib.contextmanager
 def collecting_check_results() -> Iterator[list[CheckResult]]:
-    """Collect the results of every check judged in this context (by
-    :meth:`TaskChecks.judge`, failing ones included) into the list it yields; an
-    enclosing collection receives them too when this one ends."""
+    """Collect the results of every check judged in this context (failing ones
+    included) into the list it yields; an enclosing collection receives them too."""
     outer = _COLLECTED.get()
     found: list[CheckResult] = []
     token = _COLLECTED.set(found)
@@ -83,50 +79,9 @@ def collecting_check_results() -> Iterator[list[CheckResult]]:
             outer.extend(found)
 
 
-def slice_results(
-    measured: Mapping[str | None, Mapping[str, Any]],
-    checks: Sequence[Check],
-    *,
-    keys: Sequence[str | None],
-    task_key: str = "",
-    label: str | None = None,
-) -> list[CheckResult]:
-    """The result of every check for every key in ``keys`` (a key with no rows has 0
-    rows); an unpartitioned output's key (``None``) is named by ``label``. Checks of the
-    whole frame are left out (:meth:`TaskChecks.judge` adds them)."""
-    results: list[CheckResult] = []
-    for key in keys:
-        values = measured.get(key, {ROWS_METRIC: 0})
-        name = key if key is not None else (label or "")
-        for index, check in enumerate(checks):
-            if _judges_frame(check):
-                continue
-            detail = check.failure(values, f"c{index}_")
-            value, limit = check.measurement(values, f"c{index}_")
-            note = _passing_note(check, values, f"c{index}_") if detail is None else ""
-            results.append(
-                CheckResult(
-                    check.name,
-                    name,
-                    value,
-                    limit,
-                    detail is None,
-                    task_key,
-                    "",
-                    detail or note,
-                    severity_of(check),
-                )
-            )
-    return results
-
-
-QUARANTINED_METRIC = "quarantined"
-"""Per slice and quarantining check (prefixed ``c<index>_``): rows moved to quarantine."""
-
-
 def _passing_note(check: Check, values: Mapping[str, Any], prefix: str) -> str:
-    """What a passing result records: how many rows a quarantining check moved out, or
-    why a check that compares keys had no baseline."""
+    """How many rows a quarantining check moved out, or why a check that compares keys
+    had no baseline."""
     if quarantines(check):
         moved = int(values.get(f"{prefix}{QUARANTINED_METRIC}") or 0)
         return f"{moved} rows quarantined" if moved else ""
@@ -141,12 +96,7 @@ def _judges_frame(check: Check) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class TaskChecks:
-    """The checks of one task run's output.
-
-    Attributes:
-        task_key: The task, for messages.
-        checks: Its checks; metric names are prefixed ``c<index>_``.
-    """
+    """The checks of one task run's output (metric names prefixed ``c<index>_``)."""
 
     task_key: str
     checks: tuple[Check, ...] = field(default_factory=tuple)
@@ -161,9 +111,15 @@ class TaskChecks:
         *,
         static_column: str | None = None,
     ) -> Metering:
-        """What to count for the checks (plus ``extra`` counters) per ``slice_column``
-        (per pair with ``static_column`` for a two-dimensional table)."""
+        """What to count for the checks (plus ``extra`` counters) per slice."""
         return Metering(self.checks, slice_column, dict(extra or {}), static_column)
+
+    def _result(
+        self, check: Check, key: str, measured: float | None, limit: str, detail: str, passed: bool
+    ) -> CheckResult:
+        return CheckResult(
+            check.name, key, measured, limit, passed, self.task_key, "", detail, severity_of(check)
+        )
 
     def judge(
         self,
@@ -174,30 +130,35 @@ class TaskChecks:
         label: str | None = None,
         target: str | None = None,
     ) -> list[CheckResult]:
-        """Judge every check for every key of ``keys``; frame checks run when no slice
-        failed a check of severity ``error`` (``frame`` returns the output, only then); a
-        failure of a ``warn`` check is recorded and raises nothing. The results (one per check and
-        key, failing ones included) are returned and added to the enclosing
-        :func:`collecting_check_results`, if any.
+        """Judge every check for every key of ``keys`` (a key without metrics has 0
+        rows); frame checks run on ``frame()`` when no slice failed a check of severity
+        ``error``. The results (one per check and key, failing ones included) are
+        returned and added to the enclosing :func:`collecting_check_results`.
 
         Args:
-            measured: The metrics per slice (see :mod:`.metering`).
-            keys: The slices to judge (a key without metrics has 0 rows).
-            frame: Returns the output frame, for :meth:`Check.frame_failure`.
-            label: The run's keys, e.g. ``2024-01-01..2024-01-30``: where frame checks fail.
+            label: The run's keys, e.g. ``2024-01-01..2024-01-30``: the key of frame
+                checks and of an unpartitioned output.
             target: The table that would have been written, for the message.
 
-        Returns:
-            The results, when no check of severity ``error`` failed.
-
         Raises:
-            CheckFailed: the first failure, with how many more there are.
+            CheckFailed: a check of severity ``error`` failed (the first failure, with
+                how many more there are).
         """
         if not self.checks:
             return []
-        results = slice_results(
-            measured, self.checks, keys=keys, task_key=self.task_key, label=label
-        )
+        results: list[CheckResult] = []
+        for key in keys:
+            values = measured.get(key, {ROWS_METRIC: 0})
+            for index, check in enumerate(self.checks):
+                if _judges_frame(check):
+                    continue
+                prefix = f"c{index}_"
+                detail = check.failure(values, prefix)
+                value, limit = check.measurement(values, prefix)
+                note = _passing_note(check, values, prefix) if detail is None else ""
+                name = key if key is not None else (label or "")
+                passed = detail is None
+                results.append(self._result(check, name, value, limit, detail or note, passed))
         failures = slice_failures(measured, self.checks, keys=keys)
         if all(f.severity == "warn" for f in failures):
             output = frame()
@@ -207,17 +168,7 @@ class TaskChecks:
                     failures.append(SliceFailure(check.name, label, detail, severity_of(check)))
                 if _judges_frame(check):
                     results.append(
-                        CheckResult(
-                            check.name,
-                            label or "",
-                            None,
-                            "",
-                            detail is None,
-                            self.task_key,
-                            "",
-                            detail or "",
-                            severity_of(check),
-                        )
+                        self._result(check, label or "", None, "", detail or "", detail is None)
                     )
         collected = _COLLECTED.get()
         if collected is not None:
@@ -233,8 +184,7 @@ class TaskChecks:
         """Measure ``output`` as one slice and judge it (for outputs no IoManager fuses).
 
         Raises:
-            TaskRunError: ``output`` is not a Spark DataFrame, or a check quarantines
-                (only a table output has a quarantine table).
+            TaskRunError: ``output`` is not a Spark DataFrame, or a check quarantines.
             CheckFailed: a check failed.
         """
         if not self.checks:

@@ -2,12 +2,9 @@
 
 ``SparkTableIoManager(..., gate=[Sum("amount"), CountDistinct("customer_id")])``: with
 ``dbxdec backfill --canary N --diff-gate PCT``, each aggregate of each canary key is
-computed on the table before the backfill and after the canary run (Delta time travel,
-see :mod:`..job_tables.key_changes`), and a canary whose aggregate moved by more than ``PCT`` stops
-the backfill, naming it (``sum(amount) 100.0 -> 40.0 (-60%, versions 3 -> 4)``).
-
-Column names are checked when the IoManager is defined and backtick-quoted when read, so
-a name never reaches Spark SQL raw.
+computed before the backfill and after the canary run (Delta time travel), and a canary
+whose aggregate moved by more than ``PCT`` stops the backfill, naming it
+(``sum(amount) 100.0 -> 40.0 (-60%, versions 3 -> 4)``).
 
 Example:
     >>> [a.name for a in gate_aggregates([Sum("amount"), CountDistinct("customer_id")])]
@@ -16,36 +13,38 @@ Example:
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..core.predicates import check_column, quote_identifier
 
 
-class GateAggregate(ABC):
-    """One number per key that the diff gate compares before and after a canary run."""
+class GateAggregate:
+    """One number per key that the diff gate compares before and after a canary run:
+    an aggregate of ``column`` over a key's rows."""
 
     column: str
+    _label: ClassVar[str]
+    _function: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        check_column(self.column, what=f"{type(self).__name__} column")
 
     @property
-    @abstractmethod
     def name(self) -> str:
         """How messages name it, e.g. ``sum(amount)``."""
+        return f"{self._label}({self.column})"
 
-    @abstractmethod
     def column_expression(self) -> Any:
         """The aggregate ``Column`` over a key's rows (the column quoted)."""
+        from pyspark.sql import functions as F
+
+        return getattr(F, self._function)(F.col(quote_identifier(self.column)))
 
     def value(self, raw: Any) -> float | None:
         """The aggregate's value as the gate compares it (``None``: null)."""
         return None if raw is None else float(raw)
-
-    def _column(self) -> Any:
-        from pyspark.sql import functions as F
-
-        return F.col(quote_identifier(self.column))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,18 +52,8 @@ class Sum(GateAggregate):
     """The sum of a numeric ``column`` over a key's rows (null when every value is null)."""
 
     column: str
-
-    def __post_init__(self) -> None:
-        check_column(self.column, what="Sum column")
-
-    @property
-    def name(self) -> str:
-        return f"sum({self.column})"
-
-    def column_expression(self) -> Any:
-        from pyspark.sql import functions as F
-
-        return F.sum(self._column())
+    _label: ClassVar[str] = "sum"
+    _function: ClassVar[str] = "sum"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +61,8 @@ class Mean(GateAggregate):
     """The mean of a numeric ``column`` over a key's rows, nulls left out."""
 
     column: str
-
-    def __post_init__(self) -> None:
-        check_column(self.column, what="Mean column")
-
-    @property
-    def name(self) -> str:
-        return f"mean({self.column})"
-
-    def column_expression(self) -> Any:
-        from pyspark.sql import functions as F
-
-        return F.avg(self._column())
+    _label: ClassVar[str] = "mean"
+    _function: ClassVar[str] = "avg"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,18 +70,8 @@ class CountDistinct(GateAggregate):
     """The number of distinct non-null values of ``column`` among a key's rows (exact)."""
 
     column: str
-
-    def __post_init__(self) -> None:
-        check_column(self.column, what="CountDistinct column")
-
-    @property
-    def name(self) -> str:
-        return f"count_distinct({self.column})"
-
-    def column_expression(self) -> Any:
-        from pyspark.sql import functions as F
-
-        return F.count_distinct(self._column())
+    _label: ClassVar[str] = "count_distinct"
+    _function: ClassVar[str] = "count_distinct"
 
     def value(self, raw: Any) -> float | None:
         return None if raw is None else int(raw)

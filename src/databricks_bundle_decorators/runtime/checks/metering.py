@@ -1,22 +1,12 @@
-"""Measuring an output for its checks and window validation, per slice, in as few Spark
-jobs as possible.
+"""Measuring an output for its checks and window validation, per slice, in few Spark jobs.
 
 Every metric is a row counter (a boolean condition counted per slice, see
-:meth:`Check.counters`) plus the row count. Two ways to get them:
-
-- :meth:`Metering.measure`: one grouped aggregation over a frame (the staged output).
-- :meth:`Metering.observe`: the run-wide totals are observed while the output is
-  written, in the write's own Spark job. For one slice the totals are the slice's
-  metrics. For several slices they decide every slice as long as each counter's total
-  is 0 (a count that is 0 in total is 0 for every slice); then only the row count per
-  slice is missing. When no check needs more than "has rows" (every
-  :attr:`Check.row_floor` is at most 1) the staged partitions say which keys
-  have rows; otherwise :meth:`PendingMetrics.resolve` counts rows per key reading the
-  partition column alone. Any rows outside the run's keys or any non-zero counter across
-  several slices fall back to :meth:`Metering.measure`, whose breakdown the error
-  messages and tolerant checks need.
-
-Either way the same counter expressions are evaluated, so both give the same values.
+:meth:`Check.counters`) plus the row count, got either by :meth:`Metering.measure` (one
+grouped aggregation over the staged output) or by :meth:`Metering.observe` (run-wide
+totals observed in the write's own Spark job). Totals decide one slice, or several when
+every counter is 0; then the staged partitions (every row floor at most 1) or a count of
+rows per key give the row counts. Stray rows or a non-zero counter across several slices
+fall back to :meth:`Metering.measure`. Both evaluate the same counter expressions.
 """
 
 from __future__ import annotations
@@ -24,11 +14,18 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ...definitions.contracts import ROWS_LOWER_BOUND_METRIC, ROWS_METRIC, Check
 from ..core.predicates import quote_identifier
+from ..storage.dimensions import is_two_dimensional
+
+if TYPE_CHECKING:
+    from ...backfill.scope import KeyScope
+    from ...definitions.contracts import OutputContext, RunEnvironment
+    from ..storage.formats import TableFormat, TableRef
+    from ..storage.table_name import TableName
 
 Measured = dict[str | None, dict[str, Any]]
 """Metrics per slice key (as a string; ``None``: unpartitioned output or a null key)."""
@@ -43,18 +40,36 @@ _SLICE = "__dbxdec_slice"
 _SLICE_OUT = "__dbxdec_slice_key"
 
 
+class KeyedTable(Protocol):
+    """A Spark table partitioned by backfill key, as its IoManager
+    (:class:`~..io.spark_table.SparkTableIoManager`) describes it to the checks."""
+
+    @property
+    def table(self) -> TableName: ...
+    @property
+    def partition_column(self) -> str | None: ...
+    @property
+    def static_column(self) -> str | None: ...
+    def table_format(self, environment: RunEnvironment) -> TableFormat: ...
+    def table_ref(self, environment: RunEnvironment) -> TableRef: ...
+    def replace_predicate(self, scope: KeyScope) -> str | None: ...
+    def transaction(self, context: OutputContext) -> tuple[str, int] | None: ...
+    def metadata(self, context: OutputContext) -> str | None: ...
+
+
+def table_slice_key(table: KeyedTable, scope: KeyScope) -> Any:
+    """The slice of each row of ``table`` as a string column (``STATIC:TIME`` when
+    ``scope``'s keys are two-dimensional)."""
+    two = is_two_dimensional(str(table.table), table.static_column, scope)
+    static = table.static_column if two else None
+    return Metering((), table.partition_column, {}, static).slice_key()
+
+
 @dataclass(frozen=True, slots=True)
 class Metering:
-    """The metrics of one write: row count, the checks' counters and ``extra`` counters.
-
-    Attributes:
-        checks: The task's checks (counter names are prefixed ``c<index>_``).
-        slice_column: The partition column; ``None`` makes the output one slice.
-        extra: More boolean counters by metric name (e.g. rows outside the windows).
-        static_column: The static dimension's column of a two-dimensional table: a
-            slice is then ``STATIC:TIME`` (see :mod:`...backfill.multi`), counted per
-            pair of values.
-    """
+    """The metrics of one write: row count, the checks' counters (prefixed
+    ``c<index>_``) and ``extra`` counters, per ``slice_column`` (``None``: one slice), per
+    ``STATIC:TIME`` pair with a ``static_column``."""
 
     checks: tuple[Check, ...]
     slice_column: str | None
@@ -121,7 +136,6 @@ class Metering:
 
     def measure(self, frame: Any) -> Measured:
         """Every metric per slice, in one grouped aggregation over ``frame``."""
-
         prepared, aggregates, _ = self.prepare(frame)
         columns = [expr.alias(name) for name, expr in aggregates.items()]
         if self.slice_column is None:
@@ -136,11 +150,8 @@ class Metering:
 
     def observe(self, frame: Any, keys: Sequence[str] | None) -> PendingMetrics | None:
         """``frame`` with the run-wide totals attached as an observation, to be written
-        instead of ``frame`` (same rows and columns); ``None`` when not countable.
-
-        ``keys`` are the run's keys (rows with another slice are counted as stray);
-        ``None`` when unknown or unpartitioned.
-        """
+        instead of it; ``None`` when not countable. Rows outside ``keys`` (the run's keys,
+        ``None`` when unknown or unpartitioned) count as stray."""
         if not self.countable:
             return None
         from pyspark.sql import Observation
@@ -168,14 +179,8 @@ class Metering:
 
 @dataclass(frozen=True, slots=True)
 class PendingMetrics:
-    """Totals observed while ``frame`` is written.
-
-    Attributes:
-        metering: What is measured.
-        frame: The frame to write (the output with the observation attached).
-        observation: Filled by the write's Spark job.
-        keys: The run's keys, when the output is partitioned by them.
-    """
+    """Totals observed while ``frame`` (the output with ``observation`` attached) is
+    written; ``keys``: the run's keys, when the output is partitioned by them."""
 
     metering: Metering
     frame: Any
@@ -188,16 +193,8 @@ class PendingMetrics:
         present: Callable[[], frozenset[str] | None] = lambda: None,
     ) -> Measured | None:
         """Per-slice metrics after the write, or ``None`` when the totals do not decide
-        them (then measure the staged output).
-
-        Args:
-            staged: Returns the written rows, read only to count rows per slice when
-                the output spans several slices, every counter is 0 and ``present``
-                cannot stand in.
-            present: Returns the keys that have staged rows, or ``None`` if unknown;
-                used when every check's row floor is at most 1 (see
-                :data:`AT_LEAST_ONE`).
-        """
+        them (then measure the staged output). ``present`` returns the keys with staged
+        rows (``None``: unknown), ``staged`` the written rows, to count rows per slice."""
         totals = dict(self.observation.get)
         stray = int(totals.pop(STRAY_METRIC, 0) or 0)
         rows = int(totals.get(ROWS_METRIC) or 0)

@@ -1,16 +1,11 @@
-"""Quarantine: rows that fail a row-level check with ``on_fail="quarantine"`` are moved
-out of the output into ``<table>__quarantine`` instead of failing the slice.
+"""Quarantine: rows failing a row-level check with ``on_fail="quarantine"`` go to
+``<table>__quarantine`` (the output's columns plus ``dbxdec_failed_checks``) instead of
+failing the slice.
 
-The quarantine table has the output's columns (the key column included) plus
-``dbxdec_failed_checks``, the names of the checks each row failed. It is written after
-the main table has committed, as a commit of its own in its own Delta log, carrying the
-same run identity as the main commit (``txnAppId``/``txnVersion`` and ``userMetadata``,
-see :mod:`..storage.delta`): a retried attempt whose main commit Delta skips (already
-recorded) still commits a quarantine that the earlier attempt did not reach, and undo
-finds the quarantine's commits as the backfill's own. Its ``replaceWhere`` covers the
-run's keys, so a re-run replaces a key's quarantined rows (a key whose new output has
-none is emptied). Presence and catch-up look at the main table only: a key all of whose
-rows were quarantined is missing there.
+It is written after the main table committed, in a commit of its own that carries the
+main commit's ``txnAppId`` and ``userMetadata`` (a retry whose main commit Delta skips
+still commits a quarantine the earlier attempt missed; undo finds it as the backfill's
+own), replacing the run's keys. Presence and catch-up look at the main table only.
 """
 
 from __future__ import annotations
@@ -26,8 +21,7 @@ from ..storage.delta import DeltaFormat, delta_table_exists
 from ..storage.formats import TableRef, WriteRequest
 from ..storage.table_name import TableName
 from .checking import QUARANTINED_METRIC
-from .keyed_table import KeyedTable, slice_static_column
-from .metering import Measured, Metering
+from .metering import KeyedTable, Measured, table_slice_key
 
 if TYPE_CHECKING:
     from ...definitions.contracts import OutputContext, RunEnvironment
@@ -43,10 +37,8 @@ def quarantine_name(table: TableName) -> TableName:
 
 
 def quarantine_ref(table: TableName, environment: RunEnvironment) -> TableRef:
-    """The quarantine table of ``table``: its catalog name, or locally its folder."""
-    name = quarantine_name(table)
-    path = None if environment.databricks else name.local_path(environment.warehouse)
-    return TableRef(str(name), name.quoted, path)
+    """The quarantine table of ``table`` in the run's environment."""
+    return quarantine_name(table).ref(environment)
 
 
 def quarantining(checks: Sequence[Check]) -> list[tuple[int, Check]]:
@@ -70,7 +62,7 @@ class Quarantine:
         """Split ``frame`` by the quarantining checks (``None`` when there are none).
 
         Raises:
-            UsageError: the table is not Delta (quarantine keeps history).
+            UsageError: the table is not Delta.
             TaskRunError: the output already has a ``dbxdec_failed_checks`` column.
         """
         chosen = quarantining(tuple(context.checks))
@@ -101,8 +93,8 @@ class Quarantine:
         return cls(manager, context, kept, moved, flagged, persisted)
 
     def counted(self, measured: Measured) -> Measured:
-        """``measured`` with each quarantining check's moved rows per key (for its
-        result: ``N rows quarantined``), from one grouped pass over the moved rows."""
+        """``measured`` with each quarantining check's moved rows per key, counted in one
+        grouped pass over the moved rows."""
         from pyspark.sql import functions as F
 
         manager = self.manager
@@ -115,8 +107,7 @@ class Quarantine:
             rows = self.moved.agg(*sums).collect()
             per_key: dict[str | None, Any] = {None: rows[0]} if rows else {}
         else:
-            two = slice_static_column(manager, self.context.scope)
-            key = Metering((), manager.partition_column, {}, two).slice_key()
+            key = table_slice_key(manager, self.context.scope)
             grouped = self.moved.groupBy(key.alias("__key")).agg(*sums).collect()
             per_key = {r["__key"]: r for r in grouped}
         out: Measured = {k: dict(v) for k, v in measured.items()}
@@ -127,9 +118,8 @@ class Quarantine:
         return out
 
     def commit(self) -> None:
-        """Replace the run's keys in the quarantine table with the moved rows (after
-        the main table committed), with the main commit's transaction id and metadata;
-        nothing when the table does not exist and no row was moved.
+        """Replace the run's keys in the quarantine table with the moved rows (nothing
+        when the table does not exist and no row was moved).
 
         Raises:
             TaskRunError: Delta refused the write.

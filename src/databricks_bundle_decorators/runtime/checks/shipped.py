@@ -1,12 +1,9 @@
-"""The per-slice checks dbxdec ships, on Spark DataFrames (the :class:`Check` contract
-itself is declared with the definitions; :mod:`.checking` evaluates them).
+"""The per-slice checks dbxdec ships, on Spark DataFrames (the :class:`Check` contract is
+declared with the definitions; :mod:`.checking` judges them).
 
-Each check contributes row counters: boolean conditions whose metric, per slice, is the
-number of rows where they hold (``Unique`` counts the rows that repeat an earlier row of
-the slice). All checks of a task and the output's window validation are counted
-together (see :mod:`.metering`), so a check costs no pass of its own over the data. A
-check holds per slice: a ranged run of 30 keys checks each of the 30 keys, and a key
-with no rows counts as a slice with 0 rows.
+Each check contributes row counters (boolean conditions counted per slice), all counted
+in one pass with the window validation (:mod:`.metering`). A check holds per slice: a
+ranged run of 30 keys checks each key, and a key with no rows is a slice with 0 rows.
 
 Example:
     >>> from databricks_bundle_decorators import task

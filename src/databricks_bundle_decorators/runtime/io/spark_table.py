@@ -1,22 +1,36 @@
-"""The Spark table IoManager: one class owns naming, key predicates, window validation
-and checks; a :class:`~..storage.formats.TableFormat` only reads and writes."""
+"""The Spark table IoManager: it owns naming, key predicates, the window guard and the
+checks of a write; a :class:`~..storage.formats.TableFormat` only reads and writes.
+
+Append-once outputs (seed 004's ``INSERT INTO ONCE``, ``write="append_once"``) append
+only the run's keys the table holds no row for yet (a key that produced no rows stays
+unwritten), in one commit with the run's ``txnAppId`` (a retried attempt is skipped by
+Delta), and print the keys they skip; ``--force-rewrite`` replaces the run's keys.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import date
 from typing import Any, ClassVar, Literal
 
 from ...backfill.refresh import staging_table_part
 from ...backfill.scope import KeyScope
 from ...backfill.wire import KeyRange
-from ...definitions.contracts import ROWS_METRIC, InputContext, OutputContext, RunEnvironment
+from ...definitions.contracts import (
+    ROWS_METRIC,
+    InputContext,
+    IoManager,
+    OutputContext,
+    RunEnvironment,
+)
 from ...errors import EnvironmentProblem
 from ..checks.baselines import with_baselines
 from ..checks.checking import TaskChecks
 from ..checks.gate_aggregates import GateAggregate, gate_aggregates
 from ..checks.metering import Measured
 from ..checks.quarantine import Quarantine
-from ..core.errors import InputMissing, TaskRunError
+from ..core.errors import InputMissing, OutputRejected, TaskRunError
 from ..core.predicates import check_column, conjunction, keys_predicate, windows_predicate
 from ..session.spark import has_delta
 from ..storage.delta import DeltaFormat
@@ -25,65 +39,53 @@ from ..storage.formats import TableFormat, TableRef, WriteRequest
 from ..storage.layout import TableLayout
 from ..storage.parquet import LocalParquetFormat
 from ..storage.table_name import TableName, commit_identity, commit_metadata
-from ..storage.upsert import check_upsert, upserted
-from .append_once import WriteMode, check_write_mode, unwritten_part
-from .base import IoManager
-from .window_guard import outside_counter, reject_outside
+from ..storage.upsert import upserted
 
 __all__ = ["FormatName", "SparkTableIoManager", "TableName", "commit_identity"]
 
 FormatName = Literal["auto", "delta", "parquet"]
+WriteMode = Literal["replace", "append_once", "upsert"]
+_SHOWN = 5
+OUTSIDE_TIME = "__outside_windows"
+"""The metric counting rows whose time column is outside the written windows (or null)."""
 
 
 class SparkTableIoManager(IoManager):
     """Stores a task's Spark ``DataFrame`` output in a table partitioned by backfill key.
 
-    The table is a Delta table written with ``replaceWhere`` over the run's keys, one
-    commit per run, on Databricks and locally alike. On Databricks
-    (``DATABRICKS_RUNTIME_VERSION`` set) it is the Unity Catalog table
-    ``catalog.schema.table``; locally the same name is the Delta folder
-    ``<warehouse>/<catalog>/<schema>/<table>`` (default warehouse ``.dbxdec/warehouse``),
-    so two catalogs never collide. A write replaces exactly the run's keys, so re-running
-    a slice is idempotent, and a retried attempt of the same run never commits twice
-    (the commit carries the run's id as Delta ``txnAppId``).
+    A Delta table everywhere: the Unity Catalog table ``catalog.schema.table`` on
+    Databricks, the Delta folder ``<warehouse>/<catalog>/<schema>/<table>`` locally
+    (default warehouse ``.dbxdec/warehouse``). A write is one ``replaceWhere`` commit over
+    exactly the run's keys, so re-running a slice is idempotent, and it carries the run's
+    id as Delta ``txnAppId``, so a retried attempt never commits twice. Before it commits,
+    the output is measured per key: rows outside the run's keys or windows reject the
+    write, then the task's checks are judged per key. Reads are filtered to the
+    downstream run's keys (lookback included) unless the edge is ``all_partitions``.
 
     Args:
         table: ``catalog.schema.table``.
-        partition_column: Column holding each row's backfill key: the key string
-            (``2024-01-31``, ``2024-W05``, ``2024-01-31T13``, a static key) or, for daily
-            keys, a ``DATE``. ``None`` makes a snapshot table that each run replaces
-            whole (for outputs computed from ``all_partitions``).
-        time_column: Optional event-time column. For time keys, rows must lie in the
-            run's half-open windows, and reads keep only rows inside the windows read.
+        partition_column: Column holding each row's backfill key (the key string or, for
+            daily keys, a ``DATE``). ``None`` makes a snapshot table that each run
+            replaces whole (for outputs computed from ``all_partitions``).
+        time_column: Optional event-time column: for time keys, written rows must lie in
+            the run's half-open windows, and reads keep only rows inside them.
         format: ``"auto"`` or ``"delta"`` (Delta everywhere), or ``"parquet"``: plain
-            Hive-partitioned parquet folders, only locally and only when asked for.
+            Hive-partitioned parquet folders, only locally.
         table_properties: Delta ``TBLPROPERTIES`` the table is created with.
-        cluster_by: Liquid clustering columns the table is created with; the table
-            is then not partitioned (Delta does not combine the two) and writes still
-            replace exactly the run's keys. Both are checked, not changed, when the
-            table exists (see :mod:`..storage.layout`).
+        cluster_by: Liquid clustering columns the table is created with (it is then not
+            partitioned). Both are checked, never changed, when the table exists.
         static_column: For a job with ``backfill=MultiBackfill(...)`` (e.g. region x
-            day): the column holding the static value. The table is partitioned by it
-            and ``partition_column``, and a run's predicate is ``region = 'eu' AND
-            day IN (...)`` per static value (windows on ``time_column`` likewise).
-        write: ``"replace"`` (the default: a run replaces its keys) or
-            ``"append_once"``: each key is appended once; a run skips the keys the
-            table already holds (printing which), unless it is asked to
-            ``--force-rewrite`` them (see :mod:`.append_once`). Needs a
-            ``partition_column`` and Delta. Or ``"upsert"``: the run's rows replace the
-            key's rows with the same ``upsert_on`` values, its other rows are kept
-            (see :mod:`..storage.upsert`); same needs.
+            day): the column holding the static value; the table is partitioned by it
+            and ``partition_column``.
+        write: ``"replace"`` (a run replaces its keys); ``"append_once"`` (each key is
+            appended once: a run skips the keys the table holds, unless
+            ``--force-rewrite``); or ``"upsert"`` (the run's rows replace the key's rows
+            with the same ``upsert_on`` values, the key's other rows are kept). The last
+            two need a ``partition_column`` and Delta.
         upsert_on: With ``write="upsert"``: the columns that identify a row.
         gate: Aggregates the diff gate compares per key besides the row count, e.g.
-            ``[Sum("amount"), CountDistinct("customer_id")]`` (see
-            :mod:`..checks.gate_aggregates`). Needs a ``partition_column`` and Delta.
-
-    Before anything is written, the output is measured per key (observed while it is
-    staged, or one aggregation over the staged rows; see :mod:`..checks.metering`): rows
-    outside the run's keys or windows reject the write (the error says how many and
-    which window), then :mod:`..checks.checking` judges the task's checks per key. Reads
-    are filtered to the downstream run's keys, lookback included, unless the edge is
-    ``all_partitions``.
+            ``[Sum("amount"), CountDistinct("customer_id")]``. Needs a
+            ``partition_column`` and Delta.
 
     Example:
         >>> clean_io = SparkTableIoManager(
@@ -101,7 +103,7 @@ class SparkTableIoManager(IoManager):
         format: FormatName = "auto",
         table_properties: Mapping[str, str] | None = None,
         cluster_by: Sequence[str] | None = None,
-        write: WriteMode | Literal["upsert"] = "replace",
+        write: WriteMode = "replace",
         static_column: str | None = None,
         upsert_on: Sequence[str] | None = None,
         gate: Sequence[GateAggregate] | None = None,
@@ -120,14 +122,7 @@ class SparkTableIoManager(IoManager):
         self.format: FormatName = format
         self.static_column = None if static_column is None else self._static(static_column)
         self.layout = TableLayout.declare(table_properties, cluster_by)
-        self.upsert_on = check_upsert(
-            write, upsert_on, partition_column=self.partition_column, format=format
-        )
-        self.write: WriteMode | Literal["upsert"] = (
-            "upsert"
-            if self.upsert_on
-            else check_write_mode(write, partition_column=self.partition_column, format=format)
-        )
+        self.write, self.upsert_on = self._write_mode(write, upsert_on)
         self.gate = gate_aggregates(gate)
         if self.gate and (self.partition_column is None or format == "parquet"):
             raise ValueError(
@@ -156,6 +151,38 @@ class SparkTableIoManager(IoManager):
             raise ValueError("static_column (two-dimensional tables) needs Delta: drop format=")
         return checked
 
+    def _write_mode(self, write: object, upsert_on: object) -> tuple[WriteMode, tuple[str, ...]]:
+        """``write`` and its ``upsert_on`` columns, checked (``()`` unless upserting)."""
+        if write not in ("replace", "append_once", "upsert"):
+            raise ValueError(f"write must be 'replace', 'append_once' or 'upsert', got {write!r}")
+        if write != "upsert" and upsert_on is not None:
+            raise ValueError(
+                f"upsert_on is for write='upsert' (write is {write!r}): add write='upsert' "
+                "or drop upsert_on"
+            )
+        columns: tuple[str, ...] = ()
+        if write == "upsert":
+            if isinstance(upsert_on, str) or not isinstance(upsert_on, Sequence) or not upsert_on:
+                raise ValueError(
+                    "write='upsert' needs upsert_on, a non-empty list of the columns that "
+                    f"identify a row (e.g. upsert_on=['order_id']), got {upsert_on!r}"
+                )
+            columns = tuple(check_column(c, what="upsert_on column") for c in upsert_on)
+            repeated = sorted({c for c in columns if columns.count(c) > 1})
+            if repeated:
+                raise ValueError(f"upsert_on names {', '.join(repeated)} more than once")
+        if write != "replace" and self.partition_column is None:
+            why = "keeps the rows of the run's keys" if columns else "writes each key once"
+            raise ValueError(f"write={write!r} {why}: it needs a partition_column")
+        if write != "replace" and self.format == "parquet":
+            why = (
+                "it reads the table's version it replaces"
+                if columns
+                else "its appends are idempotent by transaction id"
+            )
+            raise ValueError(f"write={write!r} needs Delta ({why}): drop format='parquet'")
+        return write, columns
+
     @property
     def tables(self) -> tuple[str, ...]:
         """The one table this IoManager writes (for the bundle's table graph)."""
@@ -165,8 +192,6 @@ class SparkTableIoManager(IoManager):
     def partition_columns(self) -> tuple[str, ...]:
         """The table's partition columns, static dimension first (``()``: unpartitioned)."""
         return tuple(c for c in (self.static_column, self.partition_column) if c is not None)
-
-    # -- naming ------------------------------------------------------------------
 
     def table_format(self, environment: RunEnvironment) -> TableFormat:
         """The format this environment uses."""
@@ -181,36 +206,26 @@ class SparkTableIoManager(IoManager):
         return DeltaFormat()
 
     def table_ref(self, environment: RunEnvironment) -> TableRef:
-        """The table's name and, when stored locally, its folder; in a stage run of a
-        full refresh (``environment.staging``), its staging table's (writes and reads)."""
+        """The table's name and, locally, its folder; in a stage run of a full refresh
+        (``environment.staging``), its staging table's."""
         table = self.table
         if environment.staging:
             staged = staging_table_part(table.table, environment.staging)
             table = TableName(table.catalog, table.schema, staged)
-        return TableRef(
-            str(table),
-            table.quoted,
-            None if environment.databricks else table.local_path(environment.warehouse),
-        )
+        path = None if environment.databricks else table.local_path(environment.warehouse)
+        return TableRef(str(table), table.quoted, path)
 
     def transaction(self, context: OutputContext) -> tuple[str, int] | None:
-        """The commit's idempotence id: one per run and task, so that a retried attempt
-        of the run is skipped while every new run of a key commits (``None`` when the
-        run has no id)."""
+        """The commit's idempotence id, one per run and task (``None``: the run has no id)."""
         run_id = context.environment.run_id
-        if not run_id:
-            return None
-        return (commit_identity(context.job_name, context.task_key, run_id), 0)
+        return (commit_identity(context.job_name, context.task_key, run_id), 0) if run_id else None
 
     def metadata(self, context: OutputContext) -> str | None:
-        """The commit's ``userMetadata``: the transaction's id, then the backfill's id in
-        a run of a backfill (``None`` when the run has no id)."""
+        """The commit's ``userMetadata`` (see :func:`..storage.table_name.commit_metadata`)."""
         transaction = self.transaction(context)
         if transaction is None:
             return None
         return commit_metadata(transaction[0], context.environment.backfill_id)
-
-    # -- predicates --------------------------------------------------------------
 
     def read_predicate(self, scope: KeyScope) -> str | None:
         """The filter a read applies: the scope's keys (and windows), or ``None`` for all.
@@ -242,20 +257,14 @@ class SparkTableIoManager(IoManager):
         return windows_predicate(self.time_column, scope.spans())
 
     def _two_dimensional(self, scope: KeyScope) -> bool:
-        """Whether the scope's keys are ``STATIC:TIME`` (and the table has both columns)."""
         return is_two_dimensional(str(self.table), self.static_column, scope)
 
     def _per_static(self, scope: KeyScope, *, windows: bool, keys: bool = True) -> str:
         assert self.static_column is not None and self.partition_column is not None
+        time_column = self.time_column if windows else None
         return per_static_predicate(
-            scope,
-            self.static_column,
-            self.partition_column,
-            self.time_column if windows else None,
-            keys=keys,
+            scope, self.static_column, self.partition_column, time_column, keys=keys
         )
-
-    # -- IoManager ---------------------------------------------------------------
 
     def load_input(self, context: InputContext) -> Any:
         environment = context.environment
@@ -299,12 +308,19 @@ class SparkTableIoManager(IoManager):
                 task_key=context.task_key,
             )
         checks = TaskChecks(context.task_key, tuple(context.checks))
+        keyed = self.partition_column is not None and scope.bounded
+        window = self._window_predicate(scope)
+        outside: dict[str, Any] = {}
+        if keyed and window is not None:
+            from pyspark.sql import functions as F
+
+            outside[OUTSIDE_TIME] = ~F.coalesce(F.expr(window), F.lit(False))
         metering = checks.metering(
             self.partition_column,
-            outside_counter(self._window_predicate(scope), self.partition_column, scope),
+            outside,
             static_column=self.static_column if self._two_dimensional(scope) else None,
         )
-        keys = scope.keys if self.partition_column is not None and scope.bounded else None
+        keys = scope.keys if keyed else None
         pending = metering.observe(frame, keys) if table_format.writes_on_stage else None
         staged = table_format.stage(
             frame if pending is None else pending.frame,
@@ -322,7 +338,8 @@ class SparkTableIoManager(IoManager):
             )
             if measured is None:
                 measured = metering.measure(staged.frame)
-            reject_outside(context, measured, self.partition_column, self.time_column, self.table)
+            if keyed:
+                self._reject_outside(context, measured)
             judged = self._judged_keys(scope, measured)
             measured = with_baselines(self, context, measured, judged)
             measured = measured if quarantine is None else quarantine.counted(measured)
@@ -330,7 +347,7 @@ class SparkTableIoManager(IoManager):
                 measured,
                 keys=judged,
                 frame=lambda: staged.frame,
-                label=_keys_label(scope),
+                label=KeyRange.of(scope.keys).label if scope.keys else None,
                 target=str(self.table),
             )
             present = {k for k, v in measured.items() if k is not None and v[ROWS_METRIC]}
@@ -347,14 +364,12 @@ class SparkTableIoManager(IoManager):
                     metadata=self.metadata(context),
                 )
             )
-            if quarantine is not None:  # after the main table: see ..quarantine
+            if quarantine is not None:  # after the main table: see ..checks.quarantine
                 quarantine.commit()
         finally:
             staged.discard()
             if quarantine is not None:
                 quarantine.discard()
-
-    # -- internals ---------------------------------------------------------------
 
     def _require_frame(self, context: OutputContext, obj: Any) -> Any:
         columns = getattr(obj, "columns", None)
@@ -371,6 +386,33 @@ class SparkTableIoManager(IoManager):
                 )
         return obj
 
+    def _reject_outside(self, context: OutputContext, measured: Measured) -> None:
+        """Refuse the write when rows carry keys outside the run's or times outside its
+        windows (naming up to five stray keys); nothing is written.
+
+        Raises:
+            OutputRejected: such rows exist.
+        """
+        scope = context.scope
+        allowed = set(scope.keys)
+        stray = {k: int(v[ROWS_METRIC]) for k, v in measured.items() if k not in allowed}
+        late = sum(int(v.get(OUTSIDE_TIME) or 0) for k, v in measured.items() if k in allowed)
+        total = sum(stray.values()) + late
+        if not total:
+            return
+        details = []
+        if stray:
+            listed = sorted(stray.items(), key=lambda kv: str(kv[0]))
+            shown = ", ".join(f"{k if k is not None else 'null'} ({n})" for k, n in listed[:_SHOWN])
+            more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
+            details.append(f"{self.partition_column} values {shown}{more}")
+        if late:
+            details.append(f"{late} with {self.time_column} outside the window")
+        raise OutputRejected(
+            f"task {context.task_key!r}: {total} rows of the output are outside the run's "
+            f"{scope.describe()} ({'; '.join(details)}); nothing was written to {self.table}"
+        )
+
     def _judged_keys(self, scope: KeyScope, measured: Measured) -> list[str | None]:
         """The slices checks hold for: the run's keys, else the keys written."""
         if self.partition_column is not None and scope.bounded:
@@ -380,5 +422,82 @@ class SparkTableIoManager(IoManager):
         return [None]
 
 
-def _keys_label(scope: KeyScope) -> str | None:
-    return KeyRange.of(scope.keys).label if scope.keys else None
+def written_keys(
+    manager: SparkTableIoManager, scope: KeyScope, environment: RunEnvironment
+) -> frozenset[str]:
+    """The keys of ``scope`` that have rows in the table: one ``GROUP BY`` over the key
+    columns under the read predicate (empty when the table does not exist)."""
+    column = manager.partition_column
+    assert column is not None  # append-once requires one
+    columns = [column] if manager.static_column is None else [manager.static_column, column]
+    frame = manager.table_format(environment).read(
+        environment.spark, manager.table_ref(environment), partition_column=column, keys=scope.keys
+    )
+    if frame is None:
+        return frozenset()
+    predicate = manager.read_predicate(scope)
+    if predicate is not None:
+        frame = frame.where(predicate)
+    rows = frame.groupBy(*columns).count().collect()
+    found = {":".join(_key_text(row[c]) for c in columns) for row in rows}
+    return frozenset(found & set(scope.keys))
+
+
+def _key_text(value: Any) -> str:
+    """A partition value as a key: a ``DATE`` column holds daily keys as dates."""
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def skip_message(task_key: str, table: str, skipped: Sequence[str], *, all_skipped: bool) -> str:
+    """The line printed for the keys an append-once write skips.
+
+    Example:
+        >>> print(skip_message("load", "main.raw.events", ["2024-01-01"], all_skipped=False))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        task 'load': table main.raw.events already holds key 2024-01-01 (append-once);
+        skipped it, the other keys are appended (--force-rewrite rewrites it)
+    """
+    listed = ", ".join(skipped[:_SHOWN])
+    more = f" and {len(skipped) - _SHOWN} more" if len(skipped) > _SHOWN else ""
+    noun, them = ("key", "it") if len(skipped) == 1 else ("keys", "them")
+    outcome = (
+        "nothing was written, the table keeps its version"
+        if all_skipped
+        else f"skipped {them}, the other keys are appended"
+    )
+    return (
+        f"task {task_key!r}: table {table} already holds {noun} {listed}{more} (append-once); "
+        f"{outcome} (--force-rewrite rewrites {them})"
+    )
+
+
+def unwritten_part(
+    manager: SparkTableIoManager, context: OutputContext, frame: Any
+) -> tuple[OutputContext, Any] | None:
+    """The context narrowed to the run's keys the table does not hold and the output
+    without the other keys' rows; ``None`` (after printing the skip message) when the
+    table holds every key.
+
+    Raises:
+        TaskRunError: the run has no backfill keys.
+    """
+    scope = context.scope
+    table = str(manager.table)
+    if not scope.bounded or not scope.keys:
+        raise TaskRunError(
+            f"task {context.task_key!r}: table {table} is append-once and this run has no "
+            "backfill key (a final sync or a job without backfill); nothing was written"
+        )
+    written = written_keys(manager, scope, context.environment)
+    skipped = [key for key in scope.keys if key in written]
+    pending = tuple(key for key in scope.keys if key not in written)
+    if skipped:
+        print(skip_message(context.task_key, table, skipped, all_skipped=not pending), flush=True)
+    if not pending:
+        return None
+    if not skipped:
+        return context, frame
+    # exactly the skipped keys' rows go; others (nulls included) stay, to be rejected
+    dropped = manager.replace_predicate(KeyScope(scope.backfill, tuple(skipped)))
+    kept = frame.where(f"NOT COALESCE({dropped}, FALSE)")
+    return replace(context, scope=KeyScope(scope.backfill, pending)), kept

@@ -1,10 +1,5 @@
-"""A schema's column list as Spark SQL DDL, built from its JSON form.
-
-``StructType.toDDL()`` exists only from PySpark 4; the Databricks Connect client of
-serverless environment 2 (15.4) has no such method. ``schema.jsonValue()`` exists in
-every client, so the DDL of ``CREATE TABLE`` is built from it: the same columns, types,
-nullability and comments as ``toDDL()`` would write, every name backtick-quoted.
-"""
+"""A schema's column list as Spark SQL DDL, built from ``schema.jsonValue()``: the
+serverless environment 2 client (Databricks Connect 15.4) has no ``StructType.toDDL()``."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
-"""Delta tables: Unity Catalog tables on Databricks, path tables locally, one code path.
+"""Delta tables: Unity Catalog tables on Databricks (``saveAsTable``), path tables locally
+(open-source Spark keeps Delta tables only in ``spark_catalog``), one code path.
 
-A commit is one ``replaceWhere`` overwrite over the run's keys, so a ranged run replaces
-all its keys in a single Delta commit, and a retried attempt of the same run never
-commits twice (``txnAppId``/``txnVersion``); the commit's ``userMetadata`` repeats the
-id, so ``DESCRIBE HISTORY`` tells which run wrote each version (``dbxdec backfill undo``
-reads it). An append-once output (:mod:`..io.append_once`) appends instead, with the same
-transaction id. On Databricks the table is addressed by its catalog name (``saveAsTable``);
-locally by its folder (``save(path)``), because open-source Spark keeps Delta tables only
-in ``spark_catalog``. Everything else (the options of the write, the schema check, the
-idempotence) is the same.
+A commit is one ``replaceWhere`` overwrite over the run's keys (or an append, for
+append-once outputs) carrying the run's ``txnAppId``/``txnVersion``, so a retried
+attempt never commits twice, and its id as ``userMetadata``, so ``DESCRIBE HISTORY``
+tells which run wrote each version.
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.errors import TaskRunError
+from ..core.predicates import quote_identifier
 from .ddl import schema_ddl
 from .formats import StagedWrite, TableFormat, TableRef, WriteRequest, schema_difference
 from .layout import TableLayout
@@ -31,11 +28,19 @@ def delta_table_exists(spark: Any, table: TableRef) -> bool:
     return bool(spark.catalog.tableExists(table.name))
 
 
-def read_delta(spark: Any, table: TableRef) -> Any:
-    """The table as a lazy ``DataFrame`` (it must exist)."""
+def read_delta(spark: Any, table: TableRef, version: int | None = None) -> Any:
+    """The table (at ``version``: time travel) as a lazy ``DataFrame``; it must exist."""
+    reader = spark.read if version is None else spark.read.option("versionAsOf", int(version))
     if table.path is not None:
-        return spark.read.format("delta").load(str(table.path))
-    return spark.read.table(table.qualified)
+        return reader.format("delta").load(str(table.path))
+    return reader.table(table.qualified)
+
+
+def sql_target(table: TableRef) -> str:
+    """The table in SQL: ``delta.`/path``` locally, the quoted catalog name otherwise."""
+    if table.path is not None:
+        return f"delta.{quote_identifier(str(table.path))}"
+    return table.qualified
 
 
 class DeltaFormat(TableFormat):
@@ -56,10 +61,9 @@ class _DeltaStagedWrite(StagedWrite):
         self._table = table
         self._persisted = False
         self._frame = frame
-        if _connect_frame(frame):
-            # A Spark Connect session (serverless compute's kind) is not asked to cache:
-            # serverless refuses it, so the frame is recomputed there anyway, and OSS
-            # Connect would take a round trip to build a cache the lane must not rely on.
+        if type(frame).__module__.startswith("pyspark.sql.connect."):
+            # Spark Connect (serverless compute's kind) is not asked to cache: serverless
+            # refuses it, and OSS Connect would build a cache the lane must not rely on.
             return
         try:  # validated and written once, even with nondeterministic columns
             self._frame = frame.persist()
@@ -83,7 +87,7 @@ class _DeltaStagedWrite(StagedWrite):
         try:
             self._write(request, exists=exists)
         except Exception as exc:
-            if exists or not _lost_creation_race(exc):
+            if exists or not any(marker in str(exc) for marker in _CREATION_RACE):
                 raise
             # Another run created the table between the check above and this commit (two
             # first commits to one table conflict in Delta): write into the table it made.
@@ -104,10 +108,8 @@ class _DeltaStagedWrite(StagedWrite):
         if request.transaction is not None:
             app_id, version = request.transaction
             writer = writer.option("txnAppId", app_id).option("txnVersion", str(version))
-            # the same id in DESCRIBE HISTORY: which run (and backfill) wrote which version
-            # (undo reads it).
-            # Writer options, not session settings (serverless lets a job set neither
-            # commitInfo.userMetadata nor write.txnAppId): userMetadata is documented at
+            # which run (and backfill) wrote which version, for undo. Writer options, not
+            # session settings (serverless lets a job set neither): userMetadata is at
             # https://docs.databricks.com/gcp/en/tables/operations/custom-metadata and
             # txnAppId/txnVersion at https://docs.databricks.com/aws/en/error-messages/
             # delta-invalid-idempotent-writes-options-error-class
@@ -137,12 +139,12 @@ class _DeltaStagedWrite(StagedWrite):
 
     def _create(self, spark: Any, request: WriteRequest) -> None:
         ddl = schema_ddl(self._frame.schema.jsonValue())
-        spark.sql(request.layout.create_sql(_sql_name(self._table), ddl, request.partition_by))
+        spark.sql(request.layout.create_sql(sql_target(self._table), ddl, request.partition_by))
 
     def _check_layout(self, spark: Any, layout: TableLayout) -> None:
         if not layout.declared:
             return
-        detail = spark.sql(f"DESCRIBE DETAIL {_sql_name(self._table)}").first().asDict()
+        detail = spark.sql(f"DESCRIBE DETAIL {sql_target(self._table)}").first().asDict()
         difference = layout.difference(detail)
         if difference is not None:
             raise TaskRunError(
@@ -156,26 +158,5 @@ class _DeltaStagedWrite(StagedWrite):
             self._frame.unpersist()
 
 
-def _connect_frame(frame: Any) -> bool:
-    """Whether ``frame`` is a Spark Connect DataFrame (no JVM object behind it)."""
-    return type(frame).__module__.startswith("pyspark.sql.connect.")
-
-
-def _lost_creation_race(exc: BaseException) -> bool:
-    """Whether a write failed because a concurrent writer created the table first."""
-    text = str(exc)
-    return any(
-        marker in text
-        for marker in (
-            "DELTA_PROTOCOL_CHANGED",
-            "DELTA_METADATA_CHANGED",
-            "ProtocolChangedException",
-        )
-    )
-
-
-def _sql_name(table: TableRef) -> str:
-    """The table in SQL: its catalog name, or ``delta.`<folder>``` locally."""
-    if table.path is None:
-        return table.qualified
-    return "delta.`" + str(table.path).replace("`", "``") + "`"
+_CREATION_RACE = ("DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED", "ProtocolChangedException")
+"""What a write says when a concurrent writer created the table first."""

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import TaskRunError
-from ..core.predicates import quote_identifier
 from .delta import delta_table_exists
+from .delta import sql_target as sql_target
 from .formats import TableRef
 
 
@@ -29,11 +29,10 @@ class Commit:
         return f"version {self.version} ({self.operation}{at}{by})"
 
 
-def sql_target(table: TableRef) -> str:
-    """The table in SQL: ``delta.`/path``` locally, the quoted catalog name otherwise."""
-    if table.path is not None:
-        return f"delta.{quote_identifier(str(table.path))}"
-    return table.qualified
+def latest_commit(spark: Any, table: TableRef) -> Any:
+    """The first row of ``DESCRIBE HISTORY``, the newest version (the history lists
+    operations newest first, https://docs.databricks.com/aws/en/delta/history)."""
+    return spark.sql(f"DESCRIBE HISTORY {sql_target(table)} LIMIT 1").first()
 
 
 def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
@@ -88,18 +87,14 @@ class FilesVacuumed(Exception):
 
 def restore_version(spark: Any, table: TableRef, version: int | None, *, after: int) -> int:
     """Restore ``table`` to ``version`` (``RESTORE TABLE``), or with ``None`` delete every
-    row (``DELETE FROM``: there is no earlier version); returns the version that commit
-    made, read back from ``DESCRIBE HISTORY`` (its first ``RESTORE``/``DELETE`` after
-    version ``after``): neither statement takes writer options, and the session setting
-    that would label the commit is not one serverless compute lets a job set.
+    row (``DELETE FROM``); returns the version that commit made, read back from the
+    history (its first ``RESTORE``/``DELETE`` after version ``after``): neither statement
+    takes writer options that would label it.
 
     Raises:
-        FilesVacuumed: Delta refused the restore because the version's data files are gone
-            (open-source Delta checks them before it commits, observed in
-            tests/launch/test_undo_maintenance.py; the RESTORE reference page,
-            https://docs.databricks.com/en/sql/language-manual/delta-restore.html, was not
-            read first-hand for it, so a local table is also checked beforehand by
-            :func:`files_gone`); nothing changed.
+        FilesVacuumed: the version's data files are gone (open-source Delta checks them
+            before it commits, tests/launch/test_undo_maintenance.py; a local table is
+            also checked beforehand by :func:`files_gone`); nothing changed.
         TaskRunError: Delta refused for another reason.
     """
     target = sql_target(table)
@@ -129,21 +124,15 @@ def restore_version(spark: Any, table: TableRef, version: int | None, *, after: 
 
 
 def _missing_files(text: str) -> bool:
-    """Whether Delta's error says the restored version's data files do not exist.
-
-    Open-source Delta 4.0 (``restoreMissedDataFilesError``) lists the "Missed files" and
-    names ``spark.sql.files.ignoreMissingFiles``; a file read fails with FileNotFound.
-    """
+    """Whether Delta's error says the restored version's data files do not exist
+    (open-source Delta 4.0's ``restoreMissedDataFilesError``, or a FileNotFound)."""
     compact = text.upper().replace(" ", "")
     return any(mark in compact for mark in ("MISSEDFILES", "IGNOREMISSINGFILES", "FILENOTFOUND"))
 
 
 def files_gone(spark: Any, table: TableRef, version: int) -> bool:
-    """Whether a data file of ``version`` of a local (folder) table no longer exists.
-
-    Lets a local undo check every table before it restores any. A catalog table is not
-    checked here (its storage is the workspace's): its ``RESTORE`` refuses by itself.
-    """
+    """Whether a data file of ``version`` of a local (folder) table no longer exists
+    (a catalog table's ``RESTORE`` refuses by itself)."""
     if table.path is None:
         return False
     from urllib.parse import unquote, urlparse

@@ -1,8 +1,5 @@
-"""Predicates of two-dimensional tables (static value x time key, e.g. region x day).
-
-A :class:`~...backfill.MultiBackfill` key ``eu:2024-01-01`` names the rows with
-``region = 'eu' AND day = '2024-01-01'``. A run's keys are grouped by static value, so a
-ranged run over one region is one ``IN`` list (and one set of time windows) per region.
+"""Predicates of two-dimensional tables (static value x time key, e.g. region x day):
+a run's keys grouped by static value, one ``IN`` list (and set of windows) per value.
 
 Example:
     >>> from databricks_bundle_decorators.backfill import (
@@ -30,8 +27,11 @@ from ..core.predicates import (
 
 
 def is_two_dimensional(table: str, static_column: str | None, scope: KeyScope) -> bool:
-    """Whether ``scope``'s keys are ``STATIC:TIME``; a table whose ``static_column`` does
-    not match its job's definition is refused with one line naming the fix."""
+    """Whether ``scope``'s keys are ``STATIC:TIME``.
+
+    Raises:
+        TaskRunError: ``static_column`` does not match the job's definition.
+    """
     multi = isinstance(scope.backfill, MultiBackfill)
     if multi and static_column is None:
         kind = scope.backfill.kind if scope.backfill is not None else ""
@@ -58,7 +58,7 @@ def per_static_predicate(
 ) -> str:
     """``(static = 's' AND key IN (...) AND time in s's windows) OR ...`` over the scope's
     static values; ``keys=False`` leaves out the ``IN`` list, ``time_column=None`` the
-    windows. Every value is quoted (:mod:`..core.predicates`)."""
+    windows."""
     backfill = scope.backfill
     assert isinstance(backfill, MultiBackfill)
     parts: list[str | None] = []

@@ -1,12 +1,10 @@
-"""Table formats: they only read and write. Predicates, windows, checks and naming
-belong to :class:`~..io.spark_table.SparkTableIoManager`.
+"""Table formats: they only read and write (predicates, windows, checks and naming
+belong to the IoManager).
 
-A write has two phases so that nothing becomes visible before the output is validated:
-:meth:`TableFormat.stage` materialises the output where readers cannot see it, the
-IoManager measures it (from metrics observed while a format that writes on
-:meth:`~TableFormat.stage` wrote it, or by reading :attr:`StagedWrite.frame`), then
+A write has two phases, so nothing is visible before the output is validated:
+:meth:`TableFormat.stage` materialises the output where readers cannot see it, then
 :meth:`StagedWrite.commit` replaces the run's partitions or :meth:`StagedWrite.discard`
-drops everything.
+drops it.
 """
 
 from __future__ import annotations
@@ -23,11 +21,8 @@ from .layout import TableLayout
 
 @dataclass(frozen=True, slots=True)
 class TableRef:
-    """Where a table lives: its name, its quoted name and, locally, its folder.
-
-    ``path`` is set for a table stored in a local folder (the local form of a catalog
-    name); ``None`` means the name is resolved by the session's catalog (Databricks).
-    """
+    """Where a table lives: its name, its quoted name and, locally, its folder (``path``
+    ``None``: the session's catalog resolves the name)."""
 
     name: str
     qualified: str
@@ -39,21 +34,14 @@ class WriteRequest:
     """What a commit replaces.
 
     Attributes:
-        partition_column: The table's partition column; ``None`` replaces the whole table.
+        partition_column: The key column; ``None`` replaces the whole table.
         replace_where: Predicate selecting exactly the written keys (``None``: the
-            partitions present in the output, or the whole unpartitioned table).
+            partitions present in the output).
         cleared_keys: Written keys with no rows in the output; their old rows go away.
-        transaction: ``(application id, version)`` that makes the commit idempotent: a
-            format that supports it skips a commit whose id it has recorded at that
-            version already (Delta's ``txnAppId``/``txnVersion``). ``None``: no id.
-        layout: Properties and clustering the table is created with and checked
-            against (Delta only; see :mod:`.layout`).
-        static_column: The static dimension's partition column of a two-dimensional
-            table (``region`` of region x day), or ``None``.
-        append: Add the staged rows and replace nothing (``replace_where`` and
-            ``cleared_keys`` are ignored); Delta only (see :mod:`..io.append_once`).
-        metadata: The commit's ``userMetadata`` (Delta); ``None``: the transaction's
-            application id.
+        transaction: Delta's ``(txnAppId, txnVersion)``: a commit already recorded under
+            it is skipped.
+        append: Add the staged rows and replace nothing (Delta only).
+        metadata: The commit's ``userMetadata`` (``None``: the transaction's app id).
     """
 
     partition_column: str | None
@@ -67,8 +55,7 @@ class WriteRequest:
 
     @property
     def partition_by(self) -> tuple[str, ...]:
-        """The table's partition columns: the static dimension's first (two-dimensional
-        tables), then the key column."""
+        """The static dimension's column (two-dimensional tables), then the key column."""
         return tuple(c for c in (self.static_column, self.partition_column) if c is not None)
 
 
@@ -81,8 +68,7 @@ class StagedWrite(ABC):
         """The rows that a commit makes visible (for validation and checks)."""
 
     def present_keys(self, partition_column: str) -> frozenset[str] | None:
-        """The partition values that have staged rows, when known without reading the
-        rows; ``None`` otherwise."""
+        """The partition values with staged rows, if known without reading them."""
         return None
 
     @abstractmethod
@@ -98,18 +84,14 @@ class TableFormat(ABC):
     """Reads and writes one kind of table."""
 
     writes_on_stage: ClassVar[bool] = False
-    """Whether :meth:`stage` computes the frame (writes it somewhere private): then an
-    observation attached to the frame is filled when ``stage`` returns."""
+    """Whether :meth:`stage` computes the frame, filling an observation attached to it."""
 
     @abstractmethod
     def read(
         self, spark: Any, table: TableRef, *, partition_column: str | None, keys: Sequence[str]
     ) -> Any | None:
-        """The table as a lazy ``DataFrame``; ``None`` when it does not exist.
-
-        ``keys`` (non-empty) is a pruning hint: only those partitions are needed. The
-        caller still filters with the exact predicate.
-        """
+        """The table as a lazy ``DataFrame`` (``None``: it does not exist); ``keys``, when
+        not empty, is a pruning hint (the caller still filters)."""
 
     @abstractmethod
     def stage(self, frame: Any, table: TableRef, *, partition_column: str | None) -> StagedWrite:

@@ -1,14 +1,8 @@
-"""A Delta table's declared layout: table properties and liquid clustering.
-
-``SparkTableIoManager(..., table_properties={...}, cluster_by=[...])`` declares them;
-they are applied when the table is created (``CREATE TABLE ... CLUSTER BY (...)
-TBLPROPERTIES (...)``, before the first write) and checked, never silently changed,
-when the table exists: a difference is one line naming it, and nothing is written.
-
-Delta does not combine liquid clustering with partitioning, so a clustered table is
-not partitioned: the key column stays an ordinary column, and a write still replaces
-exactly the run's keys (``replaceWhere`` over the key column, which Delta allows on any
-column). Only declared properties are compared: Delta and Databricks add their own.
+"""A Delta table's declared layout: table properties and liquid clustering, applied by
+``CREATE TABLE`` before the first write and checked, never changed, when the table
+exists (a difference is one line, and nothing is written). A clustered table is not
+partitioned (Delta does not combine them); ``replaceWhere`` on its key column still
+replaces exactly the run's keys.
 
 Example:
     >>> layout = TableLayout.declare({"delta.logRetentionDuration": "interval 60 days"},
@@ -86,8 +80,7 @@ class TableLayout:
 
     def difference(self, detail: Mapping[str, Any]) -> str | None:
         """How a table's ``DESCRIBE DETAIL`` row differs from this layout (``None``:
-        it matches). Only declared properties count; clustering is compared when
-        declared."""
+        it matches); only what is declared counts."""
         found: list[str] = []
         clustering = tuple(detail.get("clusteringColumns") or ())
         if self.cluster_by and clustering != self.cluster_by:

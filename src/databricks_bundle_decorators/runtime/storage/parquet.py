@@ -1,8 +1,4 @@
-"""Local parquet tables: only when a user asks for them (``format="parquet"``).
-
-Delta is the default everywhere; this format keeps Hive-partitioned parquet folders for
-projects that want plain files.
-"""
+"""Local Hive-partitioned parquet tables, only when a user asks (``format="parquet"``)."""
 
 from __future__ import annotations
 
@@ -29,13 +25,10 @@ STAGING_DIR = ".dbxdec_staging"
 class LocalParquetFormat(TableFormat):
     """A Hive-partitioned parquet dataset in a local folder.
 
-    Staging: Spark writes the output once, partitioned, into
-    ``<warehouse>/.dbxdec_staging/<id>/``; metrics are observed in that job, and
-    anything that reads the output back reads those very files. Commit:
-    dynamic partition overwrite, done as Spark's own ``partitionOverwriteMode=dynamic``
-    commit does it: each written partition folder replaces the table's folder of the
-    same key (a rename), other partitions are untouched. Commits of one table are
-    serialised with a lock file.
+    Staging writes the output once into ``<warehouse>/.dbxdec_staging/<id>/`` (metrics
+    are observed in that job); a commit renames each staged partition folder over the
+    table's folder of the same key, as Spark's dynamic partition overwrite does, under
+    a lock file.
     """
 
     writes_on_stage: ClassVar[bool] = True
@@ -67,8 +60,7 @@ class LocalParquetFormat(TableFormat):
     def stage(self, frame: Any, table: TableRef, *, partition_column: str | None) -> StagedWrite:
         path = _path(table)
         staging = path.parent / STAGING_DIR / f"{path.name}-{uuid.uuid4().hex}"
-        # The folder is new: a plain (static) write, without dynamic overwrite's extra
-        # staging and renames inside Spark.
+        # a new folder: a plain (static) write, without dynamic overwrite's own staging
         writer = frame.write.mode("overwrite").format("parquet")
         if partition_column is not None:
             writer = writer.option("partitionOverwriteMode", "static").partitionBy(partition_column)

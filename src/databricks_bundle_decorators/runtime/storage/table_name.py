@@ -6,18 +6,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.predicates import quote_identifier
+from .formats import TableRef
+
+if TYPE_CHECKING:
+    from ...definitions.contracts import RunEnvironment
 
 _PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 
 
 @dataclass(frozen=True, slots=True)
 class TableName:
-    """A three-part Unity Catalog name ``catalog.schema.table``.
-
-    Locally the same name maps to ``<warehouse>/<catalog>/<schema>/<table>/``.
-    """
+    """A three-part Unity Catalog name ``catalog.schema.table``; locally the folder
+    ``<warehouse>/<catalog>/<schema>/<table>/``."""
 
     catalog: str
     schema: str
@@ -50,12 +53,19 @@ class TableName:
         """The table's folder under a local warehouse."""
         return warehouse / self.catalog / self.schema / self.table
 
+    def ref(self, environment: RunEnvironment) -> TableRef:
+        """The table in a run's environment: by catalog name, or locally by folder."""
+        path = None if environment.databricks else self.local_path(environment.warehouse)
+        return TableRef(str(self), self.quoted, path)
+
 
 COMMIT_ID_PREFIX = "dbxdec:"
+BACKFILL_MARK = ":backfill="
 
 
 def commit_identity(job_name: str, task_key: str, run_id: str) -> str:
-    """Who wrote a commit: Delta's ``txnAppId`` and the commit's ``userMetadata``.
+    """Who wrote a commit: Delta's ``txnAppId`` (one per run, so a retried attempt is
+    skipped) and the start of its ``userMetadata``.
 
     Example:
         >>> commit_identity("sales", "clean", "550315892394120-0")
@@ -64,32 +74,21 @@ def commit_identity(job_name: str, task_key: str, run_id: str) -> str:
     return f"{COMMIT_ID_PREFIX}{job_name}:{task_key}:{run_id}"
 
 
-BACKFILL_MARK = ":backfill="
-"""Separates a commit's identity from the id of the backfill whose run made it."""
-
-
 def commit_metadata(identity: str, backfill_id: str) -> str:
-    """A commit's ``userMetadata``: its :func:`commit_identity`, then, in a run of a
-    backfill, the backfill's id (``dbxdec backfill undo`` finds the backfill's commits
-    by it). ``txnAppId`` stays the identity alone: one per run, so a retried attempt of
-    the run is skipped while two runs of one backfill both commit.
+    """A commit's ``userMetadata``: its identity, then, in a run of a backfill, the
+    backfill's id (``dbxdec backfill undo`` finds the backfill's commits by it).
 
     Example:
         >>> commit_metadata("dbxdec:sales:clean:5503-0", "sales-20240601T120000-1a2b")
         'dbxdec:sales:clean:5503-0:backfill=sales-20240601T120000-1a2b'
-        >>> commit_metadata("dbxdec:sales:clean:5503-0", "")
-        'dbxdec:sales:clean:5503-0'
+        >>> split_metadata(commit_metadata("dbxdec:sales:clean:5503-0", ""))
+        ('dbxdec:sales:clean:5503-0', '')
     """
     return f"{identity}{BACKFILL_MARK}{backfill_id}" if backfill_id else identity
 
 
 def split_metadata(metadata: str) -> tuple[str, str]:
-    """``(identity, backfill id)`` of a commit's ``userMetadata`` (the id ``""`` when the
-    commit names none), the inverse of :func:`commit_metadata`.
-
-    Example:
-        >>> split_metadata("dbxdec:sales:clean:5503-0:backfill=sales-1")
-        ('dbxdec:sales:clean:5503-0', 'sales-1')
-    """
+    """``(identity, backfill id)`` of a commit's ``userMetadata``, the inverse of
+    :func:`commit_metadata`."""
     identity, mark, backfill_id = metadata.rpartition(BACKFILL_MARK)
     return (identity, backfill_id) if mark and identity else (metadata, "")

@@ -1,43 +1,31 @@
 """A file-triggered run: list the location, compare with the last processed listing,
-take the keys of the new or changed files.
+take the keys of the new or changed files (a listing maps each path to its size and
+modification time; a path new or with another stamp is changed).
 
-The hook in :mod:`.triggered` calls :func:`resolve_file_arrival` in the first task of a
-run that a ``FileArrival(keys=...)`` trigger started; the keys are stored and every task
-and repair of the run reads them, as for a table-triggered run.
+Listing reads ``binaryFile`` (https://docs.databricks.com/aws/en/query/formats/binary)
+selecting only ``path``, ``length`` and ``modificationTime``, so no file is opened: the
+one way that works on serverless (Spark Connect only,
+https://docs.databricks.com/aws/en/compute/serverless/limitations) and for cloud URLs
+(the Files API lists volumes only, https://docs.databricks.com/api/workspace/files);
+``recursiveFileLookup`` lists every subfolder, as the trigger watches them. Deleted files
+name no keys: the trigger fires on new files only
+(https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
 
-**Listing.** ``spark.read.format("binaryFile")`` with only ``path``, ``length`` and
-``modificationTime`` selected: Spark opens a file only for the ``content`` column
-(``BinaryFileFormat.parse`` in apache/spark reads the stream in the ``content`` case
-alone), so this lists without reading. It is the one way that works on classic and
-serverless compute and for both kinds of location: serverless runs Spark Connect APIs
-only, so no Hadoop ``FileSystem`` through the JVM
-(https://docs.databricks.com/aws/en/compute/serverless/limitations); the Files API
-(``GET /api/2.0/fs/directories{directory_path}``) works on Unity Catalog volume paths
-only, not the cloud URLs a trigger may watch, and lists one directory per request
-(https://docs.databricks.com/api/workspace/files); ``dbutils.fs`` outside a notebook
-is the SDK's client-side version, "implemented natively in Python" over the REST APIs
-(https://databricks-sdk-py.readthedocs.io/en/latest/dbutils.html), so it inherits their
-limits and walks folders one ``ls`` at a time. The binary file source is documented at
-https://docs.databricks.com/aws/en/query/formats/binary, with the caveat that
-"in some Hadoop FileSystem implementations" ``modificationTime`` "might be unavailable"
-(then a rewrite of the same size is not seen). ``recursiveFileLookup`` lists every
-subfolder, as the trigger itself watches them
-(https://docs.databricks.com/aws/en/jobs/file-arrival-triggers: "recursively checks for
-new files in all subdirectories"); Spark skips names starting with ``_`` or ``.``.
-
-**Deleted files** name no keys: the trigger fires on new files only ("Only new files
-trigger runs", same page), and landing folders are commonly emptied by retention or
-archiving after processing; rewriting a key because its files were cleaned up would
-replace good output with what is left. A gone file leaves the recorded listing, so if
-it comes back it is new again.
+Example:
+    >>> before = {"in/date=2024-03-15/a.json": (10, 1)}
+    >>> after = {"in/date=2024-03-15/a.json": (12, 2), "in/date=2024-03-19/b.json": (5, 3)}
+    >>> changed, gone = changed_files(before, after)
+    >>> sorted(changed), gone
+    (['in/date=2024-03-15/a.json', 'in/date=2024-03-19/b.json'], ())
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, time
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
@@ -49,10 +37,67 @@ from ...definitions.triggers import FileArrival
 from ...errors import UsageError
 from ..core.errors import TaskRunError
 from ..core.key_columns import backfill_key_column
-from .file_changes import changed_files, path_keys
 from .trigger_state import FileStamp, StoredRun, TriggerState
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
+Listing = Mapping[str, FileStamp]
+
+
+def changed_files(
+    before: Listing | None, after: Listing
+) -> tuple[dict[str, FileStamp], tuple[str, ...]]:
+    """The files of ``after`` that are new or changed since ``before`` (every file
+    when ``before`` is ``None``: no run was processed yet), and the paths gone."""
+    if before is None:
+        return dict(after), ()
+    changed = {p: s for p, s in after.items() if before.get(p) != s}
+    gone = tuple(sorted(p for p in before if p not in after))
+    return changed, gone
+
+
+def relative_path(path: str, root: str) -> str:
+    """``path`` below the monitored location ``root`` (the listing's paths carry a
+    scheme, ``file:/...`` or ``dbfs:/Volumes/...``, that ``root`` may not have).
+
+    Example:
+        >>> relative_path("dbfs:/Volumes/c/s/v/in/date=2024-03-15/a.json", "/Volumes/c/s/v/in/")
+        'date=2024-03-15/a.json'
+        >>> relative_path("s3://bucket/in/x.csv", "s3://bucket/in")
+        'x.csv'
+    """
+    parsed = urlsplit(root)
+    folder = parsed.path if parsed.scheme else root
+    folder = "/" + folder.strip("/") + "/" if folder.strip("/") else "/"
+    at = path.find(folder)
+    return path[at + len(folder) :] if at >= 0 else path
+
+
+def path_keys(
+    keys: KeyFromPath, paths: Iterable[str], root: str, backfill: TimeBackfill
+) -> tuple[set[str], list[str]]:
+    """The keys the paths name (by ``keys``'s pattern, below ``root``), and the paths
+    that match no pattern (they have no key).
+
+    Raises:
+        TaskRunError: a path's key text is not a key of ``backfill`` (one line naming
+            the file and the expected format).
+    """
+    found: set[str] = set()
+    unmatched: list[str] = []
+    for path in paths:
+        text = keys.key_text(relative_path(path, root))
+        if text is None:
+            unmatched.append(path)
+            continue
+        try:
+            backfill.cadence.parse(text, what="key")
+        except ValueError as exc:
+            raise TaskRunError(
+                f"file {path}: {exc} (taken by KeyFromPath({keys.pattern!r})); rename the "
+                "file or change the pattern"
+            ) from None
+        found.add(text)
+    return found, sorted(unmatched)
 
 
 def location(job: JobDefinition, trigger: FileArrival, environment: RunEnvironment) -> str:
@@ -131,9 +176,8 @@ def resolve_file_arrival(
     now: datetime,
 ) -> StoredRun:
     """The keys of a file-triggered run whose logical time is ``now``: the keys of the
-    files new or changed since the last processed run's listing (every file before the
-    first), widened by lookback, plus the keys pending from earlier runs, capped by
-    ``max_keys``; with the listing change, recorded when the run's last task commits.
+    files new or changed since the last processed listing, widened by lookback, plus the
+    keys pending, capped by ``max_keys``; with the listing change.
 
     Raises:
         TaskRunError: the location cannot be listed, a path's key is malformed, or a

@@ -20,16 +20,14 @@ from ...definitions.triggers import FileArrival, TableUpdate
 from ...errors import UsageError
 from ..job_tables.tables import local_table_exists
 from ..session.spark import local_spark_session
-from ..storage.delta_history import sql_target
+from ..storage.delta_history import latest_commit
 from ..storage.formats import TableRef
 from ..storage.table_name import TableName
-
-TRIGGER_KINDS = ("table_update", "file_arrival")
 
 
 def simulated_file_arrival(job: JobDefinition) -> dict[str, str]:
     """The job parameters Databricks would render when files arrived at the job's
-    location (the run lists the trigger's local folder).
+    location.
 
     Raises:
         UsageError: the job has no ``FileArrival(keys=..., local=...)`` trigger, or its
@@ -58,7 +56,7 @@ def simulated_trigger(
     job: JobDefinition, warehouse: Path, *, from_version: int | None = None
 ) -> dict[str, str]:
     """The job parameters Databricks would render when every watched local table that
-    exists has just committed its current version (``DESCRIBE HISTORY``'s latest).
+    exists has just committed its current version.
 
     Raises:
         UsageError: the job has no ``TableUpdate`` trigger, or none of its tables exists.
@@ -76,8 +74,7 @@ def simulated_trigger(
         if not local_table_exists(name, warehouse):
             continue
         table = TableName.parse(name)
-        ref = TableRef(name, table.quoted, table.local_path(warehouse))
-        latest = spark.sql(f"DESCRIBE HISTORY {sql_target(ref)} LIMIT 1").collect()[0]
+        latest = latest_commit(spark, TableRef(name, table.quoted, table.local_path(warehouse)))
         versions[name] = int(latest["version"])
         times[name] = latest["timestamp"].isoformat()
     if not versions:

@@ -1,23 +1,17 @@
 """The key of a job's newest successful run, read from its run history inside the job:
 ``CatchUp(since="last_success")``.
 
-``jobs/runs/list`` (``completed_only=true``, the job's id from the ``dbxdec_job_id``
-parameter, ``{{job.id}}``) is read page by page through the SDK, which follows
-``next_page_token``; pages hold at most 25 runs ("limit": 1..25, the ``list_runs``
-docstring of databricks-sdk-py). The reference documents the order as newest first by
-start time (the same docstring) or, in later releases, by end time
-(https://docs.databricks.com/api/jobs/v2/list-runs); never by run id. "Newest" here is the
-latest start (ties: the higher run id), and the scan stops without assuming either order:
-a run listed after run R started at or before R's end in both orders (a run ends after it
-starts), so once a listed run *ended* before the best successful start found, no later
-page holds a newer start.
+``jobs/runs/list`` (``completed_only``, the job id from ``dbxdec_job_id``) is read
+through the SDK, page by page, at most 25 runs a page (the ``list_runs`` docstring of
+databricks-sdk-py). Its order is documented as newest first by start time (the same
+docstring) or by end time (https://docs.databricks.com/api/jobs/v2/list-runs), so
+"newest" is the latest start (ties: the higher run id) and the scan stops, in either
+order, once a listed run *ended* before the best successful start found.
 
-A run counts when it ended ``SUCCESS`` and wrote keys of the whole job: undo, presence,
-measure and full-refresh runs, runs of a task subset and the runs of ``dbxdec backfill``
-(their order names tasks or a backfill id: they write past keys, and are not the
-schedule's progress) are passed over. Its key is the last key it was given (``backfill_key``), else
-the last key its catching-up run stored (:mod:`.trigger_state`), else the key current at
-its logical time (``backfill_run_time``, else its start).
+A run counts when it ended ``SUCCESS`` and ran the whole job for the schedule (not an
+undo, presence, measure or full-refresh run, a task subset or a backfill's run). Its key
+is the last key it was given, else the last key its catching-up run stored, else the
+key current at its logical time.
 """
 
 from __future__ import annotations
@@ -43,7 +37,7 @@ if TYPE_CHECKING:
     from databricks.sdk.service.jobs import BaseRun
 
 RUNS_LIST_PAGE = 25
-"""The largest ``runs/list`` page (``limit``: 1..25, the ``list_runs`` docstring)."""
+"""The largest ``runs/list`` page (``limit``: 1..25)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +60,7 @@ def run_parameters(run: BaseRun) -> dict[str, str]:
 
 
 def newest_success(client: WorkspaceClient, job_id: int) -> ListedRun | None:
-    """The newest successful run of ``job_id`` that counts (see the module docstring);
-    ``None`` when its run history holds none."""
+    """The newest successful run of ``job_id`` that counts (``None``: there is none)."""
     best: ListedRun | None = None
     runs = client.jobs.list_runs(job_id=job_id, completed_only=True, limit=RUNS_LIST_PAGE)
     for run in runs:
@@ -87,8 +80,7 @@ def newest_success(client: WorkspaceClient, job_id: int) -> ListedRun | None:
 
 
 def run_key(backfill: TimeBackfill, run: ListedRun, stored: StoredRun | None) -> str | None:
-    """The last key ``run`` processed (see the module docstring); ``None`` when its key
-    no longer exists in ``backfill`` (a run of an older definition)."""
+    """The last key ``run`` processed; ``None`` when it is no key of ``backfill``."""
     try:
         given = KeyRange.from_params(run.parameters)
         if given is not None:

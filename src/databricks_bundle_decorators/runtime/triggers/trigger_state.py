@@ -1,11 +1,10 @@
 """The trigger state table: each triggered run's keys, its tasks' commits, the watermarks.
 
-One small Delta table (``TableUpdate(state_table=...)``) that every task of a run reads,
-so a run's keys are resolved once and every task and every repair of the run processes
-the same ones. It is append-only: appends do not conflict with each other ("Isolation
-levels and write conflicts", https://docs.databricks.com/aws/en/optimizations/isolation-level;
-the table's creation, a metadata change, is the one write two first tasks could race on).
-Each row is one fact:
+One small, append-only Delta table (``TableUpdate(state_table=...)``) that every task of
+a run reads, so a run's keys are resolved once and every task and repair of the run
+(``{{job.run_id}}``, without the repair count) processes the same ones. Appends do not
+conflict with each other ("Isolation levels and write conflicts",
+https://docs.databricks.com/aws/en/optimizations/isolation-level). Each row is one fact:
 
 ============  ==============  ================================================
 kind          name            value
@@ -13,41 +12,41 @@ kind          name            value
 ``keys``      ``""``          JSON: the run's keys, written keys, versions, pending
 ``done``      task key        ``""``: the task committed its write in this run
 ``advance``   ``""``          JSON: processed versions per source and pending keys
+``read``      task key        JSON: a keyed run's written keys, each source's version
+``covered``   ``""``          JSON: the same, once every task of the keyed run committed
 ============  ==============  ================================================
 
-Runs given their keys add ``read`` and ``covered`` rows (:mod:`.trigger_coverage`).
-
-A file-arrival run (``FileArrival(keys=...)``) stores in its ``keys`` row, and then in
-its ``advance`` row, the files it found new or changed (``files``: path -> size and
-modification time) and those gone since (``gone``): each ``advance`` holds only the
-change, so the listing the last processed run saw is the advances applied in order
-(:meth:`TriggerState.processed_listing`), and the table grows with the files that
-arrive, not with the runs times the files present.
-
-The run is ``{{job.run_id}}`` (without the repair count): a repair of the run reads the
-``keys`` row its first attempt wrote. The ``advance`` row is written once every task of
-the run has a ``done`` row: the processed-version watermark moves only after the last
-task committed. The first watermark is the ``advance`` row of run :data:`DEPLOY_RUN` that
-``dbxdec deploy`` writes through a SQL warehouse (:func:`deploy_advance_value`; see
-``launch/workspace/first_watermark.py``); ``--from-version`` overrides it.
+``advance`` is written once every task of the run is ``done`` (the first by ``dbxdec
+deploy``, run :data:`DEPLOY_RUN`); a file-arrival run's rows also hold its listing change
+(``files``, ``gone``). A run given its keys moves no watermark but records what it
+covered, so a catch-up does not run those keys again: each task stores its sources'
+versions read before it ran, ``covered`` the smallest of each; a change at version ``v``
+is covered for key ``K`` only by a ``covered`` row holding ``K`` at a version ``>= v``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from ...backfill.wire import BACKFILL_KEY_PARAM
 from ...definitions.contracts import RunEnvironment
-from ..storage.delta import delta_table_exists
-from ..storage.formats import TableRef
+from ...definitions.triggers import TableUpdate
+from ..storage.delta import delta_table_exists, read_delta
+from ..storage.delta_history import latest_commit
 from ..storage.table_name import TableName
 
-_COLUMNS = "job STRING, run STRING, kind STRING, name STRING, value STRING"
-STATE_COLUMNS = _COLUMNS
+if TYPE_CHECKING:
+    from ..programs.run_kinds import TaskRunRequest
+
+STATE_COLUMNS = "job STRING, run STRING, kind STRING, name STRING, value STRING"
 """The state table's columns, as SQL (``CREATE TABLE`` and ``createDataFrame``)."""
 DEPLOY_RUN = "deploy"
+READ = "read"
+COVERED = "covered"
 FileStamp = tuple[int, int]
 """A listed file's size in bytes and modification time (epoch microseconds)."""
 
@@ -105,13 +104,6 @@ def job_run_of(run_id: str) -> str:
     return head if head.isdigit() and tail.isdigit() else run_id
 
 
-def table_ref(name: str, environment: RunEnvironment) -> TableRef:
-    """The table ``name`` in the run's environment (catalog name or local folder)."""
-    table = TableName.parse(name)
-    path = None if environment.databricks else table.local_path(environment.warehouse)
-    return TableRef(str(table), table.quoted, path)
-
-
 class TriggerState:
     """The state table of one job, in the run's environment (catalog name or local folder)."""
 
@@ -119,7 +111,7 @@ class TriggerState:
         self.spark = environment.spark
         self.job = job
         self._cache: list[tuple[str, str, str, str]] | None = None
-        self.table = table_ref(table, environment)
+        self.table = TableName.parse(table).ref(environment)
 
     def _rows(self, kind: str, run: str | None = None) -> list[Any]:
         """The job's rows of ``kind`` (of ``run``); the table is read once per instance
@@ -137,20 +129,14 @@ class TriggerState:
             return []
         from pyspark.sql import functions as F
 
-        reader = self.spark.read.format("delta")
-        frame = (
-            reader.load(str(self.table.path))
-            if self.table.path is not None
-            else reader.table(self.table.qualified)
-        )
-        frame = frame.where(F.col("job") == self.job)
+        frame = read_delta(self.spark, self.table).where(F.col("job") == self.job)
         return [
             (r[0], r[1], r[2], r[3]) for r in frame.select("run", "kind", "name", "value").collect()
         ]
 
     def append_rows(self, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
         """Append ``(job, run, kind, name, value)`` rows in one commit."""
-        writer = self.spark.createDataFrame(list(rows), _COLUMNS).write.format("delta")
+        writer = self.spark.createDataFrame(list(rows), STATE_COLUMNS).write.format("delta")
         writer = writer.mode("append")
         if self.table.path is not None:
             writer.save(str(self.table.path))
@@ -212,35 +198,23 @@ class TriggerState:
         versions: Mapping[str, int],
         pending: Sequence[str],
         stored: StoredRun | None = None,
+        *,
+        done: str | None = None,
     ) -> None:
-        self.append_rows([self._advance_row(run, versions, pending, stored)])
-
-    def _advance_row(
-        self,
-        run: str,
-        versions: Mapping[str, int],
-        pending: Sequence[str],
-        stored: StoredRun | None = None,
-    ) -> tuple[str, str, str, str, str]:
+        """Append the run's next ``advance`` row (after a ``done`` row of task ``done``)."""
         value = advance_value(versions, pending, len(self._rows("advance")) + 1, stored)
-        return (self.job, run, "advance", "", value)
+        rows = [] if done is None else [(self.job, run, "done", done, "")]
+        self.append_rows([*rows, (self.job, run, "advance", "", value)])
 
     def finish(self, run: str, task: str, tasks: set[str], stored: StoredRun) -> None:
         """Record that ``task`` committed in ``run``; once every task of ``tasks`` is
-        done, advance the watermarks to ``stored``'s versions.
-
-        When this instance already knows every other task done, the ``done`` and
-        ``advance`` rows go in one commit (a commit is the costly part of a small
-        write); otherwise the table is read again after the ``done`` row, since tasks
-        running beside this one may have finished meanwhile.
-        """
-        done_row = (self.job, run, "done", task, "")
+        done, advance the watermarks to ``stored``'s versions (in the same commit when
+        this instance knows every other task done; else after reading the table again)."""
         known = {str(r[2]) for r in self._rows("done", run)} | {task}
         if tasks <= known and not self.run_advanced(run):
-            row = self._advance_row(run, stored.versions, stored.pending, stored)
-            self.append_rows([done_row, row])
+            self.advance(run, stored.versions, stored.pending, stored, done=task)
             return
-        self.append_rows([done_row])
+        self.append_rows([(self.job, run, "done", task, "")])
         if tasks <= self.done_tasks(run) and not self.run_advanced(run):
             self.advance(run, stored.versions, stored.pending, stored)
 
@@ -265,3 +239,58 @@ def _listing_change(stored: StoredRun) -> dict[str, Any]:
 
 def _stamps(data: Mapping[str, Any]) -> dict[str, FileStamp]:
     return {str(p): (int(v[0]), int(v[1])) for p, v in data.items()}
+
+
+def covered_value(keys: Sequence[str], versions: Mapping[str, int]) -> str:
+    """The ``value`` of a ``read`` or ``covered`` row."""
+    return json.dumps({"keys": list(keys), "versions": dict(versions)}, sort_keys=True)
+
+
+def coverage_recorder(
+    request: TaskRunRequest, environment: RunEnvironment
+) -> Callable[[], None] | None:
+    """What a keyed task run of a table-triggered job records once it has committed
+    (``read``, then ``covered``), its sources' versions read now, before the task runs;
+    ``None`` for a run no coverage is recorded for."""
+    trigger = request.job.trigger
+    keys = request.keys
+    if (
+        request.kind is None
+        or request.kind.name != "task"
+        or not isinstance(trigger, TableUpdate)
+        or not request.params.get(BACKFILL_KEY_PARAM)
+        or keys is None
+        or not environment.run_id
+    ):
+        return None
+    versions = {s.name: _latest_version(environment, s.name) for s in trigger.sources}
+    state = TriggerState(environment, trigger.state_table, request.job.name)
+    return partial(_record, state, job_run_of(environment.run_id), request, keys.written, versions)
+
+
+def _record(
+    state: TriggerState,
+    run: str,
+    request: TaskRunRequest,
+    written: Sequence[str],
+    versions: Mapping[str, int],
+) -> None:
+    job = request.job
+    tasks = set(job.graph.topological_order())
+    value = covered_value(written, versions)
+    read_row = (job.name, run, READ, request.task_key, value)
+    reads = {str(r[2]): json.loads(r[3]) for r in state.rows_of(READ, run)}
+    reads[request.task_key] = json.loads(value)
+    if not tasks <= set(reads) or state.rows_of(COVERED, run):
+        state.append_rows([read_row])
+        return
+    lowest: dict[str, int] = {}
+    for read in reads.values():
+        for name, version in read["versions"].items():
+            lowest[name] = min(int(version), lowest.get(name, int(version)))
+    state.append_rows([read_row, (job.name, run, COVERED, "", covered_value(written, lowest))])
+
+
+def _latest_version(environment: RunEnvironment, name: str) -> int:
+    ref = TableName.parse(name).ref(environment)
+    return int(latest_commit(environment.spark, ref)["version"])

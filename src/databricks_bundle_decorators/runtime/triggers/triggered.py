@@ -1,35 +1,39 @@
-"""A table- or file-triggered run: resolve its keys once from what changed, store them,
-advance.
+"""A table- or file-triggered run, or a catching-up one: resolve its keys once, store
+them, advance.
 
 :func:`with_key_source` chooses where a task run's keys come from, once, where its
-request is built. For a run that a ``TableUpdate`` trigger started (see
-:mod:`...backfill.wire.trigger`; an explicit ``backfill_key`` always wins):
+request is built (an explicit ``backfill_key`` always wins). A run that a
+``TableUpdate`` trigger started takes the keys stored for the job run in the state table
+(:mod:`.trigger_state`) or, in the run's first task, resolves and stores them: the keys
+each source's versions ``watermark+1 .. triggered`` changed (:func:`changed_keys`),
+widened by lookback, plus the keys left pending, capped by ``max_keys``. A file-triggered
+run takes the keys of the files new or changed since the last processed listing
+(:mod:`.file_arrival`); a catching-up scheduled run the keys missing since the last
+done key (:func:`resolve_catch_up`). Once every task of the job has committed in the
+run, the watermarks advance.
 
-1. The run's keys come from the state table (:mod:`.trigger_state`) when a task of the
-   run (or of the run before a repair) stored them; otherwise this task resolves them:
-   for each source that committed, the keys its versions ``watermark+1 .. triggered``
-   changed (:func:`.change_feed.changed_keys`), widened by lookback to the output keys
-   they affect, plus the keys left pending by earlier runs, capped by ``max_keys``
-   (:mod:`...backfill.changed_keys`); and stores them. A file-triggered run takes the keys
-   of the files new or changed since the last processed listing (:mod:`.file_arrival`).
-2. The task runs over those keys (``written``; reads add each key's lookback).
-3. When the task has committed, its key source marks it done; once every task of the job is done
-   in the run, the watermarks advance to the triggered versions.
+Changed keys come from documented interfaces only (a job never reads ``_delta_log``):
+the change data feed (``readChangeFeed``,
+https://docs.databricks.com/aws/en/delta/delta-change-data-feed), else, best effort and
+logged as such, the ``replaceWhere`` predicates in ``DESCRIBE HISTORY``'s
+``operationParameters`` (https://docs.databricks.com/aws/en/delta/history), else the run
+fails naming the remedy.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...backfill import ResolvedKeys
 from ...backfill.catch_up import CatchUp
-from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
+from ...backfill.changed_keys import affected_keys, catch_up_plan, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
     BACKFILL_KEY_PARAM,
@@ -38,6 +42,7 @@ from ...backfill.wire import (
     TaskOrder,
     parse_run_time,
 )
+from ...backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE, job_id_of
 from ...backfill.wire.trigger import (
     TRIGGER_FROM_VERSION_PARAM,
     TRIGGER_VERSIONS_PARAM,
@@ -45,28 +50,43 @@ from ...backfill.wire.trigger import (
     triggered_location,
     triggered_versions,
 )
-from ...definitions import JobDefinition
+from ...definitions import JobDefinition, Source
 from ...definitions.contracts import RunEnvironment
 from ...definitions.triggers import FileArrival, TableUpdate
+from ...errors import UsageError
 from ..core.errors import TaskRunError
+from ..core.job_auth import job_run_client
+from ..core.key_columns import backfill_key_column
+from ..programs.presence import keyed_tables, read_presence
 from ..programs.run_kinds import KeySource, KeySourceName
-from .catching_up import resolve_catch_up, state_table
-from .change_feed import changed_keys
+from ..storage.delta_history import MAINTENANCE_OPERATIONS, sql_target
+from ..storage.formats import TableRef
+from ..storage.table_name import TableName
 from .file_arrival import resolve_file_arrival
-from .trigger_coverage import coverage_recorder
-from .trigger_state import StoredRun, TriggerState, job_run_of, table_ref
+from .run_history import newest_success, run_key
+from .trigger_state import StoredRun, TriggerState, coverage_recorder, job_run_of
 
 if TYPE_CHECKING:
     from ..programs.run_kinds import TaskRunRequest
 
 _logger = logging.getLogger("databricks_bundle_decorators.runtime")
 
+STATE_TABLE_NAME = "dbxdec_trigger_state"
+CDF_REMEDY = (
+    "enable the change data feed on it (ALTER TABLE {table} SET TBLPROPERTIES "
+    "(delta.enableChangeDataFeed = true)), then rerun with --from-version at or after the "
+    "version that enabled it"
+)
+_COMPARISON = re.compile(
+    r"[`(\s]*(?P<col>[A-Za-z_][A-Za-z0-9_]*)`?\s*(?P<op>>=|<=|=|>|<)\s*'(?P<lit>[^']*)'"
+)
+_IN = re.compile(r"[`(\s]*(?P<col>[A-Za-z_][A-Za-z0-9_]*)`?\s+IN\s*\((?P<items>[^)]*)\)", re.I)
+
 
 def with_key_source(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest:
-    """``request`` with its key source chosen, once: a table- or file-triggered run or a
-    catching-up one takes the keys stored for the job run (resolving and storing them in
-    its first task) and the task sees them as its ``backfill_key``; any other run keeps
-    the keys of its parameters (``scheduled`` or ``explicit``; ``keyless`` without).
+    """``request`` with its key source chosen, once: a triggered or catching-up run takes
+    the keys stored for the job run (the task sees them as its ``backfill_key``); any
+    other run keeps the keys of its parameters (``scheduled``, ``explicit``, ``keyless``).
 
     Raises:
         TaskRunError: the changed keys cannot be known (one line naming the remedy),
@@ -103,7 +123,11 @@ def _stored_keys(request: TaskRunRequest, environment: RunEnvironment) -> TaskRu
             name, resolve = "catch_up", partial(_given, request, given=given, versions=versions)
         else:
             resolve = partial(_resolve, request, environment, trigger=trigger, versions=versions)
-    elif isinstance(trigger, FileArrival) and file_triggered(trigger, params):
+    elif (  # started by its file-arrival trigger, and the job takes keys from files
+        isinstance(trigger, FileArrival)
+        and trigger.keys is not None
+        and triggered_location(params) is not None
+    ):
         table = state_table(job, trigger, environment)
         now = _now(request)
         resolve = partial(resolve_file_arrival, job, trigger, environment=environment, now=now)
@@ -130,22 +154,14 @@ def _stored_keys(request: TaskRunRequest, environment: RunEnvironment) -> TaskRu
     return replace(request, params=seen, keys=keys, source=KeySource(name, not written, finish))
 
 
-def file_triggered(trigger: FileArrival, params: Mapping[str, str]) -> bool:
-    """Whether a run of a ``FileArrival`` job was started by its trigger (and the job
-    takes keys from files)."""
-    return trigger.keys is not None and triggered_location(params) is not None
-
-
 _SHARED: dict[tuple[RunEnvironment, str, str], TriggerState] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 def _shared_state(environment: RunEnvironment, table: str, job: str) -> TriggerState:
     """The state table of ``job`` as the tasks of one run see it: one instance per run
-    (``environment.run_id``), so a local run's tasks, which run one after another in
-    this process, read the table once and see each other's rows (every row they write
-    goes through it). On Databricks each task is a process of its own. Only the last
-    run's instance is kept; a run without an id gets a fresh one each time."""
+    id (only the last run's is kept), so a local run's tasks, one after another in this
+    process, read the table once and see each other's rows."""
     if not environment.run_id:
         return TriggerState(environment, table, job)
     key = (environment, table, job)
@@ -187,7 +203,7 @@ def _resolve(
             changed |= changed_keys(
                 environment.spark,
                 source,
-                table_ref(source.name, environment),
+                TableName.parse(source.name).ref(environment),
                 backfill,
                 after + 1,
                 target,
@@ -244,3 +260,219 @@ def pending_keys(job: JobDefinition, environment: RunEnvironment) -> tuple[str, 
         return ()
     latest = TriggerState(environment, table, job.name).latest_advance()
     return latest.pending if latest is not None else ()
+
+
+def state_table(
+    job: JobDefinition, setting: CatchUp | FileArrival, environment: RunEnvironment
+) -> str:
+    """The state table of a catching-up or file-triggered job: the one ``setting``
+    declares, else ``dbxdec_trigger_state`` in the schema of its first partitioned output
+    table.
+
+    Raises:
+        UsageError: none declared and the job writes no partitioned table.
+    """
+    if setting.state_table:
+        return setting.state_table
+    tables, _ = keyed_tables(job, environment)
+    owner = "CatchUp" if isinstance(setting, CatchUp) else f"FileArrival(url={setting.url!r})"
+    if not tables:
+        raise UsageError(
+            f"job {job.name!r}: {owner} needs state_table='catalog.schema.table' (the job "
+            "writes no partitioned table to put it beside)"
+        )
+    return f"{sorted(tables)[0].rsplit('.', 1)[0]}.{STATE_TABLE_NAME}"
+
+
+def resolve_catch_up(
+    job: JobDefinition,
+    catch_up: CatchUp,
+    now: datetime,
+    environment: RunEnvironment,
+    params: Mapping[str, str],
+    state: TriggerState,
+) -> StoredRun:
+    """The keys of a catching-up run whose logical time is ``now``: every key after the
+    last done key (the last present in the job's output tables, or with
+    ``since="last_success"`` the key of the job's newest successful run) up to the
+    current key, oldest first, capped by ``max_keys``.
+
+    Raises:
+        TaskRunError: ``since="last_success"`` and the run history cannot be read (no job
+            id, no credentials, a refusal: one line naming the remedy).
+    """
+    backfill = job.backfill
+    assert isinstance(backfill, TimeBackfill)
+    if catch_up.since == "last_success":
+        done = _last_success(job, backfill, catch_up, params, state)
+    else:
+        current = backfill.current_key(now=now)
+        candidates = backfill.keys(None, current, now=now)
+        presence = read_presence(job, candidates, environment)
+        absent = set(presence.missing(candidates))
+        done = [k for k in candidates if k not in absent]
+    plan = catch_up_plan(backfill, done, now, catch_up.max_keys)
+    return StoredRun(with_lookback(backfill, plan.run), plan.run, {}, plan.pending)
+
+
+def _last_success(
+    job: JobDefinition,
+    backfill: TimeBackfill,
+    catch_up: CatchUp,
+    params: Mapping[str, str],
+    state: TriggerState,
+) -> list[str]:
+    """The key of the job's newest successful run (``[]``: none in its run history)."""
+    job_id = job_id_of(params)
+    if job_id is None:
+        raise TaskRunError(
+            f"job {job.name!r}: CatchUp(since='last_success') reads the job's run history "
+            f"and needs its id in job parameter {JOB_ID_PARAM} ({JOB_ID_VALUE} on "
+            f"Databricks; in a local run pass -p {JOB_ID_PARAM}=N with DATABRICKS_HOST and "
+            "DATABRICKS_TOKEN set)"
+        )
+    from databricks.sdk.errors.base import DatabricksError
+
+    try:
+        client = job_run_client(catch_up.secret_scope or "")
+        newest = newest_success(client, job_id)
+    except UsageError as exc:
+        raise TaskRunError(f"job {job.name!r}: CatchUp(since='last_success'): {exc}") from None
+    except (DatabricksError, OSError) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise TaskRunError(
+            f"job {job.name!r}: CatchUp(since='last_success') could not read the run "
+            f"history of job {job_id} (jobs/runs/list: {first})"
+        ) from None
+    if newest is None:
+        return []
+    key = run_key(backfill, newest, state.stored_run(str(newest.run_id)))
+    return [key] if key is not None else []
+
+
+def changed_keys(
+    spark: Any, source: Source, table: TableRef, backfill: TimeBackfill, start: int, end: int
+) -> set[str]:
+    """The keys of ``source``'s rows changed by versions ``start..end`` (inclusive).
+
+    Raises:
+        TaskRunError: neither the change feed nor the history tells (one line, with the
+            remedy).
+    """
+    assert source.event_time is not None  # TableUpdate checks it at definition
+    try:
+        feed = _read_feed(spark, table, start, end)
+        keyed = feed.select(backfill_key_column(source.event_time, backfill).alias("k"))
+        return {str(r[0]) for r in keyed.distinct().collect() if r[0] is not None}
+    except Exception as exc:  # CDF off or not recorded over the range
+        if not _missing_feed(exc):
+            raise
+    keys = _history_keys(spark, table, source.event_time, backfill, start, end)
+    if keys is None:
+        raise TaskRunError(
+            f"source {source.name}: versions {start}..{end} have no change data feed and "
+            f"their history does not name the changed keys; {CDF_REMEDY.format(table=source.name)}"
+        )
+    _logger.warning(
+        "source %s: changed keys of versions %d..%d read from DESCRIBE HISTORY "
+        "(replaceWhere predicates, best effort: no change data feed): %s",
+        source.name,
+        start,
+        end,
+        sorted(keys),
+    )
+    return keys
+
+
+def _read_feed(spark: Any, table: TableRef, start: int, end: int) -> Any:
+    reader = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", start)
+        .option("endingVersion", end)
+    )
+    if table.path is not None:
+        return reader.load(str(table.path))
+    return reader.table(table.qualified)
+
+
+def _missing_feed(exc: Exception) -> bool:
+    text = str(exc)
+    return "DELTA_MISSING_CHANGE_DATA" in text or "change data" in text.lower()
+
+
+def _history_keys(
+    spark: Any, table: TableRef, column: str, backfill: TimeBackfill, start: int, end: int
+) -> set[str] | None:
+    rows = (
+        spark.sql(f"DESCRIBE HISTORY {sql_target(table)}")
+        .select("version", "operation", "operationParameters")
+        .collect()
+    )
+    keys: set[str] = set()
+    for version, operation, parameters in rows:
+        if not start <= int(version) <= end or str(operation) in MAINTENANCE_OPERATIONS:
+            continue
+        predicate = dict(parameters or {}).get("predicate")
+        found = predicate_keys(str(predicate), column, backfill) if predicate else None
+        if found is None:
+            return None
+        keys |= found
+    return keys
+
+
+def predicate_keys(predicate: str, column: str, backfill: TimeBackfill) -> set[str] | None:
+    """The keys a ``replaceWhere`` predicate over ``column`` covers; ``None`` when it is
+    not a bounded range, equality or ``IN`` list of that column (best effort).
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> sorted(predicate_keys("ts >= '2024-01-02' AND ts < '2024-01-04'", "ts",
+        ...                       DailyBackfill("2024-01-01")))
+        ['2024-01-02', '2024-01-03']
+    """
+    lower: datetime | None = None
+    upper: datetime | None = None
+    points: list[datetime] = []
+    for match in _COMPARISON.finditer(predicate):
+        if match.group("col") != column:
+            return None
+        at = _instant(match.group("lit"))
+        if at is None:
+            return None
+        op = match.group("op")
+        if op == "=":
+            points.append(at)
+        elif op in (">=", ">"):
+            lower = at if lower is None else max(lower, at)
+        else:
+            upper = at if upper is None else min(upper, at)
+    for match in _IN.finditer(predicate):
+        if match.group("col") != column:
+            return None
+        for item in match.group("items").split(","):
+            at = _instant(item.strip().strip("'"))
+            if at is None:
+                return None
+            points.append(at)
+    keys = {backfill.key_of(p) for p in points}
+    if lower is not None and upper is not None and lower < upper:
+        key, last = backfill.key_of(lower), backfill.key_of(upper)
+        while backfill.compare(key, last) < 0 or (
+            key == last and backfill.window(key).start.to_stdlib() < upper
+        ):
+            keys.add(key)
+            key = backfill.shift_key(key, 1)
+    elif lower is not None or upper is not None:
+        return None  # an open range: which keys, the history does not say
+    return keys or None
+
+
+def _instant(text: str) -> datetime | None:
+    """A literal as an instant; a naive one is read in UTC, Databricks' default session
+    time zone (https://docs.databricks.com/aws/en/sql/language-manual/parameters/timezone)."""
+    try:
+        at = datetime.fromisoformat(text.replace(" ", "T", 1) if len(text) > 10 else text)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)
