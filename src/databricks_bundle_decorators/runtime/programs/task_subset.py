@@ -19,8 +19,7 @@ from ...definitions.graph import TaskNode
 from ...errors import UsageError, did_you_mean
 from ..core.errors import InputMissing
 from ..io.spark_table import SparkTableIoManager
-from ..job_tables.key_rows import table_presence
-from ..job_tables.outputs import TableOutput
+from ..job_tables.outputs import TableOutput, table_presence
 
 SEPARATOR = ","
 
