@@ -1,15 +1,10 @@
-"""``dbxdec-monitor``: the wheel entry point of a generated deadline monitor job.
+"""``dbxdec-monitor``: the wheel entry point of a generated deadline monitor job::
 
-Databricks passes the task's named parameters as ``--name=value`` arguments::
+    dbxdec-monitor --dbxdec_job=sales --dbxdec_module=pkg.sales --backfill_run_time=1711955400000
 
-    dbxdec-monitor --dbxdec_job=sales --dbxdec_module=pkg.sales \\
-        --backfill_run_time=1711955400000
-
-``backfill_run_time`` is the run's trigger time (``{{job.trigger.time.timestamp_ms}}``):
-overdue is judged at that instant, never at the wall clock inside the run (a repair
-judges the same keys). Exit codes: 0 no new overdue key, 1 new overdue keys (the
-``Error:`` line lists them: the monitor job's ``on_failure`` notifications carry it), 2
-bad arguments or a job without a monitor.
+Overdue is judged at ``backfill_run_time``, the run's trigger time, never the wall clock
+(a repair judges the same keys). Exit codes: 0 no new overdue key, 1 new overdue keys
+(the ``Error:`` line lists them), 2 bad arguments or a job without a monitor.
 """
 
 from __future__ import annotations
@@ -22,9 +17,9 @@ from pathlib import Path
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
 from ..definitions.contracts import LazySession, RunEnvironment
 from ..definitions.loader import import_module
-from ..errors import DbxdecError, UsageError
+from ..errors import UsageError
 from .core.context import on_databricks
-from .entrypoint import find_job
+from .entrypoint import exit_with, find_job
 from .job_tables.tables import local_warehouse
 from .running.deadline_monitor import run_monitor
 
@@ -46,7 +41,6 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
     """One monitor run for the job the arguments name. Raises what :func:`main` reports.
 
     Args:
-        argv: ``--name=value`` arguments, as Databricks passes a wheel task's.
         environment: Where the tables are (default: Unity Catalog on Databricks, the
             local warehouse elsewhere).
     """
@@ -78,9 +72,4 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: one ``Error:`` line and the exit code on failure."""
-    try:
-        run(sys.argv[1:] if argv is None else argv)
-    except DbxdecError as exc:
-        print(f"Error: {exc.render()}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    sys.exit(0)
+    exit_with(run, sys.argv[1:] if argv is None else argv, traceback=False)

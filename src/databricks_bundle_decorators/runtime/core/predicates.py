@@ -1,9 +1,6 @@
-"""SQL predicates over partition keys and time windows, built from quoted literals only.
-
-Every value that reaches a predicate goes through :func:`quote_literal` (string
-literal, backslash-escaped) or :func:`quote_identifier` (backtick-quoted, checked
-name). Nothing is interpolated raw, even values already validated upstream (static
-keys reject quotes and ``;`` at definition time; the builder quotes regardless).
+"""SQL predicates over partition keys and time windows, built from quoted literals only:
+every value goes through :func:`quote_literal` or :func:`quote_identifier`, even values
+validated upstream.
 
 Example:
     >>> keys_predicate("event_date", ["2024-01-01", "2024-01-02"])
@@ -23,7 +20,7 @@ COLUMN_RULE = "a letter or _ then up to 127 of A-Z a-z 0-9 _"
 
 
 def check_column(name: object, *, what: str = "column") -> str:
-    """Return ``name`` if it is a plain column name, else raise ``ValueError``."""
+    """``name`` if it is a plain column name, else ``ValueError``."""
     if not isinstance(name, str) or _COLUMN.fullmatch(name) is None:
         raise ValueError(f"{what} {name!r} is not a valid column name: expected {COLUMN_RULE}")
     return name
