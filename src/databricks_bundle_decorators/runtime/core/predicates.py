@@ -27,12 +27,7 @@ def check_column(name: object, *, what: str = "column") -> str:
 
 
 def quote_identifier(name: str) -> str:
-    """A backtick-quoted column name (a backtick inside is doubled).
-
-    Example:
-        >>> quote_identifier("event_date")
-        '`event_date`'
-    """
+    """A backtick-quoted column name (a backtick inside is doubled)."""
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -101,26 +96,22 @@ def windows_predicate(column: str, spans: Sequence[TimeWindow]) -> str:
 
 def conjunction(*predicates: str | None) -> str | None:
     """The ``AND`` of the given predicates, ``None`` when there are none."""
-    present = [p for p in predicates if p]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else " AND ".join(f"({p})" for p in present)
+    return _combine("AND", predicates)
 
 
 def disjunction(*predicates: str | None) -> str | None:
     """The ``OR`` of the given predicates, ``None`` when there are none."""
+    return _combine("OR", predicates)
+
+
+def _combine(operator: str, predicates: Sequence[str | None]) -> str | None:
     present = [p for p in predicates if p]
     if not present:
         return None
-    return present[0] if len(present) == 1 else " OR ".join(f"({p})" for p in present)
+    return present[0] if len(present) == 1 else f" {operator} ".join(f"({p})" for p in present)
 
 
 def equals_predicate(column: str, value: str) -> str:
-    """``column`` equal to the quoted literal ``value``.
-
-    Example:
-        >>> equals_predicate("region", "eu")
-        "`region` = 'eu'"
-    """
+    """``column`` equal to the quoted literal ``value``."""
     check_column(column)
     return f"{quote_identifier(column)} = {quote_literal(value)}"

@@ -78,7 +78,7 @@ def failing_checks(
 
 
 def late_keys(job: JobDefinition, environment: RunEnvironment, now: datetime) -> list[LateKey]:
-    """The keys of ``job`` due before ``now`` that the data shows are late, in key order.
+    """The keys of ``job`` due before ``now`` that the data shows are late, in order.
 
     Raises:
         UsageError: the job has no deadline monitor.
@@ -119,16 +119,12 @@ def _save(
 ) -> None:
     ref = results_ref(table, environment)
     spark = environment.spark
-    at = now.astimezone(timezone.utc).replace(tzinfo=None)  # UTC TIMESTAMP values
+
+    def utc(at: datetime) -> datetime:  # TIMESTAMP values are UTC
+        return at.astimezone(timezone.utc).replace(tzinfo=None)
+
     rows = [
-        (
-            job,
-            k.key,
-            k.reason,
-            k.due.astimezone(timezone.utc).replace(tzinfo=None),
-            seen.get((k.key, k.reason)) or at,
-        )
-        for k in late
+        (job, k.key, k.reason, utc(k.due), seen.get((k.key, k.reason)) or utc(now)) for k in late
     ]
     writer = (
         spark.createDataFrame(rows, STATE_SCHEMA)

@@ -39,25 +39,9 @@ class ServerlessConfError(RuntimeError):
     """A Spark property off :data:`SETTABLE_CONFS` was set on a Databricks-path session."""
 
 
-def settable_on_serverless(name: str) -> bool:
-    """Whether serverless compute documents ``name`` as a property a job may set.
-
-    Example:
-        >>> settable_on_serverless("spark.sql.session.timeZone")
-        True
-        >>> settable_on_serverless("spark.sql.sources.partitionOverwriteMode")
-        False
-    """
-    return name in SETTABLE_CONFS
-
-
 def check_conf(name: str) -> None:
-    """Raise when ``name`` may not be set on serverless compute.
-
-    Raises:
-        ServerlessConfError: the property is not on the documented list.
-    """
-    if not settable_on_serverless(name):
+    """Raise ``ServerlessConfError`` when ``name`` is not on the documented list."""
+    if name not in SETTABLE_CONFS:
         raise ServerlessConfError(
             f"Spark property {name!r} is not settable on serverless compute (settable: "
             f"{', '.join(sorted(SETTABLE_CONFS))}; read {READ_ON} from {SOURCES[0]}); pass it "

@@ -40,7 +40,7 @@ class SparkRemote:
 
     @classmethod
     def parse(cls, text: str) -> SparkRemote:
-        """Validate an ``sc://`` address.
+        """Validate an ``sc://`` address (its ``;`` parameters may hold a token: never echoed).
 
         Example:
             >>> SparkRemote.parse("sc://127.0.0.1:15002").port
@@ -51,7 +51,7 @@ class SparkRemote:
         Raises:
             ValueError: not ``sc://HOST[:PORT]``, optionally followed by ``/;params``.
         """
-        shown = text.split(";", 1)[0]  # parameters may hold a token: never echoed
+        shown = text.split(";", 1)[0]
         expected = (
             f"{shown!r} is not a Spark Connect address: expected sc://HOST:PORT, e.g. "
             f"sc://127.0.0.1:{DEFAULT_PORT}"
