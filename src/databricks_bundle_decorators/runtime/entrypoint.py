@@ -126,6 +126,31 @@ def find_job(module: ModuleType, name: str) -> JobDefinition:
     )
 
 
+def load_job(module: str, job: str) -> JobDefinition:
+    """Import ``module`` and find its job ``job``.
+
+    Raises:
+        UsageError: no such module, or no such job (the message lists the module's jobs).
+    """
+    found = import_module(module, not_found=f"--{MODULE_PARAM}={module}: module not found")
+    return find_job(found, job)
+
+
+def run_environment(databricks: bool, run_id: str = "", task_run_id: str = "") -> RunEnvironment:
+    """A run's environment: Unity Catalog on Databricks, else the local warehouse; its
+    Spark session is made on first use."""
+    if databricks:
+        from .session.spark import databricks_spark_session
+
+        return RunEnvironment(
+            LazySession(databricks_spark_session), Path("."), True, run_id, task_run_id=task_run_id
+        )
+    from .session.spark import local_spark_session
+
+    session = LazySession(local_spark_session)
+    return RunEnvironment(session, local_warehouse(), False, run_id, task_run_id=task_run_id)
+
+
 def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> None:
     """Run the task the arguments name. Raises the errors :func:`main` reports.
 
@@ -134,30 +159,15 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
             files locally).
     """
     arguments = parse_arguments(argv)
-    module = import_module(
-        arguments.module, not_found=f"--{MODULE_PARAM}={arguments.module}: module not found"
-    )
-    job = find_job(module, arguments.job)
+    job = load_job(arguments.module, arguments.job)
     if arguments.check_results:  # the project's table, baked in by codegen
         job.check_results = check_results_table(arguments.check_results, job.name, None)
     given = dict(arguments.params)
     if BACKFILL_RUN_TIME_PARAM not in given:  # run by hand: the run starts now
         given = pin_run_time(job, given)
     databricks = on_databricks()
-    if databricks:
-        from .session.spark import databricks_spark_session
-
-        session = LazySession(databricks_spark_session)
-        warehouse = Path(".")
-    else:
-        from .session.spark import local_spark_session, prepare_local_spark
-
-        session = LazySession(local_spark_session)
-        warehouse = local_warehouse()
     run_id = resolve_run_id(arguments.run_id, databricks=databricks)
-    environment = RunEnvironment(
-        session, warehouse, databricks, run_id, task_run_id=arguments.task_run_id
-    )
+    environment = run_environment(databricks, run_id, arguments.task_run_id)
     # an unknown task or parameter, a bad order or key: refused before Spark starts
     request = task_request(
         job, arguments.task, given, environment, for_each_element=arguments.for_each_element
@@ -165,12 +175,13 @@ def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> No
     if databricks:
         from .core.task_values import databricks_task_value_store
 
-        values = task_values or databricks_task_value_store(session.get)
+        values = task_values or databricks_task_value_store(environment.session.get)
     else:
         from .core.task_values import LocalTaskValueStore
+        from .session.spark import prepare_local_spark
 
         prepare_local_spark()  # a session task code creates itself is a Delta one too
-        state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
+        state = Path(os.environ.get(STATE_DIR_ENV, str(environment.warehouse.parent)))
         values = task_values or LocalTaskValueStore(state / "task_values" / run_id)
     run_task(request, environment=environment, task_values=values)
 

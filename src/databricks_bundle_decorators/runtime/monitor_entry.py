@@ -12,15 +12,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
-from ..definitions.contracts import LazySession, RunEnvironment
-from ..definitions.loader import import_module
+from ..definitions.contracts import RunEnvironment
 from ..errors import UsageError
 from .core.context import on_databricks
-from .entrypoint import exit_with, find_job
-from .job_tables.tables import local_warehouse
+from .entrypoint import exit_with, load_job, run_environment
 from .running.deadline_monitor import run_monitor
 
 
@@ -45,10 +42,7 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
             local warehouse elsewhere).
     """
     values = _arguments(argv)
-    module = import_module(
-        values[MODULE_PARAM], not_found=f"--{MODULE_PARAM}={values[MODULE_PARAM]}: module not found"
-    )
-    job = find_job(module, values[JOB_PARAM])
+    job = load_job(values[MODULE_PARAM], values[JOB_PARAM])
     try:
         now = parse_run_time(values.get(BACKFILL_RUN_TIME_PARAM, ""))
     except ValueError as exc:
@@ -56,15 +50,12 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
     if now is None:  # run by hand: the run starts now
         now = datetime.now(timezone.utc)
     if environment is None:
-        if on_databricks():
-            from .session.spark import databricks_spark_session
-
-            environment = RunEnvironment(LazySession(databricks_spark_session), Path("."), True)
-        else:
-            from .session.spark import local_spark_session, prepare_local_spark
+        databricks = on_databricks()
+        if not databricks:
+            from .session.spark import prepare_local_spark
 
             prepare_local_spark()
-            environment = RunEnvironment(LazySession(local_spark_session), local_warehouse())
+        environment = run_environment(databricks)
     late = run_monitor(job, environment, now)
     keys = ", ".join(k.key for k in late[:20]) + (" ..." if len(late) > 20 else "")
     print(f"dbxdec-monitor {job.name}: {len(late)} overdue key(s), none new: {keys}", flush=True)

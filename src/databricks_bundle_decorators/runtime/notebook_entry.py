@@ -51,15 +51,13 @@ def run_notebook(dbutils: Any, names: Sequence[str]) -> None:
     try:
         with redirect_stdout(printed):
             run(arguments, task_values=DbutilsTaskValueStore(dbutils))
-        reports = [line for line in printed.lines() if line.startswith(REPORT_PREFIX)]
         try:
-            value = exit_value(reports)
+            value = exit_value(printed.reports())
         except ValueError as exc:
             raise DbxdecError(str(exc)) from None
     except DbxdecError as exc:
         print(f"Error: {exc.render()}", file=sys.stderr)
-        reports = [line for line in printed.lines() if line.startswith(REPORT_PREFIX)]
-        keep_failed_reports(dict(a[2:].split("=", 1) for a in arguments), reports)
+        keep_failed_reports(dict(a[2:].split("=", 1) for a in arguments), printed.reports())
         raise
     dbutils.notebook.exit(value)
 
@@ -112,5 +110,5 @@ class _Tee(io.StringIO):
     def flush(self) -> None:
         self._out.flush()
 
-    def lines(self) -> list[str]:
-        return self.getvalue().splitlines()
+    def reports(self) -> list[str]:
+        return [line for line in self.getvalue().splitlines() if line.startswith(REPORT_PREFIX)]

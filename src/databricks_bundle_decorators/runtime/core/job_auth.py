@@ -70,31 +70,26 @@ def service_principal_settings(secret_scope: str, dbutils: DbUtils | None = None
     Raises:
         UsageError: the secret scope cannot be read here (outside a cluster).
     """
-    client_id, client_secret = _service_principal(secret_scope, dbutils)
+    try:
+        if dbutils is None:  # pragma: no cover - needs a cluster
+            from databricks.sdk.runtime import dbutils as runtime_dbutils
+
+            dbutils = cast("DbUtils", runtime_dbutils)
+        secrets = dbutils.secrets
+        client_id = secrets.get(secret_scope, CLIENT_ID_KEY)
+        client_secret = secrets.get(secret_scope, CLIENT_SECRET_KEY)
+    except Exception as exc:  # outside a cluster there is no dbutils.secrets
+        raise UsageError(
+            f"no default Databricks credentials and the secret scope {secret_scope!r} cannot "
+            f"be read here ({type(exc).__name__}): run it as a job run, or set "
+            "DATABRICKS_HOST and DATABRICKS_TOKEN"
+        ) from None
     return {
         "host": os.environ.get("DATABRICKS_HOST") or _runtime_host(),
         "client_id": client_id,
         "client_secret": client_secret,
         "auth_type": "oauth-m2m",
     }
-
-
-def _service_principal(scope: str, dbutils: DbUtils | None) -> tuple[str, str]:
-    try:
-        utils = dbutils if dbutils is not None else _runtime_dbutils()
-        return utils.secrets.get(scope, CLIENT_ID_KEY), utils.secrets.get(scope, CLIENT_SECRET_KEY)
-    except Exception as exc:  # outside a cluster there is no dbutils.secrets
-        raise UsageError(
-            f"no default Databricks credentials and the secret scope {scope!r} cannot be "
-            f"read here ({type(exc).__name__}): run it as a job run, or set "
-            "DATABRICKS_HOST and DATABRICKS_TOKEN"
-        ) from None
-
-
-def _runtime_dbutils() -> DbUtils:  # pragma: no cover - needs a cluster
-    from databricks.sdk.runtime import dbutils
-
-    return cast("DbUtils", dbutils)
 
 
 def _runtime_host() -> str | None:  # pragma: no cover - needs a cluster

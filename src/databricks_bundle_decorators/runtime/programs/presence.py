@@ -1,12 +1,10 @@
-"""Which backfill keys have data: read from the job's output tables, not from run history.
+"""Which backfill keys have data, read from the job's output tables, not run history.
 
-A key is *present* when every partitioned output table of the job has at least one row
-for it (inside the key's window, for a table with a ``time_column``); a table that does
-not exist has no key. Each table is read with one aggregate query
-(:func:`~..job_tables.outputs.table_presence`). On Databricks a presence run of the job
-(``dbxdec_order`` set) reports, from every task for the tables it writes, one
-:class:`~...backfill.wire.PresenceReport` line per table, which the launcher reads
-back. Outputs without a partition per key are left out, with a note.
+A key is present when every partitioned output table has a row for it (inside its
+window, for a table with a ``time_column``); each table is one aggregate query
+(:func:`~..job_tables.outputs.table_presence`). On Databricks a presence run's tasks
+print one :class:`~...backfill.wire.PresenceReport` line per table for the launcher.
+Outputs without a partition per key are left out, with a note.
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """Undo a backfill: restore the Delta tables its runs wrote to their version before it.
 
-Every dbxdec commit's ``userMetadata`` is ``dbxdec:<job>:<task>:<run id>:backfill=<id>``
-(a full refresh's swap: ``dbxdec:<job>:<task>:refresh=<id>:<run id>``), so a table's
-``DESCRIBE HISTORY`` says which versions a backfill committed; a ledger older than the
-backfill id finds them by its recorded run ids. Per table (``first``: the backfill's
-first commit), the action is:
-
-- ``restore``: ``RESTORE`` to ``first - 1``; refused without ``force`` when another
-  writer committed rows after ``first`` (maintenance commits change no row and do not
-  count), or when a ``VACUUM`` removed the files of that version.
-- ``empty``: the backfill created the table (``first == 0``); refused without ``force``,
-  with it every row is deleted (history stays).
-- ``none``: the backfill committed nothing to it (or it does not exist).
-- ``done``: undone already (the restore's version, from the ledger,
-  :attr:`BackfillRuns.undone`); only commits after it count, so a second undo is a no-op.
-
-Every table is planned and checked before any is restored; a table that changed since
-the plan is refused.
+A backfill's commits are found in ``DESCRIBE HISTORY`` by the ``userMetadata`` every
+dbxdec commit carries (:class:`BackfillRuns`). Per table (``first``: the backfill's first
+commit), the action is ``restore`` (to ``first - 1``), ``empty`` (the backfill created
+the table: every row is deleted, history stays), ``none`` (no commit of the backfill) or
+``done`` (undone already: only commits after the ledger's restore count). ``restore``
+and ``empty`` need ``force`` when another writer committed rows after ``first``
+(maintenance commits change no row), and ``empty`` always; a version whose files a
+``VACUUM`` removed is refused. Every table is planned and checked before any is
+restored; a table that changed since the plan is refused.
 """
 
 from __future__ import annotations
@@ -226,7 +218,7 @@ def plan_table(
         for c in considered
         if c.version > first and not runs.wrote(c.metadata) and changes_rows(c)
     )
-    if first == 0:
+    if first == 0:  # created by the backfill: no earlier version
         return TableUndo(table, tasks, "empty", current, None, ours, others)
     return TableUndo(table, tasks, "restore", current, first - 1, ours, others)
 
@@ -283,15 +275,11 @@ def undo_outputs(
         by_id=order.by_backfill_id,
     )
     plan = plan_undo(job, runs, environment, tasks={task_key})
-    for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:
+    lines = [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]
+    for line in lines + ([] if plan.tables else [f"task {task_key!r} writes no table"]):
         print(f"undo of backfill {order.backfill_id}: {line}", flush=True)
-    if not plan.tables:
-        print(
-            f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table", flush=True
-        )
     for done in plan.apply(environment.spark if plan.changes else None, force=order.force):
-        report = {"table": done.table.name, "version": done.made}
-        print(report_line("undo", report), flush=True)
+        print(report_line("undo", {"table": done.table.name, "version": done.made}), flush=True)
     return plan
 
 

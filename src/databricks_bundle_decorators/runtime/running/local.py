@@ -143,23 +143,22 @@ def run_job_locally(
     results: list[TaskResult] = []
     broken: dict[str, str] = {}
     stored: tuple[str, ...] | None = None  # the keys a triggered or catching-up run stored
+    emit = on_event or (lambda event: None)
     for task_key in selected:
         blocked = next((u for u in graph[task_key].upstream if u in broken), None)
         if blocked is not None:
             broken[task_key] = blocked
             result = TaskResult(task_key, "skipped", 0.0, f"upstream task {blocked!r} failed")
-            results.append(result)
-            _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
-            continue
-        _emit(on_event, TaskEvent("started", task_key, key_tuple))
-        request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
-        result, request = _run_one(request, environment, store)
-        if request.source is not None and request.source.name in ("triggered", "catch_up"):
-            stored = request.keys.written if request.keys is not None else ()
-        if result.status == "failed":
-            broken[task_key] = task_key
+        else:
+            emit(TaskEvent("started", task_key, key_tuple))
+            request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
+            result, request = _run_one(request, environment, store)
+            if request.source is not None and request.source.name in ("triggered", "catch_up"):
+                stored = request.keys.written if request.keys is not None else ()
+            if result.status == "failed":
+                broken[task_key] = task_key
         results.append(result)
-        _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+        emit(TaskEvent("finished", task_key, key_tuple, result))
     return JobRunResult(not broken, results, run_id, key_tuple if stored is None else stored)
 
 
@@ -185,21 +184,19 @@ def _run_one(
         request = resolved_request(request, environment)
         run_task(request, environment=environment, task_values=store)
     except DbxdecError as exc:
-        if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
-            _log_user_frames(request.task_key, exc.__cause__)
+        cause = exc.__cause__
+        # where in the user's own code it arose, once per process for alike errors
+        frames = user_frames(cause) if cause and _first_time(request.task_key, cause) else []
+        if frames:
+            _logger.error(
+                "task %s failed in your code:\n%s", request.task_key, "".join(frames).rstrip()
+            )
         error = exc.render()
     except Exception as exc:  # a bug outside user code still fails only this task
         _logger.exception("task %s failed", request.task_key)
         error = f"task {request.task_key!r}: {type(exc).__name__}: {exc}"
     status: TaskStatus = "succeeded" if error is None else "failed"
     return TaskResult(request.task_key, status, time.perf_counter() - started, error), request
-
-
-def _log_user_frames(task_key: str, error: BaseException) -> None:
-    """Log where in the user's own code ``error`` arose."""
-    frames = user_frames(error)
-    if frames:
-        _logger.error("task %s failed in your code:\n%s", task_key, "".join(frames).rstrip())
 
 
 _shown_lock = threading.Lock()
@@ -246,8 +243,3 @@ def slice_parameters(
     elif exact:
         out[BACKFILL_EXACT_PARAM] = "true"
     return out
-
-
-def _emit(on_event: Callable[[TaskEvent], None] | None, event: TaskEvent) -> None:
-    if on_event is not None:
-        on_event(event)

@@ -104,9 +104,7 @@ def ensure_delta_jars(*, download: bool = True, folder: Path | None = None) -> l
                 problems.append(f"{jar.file_name}: {problem}; mvn: {fallback}")
     if problems:
         raise EnvironmentProblem(_missing_message(root, "; ".join(problems)))
-    found = cached_jars(root)
-    assert found is not None
-    return found
+    return [root / jar.file_name for jar in DELTA_JARS]
 
 
 def _missing_message(root: Path, why: str) -> str:

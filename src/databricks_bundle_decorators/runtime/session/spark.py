@@ -163,11 +163,9 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     builder = SparkSession.builder.master(
         master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
     ).appName(app_name)
-    try:
-        found = ensure_delta_jars()
-    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+    jars = _delta_jars()
+    if jars is None:
         return
-    jars = ",".join(str(path) for path in found)
     settings = quiet_session_conf({**LOCAL_SESSION_CONF, **(conf or {})})
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
@@ -178,6 +176,13 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     spark.sparkContext.setLogLevel("ERROR")
     quiet_query_context_loggers()
     return configure(spark)
+
+
+def _delta_jars() -> str | None:
+    try:
+        return ",".join(str(path) for path in ensure_delta_jars())
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return None
 
 
 SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
@@ -193,13 +198,9 @@ def prepare_local_spark() -> None:
         return
     from pyspark import SparkContext
 
-    if SparkContext._active_spark_context is not None:
+    jars = None if SparkContext._active_spark_context is not None else _delta_jars()
+    if jars is None:
         return
-    try:
-        found = ensure_delta_jars()
-    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
-        return
-    jars = ",".join(str(path) for path in found)
     settings = quiet_session_conf(LOCAL_SESSION_CONF)
     args = ["--jars", jars]
     for key, value in settings.items():

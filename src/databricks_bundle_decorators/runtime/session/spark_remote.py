@@ -136,7 +136,7 @@ def remote_spark_session(remote: SparkRemote, local_conf: dict[str, str]) -> Any
 
     with _CONNECTING:
         active = SparkSession.getActiveSession()
-        if active is not None and _is_connect(active):
+        if active is not None and type(active).__module__.startswith("pyspark.sql.connect"):
             return active
         require_connect_client()
         remote.probe()
@@ -144,7 +144,3 @@ def remote_spark_session(remote: SparkRemote, local_conf: dict[str, str]) -> Any
         for key, value in local_conf.items():
             session.conf.set(key, value)
         return session
-
-
-def _is_connect(session: Any) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")
