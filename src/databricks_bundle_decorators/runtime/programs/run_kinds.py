@@ -95,18 +95,10 @@ KeySourceName = Literal["keyless", "scheduled", "explicit", "triggered", "catch_
 
 @dataclass(frozen=True, slots=True)
 class KeySource:
-    """Where a run's keys come from, chosen once where its request is built
-    (:func:`~..triggers.triggered.with_key_source`).
-
-    Attributes:
-        name: ``scheduled`` (from the run's time: data lag, lookback, schedule gaps),
-            ``explicit`` (``backfill_key``, or a range), ``triggered`` (from the tables
-            or files that changed), ``catch_up`` (the keys a catch-up orders, or the
-            missing keys of a ``CatchUp`` run), or ``keyless``.
-        idle: The source left the run nothing to write: the task is not called.
-        committed: Records, once the task committed, what the source keeps of it (a
-            triggered run's ``done`` row, a keyed run's coverage); ``None``: nothing.
-    """
+    """Where a run's keys come from (``scheduled``, ``explicit``, ``triggered``,
+    ``catch_up`` or ``keyless``), chosen once by
+    :func:`~..triggers.triggered.with_key_source`. ``idle``: nothing to write, the task is
+    not called; ``committed``: records what the source keeps once the task committed."""
 
     name: KeySourceName
     idle: bool = False
@@ -115,18 +107,10 @@ class KeySource:
 
 @dataclass(frozen=True, slots=True)
 class TaskRunRequest:
-    """One task of one job run.
-
-    Attributes:
-        params: Every job parameter of the run (see :func:`~..running.dispatch.job_parameters`).
-        keys: The run's resolved keys, ``None`` without backfill or in a keyless run.
-        now: The clock for key resolution inside the task; ``None`` reads the wall clock.
-        for_each_element: On Databricks, the one iteration element of a for-each task;
-            ``None`` runs every element in turn.
-        kind, source: The run's kind and key source, set where the request was made
-            (:func:`~..running.dispatch.task_request`); ``None``:
-            :func:`~..running.dispatch.run_task` sets them.
-    """
+    """One task of one job run: every job parameter, the resolved keys (``None``:
+    keyless), the clock for key resolution in the task (``None``: the wall clock), the one
+    for-each element on Databricks (``None``: every element in turn), and the kind and key
+    source (``None``: :func:`~..running.dispatch.run_task` sets them)."""
 
     job: JobDefinition
     task_key: str

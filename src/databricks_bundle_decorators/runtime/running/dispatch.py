@@ -68,12 +68,10 @@ def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, st
 
 
 def run_keys(job: JobDefinition, params: Mapping[str, str]) -> ResolvedKeys | None:
-    """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill
-    and in a keyless run.
+    """The keys a run of ``job`` with ``params`` processes (``None``: keyless).
 
     Raises:
-        UsageError: a key is malformed, out of bounds, or cannot be derived, or the
-            run's kind cannot be decoded.
+        UsageError: a bad or underivable key, or an undecodable kind.
     """
     return None if job.backfill is None else _keys(job, params, decode_run_kind(job, params))
 
@@ -164,9 +162,8 @@ def run_task(
     committed, its key source records it.
 
     Raises:
-        TaskRunError: the function raised (chained), the output was rejected, a check
-            failed, an input is missing, or a triggered run's keys cannot be resolved;
-            the message names the task and the keys.
+        TaskRunError: the task failed (see :func:`~..programs.task_run.run_task_program`),
+            or a triggered run's keys cannot be resolved.
         UsageError: unknown task, or the run's kind cannot be decoded.
     """
     request = resolved_request(request, environment)
