@@ -56,10 +56,8 @@ class SparkRemote:
             f"{shown!r} is not a Spark Connect address: expected sc://HOST:PORT, e.g. "
             f"sc://127.0.0.1:{DEFAULT_PORT}"
         )
-        if not text.startswith("sc://"):
-            raise ValueError(expected)
-        authority, _, rest = text[len("sc://") :].partition("/")
-        if rest and not rest.startswith(";"):
+        authority, _, rest = text.removeprefix("sc://").partition("/")
+        if not text.startswith("sc://") or (rest and not rest.startswith(";")):
             raise ValueError(expected)
         host, colon, port_text = authority.rpartition(":")
         if not colon:
