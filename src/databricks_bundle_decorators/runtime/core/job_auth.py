@@ -1,17 +1,14 @@
-"""How code inside a job run authenticates to its workspace (a task's ``CatchUp`` run
-history read, the detached backfill's controller):
+"""How code in a job run (a ``CatchUp`` run-history read, the detached backfill's
+controller) authenticates to its workspace, never putting a credential in a parameter,
+log line, table or file:
 
-1. The SDK's default authentication: environment variables, a configuration profile, and
-   on a cluster the runtime's own credentials (the ``runtime`` strategy of its default
-   chain: https://docs.databricks.com/aws/en/dev-tools/auth/unified-auth).
-2. Otherwise OAuth machine-to-machine credentials of the job's service principal, its
-   ``client_id`` and ``client_secret`` read from a secret scope with
-   ``dbutils.secrets.get`` (https://docs.databricks.com/aws/en/dev-tools/databricks-utils;
-   the SDK's ``get_secret`` needs a client already), then the SDK's ``oauth-m2m`` strategy
-   (https://docs.databricks.com/aws/en/dev-tools/auth/oauth-m2m). ``dbutils`` is a
-   parameter, so tests hand in a stand-in.
-
-Neither path puts a credential in a parameter, a log line, a table or a file.
+1. the SDK's default authentication, on a cluster the runtime's own credentials
+   (https://docs.databricks.com/aws/en/dev-tools/auth/unified-auth);
+2. else OAuth machine-to-machine as the job's service principal, its ``client_id`` and
+   ``client_secret`` read from a secret scope with ``dbutils.secrets.get``
+   (https://docs.databricks.com/aws/en/dev-tools/databricks-utils; the SDK's
+   ``get_secret`` needs a client already), then the SDK's ``oauth-m2m`` strategy
+   (https://docs.databricks.com/aws/en/dev-tools/auth/oauth-m2m).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """How a run changed its keys in the tables it wrote (``dbxdec backfill --diff-gate``):
-row counts and each table's declared aggregates (``gate=``) per key, before and after.
-
-"After" is the run's commit, found by the run identity in its ``userMetadata`` (on
-Databricks ``<job run id>-<repair count>``: any repair of the run counts); "before" is
-the version before the backfill's first commit to the table. Both are read with Delta
-time travel (``versionAsOf``: https://docs.databricks.com/aws/en/delta/history), one
-grouped read each. A key without rows before has ``before=None`` and no aggregates
-compared; a table the run did not commit to is left out.
+per key, row counts and each table's declared aggregates (``gate=``) at the version
+before the backfill's first commit and at the run's commit (any repair of the run on
+Databricks), by Delta time travel (https://docs.databricks.com/aws/en/delta/history).
+A key without rows before is compared by row count only; a table the run did not commit
+to is left out.
 """
 
 from __future__ import annotations
