@@ -106,11 +106,6 @@ def quiet_session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
     return settings
 
 
-def announce_start() -> None:
-    """Say once, before the JVM starts, that the first slice waits for Spark."""
-    print(STARTING_LINE, file=sys.stderr, flush=True)
-
-
 def configure(spark: Any) -> Any:
     """Apply the settings dbxdec's IoManagers rely on (serverless-settable ones only:
     this runs on Databricks too); returns ``spark``."""
@@ -170,7 +165,7 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    announce_start()
+    print(STARTING_LINE, file=sys.stderr, flush=True)  # the first slice waits for the JVM
     with jvm_stderr_filtered():  # the JVM's stderr without Spark 4's incubator warning
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
