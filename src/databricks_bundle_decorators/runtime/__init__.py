@@ -1,23 +1,9 @@
 """Run ONE task: ``dbxdec-run``, IoManagers, per-slice checks, task values, local runner.
 
-``runtime/`` is split into rooms, one subpackage per responsibility. :data:`ROOMS` lists
-them lowest first: a module of a room imports only from its own room, from rooms before
-it in the list, and from the layers above ``runtime`` (``tests/test_layers.py`` checks
-it, ``TYPE_CHECKING`` and function-level imports included). Only the modules whose
-dotted paths are written outside the package stay flat: :mod:`.entrypoint`
-(``dbxdec-run``), :mod:`.monitor_entry` (``dbxdec-monitor``), :mod:`.notebook_entry` (a
-generated notebook task) and :mod:`.spark` (``local_spark_session``, imported by the
-tests ``dbxdec init`` writes); they may import every room, and no room imports them.
-
-- :mod:`.core` -- errors, key scopes, IoManager contexts, SQL predicates, task values;
-- :mod:`.session` -- the Spark session: embedded, Spark Connect, serverless rules;
-- :mod:`.storage` -- table formats and Delta operations, below any IoManager;
-- :mod:`.checks` -- per-slice checks: measuring, judging, baselines, quarantine, results;
-- :mod:`.io` -- IoManagers: the contract and the Spark table IoManager;
-- :mod:`.job_tables` -- a job's tables: catalog names, outputs, sources, rows per key;
-- :mod:`.programs` -- the run kinds and their programs: task run, presence, undo, refresh;
-- :mod:`.triggers` -- table-triggered and catching-up runs;
-- :mod:`.running` -- one task through one code path, the local DAG runner, the monitor.
+One subpackage (room) per responsibility; :data:`ROOMS` lists them lowest first, and a
+room imports only itself, the rooms before it and the layers above ``runtime``
+(``tests/test_layers.py``). The flat modules are the paths written outside the package:
+:mod:`.entrypoint`, :mod:`.monitor_entry`, :mod:`.notebook_entry` and :mod:`.spark`.
 """
 
 from ..backfill.scope import KeyScope
@@ -41,7 +27,6 @@ ROOMS = [
     "triggers",
     "running",
 ]
-"""The rooms of ``runtime/``, lowest first: a room imports only the rooms before it."""
 
 __all__ = [
     "Check",

@@ -1,27 +1,24 @@
-"""``dbxdec-run``: the wheel entry point every generated Databricks task calls.
-
-Databricks passes the task's named parameters as ``--name=value`` arguments::
+"""``dbxdec-run``: the wheel entry point every generated Databricks task calls, with the
+task's named parameters as ``--name=value`` arguments::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=examples.sales_pipeline \\
         --dbxdec_run_id=550315892394120 \\
         --backfill_key=2024-01-01 --backfill_start_key= --backfill_exact=false
 
-Only ``dbxdec_module`` is imported and only its job is traced; the SparkSession is made
-on first use (an IoManager, a source, ``read_table``), so a task that needs no Spark
-starts no JVM. ``dbxdec_run_id`` (the
-Databricks job run id) identifies the run's Delta commits. Other parameters are the
-job parameters of the run. Exit codes: 0 success, 1 the task failed, 2 bad arguments
-or unknown job/task (the message lists what exists).
+Only ``dbxdec_module`` is imported and only its job traced; the SparkSession is made on
+first use. ``dbxdec_run_id`` identifies the run's Delta commits; the other parameters
+are the run's job parameters. Exit codes: 0 success, 1 the task failed, 2 bad arguments
+or unknown job/task.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from traceback import print_exception
 from types import ModuleType
 
 from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM
@@ -62,9 +59,8 @@ class EntryArguments:
 
 
 def parse_arguments(argv: Sequence[str]) -> EntryArguments:
-    """Parse ``--name=value`` arguments; a repeated name keeps its last value.
-
-    ``--name value`` is accepted too, for runs by hand.
+    """Parse ``--name=value`` (or, by hand, ``--name value``) arguments; a repeated name
+    keeps its last value.
 
     Raises:
         UsageError: a positional argument, a missing value, or a missing
@@ -99,13 +95,9 @@ def parse_arguments(argv: Sequence[str]) -> EntryArguments:
 
 
 def resolve_run_id(given: str | None, *, databricks: bool) -> str:
-    """The run's id: ``--dbxdec_run_id`` (Databricks renders :data:`RUN_ID_VALUE` into it),
-    else ``$DBXDEC_RUN_ID``, else ``""`` on Databricks (commits without a transaction id)
-    or a new local id.
-
-    A value still holding ``{{...}}`` (generated parameters run by hand, unrendered) is
-    not an id: every such run would share it, and Delta would skip their writes.
-    """
+    """The run's id: ``--dbxdec_run_id`` unless still an unrendered ``{{...}}`` (runs
+    sharing it would have Delta skip their writes), else ``$DBXDEC_RUN_ID``, else ``""``
+    on Databricks or a new local id."""
     if given and "{{" not in given:
         return given
     from_env = os.environ.get(RUN_ID_ENV, "")
@@ -115,8 +107,7 @@ def resolve_run_id(given: str | None, *, databricks: bool) -> str:
 
 
 def find_job(module: ModuleType, name: str) -> JobDefinition:
-    """The job ``name`` defined in ``module`` (module attributes first, then the default
-    registry, so jobs registered in a custom registry are found too).
+    """The job ``name``: an attribute of ``module``, else in the default registry.
 
     Raises:
         UsageError: no such job; the message lists the module's jobs.
@@ -135,69 +126,82 @@ def find_job(module: ModuleType, name: str) -> JobDefinition:
     )
 
 
+def load_job(module: str, job: str) -> JobDefinition:
+    """Import ``module`` and find its job ``job``.
+
+    Raises:
+        UsageError: no such module, or no such job (the message lists the module's jobs).
+    """
+    found = import_module(module, not_found=f"--{MODULE_PARAM}={module}: module not found")
+    return find_job(found, job)
+
+
+def run_environment(databricks: bool, run_id: str = "", task_run_id: str = "") -> RunEnvironment:
+    """A run's environment: Unity Catalog on Databricks, else the local warehouse; its
+    Spark session is made on first use."""
+    if databricks:
+        from .session.spark import databricks_spark_session
+
+        return RunEnvironment(
+            LazySession(databricks_spark_session), Path("."), True, run_id, task_run_id=task_run_id
+        )
+    from .session.spark import local_spark_session
+
+    session = LazySession(local_spark_session)
+    return RunEnvironment(session, local_warehouse(), False, run_id, task_run_id=task_run_id)
+
+
 def run(argv: Sequence[str], *, task_values: TaskValueStore | None = None) -> None:
     """Run the task the arguments name. Raises the errors :func:`main` reports.
 
     Args:
-        argv: ``--name=value`` arguments, as Databricks passes a wheel task's.
-        task_values: Where task values live (a notebook task passes its ``dbutils``'
-            store); default: ``dbutils`` on Databricks, JSON files locally.
+        task_values: Where task values live (default: ``dbutils`` on Databricks, JSON
+            files locally).
     """
     arguments = parse_arguments(argv)
-    module = import_module(
-        arguments.module, not_found=f"--{MODULE_PARAM}={arguments.module}: module not found"
-    )
-    job = find_job(module, arguments.job)
+    job = load_job(arguments.module, arguments.job)
     if arguments.check_results:  # the project's table, baked in by codegen
         job.check_results = check_results_table(arguments.check_results, job.name, None)
     given = dict(arguments.params)
     if BACKFILL_RUN_TIME_PARAM not in given:  # run by hand: the run starts now
         given = pin_run_time(job, given)
     databricks = on_databricks()
-    if databricks:
-        from .session.spark import databricks_spark_session
-
-        session = LazySession(databricks_spark_session)
-        warehouse = Path(".")
-    else:
-        from .session.spark import local_spark_session, prepare_local_spark
-
-        session = LazySession(local_spark_session)
-        warehouse = local_warehouse()
     run_id = resolve_run_id(arguments.run_id, databricks=databricks)
-    environment = RunEnvironment(
-        session, warehouse, databricks, run_id, task_run_id=arguments.task_run_id
-    )
-    # an unknown task or parameter, a bad order or key: refused before Spark starts (a
-    # triggered run's keys are read from its state table after these refusals)
+    environment = run_environment(databricks, run_id, arguments.task_run_id)
+    # an unknown task or parameter, a bad order or key: refused before Spark starts
     request = task_request(
         job, arguments.task, given, environment, for_each_element=arguments.for_each_element
     )
     if databricks:
         from .core.task_values import databricks_task_value_store
 
-        values = task_values or databricks_task_value_store(session.get)
+        values = task_values or databricks_task_value_store(environment.session.get)
     else:
         from .core.task_values import LocalTaskValueStore
+        from .session.spark import prepare_local_spark
 
         prepare_local_spark()  # a session task code creates itself is a Delta one too
-        state = Path(os.environ.get(STATE_DIR_ENV, str(warehouse.parent)))
+        state = Path(os.environ.get(STATE_DIR_ENV, str(environment.warehouse.parent)))
         values = task_values or LocalTaskValueStore(state / "task_values" / run_id)
     run_task(request, environment=environment, task_values=values)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point: one ``Error:`` line and the exit code on failure.
+    """Console-script entry point: one ``Error:`` line and the exit code on failure (a
+    failure in the task's own code prints its traceback first, for the job logs)."""
+    exit_with(run, sys.argv[1:] if argv is None else argv, traceback=True)
 
-    A failure inside the task's own code also prints its traceback, for the job logs.
-    """
-    args = sys.argv[1:] if argv is None else argv
+
+def exit_with(
+    run: Callable[[Sequence[str]], None], args: Sequence[str], *, traceback: bool
+) -> None:
+    """Run an entry point's ``run(args)``, then exit with 0 or the error's code."""
     try:
         run(args)
     except DbxdecError as exc:
         cause = exc.__cause__
-        if cause is not None and not isinstance(cause, DbxdecError):
-            traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+        if traceback and cause is not None and not isinstance(cause, DbxdecError):
+            print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
         print(f"Error: {exc.render()}", file=sys.stderr)
         sys.exit(exc.exit_code)
     sys.exit(0)

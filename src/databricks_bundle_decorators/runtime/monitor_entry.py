@@ -1,15 +1,10 @@
-"""``dbxdec-monitor``: the wheel entry point of a generated deadline monitor job.
+"""``dbxdec-monitor``: the wheel entry point of a generated deadline monitor job::
 
-Databricks passes the task's named parameters as ``--name=value`` arguments::
+    dbxdec-monitor --dbxdec_job=sales --dbxdec_module=pkg.sales --backfill_run_time=1711955400000
 
-    dbxdec-monitor --dbxdec_job=sales --dbxdec_module=pkg.sales \\
-        --backfill_run_time=1711955400000
-
-``backfill_run_time`` is the run's trigger time (``{{job.trigger.time.timestamp_ms}}``):
-overdue is judged at that instant, never at the wall clock inside the run (a repair
-judges the same keys). Exit codes: 0 no new overdue key, 1 new overdue keys (the
-``Error:`` line lists them: the monitor job's ``on_failure`` notifications carry it), 2
-bad arguments or a job without a monitor.
+Overdue is judged at ``backfill_run_time``, the run's trigger time, never the wall clock
+(a repair judges the same keys). Exit codes: 0 no new overdue key, 1 new overdue keys
+(the ``Error:`` line lists them), 2 bad arguments or a job without a monitor.
 """
 
 from __future__ import annotations
@@ -17,15 +12,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
-from ..definitions.contracts import LazySession, RunEnvironment
-from ..definitions.loader import import_module
-from ..errors import DbxdecError, UsageError
+from ..definitions.contracts import RunEnvironment
+from ..errors import UsageError
 from .core.context import on_databricks
-from .entrypoint import find_job
-from .job_tables.tables import local_warehouse
+from .entrypoint import exit_with, load_job, run_environment
 from .running.deadline_monitor import run_monitor
 
 
@@ -46,15 +38,11 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
     """One monitor run for the job the arguments name. Raises what :func:`main` reports.
 
     Args:
-        argv: ``--name=value`` arguments, as Databricks passes a wheel task's.
         environment: Where the tables are (default: Unity Catalog on Databricks, the
             local warehouse elsewhere).
     """
     values = _arguments(argv)
-    module = import_module(
-        values[MODULE_PARAM], not_found=f"--{MODULE_PARAM}={values[MODULE_PARAM]}: module not found"
-    )
-    job = find_job(module, values[JOB_PARAM])
+    job = load_job(values[MODULE_PARAM], values[JOB_PARAM])
     try:
         now = parse_run_time(values.get(BACKFILL_RUN_TIME_PARAM, ""))
     except ValueError as exc:
@@ -62,15 +50,12 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
     if now is None:  # run by hand: the run starts now
         now = datetime.now(timezone.utc)
     if environment is None:
-        if on_databricks():
-            from .session.spark import databricks_spark_session
-
-            environment = RunEnvironment(LazySession(databricks_spark_session), Path("."), True)
-        else:
-            from .session.spark import local_spark_session, prepare_local_spark
+        databricks = on_databricks()
+        if not databricks:
+            from .session.spark import prepare_local_spark
 
             prepare_local_spark()
-            environment = RunEnvironment(LazySession(local_spark_session), local_warehouse())
+        environment = run_environment(databricks)
     late = run_monitor(job, environment, now)
     keys = ", ".join(k.key for k in late[:20]) + (" ..." if len(late) > 20 else "")
     print(f"dbxdec-monitor {job.name}: {len(late)} overdue key(s), none new: {keys}", flush=True)
@@ -78,9 +63,4 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: one ``Error:`` line and the exit code on failure."""
-    try:
-        run(sys.argv[1:] if argv is None else argv)
-    except DbxdecError as exc:
-        print(f"Error: {exc.render()}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    sys.exit(0)
+    exit_with(run, sys.argv[1:] if argv is None else argv, traceback=False)

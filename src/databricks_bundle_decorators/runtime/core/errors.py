@@ -1,4 +1,4 @@
-"""Errors of a task run. Each renders as one line naming the job, task and keys."""
+"""Errors of a task run (exit 1), each one line naming the job, task and keys."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from ...errors import DbxdecError
 
 
 class TaskRunError(DbxdecError):
-    """A task run failed (exit 1); the message names what failed and for which keys."""
+    """A task run failed."""
 
 
 class OutputRejected(TaskRunError):

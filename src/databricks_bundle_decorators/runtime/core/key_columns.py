@@ -1,17 +1,6 @@
-"""A Spark column of backfill keys: a timestamp column formatted as a definition's keys.
-
-``backfill_key_column(F.col("event_ts"), definition)`` gives, for each row, the key
-whose window contains the row's instant -- ``2024-03-31`` (daily), ``2024-03-31T05``
-(hourly), ``2024-W13`` (weekly, ISO), ``2024-03-01`` (monthly) -- in the definition's
-time zone, so a task can write a partition column that agrees with ``key_of``.
-
-The result does not depend on the session's time zone (``spark.sql.session.timeZone``):
-the instant becomes the zone's wall clock as epoch arithmetic (``from_utc_timestamp``
-shifts by the zone's offset at that instant; casting a timestamp to a number is its epoch
-seconds), and the wall clock's date and hour are computed from that number. A repeated
-local hour maps to its one key, as the definition's windows do; the one case where
-wall-clock formatting and the definition part is a fall-back that is not aligned to the
-period (Pacific/Chatham's 03:45 -> 02:45: its second 02:45-03:00 belongs to hour 03).
+"""A Spark column of backfill keys: a timestamp column formatted as a definition's keys,
+in its time zone, whatever the session's time zone (the zone's wall clock is computed as
+epoch arithmetic). A repeated local hour maps to its one key, as the windows do.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""SQL predicates over partition keys and time windows, built from quoted literals only.
-
-Every value that reaches a predicate goes through :func:`quote_literal` (string
-literal, backslash-escaped) or :func:`quote_identifier` (backtick-quoted, checked
-name). Nothing is interpolated raw, even values already validated upstream (static
-keys reject quotes and ``;`` at definition time; the builder quotes regardless).
+"""SQL predicates over partition keys and time windows, built from quoted literals only:
+every value goes through :func:`quote_literal` or :func:`quote_identifier`, even values
+validated upstream.
 
 Example:
     >>> keys_predicate("event_date", ["2024-01-01", "2024-01-02"])
@@ -23,19 +20,14 @@ COLUMN_RULE = "a letter or _ then up to 127 of A-Z a-z 0-9 _"
 
 
 def check_column(name: object, *, what: str = "column") -> str:
-    """Return ``name`` if it is a plain column name, else raise ``ValueError``."""
+    """``name`` if it is a plain column name, else ``ValueError``."""
     if not isinstance(name, str) or _COLUMN.fullmatch(name) is None:
         raise ValueError(f"{what} {name!r} is not a valid column name: expected {COLUMN_RULE}")
     return name
 
 
 def quote_identifier(name: str) -> str:
-    """A backtick-quoted column name (a backtick inside is doubled).
-
-    Example:
-        >>> quote_identifier("event_date")
-        '`event_date`'
-    """
+    """A backtick-quoted column name (a backtick inside is doubled)."""
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -104,26 +96,22 @@ def windows_predicate(column: str, spans: Sequence[TimeWindow]) -> str:
 
 def conjunction(*predicates: str | None) -> str | None:
     """The ``AND`` of the given predicates, ``None`` when there are none."""
-    present = [p for p in predicates if p]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else " AND ".join(f"({p})" for p in present)
+    return _combine("AND", predicates)
 
 
 def disjunction(*predicates: str | None) -> str | None:
     """The ``OR`` of the given predicates, ``None`` when there are none."""
+    return _combine("OR", predicates)
+
+
+def _combine(operator: str, predicates: Sequence[str | None]) -> str | None:
     present = [p for p in predicates if p]
     if not present:
         return None
-    return present[0] if len(present) == 1 else " OR ".join(f"({p})" for p in present)
+    return present[0] if len(present) == 1 else f" {operator} ".join(f"({p})" for p in present)
 
 
 def equals_predicate(column: str, value: str) -> str:
-    """``column`` equal to the quoted literal ``value``.
-
-    Example:
-        >>> equals_predicate("region", "eu")
-        "`region` = 'eu'"
-    """
+    """``column`` equal to the quoted literal ``value``."""
     check_column(column)
     return f"{quote_identifier(column)} = {quote_literal(value)}"

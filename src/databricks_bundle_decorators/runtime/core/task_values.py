@@ -15,11 +15,8 @@ _MISSING: Any = object()
 
 
 class LocalTaskValueStore:
-    """Task values of one run as JSON files: ``<folder>/<task key>.json``.
-
-    The folder is ``.dbxdec/task_values/<run id>/`` for the local runner; each file is
-    replaced atomically, so a crash never leaves half a value.
-    """
+    """Task values of one run as JSON files, ``<folder>/<task key>.json``, each replaced
+    atomically."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -59,12 +56,8 @@ class LocalTaskValueStore:
 
 
 class DbutilsTaskValueStore:
-    """Task values through ``dbutils.jobs.taskValues`` (on a Databricks cluster).
-
-    Args:
-        dbutils: The cluster's ``dbutils``, or a function returning it on first use
-            (so a task that sets no value needs no SparkSession for it).
-    """
+    """Task values through ``dbutils.jobs.taskValues``; ``dbutils`` may be a function
+    returning it on first use (a task that sets no value needs no SparkSession)."""
 
     def __init__(self, dbutils: Any) -> None:
         self._dbutils = dbutils
@@ -89,8 +82,7 @@ class DbutilsTaskValueStore:
 
 
 def databricks_task_value_store(spark: Callable[[], Any]) -> DbutilsTaskValueStore:
-    """The store of the Databricks cluster this process runs on; ``spark`` returns the
-    session, called only when a task value is first set or read."""
+    """The store of this Databricks cluster; ``spark`` is called when a value is first used."""
 
     def dbutils() -> Any:  # pragma: no cover - only on Databricks
         try:

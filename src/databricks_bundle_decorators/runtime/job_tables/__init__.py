@@ -1,6 +1,5 @@
-"""The tables of a job and the keys in them: catalog names that work on Databricks and
-locally (``tables``), the tables a job writes and reads (``outputs``, ``sources``), rows
-and row-count changes per key (``key_rows``, ``key_changes``) and the quarantine tables
-beside the outputs (``quarantine_tables``). May import :mod:`..core`, :mod:`..session`,
-:mod:`..storage`, :mod:`..checks` and :mod:`..io` and the layers above ``runtime``.
+"""A job's tables: catalog names that work on Databricks and locally (``tables``), the
+tables it writes (``outputs``) and reads (``sources``), and how a run changed its keys
+(``key_changes``). May import :mod:`..core`, :mod:`..session`, :mod:`..storage`,
+:mod:`..checks`, :mod:`..io` and the layers above ``runtime``.
 """

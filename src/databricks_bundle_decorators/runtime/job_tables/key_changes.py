@@ -1,21 +1,9 @@
-"""How a run changed its keys in the tables it wrote: row counts per key before and
-after, and the aggregates each table declares (``gate=``, see :mod:`..checks.gate_aggregates`),
-by Delta time travel (the measurement behind ``dbxdec backfill --diff-gate``).
-
-For each partitioned Delta output table of the job, the run's commit is found in the
-table's history by the run identity its ``userMetadata`` carries (see
-:mod:`..storage.table_name`). The "before" version is the one before the backfill's first
-commit to the table (for a backfill's first run, the version before the run's own
-commit; a later rerun of a canary is still compared with the table as it was before
-the backfill); the "after" version is the run's commit. Both are read with Delta's
-``versionAsOf`` (time travel: https://docs.databricks.com/aws/en/delta/history), rows
-counted and aggregates computed per key with one grouped read each. A key the table had
-no row for before has ``before=None`` (its aggregates are not compared: the row count
-already reports the key). A table the run did not commit to is left out.
-
-On Databricks a run's commits carry ``<job run id>-<repair count>``
-(:data:`~...backfill.wire.RUN_ID_VALUE`) while the launcher knows the job run id: a
-commit of any repair of the run is the run's.
+"""How a run changed its keys in the tables it wrote (``dbxdec backfill --diff-gate``):
+per key, row counts and each table's declared aggregates (``gate=``) at the version
+before the backfill's first commit and at the run's commit (any repair of the run on
+Databricks), by Delta time travel (https://docs.databricks.com/aws/en/delta/history).
+A key without rows before is compared by row count only; a table the run did not commit
+to is left out.
 """
 
 from __future__ import annotations
@@ -40,26 +28,11 @@ from ..storage.table_name import split_metadata
 from .outputs import TableOutput, table_outputs
 
 
-def _run_of(metadata: str | None) -> tuple[str, str] | None:
-    """``(run id, backfill id)`` of a dbxdec commit's ``userMetadata``."""
-    if not metadata:
-        return None
-    identity, backfill_id = split_metadata(metadata)
-    return identity.rpartition(":")[2], backfill_id
-
-
-def _is_run(committed: str, run_id: str) -> bool:
-    """Whether a commit's run id is ``run_id``'s, or a repair of it on Databricks."""
-    return (
-        committed == run_id or re.fullmatch(rf"{re.escape(run_id)}-[0-9]+", committed) is not None
-    )
-
-
 def change_versions(
     commits: Sequence[Commit], run_id: str, backfill_id: str
 ) -> tuple[int | None, int] | None:
     """``(before, after)`` versions for a run's keys (see the module docs); ``None``
-    when the run did not commit. ``before`` is ``None`` when the table did not exist.
+    when the run did not commit; ``before`` is ``None`` when the table did not exist.
 
     Example:
         >>> history = [Commit(0, "WRITE", "dbxdec:j:t:1"),
@@ -68,18 +41,20 @@ def change_versions(
         >>> change_versions(history, "3", "b"), change_versions(history, "9", "b")
         ((0, 2), None)
     """
-    runs = [(c, _run_of(c.metadata)) for c in commits]
-    own = [c.version for c, found in runs if found is not None and _is_run(found[0], run_id)]
+    repair = re.compile(rf"{re.escape(run_id)}(-[0-9]+)?")  # a repair of the run on Databricks
+    own, ours = [], []
+    for commit in commits:
+        if not commit.metadata:
+            continue
+        identity, backfill = split_metadata(commit.metadata)
+        if repair.fullmatch(identity.rpartition(":")[2]):
+            own.append(commit.version)
+        if backfill_id and backfill == backfill_id:
+            ours.append(commit.version)
     if not own:
         return None
-    after = own[-1]
-    ours = [
-        c.version
-        for c, found in runs
-        if found is not None and backfill_id and found[1] == backfill_id
-    ]
     first = min([*ours, *own])
-    return (first - 1 if first > 0 else None), after
+    return (first - 1 if first > 0 else None), own[-1]
 
 
 def _measures(
@@ -90,7 +65,7 @@ def _measures(
     where: str | None,
     aggregates: Sequence[GateAggregate],
 ) -> dict[str, dict[str, float | None]]:
-    """Per key that has rows at ``version``: its row count and each aggregate, by name."""
+    """Per key with rows at ``version``: its row count and each aggregate, by name."""
     from pyspark.sql import functions as F
 
     if ref.path is not None:
@@ -122,8 +97,7 @@ def _measures(
 def gated_tables(
     job: JobDefinition, environment: RunEnvironment, tasks: Collection[str] | None = None
 ) -> dict[str, TableOutput]:
-    """The partitioned Delta tables the job (or ``tasks``) writes, by name: the tables
-    the diff gate measures."""
+    """The partitioned Delta tables the job (or ``tasks``) writes, by name."""
     found, _ = table_outputs(
         job,
         environment,
@@ -170,34 +144,25 @@ def _table_changes(
     two = manager.static_column is not None and any(MULTI_SEPARATOR in k for k in keys)
     metering = Metering((), manager.partition_column, {}, manager.static_column if two else None)
     where = None if two else keys_predicate(manager.partition_column, sorted(keys))
-    gate = manager.gate
-    after = _measures(spark, output.ref, after_version, metering.slice_key(), where, gate)
-    before = (
-        {}
-        if before_version is None
-        else _measures(spark, output.ref, before_version, metering.slice_key(), where, gate)
-    )
+
+    def measures(version: int | None) -> dict[str, dict[str, float | None]]:
+        if version is None:
+            return {}
+        return _measures(spark, output.ref, version, metering.slice_key(), where, manager.gate)
+
+    after, before = measures(after_version), measures(before_version)
     changes: list[KeyChange] = []
     for key in sorted(keys):
         was, now = before.get(key), after.get(key, {})
         rows_before = None if was is None else was[ROWS_MEASURE]
-        rows_after = now.get(ROWS_MEASURE, 0)
-        name = output.ref.name
-        changes.append(KeyChange(name, key, rows_before, rows_after, before_version, after_version))
-        if was is None:  # absent before: the row count reports the key
-            continue
-        for aggregate in gate:
-            changes.append(
-                KeyChange(
-                    name,
-                    key,
-                    was[aggregate.name],
-                    now.get(aggregate.name),
-                    before_version,
-                    after_version,
-                    aggregate.name,
-                )
-            )
+        changes.append(
+            KeyChange(output.ref.name, key, rows_before, now.get(ROWS_MEASURE, 0), *versions)
+        )
+        if was is not None:  # absent before: the row count reports the key
+            changes += [
+                KeyChange(output.ref.name, key, was[a.name], now.get(a.name), *versions, a.name)
+                for a in manager.gate
+            ]
     return changes
 
 
@@ -210,6 +175,6 @@ def key_changes(
     backfill_id: str,
 ) -> list[KeyChange]:
     """How run ``run_id`` changed ``keys`` in each partitioned Delta table the job writes:
-    per table and key, the row count, then each declared aggregate (see the module docs)."""
+    per table and key, the row count, then each declared aggregate."""
     measured = measured_tables(job, environment, keys, run_id=run_id, backfill_id=backfill_id)
     return [change for _, changes in measured for change in changes or []]

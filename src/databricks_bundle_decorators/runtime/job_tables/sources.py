@@ -1,9 +1,6 @@
-"""Reading declared sources: the run's windows of a workspace table, or its local stand-in.
-
-On Databricks a source is the Unity Catalog table of its name. Locally it is, in order:
-the declared stand-in (a seed file, or a function of the time range), else the local Delta
-table of the same name (written by another dbxdec job). Either way the rows are filtered
-to the run's key windows, lookback included, on the source's ``event_time`` column.
+"""Reading declared sources, filtered to the run's key windows on their ``event_time``:
+on Databricks the Unity Catalog table; locally the declared stand-in (a seed file, or a
+function of the time range), else the local Delta table of the same name.
 """
 
 from __future__ import annotations
@@ -26,39 +23,32 @@ from ..io.spark_table import TableName
 from .tables import local_table_exists, local_table_path
 
 
-def missing_stand_ins(job: JobDefinition, warehouse: Path) -> list[str]:
-    """One line per source of ``job`` that a local run could not read."""
-    problems = []
-    for declared in job.sources:
-        seed = declared.seed_path
-        if seed is not None and not seed.exists():
-            problems.append(f"source {declared.name}: its stand-in {seed} does not exist")
-        elif declared.local is None:
-            table = local_table_path(declared.name, warehouse)
-            if not local_table_exists(declared.name, warehouse):
-                problems.append(
-                    f"source {declared.name} of job {job.name!r} has no local table ({table}) and "
-                    f"no stand-in; declare one: source({declared.name!r}, ..., "
-                    "local='seeds/<file>.csv') (a CSV, JSON or Parquet file under the project) "
-                    "or local=<function (spark, start, end) -> DataFrame>"
-                )
-    return problems
-
-
 def check_local_sources(job: JobDefinition, warehouse: Path) -> None:
     """Refuse a local run, before Spark starts, when a source cannot be read locally.
 
     Raises:
         UsageError: the first problem, and how many more there are.
     """
-    problems = missing_stand_ins(job, warehouse)
+    problems = []
+    for declared in job.sources:
+        seed = declared.seed_path
+        if seed is not None and not seed.exists():
+            problems.append(f"source {declared.name}: its stand-in {seed} does not exist")
+        elif declared.local is None and not local_table_exists(declared.name, warehouse):
+            problems.append(
+                f"source {declared.name} of job {job.name!r} has no local table "
+                f"({local_table_path(declared.name, warehouse)}) and no stand-in; declare one: "
+                f"source({declared.name!r}, ..., local='seeds/<file>.csv') (a CSV, JSON or "
+                "Parquet file under the project) "
+                "or local=<function (spark, start, end) -> DataFrame>"
+            )
     if problems:
         more = f" (and {len(problems) - 1} more sources)" if len(problems) > 1 else ""
         raise UsageError(problems[0] + more)
 
 
 def read_source(declared: Source) -> Any:
-    """The rows of ``declared`` in the running task's windows (the installed reader).
+    """The rows of ``declared`` in the running task's windows (lookback included).
 
     Raises:
         TaskRunError: outside a task run, or the source cannot be read.
@@ -109,7 +99,7 @@ def _read_seed(spark: Any, seed: Path, name: str) -> Any:
         raise TaskRunError(f"source {name}: its stand-in {seed} does not exist")
     suffix = seed.suffix.lower()
     if suffix == ".csv":
-        # preferDate: ISO dates become DATE columns, as in the workspace table.
+        # preferDate: ISO dates become DATE columns, as in the workspace table
         return (
             spark.read.option("header", "true")
             .option("inferSchema", "true")
@@ -140,6 +130,5 @@ def _window_filter(frame: Any, column: str, spans: Sequence[TimeWindow], tz: str
 
 
 def _end_day(end: datetime) -> date:
-    """The first local day not touched by a window ending at ``end``."""
     day = end.date()
     return day if end.timetz().replace(tzinfo=None) == time(0) else day + timedelta(days=1)

@@ -1,11 +1,9 @@
 """Catalog names that work on Databricks and locally: ``main.sales.events`` everywhere.
 
-Open-source Spark keeps Delta tables only in ``spark_catalog`` and has no Unity Catalog,
-so ``spark.table("main.sales.events")`` fails locally. dbxdec maps a three-part name to a
-Delta folder under the local warehouse instead: ``<warehouse>/<catalog>/<schema>/<table>``
-(default warehouse ``.dbxdec/warehouse`` of the project, or ``$DBXDEC_WAREHOUSE``), so
-``dev.sales.events`` and ``main.sales.events`` never collide. Task code that reads a table
-itself calls :func:`read_table`, which resolves the name in both places.
+Open-source Spark keeps Delta tables only in ``spark_catalog``, so locally a three-part
+name is a Delta folder ``<warehouse>/<catalog>/<schema>/<table>`` (default warehouse
+``.dbxdec/warehouse``, or ``$DBXDEC_WAREHOUSE``). Task code that reads a table itself
+calls :func:`read_table`, which resolves the name in both places.
 """
 
 from __future__ import annotations

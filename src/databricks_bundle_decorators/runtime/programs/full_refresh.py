@@ -1,24 +1,13 @@
-"""The runs of a full refresh (a stage or swap order, see :mod:`...backfill.refresh`).
+"""The swap run of a full refresh (see :mod:`...backfill.refresh`).
 
-- A **stage** run is an ordinary run whose :class:`~..core.context.RunEnvironment` names the
-  backfill (its ``staging``; see :mod:`.task_run`): every table the job writes through
-  :class:`~..io.spark_table.SparkTableIoManager` is written to its staging table, and a
-  task reading another task's output of the same job reads that task's staging table
-  (the job's tables are being rebuilt together; their old content is not an input).
-  Tables the job does not write (sources, other jobs' tables) are read as they are.
-- The **swap** run (keyless, after every slice succeeded): each task owns the tables it
-  is the first writer of. The first task that owns any first verifies *every* staging
-  table of the job (checks judged on each key of the whole table; an empty one is
-  refused), so a failing check stops the swap before any table changed; each task then
-  verifies its own again and replaces each of its tables with its staging table in
-  **one** Delta commit (an overwrite with ``overwriteSchema``: a reader sees the old
-  version or the new one), then drops the staging table.
-
-Each swap commit's ``userMetadata`` is ``dbxdec:<job>:<task>:refresh=<backfill id>:<run
-id>``: undo reads it as the run's commit (restoring the table from before the refresh),
-and a retried swap run skips a table whose history already has its backfill's swap (and
-drops the staging table left, if any). Tables are swapped one after the other: Delta has
-no commit across tables.
+A **stage** run is an ordinary run writing every table of the job to its staging table
+(:mod:`.task_run`). The **swap** run (keyless, after every slice succeeded): each task
+swaps the tables it is the first writer of. The first task that owns a pending swap
+verifies *every* staging table first (checks judged on each key; an empty one is
+refused), so a failing check stops the swap before any table changed; each table is
+then replaced by its staging table in one Delta commit whose ``userMetadata`` is
+``dbxdec:<job>:<task>:refresh=<backfill id>:<run id>`` (undo finds it; a retried swap
+skips a table that has it), and the staging table is dropped.
 """
 
 from __future__ import annotations
@@ -28,10 +17,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...backfill.wire import TaskOrder
-from ...definitions import JobDefinition, TaskValueStore
+from ...definitions import JobDefinition
 from ...definitions.contracts import ROWS_METRIC, RunEnvironment
 from ..checks.checking import TaskChecks
-from ..core.context import use_environment
 from ..core.errors import OutputRejected, TaskRunError
 from ..io.spark_table import SparkTableIoManager, commit_identity
 from ..job_tables.outputs import TableOutput, table_outputs
@@ -39,12 +27,12 @@ from ..storage.ddl import schema_ddl
 from ..storage.delta import delta_table_exists, read_delta
 from ..storage.delta_history import read_commits, sql_target
 from ..storage.formats import TableRef
-from .run_kinds import RunKind, TaskRunRequest
 
 
 @dataclass(frozen=True, slots=True)
 class Swap:
-    """One table of a swap run: where it is staged, and the mark its swap commit carries."""
+    """One table of a swap run: where it is staged, and the mark its swap commit carries;
+    its owner (first writer) swaps it."""
 
     table: TableOutput
     staging: TableRef
@@ -52,15 +40,14 @@ class Swap:
 
     @property
     def owner(self) -> str:
-        """The task that swaps it (its first writer)."""
         return self.table.tasks[0]
 
 
 def planned_swaps(
     job: JobDefinition, environment: RunEnvironment, backfill_id: str
 ) -> tuple[list[Swap], list[str]]:
-    """Every table of the job a full refresh swaps, in task order, and notes on the
-    outputs it cannot stage (another IoManager, or local parquet)."""
+    """Every table a full refresh of the job swaps, in task order; notes on the outputs
+    it cannot stage."""
     found, notes = table_outputs(
         job,
         environment,
@@ -81,7 +68,7 @@ def planned_swaps(
 def swap_outputs(
     job: JobDefinition, task_key: str, order: TaskOrder, environment: RunEnvironment
 ) -> list[str]:
-    """The task of a swap run (see the module docs); one printed line per table.
+    """A swap run's task (see the module docs); one printed line per table.
 
     Raises:
         TaskRunError: a staging table is missing or empty, a check failed (no table of
@@ -115,13 +102,12 @@ def swap_outputs(
 
 
 def swapped_already(spark: Any, swap: Swap) -> bool:
-    """Whether the table's history has this full refresh's swap commit."""
     needle = f":{swap.mark}:"
     return any(needle in (c.metadata or "") for c in read_commits(spark, swap.table.ref))
 
 
 def verify(job: JobDefinition, swap: Swap, environment: RunEnvironment) -> int:
-    """Judge the owner task's checks on every key of the whole staging table; its rows.
+    """Judge the owner's checks on every key of the staging table; its row count.
 
     Raises:
         TaskRunError: the staging table is missing or empty, or a check failed.
@@ -183,8 +169,8 @@ def replace_table(frame: Any, table: TableOutput, identity: str) -> None:
 
 
 def drop_staging(spark: Any, staging: TableRef) -> None:
-    """Drop a staging table: ``DROP TABLE`` by name, or locally its folder (renamed aside
-    first, so a half-deleted folder is never taken for a staging table)."""
+    """Drop a staging table (locally its folder, renamed aside first, so a half-deleted
+    folder is never taken for a staging table)."""
     if staging.path is None:
         spark.sql(f"DROP TABLE IF EXISTS {staging.qualified}").collect()
         return
@@ -194,20 +180,3 @@ def drop_staging(spark: Any, staging: TableRef) -> None:
     shutil.rmtree(aside, ignore_errors=True)
     staging.path.rename(aside)
     shutil.rmtree(aside, ignore_errors=True)
-
-
-def run_swap(
-    request: TaskRunRequest,
-    kind: RunKind,
-    *,
-    environment: RunEnvironment,
-    task_values: TaskValueStore,
-) -> None:
-    """The :class:`~.run_kinds.RunProgram` of a swap run: :func:`swap_outputs` for the task.
-
-    Raises:
-        TaskRunError: a staging table is missing or empty, a check failed, or Delta
-            refused the commit.
-    """
-    with use_environment(environment):
-        swap_outputs(request.job, request.task_key, kind.order_as(TaskOrder), environment)

@@ -1,54 +1,34 @@
-"""The diff gate's measurement run on Databricks (``dbxdec_order`` set): every task
-reports how the canary run named in the order changed the order's keys in the tables it
-writes, one :class:`~...backfill.wire.MeasureReport` line per table, which the launcher
-reads back from the task's output (see ``launch/backends/measure_run.py``).
-
-The measure itself is :mod:`..job_tables.key_changes`' (the same code a local backfill runs
-in-process): row counts and the tables' declared aggregates, at the version before the
-backfill and at the canary run's commit, by Delta time travel.
-"""
+"""The diff gate's measure run (``dbxdec_order`` set): how the canary run named in the
+order changed its keys in the tables each task writes
+(:func:`~..job_tables.key_changes.measured_tables`, the code a local backfill runs too),
+one :class:`~...backfill.wire.MeasureReport` line per table for the launcher."""
 
 from __future__ import annotations
 
 from ...backfill.wire import MeasureOrder, MeasureReport
-from ...definitions import JobDefinition, TaskValueStore
+from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
-from ...errors import UsageError
-from ..core.context import use_environment
 from ..job_tables.key_changes import measured_tables
-from .run_kinds import RunKind, TaskRunRequest
-
-
-def order_keys(job: JobDefinition, order: MeasureOrder) -> list[str]:
-    """The keys a measure order names, from the job's backfill definition.
-
-    Raises:
-        UsageError: the job has no backfill, or the order's keys are not its keys.
-    """
-    if job.backfill is None:
-        raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to measure")
-    try:
-        return list(job.backfill.keys(order.keys.first, order.keys.last))
-    except ValueError as exc:
-        raise UsageError(f"job {job.name!r}: measure order: {exc}") from None
+from .run_kinds import order_keys
 
 
 def report_measures(
     job: JobDefinition, task_key: str, order: MeasureOrder, environment: RunEnvironment
 ) -> list[MeasureReport]:
-    """Measure the tables ``task_key`` writes and print one report line per table (with
-    a summary line for people reading the logs)."""
+    """A measure run's task: print a report line, and a summary line, per table
+    ``task_key`` writes.
+
+    Raises:
+        UsageError: the order's keys are not the job's keys, or a declared aggregate's
+            column is not in the table.
+    """
     keys = order_keys(job, order)
     label = f"measure of run {order.run_id} {order.keys.label}"
     reports = []
-    for output, changes in measured_tables(
-        job,
-        environment,
-        keys,
-        run_id=order.run_id,
-        backfill_id=order.backfill_id,
-        tasks={task_key},
-    ):
+    measured = measured_tables(
+        job, environment, keys, run_id=order.run_id, backfill_id=order.backfill_id, tasks={task_key}
+    )
+    for output, changes in measured:
         report = MeasureReport(output.ref.name, task_key, changes is not None, tuple(changes or ()))
         reports.append(report)
         print(report.to_line(), flush=True)
@@ -57,20 +37,3 @@ def report_measures(
     if not reports:
         print(f"{label}: task {task_key!r} writes no partitioned Delta table", flush=True)
     return reports
-
-
-def run_measure(
-    request: TaskRunRequest,
-    kind: RunKind,
-    *,
-    environment: RunEnvironment,
-    task_values: TaskValueStore,
-) -> None:
-    """The :class:`~.run_kinds.RunProgram` of a measurement run: :func:`report_measures`.
-
-    Raises:
-        UsageError: the order's keys are not the job's keys, or a declared aggregate's
-            column is not in the table.
-    """
-    with use_environment(environment):
-        report_measures(request.job, request.task_key, kind.order_as(MeasureOrder), environment)

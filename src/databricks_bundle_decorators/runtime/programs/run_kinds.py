@@ -1,22 +1,10 @@
-"""The kinds of run ``dbxdec-run`` performs, decoded once from the wire parameters.
+"""The kinds of run ``dbxdec-run`` performs, decoded once from ``dbxdec_order``.
 
-A task of a job run is one of:
-
-- ``task``: the ordinary run: load the inputs, call the task, check and write its output
-  (:mod:`.task_run`);
-- ``stage``: a slice of a full refresh: the ordinary run writing to the staging
-  tables (:mod:`.task_run` too);
-- ``swap``: the keyless end of a full refresh: swap the staging tables in
-  (:mod:`.full_refresh`);
-- ``undo``: restore the tables the task writes (:mod:`.undo`);
-- ``presence``: report which keys have rows (:mod:`.presence`);
-- ``measure``: report how a canary run changed its keys, for the diff gate
-  (:mod:`.measure`).
-
-Each is told by ``dbxdec_order`` (empty: an ordinary run), which :func:`decode_run_kind`
-reads once; :func:`~..running.dispatch.run_task` hands the request to the kind's program, a
-:class:`RunProgram`. Each kind's module owns its program and imports this module, never
-another kind's module.
+``task`` (the ordinary run) and ``stage`` (a full refresh's slice, into the staging
+tables) run :mod:`.task_run`; ``swap`` (:mod:`.full_refresh`), ``undo`` (:mod:`.undo`),
+``presence`` (:mod:`.presence`) and ``measure`` (:mod:`.measure`) are keyless: their
+orders say what to do. :func:`~..running.dispatch.run_task` hands a request to its kind's
+:class:`RunProgram`; a kind's module imports this one, never another kind's.
 """
 
 from __future__ import annotations
@@ -39,6 +27,7 @@ from ...backfill.wire import (
 from ...definitions import JobDefinition, TaskValueStore
 from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
+from ..core.context import use_environment
 
 RunKindName = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 RUN_KIND_NAMES: tuple[RunKindName, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
@@ -50,10 +39,8 @@ class RunKind:
     """What a run does, with the order that says how (an ordinary run's: ``TaskOrder()``).
 
     Example:
-        >>> RunKind("task").processes_keys
-        True
-        >>> RunKind("swap").processes_keys
-        False
+        >>> RunKind("task").processes_keys, RunKind("swap").processes_keys
+        (True, False)
     """
 
     name: RunKindName
@@ -61,8 +48,7 @@ class RunKind:
 
     @property
     def processes_keys(self) -> bool:
-        """Whether the run resolves and processes backfill keys (undo, presence,
-        measure and swap runs are keyless: their orders say what to do)."""
+        """Whether the run resolves and processes backfill keys (task and stage runs)."""
         return self.name in ("task", "stage")
 
     def order_as(self, kind: type[_O]) -> _O:
@@ -77,7 +63,7 @@ class RunKind:
 
 
 def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
-    """The run's kind and order, from ``dbxdec_order`` (read once; empty: an ordinary run).
+    """The run's kind and order, from ``dbxdec_order`` (empty: an ordinary run).
 
     Raises:
         UsageError: the parameter is set but is not an order.
@@ -89,24 +75,30 @@ def decode_run_kind(job: JobDefinition, params: Mapping[str, str]) -> RunKind:
     return RunKind(order.kind, order)
 
 
+def order_keys(job: JobDefinition, order: PresenceOrder | MeasureOrder) -> list[str]:
+    """The keys a presence or measure order names, from the job's backfill definition.
+
+    Raises:
+        UsageError: the job has no backfill, or the order's keys are not its keys.
+    """
+    what, verb = ("presence", "look for") if isinstance(order, PresenceOrder) else ("measure",) * 2
+    if job.backfill is None:
+        raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to {verb}")
+    try:
+        return list(job.backfill.keys(order.keys.first, order.keys.last))
+    except ValueError as exc:
+        raise UsageError(f"job {job.name!r}: {what} order: {exc}") from None
+
+
 KeySourceName = Literal["keyless", "scheduled", "explicit", "triggered", "catch_up"]
 
 
 @dataclass(frozen=True, slots=True)
 class KeySource:
-    """Where a run's keys come from, chosen once where its request is built
-    (:func:`~..triggers.triggered.with_key_source`).
-
-    Attributes:
-        name: ``scheduled`` (derived from the run's time: data lag, lookback, schedule
-            gaps), ``explicit`` (``backfill_key``, or a range from ``backfill_start_key``),
-            ``triggered`` (from the tables or files that changed), ``catch_up`` (the keys
-            the launcher's catch-up orders, or the missing keys of a ``CatchUp`` run), or
-            ``keyless`` (no backfill, or a keyless kind).
-        idle: The source left the run nothing to write: the task is not called.
-        committed: Records, once the task committed, what the source keeps of it (a
-            triggered run's ``done`` row, a keyed run's coverage); ``None``: nothing.
-    """
+    """Where a run's keys come from (``scheduled``, ``explicit``, ``triggered``,
+    ``catch_up`` or ``keyless``), chosen once by
+    :func:`~..triggers.triggered.with_key_source`. ``idle``: nothing to write, the task is
+    not called; ``committed``: records what the source keeps once the task committed."""
 
     name: KeySourceName
     idle: bool = False
@@ -115,23 +107,10 @@ class KeySource:
 
 @dataclass(frozen=True, slots=True)
 class TaskRunRequest:
-    """One task of one job run.
-
-    Attributes:
-        job: The job definition.
-        task_key: The task to run.
-        params: Every job parameter of the run (see :func:`~..running.dispatch.job_parameters`).
-        keys: The run's resolved keys (see :func:`~..running.dispatch.run_keys`), ``None``
-            without backfill.
-        now: The clock for key resolution inside the task; ``None`` reads the wall clock.
-        for_each_element: On Databricks, the one iteration element of a for-each task
-            (Databricks runs the iterations); ``None`` runs every element in turn.
-        kind: The run's kind, decoded from ``params`` once where the request was made
-            (:func:`~..running.dispatch.task_request`); ``None``:
-            :func:`~..running.dispatch.run_task` decodes it.
-        source: Where ``keys`` came from, chosen where the request was made;
-            ``None``: :func:`~..running.dispatch.run_task` chooses it.
-    """
+    """One task of one job run: every job parameter, the resolved keys (``None``:
+    keyless), the clock for key resolution in the task (``None``: the wall clock), the one
+    for-each element on Databricks (``None``: every element in turn), and the kind and key
+    source (``None``: :func:`~..running.dispatch.run_task` sets them)."""
 
     job: JobDefinition
     task_key: str
@@ -144,10 +123,10 @@ class TaskRunRequest:
 
 
 class RunProgram(Protocol):
-    """The program of one run kind: what :func:`~..running.dispatch.run_task` hands a request to.
+    """The program of one run kind, entered in :data:`~..running.dispatch.PROGRAMS`.
 
-    A new kind is a name in :data:`RunKindName`, a case in :func:`decode_run_kind` and
-    a program in its own module, entered in :data:`~..running.dispatch.PROGRAMS`.
+    Raises:
+        DbxdecError: the run failed; the message names the task.
     """
 
     def __call__(
@@ -157,10 +136,23 @@ class RunProgram(Protocol):
         *,
         environment: RunEnvironment,
         task_values: TaskValueStore,
-    ) -> None:
-        """Run ``request``'s task as a run of ``kind``.
+    ) -> None: ...
 
-        Raises:
-            DbxdecError: the run failed; the message names the task.
-        """
-        ...
+
+def order_program(
+    run: Callable[[JobDefinition, str, _O, RunEnvironment], object], order: type[_O]
+) -> RunProgram:
+    """The program of a keyless kind: ``run(job, task_key, order, environment)`` with the
+    environment current."""
+
+    def program(
+        request: TaskRunRequest,
+        kind: RunKind,
+        *,
+        environment: RunEnvironment,
+        task_values: TaskValueStore,
+    ) -> None:
+        with use_environment(environment):
+            run(request.job, request.task_key, kind.order_as(order), environment)
+
+    return program

@@ -1,8 +1,6 @@
-"""The program of an ordinary run and of a full refresh's stage run (see :mod:`.run_kinds`).
-
-Load the task's inputs through their IoManagers, call the task, judge its checks and
-write its output. A stage run is the same program with every table of the job written to
-(and read from) its staging table (see :mod:`.full_refresh`).
+"""The program of an ordinary run and of a full refresh's stage run: load the task's
+inputs through their IoManagers, call it, judge its checks and write its output (a stage
+run writes and reads every table of the job as its staging table).
 """
 
 from __future__ import annotations
@@ -44,11 +42,10 @@ def run_task_program(
     environment: RunEnvironment,
     task_values: TaskValueStore,
 ) -> None:
-    """Load the task's inputs, call it, check and write its output; in a stage run
-    (``kind.name == "stage"``) every table of the job is its staging table.
+    """Load the task's inputs, call it, check and write its output.
 
     Raises:
-        TaskRunError: the function raised (chained), or the output was rejected, a check
+        TaskRunError: the function raised (chained), the output was rejected, a check
             failed, or an input is missing; the message names the task and the keys.
     """
     job = request.job
@@ -60,13 +57,7 @@ def run_task_program(
         environment = replace(environment, staging=order.backfill_id)
     definition = node.definition
     context = RunContext(
-        job.name,
-        node.key,
-        request.params,
-        job.backfill,
-        job.schedule,
-        request.now,
-        resolved=request.keys,
+        job.name, node.key, request.params, job.backfill, job.schedule, request.now, request.keys
     )
     with (
         run_context(context),
@@ -76,8 +67,7 @@ def run_task_program(
     ):
         selected = selected_tasks(job, order.tasks)
         if selected is not None:  # inputs from tasks this run does not run must be there
-            scope = _scope(request, written=True)
-            require_upstream_partitions(job, node, selected, scope, environment)
+            require_upstream_partitions(job, node, selected, _scope(request, True), environment)
         inputs = _load_inputs(request, node, environment)
         try:
             if definition.for_each is not None and request.for_each_element is not None:
@@ -98,9 +88,8 @@ def run_task_program(
             _check_and_store(request, order, node, output, environment)
 
 
-def _scope(request: TaskRunRequest, *, written: bool) -> KeyScope:
-    keys = request.keys
-    backfill = request.job.backfill
+def _scope(request: TaskRunRequest, written: bool) -> KeyScope:
+    keys, backfill = request.keys, request.job.backfill
     if keys is None:
         return KeyScope(backfill)
     return KeyScope(backfill, keys.written if written else keys.keys)
@@ -110,17 +99,12 @@ def _load_inputs(
     request: TaskRunRequest, node: TaskNode, environment: RunEnvironment
 ) -> dict[str, Any]:
     job = request.job
-    graph = job.graph
     inputs: dict[str, Any] = {}
     for edge in node.inputs:
-        manager = graph[edge.upstream].definition.io_manager
+        manager = job.graph[edge.upstream].definition.io_manager
         if manager is None:  # the traced graph refuses such an edge; a hand-built one
             raise UsageError(f"task {node.key!r}: task {edge.upstream!r} has no io_manager")
-        scope = (
-            KeyScope.everything(job.backfill)
-            if edge.all_partitions
-            else _scope(request, written=False)
-        )
+        scope = KeyScope.everything(job.backfill) if edge.all_partitions else _scope(request, False)
         context = InputContext(job.name, node.key, edge.upstream, edge.param, scope, environment)
         inputs[edge.param] = manager.load_input(context)
     return inputs
@@ -133,8 +117,8 @@ def _check_and_store(
     output: Any,
     environment: RunEnvironment,
 ) -> None:
-    """Check the output, then write it: an IoManager that fuses the checks into its
-    write (``evaluates_checks``) has :mod:`..checks.checking` judge them before it commits."""
+    """Check the output, then write it (an IoManager that ``evaluates_checks`` judges
+    them itself before it commits)."""
     definition = node.definition
     manager = definition.io_manager
     checks = TaskChecks(node.key, tuple(definition.checks) if order.checks else ())
@@ -147,14 +131,9 @@ def _check_and_store(
             f"task {node.key!r} returned None for key {keys_label(request.keys)}; a task with "
             "an io_manager returns the output to store"
         )
-    scope = _scope(request, written=True)
+    scope = _scope(request, True)
     context = OutputContext(
-        request.job.name,
-        node.key,
-        scope,
-        environment,
-        checks.checks,
-        order.force_rewrite,
+        request.job.name, node.key, scope, environment, checks.checks, order.force_rewrite
     )
     manager.handle_output(context, output)
 

@@ -1,10 +1,6 @@
-"""Runs of some of a job's tasks (``dbxdec backfill --tasks/--skip-tasks``).
-
-A run that re-runs only the last task of a pipeline reads that task's inputs from the
-tables its upstream tasks wrote in earlier runs, for the same keys. Before the task runs,
-every such upstream table must hold rows for each key the run writes; a key without
-them fails the run, naming the table and the partitions, so a task never computes from
-a half-present input.
+"""Runs of some of a job's tasks (``dbxdec backfill --tasks/--skip-tasks``): a task whose
+upstream tasks are not run reads their tables as earlier runs wrote them, and fails
+before it runs when one lacks rows for a key it writes.
 """
 
 from __future__ import annotations
@@ -19,8 +15,7 @@ from ...definitions.graph import TaskNode
 from ...errors import UsageError, did_you_mean
 from ..core.errors import InputMissing
 from ..io.spark_table import SparkTableIoManager
-from ..job_tables.key_rows import table_presence
-from ..job_tables.outputs import TableOutput
+from ..job_tables.outputs import TableOutput, table_presence
 
 SEPARATOR = ","
 
@@ -93,8 +88,8 @@ def require_upstream_partitions(
     scope: KeyScope,
     environment: RunEnvironment,
 ) -> None:
-    """Fail before ``node`` runs when a table it reads from a task that is not part of
-    this run lacks rows for one of ``scope``'s keys.
+    """Fail before ``node`` runs when a table it reads from a task this run does not run
+    lacks rows for one of ``scope``'s keys.
 
     Raises:
         InputMissing: the table, its task, and the keys without rows.

@@ -1,36 +1,14 @@
 """Undo a backfill: restore the Delta tables its runs wrote to their version before it.
 
-Every commit of :class:`~..io.spark_table.SparkTableIoManager` carries the writing run's
-identity, ``dbxdec:<job>:<task>:<run id>``, as Delta's ``txnAppId``, and the commit's
-``userMetadata`` repeats it followed by the backfill's id,
-``dbxdec:<job>:<task>:<run id>:backfill=<backfill id>``; ``DESCRIBE HISTORY`` shows it on
-Databricks and in open-source Delta alike. Given a backfill's id, a table's history says
-which versions the backfill committed, however many runs it took (a full refresh's swap
-carries ``refresh=<backfill id>`` instead). The commits of a backfill whose ledger
-predates that id carry only their run's id: they are found by the run ids the ledger
-recorded. Undo restores each table to the version before
-the backfill's first commit (``RESTORE TABLE ... TO VERSION AS OF n``), on the session
-where the table lives: the embedded Spark locally, the job's compute on Databricks.
-
-Per table (``first``: the backfill's first commit, ``current``: the latest version):
-
-- ``restore``: ``RESTORE`` to ``first - 1``. Refused without ``force`` when another
-  writer committed rows after ``first`` (its commit would be discarded too); the refusal
-  names the table and that commit. Maintenance commits (``OPTIMIZE``, ``VACUUM``,
-  statistics: predictive optimization makes them on its own) change no row and are no
-  other writer. A version whose files a ``VACUUM`` removed cannot be restored: undo
-  refuses in one line naming that vacuum, and changes nothing.
-- ``empty``: the backfill created the table (``first == 0``): there is no earlier
-  version. Refused without ``force``; with it every row is deleted (the table, its
-  schema and its history stay, so the rows can still be recovered by time travel).
-- ``none``: the backfill committed nothing to the table (or it does not exist).
-- ``done``: undone already: the restore is itself a commit, which cannot carry writer
-  options; undo reads its version back from ``DESCRIBE HISTORY`` and the backfill's
-  ledger records it (:attr:`BackfillRuns.undone`). Only commits after
-  the last such one are considered, so undoing twice does nothing the second time.
-
-Before anything is restored, every table is planned and checked; a table that changed
-between the plan and the restore is refused, so what was shown is what is restored.
+A backfill's commits are found in ``DESCRIBE HISTORY`` by the ``userMetadata`` every
+dbxdec commit carries (:class:`BackfillRuns`). Per table (``first``: the backfill's first
+commit), the action is ``restore`` (to ``first - 1``), ``empty`` (the backfill created
+the table: every row is deleted, history stays), ``none`` (no commit of the backfill) or
+``done`` (undone already: only commits after the ledger's restore count). ``restore``
+and ``empty`` need ``force`` when another writer committed rows after ``first``
+(maintenance commits change no row), and ``empty`` always; a version whose files a
+``VACUUM`` removed is refused. Every table is planned and checked before any is
+restored; a table that changed since the plan is refused.
 """
 
 from __future__ import annotations
@@ -41,12 +19,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ...backfill.wire import UndoOrder, report_line
-from ...definitions import JobDefinition, TaskValueStore
+from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError
-from ..core.context import use_environment
-from ..job_tables.outputs import TableOutput, table_outputs
-from ..job_tables.quarantine_tables import with_quarantine_tables
+from ..job_tables.outputs import TableOutput, table_outputs, with_quarantine_tables
 from ..storage.delta import DeltaFormat
 from ..storage.delta_history import (
     RESTORE_OPERATIONS,
@@ -59,27 +35,19 @@ from ..storage.delta_history import (
 )
 from ..storage.formats import TableRef
 from ..storage.table_name import COMMIT_ID_PREFIX, split_metadata
-from .run_kinds import RunKind, TaskRunRequest
 
 UndoAction = Literal["restore", "empty", "none", "done"]
 _REPAIRED = re.compile(r"(?P<run>.+)-\d{1,9}")
 
 
 class UndoRefused(UsageError):
-    """Undo would discard someone else's commit, or empty a table the backfill created;
-    nothing was restored (exit 2). ``force`` restores anyway."""
+    """Undo needs ``force`` (another writer's commit, a table to empty) or cannot restore."""
 
 
 @dataclass(frozen=True, slots=True)
 class BackfillRuns:
-    """The runs of one backfill: which commits in a table's history are its own.
-
-    With ``by_id`` (the backfill's runs carried its id), a commit is the backfill's when
-    its ``userMetadata`` is ``dbxdec:<job>:<task>:<run>:backfill=<backfill id>`` (or a
-    full refresh's swap, ``dbxdec:<job>:<task>:refresh=<backfill id>:<run>``), whatever
-    the run. Otherwise (a ledger older than that id) when ``<run>`` is one of
-    ``run_ids``, or, on Databricks, ``<run id>-<repair count>`` (a run repaired in the UI
-    still belongs to the backfill).
+    """Which commits of a table's history are one backfill's: by its id (``by_id``),
+    else by ``run_ids`` (or ``<run id>-<repair count>`` on Databricks).
 
     Example:
         >>> runs = BackfillRuns("sales-1", "sales", frozenset({"42"}), by_id=True)
@@ -98,7 +66,6 @@ class BackfillRuns:
     undone: frozenset[tuple[str, int]] = frozenset()
     """``(table, version)`` of every commit an undo of this backfill made (its ledger)."""
     by_id: bool = False
-    """Whether the backfill's runs carried its id (its commits are found by it)."""
 
     def undid(self, table: str, commit: Commit) -> bool:
         """Whether ``commit`` of ``table`` is an undo of this backfill."""
@@ -121,17 +88,8 @@ class BackfillRuns:
 
 @dataclass(frozen=True, slots=True)
 class TableUndo:
-    """What undo does to one table (see the module docs for ``action``).
-
-    Attributes:
-        table: The table.
-        tasks: The tasks that write it.
-        action: ``restore``, ``empty``, ``none`` or ``done``.
-        current: Its latest version when planned (``None``: it does not exist).
-        to_version: The version ``restore`` goes back to.
-        ours: The backfill's commits that are undone.
-        others: Other writers' commits after the backfill's first, discarded with ``force``.
-    """
+    """What undo does to one table (``action``: see the module docs); ``current`` is its
+    latest version when planned, ``others`` the other writers' commits ``force`` discards."""
 
     table: TableRef
     tasks: tuple[str, ...]
@@ -140,8 +98,7 @@ class TableUndo:
     to_version: int | None = None
     ours: tuple[Commit, ...] = ()
     others: tuple[Commit, ...] = ()
-    made: int | None = None
-    """The version the restore made (set once it is applied)."""
+    made: int | None = None  # the version the restore made, once applied
 
     def describe(self) -> str:
         """One line for the confirmation prompt."""
@@ -197,10 +154,8 @@ class TableUndo:
 
 @dataclass(frozen=True, slots=True)
 class JobUndo:
-    """The undo of one backfill over a job's tables, planned; :meth:`apply` restores.
-
-    ``notes``: outputs undo cannot restore (not Delta, or not a dbxdec table).
-    """
+    """The undo of one backfill over a job's tables, planned; ``notes``: outputs it
+    cannot restore."""
 
     runs: BackfillRuns
     tables: tuple[TableUndo, ...]
@@ -208,11 +163,9 @@ class JobUndo:
 
     @property
     def changes(self) -> tuple[TableUndo, ...]:
-        """The tables that would change."""
         return tuple(t for t in self.tables if t.action in ("restore", "empty"))
 
     def refusals(self) -> list[str]:
-        """One line per table that needs ``force``."""
         return [r for r in (t.refusal() for t in self.tables) if r is not None]
 
     def refused(self) -> UndoRefused | None:
@@ -231,7 +184,7 @@ class JobUndo:
         Raises:
             UndoRefused: a table needs ``force`` (nothing is restored), or changed since
                 it was planned (the tables before it are restored).
-            TaskRunError: Delta refused a restore (e.g. the old files were vacuumed).
+            TaskRunError: Delta refused a restore.
         """
         refused = None if force else self.refused()
         if refused is not None:
@@ -265,7 +218,7 @@ def plan_table(
         for c in considered
         if c.version > first and not runs.wrote(c.metadata) and changes_rows(c)
     )
-    if first == 0:
+    if first == 0:  # created by the backfill: no earlier version
         return TableUndo(table, tasks, "empty", current, None, ours, others)
     return TableUndo(table, tasks, "restore", current, first - 1, ours, others)
 
@@ -273,9 +226,8 @@ def plan_table(
 def output_tables(
     job: JobDefinition, environment: RunEnvironment, tasks: Collection[str] | None = None
 ) -> tuple[dict[str, TableOutput], list[str]]:
-    """The Delta tables the job's tasks (or only ``tasks``) write through
-    :class:`~..io.spark_table.SparkTableIoManager`, by name, each with its tasks; and a note
-    for each output that has no Delta history to restore from."""
+    """The Delta tables (and their quarantine tables) the job's tasks (or ``tasks``)
+    write, by name; and a note for each output without Delta history."""
     found, notes = table_outputs(
         job,
         environment,
@@ -308,8 +260,8 @@ def plan_undo(
 def undo_outputs(
     job: JobDefinition, task_key: str, order: UndoOrder, environment: RunEnvironment
 ) -> JobUndo:
-    """The task of an undo run (``dbxdec_order`` set): plan and restore the tables
-    ``task_key`` writes, printing one line per table (for the run's logs).
+    """An undo run's task: plan and restore the tables ``task_key`` writes, printing one
+    line per table and a report line per restore (the launcher records its version).
 
     Raises:
         UndoRefused: a table needs ``order.force`` (nothing of this task is restored).
@@ -323,26 +275,19 @@ def undo_outputs(
         by_id=order.by_backfill_id,
     )
     plan = plan_undo(job, runs, environment, tasks={task_key})
-    for line in [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]:
+    lines = [t.describe() for t in plan.tables] + [f"note: {n}" for n in plan.notes]
+    for line in lines + ([] if plan.tables else [f"task {task_key!r} writes no table"]):
         print(f"undo of backfill {order.backfill_id}: {line}", flush=True)
-    if not plan.tables:
-        print(
-            f"undo of backfill {order.backfill_id}: task {task_key!r} writes no table", flush=True
-        )
     for done in plan.apply(environment.spark if plan.changes else None, force=order.force):
-        # the launcher records the version in the ledger: a later undo knows it as its own
-        report = {"table": done.table.name, "version": done.made}
-        print(report_line("undo", report), flush=True)
+        print(report_line("undo", {"table": done.table.name, "version": done.made}), flush=True)
     return plan
 
 
 def restore_table(spark: Any, table: TableUndo) -> TableUndo:
-    """Restore one planned table (``restore`` or ``empty``); returns it with the version
-    the restore made (:attr:`TableUndo.made`).
+    """Restore one planned table; returns it with :attr:`TableUndo.made` set.
 
     Raises:
-        UndoRefused: the table has a newer version than the plan saw, or the files of the
-            version to restore were vacuumed (nothing changed).
+        UndoRefused: the table changed since planned, or the version's files were vacuumed.
         TaskRunError: Delta refused the restore.
     """
     now = read_commits(spark, table.table)
@@ -360,7 +305,6 @@ def restore_table(spark: Any, table: TableUndo) -> TableUndo:
 
 
 def vacuumed(table: TableUndo, commits: Sequence[Commit]) -> str:
-    """The one line of a refusal to restore a version whose files were vacuumed."""
     after = table.to_version or 0
     vacuums = [c for c in commits if c.version > after and c.operation.upper().startswith("VACUUM")]
     which = vacuums[-1].describe() if vacuums else "a VACUUM"
@@ -368,20 +312,3 @@ def vacuumed(table: TableUndo, commits: Sequence[Commit]) -> str:
         f"table {table.table.name}: version {table.to_version} cannot be restored: {which} "
         "deleted data files it needs; nothing was restored"
     )
-
-
-def run_undo(
-    request: TaskRunRequest,
-    kind: RunKind,
-    *,
-    environment: RunEnvironment,
-    task_values: TaskValueStore,
-) -> None:
-    """The :class:`~.run_kinds.RunProgram` of an undo run: :func:`undo_outputs` for the task.
-
-    Raises:
-        UndoRefused: a table needs ``force``.
-        TaskRunError: Delta refused a restore.
-    """
-    with use_environment(environment):
-        undo_outputs(request.job, request.task_key, kind.order_as(UndoOrder), environment)

@@ -1,10 +1,8 @@
 """Run one task: the single code path shared by ``dbxdec-run`` and the local runner.
 
-:func:`task_request` reads the wire parameters of one task run into a
-:class:`~..programs.run_kinds.TaskRunRequest`, decoding the run's kind once
-(:func:`~..programs.run_kinds.decode_run_kind`) and choosing where its keys come from once
-(:func:`~..triggers.triggered.with_key_source`); :func:`run_task` hands the request to
-that kind's program (:data:`PROGRAMS`).
+:func:`task_request` reads one task run's wire parameters into a
+:class:`~..programs.run_kinds.TaskRunRequest`, its kind and key source chosen once;
+:func:`run_task` hands it to that kind's program (:data:`PROGRAMS`).
 """
 
 from __future__ import annotations
@@ -19,31 +17,35 @@ from ...backfill.wire import (
     BACKFILL_PARAM_DEFAULTS,
     BACKFILL_RUN_TIME_PARAM,
     FOR_EACH_INPUT_PARAM,
+    MeasureOrder,
+    PresenceOrder,
+    TaskOrder,
+    UndoOrder,
     parse_run_time,
 )
 from ...definitions import JobDefinition, TaskNode, TaskValueStore
 from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError, did_you_mean
-from ..programs.full_refresh import run_swap
-from ..programs.measure import run_measure
-from ..programs.presence import run_presence
-from ..programs.run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind
+from ..programs.full_refresh import swap_outputs
+from ..programs.measure import report_measures
+from ..programs.presence import report_presence
+from ..programs.run_kinds import RunKind, RunKindName, RunProgram, decode_run_kind, order_program
 from ..programs.run_kinds import TaskRunRequest as TaskRunRequest
 from ..programs.task_run import run_task_program
-from ..programs.undo import run_undo
+from ..programs.undo import undo_outputs
 from ..triggers.triggered import with_key_source
 
 PROGRAMS: Mapping[RunKindName, RunProgram] = MappingProxyType(
     {
         "task": run_task_program,
         "stage": run_task_program,  # a task run whose tables are the staging tables
-        "swap": run_swap,
-        "undo": run_undo,
-        "presence": run_presence,
-        "measure": run_measure,
+        "swap": order_program(swap_outputs, TaskOrder),
+        "undo": order_program(undo_outputs, UndoOrder),
+        "presence": order_program(report_presence, PresenceOrder),
+        "measure": order_program(report_measures, MeasureOrder),
     }
 )
-"""Each run kind's program (see :mod:`..programs.run_kinds`; a new kind plugs in here)."""
+"""Each run kind's program (a new kind plugs in here)."""
 
 
 def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, str]:
@@ -65,31 +67,21 @@ def job_parameters(job: JobDefinition, given: Mapping[str, str]) -> dict[str, st
     return {**defaults, **{name: str(value) for name, value in given.items()}}
 
 
-def run_keys(
-    job: JobDefinition, params: Mapping[str, str], *, now: datetime | None = None
-) -> ResolvedKeys | None:
-    """The keys a run of ``job`` with ``params`` processes; ``None`` without a backfill,
-    and in a run of a keyless kind (undo, presence, swap: see :mod:`..programs.run_kinds`).
+def run_keys(job: JobDefinition, params: Mapping[str, str]) -> ResolvedKeys | None:
+    """The keys a run of ``job`` with ``params`` processes (``None``: keyless).
 
     Raises:
-        UsageError: a key is malformed, out of bounds, or cannot be derived, or the
-            run's kind cannot be decoded.
+        UsageError: a bad or underivable key, or an undecodable kind.
     """
-    if job.backfill is None:
-        return None
-    return _keys(job, params, decode_run_kind(job, params), now)
+    return None if job.backfill is None else _keys(job, params, decode_run_kind(job, params))
 
 
-def _keys(
-    job: JobDefinition, params: Mapping[str, str], kind: RunKind, now: datetime | None
-) -> ResolvedKeys | None:
+def _keys(job: JobDefinition, params: Mapping[str, str], kind: RunKind) -> ResolvedKeys | None:
     if job.backfill is None or not kind.processes_keys:
         return None
     try:
-        if now is None:
-            now = run_time(job, params)
-        context = RunContext(job.name, None, params, job.backfill, job.schedule, now)
-        return resolve_keys(context)
+        now = run_time(job, params)
+        return resolve_keys(RunContext(job.name, None, params, job.backfill, job.schedule, now))
     except (ValueError, RuntimeError) as exc:
         raise UsageError(f"job {job.name!r}: {exc}") from None
 
@@ -102,14 +94,12 @@ def task_request(
     *,
     for_each_element: str | None = None,
 ) -> TaskRunRequest:
-    """The request of one task run from its wire parameters, read once: the task, the
-    job parameters (:func:`job_parameters`), the run's kind and, for a kind that
-    processes keys, the run's keys and where they come from. Every refusal comes before
+    """The request of one task run from its wire parameters: every refusal comes before
     anything runs; a triggered run's keys are read (or resolved) after them.
 
     Raises:
         UsageError: unknown task or parameter, a for-each element for a task that is not
-            a for-each task, a malformed order or more than one, or a bad key.
+            a for-each task, a malformed order, or a bad key.
         TaskRunError: a triggered run's keys cannot be resolved.
     """
     node = find_task(job, task_key)
@@ -119,14 +109,13 @@ def task_request(
         )
     params = job_parameters(job, given)
     kind = decode_run_kind(job, params)
-    keys = _keys(job, params, kind, None)
+    keys = _keys(job, params, kind)
     request = TaskRunRequest(job, task_key, params, keys, None, for_each_element, kind)
     return with_key_source(request, environment)
 
 
 def resolved_request(request: TaskRunRequest, environment: RunEnvironment) -> TaskRunRequest:
-    """``request`` with its kind and key source (a request made by hand has neither
-    until here; one made by :func:`task_request` is returned as it is).
+    """``request`` with its kind and key source (as :func:`task_request` sets them).
 
     Raises:
         UsageError: unknown task, or the run's kind cannot be decoded.
@@ -142,7 +131,7 @@ def run_time(job: JobDefinition, params: Mapping[str, str]) -> datetime | None:
     """The run's logical time from ``backfill_run_time`` (``None`` when empty).
 
     Raises:
-        ValueError: the value is not a time (see :func:`~...backfill.wire.parse_run_time`).
+        ValueError: the value is not a time.
     """
     zone = getattr(job.backfill, "tz", None)
     return parse_run_time(
@@ -169,21 +158,12 @@ def find_task(job: JobDefinition, task_key: str) -> TaskNode:
 def run_task(
     request: TaskRunRequest, *, environment: RunEnvironment, task_values: TaskValueStore
 ) -> None:
-    """Run the request's task as its run's kind says: the kind decoded and the key
-    source chosen once (by :func:`task_request`, else here), the request handed to the
-    kind's program (:data:`PROGRAMS`); once it has committed, the key source records it.
-
-    An ordinary run (and a full refresh's stage run) loads the task's inputs, calls it,
-    checks and writes its output (:mod:`..programs.task_run`); an undo run restores the tables the
-    task writes (:mod:`..programs.undo`); a presence run reports which keys have rows in them
-    (:mod:`..programs.presence`); a measurement run reports how a canary run changed its keys
-    (:mod:`..programs.measure`); a full refresh's swap run swaps the staging tables in
-    (:mod:`..programs.full_refresh`).
+    """Run the request's task as its kind's program (:data:`PROGRAMS`); once it has
+    committed, its key source records it.
 
     Raises:
-        TaskRunError: the function raised (chained), or the output was rejected, a check
-            failed, or an input is missing, or a triggered run's keys cannot be resolved;
-            the message names the task and the keys.
+        TaskRunError: the task failed (see :func:`~..programs.task_run.run_task_program`),
+            or a triggered run's keys cannot be resolved.
         UsageError: unknown task, or the run's kind cannot be decoded.
     """
     request = resolved_request(request, environment)

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from ...backfill import BACKFILL_EXACT_PARAM, ResolvedKeys
+from ...backfill import BACKFILL_EXACT_PARAM
 from ...backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,
     RUN_TIME_DEFAULT,
@@ -23,7 +23,7 @@ from ...backfill.wire import (
 )
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
-from ...errors import DbxdecError, UsageError, did_you_mean
+from ...errors import DbxdecError, UsageError
 from ..core.task_values import LocalTaskValueStore
 from ..job_tables.sources import check_local_sources
 from ..programs.run_kinds import decode_run_kind
@@ -32,6 +32,7 @@ from ..session.spark import local_spark_session, prepare_local_spark
 from ..session.task_errors import user_frames
 from .dispatch import (
     TaskRunRequest,
+    find_task,
     job_parameters,
     resolved_request,
     run_keys,
@@ -47,14 +48,8 @@ _logger = logging.getLogger("databricks_bundle_decorators.runtime")
 
 @dataclass(frozen=True, slots=True)
 class TaskResult:
-    """How one task of a run ended.
-
-    Attributes:
-        task_key: The task.
-        status: ``succeeded``, ``failed``, or ``skipped`` (an upstream task failed).
-        seconds: Wall time of the task (0 when skipped).
-        error: The one-line error of a failed or skipped task.
-    """
+    """How one task of a run ended (``skipped``: an upstream task failed), its wall time
+    and the one-line error of a failed or skipped task."""
 
     task_key: str
     status: TaskStatus
@@ -107,26 +102,20 @@ def run_job_locally(
 ) -> JobRunResult:
     """Run one job run (one slice, or a ranged run) in dependency order, in-process.
 
-    Every task goes through :func:`~.dispatch.run_task`, the code ``dbxdec-run`` uses on
-    Databricks, on one embedded SparkSession reused across runs. A failed task marks
-    its downstream tasks ``skipped``; independent tasks still run.
+    Every task goes through :func:`~.dispatch.run_task`, as with ``dbxdec-run``, on one
+    embedded SparkSession reused across runs. A failed task marks its downstream tasks
+    ``skipped``; independent tasks still run.
 
     Args:
-        registry: Where the job is defined.
-        job_name: The job.
         params: Job parameters (``backfill_key``, ``backfill_start_key``, user params).
-        tasks: Run only these tasks (in dependency order); their inputs are read from
-            the tables earlier runs wrote. Default: every task.
+        tasks: Run only these tasks; their inputs are read from the tables earlier runs
+            wrote. Default: every task.
         warehouse: Folder of the local tables.
         on_event: Called when a task starts and finishes.
-        state_dir: Folder for ``task_values/<run id>/`` (default: the warehouse's parent,
-            i.e. ``.dbxdec``).
-        now: The run's logical time (default: now, when the run starts); pinned once,
-            as ``backfill_run_time``, unless ``params`` give one. Every task of the run
-            resolves its keys from it.
-        run_id: The run's id (default: :func:`new_run_id`): its Delta commits carry it,
-            so the caller that records it (a backfill's ledger) knows which commits
-            are the run's.
+        state_dir: Folder for ``task_values/<run id>/`` (default: the warehouse's parent).
+        now: The run's logical time (default: when the run starts), pinned once as
+            ``backfill_run_time`` unless ``params`` give one.
+        run_id: The run's id, which its Delta commits carry (default: :func:`new_run_id`).
 
     Raises:
         UsageError: unknown job, task or parameter, or a bad key (nothing runs).
@@ -139,7 +128,9 @@ def run_job_locally(
     if not tasks and isinstance(told, TaskOrder):  # a backfill's run of some tasks
         chosen = selected_tasks(job, told.tasks)
         tasks = None if chosen is None else [key for key in order if key in chosen]
-    selected = _select(order, tasks, job_name)
+    for name in tasks or ():
+        find_task(job, name)
+    selected = [key for key in order if key in tasks] if tasks else order
     if tasks and isinstance(told, TaskOrder) and len(selected) < len(order):
         full_params = with_order(full_params, replace(told, tasks=tuple(selected)))
     check_local_sources(job, warehouse)  # before Spark starts
@@ -152,23 +143,22 @@ def run_job_locally(
     results: list[TaskResult] = []
     broken: dict[str, str] = {}
     stored: tuple[str, ...] | None = None  # the keys a triggered or catching-up run stored
+    emit = on_event or (lambda event: None)
     for task_key in selected:
         blocked = next((u for u in graph[task_key].upstream if u in broken), None)
         if blocked is not None:
             broken[task_key] = blocked
             result = TaskResult(task_key, "skipped", 0.0, f"upstream task {blocked!r} failed")
-            results.append(result)
-            _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
-            continue
-        _emit(on_event, TaskEvent("started", task_key, key_tuple))
-        request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
-        result, request = _run_one(request, environment, store)
-        if request.source is not None and request.source.name in ("triggered", "catch_up"):
-            stored = request.keys.written if request.keys is not None else ()
-        if result.status == "failed":
-            broken[task_key] = task_key
+        else:
+            emit(TaskEvent("started", task_key, key_tuple))
+            request = TaskRunRequest(job, task_key, full_params, keys, run_time(job, full_params))
+            result, request = _run_one(request, environment, store)
+            if request.source is not None and request.source.name in ("triggered", "catch_up"):
+                stored = request.keys.written if request.keys is not None else ()
+            if result.status == "failed":
+                broken[task_key] = task_key
         results.append(result)
-        _emit(on_event, TaskEvent("finished", task_key, key_tuple, result))
+        emit(TaskEvent("finished", task_key, key_tuple, result))
     return JobRunResult(not broken, results, run_id, key_tuple if stored is None else stored)
 
 
@@ -176,7 +166,7 @@ def pin_run_time(
     job: JobDefinition, params: Mapping[str, str], now: datetime | None = None
 ) -> dict[str, str]:
     """``params`` with ``backfill_run_time`` set to the run's start (or ``now``) when they
-    give none: the local equivalent of Databricks' trigger time, fixed once per run."""
+    give none: the local trigger time, fixed once per run."""
     out = dict(params)
     given = out.get(BACKFILL_RUN_TIME_PARAM, "")
     if job.backfill is not None and given in ("", RUN_TIME_DEFAULT):
@@ -187,16 +177,20 @@ def pin_run_time(
 def _run_one(
     request: TaskRunRequest, environment: RunEnvironment, store: LocalTaskValueStore
 ) -> tuple[TaskResult, TaskRunRequest]:
-    """Run one task; how it ended, and its request with the key source chosen (as far
-    as it got)."""
+    """Run one task; how it ended, and its request with its key source (as far as it got)."""
     started = time.perf_counter()
     error = None
     try:
         request = resolved_request(request, environment)
         run_task(request, environment=environment, task_values=store)
     except DbxdecError as exc:
-        if exc.__cause__ is not None and _first_time(request.task_key, exc.__cause__):
-            _log_user_frames(request.task_key, exc.__cause__)
+        cause = exc.__cause__
+        # where in the user's own code it arose, once per process for alike errors
+        frames = user_frames(cause) if cause and _first_time(request.task_key, cause) else []
+        if frames:
+            _logger.error(
+                "task %s failed in your code:\n%s", request.task_key, "".join(frames).rstrip()
+            )
         error = exc.render()
     except Exception as exc:  # a bug outside user code still fails only this task
         _logger.exception("task %s failed", request.task_key)
@@ -205,24 +199,13 @@ def _run_one(
     return TaskResult(request.task_key, status, time.perf_counter() - started, error), request
 
 
-def _log_user_frames(task_key: str, error: BaseException) -> None:
-    """Where in the user's code ``error`` arose (their frames only: no PySpark, py4j
-    or dbxdec frames, and not the message, which the task's one-line error carries)."""
-    frames = user_frames(error)
-    if frames:
-        _logger.error("task %s failed in your code:\n%s", task_key, "".join(frames).rstrip())
-
-
 _shown_lock = threading.Lock()
 _shown: set[tuple[str, str, str]] = set()
 
 
 def _first_time(task_key: str, error: BaseException) -> bool:
-    """Whether this task's error has not had its traceback shown in this process yet.
-
-    A backfill whose slices all fail the same way shows the traceback once; each slice
-    still reports its one-line error. Bounded, so a long-lived process cannot grow it.
-    """
+    """Whether this task's error has not had its traceback shown in this process yet
+    (a backfill whose slices all fail alike shows it once; bounded)."""
     signature = (task_key, type(error).__name__, str(error))
     with _shown_lock:
         if signature in _shown:
@@ -241,10 +224,8 @@ def slice_parameters(
     exact: bool = False,
     params: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Job parameters of one run from ``--key`` or ``--start/--end`` and ``--exact``.
-
-    ``--start A --end B`` is one ranged run over the keys A..B (``backfill_start_key=A``,
-    ``backfill_key=B``). Neither: the key is derived from the clock (time backfills).
+    """Job parameters of one run from ``--key`` or ``--start/--end`` (one ranged run over
+    the keys A..B) and ``--exact``; neither: the key is derived from the clock.
 
     Raises:
         UsageError: ``--key`` with ``--start``/``--end``, or only one of ``--start``/``--end``.
@@ -262,30 +243,3 @@ def slice_parameters(
     elif exact:
         out[BACKFILL_EXACT_PARAM] = "true"
     return out
-
-
-def _select(order: list[str], tasks: Sequence[str] | None, job_name: str) -> list[str]:
-    if not tasks:
-        return order
-    for name in tasks:
-        if name not in order:
-            raise UsageError(
-                f"job {job_name!r} has no task {name!r}.{did_you_mean(name, order)} "
-                f"Tasks: {', '.join(order)}"
-            )
-    wanted = set(tasks)
-    return [key for key in order if key in wanted]
-
-
-def _emit(on_event: Callable[[TaskEvent], None] | None, event: TaskEvent) -> None:
-    if on_event is not None:
-        on_event(event)
-
-
-def describe_keys(keys: ResolvedKeys | None) -> str:
-    """``2024-01-01`` / ``2024-01-01..2024-01-31 (31 keys)`` for summaries."""
-    if keys is None:
-        return "no backfill key"
-    written = keys.written
-    label = KeyRange.of(written).label
-    return label if len(written) == 1 else f"{label} ({len(written)} keys)"

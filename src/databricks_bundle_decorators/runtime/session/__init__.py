@@ -1,6 +1,5 @@
-"""The Spark session a run works in: the embedded SparkSession (``spark``), Spark Connect
-(``spark_remote``), the Delta jars it loads (``delta_jars``), its quieted JVM stderr
-(``jvm_stderr``), what serverless compute lets a job change (``serverless_rules``) and
-what a failed task says of Spark's errors (``task_errors``). May import :mod:`..core` and
-the layers above ``runtime``.
+"""The Spark session a run works in: embedded (``spark``, its ``delta_jars`` and
+``jvm_stderr``) or over Spark Connect (``spark_remote``), what serverless lets a job set
+(``serverless_rules``) and what a failed task says (``task_errors``). May import
+:mod:`..core` and the layers above ``runtime``.
 """

@@ -1,14 +1,8 @@
-"""The Delta Lake jars of the embedded Spark: which, where they are cached, how fetched.
-
-Local sessions write Delta like Databricks does, so they need ``delta-spark`` and
-``delta-storage`` on ``spark.jars``. They are downloaded once from Maven Central into a
-cache outside any project (``$DBXDEC_JARS_DIR``, else ``$XDG_CACHE_HOME/dbxdec/jars``, else
-``~/.cache/dbxdec/jars``) and checked against Maven Central's SHA-1 files.
-
-Spark's own ``spark.jars.packages`` would resolve them through Ivy at every session start
-(and needs Ivy's own network set-up); a plain download with a Maven fallback
-(``mvn dependency:copy``, which honours the machine's ``~/.m2/settings.xml`` mirrors and
-proxies) works where Ivy cannot, and costs nothing once cached.
+"""The embedded Spark's Delta Lake jars: downloaded once from Maven Central into a cache
+outside any project (``$DBXDEC_JARS_DIR``, else ``$XDG_CACHE_HOME/dbxdec/jars``, else
+``~/.cache/dbxdec/jars``), checked against its SHA-1 files, with ``mvn dependency:copy``
+(which honours ``~/.m2/settings.xml`` mirrors and proxies) as the fallback; unlike
+``spark.jars.packages``, no Ivy resolution at every session start.
 """
 
 from __future__ import annotations
@@ -73,8 +67,7 @@ def jars_dir() -> Path:
 
 def cached_jars(folder: Path | None = None) -> list[Path] | None:
     """The cached jars' paths, or ``None`` when any is missing."""
-    root = folder or jars_dir()
-    paths = [root / jar.file_name for jar in DELTA_JARS]
+    paths = [(folder or jars_dir()) / jar.file_name for jar in DELTA_JARS]
     return paths if all(p.is_file() and p.stat().st_size > 0 for p in paths) else None
 
 
@@ -82,8 +75,8 @@ def ensure_delta_jars(*, download: bool = True, folder: Path | None = None) -> l
     """The Delta jars, downloaded into the cache first when missing.
 
     Raises:
-        EnvironmentProblem: a jar is missing and could not be fetched; the message says
-            what was tried and what to run.
+        EnvironmentProblem: a jar is missing and could not be fetched (what was tried,
+            what to run).
     """
     root = folder or jars_dir()
     found = cached_jars(root)
@@ -111,9 +104,7 @@ def ensure_delta_jars(*, download: bool = True, folder: Path | None = None) -> l
                 problems.append(f"{jar.file_name}: {problem}; mvn: {fallback}")
     if problems:
         raise EnvironmentProblem(_missing_message(root, "; ".join(problems)))
-    found = cached_jars(root)
-    assert found is not None
-    return found
+    return [root / jar.file_name for jar in DELTA_JARS]
 
 
 def _missing_message(root: Path, why: str) -> str:

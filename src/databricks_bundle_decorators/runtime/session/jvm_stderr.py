@@ -1,12 +1,7 @@
-"""The local JVM's standard error without the one line every Spark 4 start prints.
-
-Spark's launcher always passes ``--add-modules=jdk.incubator.vector`` to the JVM
-(``org.apache.spark.launcher.JavaModuleOptions``), and the JVM then prints ``WARNING:
-Using incubator modules: jdk.incubator.vector`` to its standard error at start-up; no JVM
-option turns that line off. The JVM inherits the process's file descriptor 2 from
-PySpark's launcher, so while the session starts, descriptor 2 is a pipe: a daemon thread
-copies everything the JVM writes there to the real standard error, less that line, for
-the JVM's whole life. Everything else (Spark's errors, a crash) still reaches the user.
+"""The local JVM's stderr without the ``WARNING: Using incubator modules`` line every
+Spark 4 start prints (Spark's launcher always passes ``--add-modules=jdk.incubator.vector``
+and no JVM option silences it): while the session starts, descriptor 2 is a pipe that a
+daemon thread copies to the real stderr, less that line.
 """
 
 from __future__ import annotations
@@ -21,8 +16,7 @@ INCUBATOR_WARNING = b"WARNING: Using incubator modules:"
 
 
 def forward_lines(source: BinaryIO, write: Callable[[bytes], object]) -> None:
-    """Copy ``source`` line by line to ``write`` until its end, dropping the incubator
-    warning line."""
+    """Copy ``source`` to ``write`` line by line, without the incubator warning."""
     for line in iter(source.readline, b""):
         if not line.startswith(INCUBATOR_WARNING):
             write(line)
@@ -30,8 +24,8 @@ def forward_lines(source: BinaryIO, write: Callable[[bytes], object]) -> None:
 
 @contextmanager
 def jvm_stderr_filtered() -> Iterator[None]:
-    """Within the block, a child process started (the JVM) writes its standard error
-    through the filter; the parent's descriptor 2 is restored when the block ends."""
+    """Within the block, a child process started (the JVM) writes its stderr through the
+    filter, for its whole life."""
     try:
         saved = os.dup(2)
         read_end, write_end = os.pipe()

@@ -1,17 +1,9 @@
 """What serverless compute lets a job change in its Spark session, in one place.
 
-Serverless compute (dbxdec's default compute) documents a short list of Spark
-properties a notebook or job may set; everything else is off limits, and whether a
-session *fails* or silently ignores a property off the list is not promised either
-way. So nothing on the Databricks path sets a property off :data:`SETTABLE_CONFS`:
-behaviour dbxdec needs travels as writer options (``replaceWhere``,
-``partitionOverwriteMode``, ``userMetadata``, ``txnAppId``/``txnVersion``) or is read
-back afterwards (``DESCRIBE HISTORY``).
-
-Two tests hold the rule: a wrapper over ``spark.conf.set``/``unset`` on the sessions of
-Databricks-path tests (``tests/conftest.py``), and a scan of the source for
-``conf.set``, ``SET`` statements and ``.config(`` outside the local-only session
-builders (``tests/runtime/test_serverless_rules.py``).
+Serverless compute documents a short list of settable Spark properties; nothing on the
+Databricks path sets one off :data:`SETTABLE_CONFS`: what dbxdec needs travels as writer
+options or is read back (``DESCRIBE HISTORY``). ``tests/conftest.py`` and
+``tests/runtime/test_serverless_rules.py`` hold the rule.
 """
 
 from __future__ import annotations
@@ -28,9 +20,9 @@ SOURCES: tuple[str, ...] = (
     # "Serverless compute limitations": only the supported Spark properties may be set.
     "https://docs.databricks.com/en/compute/serverless/limitations.html",
 )
-READ_ON = "2026-11-24"
-"""When :data:`SOURCES` were read (the list changes with serverless releases)."""
+READ_ON = "2026-11-24"  # the list changes with serverless releases
 
+# the Spark properties a serverless notebook or job may set (see SOURCES)
 SETTABLE_CONFS: frozenset[str] = frozenset(
     {
         "spark.sql.session.timeZone",
@@ -41,32 +33,15 @@ SETTABLE_CONFS: frozenset[str] = frozenset(
         "spark.databricks.execution.timeout",
     }
 )
-"""The Spark properties a serverless notebook or job may set (see :data:`SOURCES`)."""
 
 
 class ServerlessConfError(RuntimeError):
     """A Spark property off :data:`SETTABLE_CONFS` was set on a Databricks-path session."""
 
 
-def settable_on_serverless(name: str) -> bool:
-    """Whether serverless compute documents ``name`` as a property a job may set.
-
-    Example:
-        >>> settable_on_serverless("spark.sql.session.timeZone")
-        True
-        >>> settable_on_serverless("spark.sql.sources.partitionOverwriteMode")
-        False
-    """
-    return name in SETTABLE_CONFS
-
-
 def check_conf(name: str) -> None:
-    """Raise when ``name`` may not be set on serverless compute.
-
-    Raises:
-        ServerlessConfError: the property is not on the documented list.
-    """
-    if not settable_on_serverless(name):
+    """Raise ``ServerlessConfError`` when ``name`` is not on the documented list."""
+    if name not in SETTABLE_CONFS:
         raise ServerlessConfError(
             f"Spark property {name!r} is not settable on serverless compute (settable: "
             f"{', '.join(sorted(SETTABLE_CONFS))}; read {READ_ON} from {SOURCES[0]}); pass it "
@@ -75,9 +50,8 @@ def check_conf(name: str) -> None:
 
 
 def set_conf(spark: Any, name: str, value: str) -> None:
-    """Set Spark property ``name`` on a session that may be a serverless one.
-
-    The only ``conf.set`` on the Databricks path (a test scans the source for others).
+    """Set Spark property ``name`` on a session that may be a serverless one (the only
+    ``conf.set`` on the Databricks path).
 
     Raises:
         ServerlessConfError: the property is not on the documented list.

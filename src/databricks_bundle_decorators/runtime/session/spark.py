@@ -21,38 +21,28 @@ from .spark_remote import SPARK_REMOTE_ENV, remote_spark_session, spark_remote
 from .task_errors import quiet_query_context_loggers
 
 SPARK_MASTER_ENV = "DBXDEC_SPARK_MASTER"
-# The pair dbxdec's `spark` extra pins (pyproject.toml; tests/test_docs.py keeps them equal),
-# named directly: dbxdec itself is not on the package index yet.
+# the pair the `spark` extra pins (tests/test_docs.py keeps them equal)
 SPARK_EXTRA = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CONF: dict[str, str] = {
-    # Delta Lake as on Databricks: the SQL extension (replaceWhere, DESCRIBE HISTORY) and
-    # the catalog that knows Delta tables.
     "spark.sql.extensions": DELTA_EXTENSION,
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-    # A local table's log is small: Delta's default 50 partitions to rebuild a snapshot
-    # cost 50 tasks per read and per write on a laptop.
+    # a local table's log is small: Delta's default 50 partitions cost 50 tasks per read
     "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 SQL_CONF: dict[str, str] = {
-    # Keys are compared as UTC instants; predicates carry explicit offsets anyway. The one
-    # session setting dbxdec makes on Databricks: serverless compute lets a job set it
-    # (see :mod:`.serverless_rules`).
+    # the one setting made on Databricks too (serverless lets a job set it)
     "spark.sql.session.timeZone": "UTC",
 }
 
 LOCAL_SQL_CONF: dict[str, str] = {
-    # List partition folders in the driver: a distributed listing (Spark's default from
-    # 32 folders on, e.g. an all_partitions read) costs a Spark job per read locally.
+    # list partition folders in the driver: a distributed listing costs a Spark job per read
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
-    # Writes replace only the partitions present in the frame. Local sessions only: on
-    # Databricks every write passes partitionOverwriteMode as a writer option instead.
+    # on Databricks every write passes partitionOverwriteMode as a writer option instead
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
-    # Partition values are keys, never guessed types ('2024-01-01' stays a string). Local
-    # sessions only: it matters to a parquet folder read without its schema, and parquet
-    # outputs are local folders; Delta tables keep their schema in the log.
+    # partition values of a (local-only) parquet folder are keys, never guessed types
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 
@@ -68,7 +58,6 @@ LOCAL_CONF: dict[str, str] = {
 
 
 LOCAL_SESSION_CONF: dict[str, str] = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
-"""Every setting of a new local session (dbxdec's own, or one task code creates)."""
 
 STARTING_LINE = "starting the local Spark (first run only, ~10 s)..."
 
@@ -107,10 +96,8 @@ def quiet_log4j_file() -> Path:
 
 
 def quiet_session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``conf`` plus the driver option that points log4j2 at :func:`quiet_log4j_file`.
-
-    A user's own ``log4j2.configurationFile`` (in ``conf``) wins.
-    """
+    """``conf`` plus the driver option that points log4j2 at :func:`quiet_log4j_file`
+    (unless ``conf`` names its own)."""
     settings = dict(conf or {})
     options = settings.get(DRIVER_JAVA_OPTIONS, "")
     if "log4j2.configurationFile" not in options:
@@ -119,17 +106,9 @@ def quiet_session_conf(conf: Mapping[str, str] | None = None) -> dict[str, str]:
     return settings
 
 
-def announce_start() -> None:
-    """Say once, before the JVM starts, that the first slice waits for Spark."""
-    print(STARTING_LINE, file=sys.stderr, flush=True)
-
-
 def configure(spark: Any) -> Any:
-    """Apply the session settings dbxdec's IoManagers rely on; returns ``spark``.
-
-    Only properties serverless compute lets a job set (:func:`.serverless_rules.set_conf`
-    holds it): this runs on Databricks sessions too.
-    """
+    """Apply the settings dbxdec's IoManagers rely on (serverless-settable ones only:
+    this runs on Databricks too); returns ``spark``."""
     for key, value in SQL_CONF.items():
         set_conf(spark, key, value)
     return spark
@@ -143,11 +122,9 @@ def local_spark_session(
 ) -> Any:
     """The process's embedded SparkSession with Delta Lake (created on first use, UI off).
 
-    An active session (e.g. a test fixture's) is reused; ``master`` defaults to
-    ``$DBXDEC_SPARK_MASTER`` or ``local[*]``; ``conf`` adds or overrides settings of a
-    new session. With ``$SPARK_REMOTE`` set, a Spark Connect session to that server
-    instead (:mod:`.spark_remote`; no JVM here). The Delta jars come from
-    :func:`~.delta_jars.ensure_delta_jars` (downloaded once into a cache outside the project).
+    An active session is reused; ``master`` defaults to ``$DBXDEC_SPARK_MASTER`` or
+    ``local[*]``; ``conf`` adds or overrides settings of a new session. With
+    ``$SPARK_REMOTE`` set, a Spark Connect session to that server instead.
 
     Raises:
         EnvironmentProblem: PySpark or delta-spark is not installed, or the Delta jars
@@ -181,16 +158,14 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     builder = SparkSession.builder.master(
         master or os.environ.get(SPARK_MASTER_ENV) or "local[*]"
     ).appName(app_name)
-    try:
-        found = ensure_delta_jars()
-    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+    jars = _delta_jars()
+    if jars is None:
         return
-    jars = ",".join(str(path) for path in found)
     settings = quiet_session_conf({**LOCAL_SESSION_CONF, **(conf or {})})
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    announce_start()
+    print(STARTING_LINE, file=sys.stderr, flush=True)  # the first slice waits for the JVM
     with jvm_stderr_filtered():  # the JVM's stderr without Spark 4's incubator warning
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -198,31 +173,29 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     return configure(spark)
 
 
+def _delta_jars() -> str | None:
+    try:
+        return ",".join(str(path) for path in ensure_delta_jars())
+    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
+        return None
+
+
 SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
 
 
 def prepare_local_spark() -> None:
-    """Make any local SparkSession of this process a Delta one, without starting a JVM.
-
-    The session is created lazily (a Spark-free task never starts one), so task code may
-    well create it first with ``SparkSession.builder.getOrCreate()``. PySpark launches its
-    JVM with ``$PYSPARK_SUBMIT_ARGS``; setting the Delta jars and settings there makes that
-    session the same Delta session dbxdec would create. Does nothing when PySpark is not
-    installed, a JVM already runs, or the variable is set by the user.
-    """
+    """Make any local SparkSession of this process (task code may create it first) a
+    Delta one, through ``$PYSPARK_SUBMIT_ARGS``, without starting a JVM. Does nothing
+    when PySpark is missing, a JVM runs, or the variable is set."""
     if os.environ.get(SUBMIT_ARGS_ENV) or importlib.util.find_spec("pyspark") is None:
         return
     if os.environ.get(SPARK_REMOTE_ENV):  # sessions connect to a server: no local JVM
         return
     from pyspark import SparkContext
 
-    if SparkContext._active_spark_context is not None:
+    jars = None if SparkContext._active_spark_context is not None else _delta_jars()
+    if jars is None:
         return
-    try:
-        found = ensure_delta_jars()
-    except EnvironmentProblem:  # a Spark-free run needs no jars; a Spark one fails later
-        return
-    jars = ",".join(str(path) for path in found)
     settings = quiet_session_conf(LOCAL_SESSION_CONF)
     args = ["--jars", jars]
     for key, value in settings.items():
@@ -231,11 +204,7 @@ def prepare_local_spark() -> None:
 
 
 def require_local_spark() -> None:
-    """Fail with one line when PySpark or delta-spark is not importable.
-
-    Raises:
-        EnvironmentProblem: the ``spark`` extra is not installed.
-    """
+    """Fail in one line (``EnvironmentProblem``) when the ``spark`` extra is not installed."""
     missing = [name for name in ("pyspark", "delta") if importlib.util.find_spec(name) is None]
     if missing:
         packages = " and ".join({"pyspark": "PySpark", "delta": "delta-spark"}[m] for m in missing)

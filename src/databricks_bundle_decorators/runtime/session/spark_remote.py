@@ -1,10 +1,8 @@
 """Local runs over a Spark Connect server instead of an embedded JVM (``--spark-remote``).
 
-A local run addresses its tables by folder under the local warehouse, exactly as on the
-embedded Spark; through Connect the *server* reads and writes those folders, so it must
-share this machine's filesystem (the same paths). The address is PySpark's own
-``SPARK_REMOTE`` variable: with it set, ``SparkSession.builder.getOrCreate()`` in task
-code reaches the same server
+The server reads and writes the local warehouse's folders, so it must share this
+machine's filesystem. The address is PySpark's own ``SPARK_REMOTE``, so task code's
+``SparkSession.builder.getOrCreate()`` reaches the same server
 (https://spark.apache.org/docs/latest/api/python/getting_started/quickstart_connect.html).
 """
 
@@ -20,9 +18,9 @@ from typing import Any
 from ...errors import EnvironmentProblem, WorkspaceUnreachable
 
 SPARK_REMOTE_ENV = "SPARK_REMOTE"
+# the port of an address that names none: Spark Connect's connection string format,
+# https://github.com/apache/spark/blob/master/connector/connect/docs/client-connection-string.md
 DEFAULT_PORT = 15002
-"""The port of an ``sc://`` address that names none (Spark Connect's connection string
-format: https://github.com/apache/spark/blob/master/connector/connect/docs/client-connection-string.md)."""
 PROBE_SECONDS = 5.0
 CONNECT_EXTRA = 'pip install "pyspark[connect]==4.0.1" "delta-spark==4.0.1"'
 
@@ -33,13 +31,8 @@ class SparkRemoteUnreachable(WorkspaceUnreachable):
 
 @dataclass(frozen=True, slots=True)
 class SparkRemote:
-    """A Spark Connect server's address, ``sc://HOST[:PORT][/;name=value...]``.
-
-    Attributes:
-        host: Host name or IP address.
-        port: TCP port (15002 when the address names none).
-        url: The address as given (its ``;`` parameters are passed to PySpark as they are).
-    """
+    """A Spark Connect server's address, ``sc://HOST[:PORT][/;name=value...]`` (``url``:
+    as given, its ``;`` parameters passed to PySpark as they are)."""
 
     host: str
     port: int
@@ -47,7 +40,7 @@ class SparkRemote:
 
     @classmethod
     def parse(cls, text: str) -> SparkRemote:
-        """Validate an ``sc://`` address.
+        """Validate an ``sc://`` address (its ``;`` parameters may hold a token: never echoed).
 
         Example:
             >>> SparkRemote.parse("sc://127.0.0.1:15002").port
@@ -58,15 +51,13 @@ class SparkRemote:
         Raises:
             ValueError: not ``sc://HOST[:PORT]``, optionally followed by ``/;params``.
         """
-        shown = text.split(";", 1)[0]  # parameters may hold a token: never echoed
+        shown = text.split(";", 1)[0]
         expected = (
             f"{shown!r} is not a Spark Connect address: expected sc://HOST:PORT, e.g. "
             f"sc://127.0.0.1:{DEFAULT_PORT}"
         )
-        if not text.startswith("sc://"):
-            raise ValueError(expected)
-        authority, _, rest = text[len("sc://") :].partition("/")
-        if rest and not rest.startswith(";"):
+        authority, _, rest = text.removeprefix("sc://").partition("/")
+        if not text.startswith("sc://") or (rest and not rest.startswith(";")):
             raise ValueError(expected)
         host, colon, port_text = authority.rpartition(":")
         if not colon:
@@ -81,10 +72,8 @@ class SparkRemote:
         return cls(host, port, text)
 
     def probe(self, timeout: float = PROBE_SECONDS) -> None:
-        """Fail at once when nothing accepts a connection at the address.
-
-        PySpark's client retries a closed port for minutes before it says so; this is one
-        TCP connection with a short timeout instead.
+        """Fail at once when nothing accepts a TCP connection at the address (PySpark's
+        client retries a closed port for minutes).
 
         Raises:
             SparkRemoteUnreachable: connection refused, unknown host or timeout.
@@ -102,11 +91,8 @@ class SparkRemote:
 
 
 def require_connect_client() -> None:
-    """Fail with one line when PySpark's Connect client cannot be imported.
-
-    Raises:
-        EnvironmentProblem: a package of PySpark's ``connect`` extra is missing.
-    """
+    """Fail in one line (``EnvironmentProblem``) when a package of PySpark's ``connect``
+    extra is missing."""
     needed = {"grpc": "grpcio", "google.rpc": "grpcio-status", "pandas": "pandas"}
     needed["pyarrow"] = "pyarrow"
     missing = [package for module, package in needed.items() if not _importable(module)]
@@ -138,11 +124,8 @@ _CONNECTING = threading.Lock()
 
 
 def remote_spark_session(remote: SparkRemote, local_conf: dict[str, str]) -> Any:
-    """A Spark Connect session to ``remote``, set up as a local session is.
-
-    ``local_conf`` are the embedded session's SQL settings (local runs only: a remote
-    server stands in for the embedded Spark, not for Databricks). Reused when the
-    process already has an active session to the same server.
+    """A Spark Connect session to ``remote`` with the embedded session's SQL settings
+    ``local_conf`` (it stands in for the embedded Spark); an active one is reused.
 
     Raises:
         SparkRemoteUnreachable: nothing answers at the address.
@@ -151,7 +134,7 @@ def remote_spark_session(remote: SparkRemote, local_conf: dict[str, str]) -> Any
 
     with _CONNECTING:
         active = SparkSession.getActiveSession()
-        if active is not None and _is_connect(active):
+        if active is not None and type(active).__module__.startswith("pyspark.sql.connect"):
             return active
         require_connect_client()
         remote.probe()
@@ -159,7 +142,3 @@ def remote_spark_session(remote: SparkRemote, local_conf: dict[str, str]) -> Any
         for key, value in local_conf.items():
             session.conf.set(key, value)
         return session
-
-
-def _is_connect(session: Any) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")
