@@ -17,10 +17,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from .base import BackfillDef
+from .base import BackfillDef, TimeWindow
 from .static import StaticBackfill
 from .time_backfill import TimeBackfill
-from .windows import TimeWindow
 
 SEPARATOR = ":"
 KIND_PREFIX = "static x "

@@ -29,12 +29,12 @@ from .context import (
     BACKFILL_EXACT_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_START_KEY_PARAM,
+    ResolvedKeys,
     RunContext,
     current_run_context,
     parse_flag,
 )
 from .multi import SEPARATOR, MultiBackfill
-from .resolved_keys import ResolvedKeys as ResolvedKeys
 from .time_backfill import TimeBackfill, to_instant
 
 _logger = logging.getLogger("databricks_bundle_decorators.backfill")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import BackfillDef
-from .windows import TimeWindow
+from .base import BackfillDef, TimeWindow
 
 
 @dataclass(frozen=True, slots=True)

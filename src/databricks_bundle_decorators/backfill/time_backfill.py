@@ -16,10 +16,9 @@ from whenever import (
     available_timezones,
 )
 
-from .base import BackfillDef
+from .base import BackfillDef, TimeWindow
 from .cadence import DAILY, HOURLY, MONTHLY, WEEKLY, Cadence
 from .catch_up import CatchUp
-from .windows import TimeWindow
 
 
 def check_timezone(tz: object, *, what: str = "tz") -> str:

@@ -17,7 +17,7 @@ parameters are pushed down to tasks that accept key-value parameters).
 
 A run that fails (a check failed, the task raised) never reaches ``exit()``, so a failed
 notebook task run returns no reports; in a backfill's run, the entry keeps them in the
-backfill's journal folder instead (:mod:`..backfill.wire.journal_path` says why there),
+backfill's journal folder instead (:mod:`..backfill.wire.report` says why there),
 where the launcher's one reader of a task run's reports looks for a failed notebook task.
 """
 

@@ -22,10 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from .keys import KeyRange
-from .measure import MeasureOrder
-from .orders import PresenceOrder, UndoOrder
-from .params import ORDER_PARAM
+from .orders import MeasureOrder, PresenceOrder, UndoOrder
+from .params import ORDER_PARAM, KeyRange
 
 OrderKind = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 ORDER_KINDS: tuple[OrderKind, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
