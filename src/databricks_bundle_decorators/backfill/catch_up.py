@@ -1,5 +1,4 @@
-"""``CatchUp``: a scheduled run heals the gap since the last key that has data (or since
-the key of the job's newest successful run)."""
+"""``CatchUp``: a scheduled run heals the gap since the last done key."""
 
 from __future__ import annotations
 
@@ -12,30 +11,23 @@ _SINCE = ("last_present", "last_success")
 
 @dataclass(frozen=True, slots=True)
 class CatchUp:
-    """Self-healing schedule of a time backfill: a scheduled run (no ``backfill_key``)
-    processes every key after the last done key up to the current key, oldest first, at
-    most ``max_keys`` (the rest wait for the next run; ``dbxdec status`` shows them); each
-    key is read with its own lookback.
+    """Self-healing schedule: a scheduled run processes every key after the last done key up to
+    the current key, oldest first, at most ``max_keys``, each with its own lookback.
 
     Example:
         ``DailyBackfill("2024-01-01", catch_up=CatchUp(max_keys=7))``: after three failed
         days and one skipped, the next run processes exactly those 4 keys.
 
     Args:
-        since: ``"last_present"``: the last key present in the job's output tables (from
-            the data). ``"last_success"``: the key of the job's newest successful run,
-            read from its run history (``jobs/runs/list``) inside the job run with the
-            run's own credentials (the SDK's default authentication), else those of the
-            service principal in ``secret_scope``; the job declares the job parameter
-            ``dbxdec_job_id`` (``{{job.id}}``) for it. Run history is kept 60 days: with
-            no successful run in it, only the current key is run.
+        since: ``"last_present"``: the last key present in the job's output tables.
+            ``"last_success"``: the key of the job's newest successful run, from its run
+            history (``jobs/runs/list``, kept 60 days; job parameter ``dbxdec_job_id``), read
+            with the run's own credentials, else ``secret_scope``'s.
         max_keys: At most this many keys per run; ``None``: no cap.
-        state_table: Delta table (``catalog.schema.table``) holding each run's keys, so
-            every task and repair of the run processes the same ones; default
-            ``dbxdec_trigger_state`` in the schema of the job's first output table.
-        secret_scope: With ``since="last_success"``: the secret scope holding the OAuth
-            ``client_id`` and ``client_secret`` of the service principal the job runs as,
-            used when the SDK's default authentication finds no credentials.
+        state_table: Delta table holding each run's keys (every task and repair processes
+            the same); default ``dbxdec_trigger_state`` beside the first output table.
+        secret_scope: The scope holding the OAuth ``client_id`` and ``client_secret`` of the
+            job's service principal, for ``since="last_success"``.
 
     Raises:
         ValueError: a bad value (one line naming it).

@@ -34,9 +34,7 @@ class KeyPlan:
 
 
 def affected_keys(backfill: TimeBackfill, changed: Iterable[str], current: str) -> list[str]:
-    """Output keys affected by changes to source keys ``changed`` (sorted, distinct).
-
-    Keys before the definition's ``start_date`` are dropped (they have no output).
+    """Output keys affected by changes to source keys ``changed``, from ``start_date`` on.
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -64,9 +62,7 @@ def plan_keys(backfill: TimeBackfill, keys: Iterable[str], max_keys: int | None)
 
 
 def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) -> list[str]:
-    """The keys after the last present key up to ``current``, oldest first.
-
-    With no present key at all, only ``current`` (nothing to heal from).
+    """The keys after the last present key up to ``current`` (only ``current`` with none).
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -86,9 +82,8 @@ def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) 
 def catch_up_plan(
     backfill: TimeBackfill, done: Iterable[str], now: datetime, max_keys: int | None
 ) -> KeyPlan:
-    """The keys of a catching-up run whose logical time is ``now``: those after the last
-    of ``done`` (keys present in the outputs, or the key of the last successful run) up
-    to the current key, the oldest ``max_keys`` now and the rest pending.
+    """The keys of a catching-up run at ``now``: after the last of ``done`` up to the current
+    key, the oldest ``max_keys`` now and the rest pending.
 
     Example:
         >>> from datetime import datetime, timezone

@@ -1,15 +1,7 @@
-"""Two-dimensional backfill keys: a static dimension times a time dimension.
+"""Two-dimensional backfill keys ``STATIC:TIME`` (e.g. ``eu:2024-01-01``).
 
-A :class:`MultiBackfill` partitions a table by, say, region and day. Its keys are the
-product of a :class:`StaticBackfill` and a :class:`TimeBackfill`, written
-``STATIC:TIME``::
-
-    eu:2024-01-01    us:2024-01-01T05    acme:2024-W03
-
-The separator ``:`` appears in no static key (their alphabet is ``A-Z a-z 0-9 _ . -``)
-and in no time key format, so every key splits in exactly one way and round-trips.
-Keys are ordered static value first, then time: a ranged run of consecutive keys stays
-in one static value unless it crosses the end of one value's time range.
+``:`` is in no static key and no time key format, so every key splits one way. Keys order
+by static value first, then time.
 """
 
 from __future__ import annotations

@@ -404,22 +404,13 @@ def _floor_second(wall: datetime) -> datetime:
 class QuartzSchedule:
     """An immutable Quartz cron schedule in an IANA time zone.
 
-    Fields are ``sec min hour day-of-month month day-of-week [year]``; day-of-week is
-    numbered 1=SUN .. 7=SAT (names SUN-SAT and JAN-DEC are case-insensitive), and
-    exactly one of day-of-month / day-of-week must be ``?``. Supported: ``*``, ``?``,
-    lists, ranges (wrapping, e.g. ``FRI-MON``), steps, day-of-month ``L``, ``L-n``,
-    ``nW``, ``LW``/``L-nW``, day-of-week ``nL``, ``n#k`` and ``L`` (= SAT), years
-    1970-2199. ``nW``/``L-n`` name no day in months too short for them.
-
-    DST policy ("compatible", as Quartz's lenient ``java.util.Calendar``, RFC 9557
-    and ``whenever``'s ``disambiguation="compatible"``): fire times are wall-clock
-    times in ``timezone``. A wall time skipped by a spring-forward gap fires at the
-    instant it maps to when shifted forward by the gap length (02:30 on the Berlin
-    spring-forward day fires at 03:30 CEST); a wall time repeated by a fall-back
-    fires once, at its first (earlier) occurrence. Fires that coincide collapse into
-    one instant, so ``next_fire``/``previous_fire`` never repeat or skip an instant.
-    Compare returned datetimes as instants (``.astimezone(timezone.utc)``): Python's
-    ``==`` across zones is False for a repeated wall time (PEP 495).
+    Fields: ``sec min hour day-of-month month day-of-week [year]``; day-of-week 1=SUN..7=SAT
+    (names case-insensitive); exactly one day field is ``?``. Supported: lists, ranges
+    (wrapping, ``FRI-MON``), steps, ``L``, ``L-n``, ``nW``, ``LW``, ``nL``, ``n#k``, years
+    1970-2199. DST ("compatible", as Quartz): a skipped wall time fires shifted forward by
+    the gap (02:30 on Berlin's spring-forward day fires at 03:30 CEST); a repeated one fires
+    once, at its first occurrence. Compare results as instants: Python's ``==`` across zones
+    is false for a repeated wall time (PEP 495).
 
     Example:
         >>> from datetime import datetime, timezone

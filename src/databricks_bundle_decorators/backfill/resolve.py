@@ -1,19 +1,4 @@
-"""Runtime key resolution: which keys does this run process?
-
-Rules (seed 001 and DESIGN.md):
-
-* ``backfill_key`` empty and a time-based definition: the key is derived from the clock
-  (``current_key``, ``data_lag`` applied) and a warning is logged; otherwise empty is a
-  ``RuntimeError``.
-* ``backfill_start_key`` set: a ranged run over the keys from it to ``backfill_key``.
-* ``lookback=N`` adds the N keys before the run's own first key (``backfill_start_key``
-  or ``backfill_key``; never counted from a schedule-gap key), in every run mode, never
-  before the definition's ``start_date``.
-* ``collect_schedule_gaps`` adds the keys ``k`` with ``key(previous fire) < k <=
-  current key``, only for auto-derived keys.
-* ``backfill_exact=true`` bypasses lookback and gap expansion.
-* The result is the sorted union.
-"""
+"""Runtime key resolution: which keys does this run process (rules: :func:`resolve_keys`)."""
 
 from __future__ import annotations
 
@@ -81,13 +66,13 @@ def resolve_primary_key(context: RunContext, *, validate: bool = True) -> tuple[
 
 
 def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
-    """Every key a run processes, per the module rules.
+    """Every key a run processes.
 
-    The run's clock is read once: ``context.now``, or the wall clock when the context
-    has none. The derived key, an open ``end_date`` and schedule gaps all use it.
-    Lookback counts back from the run's own first key (``backfill_start_key`` of a
-    ranged run, else ``backfill_key``), never from a schedule-gap key (seed 001: the
-    N prior keys plus the current key, united with the gap keys).
+    An empty ``backfill_key`` is derived from the run's clock (``context.now``, else the wall
+    clock) for a time definition; ``backfill_start_key`` makes a ranged run; ``lookback=N``
+    adds the N keys before the run's own first key (never before ``start_date``);
+    ``collect_schedule_gaps`` adds keys ``k`` with ``key(previous fire) < k <= current`` for
+    auto-derived keys; ``backfill_exact=true`` bypasses both. The result is the sorted union.
     """
     if context.now is None:
         context = replace(context, now=datetime.now(timezone.utc))

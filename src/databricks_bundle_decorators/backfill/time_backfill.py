@@ -56,26 +56,12 @@ def _check_count(value: object, what: str) -> int:
 class TimeBackfill(BackfillDef):
     """Keys that partition time in a time zone, one key per period of a cadence.
 
-    Every key has a half-open window ``[start, end)`` of instants; the windows of
-    consecutive keys tile the timeline with no gap and no overlap. Clock-change policy
-    ("earliest wall time"): a period starts at the first instant at which the zone's
-    wall clock reaches *or passes* the period's start. Equivalently, an instant belongs
-    to the period of the latest wall time the clock has shown so far. So:
-
-    * a period the clock skips entirely (a DST hour, both hours of a two-hour jump, or
-      a whole day when a zone crosses the date line) has an empty window and no key:
-      ``keys()`` leaves it out and ``window()``/``validate_key()`` reject it;
-    * a *partly* skipped period (Pacific/Chatham jumps from 02:45 to 03:45, so only
-      03:45-04:00 of hour 03 exists) is a key whose window covers its existing instants
-      (15 real minutes), and the period before it ends at the jump;
-    * a repeated local hour has one key whose window spans both occurrences (two real
-      hours); when a fall-back is not aligned to the period (Chatham 03:45 back to
-      02:45), the second pass of 02:45-03:00 belongs to hour 03, which the clock had
-      already reached.
-
-    No instant is left without a key, and ``keys()``, ``window()``, ``key_of()``,
-    ``validate_key()``, ``previous_keys()`` (lookback) and ``current_key()``
-    (``data_lag``) all follow this one rule.
+    Each key has a half-open window ``[start, end)`` of instants; consecutive windows tile
+    the timeline. Clock changes: a period starts at the first instant the wall clock reaches
+    *or passes* its start, so a wholly skipped period (a DST hour, a day lost crossing the
+    date line) has no key, a partly skipped one covers only its existing instants, and a
+    repeated hour is one key spanning both occurrences. ``keys``, ``window``, ``key_of``,
+    ``validate_key``, lookback and ``data_lag`` all follow this rule.
 
     Args:
         start_date: First key (inclusive).
@@ -86,8 +72,7 @@ class TimeBackfill(BackfillDef):
             cron fire (auto-derived keys only).
         data_lag: Periods subtracted from "now" for :meth:`current_key` and the default
             end bound, for sources that deliver late.
-        catch_up: :class:`CatchUp`: a scheduled run also processes the keys missing
-            since the last key present in the job's tables (self-healing schedule).
+        catch_up: A :class:`CatchUp`: a scheduled run also processes missing keys.
 
     Raises:
         ValueError: a bound in the wrong format, ``start_date`` after ``end_date``,

@@ -1,19 +1,11 @@
-"""Data triggers of a job: ``TableUpdate`` and ``FileArrival`` (values, validated here).
+"""Data triggers of a job: ``TableUpdate`` and ``FileArrival``, validated at definition.
 
-``@job(triggered_by=TableUpdate(sources=[ORDERS], max_keys=7))`` generates the documented
-``trigger.table_update`` block and makes a triggered run process the keys the commits
-changed (see the guide "Triggered and self-healing jobs"). Rules checked at definition,
-each from the Jobs API reference (``jobs.TableUpdateTriggerConfiguration`` and
-``jobs.FileArrivalTriggerConfiguration`` in databricks-sdk-py; the bundle schema's
-``jobs.TriggerSettings``):
-
-- ``table_names`` in the form ``catalog_name.schema_name.table_name``;
-- ``condition`` ``ANY_UPDATED`` or ``ALL_UPDATED``;
-- ``min_time_between_triggers_seconds`` and ``wait_after_last_change_seconds``: "The
-  minimum allowed value is 60 seconds."
-- ``file_arrival.url``: "The path must point to the root or a subpath of the external
-  location" (a cloud URL or a ``/Volumes/`` path,
-  https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
+Rules from the Jobs API reference (databricks-sdk-py ``jobs.TableUpdateTriggerConfiguration``,
+``jobs.FileArrivalTriggerConfiguration``; the bundle schema's ``jobs.TriggerSettings``):
+``table_names`` as ``catalog_name.schema_name.table_name``; ``condition`` ``ANY_UPDATED`` or
+``ALL_UPDATED``; ``min_time_between_triggers_seconds`` and ``wait_after_last_change_seconds``:
+"The minimum allowed value is 60 seconds."; ``file_arrival.url`` "must point to the root or
+a subpath of the external location" (https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
 """
 
 from __future__ import annotations

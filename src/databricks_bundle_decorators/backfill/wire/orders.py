@@ -128,17 +128,14 @@ class KeyChange:
     Attributes:
         table: The table.
         key: The key (``STATIC:TIME`` for a two-dimensional table).
-        before: The measure at ``before_version``. For ``rows``: ``None`` when the key
-            had no rows (or the table did not exist). For an aggregate: ``None`` when
-            it was null (e.g. the sum of only null values).
+        before: The measure at ``before_version``; ``None`` for no rows, no table, or null.
         after: The measure at ``after_version``, the run's commit (``None``: null).
         before_version: ``None`` when the table did not exist before.
         after_version: The run's commit.
         measure: ``rows``, or a declared aggregate's name such as ``sum(amount)``.
 
-    A baseline of 0 or null has no relative change: a key that stays there has not
-    moved; one that leaves it is outside the gate (reported, like a key absent
-    before). An aggregate that was a number and is null now moved by -100%.
+    A key that stays at 0 or null has not moved; one that leaves it is outside the gate; a
+    number that becomes null moved by -100%.
 
     Example:
         >>> KeyChange("t", "2024-01-05", 100.0, 40.0, 3, 4, "sum(amount)").describe()
@@ -232,10 +229,7 @@ def _measured(value: Any) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class MeasureOrder:
-    """What a measurement run measures: what run ``run_id`` of backfill ``backfill_id``
-    did to the keys from ``keys.first`` to ``keys.last`` (inclusive).
-    Sent in ``dbxdec_order`` (:mod:`.order`).
-    """
+    """What run ``run_id`` of backfill ``backfill_id`` did to the keys ``keys`` (inclusive)."""
 
     kind: ClassVar[Literal["measure"]] = "measure"
     run_id: str
@@ -250,8 +244,7 @@ class MeasureReport:
     Attributes:
         table: The table's name.
         task: The task that writes it.
-        committed: Whether the measured run committed to the table (``False``: it
-            did not write there, and ``changes`` is empty).
+        committed: Whether the run committed to the table (``False``: ``changes`` is empty).
         changes: Every measure of every key of the order.
 
     Example:
