@@ -8,8 +8,7 @@ from typing import Any, overload
 from ..backfill.base import BackfillDef
 from ..backfill.deadline import Deadline
 from ..backfill.quartz import QuartzSchedule
-from .cluster import JobCluster
-from .job import JobDefinition
+from .job import JobCluster, JobDefinition
 from .registry import Registry, default_registry
 from .sources import Source
 from .triggers import Trigger

@@ -10,8 +10,7 @@ from ..backfill.base import BackfillDef
 from ..backfill.deadline import Deadline
 from ..backfill.quartz import QuartzSchedule
 from ..errors import DefinitionError, UsageError, did_you_mean
-from .cluster import JobCluster
-from .job import JobDefinition, make_job
+from .job import JobCluster, JobDefinition, make_job
 from .sources import Source
 from .triggers import Trigger
 

@@ -61,12 +61,12 @@ class ForEachSpec:
 class TaskDefinition:
     """A captured task: the function plus how it runs. ``fn`` stays callable for unit tests.
 
-    Calling the definition inside a ``@job`` body records a task and returns a
-    :class:`TaskProxy`; calling it anywhere else is an error (call ``.fn`` instead).
+    Called inside a ``@job`` body it records a task and returns a :class:`TaskProxy`;
+    called anywhere else it is an error (call ``.fn`` instead).
 
     Raises:
         DefinitionError: ``io_manager`` is not an :class:`IoManager` or a check is not a
-            :class:`Check` (named with the job being traced, the task and its file:line).
+            :class:`Check` (naming the job, the task and its file:line).
     """
 
     fn: Callable[..., Any]
@@ -106,11 +106,7 @@ class TaskDefinition:
 
 
 class CallRecorder(Protocol):
-    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`).
-
-    Declared beside :class:`TaskDefinition` rather than with the tracer, so that a task
-    definition needs nothing of the tracer and the tracer imports this module only.
-    """
+    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`)."""
 
     @property
     def job_name(self) -> str:

@@ -120,13 +120,10 @@ _VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 def _bind_plain(
     fn: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> list[tuple[str, Any]] | None:
-    """The items of ``inspect.signature(fn).bind(*args, **kwargs).arguments``, in parameter
-    order, for a plain function without ``*args``/``**kwargs``; ``None`` leaves the call to
-    ``inspect``: another kind of callable (wrapped, with ``__signature__``, ...) or a call
-    that does not bind, whose error ``inspect`` words.
-
-    Done by hand from the code object because ``inspect.signature`` costs more than the
-    rest of tracing a task call together, and a project may have thousands of tasks.
+    """``inspect.signature(fn).bind(*args, **kwargs).arguments`` items, in parameter order, read
+    by hand from the code object of a plain function without ``*args``/``**kwargs`` (the
+    signature costs more than the rest of tracing a call); ``None`` leaves the call to
+    ``inspect`` (other callables, or a call that does not bind).
     """
     if type(fn) is not FunctionType or fn.__dict__:  # __wrapped__, __signature__ live there
         return None

@@ -262,14 +262,12 @@ def trigger_of(
     job: str,
     where: str,
 ) -> Trigger | None:
-    """``@job(triggered_by=...)`` checked against the job's backfill. A raw
-    ``trigger={...}`` in ``settings`` is the Databricks job setting, passed through as it
-    is, with a warning naming the typed values.
+    """``@job(triggered_by=...)`` checked against the job's backfill; a raw ``trigger={...}``
+    setting passes through as it is, with a warning naming the typed values.
 
     Raises:
-        DefinitionError: ``triggered_by`` is not a ``TableUpdate`` / ``FileArrival``, or
-            needs a time-based backfill the job lacks; ``trigger=`` was given a typed
-            value (it is the Databricks setting), or both ``trigger`` and ``triggered_by``.
+        DefinitionError: not a ``TableUpdate``/``FileArrival``, no time-based backfill for
+            it, a typed value given as ``trigger=``, or both ``trigger`` and ``triggered_by``.
     """
     raw = settings.get("trigger")
     if isinstance(raw, TableUpdate | FileArrival):

@@ -1,16 +1,11 @@
-"""The reports a task prints for the launcher: one JSON line each, one prefix, one schema.
+"""The reports a task prints for the launcher: ``dbxdec-report: {"kind": KIND, ...}`` lines.
 
-A report is ``dbxdec-report: {"kind": KIND, ...}`` on a line of its own in a task's
-output; the launcher reads it back with ``jobs/runs/get-output``: a wheel task's from its
-``logs``, a notebook task's from its ``notebook_output.result``, which holds the report lines
-as one JSON list (:func:`exit_value`). :func:`report_line` writes every report and
-:func:`read_reports` reads every one.
-
-A failed notebook task run has no ``notebook_output.result`` ("absent if
-dbutils.notebook.exit() was never called", databricks-sdk ``jobs.NotebookOutput.result``)
-nor ``logs`` (``jobs.RunOutput.logs``), so it keeps its reports in its backfill's journal
-folder (:func:`journal_folder_path`, :data:`FAILED_REPORTS_DIR`); a run with no backfill
-id keeps nothing.
+The launcher reads them with ``jobs/runs/get-output``: a wheel task's from ``logs``, a
+notebook task's from ``notebook_output.result`` (one JSON list, :func:`exit_value`). A
+failed notebook task run has neither (``result`` is "absent if dbutils.notebook.exit() was
+never called", databricks-sdk ``jobs.NotebookOutput.result``; ``jobs.RunOutput.logs``), so
+it keeps its reports in its backfill's journal folder (:func:`journal_folder_path`,
+:data:`FAILED_REPORTS_DIR`); a run with no backfill id keeps nothing.
 """
 
 from __future__ import annotations
