@@ -152,8 +152,7 @@ class CheckReport:
     def of_task_run(
         cls, text: str, job_run_id: str, task: str, task_run_id: str
     ) -> list[CheckReport]:
-        """The reports in the logs ``text`` of one task run, each once: reports of other
-        tasks or runs are ignored, and a report repeated in the logs counts once.
+        """The reports of one task run in logs ``text``, each once (other tasks' are ignored).
 
         Raises:
             ValueError: a line starts like a report but is not one.

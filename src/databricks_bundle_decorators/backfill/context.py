@@ -28,13 +28,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedKeys:
-    """The keys of one run.
-
-    Attributes:
-        primary: The run's ``backfill_key`` (given or derived).
-        keys: Every key the run processes, sorted, lookback and gaps included.
-        written: The keys the run writes (``keys`` minus lookback-only keys).
-        auto_derived: Whether ``primary`` came from the clock.
+    """The keys of one run: ``primary`` (its ``backfill_key``, given or derived), ``keys`` (all
+    it processes, sorted), ``written`` (``keys`` minus lookback-only keys) and whether
+    ``primary`` was ``auto_derived`` from the clock.
     """
 
     primary: str

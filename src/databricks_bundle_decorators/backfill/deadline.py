@@ -141,12 +141,11 @@ class Deadline:
         object.__setattr__(self, "monitor", monitor)
 
     def for_keys(self, backfill: BackfillDef | None, tz: str | None = None) -> KeyDeadlines:
-        """This deadline applied to ``backfill``'s keys, local times in ``tz`` (default:
-        the backfill's).
+        """This deadline on ``backfill``'s keys, local times in ``tz`` (default: the backfill's).
 
         Raises:
-            ValueError: no time-based backfill, a time of day on hourly keys, an unknown
-                zone, or a monitor schedule that is not valid Quartz.
+            ValueError: no time-based backfill, a time of day on hourly keys, an unknown zone,
+                or a monitor schedule that is not valid Quartz.
         """
         if not isinstance(backfill, TimeBackfill):
             what = "none" if backfill is None else type(backfill).__name__
@@ -174,8 +173,7 @@ class KeyDeadlines:
     tz: str
 
     def ready_by(self, key: str) -> Instant:
-        """The end of ``key``'s window plus ``data_lag`` periods: when its data can be
-        complete.
+        """When ``key``'s data can be complete: its window's end plus ``data_lag`` periods.
 
         Raises:
             ValueError: ``key`` is malformed or skipped by a clock change.

@@ -32,13 +32,9 @@ EVERY_KEY = "all"
 
 @dataclass(frozen=True, slots=True)
 class KeyEdge:
-    """The key relation between a job that writes a table and a job that reads it.
-
-    Attributes:
-        upstream: The writer's backfill definition (``None``: it has none).
-        downstream: The reader's backfill definition (``None``: it has none).
-        windowed: Whether the reader's read is filtered to its run's windows (its
-            source declares an ``event_time``).
+    """The key relation between a job that writes a table (``upstream``) and one that reads it
+    (``downstream``), each a backfill definition or ``None``; ``windowed``: the read is
+    filtered to the run's windows.
     """
 
     upstream: BackfillDef | None
@@ -82,12 +78,8 @@ class KeyEdge:
 def downstream_keys(
     edge: KeyEdge, upstream_keys: Iterable[str], *, now: datetime | None = None
 ) -> list[str]:
-    """The reader's keys that read any of ``upstream_keys``, in the reader's order.
-
-    Args:
-        edge: The writer -> reader relation.
-        upstream_keys: Keys of the writer (changed, e.g. backfilled).
-        now: Bounds an open ``end_date`` when every key of the reader is meant.
+    """The reader's keys that read any of ``upstream_keys``, in the reader's order (``now``
+    bounds an open ``end_date`` when every key is meant).
 
     Raises:
         ValueError: a key is not a valid key of the writer.
@@ -107,8 +99,7 @@ def downstream_keys(
 
 
 def upstream_keys(edge: KeyEdge, downstream_key: str, *, now: datetime | None = None) -> list[str]:
-    """The writer's keys that the reader's ``downstream_key`` reads (it waits for them),
-    in the writer's order.
+    """The writer's keys that the reader's ``downstream_key`` reads, in the writer's order.
 
     Raises:
         ValueError: ``downstream_key`` is not a valid key of the reader.

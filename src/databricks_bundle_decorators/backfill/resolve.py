@@ -107,11 +107,8 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 
 
 def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bool) -> ResolvedKeys:
-    """The keys of a run of a two-dimensional job: the time rules applied per static value.
-
-    Without a ``backfill_key`` (a scheduled run) the run processes the current time key
-    of every static value (plus each value's schedule gaps); lookback adds the time keys
-    before each static value's first key.
+    """:func:`resolve_keys` for a two-dimensional job, the time rules applied per static value
+    (a scheduled run takes the current time key of every static value).
     """
     raw = context.param(BACKFILL_KEY_PARAM)
     time = backfill.time
@@ -153,10 +150,8 @@ def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bo
 def _ranged_keys(
     context: RunContext, backfill: BackfillDef, primary: str, *, validate: bool
 ) -> list[str]:
-    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` inclusive.
-
-    An open ``end_date`` bounds the range at the current key of the run's clock
-    (``context.now``), never of the wall clock.
+    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` (the run's clock
+    bounds an open ``end_date``).
     """
     start_key = context.param(BACKFILL_START_KEY_PARAM)
     if not start_key:
@@ -172,11 +167,8 @@ def _ranged_keys(
 
 
 def schedule_gap_keys(backfill: TimeBackfill, context: RunContext, current: str) -> list[str]:
-    """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``.
-
-    The previous fire is the one before the fire that triggered this run (the latest
-    fire at or before the run's clock, ``context.now``). A Mon-Fri schedule's Monday run
-    thus collects Sat, Sun, Mon.
+    """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``: a Mon-Fri
+    schedule's Monday run collects Sat, Sun, Mon.
     """
     schedule = context.schedule
     if schedule is None:

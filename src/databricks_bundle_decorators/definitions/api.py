@@ -56,23 +56,17 @@ def job(
     Args:
         name: Job name (default: the function name).
         params: Job parameters with their default values.
-        backfill: Backfill definition; adds the ``backfill_key``, ``backfill_start_key``
-            and ``backfill_exact`` job parameters.
+        backfill: Backfill definition; adds the ``backfill_*`` job parameters.
         cluster: A :func:`job_cluster` for all tasks; ``None`` runs on serverless.
-        schedule: Quartz cron string (timezone: the backfill's ``tz``, else UTC) or a
-            :class:`QuartzSchedule`.
-        sources: The :func:`source` tables the tasks read (``SOURCE.read()``); a local
-            run checks before Spark starts that each has a local table or stand-in.
-        check_results: The Delta table (``catalog.schema.table``) the tasks write their
-            check results to (see ``runtime.checks.check_results``); default: the
-            project's ``[tool.dbxdec] check_results``.
+        schedule: Quartz cron (in the backfill's ``tz``, else UTC) or a :class:`QuartzSchedule`.
+        sources: The :func:`source` tables the tasks read (``SOURCE.read()``).
+        check_results: Delta table (``catalog.schema.table``) for check results; default:
+            the project's ``[tool.dbxdec] check_results``.
         deadline: When each key is due: a :class:`~databricks_bundle_decorators.backfill.Deadline`.
-        triggered_by: ``TableUpdate(...)`` or ``FileArrival(...)``: what triggers the job,
-            so a triggered run processes the keys that changed.
+        triggered_by: ``TableUpdate(...)`` or ``FileArrival(...)``.
         registry: Register into this registry instead of the default one.
         **settings: Other Databricks job settings (``max_concurrent_runs``, ``tags``,
-            ``email_notifications``, ``queue``, a raw ``trigger={...}``, ...), passed
-            through as they are.
+            ``queue``, a raw ``trigger={...}``, ...), passed through.
 
     Example:
         >>> from databricks_bundle_decorators import DailyBackfill, Registry, task

@@ -72,11 +72,8 @@ class JobDefinition:
         settings: Other Databricks job settings, passed through.
         source: Where the job is defined.
         sources: The source tables the tasks read.
-        check_results: The Delta table (``catalog.schema.table``) the tasks write their
-            check results to (``@job(check_results=...)``, else the project's
-            ``[tool.dbxdec] check_results``); ``None``: results go to the ledger only.
-        deadlines: When each key is due (``@job(deadline=Deadline(...))``), in the
-            schedule's time zone, else the backfill's; ``None``: no deadline.
+        check_results: The check results table; ``None``: results go to the ledger only.
+        deadlines: When each key is due; ``None``: no deadline.
     """
 
     def __init__(
@@ -287,8 +284,7 @@ def key_deadlines(
     job: str,
     where: str,
 ) -> KeyDeadlines | None:
-    """``@job(deadline=...)`` bound to the job's keys, local times in the schedule's
-    time zone (else the backfill's).
+    """``@job(deadline=...)`` on the job's keys, in the schedule's time zone (else the backfill's).
 
     Raises:
         DefinitionError: not a :class:`Deadline`, or one that does not fit the keys.

@@ -23,12 +23,8 @@ from .report import read_reports, report_line
 class UndoOrder:
     """What an undo run restores: the tables backfill ``backfill_id`` wrote.
 
-    The run finds the backfill's commits by its id, which every commit of its runs
-    carries in ``userMetadata`` (see :class:`.order.TaskOrder`), so the order's
-    length does not grow with the number of runs. ``run_ids`` is empty, except for a
-    backfill whose ledger predates that id: then its commits are found by the ids of its
-    runs, listed here (the order of older releases, which they still read).
-    Sent in ``dbxdec_order`` (:mod:`.order`).
+    Its commits are found by the id in their ``userMetadata``; ``run_ids`` lists run ids only
+    for a backfill whose ledger predates that id (the order older releases sent).
     """
 
     kind: ClassVar[Literal["undo"]] = "undo"
@@ -49,9 +45,7 @@ class UndoOrder:
 
 @dataclass(frozen=True, slots=True)
 class PresenceOrder:
-    """What a presence run looks at: the keys from ``first`` to ``last`` (inclusive).
-    Sent in ``dbxdec_order`` (:mod:`.order`).
-    """
+    """What a presence run looks at: the keys from ``keys.first`` to ``keys.last`` (inclusive)."""
 
     kind: ClassVar[Literal["presence"]] = "presence"
     keys: KeyRange
