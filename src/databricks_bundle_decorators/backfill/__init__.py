@@ -4,7 +4,6 @@ This layer is pure: values and arithmetic, no I/O, no imports from other layers.
 """
 
 from .base import BackfillDef, TimeWindow
-from .catch_up import CatchUp
 from .context import (
     BACKFILL_EXACT_PARAM,
     BACKFILL_KEY_PARAM,
@@ -27,6 +26,7 @@ from .resolve import (
 )
 from .static import StaticBackfill
 from .time_backfill import (
+    CatchUp,
     DailyBackfill,
     HourlyBackfill,
     MonthlyBackfill,

@@ -1,11 +1,10 @@
 """What users declare: jobs, tasks, clusters, parameters. No I/O."""
 
-from .api import job
 from .file_keys import KeyFromColumn, KeyFromPath
 from .graph import InputEdge, TaskGraph, TaskNode
 from .job import JobCluster, JobDefinition, job_cluster
 from .refs import AllPartitions, TaskProxy, TaskValueRef, all_partitions
-from .registry import Diagnostic, Registry, default_registry
+from .registry import Diagnostic, Registry, default_registry, job
 from .sources import Source, source, use_source_reader
 from .task import ForEachSpec, RetryPolicy, TaskDefinition, for_each_task, task, task_value
 from .task_values import (

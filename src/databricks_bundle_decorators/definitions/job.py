@@ -11,10 +11,10 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..backfill.base import BackfillDef
-from ..backfill.catch_up import CatchUp
 from ..backfill.context import BACKFILL_PARAMS
 from ..backfill.deadline import Deadline, KeyDeadlines
 from ..backfill.quartz import QuartzSchedule
+from ..backfill.time_backfill import CatchUp
 from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
 from ..errors import DefinitionError
 from .graph import TaskGraph

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from ...backfill.catch_up import CatchUp
 from ...backfill.changed_keys import catch_up_plan, with_lookback
-from ...backfill.time_backfill import TimeBackfill
+from ...backfill.time_backfill import CatchUp, TimeBackfill
 from ...backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE, job_id_of
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
