@@ -204,9 +204,8 @@ def run_keys_of(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 def get_backfill_key(*, validate: bool = True) -> str:
     """Return the raw backfill key for the current job run.
 
-    Reads the ``backfill_key`` job parameter. When it is missing or empty and the job
-    has a time-based backfill definition, the key is derived from the current time
-    (``current_key()``, ``data_lag`` applied) and a warning is logged.
+    Reads the ``backfill_key`` job parameter; when it is empty and the job has a time-based
+    backfill, derives it from the run's time (``current_key()``) and logs a warning.
 
     Args:
         validate: Check the key against the job's backfill definition.
@@ -215,8 +214,7 @@ def get_backfill_key(*, validate: bool = True) -> str:
         The key string.
 
     Raises:
-        RuntimeError: the key is empty and none can be derived (no backfill definition,
-            or a ``StaticBackfill``), or called outside a run.
+        RuntimeError: the key is empty and none can be derived, or called outside a run.
         ValueError: ``validate`` is true and the key is malformed or out of bounds.
     """
     context = _require_context()
@@ -287,14 +285,12 @@ def logical_date_of(key: str, backfill: BackfillDef | None) -> datetime:
 def get_run_logical_date(*, validate: bool = True) -> datetime:
     """Return the backfill key as a timezone-aware ``datetime`` (its window's start).
 
-    The datetime is in the definition's time zone. Inside a repeated (fall-back) hour it
-    is the first occurrence; compare such datetimes by ``timestamp()``, since Python's
-    ``==`` across time zones is always false for ambiguous wall times (PEP 495).
+    In the definition's time zone; in a repeated hour, the first occurrence (compare by
+    ``timestamp()``: ``==`` across zones is false for ambiguous wall times, PEP 495).
 
     Raises:
         RuntimeError: the key is empty and cannot be derived.
-        ValueError: the key is not a date/time key, or is out of bounds when
-            ``validate`` is true.
+        ValueError: the key is not a date/time key, or out of bounds when ``validate``.
     """
     context = _require_context()
     if context.resolved is not None:

@@ -133,11 +133,6 @@ def recording(recorder: CallRecorder) -> Iterator[CallRecorder]:
         _RECORDER.reset(token)
 
 
-def current_recorder() -> CallRecorder | None:
-    """What records task calls now (the job being traced), or ``None`` outside a job body."""
-    return _RECORDER.get()
-
-
 def _traced_job() -> str | None:
     trace = _RECORDER.get()
     return trace.job_name if trace is not None else None

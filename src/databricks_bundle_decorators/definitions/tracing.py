@@ -12,7 +12,7 @@ from ..errors import DefinitionError
 from .graph import InputEdge, TaskGraph, TaskNode
 from .refs import AllPartitions, TaskProxy
 from .task import FOR_EACH_INPUT_PARAM as FOR_EACH_INPUT_PARAM
-from .task import TaskDefinition, current_recorder, recording
+from .task import TaskDefinition, recording
 
 
 class JobTrace:
@@ -179,9 +179,3 @@ def tracing(job_name: str) -> Iterator[JobTrace]:
     trace = JobTrace(job_name)
     with recording(trace):
         yield trace
-
-
-def current_trace() -> JobTrace | None:
-    """The job being traced, or ``None`` outside a job body."""
-    recorder = current_recorder()
-    return recorder if isinstance(recorder, JobTrace) else None

@@ -16,18 +16,13 @@ BACKFILL_KEY_PARAM = "backfill_key"
 BACKFILL_START_KEY_PARAM = "backfill_start_key"
 BACKFILL_EXACT_PARAM = "backfill_exact"
 BACKFILL_RUN_TIME_PARAM = "backfill_run_time"
-"""The run's logical time: the instant keys are derived from when ``backfill_key`` is empty
-(a scheduled run), with ``data_lag``, lookback and schedule gaps applied."""
+"""The run's logical time: keys are derived from it when ``backfill_key`` is empty."""
 RUN_TIME_DEFAULT = "{{job.trigger.time.timestamp_ms}}"
-"""Databricks' dynamic value reference for the trigger time, epoch milliseconds: a repair
-run or a retried task resolves the same keys as the run's first attempt."""
+"""The trigger time in epoch milliseconds: a repair or retry resolves the first attempt's keys."""
 ORDER_PARAM = "dbxdec_order"
-"""Empty (an ordinary run), except in the runs the launcher starts: then it carries an
-order (:mod:`.order`): a backfill run's id and options, a full refresh's stage or swap,
-an undo, presence or measurement run."""
+"""Empty, except in runs the launcher starts: then an order (:mod:`.order`)."""
 NAIVE_RUN_TIME_ZONE = "UTC"
-"""How an ISO datetime without an offset in ``backfill_run_time`` is read (e.g. from
-Databricks' Backfill dialog, ``{{backfill.iso_datetime}}``)."""
+"""The zone of an ISO ``backfill_run_time`` without offset (``{{backfill.iso_datetime}}``)."""
 
 BACKFILL_PARAMS: tuple[str, ...] = (
     BACKFILL_KEY_PARAM,
@@ -55,25 +50,24 @@ FOR_EACH_INPUT_PARAM = "dbxdec_input"
 """Named parameter of a for-each iteration: the element, as ``{{input}}``."""
 FOR_EACH_INPUT_VALUE = "{{input}}"
 RUN_ID_PARAM = "dbxdec_run_id"
-"""The Databricks job run's id: the run's identity in Delta's ``txnAppId``, so a retried
-attempt of a task never commits its write twice."""
+"""The job run's id, its identity in Delta's ``txnAppId``: a retry never commits twice."""
 RUN_ID_VALUE = "{{job.run_id}}-{{job.repair_count}}"
-"""Databricks' dynamic value references for the job run id and its repair count: the same
-for every task, task retry and for-each iteration of one run, so a retried attempt is
-skipped; a repair of the run (a deliberate re-run) gets a new id and commits again."""
+"""Job run id and repair count: the same for every task, retry and iteration of one run; a
+repair (a deliberate re-run) gets a new id and commits again.
+"""
 JOB_ID_PARAM = "dbxdec_job_id"
-"""Declared only by a job whose time backfill has ``CatchUp(since="last_success")``: the
-job's own id, so a task can read the job's run history (``jobs/runs/list``) to find its
-newest successful run (see :mod:`...runtime.triggers.run_history`)."""
+"""The job's own id, declared only with ``CatchUp(since="last_success")`` (its tasks read
+the job's run history, :mod:`...runtime.triggers.run_history`).
+"""
 JOB_ID_VALUE = "{{job.id}}"
-"""Databricks' dynamic value reference for "the unique identifier assigned to the job"
+""""the unique identifier assigned to the job"
 (https://docs.databricks.com/aws/en/jobs/dynamic-value-references); a run outside
-Databricks passes the id itself (``-p dbxdec_job_id=N``)."""
+Databricks passes the id itself (``-p dbxdec_job_id=N``).
+"""
 
 
 def job_id_of(params: Mapping[str, str]) -> int | None:
-    """The job id a run was given in :data:`JOB_ID_PARAM`; ``None`` when it is empty or
-    was left unrendered (a local run with the default).
+    """The job id in :data:`JOB_ID_PARAM`; ``None`` when empty or unrendered.
 
     >>> job_id_of({"dbxdec_job_id": "42"}), job_id_of({"dbxdec_job_id": "{{job.id}}"})
     (42, None)
@@ -149,18 +143,15 @@ _ISO_DATETIME = re.compile(
 def parse_run_time(value: str, *, tz: str = "UTC") -> datetime | None:
     """The run's logical time from ``backfill_run_time``; ``None`` when empty.
 
-    Accepted forms: epoch milliseconds (``{{job.trigger.time.timestamp_ms}}``); an ISO
-    datetime with an offset or ``Z`` (that instant); an ISO datetime without an offset
-    (read in :data:`NAIVE_RUN_TIME_ZONE`); an ISO date (the start of that day in ``tz``,
-    the backfill definition's zone: ``{{backfill.iso_date}}``).
+    Accepts epoch milliseconds, an ISO datetime with offset or ``Z``, one without (read in
+    :data:`NAIVE_RUN_TIME_ZONE`), or an ISO date (its start in ``tz``).
 
     Example:
         >>> parse_run_time("1704067200000")
         datetime.datetime(2024, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)
 
     Raises:
-        ValueError: anything else, an unrendered ``{{...}}`` included; the message names
-            the parameter.
+        ValueError: anything else (an unrendered ``{{...}}`` too), naming the parameter.
     """
     text = value.strip()
     if not text:
