@@ -11,10 +11,8 @@ from whenever import Instant
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
-    """A half-open interval of instants: closed at ``start``, open at ``end``.
-
-    The windows of consecutive backfill keys tile the timeline: the ``end`` of one
-    window is the ``start`` of the next, with no gap and no overlap.
+    """A half-open interval of instants ``[start, end)``; consecutive keys' windows tile the
+    timeline with no gap and no overlap.
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -49,11 +47,8 @@ class TimeWindow:
 
 
 class BackfillDef(ABC):
-    """Base class for backfill definitions.
-
-    A backfill definition declares the universe of valid ``backfill_key`` values of a
-    job. ``dbxdec backfill`` enumerates them with :meth:`keys`; a run resolves its own
-    keys with :func:`~databricks_bundle_decorators.backfill.get_backfill_keys`.
+    """Base class for backfill definitions: the universe of valid ``backfill_key`` values of a
+    job, enumerated by :meth:`keys` (a run resolves its own with ``get_backfill_keys``).
     """
 
     @property
@@ -76,19 +71,16 @@ class BackfillDef(ABC):
         Args:
             start: Override the start bound (inclusive). Same format as the keys.
             end: Override the end bound (inclusive). Same format as the keys.
-            now: The clock that bounds an open ``end_date`` (a run passes its own
-                logical time); ``None`` reads the wall clock. Static keys ignore it.
+            now: The clock bounding an open ``end_date`` (a run passes its logical time);
+                ``None`` reads the wall clock. Static keys ignore it.
 
         Raises:
-            ValueError: a bound is malformed, outside the definition, or ``start`` is
-                after ``end``.
+            ValueError: a bound is malformed, outside the definition, or after the other.
         """
 
     def current_key(self, *, now: datetime | None = None) -> str | None:
-        """The key for the current point in time; ``None`` when there is no default.
-
-        Used when a job with a backfill definition is triggered without a
-        ``backfill_key`` (a cron schedule or a file-arrival trigger).
+        """The key for now, used when a job runs without a ``backfill_key`` (a schedule or a
+        trigger); ``None`` when there is no default.
         """
         return None
 

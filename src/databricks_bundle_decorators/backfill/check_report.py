@@ -99,6 +99,8 @@ class CheckReport:
     Example:
         >>> result = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True)
         >>> report = CheckReport((result,), run="5001-0", task="clean", task_run_id="7")
+        >>> report.to_line()[:33]
+        'dbxdec-report: {"kind": "checks",'
         >>> CheckReport.from_lines("noise\\n" + report.to_line()) == [report]
         True
     """

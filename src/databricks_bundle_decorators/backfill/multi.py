@@ -54,9 +54,8 @@ class MultiBackfill(BackfillDef):
         time: The time dimension; its ``lookback``, ``data_lag`` and
             ``collect_schedule_gaps`` apply within each static value.
 
-    ``keys(start, end)`` takes either two time keys (every static value over that time
-    range) or two full keys (the keys between them in the definition's order). A run
-    without a ``backfill_key`` (a scheduled run) processes the current time key of
+    ``keys(start, end)`` takes two time keys (every static value over that range) or two
+    full keys (the keys between them). A scheduled run processes the current time key of
     every static value.
 
     Example:

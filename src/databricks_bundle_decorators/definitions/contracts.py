@@ -217,7 +217,14 @@ def check_options(check: Check, severity: object, on_fail: object) -> None:
 
 
 class LazySession:
-    """A ``SparkSession`` made on first use, once: a task without Spark starts no JVM."""
+    """A ``SparkSession`` made on first use, once: a task without Spark starts no JVM.
+
+    Example:
+        >>> from databricks_bundle_decorators.runtime.session.spark import local_spark_session
+        >>> session = LazySession(local_spark_session)  # no JVM yet
+        >>> session.started
+        False
+    """
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory = factory

@@ -28,11 +28,8 @@ class Diagnostic:
 
 
 class Registry:
-    """Collects ``@job`` definitions.
-
-    The decorators use :data:`default_registry`; code generation, the runtime and the
-    launcher take a registry argument, so tests build their own instead of resetting
-    global state.
+    """Collects ``@job`` definitions. The decorators use :data:`default_registry`; codegen,
+    runtime and launcher take a registry argument, so tests build their own.
 
     Example:
         >>> registry = Registry()

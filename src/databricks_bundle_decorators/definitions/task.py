@@ -309,10 +309,8 @@ def for_each_task(
     depends_on: Sequence[Any] | Any = None,
     **settings: Any,
 ) -> Callable[[Callable[..., Any]], TaskDefinition]:
-    """Declare a task that Databricks runs once per element of ``inputs``.
-
-    The function receives the element as its ``inputs`` parameter; other parameters
-    are wired by calling the task in the job body, as with ``@task``.
+    """Declare a task that Databricks runs once per element of ``inputs``, which its function
+    receives as its ``inputs`` parameter (other parameters are wired as with ``@task``).
 
     Args:
         inputs: A JSON-serialisable list, ``task_value(task, key)``, or a ``{{...}}``
