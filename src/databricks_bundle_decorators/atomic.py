@@ -1,8 +1,4 @@
-"""Whole-file replacement: a reader sees the old file or the new one, never half of one.
-
-Outside the layers (like :mod:`.errors`): the ledger, generated YAML, task values and
-table metadata all write through :func:`write_atomically`.
-"""
+"""Whole-file replacement: a reader sees the old file or the new one, never half of one."""
 
 from __future__ import annotations
 
@@ -26,20 +22,13 @@ def umask_mode(mode: int = 0o666) -> int:
 def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) in one step.
 
-    The text goes to a temporary file in the same folder, is flushed to disk and renamed
-    over ``path``; then the folder is synced so the rename survives a crash. A missing
-    folder is created.
-
-    Args:
-        path: The file to replace.
-        text: Its new content.
-        mode: Permission bits of the new file (``0o600``, as ``mkstemp`` creates it,
-            when omitted; :func:`umask_mode` for those of a normal new file).
+    The text goes to a temporary file in the same folder, is flushed and renamed over
+    ``path``, and the folder is synced; a missing folder is created. ``mode`` defaults to
+    ``0o600`` (as ``mkstemp``); :func:`umask_mode` gives a normal new file's.
 
     Raises:
-        OSError: the folder cannot be created or written (a full disk, a read-only file
-            system, a file where the folder should be); ``path`` is left as it was and
-            no temporary file stays behind.
+        OSError: the folder cannot be created or written; ``path`` is left as it was and no
+            temporary file stays behind.
     """
     if not path.parent.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,5 @@
-"""The dbxdec error hierarchy. Each error renders itself; the CLI maps it to an exit code.
-
-Exit codes: every class names its own ``exit_code``, and :data:`EXIT_CODES` says what each
-code means; ``cli/main.py`` (its docstring and ``--help``) and the README show that table.
-4, 5 and 6 are about the surroundings, not the pipeline: fix what the line says, then run
-the same command again (or ``--resume`` the backfill that was under way).
+"""The dbxdec error hierarchy: each error renders itself and names its ``exit_code``
+(:data:`EXIT_CODES`); the CLI maps it to the exit code at one point.
 """
 
 from __future__ import annotations
@@ -43,29 +39,25 @@ class UsageError(DbxdecError):
 
 
 class EnvironmentProblem(DbxdecError):
-    """Something this machine lacks (PySpark, the Delta Lake jars, Java); the message
-    says what to install or run (exit 3)."""
+    """Something this machine lacks (PySpark, Delta Lake jars, Java): what to install (exit 3)."""
 
     exit_code = 3
 
 
 class WorkspaceRejected(DbxdecError):
-    """The workspace answered but refused: rejected credentials (401) or a missing
-    permission (403). The message names the workspace and what to check (exit 4)."""
+    """The workspace refused: rejected credentials (401) or a missing permission (403) (exit 4)."""
 
     exit_code = 4
 
 
 class WorkspaceUnreachable(DbxdecError):
-    """No usable answer from the workspace: connection refused, unknown host name,
-    timeouts, or a server that is not a Databricks workspace (exit 5)."""
+    """No answer from the workspace: refused, unknown host, timeout, not Databricks (exit 5)."""
 
     exit_code = 5
 
 
 class LocalStateProblem(DbxdecError):
-    """dbxdec's own files cannot be written or read: an unwritable ``.dbxdec`` folder, a
-    full disk, a damaged backfill ledger (exit 6)."""
+    """dbxdec's own files cannot be written or read (``.dbxdec``, full disk, ledger) (exit 6)."""
 
     exit_code = 6
 

@@ -1,5 +1,5 @@
 """What a triggered job still owes after keyed runs covered some keys
-(``backfill/coverage.py``), checked against a brute-force reading of the rule."""
+(``backfill/changed_keys.py``), checked against a brute-force reading of the rule."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill
-from databricks_bundle_decorators.backfill.coverage import Change, Coverage, uncovered_keys
+from databricks_bundle_decorators.backfill.changed_keys import Change, Coverage, uncovered_keys
 
 DAILY = DailyBackfill("2024-01-01", lookback=2)
 CURRENT = "2024-01-20"

@@ -9,7 +9,7 @@ statements (real Delta: ``DESCRIBE HISTORY``, ``table_changes``, the state table
 Stand-in: the cluster. The emulator simulates the runs; while each is held RUNNING, a
 thread writes what that run writes on Databricks and the catch-up reads: A's run of
 day K commits day K to A (change data feed on); B's run of key K records what it
-covered (:mod:`databricks_bundle_decorators.runtime.triggers.trigger_coverage`: its key,
+covered (:mod:`databricks_bundle_decorators.runtime.triggers.trigger_state`: its key,
 A's latest version when it ran).
 """
 

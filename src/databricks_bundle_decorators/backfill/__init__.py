@@ -3,13 +3,13 @@
 This layer is pure: values and arithmetic, no I/O, no imports from other layers.
 """
 
-from .base import BackfillDef
-from .catch_up import CatchUp
+from .base import BackfillDef, TimeWindow
 from .context import (
     BACKFILL_EXACT_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_PARAMS,
     BACKFILL_START_KEY_PARAM,
+    ResolvedKeys,
     RunContext,
     current_run_context,
     run_context,
@@ -18,7 +18,6 @@ from .deadline import Deadline, DeadlineMonitor, KeyDeadlines
 from .multi import MultiBackfill
 from .quartz import QuartzSchedule
 from .resolve import (
-    ResolvedKeys,
     get_backfill_key,
     get_backfill_keys,
     get_run_logical_date,
@@ -27,13 +26,13 @@ from .resolve import (
 )
 from .static import StaticBackfill
 from .time_backfill import (
+    CatchUp,
     DailyBackfill,
     HourlyBackfill,
     MonthlyBackfill,
     TimeBackfill,
     WeeklyBackfill,
 )
-from .windows import TimeWindow
 
 __all__ = [
     "BACKFILL_EXACT_PARAM",

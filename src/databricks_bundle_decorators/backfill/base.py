@@ -1,19 +1,54 @@
-"""The backfill definition contract shared by time-partitioned and static keys."""
+"""The backfill definition contract and the half-open time windows of its keys."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timezone
 
-from .windows import TimeWindow
+from whenever import Instant
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A half-open interval of instants ``[start, end)``; consecutive keys' windows tile the
+    timeline with no gap and no overlap.
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> DailyBackfill("2024-01-01", "2024-01-31", tz="Europe/Berlin").window("2024-01-02")
+        TimeWindow(start=Instant("2024-01-01 23:00:00Z"), end=Instant("2024-01-02 23:00:00Z"))
+    """
+
+    start: Instant
+    end: Instant
+
+    def __post_init__(self) -> None:
+        if self.end <= self.start:
+            raise ValueError(f"a time window must end after it starts: [{self.start}, {self.end})")
+
+    def contains(self, at: Instant | datetime) -> bool:
+        """Whether ``at`` lies in ``[start, end)``."""
+        instant = at if isinstance(at, Instant) else Instant(at)
+        return self.start <= instant < self.end
+
+    @property
+    def duration_seconds(self) -> float:
+        """Length of the window in real (elapsed) seconds."""
+        return (self.end - self.start).total("seconds")
+
+    def start_utc(self) -> datetime:
+        """The start as an aware UTC ``datetime``."""
+        return self.start.to_stdlib().astimezone(timezone.utc)
+
+    def end_utc(self) -> datetime:
+        """The end as an aware UTC ``datetime``."""
+        return self.end.to_stdlib().astimezone(timezone.utc)
 
 
 class BackfillDef(ABC):
-    """Base class for backfill definitions.
-
-    A backfill definition declares the universe of valid ``backfill_key`` values of a
-    job. ``dbxdec backfill`` enumerates them with :meth:`keys`; a run resolves its own
-    keys with :func:`~databricks_bundle_decorators.backfill.get_backfill_keys`.
+    """Base class for backfill definitions: the universe of valid ``backfill_key`` values of a
+    job, enumerated by :meth:`keys` (a run resolves its own with ``get_backfill_keys``).
     """
 
     @property
@@ -36,19 +71,16 @@ class BackfillDef(ABC):
         Args:
             start: Override the start bound (inclusive). Same format as the keys.
             end: Override the end bound (inclusive). Same format as the keys.
-            now: The clock that bounds an open ``end_date`` (a run passes its own
-                logical time); ``None`` reads the wall clock. Static keys ignore it.
+            now: The clock bounding an open ``end_date`` (a run passes its logical time);
+                ``None`` reads the wall clock. Static keys ignore it.
 
         Raises:
-            ValueError: a bound is malformed, outside the definition, or ``start`` is
-                after ``end``.
+            ValueError: a bound is malformed, outside the definition, or after the other.
         """
 
     def current_key(self, *, now: datetime | None = None) -> str | None:
-        """The key for the current point in time; ``None`` when there is no default.
-
-        Used when a job with a backfill definition is triggered without a
-        ``backfill_key`` (a cron schedule or a file-arrival trigger).
+        """The key for now, used when a job runs without a ``backfill_key`` (a schedule or a
+        trigger); ``None`` when there is no default.
         """
         return None
 

@@ -1,8 +1,5 @@
-"""Cadences: how a time-partitioned backfill cuts the calendar into keys.
-
-A cadence knows one key format and calendar arithmetic on *period starts*, which are
-wall-clock times (``PlainDateTime``) in the definition's time zone. Everything that
-involves instants (windows, DST) lives in :mod:`.time_backfill`, once for all cadences.
+"""Cadences: one key format and calendar arithmetic on period starts (wall-clock
+``PlainDateTime``s); instants and DST live in :mod:`.time_backfill`.
 """
 
 from __future__ import annotations

@@ -8,11 +8,14 @@ Example (daily, lookback 2, current key D): changes to D-5 and D-1 write
 D-5, D-4, D-3 (from D-5) and D-1, D (from D-1): ``{D-5, D-4, D-3, D-1, D}``.
 
 ``max_keys`` caps a run: the oldest keys are taken, the rest stay pending for the next run.
+While a backfill paused a trigger, the keys it ran (each at recorded source versions,
+:class:`Coverage`) are owed again only for changes after those versions
+(:func:`uncovered_keys`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,9 +34,7 @@ class KeyPlan:
 
 
 def affected_keys(backfill: TimeBackfill, changed: Iterable[str], current: str) -> list[str]:
-    """Output keys affected by changes to source keys ``changed`` (sorted, distinct).
-
-    Keys before the definition's ``start_date`` are dropped (they have no output).
+    """Output keys affected by changes to source keys ``changed``, from ``start_date`` on.
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -61,9 +62,7 @@ def plan_keys(backfill: TimeBackfill, keys: Iterable[str], max_keys: int | None)
 
 
 def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) -> list[str]:
-    """The keys after the last present key up to ``current``, oldest first.
-
-    With no present key at all, only ``current`` (nothing to heal from).
+    """The keys after the last present key up to ``current`` (only ``current`` with none).
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -83,9 +82,8 @@ def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) 
 def catch_up_plan(
     backfill: TimeBackfill, done: Iterable[str], now: datetime, max_keys: int | None
 ) -> KeyPlan:
-    """The keys of a catching-up run whose logical time is ``now``: those after the last
-    of ``done`` (keys present in the outputs, or the key of the last successful run) up
-    to the current key, the oldest ``max_keys`` now and the rest pending.
+    """The keys of a catching-up run at ``now``: after the last of ``done`` up to the current
+    key, the oldest ``max_keys`` now and the rest pending.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -123,3 +121,62 @@ def _span(backfill: TimeBackfill, first: str, last: str) -> list[str]:
             keys.append(key)
         key = backfill.shift_key(key, 1)
     return keys
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Source ``source`` changed the rows of its key ``key`` in its version ``version``."""
+
+    source: str
+    version: int
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """A run processed ``keys`` reading each source at least at ``versions[source]``."""
+
+    keys: frozenset[str]
+    versions: Mapping[str, int]
+
+    def covers(self, key: str, source: str, version: int) -> bool:
+        return key in self.keys and self.versions.get(source, -1) >= version
+
+
+def uncovered_keys(
+    backfill: TimeBackfill,
+    changes: Iterable[Change],
+    coverages: Iterable[Coverage],
+    *,
+    pending: Iterable[str] = (),
+    watermark: Mapping[str, int] | None = None,
+    current: str,
+) -> list[str]:
+    """The keys a triggered run would process for ``changes`` and the ``pending`` keys,
+    minus those a coverage already processed, oldest first.
+
+    A pending key was changed at a version up to ``watermark`` (the versions the
+    pending list was recorded at): a coverage at or after all of them covers it.
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> daily = DailyBackfill("2024-01-01", lookback=1)
+        >>> ran = Coverage(frozenset({"2024-01-03", "2024-01-04"}), {"a": 2})
+        >>> uncovered_keys(daily, [Change("a", 2, "2024-01-03"), Change("a", 3, "2024-01-06")],
+        ...                [ran], current="2024-01-10")
+        ['2024-01-06', '2024-01-07']
+    """
+    covered = list(coverages)
+    owed: set[str] = set()
+    for change in changes:
+        for key in affected_keys(backfill, [change.key], current):
+            if not any(c.covers(key, change.source, change.version) for c in covered):
+                owed.add(key)
+    marks = dict(watermark or {})
+    for key in pending:
+        if not any(
+            key in c.keys and all(c.versions.get(s, -1) >= v for s, v in marks.items())
+            for c in covered
+        ):
+            owed.add(key)
+    return backfill.sort_keys(list(owed))

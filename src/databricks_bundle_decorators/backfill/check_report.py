@@ -1,11 +1,6 @@
 """Check results as they cross task -> launcher: one value per check and key, and the
-line a task prints so that a launcher can read them from the task's output.
-
-On Databricks a task prints one :class:`CheckReport` line (a ``checks`` report) at
-the end of its run (the launcher reads it with ``jobs/runs/get-output``, like a
-:class:`~.wire.PresenceReport`); locally the local backend collects the same values
-in-process. The launcher keeps them per slice in its ledger, and the task writes them to
-the results table (``@job(check_results=...)``) itself.
+report line a task prints (read with ``jobs/runs/get-output``; locally collected
+in-process).
 """
 
 from __future__ import annotations
@@ -34,20 +29,14 @@ class CheckResult:
 
     Attributes:
         check: The check's name, e.g. ``min_row_count(100)``.
-        key: The slice (a backfill key, ``STATIC:TIME`` for two dimensions, or the
-            run's keys label for a check of the whole output; ``""`` without keys).
-        measured: What was measured (rows, null fraction, duplicate or failing rows);
-            ``None`` when the check measures no number (a frame check) or only a
-            lower bound is known.
-        limit: What it had to be, e.g. ``>= 100``, ``<= 0.01``, ``= 0``.
+        key: The slice (a key, ``STATIC:TIME``, or the run's keys label for a frame check).
+        measured: What was measured; ``None`` for no number or only a lower bound.
+        limit: What it had to be, e.g. ``>= 100``.
         passed: Whether the key passed the check.
         task: The task whose output was checked.
         run_id: The run that checked it.
-        detail: Why it failed (empty when it passed); for a passing check that compares
-            keys, ``no baseline: ...`` when it had too few committed neighbours, and for
-            a quarantining check how many rows it quarantined.
-        severity: ``error`` (a failure fails the slice) or ``warn`` (a failure is only
-            recorded: the slice was written).
+        detail: Why it failed, ``no baseline: ...``, or rows quarantined; else empty.
+        severity: ``error`` (fails the slice) or ``warn`` (only recorded).
 
     Example:
         >>> result = CheckResult("min_row_count(1)", "2024-01-01", 3.0, ">= 1", True, "t", "r1")
@@ -104,10 +93,8 @@ class CheckResult:
 class CheckReport:
     """The check results of one task run, as one output line.
 
-    A report names what judged it: the run (``dbxdec_run_id``: job run and repair), the
-    task key and the task run id (one per attempt). Serverless task logs may hold other
-    tasks' output, so a reader keeps only the reports of the task run it reads, once
-    (:meth:`of_task_run`).
+    It names the run (``dbxdec_run_id``), task key and task run id; serverless logs may hold
+    other tasks' output, so a reader keeps only its task run's reports (:meth:`of_task_run`).
 
     Example:
         >>> result = CheckResult("unique(id)", "2024-01-01", 0.0, "= 0", True)
@@ -167,8 +154,7 @@ class CheckReport:
     def of_task_run(
         cls, text: str, job_run_id: str, task: str, task_run_id: str
     ) -> list[CheckReport]:
-        """The reports in the logs ``text`` of one task run, each once: reports of other
-        tasks or runs are ignored, and a report repeated in the logs counts once.
+        """The reports of one task run in logs ``text``, each once (other tasks' are ignored).
 
         Raises:
             ValueError: a line starts like a report but is not one.

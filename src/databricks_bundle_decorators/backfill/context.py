@@ -15,7 +15,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from .base import BackfillDef
-from .resolved_keys import ResolvedKeys
 
 # The parameter names live in the wire contract; re-exported for existing imports.
 from .wire import BACKFILL_EXACT_PARAM as BACKFILL_EXACT_PARAM
@@ -25,6 +24,19 @@ from .wire import BACKFILL_START_KEY_PARAM as BACKFILL_START_KEY_PARAM
 
 if TYPE_CHECKING:
     from .quartz import QuartzSchedule
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedKeys:
+    """The keys of one run: ``primary`` (its ``backfill_key``, given or derived), ``keys`` (all
+    it processes, sorted), ``written`` (``keys`` minus lookback-only keys) and whether
+    ``primary`` was ``auto_derived`` from the clock.
+    """
+
+    primary: str
+    keys: tuple[str, ...]
+    written: tuple[str, ...]
+    auto_derived: bool
 
 
 _TRUE = frozenset({"true", "1", "yes"})

@@ -1,18 +1,11 @@
-"""Freshness deadlines per key: when each backfill key is due.
+"""Freshness deadlines: when each backfill key is due.
 
-A :class:`Deadline` says when a key's data must be there, counted from the end of the
-key's window (plus the definition's ``data_lag`` periods, for sources that deliver late):
-
-* ``Deadline("09:00")`` (daily and coarser keys): due at 09:00 local time on the first
-  day whose 09:00 comes strictly after that end, i.e. a daily key ``2024-03-30`` is due
-  ``2024-03-31 09:00``, a monthly key ``2024-03-01`` is due ``2024-04-01 09:00``;
-* ``Deadline(after=timedelta(hours=2))`` (any cadence): due that long after the end.
-
-"Local" is the job's schedule time zone, else the backfill's ``tz``. A deadline time
-that a clock change skips (02:30 on a spring-forward day) is due at the same offset
-after the jump (03:30, whenever's ``compatible`` policy); a repeated one at its first
-occurrence. Due times are strictly after the key's window end and strictly increase
-with the key.
+``Deadline("09:00")`` (daily and coarser keys): due at 09:00 local time on the first day
+whose 09:00 comes strictly after the key's window end plus ``data_lag`` periods;
+``Deadline(after=timedelta(hours=2))`` (any cadence): that long after it. "Local" is the
+job's schedule zone, else the backfill's ``tz``; a skipped deadline time is due after
+the jump (``compatible``), a repeated one at its first occurrence. Due times strictly
+increase with the key.
 
 Example:
     >>> from datetime import timedelta
@@ -58,19 +51,14 @@ MAX_SYSTEM_DESTINATIONS = 3
 class DeadlineMonitor:
     """An opt-in monitor job for a job's deadlines (``dbxdec generate`` adds it).
 
-    Its runs fail when keys newly become overdue (the error lists them), so the monitor
-    job's own ``email_notifications`` / ``webhook_notifications`` ``on_failure``
-    destinations carry the alert. A key alerted once in a state is not alerted again in
-    that state: the monitor remembers what it alerted in ``state_table``.
+    Its runs fail when keys newly become overdue, so its ``on_failure`` notifications carry
+    the alert; ``state_table`` remembers what was alerted, so nothing alerts twice.
 
     Args:
         state_table: Delta table (``catalog.schema.table``) of the alerts already sent.
-        schedule: Quartz cron of the monitor's runs (default: every hour, on the hour),
-            in the deadline's time zone.
-        email_notifications: The monitor job's ``email_notifications`` setting, as in
-            the bundle (e.g. ``{"on_failure": ["data-team@example.com"]}``).
-        webhook_notifications: The monitor job's ``webhook_notifications`` setting
-            (e.g. ``{"on_failure": [{"id": "<destination id>"}]}``).
+        schedule: Quartz cron of its runs (default: hourly), in the deadline's time zone.
+        email_notifications: The job's ``email_notifications`` setting, as in the bundle.
+        webhook_notifications: The job's ``webhook_notifications`` setting.
 
     Raises:
         ValueError: a malformed table name, or no ``on_failure`` destination at all.
@@ -114,14 +102,12 @@ class DeadlineMonitor:
 
 @dataclass(frozen=True, slots=True, init=False)
 class Deadline:
-    """When a backfill key is due (see the module docstring for the rules).
+    """When a backfill key is due (rules: the module docstring).
 
     Args:
-        at: ``"HH:MM"``: due at that local time on the first day it comes after the
-            key's window end plus ``data_lag`` (daily, weekly and monthly keys).
-        after: Due this long (> 0) after the key's window end plus ``data_lag`` (any
-            cadence).
-        monitor: Also generate a monitor job (see :class:`DeadlineMonitor`).
+        at: ``"HH:MM"`` local time (daily, weekly and monthly keys).
+        after: A positive ``timedelta`` after the window end plus ``data_lag`` (any cadence).
+        monitor: Also generate a :class:`DeadlineMonitor` job.
 
     Raises:
         ValueError: neither or both of ``at`` and ``after``, a malformed time, a
@@ -155,12 +141,11 @@ class Deadline:
         object.__setattr__(self, "monitor", monitor)
 
     def for_keys(self, backfill: BackfillDef | None, tz: str | None = None) -> KeyDeadlines:
-        """This deadline applied to ``backfill``'s keys, local times in ``tz`` (default:
-        the backfill's).
+        """This deadline on ``backfill``'s keys, local times in ``tz`` (default: the backfill's).
 
         Raises:
-            ValueError: no time-based backfill, a time of day on hourly keys, an unknown
-                zone, or a monitor schedule that is not valid Quartz.
+            ValueError: no time-based backfill, a time of day on hourly keys, an unknown zone,
+                or a monitor schedule that is not valid Quartz.
         """
         if not isinstance(backfill, TimeBackfill):
             what = "none" if backfill is None else type(backfill).__name__
@@ -188,8 +173,7 @@ class KeyDeadlines:
     tz: str
 
     def ready_by(self, key: str) -> Instant:
-        """The end of ``key``'s window plus ``data_lag`` periods: when its data can be
-        complete.
+        """When ``key``'s data can be complete: its window's end plus ``data_lag`` periods.
 
         Raises:
             ValueError: ``key`` is malformed or skipped by a clock change.

@@ -1,23 +1,12 @@
 """How the keys of a job that writes a table map to the keys of a job that reads it.
 
-Job B reads a table job A writes. B's run of key ``K`` reads the rows of its key windows,
-lookback included: the half-open span from the start of the ``N``-th key before ``K``
-(``N`` = B's ``lookback``, never before B's ``start_date``) to the end of ``K``. So:
-
-* ``upstream_keys(edge, K)``: the A keys whose windows overlap that span; B's ``K``
-  waits for all of them;
-* ``downstream_keys(edge, S)``: the B keys whose span overlaps A's window of ``S``: for
-  two daily jobs with lookback ``N``, ``S`` .. ``S+N``; for daily -> monthly, the month
-  containing the day.
-
-Two static x time jobs map per static value (``eu:S`` feeds only ``eu:...`` keys); when
-only one side has a static dimension, every static value maps through the time parts.
-A read that is not filtered to the run's windows (a source without ``event_time``), or
-a side without time keys (static keys, no backfill definition), maps every key to every
-key. A job without a backfill definition has one key, :data:`UNPARTITIONED`.
-
-Pure functions of the backfill definitions: no I/O, no clock unless an open
-``end_date`` has to be enumerated for an every-key mapping (``now``).
+B's run of key ``K`` reads from the start of the ``N``-th key before ``K`` (``N`` = B's
+``lookback``) to the end of ``K``. ``upstream_keys(edge, K)``: the writer's keys whose
+windows overlap that span; ``downstream_keys(edge, S)``: the reader's keys whose span
+overlaps the writer's window of ``S`` (two daily jobs, lookback ``N``: ``S`` .. ``S+N``;
+daily -> monthly: the month of the day). Static x time jobs map per static value; an
+unfiltered read or a side without time keys maps every key to every key; a job without a
+backfill definition has one key, :data:`UNPARTITIONED`. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -43,13 +32,9 @@ EVERY_KEY = "all"
 
 @dataclass(frozen=True, slots=True)
 class KeyEdge:
-    """The key relation between a job that writes a table and a job that reads it.
-
-    Attributes:
-        upstream: The writer's backfill definition (``None``: it has none).
-        downstream: The reader's backfill definition (``None``: it has none).
-        windowed: Whether the reader's read is filtered to its run's windows (its
-            source declares an ``event_time``).
+    """The key relation between a job that writes a table (``upstream``) and one that reads it
+    (``downstream``), each a backfill definition or ``None``; ``windowed``: the read is
+    filtered to the run's windows.
     """
 
     upstream: BackfillDef | None
@@ -93,12 +78,8 @@ class KeyEdge:
 def downstream_keys(
     edge: KeyEdge, upstream_keys: Iterable[str], *, now: datetime | None = None
 ) -> list[str]:
-    """The reader's keys that read any of ``upstream_keys``, in the reader's order.
-
-    Args:
-        edge: The writer -> reader relation.
-        upstream_keys: Keys of the writer (changed, e.g. backfilled).
-        now: Bounds an open ``end_date`` when every key of the reader is meant.
+    """The reader's keys that read any of ``upstream_keys``, in the reader's order (``now``
+    bounds an open ``end_date`` when every key is meant).
 
     Raises:
         ValueError: a key is not a valid key of the writer.
@@ -118,8 +99,7 @@ def downstream_keys(
 
 
 def upstream_keys(edge: KeyEdge, downstream_key: str, *, now: datetime | None = None) -> list[str]:
-    """The writer's keys that the reader's ``downstream_key`` reads (it waits for them),
-    in the writer's order.
+    """The writer's keys that the reader's ``downstream_key`` reads, in the writer's order.
 
     Raises:
         ValueError: ``downstream_key`` is not a valid key of the reader.

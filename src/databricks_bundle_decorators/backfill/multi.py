@@ -1,15 +1,7 @@
-"""Two-dimensional backfill keys: a static dimension times a time dimension.
+"""Two-dimensional backfill keys ``STATIC:TIME`` (e.g. ``eu:2024-01-01``).
 
-A :class:`MultiBackfill` partitions a table by, say, region and day. Its keys are the
-product of a :class:`StaticBackfill` and a :class:`TimeBackfill`, written
-``STATIC:TIME``::
-
-    eu:2024-01-01    us:2024-01-01T05    acme:2024-W03
-
-The separator ``:`` appears in no static key (their alphabet is ``A-Z a-z 0-9 _ . -``)
-and in no time key format, so every key splits in exactly one way and round-trips.
-Keys are ordered static value first, then time: a ranged run of consecutive keys stays
-in one static value unless it crosses the end of one value's time range.
+``:`` is in no static key and no time key format, so every key splits one way. Keys order
+by static value first, then time.
 """
 
 from __future__ import annotations
@@ -17,10 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import NamedTuple
 
-from .base import BackfillDef
+from .base import BackfillDef, TimeWindow
 from .static import StaticBackfill
 from .time_backfill import TimeBackfill
-from .windows import TimeWindow
 
 SEPARATOR = ":"
 KIND_PREFIX = "static x "
@@ -63,9 +54,8 @@ class MultiBackfill(BackfillDef):
         time: The time dimension; its ``lookback``, ``data_lag`` and
             ``collect_schedule_gaps`` apply within each static value.
 
-    ``keys(start, end)`` takes either two time keys (every static value over that time
-    range) or two full keys (the keys between them in the definition's order). A run
-    without a ``backfill_key`` (a scheduled run) processes the current time key of
+    ``keys(start, end)`` takes two time keys (every static value over that range) or two
+    full keys (the keys between them). A scheduled run processes the current time key of
     every static value.
 
     Example:

@@ -1,25 +1,371 @@
 """Quartz cron schedules, the syntax of Databricks job schedules.
 
-Why not croniter, the usual cron library? croniter 7.0 numbers weekdays the
-Unix way, so it reads ``0 0 0 ? * 2`` as Tuesdays where Quartz means Mondays
-(1=SUN..7=SAT); it rejects Quartz's ``L-n``, ``LW``, ``nL`` and a lone ``L`` in
-day-of-week; it does not enforce Quartz's "exactly one day field is ``?``"; and with a
-year field (``0 0 0 1 1 ? 2030``) it fails to find the next date. Translating
-expressions for it would risk silently shifted weekdays, so the fields are matched
-here directly: :mod:`._quartz_fields` parses each field into allowed values plus a
-per-month day rule and searches the wall-clock calendar (jumping over non-matching
-years, months and days); this module maps wall times to instants in the time zone."""
+croniter numbers weekdays the Unix way (it reads ``0 0 0 ? * 2`` as Tuesdays where Quartz
+means Mondays), rejects ``L-n``, ``LW``, ``nL`` and fails on a year field, so the fields
+are matched here: each field parses into allowed values plus a per-month day rule, the
+wall-clock calendar is searched, and wall times map to instants in the time zone.
+"""
 
 from __future__ import annotations
 
+import calendar
 import math
+import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ._quartz_fields import QuartzFields, parse_quartz
+MIN_YEAR = 1970
+MAX_YEAR = 2199
+
+_MONTHS = {n.upper(): i for i, n in enumerate(calendar.month_abbr) if n}
+_DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
+_ITEM = re.compile(r"(?P<start>\*|[0-9A-Z]+)(?:-(?P<end>[0-9A-Z]+))?(?:/(?P<step>[0-9]+))?")
+_DOM_LAST = re.compile(r"L(?:-(?P<offset>[0-9]+))?(?P<w>W)?")
+_DOM_NEAREST = re.compile(r"(?P<day>[0-9]+)W")
+_DOW_LAST = re.compile(r"(?P<dow>[0-9]+|[A-Z]{3})L")
+_DOW_NTH = re.compile(r"(?P<dow>[0-9]+|[A-Z]{3})#(?P<nth>[0-9]+)")
+
+
+class _FieldError(ValueError):
+    """A problem with one field; :func:`parse_quartz` adds the expression."""
+
+    def __init__(self, field: str, text: str, reason: str) -> None:
+        super().__init__(f"{field} field {text!r} {reason}")
+
+
+def _quartz_weekday(year: int, month: int, day: int) -> int:
+    """Quartz day-of-week (1=SUN .. 7=SAT) of a date."""
+    return (calendar.weekday(year, month, day) + 1) % 7 + 1
+
+
+def _nearest_weekday(year: int, month: int, day: int) -> tuple[int, ...]:
+    """Quartz ``W``: the Mon-Fri day nearest ``day``, never leaving the month."""
+    last = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= last:
+        return ()  # e.g. 31W in a 30-day month: no fire that month (like plain 31)
+    dow = _quartz_weekday(year, month, day)
+    if dow == 7:  # Saturday -> Friday, or Monday the 3rd if the 1st is a Saturday
+        return (day - 1,) if day > 1 else (day + 2,)
+    if dow == 1:  # Sunday -> Monday, or Friday if Sunday is the last day
+        return (day + 1,) if day < last else (day - 2,)
+    return (day,)
+
+
+@dataclass(frozen=True, slots=True)
+class DaysOfMonth:
+    """Plain day-of-month values (``*``, lists, ranges, steps)."""
+
+    values: tuple[int, ...]
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        last = calendar.monthrange(year, month)[1]
+        return tuple(d for d in self.values if d <= last)
+
+
+@dataclass(frozen=True, slots=True)
+class LastDayOfMonth:
+    """``L``, ``L-n`` (n days before the last) and ``LW`` / ``L-nW`` (nearest weekday)."""
+
+    offset: int
+    nearest_weekday: bool
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        day = calendar.monthrange(year, month)[1] - self.offset
+        if day < 1:
+            return ()
+        return _nearest_weekday(year, month, day) if self.nearest_weekday else (day,)
+
+
+@dataclass(frozen=True, slots=True)
+class NearestWeekday:
+    """``nW``: the weekday nearest day ``n`` of the month."""
+
+    day: int
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        return _nearest_weekday(year, month, self.day)
+
+
+@dataclass(frozen=True, slots=True)
+class DaysOfWeek:
+    """Plain day-of-week values, Quartz numbering 1=SUN .. 7=SAT."""
+
+    values: frozenset[int]
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        first, last = calendar.monthrange(year, month)
+        dow1 = (first + 1) % 7 + 1
+        return tuple(d for d in range(1, last + 1) if (dow1 + d - 2) % 7 + 1 in self.values)
+
+
+@dataclass(frozen=True, slots=True)
+class LastWeekdayOfMonth:
+    """``nL``: the last given weekday of the month (``6L`` = last Friday)."""
+
+    weekday: int
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        last = calendar.monthrange(year, month)[1]
+        return (last - (_quartz_weekday(year, month, last) - self.weekday) % 7,)
+
+
+@dataclass(frozen=True, slots=True)
+class NthWeekdayOfMonth:
+    """``n#k``: the k-th given weekday of the month (``2#1`` = first Monday)."""
+
+    weekday: int
+    nth: int
+
+    def days(self, year: int, month: int) -> tuple[int, ...]:
+        day = 1 + (self.weekday - _quartz_weekday(year, month, 1)) % 7 + 7 * (self.nth - 1)
+        return (day,) if day <= calendar.monthrange(year, month)[1] else ()
+
+
+DayRule: TypeAlias = (
+    DaysOfMonth
+    | LastDayOfMonth
+    | NearestWeekday
+    | DaysOfWeek
+    | LastWeekdayOfMonth
+    | NthWeekdayOfMonth
+)
+
+
+@lru_cache(maxsize=4096)
+def _month_days(rule: DayRule, year: int, month: int) -> tuple[int, ...]:
+    return rule.days(year, month)
+
+
+@dataclass(frozen=True, slots=True)
+class QuartzFields:
+    """A parsed expression: sorted allowed values per field plus the day rule."""
+
+    seconds: tuple[int, ...]
+    minutes: tuple[int, ...]
+    hours: tuple[int, ...]
+    day_rule: DayRule
+    months: tuple[int, ...]
+    years: tuple[int, ...]
+
+    def first_at_or_after(self, start: datetime) -> datetime | None:
+        """The earliest matching naive wall time ``>= start`` (whole seconds)."""
+        if start.year > MAX_YEAR:
+            return None
+        if start.year < MIN_YEAR:
+            start = datetime(MIN_YEAR, 1, 1)
+        for year in self.years[bisect_left(self.years, start.year) :]:
+            same_year = year == start.year
+            months = (
+                self.months[bisect_left(self.months, start.month) :] if same_year else self.months
+            )
+            for month in months:
+                same_month = same_year and month == start.month
+                days = _month_days(self.day_rule, year, month)
+                for day in days[bisect_left(days, start.day) :] if same_month else days:
+                    if same_month and day == start.day:
+                        hms = self._first_time(start.hour, start.minute, start.second)
+                        if hms is None:
+                            continue
+                    else:
+                        hms = (self.hours[0], self.minutes[0], self.seconds[0])
+                    return datetime(year, month, day, *hms)
+        return None
+
+    def last_at_or_before(self, end: datetime) -> datetime | None:
+        """The latest matching naive wall time ``<= end`` (whole seconds)."""
+        if end.year < MIN_YEAR:
+            return None
+        if end.year > MAX_YEAR:
+            end = datetime(MAX_YEAR, 12, 31, 23, 59, 59)
+        for year in reversed(self.years[: bisect_right(self.years, end.year)]):
+            same_year = year == end.year
+            months = (
+                self.months[: bisect_right(self.months, end.month)] if same_year else self.months
+            )
+            for month in reversed(months):
+                same_month = same_year and month == end.month
+                days = _month_days(self.day_rule, year, month)
+                for day in reversed(days[: bisect_right(days, end.day)] if same_month else days):
+                    if same_month and day == end.day:
+                        hms = self._last_time(end.hour, end.minute, end.second)
+                        if hms is None:
+                            continue
+                    else:
+                        hms = (self.hours[-1], self.minutes[-1], self.seconds[-1])
+                    return datetime(year, month, day, *hms)
+        return None
+
+    def _first_time(self, hour: int, minute: int, second: int) -> tuple[int, int, int] | None:
+        hours, minutes, seconds = self.hours, self.minutes, self.seconds
+        h = bisect_left(hours, hour)
+        if h < len(hours) and hours[h] == hour:
+            m = bisect_left(minutes, minute)
+            if m < len(minutes) and minutes[m] == minute:
+                s = bisect_left(seconds, second)
+                if s < len(seconds):
+                    return hour, minute, seconds[s]
+                m += 1
+            if m < len(minutes):
+                return hour, minutes[m], seconds[0]
+            h += 1
+        return (hours[h], minutes[0], seconds[0]) if h < len(hours) else None
+
+    def _last_time(self, hour: int, minute: int, second: int) -> tuple[int, int, int] | None:
+        hours, minutes, seconds = self.hours, self.minutes, self.seconds
+        h = bisect_right(hours, hour) - 1
+        if h >= 0 and hours[h] == hour:
+            m = bisect_right(minutes, minute) - 1
+            if m >= 0 and minutes[m] == minute:
+                s = bisect_right(seconds, second) - 1
+                if s >= 0:
+                    return hour, minute, seconds[s]
+                m -= 1
+            if m >= 0:
+                return hour, minutes[m], seconds[-1]
+            h -= 1
+        return (hours[h], minutes[-1], seconds[-1]) if h >= 0 else None
+
+
+# --------------------------------------------------------------------------- parsing
+
+_FIELDS = ("second", "minute", "hour", "day-of-month", "month", "day-of-week", "year")
+_BOUNDS = {
+    "second": (0, 59),
+    "minute": (0, 59),
+    "hour": (0, 23),
+    "day-of-month": (1, 31),
+    "month": (1, 12),
+    "day-of-week": (1, 7),
+    "year": (MIN_YEAR, MAX_YEAR),
+}
+_NAMES = {"month": _MONTHS, "day-of-week": _DAYS}
+_NAME_RANGES = {"month": "JAN-DEC", "day-of-week": "SUN-SAT"}
+
+
+def _number(field: str, text: str, token: str) -> int:
+    lo, hi = _BOUNDS[field]
+    names = _NAMES.get(field, {})
+    if token in names:
+        return names[token]
+    if not token.isascii() or not token.isdigit():
+        hint = f" or a name {_NAME_RANGES[field]}" if names else ""
+        raise _FieldError(field, text, f"has {token!r}, expected a number {lo}-{hi}{hint}")
+    value = int(token)
+    if not lo <= value <= hi:
+        raise _FieldError(field, text, f"out of range {lo}-{hi}")
+    return value
+
+
+def _values(field: str, text: str) -> tuple[int, ...]:
+    """Parse ``*``, lists, ranges (wrapping like Quartz, e.g. ``FRI-MON``) and steps."""
+    lo, hi = _BOUNDS[field]
+    size = hi - lo + 1
+    max_step = hi if lo == 0 else size  # Quartz: seconds <= 59, hours <= 23, months <= 12 ...
+    if "?" in text:
+        raise _FieldError(
+            field, text, "may not contain '?' (only a whole day-of-month or day-of-week field)"
+        )
+    result: set[int] = set()
+    for item in text.upper().split(","):
+        match = _ITEM.fullmatch(item)
+        if match is None or (match["start"] == "*" and match["end"] is not None):
+            raise _FieldError(field, text, f"has invalid item {item!r}")
+        start_s, end_s, step_s = match.group("start", "end", "step")
+        step = 1 if step_s is None else int(step_s)
+        if not 1 <= step <= max_step:
+            raise _FieldError(field, text, f"has step {step}, expected 1-{max_step}")
+        if start_s == "*":
+            start, end = lo, hi
+        else:
+            start = _number(field, text, start_s)
+            if end_s is not None:
+                end = _number(field, text, end_s)
+            else:
+                end = hi if step_s is not None else start  # 'a/n' runs to the field maximum
+        if end < start:
+            if field == "year":
+                raise _FieldError(field, text, f"has range {item!r} that ends before it starts")
+            end += size  # Quartz wraps around, e.g. hours 22-2 or FRI-MON
+        result.update(lo + (v - lo) % size for v in range(start, end + 1, step))
+    return tuple(sorted(result))
+
+
+def _day_of_month(text: str) -> DayRule | None:
+    field, upper = "day-of-month", text.upper()
+    if upper == "?":
+        return None
+    if "," in upper and ("L" in upper or "W" in upper):
+        raise _FieldError(field, text, "cannot combine 'L' or 'W' with other days (Quartz)")
+    if match := _DOM_LAST.fullmatch(upper):
+        offset = int(match["offset"] or 0)
+        if offset > 30:
+            raise _FieldError(field, text, "has offset after 'L-' out of range 0-30")
+        return LastDayOfMonth(offset, match["w"] is not None)
+    if match := _DOM_NEAREST.fullmatch(upper):
+        return NearestWeekday(_number(field, text, match["day"]))
+    return DaysOfMonth(_values(field, text))
+
+
+def _day_of_week(text: str) -> DayRule | None:
+    field, upper = "day-of-week", text.upper()
+    if upper == "?":
+        return None
+    if "," in upper and ("L" in upper or "#" in upper):
+        raise _FieldError(field, text, "cannot combine 'L' or '#' with other days (Quartz)")
+    if upper == "L":  # Quartz: a lone L in day-of-week is 7 = Saturday
+        return DaysOfWeek(frozenset({7}))
+    if match := _DOW_LAST.fullmatch(upper):
+        return LastWeekdayOfMonth(_number(field, text, match["dow"]))
+    if match := _DOW_NTH.fullmatch(upper):
+        weekday, nth = _number(field, text, match["dow"]), int(match["nth"])
+        if not 1 <= nth <= 5:
+            raise _FieldError(field, text, f"has '#{nth}', expected '#1'-'#5'")
+        return NthWeekdayOfMonth(weekday, nth)
+    return DaysOfWeek(frozenset(_values(field, text)))
+
+
+def parse_quartz(expression: str) -> QuartzFields:
+    """Parse a Quartz cron expression (``sec min hour day-of-month month day-of-week [year]``).
+
+    Raises:
+        ValueError: naming the field at fault, e.g.
+            ``invalid Quartz cron '0 0 25 * * ?': hour field '25' out of range 0-23``.
+    """
+    parts = expression.split()
+    try:
+        if len(parts) not in (6, 7):
+            raise ValueError(
+                f"expected 6 or 7 fields ({' '.join(_FIELDS[:6])} [year]), got {len(parts)}"
+            )
+        seconds = _values("second", parts[0])
+        minutes = _values("minute", parts[1])
+        hours = _values("hour", parts[2])
+        dom = _day_of_month(parts[3])
+        months = _values("month", parts[4])
+        dow = _day_of_week(parts[5])
+        years = _values("year", parts[6]) if len(parts) == 7 else _ALL_YEARS
+        if dom is None and dow is None:
+            raise ValueError(
+                "day-of-month and day-of-week cannot both be '?' (exactly one must be '?')"
+            )
+        if dom is not None and dow is not None:
+            raise ValueError(
+                "Quartz does not support restricting both day-of-month and day-of-week; "
+                "set exactly one of them to '?'"
+            )
+    except ValueError as exc:
+        raise ValueError(f"invalid Quartz cron {expression!r}: {exc}") from None
+    day_rule = dom if dom is not None else dow
+    assert day_rule is not None
+    return QuartzFields(seconds, minutes, hours, day_rule, months, years)
+
+
+_ALL_YEARS = tuple(range(MIN_YEAR, MAX_YEAR + 1))
+
 
 _parse_cached = lru_cache(maxsize=1024)(parse_quartz)
 """``parse_quartz`` for expressions seen before: a project's jobs mostly share a few
@@ -58,22 +404,13 @@ def _floor_second(wall: datetime) -> datetime:
 class QuartzSchedule:
     """An immutable Quartz cron schedule in an IANA time zone.
 
-    Fields are ``sec min hour day-of-month month day-of-week [year]``; day-of-week is
-    numbered 1=SUN .. 7=SAT (names SUN-SAT and JAN-DEC are case-insensitive), and
-    exactly one of day-of-month / day-of-week must be ``?``. Supported: ``*``, ``?``,
-    lists, ranges (wrapping, e.g. ``FRI-MON``), steps, day-of-month ``L``, ``L-n``,
-    ``nW``, ``LW``/``L-nW``, day-of-week ``nL``, ``n#k`` and ``L`` (= SAT), years
-    1970-2199. ``nW``/``L-n`` name no day in months too short for them.
-
-    DST policy ("compatible", as Quartz's lenient ``java.util.Calendar``, RFC 9557
-    and ``whenever``'s ``disambiguation="compatible"``): fire times are wall-clock
-    times in ``timezone``. A wall time skipped by a spring-forward gap fires at the
-    instant it maps to when shifted forward by the gap length (02:30 on the Berlin
-    spring-forward day fires at 03:30 CEST); a wall time repeated by a fall-back
-    fires once, at its first (earlier) occurrence. Fires that coincide collapse into
-    one instant, so ``next_fire``/``previous_fire`` never repeat or skip an instant.
-    Compare returned datetimes as instants (``.astimezone(timezone.utc)``): Python's
-    ``==`` across zones is False for a repeated wall time (PEP 495).
+    Fields: ``sec min hour day-of-month month day-of-week [year]``; day-of-week 1=SUN..7=SAT
+    (names case-insensitive); exactly one day field is ``?``. Supported: lists, ranges
+    (wrapping, ``FRI-MON``), steps, ``L``, ``L-n``, ``nW``, ``LW``, ``nL``, ``n#k``, years
+    1970-2199. DST ("compatible", as Quartz): a skipped wall time fires shifted forward by
+    the gap (02:30 on Berlin's spring-forward day fires at 03:30 CEST); a repeated one fires
+    once, at its first occurrence. Compare results as instants: Python's ``==`` across zones
+    is false for a repeated wall time (PEP 495).
 
     Example:
         >>> from datetime import datetime, timezone

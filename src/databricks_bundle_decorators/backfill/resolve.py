@@ -1,19 +1,4 @@
-"""Runtime key resolution: which keys does this run process?
-
-Rules (seed 001 and DESIGN.md):
-
-* ``backfill_key`` empty and a time-based definition: the key is derived from the clock
-  (``current_key``, ``data_lag`` applied) and a warning is logged; otherwise empty is a
-  ``RuntimeError``.
-* ``backfill_start_key`` set: a ranged run over the keys from it to ``backfill_key``.
-* ``lookback=N`` adds the N keys before the run's own first key (``backfill_start_key``
-  or ``backfill_key``; never counted from a schedule-gap key), in every run mode, never
-  before the definition's ``start_date``.
-* ``collect_schedule_gaps`` adds the keys ``k`` with ``key(previous fire) < k <=
-  current key``, only for auto-derived keys.
-* ``backfill_exact=true`` bypasses lookback and gap expansion.
-* The result is the sorted union.
-"""
+"""Runtime key resolution: which keys does this run process (rules: :func:`resolve_keys`)."""
 
 from __future__ import annotations
 
@@ -29,12 +14,12 @@ from .context import (
     BACKFILL_EXACT_PARAM,
     BACKFILL_KEY_PARAM,
     BACKFILL_START_KEY_PARAM,
+    ResolvedKeys,
     RunContext,
     current_run_context,
     parse_flag,
 )
 from .multi import SEPARATOR, MultiBackfill
-from .resolved_keys import ResolvedKeys as ResolvedKeys
 from .time_backfill import TimeBackfill, to_instant
 
 _logger = logging.getLogger("databricks_bundle_decorators.backfill")
@@ -81,13 +66,13 @@ def resolve_primary_key(context: RunContext, *, validate: bool = True) -> tuple[
 
 
 def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
-    """Every key a run processes, per the module rules.
+    """Every key a run processes.
 
-    The run's clock is read once: ``context.now``, or the wall clock when the context
-    has none. The derived key, an open ``end_date`` and schedule gaps all use it.
-    Lookback counts back from the run's own first key (``backfill_start_key`` of a
-    ranged run, else ``backfill_key``), never from a schedule-gap key (seed 001: the
-    N prior keys plus the current key, united with the gap keys).
+    An empty ``backfill_key`` is derived from the run's clock (``context.now``, else the wall
+    clock) for a time definition; ``backfill_start_key`` makes a ranged run; ``lookback=N``
+    adds the N keys before the run's own first key (never before ``start_date``);
+    ``collect_schedule_gaps`` adds keys ``k`` with ``key(previous fire) < k <= current`` for
+    auto-derived keys; ``backfill_exact=true`` bypasses both. The result is the sorted union.
     """
     if context.now is None:
         context = replace(context, now=datetime.now(timezone.utc))
@@ -122,11 +107,8 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 
 
 def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bool) -> ResolvedKeys:
-    """The keys of a run of a two-dimensional job: the time rules applied per static value.
-
-    Without a ``backfill_key`` (a scheduled run) the run processes the current time key
-    of every static value (plus each value's schedule gaps); lookback adds the time keys
-    before each static value's first key.
+    """:func:`resolve_keys` for a two-dimensional job, the time rules applied per static value
+    (a scheduled run takes the current time key of every static value).
     """
     raw = context.param(BACKFILL_KEY_PARAM)
     time = backfill.time
@@ -168,10 +150,8 @@ def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bo
 def _ranged_keys(
     context: RunContext, backfill: BackfillDef, primary: str, *, validate: bool
 ) -> list[str]:
-    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` inclusive.
-
-    An open ``end_date`` bounds the range at the current key of the run's clock
-    (``context.now``), never of the wall clock.
+    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` (the run's clock
+    bounds an open ``end_date``).
     """
     start_key = context.param(BACKFILL_START_KEY_PARAM)
     if not start_key:
@@ -187,11 +167,8 @@ def _ranged_keys(
 
 
 def schedule_gap_keys(backfill: TimeBackfill, context: RunContext, current: str) -> list[str]:
-    """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``.
-
-    The previous fire is the one before the fire that triggered this run (the latest
-    fire at or before the run's clock, ``context.now``). A Mon-Fri schedule's Monday run
-    thus collects Sat, Sun, Mon.
+    """Keys ``k`` with ``key(previous fire) < k <= current``, within ``start_date``: a Mon-Fri
+    schedule's Monday run collects Sat, Sun, Mon.
     """
     schedule = context.schedule
     if schedule is None:
@@ -227,9 +204,8 @@ def run_keys_of(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 def get_backfill_key(*, validate: bool = True) -> str:
     """Return the raw backfill key for the current job run.
 
-    Reads the ``backfill_key`` job parameter. When it is missing or empty and the job
-    has a time-based backfill definition, the key is derived from the current time
-    (``current_key()``, ``data_lag`` applied) and a warning is logged.
+    Reads the ``backfill_key`` job parameter; when it is empty and the job has a time-based
+    backfill, derives it from the run's time (``current_key()``) and logs a warning.
 
     Args:
         validate: Check the key against the job's backfill definition.
@@ -238,8 +214,7 @@ def get_backfill_key(*, validate: bool = True) -> str:
         The key string.
 
     Raises:
-        RuntimeError: the key is empty and none can be derived (no backfill definition,
-            or a ``StaticBackfill``), or called outside a run.
+        RuntimeError: the key is empty and none can be derived, or called outside a run.
         ValueError: ``validate`` is true and the key is malformed or out of bounds.
     """
     context = _require_context()
@@ -310,14 +285,12 @@ def logical_date_of(key: str, backfill: BackfillDef | None) -> datetime:
 def get_run_logical_date(*, validate: bool = True) -> datetime:
     """Return the backfill key as a timezone-aware ``datetime`` (its window's start).
 
-    The datetime is in the definition's time zone. Inside a repeated (fall-back) hour it
-    is the first occurrence; compare such datetimes by ``timestamp()``, since Python's
-    ``==`` across time zones is always false for ambiguous wall times (PEP 495).
+    In the definition's time zone; in a repeated hour, the first occurrence (compare by
+    ``timestamp()``: ``==`` across zones is false for ambiguous wall times, PEP 495).
 
     Raises:
         RuntimeError: the key is empty and cannot be derived.
-        ValueError: the key is not a date/time key, or is out of bounds when
-            ``validate`` is true.
+        ValueError: the key is not a date/time key, or out of bounds when ``validate``.
     """
     context = _require_context()
     if context.resolved is not None:

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import BackfillDef
-from .windows import TimeWindow
+from .base import BackfillDef, TimeWindow
 
 
 @dataclass(frozen=True, slots=True)
 class KeyScope:
-    """The backfill keys a read or write covers.
-
-    ``keys`` is inclusive and ordered; ``all_partitions`` means the whole table (then
-    ``keys`` is empty). A job without a backfill definition has an empty, unbounded
-    scope (``bounded`` is false).
+    """The backfill keys a read or write covers: ``keys`` (inclusive, ordered), or the whole
+    table (``all_partitions``, ``keys`` empty). Without a backfill definition it is empty and
+    not ``bounded``.
 
     Example:
         >>> from databricks_bundle_decorators.backfill import DailyBackfill
@@ -70,10 +67,7 @@ class KeyScope:
         return tuple(merged)
 
     def describe(self) -> str:
-        """The scope for messages: keys and, for time keys, the windows as UTC instants.
-
-        Example: ``key 2024-01-01, window [2024-01-01T00:00:00Z, 2024-01-02T00:00:00Z)``.
-        """
+        """The scope for messages, e.g. ``key 2024-01-01, window [2024-01-01T00:00:00Z, ...)``."""
         if self.all_partitions:
             return "all partitions"
         if not self.keys:

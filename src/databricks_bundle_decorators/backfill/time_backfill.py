@@ -1,4 +1,4 @@
-"""Time-partitioned backfills: one general class, four thin presets."""
+"""Time-partitioned backfills: one general class, four thin presets, and ``CatchUp``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import difflib
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from whenever import (
     Instant,
@@ -16,10 +16,59 @@ from whenever import (
     available_timezones,
 )
 
-from .base import BackfillDef
+from .base import BackfillDef, TimeWindow
 from .cadence import DAILY, HOURLY, MONTHLY, WEEKLY, Cadence
-from .catch_up import CatchUp
-from .windows import TimeWindow
+
+Since = Literal["last_present", "last_success"]
+_SINCE = ("last_present", "last_success")
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUp:
+    """Self-healing schedule: a scheduled run processes every key after the last done key up to
+    the current key, oldest first, at most ``max_keys``, each with its own lookback.
+
+    Example:
+        ``DailyBackfill("2024-01-01", catch_up=CatchUp(max_keys=7))``: after three failed
+        days and one skipped, the next run processes exactly those 4 keys.
+
+    Args:
+        since: ``"last_present"``: the last key present in the job's output tables.
+            ``"last_success"``: the key of the job's newest successful run, from its run
+            history (``jobs/runs/list``, kept 60 days; job parameter ``dbxdec_job_id``), read
+            with the run's own credentials, else ``secret_scope``'s.
+        max_keys: At most this many keys per run; ``None``: no cap.
+        state_table: Delta table holding each run's keys (every task and repair processes
+            the same); default ``dbxdec_trigger_state`` beside the first output table.
+        secret_scope: The scope holding the OAuth ``client_id`` and ``client_secret`` of the
+            job's service principal, for ``since="last_success"``.
+
+    Raises:
+        ValueError: a bad value (one line naming it).
+    """
+
+    since: Since = "last_present"
+    max_keys: int | None = None
+    state_table: str | None = None
+    secret_scope: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.since not in _SINCE:
+            raise ValueError(
+                f"CatchUp: since={self.since!r} must be 'last_present' or 'last_success'"
+            )
+        cap = self.max_keys
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ValueError(f"CatchUp: max_keys={cap!r} must be a positive int (or None)")
+        if self.state_table is not None and self.state_table.count(".") != 2:
+            raise ValueError(
+                f"CatchUp: state_table={self.state_table!r} must be catalog.schema.table"
+            )
+        scope = self.secret_scope
+        if scope is not None and (not isinstance(scope, str) or not scope.strip()):
+            raise ValueError(f"CatchUp: secret_scope={scope!r} must be a non-empty string")
+        if scope is not None and self.since != "last_success":
+            raise ValueError("CatchUp: secret_scope goes with since='last_success' only")
 
 
 def check_timezone(tz: object, *, what: str = "tz") -> str:
@@ -57,26 +106,12 @@ def _check_count(value: object, what: str) -> int:
 class TimeBackfill(BackfillDef):
     """Keys that partition time in a time zone, one key per period of a cadence.
 
-    Every key has a half-open window ``[start, end)`` of instants; the windows of
-    consecutive keys tile the timeline with no gap and no overlap. Clock-change policy
-    ("earliest wall time"): a period starts at the first instant at which the zone's
-    wall clock reaches *or passes* the period's start. Equivalently, an instant belongs
-    to the period of the latest wall time the clock has shown so far. So:
-
-    * a period the clock skips entirely (a DST hour, both hours of a two-hour jump, or
-      a whole day when a zone crosses the date line) has an empty window and no key:
-      ``keys()`` leaves it out and ``window()``/``validate_key()`` reject it;
-    * a *partly* skipped period (Pacific/Chatham jumps from 02:45 to 03:45, so only
-      03:45-04:00 of hour 03 exists) is a key whose window covers its existing instants
-      (15 real minutes), and the period before it ends at the jump;
-    * a repeated local hour has one key whose window spans both occurrences (two real
-      hours); when a fall-back is not aligned to the period (Chatham 03:45 back to
-      02:45), the second pass of 02:45-03:00 belongs to hour 03, which the clock had
-      already reached.
-
-    No instant is left without a key, and ``keys()``, ``window()``, ``key_of()``,
-    ``validate_key()``, ``previous_keys()`` (lookback) and ``current_key()``
-    (``data_lag``) all follow this one rule.
+    Each key has a half-open window ``[start, end)`` of instants; consecutive windows tile
+    the timeline. Clock changes: a period starts at the first instant the wall clock reaches
+    *or passes* its start, so a wholly skipped period (a DST hour, a day lost crossing the
+    date line) has no key, a partly skipped one covers only its existing instants, and a
+    repeated hour is one key spanning both occurrences. ``keys``, ``window``, ``key_of``,
+    ``validate_key``, lookback and ``data_lag`` all follow this rule.
 
     Args:
         start_date: First key (inclusive).
@@ -87,8 +122,7 @@ class TimeBackfill(BackfillDef):
             cron fire (auto-derived keys only).
         data_lag: Periods subtracted from "now" for :meth:`current_key` and the default
             end bound, for sources that deliver late.
-        catch_up: :class:`CatchUp`: a scheduled run also processes the keys missing
-            since the last key present in the job's tables (self-healing schedule).
+        catch_up: A :class:`CatchUp`: a scheduled run also processes missing keys.
 
     Raises:
         ValueError: a bound in the wrong format, ``start_date`` after ``end_date``,

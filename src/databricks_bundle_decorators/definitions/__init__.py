@@ -1,18 +1,17 @@
 """What users declare: jobs, tasks, clusters, parameters. No I/O."""
 
-from .api import job
-from .cluster import JobCluster, job_cluster
 from .file_keys import KeyFromColumn, KeyFromPath
 from .graph import InputEdge, TaskGraph, TaskNode
-from .job import JobDefinition
-from .params import JobParams, params
+from .job import JobCluster, JobDefinition, job_cluster
 from .refs import AllPartitions, TaskProxy, TaskValueRef, all_partitions
-from .registry import Diagnostic, Registry, default_registry
+from .registry import Diagnostic, Registry, default_registry, job
 from .sources import Source, source, use_source_reader
 from .task import ForEachSpec, RetryPolicy, TaskDefinition, for_each_task, task, task_value
 from .task_values import (
+    JobParams,
     TaskValueStore,
     get_task_value,
+    params,
     set_task_value,
     use_task_value_store,
 )

@@ -1,12 +1,5 @@
-"""The contracts a task's options must meet: :class:`IoManager` and :class:`Check`, and
-the typed contexts an IoManager is given (:class:`OutputContext`, :class:`InputContext`,
-:class:`RunEnvironment`).
-
-They live with the definitions so ``@task(io_manager=..., checks=[...])`` is checked
-when it is written, not on the cluster. The implementations (``SparkTableIoManager``,
-``MinRowCount``, ...) are runtime code and subclass these; the runtime evaluates checks
-in one place (:mod:`databricks_bundle_decorators.runtime.checks.checking`).
-"""
+"""The contracts a task's options meet (:class:`IoManager`, :class:`Check`, :class:`UserCheck`)
+and the contexts an IoManager is given, checked when ``@task(...)`` is written."""
 
 from __future__ import annotations
 
@@ -22,31 +15,22 @@ from ..backfill.scope import KeyScope
 ROWS_METRIC = "__rows"
 """The metric holding a slice's row count in :meth:`Check.failure`'s ``values``."""
 Severity = Literal["error", "warn"]
-"""What a failing check does: ``error`` fails the slice (nothing is written), ``warn``
-records the failure and lets the slice be written."""
+"""``error`` fails the slice (nothing is written), ``warn`` records it and writes."""
 OnFail = Literal["fail", "quarantine"]
-"""What a row-level check does with failing rows: ``fail`` judges the slice by them,
-``quarantine`` moves them to ``<table>__quarantine`` and writes the rest."""
-BASELINE_METRIC = "__baseline"
-"""Holds a slice's committed neighbours (a ``runtime.checks.baselines.Baseline``) in
-:meth:`Check.failure`'s ``values`` for a check that compares keys."""
+"""For a row-level check: ``fail`` judges the slice by its failing rows, ``quarantine``
+moves them to ``<table>__quarantine`` and writes the rest."""
 ROWS_LOWER_BOUND_METRIC = "__rows_lower_bound"
-"""Set (to 1) in a slice's ``values`` when its row count is only known to be at least
-:data:`ROWS_METRIC` (see ``runtime.checks.metering``): a check reports no exact measure then."""
+"""Set (to 1) when a slice's row count is only a lower bound: no exact measure then."""
 
 
 class IoManager(ABC):
     """Stores a task's output and loads it for downstream tasks.
 
-    ``handle_output`` receives the keys the run writes (``context.scope``) and must
-    replace exactly those partitions; ``load_input`` receives the keys the downstream
-    run reads (lookback included) or ``all_partitions``. The contexts are
-    :class:`OutputContext` and :class:`InputContext` (below).
-
-    When ``evaluates_checks`` is true the IoManager fuses the task's checks
-    (``context.checks``) into its write and has them judged, through
-    ``runtime.checks.checking``, before its write commits; otherwise the runtime judges them
-    on the output before calling ``handle_output``.
+    ``handle_output`` must replace exactly the partitions of ``context.scope``;
+    ``load_input`` reads the keys the downstream run reads (lookback included) or all
+    partitions. When ``evaluates_checks`` is true the IoManager judges the task's checks
+    (``context.checks``) before its write commits; otherwise the runtime judges them on
+    the output before calling ``handle_output``.
     """
 
     evaluates_checks: ClassVar[bool] = False
@@ -61,24 +45,19 @@ class IoManager(ABC):
 
     @property
     def tables(self) -> tuple[str, ...]:
-        """The tables (``catalog.schema.table``) this IoManager writes, by the name other
-        jobs read them with (``source(name)``); ``()`` when it writes no named table.
-        The bundle's table graph takes a job's writes from here."""
+        """The tables (``catalog.schema.table``) this IoManager writes; ``()`` for none."""
         return ()
 
 
 class Check(ABC):
     """A condition each slice of a task's output must meet before it is written.
 
-    A check contributes row counters (boolean conditions counted per slice), optional
-    aggregates, and a verdict per slice from those values; the runtime counts every
-    check of a task together with the output's window validation.
+    A check contributes row counters, optional aggregates, and a verdict per slice from
+    those values; the runtime counts every check of a task in one pass.
     """
 
     needs_grouping: ClassVar[bool] = False
-    """Whether the counters compare rows with each other (a window over the slice and
-    some columns): they are computed as helper columns first, which shuffles by those
-    columns unless the output is already partitioned by them."""
+    """Whether the counters compare rows with each other (a window over the slice)."""
 
     @property
     @abstractmethod
@@ -86,30 +65,25 @@ class Check(ABC):
         """How messages name the check, e.g. ``min_row_count(100)``."""
 
     def counters(self, prefix: str, slice_column: str | None) -> dict[str, Any]:
-        """Boolean ``Column``s by unique metric name; a metric's value for a slice is the
-        number of the slice's rows where its condition is true (null counts as false).
+        """Boolean ``Column``s by metric name, each counted per slice (null is false).
 
         ``failure`` must pass a slice whose counters are all 0 whatever its row count
-        allows, so a zero total over a run proves every key of the run.
-        ``slice_column`` is the partition column (``None``: one slice).
+        allows. ``slice_column`` is the partition column (``None``: one slice).
         """
         return {}
 
     def metrics(self, prefix: str) -> dict[str, Any]:
-        """Other aggregate ``Column``s per slice, for checks that need more than counts
-        (they are computed in a grouped pass over the staged output)."""
+        """Other aggregate ``Column``s per slice, for checks that need more than counts."""
         return {}
 
     @property
     def row_floor(self) -> int | None:
-        """The fewest rows a slice whose counters are all 0 needs to pass, when that is
-        all the verdict depends on; ``None`` when the check needs the exact row count.
-        With floors of at most 1, knowing which keys have rows decides every key."""
+        """The fewest rows a slice with all counters 0 needs to pass, when that is all
+        the verdict depends on; ``None`` when the check needs the exact row count."""
         return None
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
-        """Why the slice fails (``values`` holds the metrics and :data:`ROWS_METRIC`),
-        or ``None``."""
+        """Why the slice fails (``values``: the metrics and :data:`ROWS_METRIC`), or ``None``."""
         return None
 
     def frame_failure(self, frame: Any) -> str | None:
@@ -117,31 +91,29 @@ class Check(ABC):
         return None
 
     def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
-        """What the check measured on a slice and the limit it holds it to, for check
-        results, e.g. ``(250.0, ">= 100")``; ``(None, "")`` when it measures no number."""
+        """The measure and its limit on a slice, e.g. ``(250.0, ">= 100")``; ``(None, "")``
+        when the check measures no number."""
         return None, ""
 
     def failing_rows(self) -> Any | None:
-        """For a row-level check (a verdict per row): a boolean ``Column`` true for the
-        rows that fail it; ``None`` for checks that judge a slice or a frame. Only a
-        row-level check can take ``on_fail="quarantine"``."""
+        """For a row-level check, a boolean ``Column`` true on failing rows; else ``None``.
+        Only a row-level check can take ``on_fail="quarantine"``."""
         return None
 
     @property
     def baseline_spec(self) -> Any | None:
-        """For a check that compares a slice with its committed neighbours: what it needs
-        (a ``runtime.checks.baselines.BaselineSpec``); the IoManager then adds
-        :data:`BASELINE_METRIC` to each slice's values."""
+        """For a check comparing a slice with its committed neighbours, what it needs
+        (a ``runtime.checks.baselines.BaselineSpec``); else ``None``."""
         return None
 
 
 @runtime_checkable
 class UserCheck(Protocol):
-    """A check of your own: a name, the row conditions it counts in each slice, and its
-    verdict on those counts. dbxdec does the rest: it counts every condition per key in
-    the same pass as the shipped checks, before the write commits, and records the result.
+    """A check of your own: a name, the row conditions it counts per slice, and a verdict.
 
-    A ``severity`` attribute (``"error"`` or ``"warn"``) is read when present.
+    dbxdec counts every condition per key in the same pass as the shipped checks, before
+    the write commits. A ``severity`` attribute (``"error"`` or ``"warn"``) is read when
+    present.
 
     Example:
         >>> class NoNegativeAmounts:
@@ -160,13 +132,10 @@ class UserCheck(Protocol):
         """How messages and check results name the check."""
 
     def conditions(self) -> Mapping[str, Any]:
-        """Boolean conditions by label: a Spark SQL expression or a pyspark ``Column``.
-        A slice's count of a label is its number of rows where the condition is true
-        (null counts as false)."""
+        """Boolean conditions by label (Spark SQL or a ``Column``), counted per slice."""
 
     def verdict(self, counts: Mapping[str, int], rows: int) -> str | None:
-        """Why the slice fails, from its ``counts`` by label and its ``rows``; ``None``
-        when it passes."""
+        """Why the slice fails, from its ``counts`` by label and ``rows``; ``None`` passes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,11 +171,10 @@ class CountedCheck(Check):
 
 
 def as_check(check: object) -> Check:
-    """``check`` for the check engine: a :class:`Check` as it is, a :class:`UserCheck`
-    wrapped in :class:`CountedCheck`.
+    """A :class:`Check` as it is, a :class:`UserCheck` wrapped in :class:`CountedCheck`.
 
     Raises:
-        TypeError: neither; the message names what a check must be.
+        TypeError: neither.
     """
     if isinstance(check, Check):
         return check
@@ -228,7 +196,7 @@ def quarantines(check: Check) -> bool:
 
 
 def check_options(check: Check, severity: object, on_fail: object) -> None:
-    """Refuse a ``severity`` or ``on_fail`` that ``check`` cannot take, in one line.
+    """Refuse a ``severity`` or ``on_fail`` that ``check`` cannot take.
 
     Raises:
         ValueError: an unknown value, or quarantine on a check that is not row-level.
@@ -249,9 +217,7 @@ def check_options(check: Check, severity: object, on_fail: object) -> None:
 
 
 class LazySession:
-    """A ``SparkSession`` made on first use, once: a task that reads and writes nothing
-    through Spark (no IoManager on it or its inputs, no source, no ``read_table``)
-    never starts a JVM.
+    """A ``SparkSession`` made on first use, once: a task without Spark starts no JVM.
 
     Example:
         >>> from databricks_bundle_decorators.runtime.session.spark import local_spark_session
@@ -284,21 +250,13 @@ class RunEnvironment:
     """Where a task runs.
 
     Attributes:
-        session: The ``SparkSession``, a :class:`LazySession` that makes it on first
-            use, or ``None`` (no Spark). Read it as :attr:`spark`.
+        session: The ``SparkSession``, a :class:`LazySession`, or ``None``; read :attr:`spark`.
         warehouse: Local folder that holds tables when not on Databricks.
         databricks: Whether tables are Unity Catalog Delta tables.
-        run_id: Identifies the job run: task values of one run live together, and
-            Delta commits carry it so a retried attempt of the run never commits twice.
-            Unique per run; empty when unknown (then commits carry no id).
-        staging: In a stage run of a full refresh, its backfill id: the Spark tables
-            the job writes are written to and read from their staging tables (see
-            ``backfill.refresh``); empty otherwise.
-        task_run_id: In a job's task run, the task run's own id (one per attempt): it
-            names the attempt in the task's check report, printed for the launcher
-            whenever the run is a job's. Empty when unknown (run by hand).
-        backfill_id: In a run of ``dbxdec backfill``, the backfill's id (in job parameter
-            ``dbxdec_order``): Delta commits carry it in ``userMetadata``. Empty otherwise.
+        run_id: The job run's id (task values and Delta commits carry it); may be empty.
+        staging: In a full refresh's stage run, its backfill id (tables go to staging).
+        task_run_id: The task run's own id (one per attempt), naming its check report.
+        backfill_id: The ``dbxdec backfill`` id, carried in Delta ``userMetadata``.
     """
 
     session: Any
@@ -325,10 +283,8 @@ class OutputContext:
         task_key: The task whose output is written.
         scope: The keys the run writes (``ResolvedKeys.written``), with their windows.
         environment: Spark session and storage location.
-        checks: The task's per-slice checks; an IoManager whose ``evaluates_checks`` is
-            true evaluates them before its write commits.
-        force_rewrite: The run was asked to rewrite keys an append-once output already
-            holds (``--force-rewrite``; see ``runtime.io.append_once``).
+        checks: The task's per-slice checks (see :class:`IoManager`).
+        force_rewrite: Rewrite keys an append-once output already holds.
     """
 
     job_name: str

@@ -1,10 +1,4 @@
-"""Where a file-arrival run takes its keys: from each new file's path, or from a column.
-
-``FileArrival(url, keys=KeyFromPath("date={key}/"))`` takes the key of a new or changed
-file from its path (relative to the monitored location); ``KeyFromColumn("event_date")``
-reads the new files and takes the keys of a column's values. Both are checked here, when
-the job is defined, so a bad pattern fails at import with one line.
-"""
+"""Where a file-arrival run takes its keys: each new file's path, or a column's values."""
 
 from __future__ import annotations
 
@@ -27,16 +21,14 @@ _KEY_TEXT = r"(?P<key>[^/]+)"
 class KeyFromPath:
     """The key of a file is a part of its path (relative to the monitored location).
 
-    ``pattern`` is either a template with one ``{key}`` placeholder, matched literally
-    around it (``"date={key}/"`` finds ``2024-03-15`` in ``date=2024-03-15/part-0.json``),
-    or a regular expression with a named group ``key`` (``r"events_(?P<key>\\d{8})"``
-    would need keys in that format). The first match anywhere in the path counts; a file
-    whose path does not match has no key (the run logs it and skips it). A matched text
-    that is not a key of the job's backfill fails the run (one line naming the file).
+    ``pattern``: a template with one ``{key}`` (``"date={key}/"`` finds ``2024-03-15`` in
+    ``date=2024-03-15/part-0.json``) or a regular expression with a group ``(?P<key>...)``.
+    The first match counts; a file that does not match is skipped and logged; a match that is
+    no key of the job's backfill fails the run.
 
     Raises:
-        DefinitionError: no ``{key}`` (or more than one), a regular expression that does
-            not compile or has no ``(?P<key>...)`` group.
+        DefinitionError: not exactly one ``{key}``, or a regular expression that does not
+            compile or has no ``key`` group.
     """
 
     pattern: str
@@ -88,13 +80,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True, slots=True)
 class KeyFromColumn:
-    """The keys of a new file are the keys of a column's values: the run reads only the
-    new or changed files (in ``file_format``, with reader ``options``) and takes the
-    distinct keys of ``column``.
+    """The keys of a new file are those of ``column``'s values; the run reads only the new or
+    changed files (``file_format``, reader ``options``).
 
-    The column is a ``TIMESTAMP`` (an instant: its key in the definition's time zone), a
-    ``DATE`` (the key of that calendar day) or text that casts to a timestamp (read in
-    the session time zone; UTC on serverless). Rows where it is null have no key.
+    The column is a ``TIMESTAMP`` (keyed in the definition's zone), a ``DATE``, or text
+    cast to a timestamp (in the session time zone); null rows have no key.
 
     Raises:
         DefinitionError: a bad column name, format or options.

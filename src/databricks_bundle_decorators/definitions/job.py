@@ -1,4 +1,4 @@
-"""``@job``: a captured job whose body is traced lazily, once."""
+"""``@job``: a captured job whose body is traced lazily, once, and its job cluster."""
 
 from __future__ import annotations
 
@@ -6,16 +6,17 @@ import inspect
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..backfill.base import BackfillDef
-from ..backfill.catch_up import CatchUp
 from ..backfill.context import BACKFILL_PARAMS
 from ..backfill.deadline import Deadline, KeyDeadlines
 from ..backfill.quartz import QuartzSchedule
+from ..backfill.time_backfill import CatchUp
 from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
 from ..errors import DefinitionError
-from .cluster import JobCluster
 from .graph import TaskGraph
 from .source import SourceLocation
 from .sources import Source, check_sources
@@ -25,6 +26,37 @@ from .triggers import FileArrival, TableUpdate, Trigger, trigger_of
 _JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
 RESERVED_PARAM_PREFIX = "dbxdec_"
+_CLUSTER_KEY = re.compile(r"[A-Za-z0-9_\-]{1,100}")
+
+
+@dataclass(frozen=True, slots=True)
+class JobCluster:
+    """An ephemeral cluster created for a job run and shared by its tasks.
+
+    ``spec`` holds Databricks ``new_cluster`` fields (``spark_version``,
+    ``node_type_id``, ``num_workers``, ``autoscale``, ...), passed through unchanged.
+    """
+
+    name: str
+    spec: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or _CLUSTER_KEY.fullmatch(self.name) is None:
+            raise ValueError(
+                f"job cluster name {self.name!r} is invalid: expected 1-100 characters "
+                "from A-Z a-z 0-9 _ -"
+            )
+        object.__setattr__(self, "spec", MappingProxyType(dict(self.spec)))
+
+
+def job_cluster(name: str, **spec: Any) -> JobCluster:
+    """Declare a job cluster to pass to ``@job(cluster=...)``.
+
+    Example:
+        >>> small = job_cluster("small", spark_version="16.4.x-scala2.12",
+        ...                     node_type_id="Standard_E8ds_v4", num_workers=1)
+    """
+    return JobCluster(name, spec)
 
 
 class JobDefinition:
@@ -40,11 +72,8 @@ class JobDefinition:
         settings: Other Databricks job settings, passed through.
         source: Where the job is defined.
         sources: The source tables the tasks read.
-        check_results: The Delta table (``catalog.schema.table``) the tasks write their
-            check results to (``@job(check_results=...)``, else the project's
-            ``[tool.dbxdec] check_results``); ``None``: results go to the ledger only.
-        deadlines: When each key is due (``@job(deadline=Deadline(...))``), in the
-            schedule's time zone, else the backfill's; ``None``: no deadline.
+        check_results: The check results table; ``None``: results go to the ledger only.
+        deadlines: When each key is due; ``None``: no deadline.
     """
 
     def __init__(
@@ -122,58 +151,50 @@ class JobDefinition:
         return graph
 
 
-def _check_params(params: Mapping[str, object] | None, job: str, where: str) -> dict[str, str]:
+def _check_params(
+    params: Mapping[str, object] | None, fail: Callable[[str], DefinitionError]
+) -> dict[str, str]:
     checked: dict[str, str] = {}
     for name, value in (params or {}).items():
         if not isinstance(name, str) or _PARAM_NAME.fullmatch(name) is None:
-            raise DefinitionError(
+            raise fail(
                 f"job parameter name {name!r} is invalid: expected a letter or _ then "
-                "letters, digits, _ . -",
-                job=job,
-                location=where,
+                "letters, digits, _ . -"
             )
         if name in BACKFILL_PARAMS or name.startswith(RESERVED_PARAM_PREFIX):
-            raise DefinitionError(
+            raise fail(
                 f"job parameter {name!r} is reserved by dbxdec "
-                f"({', '.join(BACKFILL_PARAMS)} and names starting with {RESERVED_PARAM_PREFIX!r})",
-                job=job,
-                location=where,
+                f"({', '.join(BACKFILL_PARAMS)} and names starting with {RESERVED_PARAM_PREFIX!r})"
             )
         if isinstance(value, bool):
             checked[name] = "true" if value else "false"
         elif isinstance(value, (str, int, float)):
             checked[name] = str(value)
         else:
-            raise DefinitionError(
+            raise fail(
                 f"job parameter {name!r} has a {type(value).__name__} default; "
-                "job parameters are strings (or numbers/booleans, stored as strings)",
-                job=job,
-                location=where,
+                "job parameters are strings (or numbers/booleans, stored as strings)"
             )
     return checked
 
 
 def _schedule(
-    schedule: str | QuartzSchedule | None, backfill: BackfillDef | None, job: str, where: str
+    schedule: str | QuartzSchedule | None,
+    backfill: BackfillDef | None,
+    fail: Callable[[str], DefinitionError],
 ) -> QuartzSchedule | None:
     if schedule is None or isinstance(schedule, QuartzSchedule):
         return schedule
     if not isinstance(schedule, str):
-        raise DefinitionError(
-            "schedule must be a Quartz cron string or QuartzSchedule(...)", job=job, location=where
-        )
-    timezone = getattr(backfill, "tz", "UTC") if backfill is not None else "UTC"
+        raise fail("schedule must be a Quartz cron string or QuartzSchedule(...)")
     try:
-        return QuartzSchedule(schedule, timezone=timezone)
+        return QuartzSchedule(schedule, timezone=getattr(backfill, "tz", "UTC"))
     except ValueError as exc:
-        raise DefinitionError(str(exc), job=job, location=where) from None
+        raise fail(str(exc)) from None
 
 
 class JobSink(Protocol):
-    """Where :func:`make_job` registers a job (a :class:`~.registry.Registry`).
-
-    Declared here, below the registry, so that this module needs nothing of it.
-    """
+    """Where :func:`make_job` registers a job (a :class:`~.registry.Registry`)."""
 
     def add(self, definition: JobDefinition) -> None:
         """Register ``definition``."""
@@ -209,6 +230,10 @@ def make_job(
             "A-Z a-z 0-9 _ -",
             location=where,
         )
+
+    def fail(message: str) -> DefinitionError:
+        return DefinitionError(message, job=job_name, location=where)
+
     required = [
         p.name
         for p in inspect.signature(fn).parameters.values()
@@ -216,27 +241,19 @@ def make_job(
         and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     ]
     if required:
-        raise DefinitionError(
+        raise fail(
             f"a job body takes no arguments (got {', '.join(required)}); use params=... "
-            "for job parameters",
-            job=job_name,
-            location=where,
+            "for job parameters"
         )
     if backfill is not None and not isinstance(backfill, BackfillDef):
-        raise DefinitionError(
+        raise fail(
             f"backfill must be a BackfillDef such as DailyBackfill(...), got "
-            f"{type(backfill).__name__}",
-            job=job_name,
-            location=where,
+            f"{type(backfill).__name__}"
         )
     if cluster is not None and not isinstance(cluster, JobCluster):
-        raise DefinitionError(
-            f"cluster must come from job_cluster(...), got {type(cluster).__name__}",
-            job=job_name,
-            location=where,
-        )
-    quartz = _schedule(schedule, backfill, job_name, where)
-    checked_params = _check_params(params, job_name, where)
+        raise fail(f"cluster must come from job_cluster(...), got {type(cluster).__name__}")
+    quartz = _schedule(schedule, backfill, fail)
+    checked_params = _check_params(params, fail)
     if isinstance(trigger, TableUpdate | FileArrival):  # names under the dbxdec_ prefix
         checked_params.update(trigger.parameters())
     catch_up = getattr(backfill, "catch_up", None)
@@ -267,8 +284,7 @@ def key_deadlines(
     job: str,
     where: str,
 ) -> KeyDeadlines | None:
-    """``@job(deadline=...)`` bound to the job's keys, local times in the schedule's
-    time zone (else the backfill's).
+    """``@job(deadline=...)`` on the job's keys, in the schedule's time zone (else the backfill's).
 
     Raises:
         DefinitionError: not a :class:`Deadline`, or one that does not fit the keys.

@@ -1,9 +1,5 @@
-"""Loading pipeline modules into a registry, every failure reported with file and line.
-
-As databricks-bundles does with its diagnostics, loading does not stop at the first
-module that fails: every module is imported, and each failure becomes a
-:class:`~.registry.Diagnostic` in the registry. ``dbxdec-run`` imports one module
-through :func:`import_module` and needs nothing from bundle generation.
+"""Loading pipeline modules into a registry: each failure becomes a :class:`~.registry.Diagnostic`
+with file and line, and loading goes on.
 """
 
 from __future__ import annotations
@@ -37,14 +33,10 @@ def load_pipelines(
 ) -> list[Diagnostic]:
     """Import every pipeline module (a package with all its submodules).
 
-    A module that fails to import is recorded in ``registry`` (default: the default
-    registry) as a diagnostic and loading goes on with the next one.
-
     Args:
         modules: Module or package names.
-        root: The project's directory: ``root`` and ``root/src`` are put on
-            ``sys.path`` so its package imports without being installed.
-        registry: Where the failures are recorded.
+        root: The project's directory: ``root`` and ``root/src`` go on ``sys.path``.
+        registry: Where failures are recorded (default: the default registry).
 
     Returns:
         The diagnostics of the modules that failed, in import order.
@@ -98,14 +90,9 @@ def _import_tree(name: str) -> Iterator[Diagnostic]:
 def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
     """Import one module, turning failures into one-line errors.
 
-    Args:
-        name: The module.
-        not_found: The message when the module itself does not exist.
-
     Raises:
-        UsageError: the module does not exist.
-        PipelineImportError: it failed to import (file, line and the original error,
-            which stays chained for logs).
+        UsageError: the module does not exist (``not_found`` is the message).
+        PipelineImportError: it failed to import (file, line and the chained error).
     """
     try:
         return importlib.import_module(name)

@@ -25,11 +25,8 @@ def reference_identifier(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TaskProxy:
-    """The output of a task call inside a job body.
-
-    Passing it to another task's call makes a data edge; the downstream task receives
-    the upstream output (through the upstream task's IoManager) filtered to the run's
-    keys.
+    """The output of a task call inside a job body; passed to another task's call it makes a
+    data edge (the downstream task receives the output filtered to the run's keys).
     """
 
     task_key: str
@@ -55,10 +52,8 @@ class AllPartitions:
 
 @dataclass(frozen=True, slots=True)
 class TaskValueRef:
-    """A reference to a task value another task sets, e.g. for ``for_each_task`` inputs.
-
-    Renders as ``{{tasks.<task_key>.values.<key>}}`` in the generated job, each
-    identifier in backticks when it holds more than letters, digits and ``_``.
+    """A task value another task sets, e.g. for ``for_each_task`` inputs; renders as
+    ``{{tasks.<task_key>.values.<key>}}``, identifiers in backticks when needed.
     """
 
     task_key: str

@@ -1,13 +1,9 @@
-"""Source tables: the inputs a job reads from outside dbxdec, filtered to the run's windows.
+"""Source tables: inputs a job reads from outside dbxdec, filtered to the run's windows.
 
-A source is declared once, next to the jobs that read it, and handed to ``@job(sources=[...])``.
-Inside a task, ``ORDERS.read()`` returns the rows of the run's key windows (lookback
-included) — dbt's microbatch ``event_time`` idea — from the workspace table on Databricks.
-Locally the same name is the project's local Delta table of that name, or, for a table
-that exists only in a workspace (``samples.tpch.orders``), the declared stand-in: a seed
-file under the project or a function that returns a DataFrame for a time range.
-
-This module only declares; the runtime layer installs the reader while a task runs.
+``ORDERS.read()`` inside a task returns the rows of the run's key windows (lookback
+included): the workspace table on Databricks; locally the local Delta table of that
+name, or a declared stand-in (a seed file or a function of a time range). The runtime
+installs the reader.
 """
 
 from __future__ import annotations
@@ -54,13 +50,11 @@ class Source:
 
     Attributes:
         name: ``catalog.schema.table``, as on Databricks.
-        event_time: Column whose value places a row in time (``TIMESTAMP`` or ``DATE``);
-            reads keep only rows inside the run's windows. ``None`` reads every row.
-        local: The local stand-in: a seed file (absolute, or relative to the project
-            root: the nearest folder above the declaring module with a
-            ``pyproject.toml``), or a function ``(spark, start, end) -> DataFrame``.
-            ``None``: locally the source is the local Delta table of the same name.
-        project_root: Where relative seed paths resolve.
+        event_time: Column placing a row in time (``TIMESTAMP`` or ``DATE``); reads keep
+            the rows inside the run's windows. ``None`` reads every row.
+        local: A seed file (relative to ``project_root``) or a function
+            ``(spark, start, end) -> DataFrame``; ``None``: the local table of that name.
+        project_root: The nearest folder above the declaring module with a ``pyproject.toml``.
     """
 
     name: str

@@ -61,12 +61,12 @@ class ForEachSpec:
 class TaskDefinition:
     """A captured task: the function plus how it runs. ``fn`` stays callable for unit tests.
 
-    Calling the definition inside a ``@job`` body records a task and returns a
-    :class:`TaskProxy`; calling it anywhere else is an error (call ``.fn`` instead).
+    Called inside a ``@job`` body it records a task and returns a :class:`TaskProxy`;
+    called anywhere else it is an error (call ``.fn`` instead).
 
     Raises:
         DefinitionError: ``io_manager`` is not an :class:`IoManager` or a check is not a
-            :class:`Check` (named with the job being traced, the task and its file:line).
+            :class:`Check` (naming the job, the task and its file:line).
     """
 
     fn: Callable[..., Any]
@@ -106,11 +106,7 @@ class TaskDefinition:
 
 
 class CallRecorder(Protocol):
-    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`).
-
-    Declared beside :class:`TaskDefinition` rather than with the tracer, so that a task
-    definition needs nothing of the tracer and the tracer imports this module only.
-    """
+    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`)."""
 
     @property
     def job_name(self) -> str:
@@ -135,11 +131,6 @@ def recording(recorder: CallRecorder) -> Iterator[CallRecorder]:
         yield recorder
     finally:
         _RECORDER.reset(token)
-
-
-def current_recorder() -> CallRecorder | None:
-    """What records task calls now (the job being traced), or ``None`` outside a job body."""
-    return _RECORDER.get()
 
 
 def _traced_job() -> str | None:
@@ -318,10 +309,8 @@ def for_each_task(
     depends_on: Sequence[Any] | Any = None,
     **settings: Any,
 ) -> Callable[[Callable[..., Any]], TaskDefinition]:
-    """Declare a task that Databricks runs once per element of ``inputs``.
-
-    The function receives the element as its ``inputs`` parameter; other parameters
-    are wired by calling the task in the job body, as with ``@task``.
+    """Declare a task that Databricks runs once per element of ``inputs``, which its function
+    receives as its ``inputs`` parameter (other parameters are wired as with ``@task``).
 
     Args:
         inputs: A JSON-serialisable list, ``task_value(task, key)``, or a ``{{...}}``

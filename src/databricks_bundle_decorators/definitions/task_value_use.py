@@ -1,19 +1,12 @@
 """Which tasks of a job set or read task values, as far as the definitions can tell.
 
-Databricks documents ``dbutils.jobs.taskValues.set()``/``get()`` for Python notebooks only
-("Use task values to pass information between tasks",
-https://docs.databricks.com/aws/en/jobs/task-values), so code generation runs these tasks
-as notebook tasks. A task uses task values when:
-
-- its function (or a function nested in it, or a function of the same module that it
-  calls) names ``set_task_value`` or ``get_task_value``: read from the compiled code,
-  nothing is run;
-- another task of the job reads a value it sets through ``task_value(task, key)`` or a
-  ``{{tasks.<task>.values.<key>}}`` reference in a ``for_each_task``'s ``inputs``;
-- it is a ``for_each_task`` fed by such a value (its iterations read it).
-
-A helper function in another module that calls ``set_task_value`` is not seen (the task
-then runs as a wheel task, where Databricks does not document task values).
+Databricks documents ``dbutils.jobs.taskValues`` for Python notebooks only
+(https://docs.databricks.com/aws/en/jobs/task-values), so these tasks run as notebook
+tasks. A task uses task values when its function (or one nested in it, or one of its
+module that it calls) names ``set_task_value``/``get_task_value`` in its compiled code,
+another task reads its values (``task_value(task, key)`` or a
+``{{tasks.<task>.values.<key>}}`` reference), or it is a ``for_each_task`` fed by one.
+A helper in another module is not seen.
 """
 
 from __future__ import annotations

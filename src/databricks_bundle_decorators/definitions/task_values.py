@@ -1,13 +1,10 @@
-"""Task values: small JSON values one task sets and a downstream task reads.
-
-Where they are stored is the runtime's business (``dbutils.jobs.taskValues`` on
-Databricks, a local store elsewhere); this module is the API and its rules.
-"""
+"""What a task reads of its run: ``params`` (the job parameters) and task values (small
+JSON values one task sets and a downstream task reads; the runtime stores them)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -18,6 +15,38 @@ MAX_TASK_VALUE_BYTES = 48 * 1024
 """Databricks limits a task value's JSON representation to 48 KiB."""
 
 _MISSING: Any = object()
+
+
+class JobParams(Mapping[str, str]):
+    """A read-only view of the current run's job parameters.
+
+    Outside a run it is empty. ``params["url"]`` inside a task reads the ``url``
+    parameter of the job run (its default, or the value the run was started with).
+    """
+
+    def _current(self) -> Mapping[str, str]:
+        context = current_run_context()
+        return context.params if context is not None else {}
+
+    def __getitem__(self, name: str) -> str:
+        current = self._current()
+        try:
+            return current[name]
+        except KeyError:
+            known = ", ".join(sorted(current)) or "none (not inside a task run)"
+            raise KeyError(f"job parameter {name!r} is not set; parameters: {known}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+    def __repr__(self) -> str:
+        return f"JobParams({dict(self._current())!r})"
+
+
+params = JobParams()
 
 
 class TaskValueStore(Protocol):

@@ -12,7 +12,7 @@ from ..errors import DefinitionError
 from .graph import InputEdge, TaskGraph, TaskNode
 from .refs import AllPartitions, TaskProxy
 from .task import FOR_EACH_INPUT_PARAM as FOR_EACH_INPUT_PARAM
-from .task import TaskDefinition, current_recorder, recording
+from .task import TaskDefinition, recording
 
 
 class JobTrace:
@@ -120,13 +120,10 @@ _VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 def _bind_plain(
     fn: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> list[tuple[str, Any]] | None:
-    """The items of ``inspect.signature(fn).bind(*args, **kwargs).arguments``, in parameter
-    order, for a plain function without ``*args``/``**kwargs``; ``None`` leaves the call to
-    ``inspect``: another kind of callable (wrapped, with ``__signature__``, ...) or a call
-    that does not bind, whose error ``inspect`` words.
-
-    Done by hand from the code object because ``inspect.signature`` costs more than the
-    rest of tracing a task call together, and a project may have thousands of tasks.
+    """``inspect.signature(fn).bind(*args, **kwargs).arguments`` items, in parameter order, read
+    by hand from the code object of a plain function without ``*args``/``**kwargs`` (the
+    signature costs more than the rest of tracing a call); ``None`` leaves the call to
+    ``inspect`` (other callables, or a call that does not bind).
     """
     if type(fn) is not FunctionType or fn.__dict__:  # __wrapped__, __signature__ live there
         return None
@@ -182,9 +179,3 @@ def tracing(job_name: str) -> Iterator[JobTrace]:
     trace = JobTrace(job_name)
     with recording(trace):
         yield trace
-
-
-def current_trace() -> JobTrace | None:
-    """The job being traced, or ``None`` outside a job body."""
-    recorder = current_recorder()
-    return recorder if isinstance(recorder, JobTrace) else None

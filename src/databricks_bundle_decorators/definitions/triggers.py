@@ -1,19 +1,11 @@
-"""Data triggers of a job: ``TableUpdate`` and ``FileArrival`` (values, validated here).
+"""Data triggers of a job: ``TableUpdate`` and ``FileArrival``, validated at definition.
 
-``@job(triggered_by=TableUpdate(sources=[ORDERS], max_keys=7))`` generates the documented
-``trigger.table_update`` block and makes a triggered run process the keys the commits
-changed (see the guide "Triggered and self-healing jobs"). Rules checked at definition,
-each from the Jobs API reference (``jobs.TableUpdateTriggerConfiguration`` and
-``jobs.FileArrivalTriggerConfiguration`` in databricks-sdk-py; the bundle schema's
-``jobs.TriggerSettings``):
-
-- ``table_names`` in the form ``catalog_name.schema_name.table_name``;
-- ``condition`` ``ANY_UPDATED`` or ``ALL_UPDATED``;
-- ``min_time_between_triggers_seconds`` and ``wait_after_last_change_seconds``: "The
-  minimum allowed value is 60 seconds."
-- ``file_arrival.url``: "The path must point to the root or a subpath of the external
-  location" (a cloud URL or a ``/Volumes/`` path,
-  https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
+Rules from the Jobs API reference (databricks-sdk-py ``jobs.TableUpdateTriggerConfiguration``,
+``jobs.FileArrivalTriggerConfiguration``; the bundle schema's ``jobs.TriggerSettings``):
+``table_names`` as ``catalog_name.schema_name.table_name``; ``condition`` ``ANY_UPDATED`` or
+``ALL_UPDATED``; ``min_time_between_triggers_seconds`` and ``wait_after_last_change_seconds``:
+"The minimum allowed value is 60 seconds."; ``file_arrival.url`` "must point to the root or
+a subpath of the external location" (https://docs.databricks.com/aws/en/jobs/file-arrival-triggers).
 """
 
 from __future__ import annotations
@@ -62,23 +54,42 @@ def _max_keys(value: object) -> int | None:
     return value
 
 
+def _set_common(
+    trigger: object,
+    what: str,
+    max_keys: object,
+    min_time_between_triggers: int | timedelta | None,
+    wait_after_last_change: int | timedelta | None,
+    table: str,
+    given: object,
+) -> None:
+    """Check and set the fields both triggers have; ``given`` is the state table name as
+    written (``None``: not written, nothing to check)."""
+    set_ = object.__setattr__
+    set_(trigger, "max_keys", _max_keys(max_keys))
+    for name, value in (
+        ("min_time_between_triggers", min_time_between_triggers),
+        ("wait_after_last_change", wait_after_last_change),
+    ):
+        set_(trigger, name, _seconds(value, name))
+    if given is not None and (not isinstance(given, str) or _TABLE.fullmatch(given) is None):
+        raise DefinitionError(f"{what}: state_table={given!r} must be catalog.schema.table")
+    set_(trigger, "state_table", table)
+
+
 @dataclass(frozen=True, slots=True)
 class TableUpdate:
     """Run the job when its source tables commit; the run processes the changed keys.
 
     Args:
-        sources: The :func:`source` tables to watch; each needs an ``event_time`` column
-            (it maps changed rows to keys).
-        condition: ``"ANY_UPDATED"`` (Databricks' behaviour when left out) or
-            ``"ALL_UPDATED"``.
+        sources: The :func:`source` tables to watch, each with an ``event_time`` column.
+        condition: ``"ANY_UPDATED"`` (Databricks' default) or ``"ALL_UPDATED"``.
         max_keys: At most this many keys per run, oldest first; the rest stay pending
-            for the next run (``dbxdec status`` shows them). ``None``: no cap.
+            (``dbxdec status`` shows them). ``None``: no cap.
         min_time_between_triggers: Seconds (or a timedelta, at least 60) between runs.
-        wait_after_last_change: Seconds (at least 60) without commits before a run
-            starts: commits within the window become one run over their union.
-        state_table: The Delta table (``catalog.schema.table``) holding each run's keys
-            and the processed-version watermarks; default ``dbxdec_trigger_state`` in
-            the schema of the first source.
+        wait_after_last_change: Seconds (at least 60) without commits before a run starts.
+        state_table: Delta table (``catalog.schema.table``) of each run's keys and the
+            version watermarks; default ``dbxdec_trigger_state`` in the first source's schema.
 
     Raises:
         DefinitionError: a bad value (one line naming it).
@@ -116,27 +127,18 @@ class TableUpdate:
             raise DefinitionError(
                 f"TableUpdate: condition={condition!r} must be 'ANY_UPDATED' or 'ALL_UPDATED'"
             )
-        first = items[0].name.rsplit(".", 1)[0]
-        table = state_table or f"{first}.dbxdec_trigger_state"
-        set_ = object.__setattr__
-        set_(self, "sources", tuple(items))
-        set_(self, "condition", condition)
-        set_(self, "max_keys", _max_keys(max_keys))
-        set_(
+        table = state_table or f"{items[0].name.rsplit('.', 1)[0]}.dbxdec_trigger_state"
+        object.__setattr__(self, "sources", tuple(items))
+        object.__setattr__(self, "condition", condition)
+        _set_common(
             self,
-            "min_time_between_triggers",
-            _seconds(min_time_between_triggers, "min_time_between_triggers"),
+            "TableUpdate",
+            max_keys,
+            min_time_between_triggers,
+            wait_after_last_change,
+            table,
+            table,
         )
-        set_(
-            self,
-            "wait_after_last_change",
-            _seconds(wait_after_last_change, "wait_after_last_change"),
-        )
-        if not isinstance(table, str) or _TABLE.fullmatch(table) is None:
-            raise DefinitionError(
-                f"TableUpdate: state_table={table!r} must be catalog.schema.table"
-            )
-        set_(self, "state_table", table)
 
     @property
     def table_names(self) -> tuple[str, ...]:
@@ -152,23 +154,19 @@ class TableUpdate:
 class FileArrival:
     """Run the job when files arrive under ``url`` (a cloud URL or ``/Volumes/...``).
 
-    With ``keys``, a triggered run processes the keys of the files that are new or
-    changed since the last processed run (see the guide "Triggered and self-healing
-    jobs"); without, it resolves the key of its trigger time, as a scheduled run does.
+    With ``keys``, a triggered run processes the keys of the files new or changed since the
+    last processed run; without, it resolves the key of its trigger time.
 
     Args:
         url: The monitored location.
-        keys: :class:`KeyFromPath` (the key is part of each file's path) or
-            :class:`KeyFromColumn` (the keys of a column of the new files).
+        keys: :class:`KeyFromPath` or :class:`KeyFromColumn`.
         max_keys: At most this many keys per run, oldest first; the rest stay pending.
         min_time_between_triggers: Seconds (at least 60) between runs.
         wait_after_last_change: Seconds (at least 60) without new files before a run.
-        state_table: The Delta table (``catalog.schema.table``) holding each run's keys
-            and the listing of the last processed run; default ``dbxdec_trigger_state``
-            in the volume's schema (``/Volumes/catalog/schema/...``), else beside the
-            job's first partitioned output table.
-        local: The folder a local run lists instead of ``url`` (a ``file:`` URL or a
-            path; a relative path is under the project root).
+        state_table: Delta table of each run's keys and the last listing; default
+            ``dbxdec_trigger_state`` in the volume's schema, else beside the first output.
+        local: The folder a local run lists instead (a path under the project root, or a
+            ``file:`` URL).
 
     Raises:
         DefinitionError: a bad value (one line naming it).
@@ -202,29 +200,18 @@ class FileArrival:
             raise DefinitionError(
                 f"FileArrival: keys={keys!r} must be KeyFromPath(...) or KeyFromColumn(...)"
             )
-        set_ = object.__setattr__
-        set_(self, "url", url)
-        set_(
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "keys", keys)
+        _set_common(
             self,
-            "min_time_between_triggers",
-            _seconds(min_time_between_triggers, "min_time_between_triggers"),
+            "FileArrival",
+            max_keys,
+            min_time_between_triggers,
+            wait_after_last_change,
+            state_table or _volume_state_table(url),
+            state_table,
         )
-        set_(
-            self,
-            "wait_after_last_change",
-            _seconds(wait_after_last_change, "wait_after_last_change"),
-        )
-        set_(self, "keys", keys)
-        set_(self, "max_keys", _max_keys(max_keys))
-        table = state_table or _volume_state_table(url)
-        if state_table is not None and (
-            not isinstance(state_table, str) or _TABLE.fullmatch(state_table) is None
-        ):
-            raise DefinitionError(
-                f"FileArrival: state_table={state_table!r} must be catalog.schema.table"
-            )
-        set_(self, "state_table", table)
-        set_(self, "local", _local_folder(local))
+        object.__setattr__(self, "local", _local_folder(local))
 
     def parameters(self) -> dict[str, str]:
         """The job parameters a file-triggered job declares (none without ``keys``)."""
@@ -270,29 +257,25 @@ def trigger_of(
     job: str,
     where: str,
 ) -> Trigger | None:
-    """``@job(triggered_by=...)`` checked against the job's backfill. A raw
-    ``trigger={...}`` in ``settings`` is the Databricks job setting, passed through as it
-    is, with a warning naming the typed values.
+    """``@job(triggered_by=...)`` checked against the job's backfill; a raw ``trigger={...}``
+    setting passes through as it is, with a warning naming the typed values.
 
     Raises:
-        DefinitionError: ``triggered_by`` is not a ``TableUpdate`` / ``FileArrival``, or
-            needs a time-based backfill the job lacks; ``trigger=`` was given a typed
-            value (it is the Databricks setting), or both ``trigger`` and ``triggered_by``.
+        DefinitionError: not a ``TableUpdate``/``FileArrival``, no time-based backfill for
+            it, a typed value given as ``trigger=``, or both ``trigger`` and ``triggered_by``.
     """
+
+    def fail(message: str) -> DefinitionError:
+        return DefinitionError(message, job=job, location=where)
+
     raw = settings.get("trigger")
     if isinstance(raw, TableUpdate | FileArrival):
-        raise DefinitionError(
+        raise fail(
             f"trigger={type(raw).__name__}(...) is the Databricks job setting: write "
-            f"triggered_by={type(raw).__name__}(...)",
-            job=job,
-            location=where,
+            f"triggered_by={type(raw).__name__}(...)"
         )
     if raw is not None and value is not None:
-        raise DefinitionError(
-            "give triggered_by=... or a raw trigger={...}, not both",
-            job=job,
-            location=where,
-        )
+        raise fail("give triggered_by=... or a raw trigger={...}, not both")
     if isinstance(raw, dict):
         warnings.warn(
             f"job {job!r}: trigger={{...}} is passed to Databricks as is and runs resolve the "
@@ -304,25 +287,18 @@ def trigger_of(
     if value is None:
         return None
     if not isinstance(value, TableUpdate | FileArrival):
-        raise DefinitionError(
-            f"triggered_by must be TableUpdate(...) or FileArrival(...), got "
-            f"{type(value).__name__}",
-            job=job,
-            location=where,
+        raise fail(
+            f"triggered_by must be TableUpdate(...) or FileArrival(...), got {type(value).__name__}"
         )
     if isinstance(value, TableUpdate) and not isinstance(backfill, TimeBackfill):
-        raise DefinitionError(
+        raise fail(
             "triggered_by=TableUpdate(...) needs a time-based backfill (DailyBackfill, ...): "
-            "changed rows map to its keys",
-            job=job,
-            location=where,
+            "changed rows map to its keys"
         )
     keyed_files = isinstance(value, FileArrival) and value.keys is not None
     if keyed_files and not isinstance(backfill, TimeBackfill):
-        raise DefinitionError(
+        raise fail(
             "triggered_by=FileArrival(keys=...) needs a time-based backfill (DailyBackfill, "
-            "...): the files' keys are its keys",
-            job=job,
-            location=where,
+            "...): the files' keys are its keys"
         )
     return value

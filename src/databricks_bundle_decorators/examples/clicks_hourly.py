@@ -1,25 +1,10 @@
-"""Example pipeline: hourly click counts, in a time zone with clock changes.
+"""Example pipeline: hourly click counts in Europe/Berlin, across clock changes.
 
-Two tasks over an hourly backfill (Europe/Berlin hours from 2024-03-30T00):
+``generate_clicks`` makes deterministic clicks per hour, keyed with
+:func:`backfill_key_column` (2024-03-31 has no ``T02``; 2024-10-27's ``T02`` holds two real
+hours); ``hourly_clicks`` counts clicks and users per hour and page::
 
-``generate_clicks``
-    Synthetic clicks of the run's hours. A click's instant is a hash of (seed, hour,
-    number) inside the hour's window, so an hour's clicks are the same in every run.
-    The partition column is made from the timestamp with :func:`backfill_key_column`
-    -- the key of the hour the click falls in, in Berlin time, as ``key_of`` says -- so
-    the column and the run's keys cannot disagree, DST days included: 2024-03-31 has no
-    ``T02`` key (the hour is skipped) and 2024-10-27's ``T02`` holds two real hours.
-``hourly_clicks``
-    Clicks and distinct users per hour and page.
-
-Hourly keys read ``YYYY-MM-DDTHH``; ``--start``/``--end`` also take a day, meaning
-its first and last hour in Berlin::
-
-    dbxdec run clicks_hourly --start 2024-03-31T00 --end 2024-03-31T05 --local
     dbxdec backfill clicks_hourly --start 2024-03-31 --end 2024-03-31 --local
-
-Tables: ``main.dbxdec_demo.{clicks_raw,clicks_hourly}`` (Unity Catalog Delta on
-Databricks; Delta under ``.dbxdec/warehouse`` locally).
 """
 
 from __future__ import annotations

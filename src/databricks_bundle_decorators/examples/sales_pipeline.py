@@ -1,24 +1,8 @@
 """Example pipeline: daily sales events, generated, cleaned, aggregated and summarised.
 
-Four tasks over a daily backfill (UTC days from 2024-01-01, ``lookback=2``):
-
-``generate_events``
-    Synthetic sales events for the run's days. Every value is a hash of (seed, day,
-    event number), so a day's events are the same in every run, whatever the run's
-    range or Spark's partitioning. About 1% of the rows are bad on purpose: a missing
-    customer, a non-positive amount, or a duplicated order.
-``clean_events``
-    Drops the bad rows and duplicates. Checks: at least one row per day, no null
-    customer, unique order ids, positive amounts.
-``daily_revenue``
-    Orders and revenue per day and region, plus a 3-day rolling revenue: it reads
-    the two lookback days before the run's first day and writes only the run's days.
-``region_totals``
-    Reads ``all_partitions`` of the daily table: totals per region over every day
-    written so far, a snapshot table replaced by each run.
-
-Tables: ``main.dbxdec_demo.{sales_raw,sales_clean,sales_daily,sales_region_totals}``
-(Unity Catalog Delta on Databricks; Delta under ``.dbxdec/warehouse`` locally).
+``generate_events`` (deterministic, ~1% bad rows on purpose) -> ``clean_events`` (checked)
+-> ``daily_revenue`` (a 3-day rolling revenue: ``lookback=2``) -> ``region_totals``
+(``all_partitions`` of the daily table, a snapshot replaced by each run).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Its ``base_parameters`` (job parameters are pushed down too: "Parameterize jobs"
 https://docs.databricks.com/aws/en/jobs/job-parameters) are read with
 ``dbutils.widgets.get`` (the Jobs API's ``NotebookTask.base_parameters``). A failed
 notebook run returns no exit value, so its reports are kept in the backfill's journal
-folder (:mod:`..backfill.wire.journal_path`), where the launcher's reader looks.
+folder (:mod:`..backfill.wire.report`), where the launcher's reader looks.
 """
 
 from __future__ import annotations

@@ -1,47 +1,18 @@
 """The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
 
-Four modules, one responsibility each: :mod:`.params` (the parameters' names and
-defaults), :mod:`.keys` (key ranges and the run's logical time), :mod:`.order` (the one
-``dbxdec_order`` parameter that tells a run what to do), :mod:`.orders` (what
-an undo or presence run is told, and the reports its tasks print) and :mod:`.measure`
-(the same for the diff gate's measurement run); :mod:`.journal_path` (where a backfill's
-state, and a failed task run's reports, live in the workspace). Every name is imported from here.
-
-Bundle codegen (the producer), the launcher, the local runner and the runtime entry point
-(the consumers) all import these names, so they cannot drift apart. It lives in the
-lowest layer so that ``dbxdec-run`` needs nothing from bundle generation.
-
-The ``python_wheel_task`` contract: what codegen writes and ``dbxdec-run`` reads.
-
-Every generated task runs ``dbxdec-run`` with these named parameters (besides the job
-parameters, pushed down by name)::
+:mod:`.params` (parameter names, defaults, key ranges, the run's logical time),
+:mod:`.order` (the ``dbxdec_order`` parameter and its codec), :mod:`.orders` (undo,
+presence and measurement orders and their reports), :mod:`.report` (report lines, and
+where a failed run keeps them), :mod:`.trigger` (a table-triggered job's parameters),
+:mod:`.controller` (the controller job's names). Codegen, launcher and runtime all import
+these names, so they cannot drift apart. A generated task runs, for example::
 
     dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
         --dbxdec_run_id=550315892394120 ...
-
 """
 
 from __future__ import annotations
 
-from .journal_path import (
-    FAILED_REPORTS_DIR,
-    JOURNAL_DIR,
-    JOURNAL_DIR_ENV,
-    failed_reports_name,
-    journal_folder_path,
-)
-from .keys import (
-    KeyRange,
-    keys_label,
-    parse_run_time,
-    run_time_param,
-)
-from .measure import (
-    ROWS_MEASURE,
-    KeyChange,
-    MeasureOrder,
-    MeasureReport,
-)
 from .order import (
     ORDER_KINDS,
     Order,
@@ -57,6 +28,10 @@ from .order import (
     with_order,
 )
 from .orders import (
+    ROWS_MEASURE,
+    KeyChange,
+    MeasureOrder,
+    MeasureReport,
     PresenceOrder,
     PresenceReport,
     UndoOrder,
@@ -81,14 +56,23 @@ from .params import (
     RUN_ID_VALUE,
     RUN_TIME_DEFAULT,
     TASK_PARAM,
+    KeyRange,
     job_id_of,
+    keys_label,
+    parse_run_time,
+    run_time_param,
 )
 from .report import (
+    FAILED_REPORTS_DIR,
+    JOURNAL_DIR,
+    JOURNAL_DIR_ENV,
     REPORT_KINDS,
     REPORT_PREFIX,
     ReportKind,
     exit_value,
     exit_value_text,
+    failed_reports_name,
+    journal_folder_path,
     read_reports,
     report_line,
 )

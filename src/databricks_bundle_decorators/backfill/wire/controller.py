@@ -1,12 +1,8 @@
-"""The controller job's wire contract (issue 28): names ``dbxdec generate`` writes, the
-``--detach`` launcher sends and ``dbxdec-controller`` reads.
-
-A run of the controller job drives one detached backfill. Its job parameters (pushed
-down to the keyword wheel task, https://docs.databricks.com/aws/en/jobs/job-parameters)
-name the backfill, the backfilled job and the generation; the task's own named
-parameter ``run_id`` is ``{{job.run_id}}`` (a dynamic value reference,
-https://docs.databricks.com/aws/en/jobs/dynamic-value-references). No credential is ever
-a parameter.
+"""The controller job's wire contract: names ``dbxdec generate`` writes, the ``--detach``
+launcher sends and ``dbxdec-controller`` reads. Job parameters name the backfill, job and
+generation (https://docs.databricks.com/aws/en/jobs/job-parameters); ``run_id`` is
+``{{job.run_id}}`` (https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
+No credential is ever a parameter.
 """
 
 from __future__ import annotations
@@ -54,9 +50,8 @@ def controller_token(backfill_id: str, suffix: str) -> str:
 
 
 def handover_token(backfill_id: str, generation: int) -> str:
-    """The ``run-now`` idempotency token that starts generation ``generation`` of the
-    controller of ``backfill_id``: a lost reply re-sent, or two runs of generation
-    ``generation - 1`` handing over at once, start one run (at most 64 characters).
+    """The ``run-now`` idempotency token starting generation ``generation`` of the controller
+    of ``backfill_id``: a re-sent request or two handovers at once start one run.
 
     Example:
         >>> handover_token("sales-20240101-ab12", 2)

@@ -1,17 +1,10 @@
-"""The one job parameter the launcher tells a run what to do through: ``dbxdec_order``.
+"""The one job parameter through which the launcher tells a run what to do: ``dbxdec_order``.
 
-Its value is empty (an ordinary scheduled or keyed run) or a JSON object tagged by
-``kind``, one of :data:`ORDER_KINDS`:
-
-* ``task``: an ordinary backfill run's extras (:class:`TaskOrder`);
-* ``stage`` / ``swap``: the slices and the final run of a full refresh (the same extras);
-* ``undo``, ``presence``, ``measure``: :class:`~.orders.UndoOrder`,
-  :class:`~.orders.PresenceOrder`, :class:`~.measure.MeasureOrder`.
-
-:func:`encode_order` and :func:`decode_order` are the only codec; both validate every
-value as the task reading it needs (ids, task names, keys, table names, versions). The
-JSON holds one object whose values are strings, booleans and lists, so it never contains
-``{{`` or ``}}``, which Databricks would read as a dynamic value reference.
+Empty (an ordinary run) or a JSON object tagged by ``kind`` (:data:`ORDER_KINDS`): ``task``
+(:class:`TaskOrder`), ``stage``/``swap`` (a full refresh), ``undo``, ``presence``,
+``measure`` (:mod:`.orders`). :func:`encode_order` and :func:`decode_order` are the only
+codec and validate every value; the JSON never holds ``{{``, which Databricks would read
+as a dynamic value reference.
 """
 
 from __future__ import annotations
@@ -22,10 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from .keys import KeyRange
-from .measure import MeasureOrder
-from .orders import PresenceOrder, UndoOrder
-from .params import ORDER_PARAM
+from .orders import MeasureOrder, PresenceOrder, UndoOrder
+from .params import ORDER_PARAM, KeyRange
 
 OrderKind = Literal["task", "stage", "swap", "undo", "presence", "measure"]
 ORDER_KINDS: tuple[OrderKind, ...] = ("task", "stage", "swap", "undo", "presence", "measure")
@@ -36,16 +27,12 @@ class TaskOrder:
     """An ordinary backfill run's extras.
 
     Attributes:
-        backfill_id: The backfill's id, carried by every Delta commit of the run, so
-            ``dbxdec backfill undo`` finds them by it (``""``: a run outside a backfill).
-        tasks: The tasks the run runs (``--tasks``/``--skip-tasks``; on Databricks with
-            run-now's ``only`` as well); empty: every task. A task whose input comes from
-            a task that does not run checks first that the upstream table holds the keys.
+        backfill_id: The backfill's id, carried by every Delta commit of the run (undo finds
+            commits by it); ``""`` outside a backfill.
+        tasks: The tasks the run runs (``--tasks``/``--skip-tasks``); empty: every task.
         checks: Whether tasks judge their checks before they write (``--no-checks``: no).
-        force_rewrite: Whether append-once outputs rewrite keys they already hold
-            (``--force-rewrite``).
-        keys: The keys a catch-up run processes instead of resolving them (empty:
-            resolve them as usual).
+        force_rewrite: Whether append-once outputs rewrite keys they hold (``--force-rewrite``).
+        keys: The keys a catch-up run processes instead of resolving them (empty: resolve).
     """
 
     kind: ClassVar[OrderKind] = "task"
@@ -65,8 +52,7 @@ class StageOrder(TaskOrder):
 
 @dataclass(frozen=True, slots=True)
 class SwapOrder(TaskOrder):
-    """The final run of a full refresh: each staging table is checked whole, then
-    replaces its table in one commit."""
+    """A full refresh's final run: each staging table, checked whole, replaces its table."""
 
     kind: ClassVar[OrderKind] = "swap"
 
@@ -267,8 +253,7 @@ def encode_order(order: Order) -> str:
 
 
 def order_in(params: Mapping[str, str]) -> Order | None:
-    """The order a run's job parameters carry; ``None`` when there is none or the value
-    is no order (a run looked at, not run: e.g. in the job's run history)."""
+    """The order in a run's job parameters; ``None`` when there is none or it is no order."""
     try:
         return decode_order(params.get(ORDER_PARAM, ""))
     except ValueError:
@@ -276,14 +261,13 @@ def order_in(params: Mapping[str, str]) -> Order | None:
 
 
 def task_order(params: Mapping[str, str]) -> TaskOrder:
-    """The task, stage or swap order in job parameters the launcher wrote;
-    ``TaskOrder()`` when they carry none.
+    """The task, stage or swap order in job parameters; ``TaskOrder()`` when there is none.
 
     >>> task_order({"dbxdec_order": ""})
     TaskOrder(backfill_id='', tasks=(), checks=True, force_rewrite=False, keys=())
 
     Raises:
-        ValueError: ``dbxdec_order`` holds no order, or an order of another kind.
+        ValueError: ``dbxdec_order`` holds no order, or one of another kind.
     """
     order = decode_order(params.get(ORDER_PARAM, "")) or TaskOrder()
     if not isinstance(order, TaskOrder):
@@ -297,9 +281,8 @@ def with_order(params: Mapping[str, str], order: Order) -> dict[str, str]:
 
 
 def keyless_run(params: Mapping[str, str]) -> bool:
-    """Whether a run with these job parameters writes no backfill key although it leaves
-    ``backfill_key`` empty, as a scheduled run does: an undo, presence or measurement
-    run, or the swap run of a full refresh. A value that is no order counts as none.
+    """Whether a run with an empty ``backfill_key`` still writes no key: an undo, presence or
+    measurement run, or a full refresh's swap run (a value that is no order counts as none).
 
     >>> keyless_run({"dbxdec_order": encode_order(UndoOrder("x"))})
     True

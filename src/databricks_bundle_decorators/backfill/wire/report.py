@@ -1,15 +1,18 @@
-"""The reports a task prints for the launcher: one JSON line each, one prefix, one schema.
+"""The reports a task prints for the launcher: ``dbxdec-report: {"kind": KIND, ...}`` lines.
 
-A report is ``dbxdec-report: {"kind": KIND, ...}`` on a line of its own in a task's
-output; the launcher reads it back with ``jobs/runs/get-output``: a wheel task's from its
-``logs``, a notebook task's from its ``notebook_output.result``, which holds the report lines
-as one JSON list (:func:`exit_value`). :func:`report_line` writes every report and
-:func:`read_reports` reads every one.
+The launcher reads them with ``jobs/runs/get-output``: a wheel task's from ``logs``, a
+notebook task's from ``notebook_output.result`` (one JSON list, :func:`exit_value`). A
+failed notebook task run has neither (``result`` is "absent if dbutils.notebook.exit() was
+never called", databricks-sdk ``jobs.NotebookOutput.result``; ``jobs.RunOutput.logs``), so
+it keeps its reports in its backfill's journal folder (:func:`journal_folder_path`,
+:data:`FAILED_REPORTS_DIR`); a run with no backfill id keeps nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -91,3 +94,50 @@ def exit_value_text(value: str | None) -> str:
     if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
         raise ValueError(f"a malformed notebook exit value: {value[:120]!r}")
     return "\n".join(lines)
+
+
+JOURNAL_DIR = "/Shared/dbxdec/backfills"
+JOURNAL_DIR_ENV = "DBXDEC_JOURNAL_DIR"
+BACKFILL_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")  # as ledger.load_ledger accepts
+FAILED_REPORTS_DIR = "reports"
+"""The sub-folder of a journal that holds failed task runs' reports."""
+
+
+def journals_root_path(root: str | None = None) -> str:
+    """The folder of every job's journals (``$DBXDEC_JOURNAL_DIR`` or :data:`JOURNAL_DIR`).
+
+    Raises:
+        ValueError: it is not an absolute workspace path.
+    """
+    found = (root or os.environ.get(JOURNAL_DIR_ENV) or JOURNAL_DIR).rstrip("/")
+    if not found.startswith("/") or "/../" in f"{found}/" or any(c in found for c in "\0\n"):
+        raise ValueError(
+            f"{JOURNAL_DIR_ENV}={found!r} is not an absolute workspace folder: set it to one "
+            f"such as {JOURNAL_DIR}"
+        )
+    return found
+
+
+def journal_folder_path(job_id: int, backfill_id: str, root: str | None = None) -> str:
+    """The workspace folder of backfill ``backfill_id``'s journal on job ``job_id``.
+
+    >>> journal_folder_path(7, "nightly-20240101T000000-ab12", root="/Shared/x")
+    '/Shared/x/job-7/nightly-20240101T000000-ab12'
+
+    Raises:
+        ValueError: ``backfill_id`` is not a backfill id (it would reach a path), or the
+            root is not an absolute folder.
+    """
+    if BACKFILL_ID.fullmatch(backfill_id) is None:
+        raise ValueError(f"{backfill_id!r} is not a backfill id (see: dbxdec backfills)")
+    return f"{journals_root_path(root)}/job-{int(job_id)}/{backfill_id}"
+
+
+def failed_reports_name(task_run_id: int) -> str:
+    """The file, in a journal's :data:`FAILED_REPORTS_DIR`, of a failed task run's reports
+    (the JSON list of report lines :func:`.report.exit_value` makes).
+
+    >>> failed_reports_name(42)
+    'task-42.json'
+    """
+    return f"task-{int(task_run_id)}.json"

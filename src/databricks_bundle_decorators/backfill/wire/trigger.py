@@ -1,42 +1,20 @@
-"""The job parameters of a table-triggered job, and how a task reads them.
+"""The job parameters of a triggered job, and how a task reads them.
 
-A job declared with ``@job(triggered_by=TableUpdate(...))`` carries three more job parameters
-(names under the reserved ``dbxdec_`` prefix, so they never collide with a user's):
+``@job(triggered_by=TableUpdate(...))`` adds ``dbxdec_trigger_tables``
+(``{{job.trigger.table_update.updated_tables}}``), ``dbxdec_trigger_versions`` (per
+watched table ``name=VERSION@COMMIT_TIME``, joined by ``,``) and
+``dbxdec_trigger_from_version`` (empty, or the version a first run starts after).
+``FileArrival`` adds ``dbxdec_trigger_location`` (``{{job.trigger.file_arrival.location}}``);
+only whether it is rendered matters. A catch-up run after a paused trigger sets the
+versions itself and gives its keys in ``dbxdec_order``.
 
-* ``dbxdec_trigger_tables``: ``{{job.trigger.table_update.updated_tables}}``;
-* ``dbxdec_trigger_versions``: per watched table, ``name=VERSION@COMMIT_TIME`` joined by
-  ``,``, each part a dynamic value reference
-  (``{{job.trigger.table_update.`cat.sch.tbl`.version}}`` and
-  ``...commit_timestamp.iso_datetime``);
-* ``dbxdec_trigger_from_version``: empty, or the source version a first run starts after
-  (``--from-version``), overriding the recorded watermark.
-
-The one catch-up run dbxdec launches after a backfill that paused the job's trigger
-(``launch/operations/trigger_catch_up.py``) sets ``dbxdec_trigger_versions`` to the
-versions the catch-up was computed at, and gives its keys in ``dbxdec_order``
-(:attr:`.order.TaskOrder.keys`) instead of resolving them.
-
-Source of the references: "Trigger jobs when source tables are updated",
-https://docs.databricks.com/aws/en/jobs/trigger-table-update (job parameters of a
-table-update trigger), which writes the table's full name as it is:
-``{{job.trigger.table_update.<catalog.schema.table>.version}}``. dbxdec emits the name
-escaped with backticks, as https://docs.databricks.com/aws/en/jobs/dynamic-value-references
-requires of "identifiers ... containing special characters" (a dotted name is one
-identifier here), and keeps that form until the page's unescaped form is confirmed on a
-workspace (``docs/platform.md``); the emulator accepts both.
-
-A run that is not table-triggered (run-now, a launched backfill, a schedule) leaves the
-references unrendered or empty; the docs do not say which, so :func:`triggered_versions`
-treats either as "not triggered".
-
-A job declared with ``@job(triggered_by=FileArrival(url, keys=...))`` carries one more:
-``dbxdec_trigger_location``: ``{{job.trigger.file_arrival.location}}`` ("the file
-arrival location", https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
-Only whether it is rendered matters (:func:`triggered_location`): the run lists the
-declared url, not the rendered text. What a run that the trigger did not start renders
-there, the page does not say; if it is the location, such a run without a key processes
-the files new since the last processed run, as a triggered run would (harmless: writes are
-idempotent and the listing advances the same way). An explicit key always wins.
+Sources: https://docs.databricks.com/aws/en/jobs/trigger-table-update writes
+``{{job.trigger.table_update.<catalog.schema.table>.version}}``; dbxdec escapes the dotted
+name with backticks, as https://docs.databricks.com/aws/en/jobs/dynamic-value-references
+requires of "identifiers ... containing special characters" (``docs/platform.md``; the
+emulator accepts both). A run not started by the trigger leaves references unrendered or
+empty (the docs do not say which): :func:`triggered_versions` reads either as "not
+triggered". An explicit key always wins.
 """
 
 from __future__ import annotations

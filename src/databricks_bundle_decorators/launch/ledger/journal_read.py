@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
-from ...backfill.wire.journal_path import (
+from ...backfill.wire.report import (
     BACKFILL_ID,
     journal_folder_path,
     journals_root_path,
 )
-from ...backfill.wire.journal_path import JOURNAL_DIR as JOURNAL_DIR  # re-exported
-from ...backfill.wire.journal_path import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
+from ...backfill.wire.report import JOURNAL_DIR as JOURNAL_DIR  # re-exported
+from ...backfill.wire.report import JOURNAL_DIR_ENV as JOURNAL_DIR_ENV
 from ...errors import (
     LocalStateProblem,
     UsageError,

@@ -8,12 +8,12 @@ backfill did not:
 
 1. ``B``'s watermark and pending keys (the latest ``advance`` row of its state table)
    and what keyed runs of ``B`` covered (its ``covered`` rows,
-   :mod:`...runtime.triggers.trigger_coverage`);
+   :mod:`...runtime.triggers.trigger_state`);
 2. each source's latest version, and the changes after the watermark from the change
    data feed (``table_changes``), each change's event time mapped to a source key;
 3. the keys those changes affect (widened by ``B``'s lookback) plus the pending keys,
    minus the keys a covered run read at or after the change
-   (:func:`...backfill.coverage.uncovered_keys`);
+   (:func:`...backfill.changed_keys.uncovered_keys`);
 4. an ``advance`` row: the watermark moves to the latest versions, the uncovered keys
    become the pending ones -- so a run the restored trigger starts processes only
    newer commits (and those keys, if the catch-up has not yet);
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from ...backfill.coverage import Change, Coverage, uncovered_keys
+from ...backfill.changed_keys import Change, Coverage, uncovered_keys
 from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import (
     BACKFILL_RUN_TIME_PARAM,

@@ -13,8 +13,8 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
-from ...backfill.wire.measure import ROWS_MEASURE
-from ...backfill.wire.measure import KeyChange as KeyChange
+from ...backfill.wire.orders import ROWS_MEASURE
+from ...backfill.wire.orders import KeyChange as KeyChange
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...errors import UsageError

@@ -32,9 +32,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...backfill import ResolvedKeys
-from ...backfill.catch_up import CatchUp
 from ...backfill.changed_keys import affected_keys, catch_up_plan, plan_keys, with_lookback
-from ...backfill.time_backfill import TimeBackfill
+from ...backfill.time_backfill import CatchUp, TimeBackfill
 from ...backfill.wire import (
     BACKFILL_KEY_PARAM,
     BACKFILL_RUN_TIME_PARAM,
