@@ -122,7 +122,7 @@ def _renamed_option(exc: click.UsageError) -> str | None:
 
 
 def _environment_problem(exc: Exception) -> DbxdecError | None:
-    from ..launch.ledger.local_state import os_problem
+    from ..launch.ledger.place import os_problem
     from ..launch.workspace.workspace import environment_problem
 
     return environment_problem(exc) or os_problem(exc)

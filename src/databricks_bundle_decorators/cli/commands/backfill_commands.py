@@ -18,7 +18,7 @@ from ...launch.plan.options import LaunchOptions, Pacing
 from ...launch.plan.plan import ORDERS, Order
 from ...launch.plan.request import BackfillRequest, BatchSize, Connection, ResumeRequest
 from ...launch.prepare.resume import prepare_resume
-from ...launch.steer.journal_resume import has_ledger, prepare_journal_resume
+from ...launch.steer.steering import has_ledger, prepare_journal_resume
 from ..inputs.canary_options import canary_option, diff_gate_option
 from ..inputs.full_range import all_keys_option
 from ..inputs.options import (

@@ -1,28 +1,20 @@
 """One controller run: open the journal, claim the keys, steer the scheduler, hand over.
 
-The run's writer name is ``controller:<run id>:<nonce>`` (the nonce tells two attempts
-of one run apart). It opens the backfill's journal, which is where the backfill's
-ledger lives (segments, snapshots: :mod:`..ledger.journal`), and takes the claim on its
-keys as a local launcher does (:mod:`..ledger.lease`), then runs the launcher's
-scheduler over the journal-bound ledger, steered (:mod:`..run.steering`). Slices already
-succeeded are skipped; open attempts are taken up with their own idempotency tokens, so
-a run started by an earlier controller run is found again, never started twice.
+The writer ``controller:<run id>:<nonce>`` opens the backfill's journal, claims its keys
+as a local launcher does, and runs the launcher's scheduler over the journal-bound
+ledger, steered (:mod:`..run.steering`); open attempts are taken up with their own
+idempotency tokens. A claim of an earlier attempt of this run, or of an ended
+controller run, is taken over; a live one of another controller run stops this one.
 
-The claim file of the backfill may be an earlier attempt's of this same job run (the
-platform retries a task only after its attempt ended: it is dead) or a generation's
-that handed over (it released it first): those are taken over. A live claim of another
-controller run means that run drives the backfill: this one stops at once, exit 0.
-
-Outcome (exit codes as ``dbxdec``'s, :data:`~...errors.EXIT_CODES`): 0 the backfill
-ended (succeeded, failed: see the journal), was cancelled, handed over, or is another
-run's, or this run lost the claim in an earlier attempt (:mod:`.lost`: its retries launch
-nothing); 7 the journal or the claim was taken over while it ran (it launched no more runs
-and left those in flight to whoever holds the backfill now).
+Exit codes (:data:`~...errors.EXIT_CODES`): 0 the backfill ended, was cancelled, handed
+over, is another run's, or this run lost it earlier (:func:`mark_lost`); 7 the journal or
+the claim was taken over while it ran.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import sys
 import time
@@ -30,13 +22,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TextIO
 
+from ...backfill.wire.controller import (
+    BACKFILL_ID_PARAM,
+    CONTROLLER_JOB,
+    GENERATION_PARAM,
+    JOB_ID_PARAM,
+    handover_token,
+)
 from ...errors import DbxdecError, UsageError
 from ..backends.backends import Backend
-from ..backends.databricks_backend import DatabricksBackend
+from ..backends.databricks_backend import DatabricksBackend, find_job
 from ..backends.per_job import PerJobBackend
-from ..guard.job_claims import JobClaims
+from ..guard.downstream_workspace import JobClaims
 from ..ledger.claims import BackfillGuard, ClaimRecord
-from ..ledger.journal import control_ops, current_control, open_journal
+from ..ledger.journal import FORMAT, control_ops, current_control, journal_place, open_journal
 from ..ledger.lease import CLAIM_TTL, RENEW_EVERY, WorkspaceClaims
 from ..ledger.ledger import Ledger
 from ..plan.states import ControlState
@@ -45,15 +44,16 @@ from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
 from ..run.scheduler import Scheduler
 from ..run.steering import Steering
+from ..steer.controller_runs import record_generation
 from ..workspace.workspace import workspace_errors
-from .handover import start_controller
-from .lost import lost_before, mark_lost
 from .trigger_hold import TriggerHold, end_hold, read_hold, renew_hold
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 CLAIM_LOST_EXIT = 7
+_ENDED = ("TERMINATED", "SKIPPED", "INTERNAL_ERROR")
+_GENERATIONS_TRIED = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +69,12 @@ class ControllerRequest:
     claim_ttl: float = CLAIM_TTL
     poll_interval: float = 1.0
     control_every: float = 5.0
-    passed_on: Mapping[str, str] = field(default_factory=dict)
-    """Parameters the next generation gets too (tests: the short times)."""
+    passed_on: Mapping[str, str] = field(default_factory=dict)  # to the next generation too
 
 
 class ControllerClaims(WorkspaceClaims):
-    """The claim of a controller run: the backfill's own claim file of an earlier
-    attempt of this job run is taken over (see the module docstring)."""
+    """The claim of a controller run: one of an earlier attempt of this run, or of an
+    ended controller run, is taken over."""
 
     def acquire(self, ledger: Ledger) -> ClaimRecord:
         from databricks.sdk.errors import ResourceAlreadyExists
@@ -91,11 +90,9 @@ class ControllerClaims(WorkspaceClaims):
 
     def _ended_controller(self, host: str) -> bool:
         """Whether ``host`` names a controller run (``controller run <id>``) that has
-        ended: TERMINATED, SKIPPED and INTERNAL_ERROR are the states documented "This
-        state is terminal" (Databricks SDK ``jobs.RunLifeCycleState``,
-        https://databricks.github.io/sdk-js/api/types/_databricks_sdk-jobs.v2.RunLifeCycleState_RunLifeCycleState.html;
-        the same enum in databricks-sdk-py). A run that cannot be read counts as alive:
-        the claim then expires as any does."""
+        ended: TERMINATED, SKIPPED and INTERNAL_ERROR are documented "This state is
+        terminal" (databricks-sdk ``jobs.RunLifeCycleState``). One that cannot be read
+        counts as alive."""
         prefix = "controller run "
         run_id = host[len(prefix) :] if host.startswith(prefix) else ""
         if not run_id.isdigit():
@@ -115,10 +112,8 @@ def run_controller(
     *,
     out: TextIO | None = None,
 ) -> int:
-    """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost.
-
-    Returns:
-        The exit code (see the module docstring).
+    """Drive backfill ``request.backfill_id`` until it ends, hands over or is lost; the
+    exit code (see the module docstring).
 
     Raises:
         DbxdecError: the journal cannot be read (one line), credentials refused.
@@ -128,7 +123,7 @@ def run_controller(
     ledger = open_journal(client, request.job_id, request.backfill_id, writer=writer)
     with workspace_errors(client.config.host):
         lost_earlier = lost_before(client, request.job_id, ledger.id, request.run_id)
-    if lost_earlier is not None:  # a retry of the run that lost the claim: see .lost
+    if lost_earlier is not None:  # a retry of the run that lost the claim
         say(
             f"controller run {request.run_id} lost backfill {ledger.id} earlier and does not "
             f"take it back ({lost_earlier}); resume it with: "
@@ -157,8 +152,7 @@ def run_controller(
         lost.append(message)
         interrupts.stop(message)
 
-    # the longest gap between polls: 15 s at the default 1 s (as the launcher's), less when
-    # --poll_interval is shorter (tests), so a run that ended is seen within 20 polls
+    # the longest gap between polls: at most 20 polls
     poll = request.poll_interval
     slowest = max(poll, min(ledger.options.max_poll_interval, 20 * poll))
     options = replace(ledger.options, poll_interval=poll, max_poll_interval=slowest)
@@ -221,12 +215,8 @@ def run_controller(
 def _backend_and_claims(
     client: WorkspaceClient, request: ControllerRequest, ledger: Ledger
 ) -> tuple[Backend, BackfillGuard]:
-    """The backend of the backfill's runs and the claim on its keys: one job's, or, for a
-    ``--downstream`` backfill, each job's (its deployed ids are in the journal).
-
-    Raises:
-        UsageError: a ``--downstream`` journal without every job's deployed id.
-    """
+    """The backend of the backfill's runs and the claim on its keys, one job's or each
+    job's (a :class:`UsageError` when the journal lacks a job's deployed id)."""
     checks = ledger.options.checks
 
     def claim(job: str, job_id: int) -> ControllerClaims:
@@ -264,10 +254,8 @@ def _hold_of(
     ledger: Ledger,
     say: Callable[[str], None],
 ) -> TriggerHold | None:
-    """The dependants' triggers a ``--downstream`` backfill holds (:mod:`.trigger_hold`);
-    ``None`` for one job's backfill (nothing is read), when it holds none, or when the
-    hold cannot be read (said; the next command that connects to a dependant restores
-    it)."""
+    """The dependants' triggers a ``--downstream`` backfill holds; ``None`` when none, or
+    when the hold cannot be read (said)."""
     if not is_downstream(ledger):
         return None
     try:
@@ -301,8 +289,7 @@ def _release_held(
     ledger: Ledger,
     say: Callable[[str], None],
 ) -> None:
-    """Restore the triggers a backfill that has nothing to run still holds (no catch-up:
-    the run that ended it was killed before; each trigger's next run processes them)."""
+    """Restore the triggers a backfill that has nothing to run still holds (no catch-up)."""
     hold = _hold_of(client, request, ledger, say)
     if hold is not None:
         end_hold(client, hold, backfill_id=ledger.id, finished=False, say=say)
@@ -322,3 +309,93 @@ def _line(event: LaunchEvent) -> str:
     if event.message:
         parts.append(event.message)
     return " ".join(p for p in parts if p)
+
+
+def mark_lost(
+    client: WorkspaceClient, job_id: int, backfill_id: str, run_id: str, message: str
+) -> bool:
+    """Record that run ``run_id`` lost the backfill in ``lost-<run id>.json`` of its
+    journal folder (a retry of the run that lost must launch nothing: the launcher that
+    took the claim may have run keys the journal does not know of); whether it is
+    recorded (best effort)."""
+    body = {"format": FORMAT, "run_id": run_id, "message": message}
+    try:
+        journal_place(client, job_id, backfill_id).create(_name(run_id), json.dumps(body))
+    except (OSError, DbxdecError):  # unanswered or refused (DatabricksError is an OSError)
+        return False
+    return True
+
+
+def lost_before(client: WorkspaceClient, job_id: int, backfill_id: str, run_id: str) -> str | None:
+    """Why run ``run_id`` lost the backfill in an earlier attempt; ``None`` if it did not
+    (``OSError``: no answer, or refused)."""
+    content = journal_place(client, job_id, backfill_id).read(_name(run_id))
+    if content is None:
+        return None
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        return str(json.loads(content).get("message") or "the claim was taken over")
+    return "the claim was taken over"
+
+
+def _name(run_id: str) -> str:
+    return f"lost-{run_id}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRun:
+    """A started controller run: which run, of which generation."""
+
+    run_id: int
+    generation: int
+
+
+def controller_job_id(
+    client: WorkspaceClient, *, name_prefix: str | None = None, dev_mode: bool = False
+) -> int:
+    """The deployed ``dbxdec_controller`` job's id (:class:`UsageError`: not deployed)."""
+    try:
+        return find_job(client, CONTROLLER_JOB, name_prefix=name_prefix, dev_mode=dev_mode).job_id
+    except UsageError:
+        raise UsageError(
+            f"no deployed job {CONTROLLER_JOB!r}, which --detach runs: generate and deploy "
+            "the bundle again (dbxdec deploy -t TARGET), or run without --detach"
+        ) from None
+
+
+def start_controller(
+    client: WorkspaceClient,
+    controller_job: int,
+    *,
+    backfill_id: str,
+    job_id: int,
+    generation: int,
+    parameters: dict[str, str] | None = None,
+) -> ControllerRun:
+    """``run-now`` generation ``generation`` of the backfill's controller, with more job
+    ``parameters``. The token of the backfill and generation makes a re-sent reply or two
+    runs handing over at once start one run (databricks-sdk ``JobsAPI.run_now``,
+    ``idempotency_token``); one naming a run that already ended means that generation
+    lost its start: the next number is tried."""
+    with workspace_errors(client.config.host):
+        for number in range(generation, generation + _GENERATIONS_TRIED):
+            job_parameters = {
+                **(parameters or {}),
+                BACKFILL_ID_PARAM: backfill_id,
+                JOB_ID_PARAM: str(job_id),
+                GENERATION_PARAM: str(number),
+            }
+            run_id = client.jobs.run_now(
+                controller_job,
+                job_parameters=job_parameters,
+                idempotency_token=handover_token(backfill_id, number),
+            ).run_id
+            state = client.jobs.get_run(run_id).state
+            life_cycle = state.life_cycle_state.value if state and state.life_cycle_state else ""
+            if life_cycle not in _ENDED:
+                record_generation(client, job_id, backfill_id, number)
+                return ControllerRun(int(run_id), number)
+    raise UsageError(
+        f"could not start a controller run of backfill {backfill_id}: generations "
+        f"{generation}..{number} have all ended; start one with: dbxdec backfill --resume "
+        f"{backfill_id} --detach"
+    )

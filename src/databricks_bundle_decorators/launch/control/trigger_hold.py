@@ -1,26 +1,10 @@
-"""The dependants' triggers of a detached ``--downstream`` backfill: paused at ``--detach``,
-held by every controller generation, caught up and restored by the one that ends it.
-
-A local ``--downstream`` backfill holds its dependants' table-update triggers paused
-for as long as its launcher runs (:mod:`..operations.downstream_triggers`). Detached, no
-process lives that long: each controller generation runs a few hours and the machine
-that detached is gone. So the pause is recorded in the workspace, held by the backfill
-while any of its controller runs is active (:mod:`..guard.pause.trigger_pause`):
-
-1. ``--detach`` works out the dependants (as the local hold does), pauses their
-   triggers -- where a refusal is one line to the user and nothing is started -- and
-   writes ``<journal folder>/hold.json`` (``{"format": 1, "dependants": {job: job id},
-   "modules": {job: module}, "warehouse_id": ...}``; never a credential);
-2. every controller generation holds them again when it starts (a no-op when they are
-   held: it closes the moment between the pause and the first controller run, in which
-   a command could find the hold without a live controller and restore it);
-3. the generation that ends the backfill -- not one that hands over, not one that lost
-   the claim -- runs the catch-up of each dependant when the backfill ran to its end
-   (:func:`..operations.trigger_catch_up.catch_up_dependants`, through the SQL warehouse
-   named at ``--detach``; it imports each dependant's module, from the project's wheel
-   the controller job installs, for its trigger and keys) and then restores the
-   triggers. A controller killed for good leaves the hold to the next ``dbxdec`` command
-   that connects to the dependant, which finds no live controller and restores it.
+"""The dependants' triggers of a detached ``--downstream`` backfill: paused at ``--detach``
+(recorded in ``<journal folder>/hold.json``, never a credential), held again by every
+controller generation (closing the moment before the first controller run), caught up
+(:func:`..operations.trigger_catch_up.catch_up_dependants`, importing each dependant's
+module from the project's wheel) and restored by the generation that ends the backfill.
+A controller killed for good leaves the hold to the next ``dbxdec`` command that connects
+to a dependant.
 """
 
 from __future__ import annotations
@@ -40,7 +24,7 @@ from ..guard.pause.trigger_pause import (
     hold_triggers_detached,
     release_triggers_detached,
 )
-from ..ledger.journal_read import FORMAT, journal_place
+from ..ledger.journal import FORMAT, journal_place
 from ..operations.downstream_triggers import WAREHOUSE_ENV, written_by
 from ..operations.trigger_catch_up import catch_up_dependants
 
@@ -52,16 +36,10 @@ HOLD_FILE = "hold.json"
 
 @dataclass(frozen=True, slots=True)
 class TriggerHold:
-    """What a detached backfill holds paused, and what its catch-up needs.
-
-    Attributes:
-        dependants: Each dependant's deployed job id, by dbxdec job name.
-        modules: Each dependant's Python module (its definition, for the catch-up).
-        warehouse_id: The SQL warehouse of the catch-up (``None``: no catch-up).
-        triggers: Each dependant's ``trigger`` as the project declares it, which every
-            pause and restore writes back (``jobs/get`` never returns a table update's
-            ``condition``, databricks/cli#6315; the controller has no project to read).
-    """
+    """What a detached backfill holds paused (each dependant's deployed job id), and what
+    its catch-up needs: each dependant's module, the SQL warehouse (``None``: no
+    catch-up) and each declared ``trigger`` (``jobs/get`` lacks a table update's
+    ``condition``, databricks/cli#6315)."""
 
     dependants: Mapping[str, int]
     modules: Mapping[str, str]
@@ -111,7 +89,7 @@ def start_hold(
     backfill_id: str,
     controller_job_id: int,
 ) -> list[str]:
-    """``--detach``: pause the dependants' triggers and record the hold (see step 1).
+    """``--detach``: pause the dependants' triggers and record the hold.
 
     Raises:
         UsageError, WorkspaceRejected, WorkspaceUnreachable: a pause was refused (those
@@ -145,11 +123,8 @@ def start_hold(
 
 
 def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> TriggerHold | None:
-    """The hold of a detached backfill (``None``: it holds nothing, or a damaged file).
-
-    Raises:
-        OSError: the workspace did not answer or refused.
-    """
+    """The hold of a detached backfill (``None``: none, or a damaged file); ``OSError``
+    when the workspace did not answer or refused."""
     content = journal_place(client, job_id, backfill_id).read(HOLD_FILE)
     if content is None:
         return None
@@ -162,10 +137,9 @@ def read_hold(client: WorkspaceClient, job_id: int, backfill_id: str) -> Trigger
 def renew_hold(
     client: WorkspaceClient, hold: TriggerHold, *, backfill_id: str, controller_job_id: int
 ) -> list[str]:
-    """A controller generation's start: hold the triggers again (step 2), once this run's
-    principal (SCIM ``Me``) is known to hold CAN MANAGE on each dependant -- its ACL may
-    have changed since ``--detach`` (:mod:`..guard.pause.pause_permission`); a refusal is
-    one line, and the backfill goes on (its runs are what matters most)."""
+    """A controller generation's start: hold the triggers again, once this run's principal
+    is known to hold CAN MANAGE on each dependant; a refusal is one line, and the
+    backfill goes on."""
     try:
         require_pausable(
             client,
@@ -195,8 +169,8 @@ def end_hold(
     say: Callable[[str], None],
     poll_interval: float = 1.0,
 ) -> None:
-    """The backfill ended: catch up (when it ran to its end) and restore (step 3). Never
-    raises: what could not be done is one line, and the triggers are restored anyway."""
+    """The backfill ended: catch up (when it ran to its end) and restore. Never raises:
+    the triggers are restored anyway."""
     names = list(hold.dependants)
     try:
         if finished and names:
@@ -243,19 +217,14 @@ def _catch_up(
             say(done.line)
     except DbxdecError as exc:
         say(f"the catch-up stopped ({exc.render()}); the triggers are restored")
-    except Exception as exc:  # in a controller run nothing may stop the
-        # restore that follows, nor fail the run after the backfill ended (its retry
-        # would find nothing to do and the line would be lost in a traceback)
+    except Exception as exc:  # nothing may stop the restore that follows
         reason = str(exc).splitlines()[0] if str(exc) else ""
         say(f"the catch-up stopped ({type(exc).__name__}: {reason}); the triggers are restored")
 
 
 def _definition(module: str, name: str) -> JobDefinition:
-    """Job ``name`` of ``module`` (as ``dbxdec-run`` finds a job).
-
-    Raises:
-        UsageError: the module cannot be imported or does not define the job.
-    """
+    """Job ``name`` of ``module`` (as ``dbxdec-run`` finds a job; :class:`UsageError`
+    when it cannot be imported or does not define it)."""
     from ...definitions.loader import import_module
     from ...runtime.entrypoint import find_job
 
