@@ -44,7 +44,7 @@ from ..run.events import LaunchEvent
 from ..run.interrupts import Interrupts
 from ..run.scheduler import Scheduler
 from ..run.steering import Steering
-from ..steer.controller_runs import record_generation
+from ..steer.steering import record_generation
 from ..workspace.workspace import workspace_errors
 from .trigger_hold import TriggerHold, end_hold, read_hold, renew_hold
 

@@ -17,7 +17,7 @@ from ..ledger.claims import this_host, this_user
 from ..ledger.journal import JournalStore, create_journal
 from ..prepare.prepared import PreparedBackfill
 from ..run.blocking import ledger_jobs
-from ..steer.controller_runs import next_generation
+from ..steer.steering import next_generation
 from ..workspace.job_access import runs_as
 from ..workspace.target import read_target
 from ..workspace.workspace import workspace_errors

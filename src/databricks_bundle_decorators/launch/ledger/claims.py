@@ -15,7 +15,7 @@ import os
 import socket
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -67,29 +67,15 @@ class ClaimRecord:
 
     def to_text(self) -> str:
         """The claim file's JSON (times in ISO 8601 UTC, readable in the workspace UI)."""
-        data: dict[str, Any] = {
-            "version": CLAIM_VERSION,
-            "backfill_id": self.backfill_id,
-            "job": self.job,
-            "job_id": self.job_id,
-            "host": self.host,
-            "pid": self.pid,
-            "user": self.user,
-            "started_at": _iso(self.started_at),
-            "renewed_at": _iso(self.renewed_at),
-            "expires_at": None if self.expires_at is None else _iso(self.expires_at),
-            "claim_id": self.claim_id,
-            "keys": list(self.keys),
-        }
+        data: dict[str, Any] = {"version": CLAIM_VERSION, **asdict(self)}
+        for name in ("started_at", "renewed_at", "expires_at"):
+            data[name] = None if data[name] is None else _iso(data[name])
+        data["keys"] = list(data.pop("keys"))  # the keys last
         return json.dumps(data, indent=1) + "\n"
 
     @classmethod
     def from_text(cls, text: str) -> ClaimRecord:
-        """Parse a claim file.
-
-        Raises:
-            ValueError: not a claim this version of dbxdec can read.
-        """
+        """Parse a claim file (``ValueError``: not a claim this dbxdec can read)."""
         try:
             data = json.loads(text)
             expires = data["expires_at"]

@@ -505,14 +505,9 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
 
 
 def read_detached(backfill_id: str, root: Path, journal: Callable[[], _T], *, hint: str = "") -> _T:
-    """``journal()``, the reading of the workspace journal of a backfill that has no local
-    ledger; its :class:`UsageError` (no journal of that id) becomes one saying neither
-    was found, ending with ``hint``. Callers first look for the local ledger:
-    ``backfill_id in backfill_ids(ledger_dir(root))``.
-
-    Raises:
-        UsageError: no local ledger and no journal of that id.
-    """
+    """``journal()``: the reading of the workspace journal of a backfill with no local
+    ledger (callers look first: ``backfill_id in backfill_ids(ledger_dir(root))``); its
+    :class:`UsageError` becomes one saying neither was found, ending with ``hint``."""
     try:
         return journal()
     except UsageError as missing:
@@ -617,11 +612,8 @@ def _connection_args(ledger: Ledger) -> list[str]:
 def rerun_command(
     ledger: Ledger, failed_keys: Sequence[str], context_args: Sequence[str] = ()
 ) -> str:
-    """``dbxdec backfill JOB --keys a,b ...`` rerunning exactly ``failed_keys``.
-
-    Beyond :data:`MAX_LISTED_KEYS` keys the command selects them from run history
-    instead: ``--rerun failed --start FIRST --end LAST``.
-    """
+    """``dbxdec backfill JOB --keys a,b ...`` rerunning exactly ``failed_keys`` (beyond
+    :data:`MAX_LISTED_KEYS`: ``--rerun failed --start FIRST --end LAST``)."""
     options = ledger.options
     args = ["dbxdec", "backfill", ledger.job, *context_args]
     if len(failed_keys) <= MAX_LISTED_KEYS:

@@ -26,14 +26,9 @@ from .interrupts import CANCEL, Interrupts
 
 
 class Steering:
-    """A controller run's say over its scheduler (see the module docstring).
-
-    Args:
-        control: Reads the backfill's control state (``running``/``paused``/``cancelled``);
-            an exception (the workspace unreachable) leaves the last state as it was.
-        control_every: Seconds between two reads of the control state.
-        handover_at: ``time.monotonic()`` after which this run hands over.
-    """
+    """A controller run's say over its scheduler: ``control`` reads the backfill's control
+    state every ``control_every`` seconds (an exception keeps the last one), and past
+    ``handover_at`` (``time.monotonic()``) this run hands over."""
 
     def __init__(
         self, control: Callable[[], ControlState], *, control_every: float, handover_at: float
