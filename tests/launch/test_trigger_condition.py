@@ -17,7 +17,7 @@ from databricks_bundle_decorators import DailyBackfill, Registry, source, task
 from databricks_bundle_decorators.bundle.table_graph import build_table_graph
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
-from databricks_bundle_decorators.launch.control.trigger_hold import (
+from databricks_bundle_decorators.launch.control.controller import (
     end_hold,
     plan_hold,
     read_hold,

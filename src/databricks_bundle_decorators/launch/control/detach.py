@@ -21,8 +21,7 @@ from ..steer.steering import next_generation
 from ..workspace.job_access import runs_as
 from ..workspace.target import read_target
 from ..workspace.workspace import workspace_errors
-from .controller import ControllerRun, controller_job_id, start_controller
-from .trigger_hold import plan_hold, start_hold
+from .controller import ControllerRun, controller_job_id, plan_hold, start_controller, start_hold
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -52,7 +51,7 @@ def detach_backfill(
     prepared: PreparedBackfill, *, root: Path, client: WorkspaceClient | None = None
 ) -> Detached:
     """Create the journal of ``prepared`` and start its controller; a ``--downstream``
-    backfill's dependants' triggers are paused here (:mod:`.trigger_hold`) once the
+    backfill's dependants' triggers are paused here (:func:`.controller.start_hold`) once the
     controller job's principal is known to hold CAN MANAGE on each.
 
     Raises:
@@ -107,7 +106,7 @@ def detach_backfill(
             )
         else:
             create_journal(client, ledger, job_id=job_id, writer=f"cli:{this_user()}@{this_host()}")
-        if hold is not None:  # the dependants' triggers: paused now (.trigger_hold)
+        if hold is not None:  # the dependants' triggers: paused now (start_hold)
             with workspace_errors(client.config.host):
                 start_hold(
                     client,
