@@ -40,7 +40,7 @@ from emulator_process import emulated_job, key_plan
 from figures import figure
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.control.handover import start_controller
+from databricks_bundle_decorators.launch.control.controller import start_controller
 from databricks_bundle_decorators.launch.ledger.journal import create_journal
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.plan.plan import slice_parameters

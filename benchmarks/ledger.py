@@ -6,7 +6,7 @@ saved, as the scheduler does on each tick that changed something. Measured for
 
 - the JSON ledger (before d503579: the whole file rewritten -- temp file, fsync, rename,
   fsync the folder -- with unchanged slices' text cached, as ``Ledger.to_text`` did), and
-- the SQLite ledger (``launch/ledger/ledger_store.py``: the header row and the changed slice's
+- the SQLite ledger (``launch/ledger/ledger.py``: the header row and the changed slice's
   row, one WAL commit, ``synchronous=FULL``).
 
 Time is the wall time of one save (median of the changes measured); bytes are what the

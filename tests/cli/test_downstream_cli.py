@@ -11,7 +11,7 @@ import pytest
 
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.guard.job_claims import job_locks
+from databricks_bundle_decorators.launch.guard.downstream_workspace import job_locks
 from databricks_bundle_decorators.launch.ledger.lease import LocalLock
 from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,

@@ -19,8 +19,8 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     Ledger,
     SliceRecord,
     ledger_dir,
+    new_backfill_id,
 )
-from databricks_bundle_decorators.launch.ledger.ledger_ids import new_backfill_id
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from ..launch.controller_fixtures import controller_job

@@ -15,8 +15,8 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
+    ledger_observations,
 )
-from databricks_bundle_decorators.launch.ledger.observations import ledger_observations
 from databricks_bundle_decorators.launch.plan.history import keys_without_success
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.status.local_runs import (

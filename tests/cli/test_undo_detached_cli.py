@@ -12,8 +12,8 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     LaunchOptions,
     Ledger,
     SliceRecord,
+    new_backfill_id,
 )
-from databricks_bundle_decorators.launch.ledger.ledger_ids import new_backfill_id
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .clirun import NIGHTLY_PARAMS, Cli

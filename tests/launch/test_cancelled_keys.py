@@ -17,9 +17,9 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
+    ledger_observations,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.ledger.observations import ledger_observations
 from databricks_bundle_decorators.launch.plan.history import (
     key_history,
     keys_without_success,

@@ -1,6 +1,6 @@
 """The controller's own identity when the SDK's default auth does not reach the workspace:
 OAuth M2M as a service principal whose client ID and secret are in a secret scope
-(:mod:`databricks_bundle_decorators.launch.control.auth`).
+(:func:`databricks_bundle_decorators.launch.control.entry.controller_client`).
 
 The controller runs in this process (``entry.main``), with no Databricks credentials in
 its environment and no configuration file; a stand-in ``dbutils`` answers the secret

@@ -13,9 +13,9 @@ import pytest
 from databricks.sdk.errors import InvalidParameterValue
 
 from databricks_bundle_decorators.backfill.wire.controller import handover_token
-from databricks_bundle_decorators.launch.control.handover import start_controller
-from databricks_bundle_decorators.launch.ledger.journal_read import journal_folder
-from databricks_bundle_decorators.launch.steer.controller_runs import (
+from databricks_bundle_decorators.launch.control.controller import start_controller
+from databricks_bundle_decorators.launch.ledger.journal import journal_folder
+from databricks_bundle_decorators.launch.steer.steering import (
     next_generation,
     recorded_generation,
 )

@@ -55,7 +55,7 @@ from databricks_bundle_decorators.launch.launcher import (
 from databricks_bundle_decorators.launch.ledger.claims import ClaimRecord
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 from databricks_bundle_decorators.launch.ledger.lease import claims_folder
-from databricks_bundle_decorators.launch.run.submissions import _UNREACHABLE_RETRY
+from databricks_bundle_decorators.launch.run.flights import _UNREACHABLE_RETRY
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .controller_fixtures import Workspace, open_workspace

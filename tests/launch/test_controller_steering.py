@@ -21,8 +21,11 @@ from databricks_bundle_decorators.launch.launcher import Pacing, ResumeRequest, 
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 from databricks_bundle_decorators.launch.status.journal_status import JournalPlace, read_view
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
-from databricks_bundle_decorators.launch.steer.journal_resume import prepare_journal_resume
-from databricks_bundle_decorators.launch.steer.steering import driving_line, steer
+from databricks_bundle_decorators.launch.steer.steering import (
+    driving_line,
+    prepare_journal_resume,
+    steer,
+)
 from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
 
 from .controller_fixtures import Workspace, open_workspace

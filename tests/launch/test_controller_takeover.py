@@ -19,7 +19,7 @@ import pytest
 
 from databricks_bundle_decorators.backfill.wire.controller import handover_token
 from databricks_bundle_decorators.definitions import Registry
-from databricks_bundle_decorators.launch.control.handover import start_controller
+from databricks_bundle_decorators.launch.control.controller import start_controller
 from databricks_bundle_decorators.launch.ledger.journal import (
     JournalLost,
     append_control,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from databricks_bundle_decorators.launch.control.controller import read_hold
 from databricks_bundle_decorators.launch.control.detach import Detached, detach_backfill
-from databricks_bundle_decorators.launch.control.trigger_hold import read_hold
 from databricks_bundle_decorators.launch.launcher import plan_backfill
 from databricks_bundle_decorators.launch.ledger.journal import read_journal
 from databricks_bundle_decorators.launch.plan.request import BackfillRequest
@@ -266,7 +266,7 @@ def test_a_resumed_detach_holds_what_it_held_before_and_what_the_project_adds(
 ) -> None:
     """``--detach`` of a resumed backfill records the union of the dependants: those the
     first detach paused are still released by the run that ends it."""
-    from databricks_bundle_decorators.launch.control.trigger_hold import TriggerHold, start_hold
+    from databricks_bundle_decorators.launch.control.controller import TriggerHold, start_hold
 
     emu, ids = chain.emu, chain.ids
     processes = processes_of(emu)

@@ -248,8 +248,10 @@ def test_one_table_needing_force_refuses_the_whole_undo_before_any_run(
 def test_a_history_read_through_the_warehouse_is_the_table_s_and_a_missing_table_has_none(
     emu: JobsEmulator, spark: Any, warehouse: Path
 ) -> None:
-    from databricks_bundle_decorators.launch.workspace.first_watermark import Statements
-    from databricks_bundle_decorators.launch.workspace.table_history import read_history
+    from databricks_bundle_decorators.launch.workspace.first_watermark import (
+        Statements,
+        read_history,
+    )
     from databricks_bundle_decorators.runtime.storage.formats import TableRef
 
     _commit(spark, warehouse, TABLES["u_a"], None)

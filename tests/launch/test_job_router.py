@@ -17,7 +17,7 @@ from databricks_bundle_decorators.launch.backends.backends import (
 )
 from databricks_bundle_decorators.launch.backends.job_router import job_router
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
-from databricks_bundle_decorators.launch.run.run_ends import EndedRuns
+from databricks_bundle_decorators.launch.run.flights import EndedRuns
 
 
 class Polled:

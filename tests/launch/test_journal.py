@@ -22,17 +22,16 @@ from databricks_bundle_decorators.launch.ledger.journal import (
     JournalLost,
     JournalStore,
     append_control,
-    create_journal,
-    journal_folder,
-    open_journal,
-    read_journal,
-)
-from databricks_bundle_decorators.launch.ledger.journal_control import (
     append_to,
+    create_journal,
     current_control,
+    journal_folder,
+    journal_place,
+    open_journal,
     read_controls,
+    read_journal,
+    read_state,
 )
-from databricks_bundle_decorators.launch.ledger.journal_read import journal_place, read_state
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,

@@ -17,11 +17,11 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     LaunchOptions,
     Ledger,
     attempt_token,
+    ledger_observations,
     list_ledgers,
     load_ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.ledger.observations import ledger_observations
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 

@@ -14,13 +14,13 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
+    LedgerStore,
     SliceRecord,
     ledger_dir,
     list_ledgers,
     load_ledger,
     read_ledger,
 )
-from databricks_bundle_decorators.launch.ledger.ledger_store import LedgerStore
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
 PAGE = 4096 + 24  # one WAL frame: a page and its header

@@ -17,13 +17,13 @@ from databricks_bundle_decorators.launch.launcher import (
     plan_backfill,
     run_backfill,
 )
-from databricks_bundle_decorators.launch.ledger.commands import rerun_command
 from databricks_bundle_decorators.launch.ledger.ledger import (
     Attempt,
     BackendSpec,
     LaunchOptions,
     Ledger,
     load_ledger,
+    rerun_command,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.request import Connection

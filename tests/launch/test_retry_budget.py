@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.ledger.commands import rerun_command
 from databricks_bundle_decorators.launch.ledger.ledger import (
     BackendSpec,
     LaunchOptions,
     Ledger,
     read_ledger,
+    rerun_command,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.policy.retry_budget import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from databricks_bundle_decorators.errors import WorkspaceRejected
-from databricks_bundle_decorators.launch.steer.steer_permission import require_steering
+from databricks_bundle_decorators.launch.steer.steering import require_steering
 from databricks_bundle_decorators.testing import JobsEmulator
 
 ALICE = "alice@example.com"

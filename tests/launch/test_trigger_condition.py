@@ -17,7 +17,7 @@ from databricks_bundle_decorators import DailyBackfill, Registry, source, task
 from databricks_bundle_decorators.bundle.table_graph import build_table_graph
 from databricks_bundle_decorators.definitions.triggers import TableUpdate
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
-from databricks_bundle_decorators.launch.control.trigger_hold import (
+from databricks_bundle_decorators.launch.control.controller import (
     end_hold,
     plan_hold,
     read_hold,
@@ -25,7 +25,7 @@ from databricks_bundle_decorators.launch.control.trigger_hold import (
     start_hold,
 )
 from databricks_bundle_decorators.launch.guard.pause.trigger_pause import hold_dependant_triggers
-from databricks_bundle_decorators.launch.ledger.journal_read import journal_folder
+from databricks_bundle_decorators.launch.ledger.journal import journal_folder
 from databricks_bundle_decorators.testing import JobsEmulator
 
 from .trigger_chain import written_trigger

@@ -37,7 +37,7 @@ from ..backfill.wire import (
 )
 from ..backfill.wire import controller as wire
 from ..definitions import JobDefinition, Registry, TaskNode
-from ..definitions.cluster import JobCluster
+from ..definitions.job import JobCluster
 from ..definitions.refs import TaskValueRef
 from ..definitions.task_value_use import task_value_tasks
 from ..errors import DefinitionError, UsageError

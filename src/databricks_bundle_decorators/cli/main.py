@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"Error: {exc.render()}", err=True)
         sys.exit(exc.exit_code)
     except Exception as exc:  # a workspace or disk failure the commands did not name
-        from ..launch.ledger.local_state import os_problem
+        from ..launch.ledger.place import os_problem
         from ..launch.workspace.workspace import environment_problem
 
         problem = environment_problem(exc) or os_problem(exc)

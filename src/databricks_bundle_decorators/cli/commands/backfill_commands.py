@@ -27,7 +27,7 @@ from ...launch.plan.request import (
     ResumeRequest,
 )
 from ...launch.prepare.resume import prepare_resume
-from ...launch.steer.journal_resume import has_ledger, prepare_journal_resume
+from ...launch.steer.steering import has_ledger, prepare_journal_resume
 from ..inputs.options import (
     KeyList,
     all_keys_option,

@@ -17,8 +17,14 @@ from whenever import Instant
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
 from ...launch.ledger.journal import JournalSummary
-from ...launch.ledger.ledger import Ledger, job_part, label_of_jobs, load_ledger
-from ...launch.ledger.ledger_store import backfill_ids, ledger_dir
+from ...launch.ledger.ledger import (
+    Ledger,
+    backfill_ids,
+    job_part,
+    label_of_jobs,
+    ledger_dir,
+    load_ledger,
+)
 from ...launch.plan.request import Connection
 from ...launch.run.blocking import jobs_label, ledger_jobs
 from ...launch.status.journal_status import (

@@ -27,7 +27,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ...backfill.wire import FAILED_REPORTS_DIR, exit_value_text, failed_reports_name, order_in
-from ..ledger.journal_read import journal_place
+from ..ledger.journal import journal_place
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -1,11 +1,6 @@
 """``--detach``: hand a planned backfill to a controller run in the workspace and return.
-
-The backfill is planned and checked as without ``--detach`` (the same
-:class:`~..prepare.prepared.PreparedBackfill`); then its keys are claimed and at once
-released (an overlapping backfill is refused here, in one line, not later in a run's
-log), its journal is created (segment 1: every slice; :func:`..ledger.journal.create_journal`)
-and generation 1 of its controller is started (:func:`.handover.start_controller`).
-Nothing is launched from this process: the controller run launches every run.
+Its keys are claimed and at once released (an overlap is refused here), its journal is
+created and generation 1 of its controller started; this process launches nothing.
 """
 
 from __future__ import annotations
@@ -19,16 +14,14 @@ from ..backends.databricks_backend import DatabricksBackend
 from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.trigger_pause import release_triggers_detached
 from ..ledger.claims import this_host, this_user
-from ..ledger.journal import create_journal
-from ..ledger.journal_store import JournalStore
+from ..ledger.journal import JournalStore, create_journal
 from ..prepare.prepared import PreparedBackfill
 from ..run.blocking import ledger_jobs
-from ..steer.controller_runs import next_generation
+from ..steer.steering import next_generation
 from ..workspace.job_access import runs_as
 from ..workspace.target import read_target
 from ..workspace.workspace import workspace_errors
-from .handover import ControllerRun, controller_job_id, start_controller
-from .trigger_hold import plan_hold, start_hold
+from .controller import ControllerRun, controller_job_id, plan_hold, start_controller, start_hold
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -41,7 +34,7 @@ LOCAL_REFUSAL = (
 
 @dataclass(frozen=True, slots=True)
 class Detached:
-    """A backfill handed to its controller: the backfill's id and the controller run."""
+    """A backfill handed to its controller run."""
 
     backfill_id: str
     job_id: int
@@ -57,20 +50,15 @@ class Detached:
 def detach_backfill(
     prepared: PreparedBackfill, *, root: Path, client: WorkspaceClient | None = None
 ) -> Detached:
-    """Create the journal of ``prepared`` and start its controller (see the module docstring).
-
-    A ``--downstream`` backfill's journal records every job's deployed id, and its
-    dependants' triggers are paused here and held by its controller runs
-    (:mod:`.trigger_hold`) -- once the controller job's principal (its ``run_as``) is
-    known to hold CAN MANAGE on each (:mod:`..guard.pause.pause_permission`).
+    """Create the journal of ``prepared`` and start its controller; a ``--downstream``
+    backfill's dependants' triggers are paused here (:func:`.controller.start_hold`) once the
+    controller job's principal is known to hold CAN MANAGE on each.
 
     Raises:
-        UsageError: a local backfill; the keys are claimed by another backfill (of any
-            job of a ``--downstream`` backfill); no deployed controller job; a
-            dependant's trigger could not be paused.
-        WorkspaceRejected: the controller job's principal may not edit a dependant, or
-            its ACL cannot be read (nothing was started); the workspace refused.
-        WorkspaceUnreachable: the workspace did not answer.
+        UsageError: a local backfill; the keys are claimed by another backfill; no
+            deployed controller job; a dependant's trigger could not be paused.
+        WorkspaceRejected, WorkspaceUnreachable: refused (nothing was started), or no
+            answer.
     """
     ledger, backend, spec = prepared.ledger, prepared.backend, prepared.ledger.backend
     downstream = prepared.workspace
@@ -118,7 +106,7 @@ def detach_backfill(
             )
         else:
             create_journal(client, ledger, job_id=job_id, writer=f"cli:{this_user()}@{this_host()}")
-        if hold is not None:  # the dependants' triggers: paused now (.trigger_hold)
+        if hold is not None:  # the dependants' triggers: paused now (start_hold)
             with workspace_errors(client.config.host):
                 start_hold(
                     client,

@@ -1,25 +1,21 @@
-"""``dbxdec-controller``: the wheel entry point of the generated ``dbxdec_controller`` job.
+"""``dbxdec-controller``: the wheel entry point of the generated ``dbxdec_controller`` job,
+and how it authenticates.
 
-Databricks passes the task's parameters as ``--name=value`` arguments (the job
-parameters pushed down, and the task's own ``run_id``/``controller_job_id``)::
+Databricks passes the task's parameters as ``--name=value`` arguments::
 
     dbxdec-controller --backfill_id=sales-20240101-ab12 --job_id=123 --generation=1 \\
         --run_id=550315892394120 --controller_job_id=456
 
-Test-only tuning (job parameters of a test's controller job): ``--handover_after``,
-``--claim_ttl``, ``--poll_interval``, ``--control_every``, ``--client_timeout`` (seconds;
-the last caps the SDK's retry budget and request timeout of every call). Credentials never
-come as arguments (:mod:`.auth`). Errors are one line; exit codes are ``dbxdec``'s
-(:data:`~...errors.EXIT_CODES`): 0 done, handed over or someone else's; 2 bad
-arguments; 4/5 credentials refused / workspace unreachable; 6 a journal it cannot read;
-7 the backfill was taken over while it ran.
+Test-only tuning: ``--handover_after``, ``--claim_ttl``, ``--poll_interval``,
+``--control_every``, ``--client_timeout`` (seconds). Credentials never come as arguments.
+Errors are one line; exit codes are ``dbxdec``'s (:data:`~...errors.EXIT_CODES`).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...backfill.wire.controller import (
     BACKFILL_ID_PARAM,
@@ -31,10 +27,19 @@ from ...backfill.wire.controller import (
     JOB_ID_PARAM,
     RUN_ID_PARAM,
 )
-from ...errors import DbxdecError, UsageError
+from ...errors import DbxdecError, UsageError, WorkspaceRejected
+from ...runtime.core.job_auth import (
+    CLIENT_ID_KEY,
+    CLIENT_SECRET_KEY,
+    DbUtils,
+    service_principal_settings,
+)
 from ..ledger.lease import CLAIM_TTL
-from .auth import DbUtils, controller_client
+from ..workspace.workspace import connect
 from .controller import ControllerRequest, run_controller
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
 
 SECRET_SCOPE_PARAM = "secret_scope"
 _TUNING = (
@@ -98,6 +103,59 @@ def _number(values: dict[str, str], name: str, kind: type, default: str = "") ->
     if number < 0:
         raise UsageError(f"--{name}={text!r}: expected a number >= 0")
     return number
+
+
+def controller_client(
+    secret_scope: str = "", *, timeout: float | None = None, dbutils: DbUtils | None = None
+) -> WorkspaceClient:
+    """A workspace client for this controller run: the SDK's default auth (probed by
+    :func:`..workspace.workspace.connect`), else OAuth M2M credentials of the service
+    principal from ``secret_scope`` (as :mod:`...runtime.core.job_auth`; never a
+    credential in a parameter, log line or journal); ``timeout`` caps each call.
+
+    Args:
+        dbutils: Reads the secret scope (default: the cluster's).
+
+    Raises:
+        UsageError: no credentials by default auth and no usable secret scope.
+        WorkspaceRejected: the workspace refused the credentials (exit 4).
+        WorkspaceUnreachable: the workspace did not answer (exit 5).
+    """
+    limits: dict[str, Any] = {}
+    if timeout is not None:
+        limits = {"retry_timeout_seconds": int(max(1, timeout)), "http_timeout_seconds": timeout}
+    try:
+        return connect(**limits)
+    except UsageError:
+        if not secret_scope:
+            raise UsageError(
+                "no default Databricks credentials reach the workspace from this run, and no "
+                "secret scope is set: set secret_scope in [tool.dbxdec.controller] (a scope "
+                f"holding the service principal's {CLIENT_ID_KEY} and {CLIENT_SECRET_KEY}), "
+                "then generate and deploy again"
+            ) from None
+    settings = service_principal_settings(secret_scope, dbutils)
+    try:
+        return connect(**settings, **limits)
+    except UsageError as exc:  # what the SDK says never holds the secret: it is not sent
+        raise UsageError(
+            f"the service principal of secret scope {secret_scope!r} cannot authenticate: {exc}"
+        ) from None
+    except DbxdecError as exc:
+        if exc.exit_code != WorkspaceRejected.exit_code and not _token_refused(exc):
+            raise
+        raise WorkspaceRejected(
+            f"the workspace at {settings['host']} refused the OAuth client ID and secret in "
+            f"secret scope {secret_scope!r} (keys {CLIENT_ID_KEY!r}, {CLIENT_SECRET_KEY!r}): "
+            "store the service principal's current OAuth secret there, then start the "
+            "controller again"
+        ) from None
+
+
+def _token_refused(exc: DbxdecError) -> bool:
+    """Whether ``exc`` is the token endpoint refusing the client (``invalid_client``,
+    RFC 6749 section 5.2; the SDK raises it as ``ValueError("invalid_client: ...")``)."""
+    return "invalid_client" in str(exc) or "unauthorized_client" in str(exc)
 
 
 def main(argv: Sequence[str] | None = None, *, dbutils: DbUtils | None = None) -> None:

@@ -22,11 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ConnectedJob:
-    """The deployed job a backfill runs, with the client that reached it.
-
-    ``cap`` is the concurrency the backfill may use (lowered to the job's own limit
-    when runs beyond it could not queue); ``warnings`` say why it changed.
-    """
+    """The deployed job a backfill runs, with the client that reached it; ``cap`` the
+    concurrency the backfill may use, ``warnings`` why it changed."""
 
     client: WorkspaceClient
     remote: RemoteJob
@@ -44,14 +41,9 @@ def connect_job(
     *,
     pause_schedule: bool = False,
 ) -> ConnectedJob:
-    """Connect to the workspace of ``conn`` and find ``job``'s deployment.
-
-    First puts back a schedule a crashed backfill of the job left paused (before the
-    job is read, so its schedule is seen as it should be), then, once the deployed job
-    id is known, the trigger that detached backfills which no longer run left paused
-    (:func:`.pause.trigger_pause.restore_stale_workspace_pauses`). On a job whose schedule
-    runs, one slot is kept free for the scheduled run unless ``pause_schedule``
-    (see :func:`.pause.schedule_pause.slot_policy`).
+    """Connect to the workspace of ``conn`` and find ``job``'s deployment, first putting
+    back what crashed or ended backfills left paused; a job whose schedule runs keeps a
+    slot free unless ``pause_schedule`` (:func:`.pause.schedule_pause.slot_policy`).
 
     Raises:
         UsageError: unknown target, missing credentials, or the job is not deployed.
@@ -97,11 +89,9 @@ def connect_job(
 
 
 def unreached_workspace(conn: Connection, root: Path) -> BackendSpec:
-    """Where a dry run's runs would go when the workspace could not be reached: the
-    host named by ``--host``, the target or ``DATABRICKS_HOST`` (the SDK's environment
-    variable; ``DATABRICKS_CONFIG_PROFILE`` names the profile: both listed in
-    https://docs.databricks.com/aws/dev-tools/auth/env-vars), else the
-    profile; no job id (the job was not found)."""
+    """Where a dry run's runs would go when the workspace could not be reached: the host
+    of ``--host``, the target or ``DATABRICKS_HOST``/``DATABRICKS_CONFIG_PROFILE``
+    (https://docs.databricks.com/aws/dev-tools/auth/env-vars); no job id."""
     try:
         target = read_target(root, conn.target) if conn.target else None
     except DbxdecError:  # the connection failed on it already: that reason is shown

@@ -1,16 +1,11 @@
-"""The jobs of a ``--downstream`` backfill on Databricks: each job's deployment, its
-backend and its workspace claim.
-
-Each job is found as a one-job backfill finds its job (:func:`.connection.connect_job`:
-the target's name prefix, the deployed name), which also puts back what a killed
-launcher left paused for that job (a schedule, or a dependant's trigger held by
-:mod:`.pause.trigger_pause`): any command that connects to a job of the graph
-restores it.
+"""The jobs of a ``--downstream`` backfill on Databricks: each job's deployment (found as
+:func:`.connection.connect_job` finds one, restoring stale pauses), backend and claim.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,11 +14,11 @@ from ...definitions import Registry
 from ..backends.backends import Backend
 from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
-from ..ledger.lease import WorkspaceClaims
-from ..ledger.ledger import BackendSpec
+from ..ledger.claims import BackfillGuard, ClaimLost
+from ..ledger.lease import LocalLock, WorkspaceClaims
+from ..ledger.ledger import BackendSpec, Ledger, job_part
 from ..plan.request import Connection
 from .connection import connect_job
-from .job_claims import JobClaims
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -31,18 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class DownstreamWorkspace:
-    """The connected jobs of a ``--downstream`` backfill.
-
-    Attributes:
-        client: The workspace.
-        job_ids: Each job's deployed id.
-        backends: Each job's backend (runs of that job).
-        guard: One workspace claim per job, on that job's keys.
-        spec: Where the named job's runs go (the ledger's backend).
-        cap: The concurrency of the whole backfill (the lowest any job allows).
-        warnings: What the connections said (stale pauses restored, limits).
-        registry: The project's jobs (the dependants' triggers).
-    """
+    """The connected jobs of a ``--downstream`` backfill: each job's deployed id, backend
+    and claim; ``spec`` where the named job's runs go, ``cap`` the lowest any job allows."""
 
     client: WorkspaceClient
     job_ids: dict[str, int]
@@ -70,9 +55,8 @@ def connect_downstream(
     resend_after: float | None = None,
     force: bool = False,
 ) -> DownstreamWorkspace:
-    """Connect every job of ``jobs`` (the named job first) in one workspace.
-
-    ``conn.job_id`` names the first job's deployment only; the others are found by name.
+    """Connect every job of ``jobs`` (the named job first, the only one ``conn.job_id``
+    names) in one workspace.
 
     Raises:
         UsageError: unknown target, missing credentials, or a job is not deployed.
@@ -106,3 +90,23 @@ def connect_downstream(
     return DownstreamWorkspace(
         client, job_ids, backends, JobClaims(guards), spec, cap, tuple(warnings), registry
     )
+
+
+class JobClaims:
+    """A :class:`~.claims.BackfillGuard` holding one guard per job, by job name."""
+
+    def __init__(self, guards: Mapping[str, BackfillGuard]) -> None:
+        self.guards = dict(guards)
+
+    @contextmanager
+    def hold(self, ledger: Ledger, on_lost: ClaimLost) -> Iterator[None]:
+        """Claim each job's keys for the block (a refusal names the job)."""
+        with ExitStack() as held:
+            for job, guard in self.guards.items():
+                held.enter_context(guard.hold(job_part(ledger, job), on_lost))
+            yield
+
+
+def job_locks(root: Path, jobs: Sequence[str], *, force: bool) -> JobClaims:
+    """One local lock per job of the project at ``root``, in the plan's job order."""
+    return JobClaims({job: LocalLock(root, job, force=force) for job in jobs})

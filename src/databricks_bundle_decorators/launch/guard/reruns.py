@@ -1,17 +1,7 @@
-"""The same backfill command again, after the first one did not finish: point at ``--resume``.
-
-Typing the command of a backfill again (shell history, a re-run CI step) after it was
-interrupted, killed or stopped halfway would launch every key once more, the ones that
-already succeeded included. So :func:`refuse_unfinished_rerun` refuses (exit 2) when
-the newest backfill of the same job over exactly the same keys did not finish, names
-it, and gives its ``--resume`` command; ``--new`` starts a fresh backfill anyway.
-Selections made from run history (``--rerun failed|missing``, ``catchup``) are never
-refused: they already leave out what succeeded.
-
-Why a refusal and not a warning: a warning scrolls past while the launcher goes on, and
-going on costs cluster hours and rewrites partitions that were done; the refusal costs
-one word (``--new``) to someone who does want to start over. Nothing is launched and no
-ledger is written before the refusal.
+"""The same backfill command again after the first did not finish: refused (exit 2), naming
+it and its ``--resume`` command; ``--new`` starts afresh. Selections from run history
+(``--rerun failed|missing``, ``catchup``) are never refused. A refusal, not a warning: a
+warning scrolls past while cluster hours rewrite finished partitions.
 """
 
 from __future__ import annotations
@@ -20,9 +10,8 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ...errors import UsageError, counted
-from ..ledger.commands import resume_command
-from ..ledger.ledger import Ledger, ledger_dir, list_ledgers
-from ..ledger.local_state import check_writable
+from ..ledger.ledger import Ledger, ledger_dir, list_ledgers, resume_command
+from ..ledger.place import check_writable
 
 _HOW = {
     "interrupted": "was interrupted",
@@ -34,9 +23,8 @@ _HOW = {
 def check_can_start(
     root: Path, job: str, keys: Collection[str], context_args: Sequence[str] = (), *, new: bool
 ) -> None:
-    """Refuse a new backfill of ``job`` over ``keys`` before anything is launched: when
-    no ledger can be written under ``root``, or (unless ``new``) when the last backfill
-    of the same keys did not finish.
+    """Refuse a new backfill of ``job`` over ``keys`` when no ledger can be written, or
+    (unless ``new``) when the last backfill of the same keys did not finish.
 
     Raises:
         LocalStateProblem: the ledger folder cannot be written (exit 6).
@@ -48,10 +36,8 @@ def check_can_start(
 
 
 def unfinished_predecessor(root: Path, job: str, keys: Collection[str]) -> Ledger | None:
-    """The newest backfill of ``job`` over exactly ``keys`` if it left work a new one
-    would repeat: slices that succeeded or were never finished (pending, open,
-    cancelled). One whose every slice failed is not: running them all again *is* the
-    rerun its summary printed."""
+    """The newest backfill of ``job`` over exactly ``keys`` if it left work a new one would
+    repeat (one whose every slice failed did not: rerunning all *is* its rerun)."""
     wanted = set(keys)
     for ledger in list_ledgers(root, job):  # newest first
         if {key for record in ledger.slices for key in record.keys} != wanted:
@@ -66,12 +52,8 @@ def unfinished_predecessor(root: Path, job: str, keys: Collection[str]) -> Ledge
 def refuse_unfinished_rerun(
     root: Path, job: str, keys: Collection[str], context_args: Sequence[str] = ()
 ) -> None:
-    """Refuse to start a backfill whose twin did not finish.
-
-    Raises:
-        UsageError: the newest backfill of ``job`` over ``keys`` did not succeed; the
-            message gives its resume command and mentions ``--new``.
-    """
+    """Refuse to start a backfill whose twin did not finish (a :class:`UsageError` giving
+    its resume command and ``--new``)."""
     earlier = unfinished_predecessor(root, job, keys)
     if earlier is None:
         return

@@ -1,20 +1,9 @@
-"""One active backfill per job and key: the claim a launcher holds while it runs.
-
-Two people launching overlapping backfills of one job would run every shared key twice,
-at the same time, each writing over the other's partitions. So before its first run a
-launcher takes a **claim** that names its backfill and the keys it is going to run, and
-holds it until the backfill ends (succeeded, failed or interrupted); a second launcher
-whose keys overlap a live claim is refused (exit 2) with one line naming the other
-backfill and saying how to wait for it, or how to take a stale claim over (``--force``).
-
-Where the claim lives depends on where the runs happen (:mod:`.lease`, one lease over
-a :mod:`..ledger.place`): for Databricks backfills a file in the **workspace**, which every
-machine launching against the job shares -- the local ledger is no help there; for local
-backfills a file under the project's ``.dbxdec/``, which lives as long as its launcher.
-
-A claim covers the keys of the slices still to run (all of them for a new backfill,
-those not yet succeeded on ``--resume``). This module holds what both kinds share: the
-claim record, how keys are summarised in messages, and :class:`BackfillGuard`.
+"""One active backfill per job and key: the claim a launcher holds while it runs, over
+the keys of its slices still to run (:mod:`.lease` keeps it: in the workspace for
+Databricks backfills, under ``.dbxdec/`` for local ones). A second launcher whose keys
+overlap a live claim is refused (exit 2) with one line naming the other backfill and
+what to do (:func:`refusal`), as is one over keys that active runs it did not launch
+write (:func:`foreign_runs_message`).
 """
 
 from __future__ import annotations
@@ -24,16 +13,24 @@ import getpass
 import json
 import os
 import socket
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...backfill.wire import KeyRange
+from ...runtime.triggers.run_history import RUNS_LIST_PAGE
+from ..plan.history import keys_of_parameters
 from .ledger import Ledger
 
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+
+    from ...backfill.base import BackfillDef
+
 CLAIM_VERSION = 1
+_LISTED_RUNS = 4
 
 ClaimLost = Callable[[str], None]
 """Told why, when a held claim is lost (taken over after it expired, or deleted)."""
@@ -53,12 +50,8 @@ class BackfillGuard(Protocol):
 @dataclass(frozen=True, slots=True)
 class ClaimRecord:
     """Who runs which keys of a job, as stored in a claim (times: epoch seconds).
-
-    ``claim_id`` is random per launch: it tells the launcher its own claim from a
-    copy written by anyone else (the same backfill resumed elsewhere included).
-    ``expires_at`` is ``None`` for a local lock, which never expires but dies with
-    its process.
-    """
+    ``claim_id`` is random per launch (tells its own claim from any copy);
+    ``expires_at`` is ``None`` for a local lock, which dies with its process."""
 
     backfill_id: str
     job: str
@@ -74,29 +67,15 @@ class ClaimRecord:
 
     def to_text(self) -> str:
         """The claim file's JSON (times in ISO 8601 UTC, readable in the workspace UI)."""
-        data: dict[str, Any] = {
-            "version": CLAIM_VERSION,
-            "backfill_id": self.backfill_id,
-            "job": self.job,
-            "job_id": self.job_id,
-            "host": self.host,
-            "pid": self.pid,
-            "user": self.user,
-            "started_at": _iso(self.started_at),
-            "renewed_at": _iso(self.renewed_at),
-            "expires_at": None if self.expires_at is None else _iso(self.expires_at),
-            "claim_id": self.claim_id,
-            "keys": list(self.keys),
-        }
+        data: dict[str, Any] = {"version": CLAIM_VERSION, **asdict(self)}
+        for name in ("started_at", "renewed_at", "expires_at"):
+            data[name] = None if data[name] is None else _iso(data[name])
+        data["keys"] = list(data.pop("keys"))  # the keys last
         return json.dumps(data, indent=1) + "\n"
 
     @classmethod
     def from_text(cls, text: str) -> ClaimRecord:
-        """Parse a claim file.
-
-        Raises:
-            ValueError: not a claim this version of dbxdec can read.
-        """
+        """Parse a claim file (``ValueError``: not a claim this dbxdec can read)."""
         try:
             data = json.loads(text)
             expires = data["expires_at"]
@@ -122,7 +101,7 @@ class ClaimRecord:
 
     def launcher_gone(self) -> bool:
         """Whether the launcher is known dead: it ran on this machine and its process
-        is gone. From another machine nothing is known (the claim's expiry decides)."""
+        is gone."""
         return self.host == this_host() and not process_alive(self.pid)
 
     def is_stale(self, now: float) -> bool:
@@ -208,3 +187,131 @@ def _epoch(value: object) -> float:
     if parsed.tzinfo is None:
         raise ValueError(f"claim time {value!r} has no time zone")
     return parsed.timestamp()
+
+
+def refusal(other: ClaimRecord, keys: Collection[str], job: str, now: float, force: bool) -> str:
+    """Why a backfill over ``keys`` may not start while ``other`` holds its claim, and
+    what to do: wait for it, resume it, or take a stale claim over with ``--force``."""
+    shared = other.overlap(keys)
+    held = (
+        f"{key_summary(other.keys)} of job {job!r} ({_overlap_words(len(shared), len(set(keys)))})"
+    )
+    resume = f"dbxdec backfill --resume {other.backfill_id}"
+    if not other.is_stale(now):
+        renewed = f"renewed {when(other.renewed_at)}"
+        if force:
+            return (
+                f"--force: {other.who} is alive and holds {held}; its claim was {renewed} "
+                f"and lasts until {_until(other)}: --force takes over only a claim that "
+                "expired (its launcher stopped renewing it); wait until that backfill ends"
+            )
+        return (
+            f"{other.who} is already running {held}: wait until it ends (dbxdec backfills "
+            f"on {other.host} lists it, dbxdec status {job} shows its runs); if its launcher "
+            f"died, take over with --force once its claim expires ({_until(other)} unless "
+            "renewed)"
+        )
+    if other.launcher_gone():
+        return (
+            f"{other.who} holds {held} but its launcher (pid {other.pid}) is no longer "
+            f"running on this machine: resume it with {resume}, or take its keys over "
+            "with --force"
+        )
+    return (
+        f"{other.who} left a stale claim on {held}: it expired at {_until(other)} (its "
+        f"launcher stopped renewing it): resume it on {other.host} with {resume}, or "
+        "take its keys over with --force"
+    )
+
+
+def local_refusal(other: ClaimRecord, job: str, force: bool) -> str:
+    """Why a local backfill of ``job`` may not start while ``other`` runs one: local
+    backfills of a job run one at a time, and a local claim dies with its launcher."""
+    who = (
+        f"backfill {other.backfill_id} (pid {other.pid}, started {when(other.started_at)}, "
+        f"{key_summary(other.keys)})"
+        if other.host == this_host()
+        else "another dbxdec process"
+    )
+    if force:
+        return (
+            f"--force: {who} is still running job {job!r} locally in this project "
+            "and holds its lock; a local lock is released when its launcher ends, so "
+            "there is nothing stale to take over: wait until it ends"
+        )
+    return (
+        f"{who} is already running job {job!r} locally in this project: wait "
+        "until it ends (dbxdec backfills lists it); local backfills of a job run one "
+        "at a time"
+    )
+
+
+def foreign_runs_message(
+    client: WorkspaceClient,
+    job: str,
+    job_id: int,
+    ledger: Ledger,
+    keys: Sequence[str],
+    backfill: BackfillDef | None,
+) -> str | None:
+    """One line about the job's active runs that write some of ``keys`` and that the
+    backfill of ``ledger`` did not launch (its run ids, or a slice submitted with no run
+    id yet: the reply was lost); ``None`` when there are none."""
+    ours = {a.run_id for r in ledger.slices for a in r.attempts if a.run_id}
+    unanswered = {
+        r.keys for r in ledger.slices if r.last is not None and r.last.is_open and not r.last.run_id
+    }
+    mine = set(keys)
+    foreign: list[tuple[int, float]] = []
+    written: set[str] = set()
+    for run in client.jobs.list_runs(job_id=job_id, active_only=True, limit=RUNS_LIST_PAGE):
+        params = {
+            p.name: (p.value if p.value is not None else p.default or "")
+            for p in run.job_parameters or []
+            if p.name
+        }
+        started = (run.start_time or 0) / 1000
+        run_keys = _run_keys(params, mine, backfill, started)
+        shared = mine.intersection(run_keys)
+        if not shared or str(run.run_id) in ours or tuple(run_keys) in unanswered:
+            continue
+        foreign.append((int(run.run_id or 0), started))
+        written |= shared
+    if not foreign:
+        return None
+    foreign.sort()
+    ids = ", ".join(str(run_id) for run_id, _ in foreign[:_LISTED_RUNS])
+    more = f" and {len(foreign) - _LISTED_RUNS} more" if len(foreign) > _LISTED_RUNS else ""
+    since = when(min(started for _, started in foreign))
+    subject = f"run {ids}" if len(foreign) == 1 else f"runs {ids}{more}"
+    verb, ends, them = ("is", "it ends", "it") if len(foreign) == 1 else ("are", "they end", "them")
+    return (
+        f"{subject} of job {job!r} (job {job_id}), not launched by this backfill, {verb} "
+        f"running {key_summary(sorted(written))} that this backfill would run (since "
+        f"{since}): wait until {ends}, or cancel {them}, then launch again"
+    )
+
+
+def _run_keys(
+    params: Mapping[str, str], mine: set[str], backfill: BackfillDef | None, started: float
+) -> list[str]:
+    """The keys a run writes (with no definition at hand: those of ``mine`` inside its
+    range; time keys sort in time order)."""
+    if backfill is not None:
+        return list(keys_of_parameters(backfill, params, started=started))
+    encoded = KeyRange.from_params(params)
+    if encoded is None:
+        return []
+    if encoded.first == encoded.last:
+        return [encoded.last]
+    return sorted(k for k in mine if encoded.first <= k <= encoded.last)
+
+
+def _overlap_words(shared: int, mine: int) -> str:
+    if shared == mine:
+        return f"all {mine} of your keys" if mine != 1 else "your key"
+    return f"{shared} of your {mine} keys"
+
+
+def _until(claim: ClaimRecord) -> str:
+    return "never" if claim.expires_at is None else when(claim.expires_at)

@@ -1,37 +1,19 @@
-"""The lease of a backfill: its claim file in a :mod:`..ledger.place`, held while it runs.
+"""The lease of a backfill: its claim file ``<backfill id>.json`` in the folder of its job,
+held while it runs (the behaviour users see: docs/guides/backfill.md).
 
-**Where.** One file per backfill, ``<folder>/<backfill id>.json``, in the folder of its
-job. For a Databricks backfill (:class:`WorkspaceClaims`) the folder is in the
-workspace, ``/Shared/dbxdec/claims/job-<job_id>/`` (``$DBXDEC_CLAIMS_DIR`` replaces
-``/Shared/dbxdec/claims``): ``/Shared`` is writable by every workspace user by default,
-and the folder depends only on the job id, so everyone launching against a job -- from
-any checkout or machine -- looks in the same place (not the deployment state's folder:
-it belongs to whoever deployed). A user who cannot write it gets one line naming it and
-the variable (exit 4). Locally (:class:`LocalLock`): ``<root>/.dbxdec/locks/<job>/``.
+Databricks (:class:`WorkspaceClaims`): ``/Shared/dbxdec/claims/job-<job_id>/`` (or
+``$DBXDEC_CLAIMS_DIR``), shared by everyone launching the job; claims conflict when their
+keys overlap, and the job's active runs over the keys are checked last. Locally
+(:class:`LocalLock`): ``<root>/.dbxdec/locks/<job>/``; every claim of the job conflicts
+(Delta's local log store excludes commits only within one JVM).
 
-**Taking a claim.** The launcher creates its own file only if it does not exist, so one
-backfill id is claimed once (a ``--resume`` of the same id from a second terminal is
-refused). Then it lists the folder and reads every other claim: one that is live and
-conflicts makes it withdraw (delete its file) and refuse. Because everyone writes before
-reading, two launchers starting at once can both withdraw, but never both run. In the
-workspace a claim conflicts when its keys overlap: backfills of one job over **disjoint
-keys run side by side**; and the job's active runs are listed last, so a run over the
-keys that this backfill did not launch refuses too (:func:`.claim_checks.foreign_runs_message`).
-Locally every claim of the job conflicts: the local Delta tables of a project are one
-warehouse, and Delta's local log store guarantees mutual exclusion of commits only
-within one JVM, so two processes must never write a job's tables at once.
-
-**Renewal and expiry.** A workspace claim lasts :data:`CLAIM_TTL` (5 minutes) from its
-last renewal; a thread renews it every :data:`RENEW_EVERY` (60 s) after checking the file
-is still this launcher's, and the launcher deletes it when the backfill ends. A launcher
-that finds its own claim expired (it was stalled) does not renew it: someone may have
-taken the keys over meanwhile. One that expired in an outage (renewals went unanswered)
-is taken again once the file is still this launcher's (a takeover deletes it). A launcher
-that dies leaves a claim that expires; ``--force`` takes an expired claim over (and is
-refused, on its own line, on a live one). A claim written on this machine by a process
-that no longer exists is stale at once: ``--resume`` of that backfill takes it over
-without ``--force``, and a local claim (it never expires) is just taken over. If a
-renewal finds the claim taken over, the launcher stops and exits 7.
+A launcher creates its own file only if absent, then reads every other claim and
+withdraws on a live conflict: everyone writes before reading, so two launchers may both
+withdraw but never both run. A workspace claim lasts :data:`CLAIM_TTL` from its last
+renewal (every :data:`RENEW_EVERY`); one found expired is not renewed unless it expired
+in an outage and the file is still this launcher's; a claim taken over ends the backfill
+(exit 7). ``--force`` takes over an expired claim; a claim of a dead process on this
+machine is stale at once.
 """
 
 from __future__ import annotations
@@ -48,8 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UsageError, WorkspaceRejected
 from ..workspace.workspace import classify, workspace_errors
-from .claim_checks import foreign_runs_message, local_refusal, refusal
-from .claims import ClaimLost, ClaimRecord, claimed_keys, this_host, this_user, when
+from .claims import (
+    ClaimLost,
+    ClaimRecord,
+    claimed_keys,
+    foreign_runs_message,
+    local_refusal,
+    refusal,
+    this_host,
+    this_user,
+    when,
+)
 from .ledger import Ledger
 from .place import LocalPlace, Place, WorkspacePlace
 
@@ -79,13 +70,10 @@ class Lease:
     """The claim of one backfill in ``place`` (a :class:`~.claims.BackfillGuard`).
 
     Args:
-        place: The folder of the job's claims.
         job: The dbxdec job name; ``job_id`` the deployed job (``None`` locally).
         force: Take over claims that expired (``--force``).
-        ttl: Seconds a claim lasts after its last renewal (``None``: it never expires
-            and is not renewed; it lives as long as its launcher's process).
-        renew_every: Seconds between renewals while the backfill runs.
-        clock: The wall clock (epoch seconds); tests pass their own.
+        ttl: Seconds a claim lasts after its last renewal (``None``: never expires,
+            not renewed).
         host: Who holds it, as recorded (default: this machine; a controller: its run).
     """
 
@@ -116,8 +104,6 @@ class Lease:
     def path(self, backfill_id: str) -> str:
         return f"{self.place.folder}/{backfill_id}.json"
 
-    # -- the guard ---------------------------------------------------------------------
-
     @contextmanager
     def hold(self, ledger: Ledger, on_lost: ClaimLost) -> Iterator[None]:
         """Claim ``ledger``'s keys for the block, renewing the claim in a thread."""
@@ -140,11 +126,9 @@ class Lease:
         """Write this backfill's claim; withdraw it and refuse on any conflict.
 
         Raises:
-            UsageError: another backfill holds some of the keys (locally: the job), or a
-                run not launched by this backfill is running one of them; the folder
-                cannot be written.
-            WorkspaceRejected: the credentials were refused (exit 4).
-            WorkspaceUnreachable: the workspace did not answer (exit 5).
+            UsageError: another backfill or a foreign run holds some of the keys (locally:
+                the job), or the folder cannot be written.
+            WorkspaceRejected, WorkspaceUnreachable: refused (exit 4) or no answer (5).
         """
         now = self.clock()
         record = ClaimRecord(
@@ -176,13 +160,9 @@ class Lease:
         return min(self._claims(), key=lambda c: c.started_at, default=None)
 
     def renew(self) -> bool:
-        """Extend the claim by ``ttl`` if it is still this launcher's.
-
-        Returns:
-            ``False`` when the claim was taken over or deleted (:attr:`lost` says how);
-            ``True`` otherwise, a renewal that failed on the network included (the
-            next one tries again, long before the claim expires).
-        """
+        """Extend the claim by ``ttl`` if it is still this launcher's: ``False`` when it
+        was taken over or deleted (:attr:`lost` says how), ``True`` otherwise (a failed
+        renewal included: the next one tries again)."""
         record = self.record
         if record is None:
             return False
@@ -227,14 +207,9 @@ class Lease:
 
     def _retaken(self, record: ClaimRecord, now: float) -> bool:
         """After renewing a claim that expired in an outage: ``False`` (and :attr:`lost`)
-        if a live claim of another launcher overlaps it.
-
-        The file was still this launcher's, and whoever takes an expired claim over
-        deletes it (``--force``), so nobody had. But one may be doing so right now: it
-        writes its own claim *before* reading (and deleting) this one, and this launcher
-        rewrote its claim before this listing; so either the listing shows the other
-        claim, or the other launcher reads this renewed, live claim and is refused.
-        """
+        if a live claim of another launcher overlaps it. One taking it over right now
+        writes before reading, so either this listing shows its claim or it reads this
+        renewed one and is refused."""
         rival = next(
             (
                 c
@@ -253,8 +228,7 @@ class Lease:
         return False
 
     def release(self) -> None:
-        """Delete the claim if it is still this launcher's (best effort: an unreleased
-        claim expires, or dies with its launcher)."""
+        """Delete the claim if it is still this launcher's (best effort)."""
         record, self.record = self.record, None
         if record is None:
             return
@@ -265,8 +239,6 @@ class Lease:
         except OSError:  # an API or network error (DatabricksError is an OSError)
             pass
 
-    # -- steps -------------------------------------------------------------------------
-
     def _renew_until(self, stop: threading.Event, on_lost: ClaimLost) -> None:
         while not stop.wait(self.renew_every):
             if not self.renew():
@@ -274,9 +246,8 @@ class Lease:
                 return
 
     def _create(self, record: ClaimRecord) -> None:
-        """Write ``record`` if no claim of its backfill exists. A stale claim of the same
-        backfill (its launcher died on this machine, or it expired and ``--force`` was
-        given) is deleted and created again, so one of two launchers taking it over wins."""
+        """Write ``record`` if no claim of its backfill exists; a stale one (a dead launcher,
+        or expired with ``--force``) is deleted and created again."""
         name = f"{record.backfill_id}.json"
         for _ in range(2):
             if self.place.create(name, record.to_text()):
@@ -324,8 +295,6 @@ class Lease:
     def _reaching(self) -> AbstractContextManager[None]:
         return nullcontext()
 
-    # -- claims in the place -----------------------------------------------------------
-
     def _read(self, backfill_id: str) -> ClaimRecord | None:
         """The claim of ``backfill_id``; ``None`` when there is none (or it is not a claim)."""
         text = self.place.read(f"{backfill_id}.json")
@@ -351,11 +320,8 @@ class WorkspaceClaims(Lease):
     """The claim of one Databricks backfill, in the workspace every launcher shares.
 
     Args:
-        client: The workspace the job lives in.
-        backfill: The job's backfill definition, to read the keys of ranged runs
-            (without it a range covers the keys that sort between its ends).
-        root: The claims folder root (default ``$DBXDEC_CLAIMS_DIR`` or
-            :data:`CLAIMS_DIR`).
+        backfill: The job's backfill definition, to read the keys of ranged runs.
+        root: The claims folder root (default ``$DBXDEC_CLAIMS_DIR`` or :data:`CLAIMS_DIR`).
         **lease: As :class:`Lease` (``job`` and ``job_id`` required).
     """
 

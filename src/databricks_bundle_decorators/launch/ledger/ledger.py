@@ -1,39 +1,303 @@
-"""The backfill ledger: one SQLite database per backfill, written on every change.
+"""The backfill ledger: its records, and one SQLite database per backfill,
+``<project root>/.dbxdec/backfills/<id>.sqlite``, written on every change.
 
-``<project root>/.dbxdec/backfills/<id>.sqlite`` holds the plan, each slice's attempts
-(idempotency token, run id, state, timings, error), how to reach the backend (host,
-profile, job id -- never a credential) and the versions its undos made. An attempt is
-recorded *before* its run is submitted, so a launcher killed at any point resumes by
-re-submitting the same token, which the Jobs API answers with the run it already created.
-A save writes only the slices that changed (:mod:`.ledger_store`: how, and why SQLite).
+The database holds a ``ledger`` table (one row: the header as JSON) and a ``slices``
+table (one JSON row per slice); a save replaces the header and the changed slices in one
+transaction. WAL mode is the append-only journal (checksummed frames, a torn tail ignored
+on recovery) and its checkpoints the compaction; readers get a consistent snapshot
+without blocking the launcher. ``synchronous=FULL``: an attempt is on disk, through a
+power loss too, *before* its run is submitted, so a launcher killed at any point resumes
+by re-submitting the same idempotency token, which the Jobs API answers with the run it
+already created. The database is created in one transaction: a launcher killed
+meanwhile leaves a whole ledger or one with no tables (damaged).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import secrets
+import shlex
 import sqlite3
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, TypeVar
 
+from ...backfill.wire import SwapOrder, keys_label, order_in
 from ...errors import LocalStateProblem, UsageError, did_you_mean
+from ..plan.history import RunObservation
 from ..plan.options import LaunchOptions as LaunchOptions
+from ..plan.options import default_of
 from ..plan.plan import BackfillPlan
-from ..plan.states import SLICE_STATES, BackfillState
-from .ledger_ids import attempt_token as attempt_token
-from .ledger_ids import new_backfill_id as new_backfill_id
-from .ledger_store import LedgerStore, SliceStore, backfill_ids, read_store, why
-from .ledger_store import ledger_dir as ledger_dir
-from .local_state import one_line, os_reason
-from .records import Attempt as Attempt
-from .records import BackendKind as BackendKind
-from .records import BackendSpec as BackendSpec
-from .records import SliceRecord as SliceRecord
+from ..plan.states import SLICE_STATES, BackfillState, KeyState, RunState
+from .place import one_line, os_reason
 
+SCHEMA_VERSION = 1
+_SCHEMA = (
+    "CREATE TABLE ledger (one INTEGER PRIMARY KEY CHECK (one = 1), header TEXT NOT NULL)",
+    "CREATE TABLE slices (idx INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+BackendKind = Literal["databricks", "local"]
+_T = TypeVar("_T")
 LEDGER_VERSION = 1
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,150}")
+MAX_LISTED_KEYS = 100
+
+
+class SliceStore(Protocol):
+    """Where a ledger's saves go: :class:`LedgerStore` or a workspace journal."""
+
+    @property
+    def path(self) -> Path:
+        """Where the ledger lives, as ``Ledger.path`` shows it."""
+
+    def write(
+        self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int
+    ) -> None:
+        """Keep ``header``, the ``changed`` slices and the slice ``count``, whole or not at all."""
+
+    def close(self) -> None:
+        """Release what the store holds open."""
+
+
+def ledger_dir(root: Path) -> Path:
+    """Where the ledgers of a project live."""
+    return root / ".dbxdec" / "backfills"
+
+
+class NotALedger(ValueError):
+    """The database holds no ledger (its launcher was killed before the first commit)."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+class LedgerStore:
+    """The writer of one ledger database (one launcher owns a backfill; saves from several
+    threads are serialised); keeps its connection open between saves."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.with_suffix(".sqlite")
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))  # as mkstemp would
+            conn = _connect(self.path)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+            except sqlite3.Error:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def write(
+        self, header: dict[str, Any], changed: Iterable[tuple[int, dict[str, Any]]], count: int
+    ) -> None:
+        """Commit ``header`` and the ``changed`` slices; rows at or past ``count`` are
+        deleted (a re-batched tail that shrank).
+
+        Raises:
+            OSError: the folder cannot be created.
+            sqlite3.Error: the database cannot be written; nothing of this save is kept.
+        """
+        with self._lock:
+            conn = self._open()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if not _has_ledger(conn):
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO ledger (one, header) VALUES (1, ?)",
+                    (json.dumps(_with_undone_kept(conn, header)),),
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO slices (idx, body) VALUES (?, ?)",
+                    ((i, json.dumps(body)) for i, body in changed if i < count),
+                )
+                conn.execute("DELETE FROM slices WHERE idx >= ?", (count,))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close the connection (SQLite checkpoints the log when the last one closes)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _with_undone_kept(conn: sqlite3.Connection, header: dict[str, Any]) -> dict[str, Any]:
+    """``header`` with the undone versions already in the database added (``undo`` records
+    them through its own ``Ledger``; a launcher saving later must not drop them)."""
+    row = conn.execute("SELECT json_extract(header, '$.undone') FROM ledger WHERE one = 1")
+    found = row.fetchone()
+    if found is None or found[0] is None:
+        return header
+    stored = json.loads(found[0])
+    pairs = {(str(t), int(v)) for t, v in [*stored, *header.get("undone", [])]}
+    return {**header, "undone": [list(pair) for pair in sorted(pairs)]}
+
+
+def why(exc: sqlite3.Error) -> str:
+    """What went wrong, in a few words: ``disk I/O error (SQLITE_IOERR_WRITE)``."""
+    name = getattr(exc, "sqlite_errorname", "")
+    text = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return f"{text} ({name})" if name else text
+
+
+def _has_ledger(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger'")
+    return row.fetchone() is not None
+
+
+def backfill_ids(folder: Path) -> set[str]:
+    """The ids of the ledgers in ``folder``."""
+    return {p.stem for p in folder.glob("*.sqlite")}
+
+
+def read_store(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the slices (in index order) of the ledger database ``path``, one
+    consistent snapshot even while a launcher writes it.
+
+    Raises:
+        FileNotFoundError: there is no such file (none is created).
+        NotALedger: the database holds no ledger.
+        sqlite3.Error, ValueError: the file is not a database, or a row not JSON.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    conn = _connect(path)
+    try:
+        conn.execute("BEGIN")  # one read transaction: the header and slices agree
+        if not _has_ledger(conn):
+            raise NotALedger("the database holds no ledger")
+        row = conn.execute("SELECT header FROM ledger WHERE one = 1").fetchone()
+        if row is None:
+            raise NotALedger("the database holds no ledger header")
+        bodies = conn.execute("SELECT body FROM slices ORDER BY idx").fetchall()
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    header: dict[str, Any] = json.loads(row[0])
+    return header, [json.loads(body) for (body,) in bodies]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One submission of a slice, times in epoch seconds: ``submitted_at`` the launcher's,
+    ``started_at``/``ended_at`` the run's own when known. ``rejected``: no run exists."""
+
+    number: int
+    token: str
+    state: RunState = RunState.SUBMITTING
+    run_id: str | None = None
+    url: str | None = None
+    submitted_at: float | None = None
+    ended_at: float | None = None
+    error: str = ""
+    started_at: float | None = None
+    gave_up: str = ""  # which retry budget was spent, e.g. "retries spent: 3 of 3"; or ""
+    checks: Sequence[Mapping[str, Any]] = ()  # check_report.CheckResult.to_json() each
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the outcome is still unknown (submitted or running)."""
+        return self.state in ("submitting", "running")
+
+    @property
+    def seconds(self) -> float | None:
+        start = self.submitted_at if self.started_at is None else self.started_at
+        if start is None or self.ended_at is None:
+            return None
+        return max(0.0, self.ended_at - start)
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRecord:
+    """A slice of the plan and its attempts so far."""
+
+    index: int
+    keys: tuple[str, ...]
+    parameters: Mapping[str, str]
+    attempts: tuple[Attempt, ...] = ()
+    job: str | None = None  # a --downstream slice's job (None: the ledger's job)
+    waits_for: tuple[int, ...] = ()  # --downstream: slices that must succeed first
+
+    @property
+    def label(self) -> str:
+        """The keys' label (``--downstream``: ``b 2024-01-31``); ``"full-refresh swap"``."""
+        if self.job is not None:
+            return f"{self.job} {keys_label(self.keys)}"
+        if not self.keys and isinstance(order_in(self.parameters), SwapOrder):
+            return "full-refresh swap"
+        return keys_label(self.keys)
+
+    @property
+    def last(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def state(self) -> RunState:
+        last = self.last
+        if last is None:
+            return RunState.PENDING
+        return RunState.FAILED if last.state == RunState.REJECTED else last.state
+
+    def attempt(self, number: int) -> Attempt:
+        """The attempt numbered ``number``."""
+        return next(a for a in self.attempts if a.number == number)
+
+    def with_attempt(self, attempt: Attempt) -> SliceRecord:
+        """This slice with ``attempt`` added, or replacing the attempt of its number."""
+        kept = tuple(a for a in self.attempts if a.number != attempt.number)
+        return replace(self, attempts=(*kept, attempt))
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    """How to reach the backend again on ``--resume`` (no credentials)."""
+
+    kind: BackendKind
+    job_id: int | None = None
+    remote_name: str | None = None
+    host: str | None = None
+    profile: str | None = None
+    target: str | None = None
+    job_ids: Mapping[str, int] = field(default_factory=dict)
+    """``--downstream`` on Databricks: every job's deployed id, by dbxdec job name (a
+    controller run drives them all from the journal alone); empty for one job."""
+
+
+def new_backfill_id(job: str, *, now: float | None = None) -> str:
+    """A unique, sortable id: ``<job>-<UTC yyyymmddThhmmss>-<4 hex>``."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(time.time() if now is None else now))
+    return f"{job}-{stamp}-{secrets.token_hex(2)}"
+
+
+def attempt_token(backfill_id: str, keys: tuple[str, ...], attempt: int) -> str:
+    """The idempotency token (at most 64 characters) of one attempt of one slice: derived,
+    so a re-submission after a crash cannot create a second run."""
+    material = "\0".join((backfill_id, keys[0] if keys else "", keys[-1] if keys else ""))
+    digest = hashlib.sha256(f"{material}\0{attempt}".encode()).hexdigest()
+    return f"dbxdec-{digest[:40]}-{attempt}"
 
 
 class Ledger:
@@ -53,8 +317,6 @@ class Ledger:
         store: SliceStore | None = None,
         undone: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
-        """``store``: where saves go (default: the SQLite database at ``path``);
-        ``undone``: as :attr:`undone`."""
         self.path = path
         self.id = backfill_id
         self.job = job
@@ -65,11 +327,9 @@ class Ledger:
         self.updated_at = self.created_at
         self.state: BackfillState = state
         self.undone = undone
-        """``(table, version)`` of every commit an undo of this backfill made: ``RESTORE``
-        takes no writer options, so a later undo knows its own commits by these."""
+        """``(table, version)`` of every commit an undo of this backfill made."""
         self.dirty = True
         self.save_failure = ""
-        """Why a save failed in this session (kept after a later save succeeds)."""
         self._changed: set[int] = set(range(len(slices)))  # indices not saved since changed
         self._bound = store  # e.g. a journal in the workspace (.journal.JournalStore)
         self._store: SliceStore | None = store  # else the database, opened by the first save
@@ -98,7 +358,7 @@ class Ledger:
 
     @property
     def slices(self) -> list[SliceRecord]:
-        """The slices; after new ones are assigned (a re-batch) a save writes those that differ."""
+        """The slices; assigning new ones (a re-batch) saves those that differ."""
         return self._slices
 
     @slices.setter
@@ -118,11 +378,7 @@ class Ledger:
             self.dirty = True
 
     def record_undone(self, table: str, version: int) -> None:
-        """Add ``(table, version)`` to :attr:`undone` and save (synced).
-
-        Raises:
-            LocalStateProblem: the ledger cannot be saved.
-        """
+        """Add ``(table, version)`` to :attr:`undone` and save (synced)."""
         self.undone = self.undone | {(table, int(version))}
         self.dirty = True
         self.save()
@@ -192,12 +448,10 @@ class Ledger:
         return ledger
 
     def save(self) -> None:
-        """Commit the header and the slices changed since the last save in one transaction,
-        synced before this returns.
+        """Commit the header and the changed slices in one synced transaction.
 
         Raises:
-            LocalStateProblem: the database cannot be written (full disk, unwritable
-                folder); what is on disk is the last saved ledger, whole.
+            LocalStateProblem: it cannot be written; the last saved ledger stays whole.
         """
         self.updated_at = time.time()
         if self._store is None:
@@ -250,12 +504,24 @@ def load_ledger(root: Path, backfill_id: str) -> Ledger:
     return read_ledger(ledger_dir(root) / f"{backfill_id}.sqlite")
 
 
+def read_detached(backfill_id: str, root: Path, journal: Callable[[], _T], *, hint: str = "") -> _T:
+    """``journal()``: the reading of the workspace journal of a backfill with no local
+    ledger (callers look first: ``backfill_id in backfill_ids(ledger_dir(root))``); its
+    :class:`UsageError` becomes one saying neither was found, ending with ``hint``."""
+    try:
+        return journal()
+    except UsageError as missing:
+        raise UsageError(
+            f"no backfill {backfill_id!r} in {ledger_dir(root)}, nor a detached one in the "
+            f"workspace ({missing.render()}){hint}"
+        ) from None
+
+
 def read_ledger(path: Path) -> Ledger:
     """The ledger in the database ``path`` (``<id>.sqlite``).
 
     Raises:
-        LocalStateProblem: the file cannot be read or is not a ledger (damaged); the
-            message says how to go on without it.
+        LocalStateProblem: the file cannot be read or is damaged.
     """
     try:
         header, slices = read_store(path)
@@ -289,8 +555,7 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
 
 
 def ledger_jobs(ledger: Ledger) -> list[str]:
-    """The jobs ``ledger``'s slices run, the named job first (a slice without a job is
-    the ledger's job's)."""
+    """The jobs ``ledger``'s slices run, the named job first."""
     return list(dict.fromkeys([ledger.job, *(r.job or ledger.job for r in ledger.slices)]))
 
 
@@ -308,3 +573,79 @@ def job_part(ledger: Ledger, job: str) -> Ledger:
     slices = [replace(r, index=i, job=None, waits_for=()) for i, r in enumerate(mine)]
     data = {**ledger.to_json(), "job": job, "slices": [_slice_json(r) for r in slices]}
     return Ledger.from_json(ledger.path, data)
+
+
+def ledger_observations(ledgers: list[Ledger]) -> list[RunObservation]:
+    """Every attempt recorded in ``ledgers`` as a run observation (for local history)."""
+    observed: list[RunObservation] = []
+    for ledger in ledgers:
+        for record in ledger.slices:
+            for attempt in record.attempts:
+                if attempt.state == "rejected" or not record.keys:
+                    continue
+                state = (
+                    KeyState(attempt.state)
+                    if attempt.state in (RunState.SUCCEEDED, RunState.CANCELLED)
+                    else KeyState.RUNNING
+                    if attempt.is_open and ledger.state == BackfillState.RUNNING
+                    else KeyState.FAILED
+                )
+                started = attempt.submitted_at or ledger.created_at
+                observed.append(
+                    RunObservation(record.keys, state, started, attempt.run_id or "", attempt.error)
+                )
+    return observed
+
+
+def _connection_args(ledger: Ledger) -> list[str]:
+    spec = ledger.backend
+    if spec.kind == "local":
+        return ["--local"]
+    args: list[str] = []
+    if spec.job_id is not None:
+        args += ["--job-id", str(spec.job_id)]
+    if spec.profile:
+        args += ["--profile", spec.profile]
+    return args
+
+
+def rerun_command(
+    ledger: Ledger, failed_keys: Sequence[str], context_args: Sequence[str] = ()
+) -> str:
+    """``dbxdec backfill JOB --keys a,b ...`` rerunning exactly ``failed_keys`` (beyond
+    :data:`MAX_LISTED_KEYS`: ``--rerun failed --start FIRST --end LAST``)."""
+    options = ledger.options
+    args = ["dbxdec", "backfill", ledger.job, *context_args]
+    if len(failed_keys) <= MAX_LISTED_KEYS:
+        args += ["--keys", ",".join(failed_keys)]
+    else:
+        ordered = sorted(failed_keys)
+        args += ["--rerun", "failed", "--start", ordered[0], "--end", ordered[-1]]
+    args += _connection_args(ledger)
+    if options.batch_auto:
+        args += ["--batch-size", "auto"]
+        if options.target_run_seconds != default_of("target_run_seconds"):
+            args += ["--target-run-length", f"{options.target_run_seconds:g}s"]
+    elif options.batch_size > 1:
+        args += ["--batch-size", str(options.batch_size)]
+    if options.exact:
+        args.append("--exact")
+    if options.force_rewrite:
+        args.append("--force-rewrite")
+    if not options.checks:
+        args.append("--no-checks")
+    if options.tasks:
+        args += ["--tasks", options.tasks]
+    for name, value in sorted(options.params.items()):
+        args += ["--param", f"{name}={value}"]
+    args += ["--max-concurrent", str(options.max_concurrent)]
+    if options.retries:
+        args += ["--retries", str(options.retries)]
+    if options.retry_for is not None:
+        args += ["--retry-for", f"{options.retry_for:g}s"]
+    return shlex.join(args)
+
+
+def resume_command(ledger: Ledger, context_args: Sequence[str] = ()) -> str:
+    """``dbxdec backfill --resume ID``."""
+    return shlex.join(["dbxdec", "backfill", *context_args, "--resume", ledger.id])

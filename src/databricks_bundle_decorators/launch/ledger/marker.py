@@ -1,26 +1,15 @@
-"""The pause marker: which settings of a job a backfill paused, what their
-``pause_status`` was, and who holds the pause.
+"""The pause marker: which settings of a job a backfill paused, their ``pause_status``
+before, and who holds the pause; written before the pausing request and deleted once the
+settings are back, one file per (job, holder) in a :class:`~.place.Place`:
 
-One file per (job, holder), written before the pausing request and deleted once the
-settings are back, so a marker whose holder no longer runs means a backfill ended
-without restoring them. The files live in a :class:`~...ledger.place.Place`, one
-folder per deployed job:
-
-* a backfill driven from this machine: ``<project>/.dbxdec/paused/<job>-<job_id>/<hold
-  id>.json``, held by its process (:class:`ProcessHolder`: alive while that pid runs);
-* a detached backfill: ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json``
-  (``$DBXDEC_PAUSED_DIR`` replaces ``/Shared/dbxdec/paused``), held by the backfill
-  (:class:`RunHolder`: alive while ``runs/list?job_id=<controller>&active_only=true``
-  lists a run whose ``backfill_id`` job parameter is its own -- "An active run is a run
-  in the QUEUED, PENDING, RUNNING, or TERMINATING", databricks-sdk-py
-  ``JobsAPI.list_runs``; parameters read with
-  :func:`....runtime.triggers.run_history.run_parameters`). A controller job that no
-  longer exists holds nothing; when the workspace cannot say, the pause is kept.
-
-A marker keeps only the ``pause_status`` values: a restore changes ``pause_status`` alone
-and keeps the rest of each setting as it is then (cron, a trigger's ``condition``).
-Local changes to one job's markers happen under an ``flock`` of the folder's ``.lock``,
-so backfills of one job that start or end at once see each other's holds.
+* from this machine: ``<project>/.dbxdec/paused/<job>-<job_id>/<hold id>.json``, held by
+  its process (:class:`ProcessHolder`), changed under an ``flock`` of the folder's ``.lock``;
+* detached: ``/Shared/dbxdec/paused/job-<job_id>/<backfill id>.json`` (or
+  ``$DBXDEC_PAUSED_DIR``), held while ``runs/list?job_id=<controller>&active_only=true``
+  lists a run with its ``backfill_id`` (:class:`RunHolder`; "An active run is a run in the
+  QUEUED, PENDING, RUNNING, or TERMINATING", databricks-sdk-py ``JobsAPI.list_runs``).
+  A controller job that no longer exists holds nothing; when the workspace cannot say,
+  the pause is kept.
 """
 
 from __future__ import annotations
@@ -49,8 +38,7 @@ PAUSED_DIR = "/Shared/dbxdec/paused"
 PAUSED_DIR_ENV = "DBXDEC_PAUSED_DIR"
 
 HELD: set[str] = set()
-"""Hold ids of the pauses this process holds now (a marker of this pid whose id is not
-here is one whose hold ended without restoring)."""
+"""Hold ids of the pauses this process holds now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +94,7 @@ Holder = ProcessHolder | RunHolder
 
 def others(holders: list[Holder], *, running: bool = False) -> str:
     """The other holders of a pause, for a line: ``backfill bf-1, bf-2`` or ``another
-    backfill (pid 7 on h)`` (``running``: ``the backfill still running (...)``)."""
+    backfill (pid 7 on h)``."""
     who = ", ".join(h.who for h in holders)
     if all(isinstance(h, RunHolder) for h in holders):
         return f"backfill {who}"
@@ -124,10 +112,10 @@ def ended(marker: PauseMarker) -> str:
 @dataclass(frozen=True, slots=True)
 class PauseMarker:
     """One holder's pause: ``original`` maps each paused setting to its ``pause_status``
-    before the first holder paused it (``None``: unset, which the API reads as UNPAUSED);
-    ``host`` is the workspace of a local marker; ``trigger`` the job's trigger as the
-    project declares it (``None``: not known), which the restore writes back: ``jobs/get``
-    never returns a table update's ``condition`` (databricks/cli#6315)."""
+    before the first holder paused it (``None``: unset, read as UNPAUSED); ``host`` the
+    workspace of a local marker; ``trigger`` the job's trigger as the project declares it,
+    written back on restore: ``jobs/get`` never returns a table update's ``condition``
+    (databricks/cli#6315)."""
 
     job: str
     job_id: int

@@ -1,21 +1,16 @@
-"""Where a backfill's shared state lives: a folder of small files, on the local disk
-(:class:`LocalPlace`) or in the workspace (:class:`WorkspacePlace`), and what the
-workspace's failures mean: one line naming what was read or written.
-
-A place offers what a lease and a journal need: create a file only if it does not exist
-yet (the one atomic step two writers race on), replace one whole, read, list, delete. A
-file is never seen half-written: a local one is written beside its name and then linked
-or renamed into place; a workspace one is one ``workspace/import``.
-
-The SDK's errors are classified here rather than with
-:func:`..workspace.workspace.classify`: the ledger room sits below ``backends`` and may
-not import it, and the journal needs one distinction only -- did the workspace answer.
+"""Where a backfill's shared state lives: a folder of small files on the local disk
+(:class:`LocalPlace`) or in the workspace (:class:`WorkspacePlace`), with create-if-absent
+(the one atomic step two writers race on), whole-file writes, reads, listing and deletes;
+and what a failure means, in one line: the workspace's (did it answer), or dbxdec's own
+files' (a full disk, a read-only file system: :class:`~...errors.LocalStateProblem`,
+exit 6, never a traceback).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import os
 import secrets
 from collections.abc import Iterator
@@ -31,12 +26,60 @@ from ...errors import (
     WorkspaceRejected,
     WorkspaceUnreachable,
 )
-from .local_state import one_line, os_problem
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
+
+_LOCAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM}
 Answer = Literal["unanswered", "refused", "other"]
+
+
+def check_writable(folder: Path) -> None:
+    """Make sure files can be written in ``folder`` before any work starts (leaving
+    nothing behind).
+
+    Raises:
+        LocalStateProblem: it cannot be created or written.
+    """
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    probe = folder / f".write-check-{secrets.token_hex(4)}"
+    try:
+        write_atomically(probe, "{}\n")
+        probe.unlink()
+        for created in missing:  # deepest first
+            created.rmdir()
+    except OSError as exc:
+        raise LocalStateProblem(
+            f"cannot write backfill ledgers to {folder} ({os_reason(exc, folder)}): make it "
+            "a writable folder on a disk with free space; nothing was launched"
+        ) from None
+
+
+def os_reason(exc: OSError, folder: Path) -> str:
+    """Why reading or writing in ``folder`` failed, in a few words."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        in_the_way = next((p for p in (folder, *folder.parents) if p.is_file()), None)
+        if in_the_way is not None:
+            return f"{in_the_way} is a file, not a folder"
+    return f"[Errno {exc.errno}] {exc.strerror}" if exc.strerror else one_line(exc)
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc``'s message on one line, at most 200 characters."""
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def os_problem(exc: BaseException) -> LocalStateProblem | None:
+    """The one line for a local file that cannot be written (full disk, read-only file
+    system, no permission), or ``None`` for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in _LOCAL_ERRNOS:
+        return None
+    where = f"{exc.filename}: " if exc.filename else ""
+    return LocalStateProblem(
+        f"a local file cannot be used ({where}[Errno {exc.errno}] {exc.strerror}): free disk "
+        "space or fix the permissions, then run the command again"
+    )
 
 
 class Place(Protocol):
@@ -126,16 +169,12 @@ class LocalPlace:
 
 
 class WorkspacePlace:
-    """A workspace folder, through the workspace files API.
-
-    ``import`` with ``overwrite: false`` onto an existing path answers
-    ``RESOURCE_ALREADY_EXISTS`` (SDK docstring of ``WorkspaceAPI.import_``; REST reference
-    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent a
-    lease, a journal's fencing and its control ops' order rest on.
+    """A workspace folder, through the workspace files API. ``import`` with
+    ``overwrite: false`` onto an existing path answers ``RESOURCE_ALREADY_EXISTS`` (SDK
+    docstring of ``WorkspaceAPI.import_``;
+    https://docs.databricks.com/api/workspace/workspace/import): the create-if-absent.
 
     Args:
-        client: The workspace.
-        folder: The folder's absolute workspace path.
         what: The folder in messages, e.g. ``"the backfill claims folder"``.
         advice: What to do when it cannot be written, after "ask a workspace admin for
             CAN EDIT on it", e.g. ``"or set X to a folder ..."``.
@@ -250,9 +289,9 @@ class WorkspacePlace:
 
 
 def answer_of(exc: BaseException) -> Answer:
-    """``unanswered``: the workspace did not answer (a dropped connection, a timeout, or
-    429/503 until the SDK's retry budget ran out, which it raises as ``TimeoutError``);
-    ``refused``: it rejected the credentials or a permission; ``other``: it answered."""
+    """``unanswered``: no answer (a dropped connection, a timeout, or 429/503 past the
+    SDK's retries, raised as ``TimeoutError``); ``refused``: credentials or permission
+    rejected; ``other``: it answered."""
     import requests
     from databricks.sdk.errors import (
         PermissionDenied,
@@ -272,12 +311,9 @@ def answer_of(exc: BaseException) -> Answer:
 
 @contextmanager
 def reading(place: Place, what: str) -> Iterator[None]:
-    """Turn the failures inside the block into one line about ``what`` (in ``place``).
-
-    Raises:
-        WorkspaceUnreachable: no answer; WorkspaceRejected: refused;
-        LocalStateProblem: any other failure, or a journal object that is not valid.
-    """
+    """Turn the failures inside the block into one line about ``what`` (in ``place``):
+    :class:`WorkspaceUnreachable`, :class:`WorkspaceRejected` or
+    :class:`LocalStateProblem` (any other failure, or a damaged object)."""
     try:
         yield
     except DbxdecError:

@@ -26,12 +26,17 @@ from ..backends.backends import Backend
 from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
 from ..guard.connection import unreached_workspace
-from ..guard.downstream_workspace import connect_downstream
-from ..guard.job_claims import job_locks
+from ..guard.downstream_workspace import connect_downstream, job_locks
 from ..guard.reruns import check_can_start
 from ..ledger.claims import BackfillGuard
-from ..ledger.ledger import BackendSpec, LaunchOptions, Ledger, SliceRecord, ledger_dir
-from ..ledger.ledger_ids import new_backfill_id
+from ..ledger.ledger import (
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    SliceRecord,
+    ledger_dir,
+    new_backfill_id,
+)
 from ..plan.plan import BackfillPlan, Slice, slice_parameters, with_options
 from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph

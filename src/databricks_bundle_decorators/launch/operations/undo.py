@@ -22,7 +22,7 @@ One job's undo is an :class:`Undo`; where its tables are restored is its
 A ``--downstream`` backfill's undo (:class:`DownstreamUndo`) is one such undo per job,
 each with that job's runs, dependants first; every table of every job is checked before
 any is restored (on Databricks from the launcher, through a SQL warehouse:
-:mod:`..workspace.table_history`; the runs judge again on their compute), so a refusal
+:mod:`..workspace.first_watermark`; the runs judge again on their compute), so a refusal
 anywhere restores nothing.
 """
 
@@ -59,13 +59,11 @@ from ..backends.spark_extra import require_local_spark
 from ..backends.task_output import task_outputs
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
-from ..ledger.ledger import Ledger, load_ledger
-from ..ledger.ledger_store import backfill_ids, ledger_dir
+from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger
 from ..plan.request import Connection
 from ..run.blocking import is_downstream
 from ..status.journal_status import locate_journal
-from ..workspace.first_watermark import Statements
-from ..workspace.table_history import read_history
+from ..workspace.first_watermark import Statements, read_history
 from ..workspace.target import read_target
 from ..workspace.workspace import first_line, request_refusals, require_order_parameter
 from .downstream_triggers import WAREHOUSE_ENV

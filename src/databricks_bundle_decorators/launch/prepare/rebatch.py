@@ -28,7 +28,7 @@ from ..estimate.estimate import PastRun
 from ..ledger.ledger import Ledger, SliceRecord
 from ..plan.plan import batches
 from ..plan.states import RunState
-from ..run.loop import Loop
+from ..run.flights import Loop
 
 SMALLEST_CHANGE = 0.2
 """A new size differing from the current one by less than this share (and at least one

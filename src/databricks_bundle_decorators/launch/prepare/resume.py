@@ -17,8 +17,7 @@ from ..backends.databricks_backend import DatabricksBackend, connect, find_job
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.per_job import PerJobBackend
 from ..backends.spark_extra import require_local_spark
-from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
-from ..guard.job_claims import job_locks
+from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream, job_locks
 from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
 from ..ledger.claims import BackfillGuard

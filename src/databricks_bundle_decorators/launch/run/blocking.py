@@ -1,14 +1,9 @@
 """``--downstream``: which slices are ready, which are blocked, and how that is said.
 
-:class:`ReadySet`, the scheduler's part for a ``--downstream`` backfill, launches a slice
-only after every slice it waits for (``SliceRecord.waits_for``) has succeeded, checks
-included; among the ready slices, retries first, then the plan's order (the user's
-``--order`` within each job, upstream jobs first). A slice is blocked when a slice it
-waits for (directly, or through blocked slices) failed for good: never launched, counted
-and said once, it stays pending in the ledger, so ``--resume`` runs it once its upstream
-slice succeeds (the rule: :func:`..plan.slice_graph.blocked_by`). Two jobs' slices may
-have the same key, so an attempt's token is derived from the slice's job as well (each
-request names its job through :class:`..backends.job_router.JobRouter`).
+:class:`ReadySet` launches a slice only after every slice it waits for has succeeded;
+among the ready ones, retries first, then the plan's order. A slice whose upstream slice
+failed for good is blocked (:func:`..plan.slice_graph.blocked_by`): never launched, said
+once, left pending for ``--resume``.
 """
 
 from __future__ import annotations
@@ -16,19 +11,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Sequence
 
-from ..ledger.ledger import Ledger, SliceRecord, label_of_jobs, ledger_jobs
+from ..ledger.ledger import Ledger, SliceRecord, label_of_jobs
+from ..ledger.ledger import ledger_jobs as ledger_jobs
 from ..plan.slice_graph import blocked_by
-from .loop import Loop
-
-__all__ = [
-    "ReadySet",
-    "blocked_line",
-    "blocked_slices",
-    "is_downstream",
-    "jobs_label",
-    "ledger_blocked",
-    "ledger_jobs",
-]
+from .flights import Loop
 
 
 def is_downstream(ledger: Ledger) -> bool:
@@ -98,11 +84,7 @@ class ReadySet:
         loop.queue = deque(i for i in loop.queue if i not in self.blocked)
 
     def token_scope(self, record: SliceRecord) -> str:
-        """The material of ``record``'s attempt tokens: the backfill and the slice's job.
-
-        The Jobs API says a run-now with a token already used returns that run, and not
-        whether the token's scope is one job or the workspace; the least convenient
-        reading (the workspace) is the one kept
-        (https://docs.databricks.com/api/workspace/jobs/runnow, idempotency_token).
-        """
+        """The material of ``record``'s attempt tokens: the backfill and the slice's job
+        (whether a token's scope is a job or the workspace is not said: the workspace is
+        assumed; https://docs.databricks.com/api/workspace/jobs/runnow)."""
         return f"{self.ledger.id}\0{record.job or ''}"

@@ -48,20 +48,9 @@ class Counts:
 
 @dataclass(frozen=True, slots=True)
 class LaunchEvent:
-    """One state change of a backfill.
-
-    Attributes:
-        kind: What happened.
-        at: When, seconds since the epoch.
-        counts: Progress right after the change.
-        label: The slice (``2024-01-01``, ``2024-01-01..2024-01-07``, ``final sync``).
-        keys: The slice's keys.
-        attempt: The attempt number (1-based).
-        run_id: The backend's run id.
-        url: The run page.
-        seconds: How long the attempt took (``succeeded``/``failed``).
-        message: An error or explanation.
-    """
+    """One state change of a backfill, ``at`` epoch seconds, with the progress right after
+    it and the slice (``label``: ``2024-01-01..2024-01-07``, ``final sync``), its attempt
+    (1-based), run and ``seconds`` taken (``succeeded``/``failed``) when it is about one."""
 
     kind: EventKind
     at: float
@@ -120,26 +109,15 @@ class FailedSlice:
 
 @dataclass(frozen=True, slots=True)
 class LaunchSummary:
-    """The outcome of a backfill session.
+    """The outcome of a backfill session (``state``: ``succeeded``, ``failed`` or
+    ``interrupted``; ``seconds``: its wall time).
 
     Attributes:
-        backfill_id: The ledger id.
-        job: The job name.
-        state: ``succeeded``, ``failed`` or ``interrupted``.
-        counts: Final progress.
-        seconds: Wall time of the session.
         durations: Seconds per succeeded slice label, for the slowest-slices list.
         failed: Slices that failed or were left unfinished.
-        rerun_command: The command that reruns only the failed keys.
-        resume_command: The command that finishes what is left.
-        unsaved: Why the ledger could not be saved during the session (a full disk):
-            launching stopped there; the exit code is then 6.
-        checks: One line on the runs' checks: off (``--no-checks``), or how many
-            results the ledger holds and how many failed; empty when there are none.
-        claim_lost: Why the backfill's claim was lost (another launcher took it over):
-            launching stopped there; the exit code is then 7.
-        blocked: ``--downstream``: each slice that did not run because a slice it
-            reads failed, with the slice that blocked it.
+        unsaved: Why the ledger could not be saved (a full disk): exit code 6.
+        checks: One line on the runs' checks (empty when there are none).
+        claim_lost: Why the backfill's claim was lost: exit code 7.
     """
 
     backfill_id: str
@@ -154,7 +132,7 @@ class LaunchSummary:
     unsaved: str = ""
     checks: str = ""
     claim_lost: str = ""
-    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-02-01 (blocked by a 2024-01-31, ...)"
+    blocked: tuple[str, ...] = ()  # --downstream: "b 2024-02-01 (blocked by a 2024-01-31, …)"
 
     @property
     def exit_code(self) -> int:

@@ -49,10 +49,8 @@ class Interrupts:
 
     @contextmanager
     def installed(self) -> Iterator[Interrupts]:
-        """Route SIGINT (escalate) and SIGTERM (cancel) here while inside the block.
-
-        Outside the main thread signals cannot be caught; the block then does nothing.
-        """
+        """Route SIGINT (escalate) and SIGTERM (cancel) here while inside the block (in
+        the main thread only: elsewhere signals cannot be caught)."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return

@@ -1,23 +1,12 @@
 """The scheduler: up to N runs in flight, a slot refilled as soon as a run ends.
 
-One loop thread owns the ledger and all decisions. Submissions run on a small thread pool
-(a slow or retried ``run-now`` never blocks the others), status is polled in batches
-(:mod:`..policy.status_poller`), and a backend that tells when a run ends (the local one) reports
-it at once; each of these wakes the loop, which otherwise sleeps until the next poll or
-retry is due.
-
-Durability: an attempt (with its idempotency token) is saved *before* its submission is
-sent, and every change before the loop acts on it, so a launcher killed at any instant
-resumes without a second run for an attempt. When the ledger cannot be saved (a full
-disk), unsaved attempts are dropped, no new run is launched, and runs in flight are
-watched to their end. When the backend does not
-answer, runs in flight go on: the loop polls, re-sends submissions with their tokens
-without counting a try, and says since when it has been unreachable.
-
-Features are parts passed in, called at fixed points of the loop (no subclasses):
-``--downstream``'s ready set and blocking (:class:`.blocking.ReadySet`), a controller
-run's steering, handover and fencing (:class:`.steering.Steering`) and ``--batch-size
-auto``'s re-batching (:class:`..prepare.rebatch.Rebatcher`).
+One loop thread owns the ledger and all decisions; submissions run on a thread pool,
+status is polled in batches (:mod:`..policy.status_poller`), and a backend that tells
+ends wakes the loop at once. An attempt is saved *before* its submission is sent, and
+every change before the loop acts on it, so a launcher killed at any instant resumes
+without a second run. A ledger that cannot be saved stops launching (runs in flight are
+watched to their end); an unreachable backend is polled and re-sent to, uncounted.
+Features are parts called at fixed points (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -43,11 +32,16 @@ from ..policy.retry_budget import RetryBudgets
 from ..policy.status_poller import StatusPoller
 from .blocking import ReadySet
 from .events import Counts, EventKind, LaunchEvent
-from .flights import Flight, cancel_flights, earliest_unsent
+from .flights import (
+    EndedRuns,
+    Flight,
+    cancel_flights,
+    dispatch,
+    earliest_unsent,
+    harvest_submissions,
+)
 from .interrupts import CANCEL, DRAIN, Interrupts
-from .run_ends import EndedRuns
 from .steering import Steering
-from .submissions import dispatch, harvest_submissions
 from .summary import attempt_event
 
 _CANCEL_WAIT = 30.0
@@ -57,12 +51,9 @@ class Scheduler:
     """Drives one backfill's ledger to completion on a backend.
 
     Args:
-        backend: Where runs happen.
-        ledger: The backfill's ledger; slices not yet succeeded are run.
-        options: Concurrency, retries and polling.
         emit: Receives every :class:`LaunchEvent`.
         interrupts: Drain/cancel requests (Ctrl-C); a fresh one when omitted.
-        clock: Monotonic seconds for the ``--retry-for`` budgets (tests pass their own).
+        clock: Monotonic seconds for the ``--retry-for`` budgets.
         ready: ``--downstream``'s ready set and blocking (requests are routed by job).
         steering: A controller run's control ops, handover and fencing.
         rebatch: Called before each round of launches (``--batch-size auto``).
@@ -109,8 +100,6 @@ class Scheduler:
         self._succeeded = 0
         self._canary = CanaryGate(ledger.slices, options.canary)
 
-    # -- public ------------------------------------------------------------------------
-
     def run(self) -> BackfillState:
         """Run every unfinished slice; return the ledger's final state."""
         workers = max(1, min(self.options.max_concurrent, 32))
@@ -152,8 +141,6 @@ class Scheduler:
             blocked=len(self.ready.blocked) if self.ready is not None else 0,
         )
 
-    # -- setup -------------------------------------------------------------------------
-
     def _prepare(self) -> None:
         """Take up the ledger: slices done, in flight (a resumed open attempt, whose token
         finds the run it started), queued, and the final sync (no keys), kept for last."""
@@ -171,8 +158,6 @@ class Scheduler:
                 self.final = record.index
             else:
                 self.queue.append(record.index)
-
-    # -- launching ---------------------------------------------------------------------
 
     def launching(self) -> bool:
         held = self.steering is not None and self.steering.holds()
@@ -235,8 +220,6 @@ class Scheduler:
             record = self.ledger.slices[index]
             self.ledger.update(replace(record, attempts=record.attempts[:-1]))
         return self._unsaved
-
-    # -- polling -----------------------------------------------------------------------
 
     def _harvest_poll(self) -> None:
         answered = self._poller.harvest(time.monotonic())
@@ -311,8 +294,6 @@ class Scheduler:
             self._halted = self._halted or f"canary slice {record.label} failed"
         if self.options.halt_on_error:
             self.halt(f"slice {record.label} failed and --halt-on-error is set")
-
-    # -- stopping ----------------------------------------------------------------------
 
     def halt(self, reason: str) -> None:
         if not self._halted:
@@ -389,8 +370,6 @@ class Scheduler:
         if wake_at > now:
             self._wake.wait(wake_at - now)
         self._wake.clear()
-
-    # -- helpers -----------------------------------------------------------------------
 
     def event(
         self, kind: EventKind, record: SliceRecord, attempt: Attempt, *, message: str = ""

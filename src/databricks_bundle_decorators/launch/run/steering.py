@@ -1,22 +1,15 @@
 """The scheduler's part for a controller run: steered, handing over, fenced.
 
-:class:`Steering` is looked at once per loop turn and adds what a run in the workspace
-needs to :class:`.scheduler.Scheduler`:
-
-- **steering**: the backfill's control ops (``pause``/``unpause``/``cancel``, read at
-  most every ``control_every`` seconds): paused launches nothing new and keeps polling;
-  cancelled first re-sends the token of every attempt whose run id is unknown (a
-  ``run-now`` whose reply was lost: the Jobs API answers a token it has seen with the
-  run it started), then cancels every run in flight and ends ``interrupted``;
+- **steering**: the control ops, read at most every ``control_every`` seconds: paused
+  launches nothing new and keeps polling; cancelled first re-sends the token of every
+  attempt whose run id is unknown, then cancels the runs in flight, ending
+  ``interrupted``;
 - **handover**: past ``handover_at`` (monotonic) it launches nothing new and stops once
-  no submission is under way, leaving the runs in flight to the next generation (the
-  journal has their run ids and tokens) and the backfill ``running``;
-- **fencing**: a save that finds the next journal segment written by another controller
-  (:class:`~..ledger.journal.JournalLost`) stops it at once: nothing more is launched
-  (no ``run-now`` is sent, not even for an attempt the lost save would have recorded),
-  watched or saved. A save that failed otherwise (the workspace unreachable) forgets
-  the attempts it would have recorded -- never sent -- and queues their slices again:
-  an outage fails nothing (:meth:`Steering.save_failed`).
+  no submission is under way, leaving the runs in flight and the backfill ``running``
+  to the next generation;
+- **fencing**: a save that finds its segment written by another controller
+  (:class:`~..ledger.journal.JournalLost`) stops everything at once; a save that failed
+  otherwise forgets the attempts it would have recorded and queues their slices again.
 """
 
 from __future__ import annotations
@@ -28,19 +21,14 @@ from dataclasses import replace
 from ..backends.backends import SubmitRequest
 from ..ledger.journal import JournalLost
 from ..plan.states import ControlState, RunState
+from .flights import Loop
 from .interrupts import CANCEL, Interrupts
-from .loop import Loop
 
 
 class Steering:
-    """A controller run's say over its scheduler (see the module docstring).
-
-    Args:
-        control: Reads the backfill's control state (``running``/``paused``/``cancelled``);
-            an exception (the workspace unreachable) leaves the last state as it was.
-        control_every: Seconds between two reads of the control state.
-        handover_at: ``time.monotonic()`` after which this run hands over.
-    """
+    """A controller run's say over its scheduler: ``control`` reads the backfill's control
+    state every ``control_every`` seconds (an exception keeps the last one), and past
+    ``handover_at`` (``time.monotonic()``) this run hands over."""
 
     def __init__(
         self, control: Callable[[], ControlState], *, control_every: float, handover_at: float

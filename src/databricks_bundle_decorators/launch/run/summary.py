@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ..ledger.commands import rerun_command, resume_command
-from ..ledger.ledger import Attempt, Ledger, SliceRecord
+from ..ledger.ledger import Attempt, Ledger, SliceRecord, rerun_command, resume_command
 from .blocking import blocked_line, is_downstream, ledger_blocked
 from .events import Counts, EventKind, FailedSlice, LaunchEvent, LaunchSummary
 
@@ -41,11 +40,8 @@ _GAVE_UP = (
 
 
 def _failure(record: SliceRecord) -> FailedSlice | None:
-    """``record`` as a failure of the session that has just ended, if it is one.
-
-    Its latest attempt failed (a Ctrl-C during the wait for its retry included: that
-    retry will not happen now), or its submission was given up, so it has no run.
-    """
+    """``record`` as a failure of the session that has just ended: its latest attempt
+    failed, or its submission was given up (it has no run)."""
     last = record.last
     if last is None:
         return None
@@ -72,14 +68,8 @@ def ledger_counts(ledger: Ledger) -> Counts:
 
 
 def summarize(ledger: Ledger, seconds: float, context_args: tuple[str, ...] = ()) -> LaunchSummary:
-    """The summary of a ledger after a session.
-
-    Args:
-        ledger: The backfill's ledger after the session; the counts are the ledger's
-            (:func:`ledger_counts`), so they and the list of failed slices agree.
-        seconds: Wall time of the session.
-        context_args: ``--project``/``--pipelines`` for the printed commands.
-    """
+    """The summary of a ledger after a session of ``seconds`` (its counts are
+    :func:`ledger_counts`); ``context_args`` (``--project``...) go in the commands."""
     counts = ledger_counts(ledger)
     failed: list[FailedSlice] = []
     durations: dict[str, float] = {}

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 _ID = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_\-]*)-\d{8}T\d{6}-[0-9a-f]{4}")
-"""A backfill id as :func:`..ledger.ledger_ids.new_backfill_id` makes it: job, stamp, hex."""
+"""A backfill id as :func:`..ledger.ledger.new_backfill_id` makes it: job, stamp, hex."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from ...backfill.base import BackfillDef
 from ..backends.databricks_backend import run_history
-from ..ledger.ledger import list_ledgers
-from ..ledger.observations import ledger_observations
+from ..ledger.ledger import ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, key_history, keys_without_success
 from ..prepare.planners import Draft, Planning
 from .horizon import history_to_select, workspace_history

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from ...definitions import JobDefinition
 from ..guard.connection import connect_job
-from ..ledger.ledger import Ledger, ledger_dir, list_ledgers
-from ..ledger.observations import ledger_observations
+from ..ledger.ledger import Ledger, ledger_dir, ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, key_history
 from ..plan.plan import build_plan, selected_keys
 from ..plan.request import Connection

@@ -1,29 +1,15 @@
-"""Reading a job's billing records through a SQL warehouse (the Statement Execution API).
+"""Reading a job's billing records through a SQL warehouse: one statement over
+``system.billing.usage`` for the given runs and, for the job and time span, the records
+that name no run, each with the effective list prices in force when it ended; every
+value a named parameter.
 
-``system.billing.usage`` is a system table: it is read with SQL, on a SQL warehouse,
-through ``WorkspaceClient.statement_execution`` (there is no REST listing of it). One
-statement reads the records of the given runs and, for the same job and time span, the
-records that name no run; each record comes with the effective list prices in force
-when it ended (one row per currency). Every value is a named parameter
-(``:run_ids``, ``:job_id``, ``:since``, ``:until``), never text in the statement.
-
-Sources:
-
-* Statement Execution API: https://docs.databricks.com/api/workspace/statementexecution
-  and databricks-sdk's ``StatementExecutionAPI`` docstrings (``wait_timeout`` 5-50 s,
-  ``PENDING``/``RUNNING`` answers polled with ``get_statement``, a failed statement is a
-  200 answer with state ``FAILED``, results in chunks fetched with
-  ``get_statement_result_chunk_n``, ``JSON_ARRAY`` values as strings or null).
-* Usage table: https://docs.databricks.com/aws/en/admin/system-tables/billing
-  (``usage_metadata.job_run_id``/``job_id`` strings, ``record_type``).
-* List prices: https://docs.databricks.com/aws/en/admin/system-tables/pricing (a price is in
-  force from ``price_start_time`` until ``price_end_time``, null while current; the
-  ``pricing`` key ``effective_list`` "resolves list and promotional price, and contains the
-  effective list price used for calculating the cost", where ``default`` is the long-term
-  list price). A record is priced by the price in force at its ``usage_end_time``, the
-  join of the system tables' sample cost queries
-  (``usage_end_time >= price_start_time AND (price_end_time IS NULL OR usage_end_time <
-  price_end_time)``).
+Sources: Statement Execution API (https://docs.databricks.com/api/workspace/statementexecution,
+databricks-sdk ``StatementExecutionAPI``: ``wait_timeout`` 5-50 s, polled with
+``get_statement``, a failed statement is a 200 with state ``FAILED``, results in chunks);
+https://docs.databricks.com/aws/en/admin/system-tables/billing;
+https://docs.databricks.com/aws/en/admin/system-tables/pricing (``effective_list``; a
+price is in force from ``price_start_time`` until ``price_end_time``, null while current:
+the join of the sample cost queries).
 """
 
 from __future__ import annotations
@@ -44,8 +30,6 @@ if TYPE_CHECKING:
 
 _UTC = timezone.utc
 
-__all__ = ["BILLING_STATEMENT", "BillingRecord", "BillingUnreadable", "read_billing"]
-
 BILLING_STATEMENT = """\
 SELECT u.record_id, u.usage_metadata.job_run_id AS job_run_id,
        u.usage_metadata.job_id AS job_id, u.sku_name, u.usage_unit, u.record_type,
@@ -59,7 +43,6 @@ LEFT JOIN system.billing.list_prices AS p
 WHERE array_contains(split(:run_ids, ','), u.usage_metadata.job_run_id)
    OR (u.usage_metadata.job_id = :job_id AND u.usage_metadata.job_run_id IS NULL
        AND u.usage_start_time >= :since AND u.usage_start_time < :until)"""
-"""Records of the runs, and the job's records without a run in ``[since, until)``."""
 
 _COLUMNS = (
     "record_id",
@@ -77,24 +60,14 @@ _WAITING = frozenset({"PENDING", "RUNNING"})
 
 
 class BillingUnreadable(DbxdecError):
-    """The warehouse ran the statement and it failed (no access to ``system.billing``,
-    a stopped warehouse...): exit 1, the warehouse's own message in the line."""
+    """The statement failed on the warehouse (exit 1, with the warehouse's message)."""
 
 
 @dataclass(frozen=True, slots=True)
 class BillingRecord:
-    """One usage record with the list price in force at its start (per currency).
-
-    Attributes:
-        record_id: The record's id (``system.billing.usage.record_id``).
-        run_id: ``usage_metadata.job_run_id``, or ``None``.
-        sku_name: The SKU billed.
-        usage_unit: What ``quantity`` counts (``DBU`` for compute).
-        record_type: ``ORIGINAL``, ``RETRACTION`` (negative quantity) or ``RESTATEMENT``.
-        usage_start: ``usage_start_time``.
-        quantity: ``usage_quantity``, exact.
-        prices: currency code -> list price per unit; empty when no price was in force.
-    """
+    """One ``system.billing.usage`` record (``run_id``: ``usage_metadata.job_run_id``;
+    ``record_type``: ``ORIGINAL``, ``RETRACTION`` or ``RESTATEMENT``) with its list prices
+    per unit, by currency (empty when none was in force)."""
 
     record_id: str
     run_id: str | None
@@ -122,8 +95,7 @@ def read_billing(
     Raises:
         UsageError: the warehouse refused the statement (unknown warehouse, bad request).
         BillingUnreadable: the statement failed on the warehouse.
-        WorkspaceRejected: the credentials or a permission were refused.
-        WorkspaceUnreachable: the workspace did not answer.
+        WorkspaceRejected, WorkspaceUnreachable: refused, or no answer.
     """
     from databricks.sdk.errors.base import DatabricksError
     from databricks.sdk.service.sql import StatementParameterListItem as Param

@@ -1,29 +1,14 @@
-"""The first watermark of a table-triggered job, recorded when the job is first deployed.
+"""Statements on a SQL warehouse from the launcher: a table's history (the undo of a
+``--downstream`` backfill), and the first watermark of a table-triggered job, which
+``dbxdec deploy`` (no cluster) records by reading each source's latest version and
+inserting the state table's first ``advance`` row (run ``deploy``), only when the job
+has none yet.
 
-A ``TableUpdate`` job's first triggered run processes its sources' versions after the
-ones recorded at its first deploy. ``dbxdec deploy`` has no cluster, so it reads each
-source's latest version and writes the state table's first ``advance`` row (run
-``deploy``, :func:`..runtime.triggers.trigger_state.deploy_advance_value`) through a SQL
-warehouse with the Statement Execution API. A job parameter default could not hold it:
-changing one needs a redeploy. Only the job's first deploy writes the row (a statement
-that inserts it only when the job has no ``advance`` row yet); later deploys leave the
-processed versions alone.
-
-Sources:
-
-* Statement Execution API: https://docs.databricks.com/api/workspace/statementexecution
-  and databricks-sdk's ``StatementExecutionAPI`` docstrings (``wait_timeout`` 5-50 s,
-  ``PENDING``/``RUNNING`` answers polled with ``get_statement``, a failed statement is a
-  200 answer with state ``FAILED``, ``JSON_ARRAY`` values as strings).
-* ``DESCRIBE HISTORY t LIMIT 1``, the last commit, its ``version`` first:
-  https://docs.databricks.com/aws/en/delta/history ("Retrieve Delta table history",
-  "History schema").
-* Parameter markers hold values; a name needs the ``IDENTIFIER`` clause
-  (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-names-identifier-clause),
-  so table names here are validated and backtick-quoted instead
-  (:class:`..runtime.storage.table_name.TableName`), and every value is a named marker.
-* ``CREATE TABLE IF NOT EXISTS ... USING DELTA``:
-  https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-table-using
+Sources: Statement Execution API (https://docs.databricks.com/api/workspace/statementexecution;
+``JSON_ARRAY`` values as strings); parameter markers hold values, not names
+(https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-names-identifier-clause),
+so table names are validated and backtick-quoted; ``CREATE TABLE IF NOT EXISTS ... USING
+DELTA`` (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-table-using).
 """
 
 from __future__ import annotations
@@ -36,6 +21,8 @@ from typing import TYPE_CHECKING
 from ...definitions import JobDefinition
 from ...definitions.triggers import TableUpdate
 from ...errors import DbxdecError
+from ...runtime.storage.delta_history import Commit
+from ...runtime.storage.formats import TableRef
 from ...runtime.storage.table_name import TableName
 from ...runtime.triggers.trigger_state import DEPLOY_RUN, STATE_COLUMNS, deploy_advance_value
 from .workspace import first_line, workspace_errors
@@ -44,9 +31,9 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.sql import StatementResponse
 
-__all__ = ["NO_WAREHOUSE_LINE", "Statements", "WatermarkUnreadable", "record_first_watermarks"]
-
 _WAITING = ("PENDING", "RUNNING")
+_MISSING = "TABLE_OR_VIEW_NOT_FOUND"
+_COLUMNS = ("version", "operation", "userMetadata", "timestamp")
 NO_WAREHOUSE_LINE = (
     "job {job!r}: no SQL warehouse to record its sources' versions through (pass "
     "--warehouse-id W or set DATABRICKS_WAREHOUSE_ID), so its first triggered run needs "
@@ -72,8 +59,8 @@ def record_first_watermarks(
     *,
     poll_interval: float = 1.0,
 ) -> list[str]:
-    """Record each table-triggered job's first watermark, unless it has one; return one
-    line per job (what was recorded, that it was kept, or that no warehouse was given).
+    """Record each table-triggered job's first watermark, unless it has one; one line per
+    job.
 
     Raises:
         WatermarkUnreadable: a statement failed on the warehouse (one line).
@@ -124,11 +111,8 @@ class _Statements:
     def rows(
         self, statement: str, parameters: Mapping[str, str] | None = None
     ) -> list[list[str | None]]:
-        """The rows of ``statement``, every value a string or ``None``.
-
-        Raises:
-            WatermarkUnreadable: the statement failed (its one line).
-        """
+        """The rows of ``statement``, every value a string or ``None`` (raises as
+        :meth:`named_rows`)."""
         return self.named_rows(statement, parameters)[1]
 
     def named_rows(
@@ -179,7 +163,6 @@ class _Statements:
 
 
 Statements = _Statements
-"""Statements on one warehouse (the trigger catch-up reads and writes through it too)."""
 
 
 def _state(answer: StatementResponse) -> str:
@@ -192,11 +175,7 @@ def deploy_watermark_lines(
 ) -> list[str]:
     """What ``dbxdec deploy`` says after the bundle is deployed: the first watermark of
     each table-triggered job, recorded through ``warehouse_id`` (default:
-    ``DATABRICKS_WAREHOUSE_ID``).
-
-    Without a warehouse, one line per job says its first triggered run needs
-    ``--from-version`` (the deploy itself has succeeded).
-    """
+    ``DATABRICKS_WAREHOUSE_ID``; without one, that ``--from-version`` will be needed)."""
     triggered = [job for job, _ in triggered_jobs(jobs)]
     if not triggered:
         return []
@@ -207,3 +186,52 @@ def deploy_watermark_lines(
 
     client = connect(profile=profile)
     return record_first_watermarks(client, warehouse, triggered)
+
+
+class HistoryUnreadable(DbxdecError):
+    """A table's history could not be read through the warehouse (exit 1)."""
+
+    exit_code = 1
+
+
+def read_history(statements: Statements, table: TableRef) -> tuple[Commit, ...]:
+    """``table``'s commits, oldest first, read with ``DESCRIBE HISTORY`` by column name
+    (https://docs.databricks.com/aws/en/delta/history); empty when the table does not
+    exist (``TABLE_OR_VIEW_NOT_FOUND``,
+    https://docs.databricks.com/aws/en/error-messages/table-or-view-not-found-error-class).
+
+    Raises:
+        HistoryUnreadable: the statement failed for another reason, or its result
+            lacks a documented column.
+    """
+    try:
+        names, rows = statements.named_rows(f"DESCRIBE HISTORY {table.qualified}")
+    except WatermarkUnreadable as err:
+        if _MISSING in err.render():
+            return ()
+        raise HistoryUnreadable(
+            f"the history of table {table.name} could not be read: {err.render()}; "
+            "nothing was restored"
+        ) from None
+    missing = [c for c in _COLUMNS if c not in names]
+    if missing:
+        raise HistoryUnreadable(
+            f"DESCRIBE HISTORY {table.name} answered no {', '.join(missing)} column; "
+            "nothing was restored"
+        )
+    at = {c: names.index(c) for c in _COLUMNS}
+    commits = [
+        Commit(
+            int(str(row[at["version"]])),
+            str(row[at["operation"]] or ""),
+            row[at["userMetadata"]],
+            _second(row[at["timestamp"]]),
+        )
+        for row in rows
+    ]
+    return tuple(sorted(commits, key=lambda c: c.version))
+
+
+def _second(value: str | None) -> str:
+    """``2024-06-01 12:00:00Z`` from a JSON_ARRAY timestamp, for messages."""
+    return f"{value[:19].replace('T', ' ')}Z" if value and len(value) >= 19 else ""

@@ -1,35 +1,14 @@
-"""Which level a principal holds on a job: the one reader of job ACLs, for every check
-dbxdec makes before it acts on a job (steering a detached backfill, pausing a trigger).
+"""Which level a principal holds on a job: the one reader of job ACLs.
 
-The job's access control list comes from the Permissions API (``GET
-/api/2.0/permissions/jobs/{job_id}``, ``WorkspaceClient.jobs.get_permissions``); the
-principal and the groups it is in from SCIM: ``Me`` for the caller, or a filtered list of
-``Users`` (``userName eq "..."``) or ``ServicePrincipals`` (``applicationId eq "..."``) for
-another principal (https://docs.databricks.com/aws/en/admin/users-groups/scim/; the SDK's
-``users.list``/``service_principals.list``: "Supported operators are equals(eq) ...").
-
-The levels, from the jobs access-control table ("Job ACLs" in
-https://docs.databricks.com/aws/en/security/auth/access-control, read as
-https://docs.azure.cn/en-us/databricks/security/auth-authz/access-control/jobs-acl):
-*Run now* and *Cancel run* from CAN MANAGE RUN up (:data:`RUN_LEVELS`); *Edit job
-settings* -- a ``jobs/update``, which pauses a schedule or trigger -- only IS OWNER and
-CAN MANAGE (:data:`EDIT_LEVELS`). A level counts whether granted directly or inherited
-(``all_permissions[].inherited``), to the principal (``user_name``, or
-``service_principal_name`` for a service principal, whose SCIM ``userName`` is its
-application id) or to a group SCIM lists for it.
-
-Workspace admins: the docs say they have CAN MANAGE on every job
-(https://docs.databricks.com/aws/en/jobs/privileges, "Default privileges for jobs"), and
-that the system group ``admins`` holds the workspace admins
-(https://docs.databricks.com/aws/en/admin/users-groups/groups). So a principal in the
-group ``admins`` holds CAN_MANAGE even when the job's ACL does not show that grant.
-
-What the docs leave open, and what dbxdec does then (the refusal side each time): who
-may read a job's ACL is not documented, so a 403 on that read counts as "no level"
-(:attr:`JobAccess.readable` says so); and whether SCIM lists groups reached through
-nested groups is not documented, so a grant to a group the principal is in only through
-another group may not be seen -- a refusal then says to grant the level to the principal
-or to a group it is directly in.
+The ACL comes from the Permissions API (``GET /api/2.0/permissions/jobs/{job_id}``); the
+principal and its groups from SCIM (``Me``, or ``Users``/``ServicePrincipals`` filtered
+with ``eq``: https://docs.databricks.com/aws/en/admin/users-groups/scim/). Levels ("Job
+ACLs" in https://docs.databricks.com/aws/en/security/auth/access-control): *Run now* and
+*Cancel run* from CAN MANAGE RUN up, *Edit job settings* only IS OWNER and CAN MANAGE; a
+level counts direct or inherited, to the principal or a group SCIM lists it in. Group
+``admins`` holds CAN MANAGE on every job
+(https://docs.databricks.com/aws/en/jobs/privileges). Left open by the docs, refused
+here: a 403 reading the ACL counts as no level; nested groups may go unseen.
 """
 
 from __future__ import annotations
@@ -44,13 +23,10 @@ from .workspace import workspace_errors
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-RUN_LEVELS = ("CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
-"""Job levels that may run now and cancel runs (and steer a detached backfill)."""
-EDIT_LEVELS = ("IS_OWNER", "CAN_MANAGE")
-"""Job levels that may edit the job's settings (``jobs/update``: pause a trigger)."""
+RUN_LEVELS = ("CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")  # run now, cancel, steer
+EDIT_LEVELS = ("IS_OWNER", "CAN_MANAGE")  # jobs/update: pause a schedule or trigger
 _ORDER = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
 ADMINS_GROUP = "admins"
-"""The workspace's system group of workspace admins."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +40,9 @@ class Principal:
 
 @dataclass(frozen=True, slots=True)
 class JobAccess:
-    """What ``principal`` holds on a job.
-
-    Attributes:
-        principal: Who.
-        grant: The first of the asked levels it holds and how (``"CAN_MANAGE through
-            group eng"``, ``"workspace admin (group admins)"``); ``None``: none of them.
-        held: Its strongest level on the job (``"CAN_MANAGE_RUN"``), or ``"no
-            permission"``.
-        readable: ``False``: the workspace refused to show the job's ACL.
-    """
+    """What ``principal`` holds on a job: ``grant`` the first of the asked levels it holds
+    and how (``"CAN_MANAGE through group eng"``; ``None``: none), ``held`` its strongest
+    level (or ``"no permission"``), ``readable`` whether the job's ACL could be read."""
 
     principal: Principal
     grant: str | None
@@ -90,13 +59,7 @@ def caller(client: WorkspaceClient) -> Principal:
 
 def principal_named(client: WorkspaceClient, name: str) -> Principal:
     """Workspace user ``name`` (an email) or service principal ``name`` (an application
-    id), with its groups; without groups when SCIM does not list it or refuses to (who
-    may list principals is not documented: then only a direct grant is seen, the
-    refusal side).
-
-    Raises:
-        WorkspaceRejected, WorkspaceUnreachable: as :func:`caller`.
-    """
+    id), with its groups (none when SCIM does not list it or refuses to)."""
     from databricks.sdk.errors import PermissionDenied
 
     with workspace_errors(client.config.host):
@@ -118,11 +81,7 @@ def runs_as(client: WorkspaceClient, job_id: int) -> Principal:
     disabled or ... the user with the is_owner permission", databricks-sdk-py
     ``jobs.Job``), else its ``settings.run_as`` (``jobs.JobRunAs``: "If not specified, the
     job runs as the user who created the job"), else its creator. A ``run_as`` group is
-    its own group.
-
-    Raises:
-        WorkspaceRejected, WorkspaceUnreachable: as :func:`caller`.
-    """
+    its own group."""
     with workspace_errors(client.config.host):
         job = client.jobs.get(job_id)
     run_as = job.settings.run_as if job.settings is not None else None
@@ -148,8 +107,7 @@ def job_access(
     ``levels`` (:data:`RUN_LEVELS`, :data:`EDIT_LEVELS`) if any.
 
     Raises:
-        WorkspaceRejected, WorkspaceUnreachable: the credentials were refused, or the
-            workspace did not answer.
+        WorkspaceRejected, WorkspaceUnreachable: refused, or no answer.
     """
     from databricks.sdk.errors import PermissionDenied
 
@@ -191,8 +149,7 @@ def require_level(
     """:func:`job_access`, refused unless ``principal`` holds one of ``levels``.
 
     Raises:
-        WorkspaceRejected: it does not, or its ACL cannot be read (``refusal``'s one line,
-            exit 4); the credentials were refused.
+        WorkspaceRejected: it does not (``refusal``'s one line, exit 4), or refused.
         WorkspaceUnreachable: the workspace did not answer.
     """
     access = job_access(client, job_id, levels, principal=principal)

@@ -1,8 +1,6 @@
-"""What ``-t TARGET`` means for finding a deployed job: name prefix, dev mode, workspace.
-
-Read from the project's ``databricks.yml`` the way the Databricks CLI applies it: a
-``mode: development`` target prefixes job names with ``[dev <user short name>] ``
-unless ``presets.name_prefix`` says otherwise.
+"""What ``-t TARGET`` means for finding a deployed job, read from ``databricks.yml`` as the
+Databricks CLI applies it: a ``mode: development`` target prefixes job names with
+``[dev <user short name>] `` unless ``presets.name_prefix`` says otherwise.
 """
 
 from __future__ import annotations
@@ -74,11 +72,8 @@ _UUID = re.compile(
 
 
 def is_service_principal_name(user_name: str) -> bool:
-    """Whether the CLI takes ``user_name`` for a service principal's: it parses as a UUID.
-
-    Source: databricks/cli ``libs/iamutil/service_principal.go`` (``IsServicePrincipalName``:
-    ``uuid.Parse(userName)`` succeeds).
-    """
+    """Whether the CLI takes ``user_name`` for a service principal's: it parses as a UUID
+    (databricks/cli ``libs/iamutil/service_principal.go``)."""
     return _UUID.fullmatch(user_name) is not None
 
 

@@ -1,18 +1,11 @@
 """Reaching a Databricks workspace in bounded time, and saying in one line why not.
 
-``databricks-sdk`` retries a refused connection, an unknown host name or a timeout for
-``retry_timeout_seconds`` (300 s by default) on *every* call, silently. So dbxdec never
-uses those defaults:
-
-- :func:`connect` first sends one cheap authenticated request (``jobs/list?limit=1``)
-  with a budget of a few seconds, so a rejected token (401), a missing permission
-  (403), a closed port, a failed DNS lookup or a server that is not Databricks ends
-  the command within seconds, as :class:`~..errors.WorkspaceRejected` (exit 4) or
-  :class:`~..errors.WorkspaceUnreachable` (exit 5);
-- planning calls (finding the job, reading run history) then get :data:`PLAN_CALL_SECONDS`;
-- during a backfill :func:`backfill_client` bounds each submit and poll to
-  :data:`BACKFILL_CALL_SECONDS`; the scheduler retries across an outage for as long as it
-  lasts and says so (runs go on in the workspace meanwhile).
+``databricks-sdk`` silently retries a refused connection, an unknown host or a timeout
+for 300 s on every call, so dbxdec sets its own budgets: :func:`connect` probes with one
+cheap request (``jobs/list?limit=1``) in seconds, raising
+:class:`~...errors.WorkspaceRejected` (exit 4) or :class:`~...errors.WorkspaceUnreachable`
+(exit 5); planning calls get :data:`PLAN_CALL_SECONDS`; :func:`backfill_client` bounds
+each submit and poll, and the scheduler retries across an outage.
 """
 
 from __future__ import annotations
@@ -29,19 +22,12 @@ from ...errors import DbxdecError, UsageError, WorkspaceRejected, WorkspaceUnrea
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-METADATA_SECONDS = 1
-"""Retry budget of the SDK's best-effort ``/.well-known`` probe when a config is built."""
-PROBE_SECONDS = 3
-"""Retry budget of the first authenticated request: a dead host fails in under 10 s."""
+METADATA_SECONDS = 1  # the SDK's best-effort /.well-known probe when a config is built
+PROBE_SECONDS = 3  # the first authenticated request: a dead host fails in under 10 s
 PROBE_HTTP_SECONDS = 5.0
-"""How long one request of the probe may wait for an answer."""
-PLAN_CALL_SECONDS = 30
-"""Retry budget (and per-request timeout) of each planning call after the probe."""
-BACKFILL_CALL_SECONDS = 6
-"""Retry budget of each submit, poll or cancel in a backfill: a refused connection gives
-up after about 7.5 s (the SDK sleeps 1, 2, 3... s between tries)."""
+PLAN_CALL_SECONDS = 30  # retry budget and per-request timeout of each planning call
+BACKFILL_CALL_SECONDS = 6  # each submit, poll or cancel: a refused connection, ~7.5 s
 BACKFILL_HTTP_SECONDS = 8.0
-"""How long one request of a backfill may wait for an answer (a silent host: ~9.5 s)."""
 
 ProblemKind = Literal["credentials", "permission", "not-databricks", "unreachable"]
 
@@ -88,11 +74,7 @@ def connect(
 def backfill_client(client: WorkspaceClient) -> WorkspaceClient:
     """A client on the same workspace and credentials whose every call gives up after
     :data:`BACKFILL_CALL_SECONDS` of retries and :data:`BACKFILL_HTTP_SECONDS` per
-    request (smaller values already set are kept).
-
-    ``client`` is left as it was: a client copies the timeouts of its config when it is
-    built, and the config gets its own values back right after.
-    """
+    request (smaller values kept); ``client`` is left as it was."""
     from databricks.sdk import WorkspaceClient
 
     cfg = client.config
@@ -110,11 +92,8 @@ def workspace_errors(
     host: str | None, *, origin: str = "", probing: bool = False
 ) -> Iterator[None]:
     """Turn the SDK's transport and authentication failures inside the block into one
-    :class:`~..errors.DbxdecError` line naming ``host``.
-
-    ``probing``: the block is the first request, so any other failure (a 404, an odd
-    answer) also means the host is not a usable workspace.
-    """
+    :class:`~...errors.DbxdecError` line naming ``host`` (``probing``: the first request,
+    so any failure means the host is not a usable workspace)."""
     try:
         yield
     except DbxdecError:
@@ -245,12 +224,8 @@ def require_order_parameter(
     outcome: str = "nothing was launched",
 ) -> None:
     """Refuse a deployed job that does not declare ``dbxdec_order`` (deployed by an older
-    dbxdec); ``purpose`` ends the advice, e.g. ``"to --force-rewrite"``, and ``outcome``
-    says what did not happen.
-
-    Raises:
-        UsageError: the job cannot be read, or does not declare ``dbxdec_order``.
-    """
+    dbxdec): a :class:`UsageError` whose advice ends with ``purpose`` (``"to
+    --force-rewrite"``) and ``outcome``; also when the job cannot be read."""
     if not declares_order_parameter(client, job_id):
         raise UsageError(
             f"job {job_name!r} (id {job_id}) was deployed without the {ORDER_PARAM} parameter "
@@ -259,12 +234,8 @@ def require_order_parameter(
 
 
 def declares_order_parameter(client: WorkspaceClient, job_id: int) -> bool:
-    """Whether the deployed job declares ``dbxdec_order`` (``False``: deployed by an
-    older dbxdec).
-
-    Raises:
-        UsageError: the job cannot be read.
-    """
+    """Whether the deployed job declares ``dbxdec_order`` (:class:`UsageError` when it
+    cannot be read)."""
     try:
         settings = client.jobs.get(job_id).settings
     except request_refusals() as exc:
@@ -274,8 +245,7 @@ def declares_order_parameter(client: WorkspaceClient, job_id: int) -> bool:
 
 def request_refusals() -> tuple[type[Exception], ...]:
     """The SDK's errors for a request the workspace refused (a bad request, an unknown job
-    or run), for ``except request_refusals():``. Imported when first needed: loading
-    databricks-sdk takes about 0.8 s, which a local command never pays."""
+    or run), for ``except request_refusals():`` (imported late: the SDK loads in 0.8 s)."""
     from databricks.sdk.errors import (
         BadRequest,
         InvalidParameterValue,

@@ -1,16 +1,7 @@
 """Before anything is paused or started: the principal that will write ``jobs/update`` may
-edit every job it will pause.
-
-A pause and its restore are ``jobs/update`` requests, which the jobs access-control
-table grants to IS OWNER and CAN MANAGE only ("Edit job settings", "Job ACLs" in
-https://docs.databricks.com/aws/en/security/auth/access-control; CAN MANAGE RUN may run
-and cancel, not edit). Finding out at the pause means a backfill half set up, or -- for
-a detached backfill, whose controller holds and restores the triggers as the controller
-job's principal -- a trigger paused for good. So ``--pause-schedule``, ``--downstream``
-and ``--detach`` first read, through :mod:`...workspace.job_access`, the ACL of each job
-they will pause and the groups of the principal that will write (the caller, or the
-controller job's ``run_as``), and refuse in one line (exit 4) when it cannot edit one,
-or when the ACL cannot be read: a check that cannot be made never passes.
+edit every job it will pause (IS OWNER and CAN MANAGE only: "Edit job settings", "Job
+ACLs" in https://docs.databricks.com/aws/en/security/auth/access-control). A check that
+cannot be made never passes.
 """
 
 from __future__ import annotations
@@ -27,8 +18,6 @@ from .schedule_pause import SchedulePause
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-__all__ = ["checked_schedule_pause", "require_pausable"]
-
 
 def checked_schedule_pause(
     client: WorkspaceClient,
@@ -39,9 +28,8 @@ def checked_schedule_pause(
     declared_trigger: Mapping[str, Any] | None,
     force_trigger: bool,
 ) -> SchedulePause:
-    """``--pause-schedule`` of deployed job ``remote`` (a new backfill or ``--resume``):
-    the caller's CAN MANAGE checked now, before anything is paused or started (nothing
-    is checked when nothing starts the job on its own), and the pause, held at launch.
+    """``--pause-schedule`` of deployed job ``remote``: the caller's CAN MANAGE checked now
+    (when something starts the job on its own), and the pause, held at launch.
 
     Raises:
         WorkspaceRejected: as :func:`require_pausable`.
@@ -72,18 +60,13 @@ def require_pausable(
     """Refuse unless ``principal`` (default: the caller) may pause each of ``jobs``.
 
     Args:
-        client: The workspace of the jobs.
         jobs: dbxdec job name -> deployed job id of each job to pause.
-        option: The option that pauses (``--pause-schedule``, ``--downstream``).
         what: What is paused, for the line (``"schedule"``, ``"trigger"``).
-        principal: Who writes ``jobs/update`` (the controller job's ``run_as``).
-        whose: Who that is, for the line (``"the controller job's principal"``).
-        then: What the refusal means, for the line.
+        principal: Who writes ``jobs/update`` (the controller job's ``run_as``);
+            ``whose`` says who that is, ``then`` what the refusal means, for the line.
 
     Raises:
-        WorkspaceRejected: one line naming the job, the principal, the level it has and
-            CAN_MANAGE, or saying the ACL could not be read; the workspace refused the
-            credentials or did not answer while reading it (exit 4 either way).
+        WorkspaceRejected: it may not, or the ACL could not be read (exit 4).
     """
     if not jobs:
         return

@@ -1,24 +1,13 @@
 """Pausing a job's schedule, trigger or continuous run for a backfill, and putting it back.
 
-**Pausing.** :class:`Pause` sets ``pause_status: PAUSED`` on the settings of a deployed
-job that start runs on their own (those it is asked for, that the job has and that run),
-keeping everything else of them, and puts back exactly the ``pause_status`` values it
-found when its holder releases it. :class:`SchedulePause` is the hold of a backfill
-driven from this machine (``dbxdec backfill --pause-schedule``, a ``--downstream``
-backfill's dependants' triggers): the block's end restores -- normally, on an exception
-or on Ctrl-C. A detached backfill holds through its controller runs
-(:mod:`.trigger_pause`).
-
-**Crashes.** Before the pausing request is sent, a marker (:mod:`.marker`) records the
-original values and who holds the pause. A holder that ends without restoring (SIGKILL,
-a lost laptop, a controller killed for good) leaves it behind; :func:`restore_stale`,
-called when the next ``dbxdec`` command for the job starts, puts the values back and
-deletes it. A marker whose holder still runs is left alone, and a second backfill of the
-same job joins the pause: the settings are restored when the last of them ends.
-
-**Without pausing.** :func:`slot_policy` keeps one of the job's ``max_concurrent_runs``
-free for the scheduled run, or warns that scheduled runs will queue behind the backfill
-when the job allows one run at a time.
+:class:`Pause` sets ``pause_status: PAUSED`` on the settings of a deployed job that start
+runs on their own, keeping the rest, and puts back exactly the values it found. Its
+marker (:mod:`...ledger.marker`) is written before the pausing request: a holder that
+ends without restoring leaves it, and :func:`restore_stale` (at the next ``dbxdec``
+command for the job) restores and deletes it. Holders of one job join: the settings are
+restored when the last ends. :class:`SchedulePause` is the hold of a backfill driven from
+this machine; a detached backfill holds through its controller runs (:mod:`.trigger_pause`).
+:func:`slot_policy` is the alternative to pausing: a free slot for the scheduled run.
 """
 
 from __future__ import annotations
@@ -56,41 +45,18 @@ from ...workspace.workspace import environment_problem, first_line
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-__all__ = [
-    "PAUSABLE",
-    "Pause",
-    "SchedulePause",
-    "api_errors",
-    "job_blocks",
-    "local_markers",
-    "restore_settings",
-    "restore_stale",
-    "restore_stale_pauses",
-    "set_statuses",
-    "slot_policy",
-    "status_of",
-]
-
 
 class Pause:
     """``holder``'s pause of ``fields`` of deployed job ``job_id``, marked in ``markers``.
 
     Args:
-        client: The workspace the job lives in.
-        markers: The job's pause markers (local or in the workspace).
-        job: The dbxdec job name, for messages.
-        job_id: The deployed job.
-        holder: Who holds the pause.
-        fields: The settings to pause (default all of :data:`PAUSABLE`). Holds of other
-            fields of the same job join: each is restored when the last holder ends.
+        fields: The settings to pause (default all of :data:`PAUSABLE`).
         option: What the user can drop to avoid the pause (for error lines).
-        declared_trigger: The job's ``trigger`` as the project declares it
-            (:func:`...bundle.triggers.declared_trigger`), written back in place of the
-            one ``jobs/get`` returns, which lacks a table update's ``condition``.
+        declared_trigger: The job's ``trigger`` as the project declares it, written back
+            in place of the one ``jobs/get`` returns, which lacks a table update's
+            ``condition``.
         force_trigger: Pause a deployed table-update trigger the project does not
-            declare (``--force-trigger-pause``): its ``condition`` cannot be read back,
-            so the restore writes what ``jobs/get`` returns. Without it such a pause is
-            refused.
+            declare (``--force-trigger-pause``); without it such a pause is refused.
     """
 
     def __init__(
@@ -118,16 +84,13 @@ class Pause:
 
     def take(self) -> tuple[str, bool]:
         """Pause the settings (the marker first); the line saying what was done, and
-        whether this call wrote the holder's marker (not when it had one already, nor for
-        a job with nothing to pause or paused by hand: that is left as it is).
+        whether this call wrote the holder's marker.
 
         Raises:
-            UsageError: the workspace refused the change (the line names the job), or
-                the trigger to pause is an undeclared table update (see ``force_trigger``).
-            WorkspaceRejected: the credentials or the permission (CAN MANAGE) were refused.
-            WorkspaceUnreachable: the workspace did not answer.
+            UsageError: the workspace refused the change, or the trigger to pause is an
+                undeclared table update (see ``force_trigger``).
+            WorkspaceRejected, WorkspaceUnreachable: refused (CAN MANAGE) or no answer.
             LocalStateProblem: a local marker cannot be written.
-            A pause this call made is put back first.
         """
         with self.markers.locked():
             with api_errors(self.client, f"read the settings of job {self.job!r}", self.option):
@@ -204,10 +167,9 @@ class Pause:
     def _undeclared(
         self, block: Any, trigger: Mapping[str, Any] | None, to_pause: Mapping[str, Any]
     ) -> str:
-        """``""``, or the warning for pausing a table-update trigger the project does
-        not declare (``force_trigger``); without it, refused. ``jobs/get`` never returns
-        a table update's ``condition`` (databricks/cli#6315, #6442), and ``jobs/update``
-        replaces the trigger whole, so its restore could not put the condition back."""
+        """``""``, or the warning for pausing a table-update trigger the project does not
+        declare (``force_trigger``; without it, refused): ``jobs/get`` never returns its
+        ``condition`` (databricks/cli#6315, #6442), so a restore could not put it back."""
         if "trigger" not in to_pause or trigger is not None:
             return ""
         if getattr(block, "table_update", None) is None:
@@ -273,20 +235,9 @@ class Pause:
 
 
 class SchedulePause:
-    """Pause deployed job ``job_id``'s schedule while a backfill of this process runs.
-
-    Args:
-        client: The workspace the job lives in.
-        root: The project root (the markers go under ``.dbxdec/paused``).
-        job: The dbxdec job name, for messages and the markers' folder.
-        job_id: The deployed job.
-        fields: The settings to pause (``("trigger",)`` for a dependant's trigger).
-        option: What the user can drop to avoid the pause (for error lines).
-        declared_trigger: The job's ``trigger`` as declared (see :class:`Pause`).
-        force_trigger: As :class:`Pause`'s.
-
-    After :meth:`hold`, :attr:`restore_message` says what its end did.
-    """
+    """Pause deployed job ``job_id``'s schedule while a backfill of this process runs
+    (markers under ``<root>/.dbxdec/paused``; other arguments as :class:`Pause`'s). After
+    :meth:`hold`, :attr:`restore_message` says what its end did."""
 
     def __init__(
         self,
@@ -309,14 +260,9 @@ class SchedulePause:
 
     @contextmanager
     def hold(self) -> Iterator[str]:
-        """Pause the settings for the block; yields the line saying what was done. The
-        end of the block never raises: a restore that fails leaves the marker for the
-        next command and :attr:`restore_message` says so.
-
-        Raises:
-            UsageError, WorkspaceRejected, WorkspaceUnreachable, LocalStateProblem: as
-                :meth:`Pause.take`.
-        """
+        """Pause the settings for the block; yields the line saying what was done (raises
+        as :meth:`Pause.take`). The block's end never raises: a failed restore keeps the
+        marker for the next command."""
         holder = ProcessHolder(this_host(), os.getpid(), secrets.token_hex(8))
         pause = Pause(
             self.client,
@@ -355,19 +301,13 @@ def local_markers(root: Path, job: str, job_id: int, option: str) -> Markers:
 def restore_stale(
     client: WorkspaceClient, markers: Markers, job: str | None, *, keep: str | None = None
 ) -> list[str]:
-    """Put back what holders that no longer run left paused in ``markers``, and delete
-    their markers. Never raises for the workspace's failures.
+    """Put back what holders that no longer run left paused in one job's ``markers`` and
+    delete their markers; one line per marker dealt with (restored, dropped beside a
+    running holder, or why kept). Never raises for the workspace's failures.
 
     Args:
-        client: The workspace of the command.
-        markers: One job's markers.
         job: Only this dbxdec job's pauses (``None``: every job's).
         keep: The caller's own holder name (counts as running).
-
-    Returns:
-        One line per marker dealt with: restored, dropped beside a running holder, or why
-        it is kept (damaged, another workspace's, the restore failed, or whether its
-        holder runs cannot be told). Pauses of running holders are not mentioned.
     """
     with markers.locked():
         try:
@@ -452,18 +392,9 @@ def restore_stale_pauses(client: WorkspaceClient, root: Path, job: str | None) -
 
 
 def slot_policy(remote: RemoteJob, cap: int, *, paused: bool) -> tuple[int, list[str]]:
-    """The backfill's concurrency beside the job's running schedule.
-
-    Args:
-        remote: The deployed job (its ``schedule_paused`` and ``max_concurrent_runs``).
-        cap: The backfill's ``--max-concurrent``.
-        paused: The backfill pauses the schedule (``--pause-schedule``).
-
-    Returns:
-        The cap to use and the warning lines. A job whose schedule runs and that allows
-        N > 1 concurrent runs leaves one slot to the schedule (the cap is at most N - 1);
-        with N = 1 the cap is kept and the line warns that scheduled runs will queue
-        behind the backfill (or be skipped, with queueing off).
+    """The backfill's ``--max-concurrent`` ``cap`` beside the job's running schedule, and
+    the warning lines: with N > 1 concurrent runs allowed the cap is at most N - 1; with
+    N = 1 it is kept and scheduled runs queue behind the backfill (warned).
 
     >>> job = RemoteJob(1, "nightly", 4, True, schedule_paused=False)
     >>> slot_policy(job, 10, paused=False)[0]
@@ -490,9 +421,6 @@ def slot_policy(remote: RemoteJob, cap: int, *, paused: bool) -> tuple[int, list
     ]
 
 
-# -- the Jobs API ---------------------------------------------------------------------
-
-
 def job_blocks(client: WorkspaceClient, job_id: int) -> dict[str, Any]:
     settings = client.jobs.get(job_id).settings
     found = {f: getattr(settings, f, None) for f in PAUSABLE}
@@ -512,8 +440,8 @@ def set_statuses(
     trigger: Mapping[str, Any] | None = None,
 ) -> None:
     """Replace each named setting by itself with another ``pause_status``; the ``trigger``
-    by its declaration when given (``jobs/update`` replaces a setting whole, and what
-    ``jobs/get`` returned lacks a table update's ``condition``: databricks/cli#6315)."""
+    by its declaration when given (``jobs/get`` lacks a table update's ``condition``:
+    databricks/cli#6315)."""
     from databricks.sdk.service.jobs import JobSettings, PauseStatus, TriggerSettings
 
     changed = {
@@ -534,9 +462,8 @@ def restore_settings(
     original: Mapping[str, str | None],
     trigger: Mapping[str, Any] | None = None,
 ) -> str:
-    """Put ``original`` (setting -> ``pause_status`` before the pause) back on deployed job
-    ``job_id`` (dbxdec job ``job``), the trigger as declared (``trigger``) when known; what
-    was restored, for the message."""
+    """Put ``original`` (setting -> ``pause_status``) back on deployed job ``job_id``, the
+    trigger as declared when known; what was restored, for the message."""
     from databricks.sdk.errors import InvalidParameterValue, NotFound, ResourceDoesNotExist
 
     with api_errors(client, f"restore the schedule of job {job!r}"):

@@ -1,44 +1,16 @@
-"""No trigger storms: pause the data triggers of a backfill's dependants while it writes.
+"""No trigger storms: pause the data triggers of a backfill's dependants while it writes
+(a ``TableUpdate`` watching a table it writes, a ``FileArrival`` over a location it
+writes; docs/triggered-jobs.md), only the ``trigger`` setting, through
+:class:`.schedule_pause.Pause` and its markers. A detached backfill's pauses are held by
+the backfill itself (:class:`...ledger.marker.RunHolder`), held again by every controller
+generation and released by the last: start the controller run before the hold or right
+after it. Local and detached markers do not see each other: the first to end may restore
+a trigger the other wants paused; nothing is left paused for good.
 
-A backfill that rewrites thirty keys of table ``A`` commits to ``A`` thirty times (or
-more); every job whose table-update trigger watches ``A`` would start a run per commit
-(or per ``wait_after_last_change`` window). :func:`hold_dependant_triggers` pauses the
-``trigger`` setting of each such dependant for the backfill, and only that setting (its
-schedule, if any, keeps running), through :class:`.schedule_pause.SchedulePause`: the
-same marker, written before the pausing request, so a launcher killed in mid-backfill
-leaves it behind and the next command puts the trigger back
-(:func:`restore_dependant_triggers`, called first by every hold); a pause that another
-backfill (or ``--pause-schedule``) already holds is joined, and the trigger is restored
-when the last holder ends.
-
-Which triggers: a ``TableUpdate`` watching a table the backfill writes, and a
-``FileArrival`` whose location contains, or lies under, a location the backfill writes
-(``locations``: dbxdec knows tables by name, so the caller passes the storage paths
-it knows of). A raw ``trigger={...}`` dict is read the same way.
-
-**Detached.** A ``--detach`` backfill outlives the process that started it, so its
-pauses are held by the backfill itself (:class:`.marker.RunHolder`: alive while a run of
-its controller job is active), marked in the workspace:
-:func:`hold_triggers_detached` first restores what ended backfills left paused on each
-job, then writes this backfill's marker and pauses the trigger; held again by every
-controller generation (a no-op when held), released by the one that ends it
-(:func:`release_triggers_detached`). So a caller starts the controller run before the
-hold, or right after it: a command for the dependant between the two would find no
-controller run and restore the trigger. Local and detached markers live in different
-places and do not see each other: the one that ends first may restore a trigger the
-other still wants paused; nothing is left paused for good.
-
-Platform facts relied on:
-
-* ``trigger.pause_status`` (``PAUSED``/``UNPAUSED``) is part of the job's settings and
-  changed with ``jobs/update`` (Jobs API reference, ``TriggerSettings.pause_status``:
-  "Whether this trigger is paused or not", databricks-sdk-py ``jobs.TriggerSettings``;
-  https://docs.databricks.com/api/workspace/jobs/update).
-* "When you pause a trigger, any currently active runs continue, but the trigger no
-  longer starts new runs" ("Pause and resume job triggers",
-  https://docs.databricks.com/aws/en/jobs/triggers). What resuming does about commits
-  made while paused the page does not say; dbxdec relies on neither answer (see
-  :mod:`...operations.trigger_catch_up`).
+Platform facts: ``trigger.pause_status`` is changed with ``jobs/update``
+(databricks-sdk-py ``jobs.TriggerSettings``; https://docs.databricks.com/api/workspace/jobs/update);
+"When you pause a trigger, any currently active runs continue, but the trigger no longer
+starts new runs" (https://docs.databricks.com/aws/en/jobs/triggers).
 """
 
 from __future__ import annotations
@@ -61,30 +33,14 @@ from .schedule_pause import Pause, SchedulePause, restore_stale, restore_stale_p
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-__all__ = [
-    "DependantTrigger",
-    "dependant_triggers",
-    "hold_dependant_triggers",
-    "hold_triggers_detached",
-    "release_triggers_detached",
-    "restore_dependant_triggers",
-    "restore_stale_workspace_pauses",
-]
-
 OPTION = "--downstream"
-"""What a user drops to run the backfill without pausing its dependants' triggers."""
-BACKFILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-"""What a backfill id may be: it names a marker file."""
+BACKFILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # it names a marker file
 
 
 @dataclass(frozen=True, slots=True)
 class DependantTrigger:
-    """A job whose trigger would fire on the backfill's writes.
-
-    Attributes:
-        job: The dbxdec job name.
-        watched: The written tables (or locations) its trigger watches.
-    """
+    """A job whose trigger would fire on the backfill's writes, and the written tables
+    (or locations) it watches."""
 
     job: str
     watched: tuple[str, ...]
@@ -143,22 +99,13 @@ def hold_dependant_triggers(
     say: Callable[[str], None] = lambda line: None,
 ) -> Iterator[list[DependantTrigger]]:
     """Pause, for the block, the trigger of every dependant that watches what the
-    backfill writes; yield those dependants.
+    backfill writes (after restoring what a killed launcher left paused); yield those
+    dependants. The block's end puts each back unless another holder still runs.
 
     Args:
-        client: The workspace of the dependants.
-        graph: The bundle's table graph.
         written: Every table the backfill writes (all its jobs').
-        definitions: The jobs of ``graph`` by name (their triggers).
-        root: The project root (markers under ``.dbxdec/paused``).
-        job_id_of: The deployed job id of a dbxdec job (e.g. :func:`...backends.
-            databricks_backend.find_job`'s ``job_id``).
         locations: Storage paths the backfill writes (for file-arrival triggers).
-        say: Receives each line about a pause and its end (restored, joined, left).
-
-    First restores what an earlier, killed launcher left paused for these jobs, then
-    pauses each (marker first). On leaving the block, normally, on an exception or on
-    Ctrl-C, each trigger is put back as it was, unless another holder still runs.
+        say: Receives each line about a pause and its end.
 
     Raises:
         UsageError, WorkspaceRejected, WorkspaceUnreachable, LocalStateProblem: a pause
@@ -193,29 +140,18 @@ def hold_triggers_detached(
     jobs: Mapping[str, int],
     declared: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
-    """Pause the ``trigger`` of each job of ``jobs`` for the detached backfill.
+    """Pause the ``trigger`` of each job of ``jobs`` (name -> deployed id) for the detached
+    backfill; one line per job, after those of the stale markers restored first. Called
+    again (a new controller generation), it keeps one marker per job.
 
     Args:
-        client: The workspace of the jobs.
-        backfill_id: The detached backfill (the controller runs' ``backfill_id``).
         controller_job_id: The deployed ``dbxdec_controller`` job whose runs drive it.
-        jobs: dbxdec job name -> deployed job id of each dependant.
-        declared: dbxdec job name -> its ``trigger`` as the project declares it, which a
-            pause and its restore write back (``jobs/get`` lacks a table update's
-            ``condition``).
-
-    Returns:
-        One line per job (paused, joined, left as it is), after the lines of the stale
-        markers restored first. Called again for the same backfill (a resume, a new
-        controller generation), it keeps one marker per job and pauses what was
-        unpaused meanwhile.
+        declared: Job name -> its ``trigger`` as the project declares it.
 
     Raises:
         UsageError: a bad backfill id, or the workspace refused a change.
-        WorkspaceRejected: the credentials, or a permission (CAN MANAGE on the job, CAN
-            EDIT on the markers' folder), were refused.
-        WorkspaceUnreachable: the workspace did not answer.
-        The triggers this call paused are put back first.
+        WorkspaceRejected, WorkspaceUnreachable: refused (CAN MANAGE on the job, CAN
+            EDIT on the markers' folder) or no answer; what this call paused is put back.
     """
     if not BACKFILL_ID.fullmatch(backfill_id):
         raise UsageError(f"{OPTION}: {backfill_id!r} is not a backfill id")
@@ -240,9 +176,8 @@ def hold_triggers_detached(
 def release_triggers_detached(
     client: WorkspaceClient, *, backfill_id: str, jobs: Mapping[str, int]
 ) -> list[str]:
-    """Drop the backfill's hold on each job's trigger; restore it when no other live
-    backfill holds it. Never raises: a restore that fails keeps the marker (the next
-    dbxdec command for the job restores it) and its line says so. One line per job."""
+    """Drop the backfill's hold on each job's trigger, restoring it when no other live
+    backfill holds it; one line per job. Never raises (a failed restore keeps the marker)."""
     holder = RunHolder(backfill_id, 0)
     return [_detached(client, job, job_id, holder).release() for job, job_id in jobs.items()]
 
@@ -301,6 +236,5 @@ def _folder(path: str) -> str:
 
 
 def _overlaps(a: str, b: str) -> bool:
-    """Whether one folder lies in the other: files written under ``b`` arrive under a
-    trigger watching ``a`` when either contains the other."""
+    """Whether one folder lies in the other."""
     return a.startswith(b) or b.startswith(a)
