@@ -79,7 +79,7 @@ from ._endpoints._emulator_sync import SyncControls
 from ._endpoints._emulator_tasks import ExecutedTask, TaskRuns
 from ._endpoints._emulator_triggers import TriggerControls
 from ._endpoints._emulator_workspace import WorkspaceModel
-from ._store._emulator_order import RUNS_LIST_ORDERS
+from ._store._emulator_records import RUNS_LIST_ORDERS
 from ._store._emulator_state import ApiError, JsonDict, Outcome, RunRecord
 
 if TYPE_CHECKING:
