@@ -283,6 +283,40 @@ def check_limit(limit: int | None, maximum: int, *, zero_means_max: bool) -> int
 # -- request fields --------------------------------------------------------------------
 
 
+def as_int(value: object) -> int | None:
+    """``value`` as an integer (a JSON number or a numeric string), else ``None``."""
+    try:
+        return int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+    except ValueError:
+        return None
+
+
+def opt_int(params: Mapping[str, Any], name: str) -> int | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    number = as_int(value)
+    if number is None:
+        raise invalid(f"Invalid value for {name}: {value!r}")
+    return number
+
+
+def req_int(params: Mapping[str, Any], name: str) -> int:
+    number = opt_int(params, name)
+    if number is None:
+        raise invalid(f"Missing required field: {name}")
+    return number
+
+
+def opt_bool(params: Mapping[str, Any], name: str) -> bool:
+    value = params.get(name)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")
+
+
 def require_int(value: object, name: str) -> int:
     if value is None:
         raise invalid(f"Missing required field: {name}")

@@ -45,6 +45,8 @@ from ._emulator_records import (
     invalid,
     list_order,
     only_tasks,
+    opt_bool,
+    opt_int,
     page,
     require_int,
     run_now_options,
@@ -226,20 +228,15 @@ class JobsModel:
     def get_job(self, job_id: int) -> JsonDict:
         return self._job_json(self._job(job_id), expand_tasks=True)
 
-    def list_jobs(
-        self,
-        *,
-        name: str | None,
-        limit: int | None,
-        offset: int | None,
-        page_token: str | None,
-        expand_tasks: bool,
-    ) -> JsonDict:
+    def list_jobs(self, params: Mapping[str, Any]) -> JsonDict:
+        name, token = params.get("name"), params.get("page_token")
+        limit, offset = opt_int(params, "limit"), opt_int(params, "offset")
+        expand_tasks = opt_bool(params, "expand_tasks")
         limit = check_limit(limit, MAX_JOBS_LIST_LIMIT, zero_means_max=False)
         jobs = sorted(self._jobs.values(), key=lambda j: -j.job_id)  # newest first
         if name is not None:
             jobs = [j for j in jobs if j.name.lower() == name.lower()]
-        found, token = page(jobs, lambda j: (-j.job_id,), limit, offset, page_token, "after")
+        found, token = page(jobs, lambda j: (-j.job_id,), limit, offset, token, "after")
         out: JsonDict = {"has_more": token is not None}
         if found:  # the real API omits empty arrays
             out["jobs"] = [self._job_json(j, expand_tasks=expand_tasks) for j in found]
@@ -387,21 +384,16 @@ class JobsModel:
         self._admit_waiting(run.job_id, now)
         self.advance(now)
 
-    def list_runs(
-        self,
-        *,
-        job_id: int | None,
-        active_only: bool,
-        completed_only: bool,
-        limit: int | None,
-        offset: int | None,
-        page_token: str | None,
-        start_time_from: int | None,
-        start_time_to: int | None,
-        run_type: str | None,
-        expand_tasks: bool,
-        now: float,
-    ) -> JsonDict:
+    def list_runs(self, params: Mapping[str, Any], now: float) -> JsonDict:
+        job_id = opt_int(params, "job_id")
+        active_only = opt_bool(params, "active_only")
+        completed_only = opt_bool(params, "completed_only")
+        limit = opt_int(params, "limit")
+        offset = opt_int(params, "offset")
+        start_time_from = opt_int(params, "start_time_from")
+        start_time_to = opt_int(params, "start_time_to")
+        run_type = params.get("run_type")
+        expand = opt_bool(params, "expand_tasks")
         if active_only and completed_only:
             raise invalid("active_only and completed_only cannot both be true.")
         limit = check_limit(limit, MAX_RUNS_LIST_LIMIT, zero_means_max=True)
@@ -422,10 +414,10 @@ class JobsModel:
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
-        found, token = page(selected, order, limit, offset, page_token, "runs")
+        found, token = page(selected, order, limit, offset, params.get("page_token"), "runs")
         out: JsonDict = {"has_more": token is not None}
         if found:
-            out["runs"] = [self._run_json(r, now, include_tasks=expand_tasks) for r in found]
+            out["runs"] = [self._run_json(r, now, include_tasks=expand) for r in found]
         if token:
             out["next_page_token"] = token
         return out
