@@ -49,14 +49,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, ScriptedFault, _Server
 from ._endpoints._emulator_permissions import (
-    OAuthControls,
     OAuthModel,
     PermissionControls,
     PermissionsModel,
 )
 from ._endpoints._emulator_processes import ExecutedTask, ProcessJobsModel, TaskRuns, stop_processes
 from ._endpoints._emulator_statements import StatementsModel
-from ._endpoints._emulator_sync import SyncControls, TriggerControls
+from ._endpoints._emulator_sync import SyncControls
 from ._endpoints._emulator_workspace import WorkspaceModel
 from ._store._emulator_records import RUNS_LIST_ORDERS
 from ._store._emulator_state import ApiError, JsonDict, Outcome, RunRecord
@@ -67,7 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls, OAuthControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus

@@ -62,33 +62,22 @@ from urllib.parse import parse_qs
 from .._store._emulator_render import scim_me_json
 from .._store._emulator_state import ApiError, JobsModel, JsonDict
 
-__all__ = [
-    "OAuthControls",
-    "OAuthModel",
-    "PermissionControls",
-    "PermissionsModel",
-    "route_identity",
-    "route_oauth",
-]
-
 SCIM_ME = "/api/2.0/preview/scim/v2/Me"
 SCIM_USERS = "/api/2.0/preview/scim/v2/Users"
 SCIM_SERVICE_PRINCIPALS = "/api/2.0/preview/scim/v2/ServicePrincipals"
-JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
-"""``jobs.JobPermissionLevel`` (databricks-sdk-py), weakest first."""
+JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")  # jobs.JobPermissionLevel
 ADMINS = "admins"
 USERS = "users"
 PrincipalKind = Literal["user", "group", "service_principal"]
 RUN_LEVELS = ("CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
 EDIT_LEVELS = ("IS_OWNER", "CAN_MANAGE")
-GUARDED = {
+GUARDED = {  # Jobs API endpoint -> the levels that allow it (the jobs access-control table)
     "run-now": RUN_LEVELS,
     "runs/cancel": RUN_LEVELS,
     "runs/cancel-all": RUN_LEVELS,
     "update": EDIT_LEVELS,
     "reset": EDIT_LEVELS,
 }
-"""Jobs API endpoint -> the levels that allow it (the jobs access-control table)."""
 _LEVEL_WORDS = {"CAN_MANAGE_RUN": "Manage Run", "IS_OWNER": "Owner", "CAN_MANAGE": "Manage"}
 _FILTER = re.compile(r'\s*(userName|applicationId)\s+eq\s+"([^"]*)"\s*', re.IGNORECASE)
 _PATH = re.compile(r"/api/2\.0/permissions/jobs/(\d+)")
@@ -110,19 +99,15 @@ class Grant:
 
 @dataclass
 class PermissionsModel:
-    """Job ACLs and the caller's groups; the caller holds the emulator's lock.
-
-    ``owner``: who created the jobs nobody set an ACL on (the first caller: tests
-    deploy as the emulator's default user, then may answer as someone else).
-    """
+    """Job ACLs and the caller's groups; the caller holds the emulator's lock. ``owner``
+    created the jobs nobody set an ACL on (the first caller); ``members``: principals
+    other than the caller -> their groups."""
 
     acls: dict[int, list[Grant]] = field(default_factory=dict)
     groups: tuple[str, ...] = (USERS,)
     owner: str | None = None
-    enforcing: bool = False
-    """Whether job ACLs are enforced (a test set one, or changed the caller)."""
+    enforcing: bool = False  # a test set an ACL, or changed the caller
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Principals other than the caller (email or application id) -> their groups."""
 
     def groups_of(self, principal: str, caller: str) -> tuple[str, ...]:
         """The groups ``principal`` is directly in (``caller``: the configured caller)."""
@@ -132,7 +117,7 @@ class PermissionsModel:
 
     def require(self, endpoint: str, job_id: int, caller: str, configured: str) -> None:
         """Refuse ``caller`` the Jobs API ``endpoint`` on job ``job_id`` without a level
-        that allows it (see the module docstring); ``configured``: the emulator's caller."""
+        that allows it; ``configured``: the emulator's caller."""
         needed = GUARDED.get(endpoint)
         if needed is None or not self.enforcing:
             return
@@ -214,10 +199,6 @@ class PermissionsModel:
         ]
         return {"object_id": f"/jobs/{job_id}", "object_type": "job", "access_control_list": acl}
 
-    def me_groups(self) -> list[JsonDict]:
-        """The caller's groups as SCIM ``groups`` values (direct memberships only)."""
-        return _group_values(self.groups)
-
 
 def _group_values(groups: Iterable[str]) -> list[JsonDict]:
     return [
@@ -240,12 +221,9 @@ def route_identity(
     principal: tuple[str, str] | None = None,
     query: Mapping[str, str] | None = None,
 ) -> JsonDict | None:
-    """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups), to a SCIM list
-    of users or service principals, or to a Permissions API request for a job
-    (``authorized`` callers only), else ``None``; raises :class:`ApiError` for an unknown
-    job or a refused caller. ``principal``: the caller is this service principal
-    (application id, display name), by its OAuth token, not the
-    emulator's configured caller."""
+    """The answer to SCIM ``Me``, a SCIM list or a job's Permissions API read, else
+    ``None``. ``principal``: the service principal (application id, display name) whose
+    OAuth token the request carries, instead of the configured caller."""
     caller, display = principal or (jobs.user_name, jobs.display_name)
     if path == SCIM_ME and method == "GET":
         groups = model.groups_of(caller, jobs.user_name)
@@ -265,11 +243,12 @@ def route_identity(
 
 
 class PermissionControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`: set ACLs and the caller's groups."""
+    """Mixed into :class:`~..emulator.JobsEmulator`: ACLs, the caller, service principals."""
 
     _lock: threading.Lock
     _model: JobsModel
     _permissions: PermissionsModel
+    _oauth: OAuthModel
 
     def set_job_permissions(
         self, job_id: int, grants: Iterable[tuple[PrincipalKind, str, str]]
@@ -314,6 +293,25 @@ class PermissionControls:
             self._model.display_name = display_name
             self._permissions.enforcing = True
 
+    def add_service_principal(
+        self, application_id: str, secret: str, *, display_name: str = ""
+    ) -> None:
+        """Register a service principal that may get OAuth tokens with ``secret``."""
+        principal = ServicePrincipal(application_id, secret, display_name or application_id)
+        with self._lock:
+            self._oauth.principals[application_id] = principal
+
+    def service_principal_calls(self, application_id: str) -> list[tuple[str, str]]:
+        """``(method, path)`` of every API request a token of the principal authorized."""
+        with self._lock:
+            return [(m, p) for who, m, p in self._oauth.calls if who == application_id]
+
+    @property
+    def refused_token_requests(self) -> int:
+        """How many token requests were refused (a wrong client ID or secret)."""
+        with self._lock:
+            return self._oauth.refused
+
 
 # -- OAuth M2M -------------------------------------------------------------------------
 
@@ -334,15 +332,12 @@ class ServicePrincipal:
 
 @dataclass
 class OAuthModel:
-    """Service principals, the tokens issued to them and the calls they authorized;
-    the caller holds the emulator's lock."""
+    """Service principals, their tokens and the calls these authorized (lock held)."""
 
     principals: dict[str, ServicePrincipal] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)  # access token -> application id
-    calls: list[tuple[str, str, str]] = field(default_factory=list)
-    """``(application id, method, path)`` of every API request a token authorized."""
-    refused: int = 0
-    """Token requests refused (a wrong client ID or secret)."""
+    calls: list[tuple[str, str, str]] = field(default_factory=list)  # (app id, method, path)
+    refused: int = 0  # token requests refused (a wrong client ID or secret)
 
     def caller(self, authorization: str | None) -> ServicePrincipal | None:
         """The service principal whose issued token ``authorization`` carries."""
@@ -394,29 +389,3 @@ def route_oauth(
     if path == TOKEN and method == "POST":
         return model.issue(authorization, form)
     return None
-
-
-class OAuthControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`: register service principals."""
-
-    _lock: threading.Lock
-    _oauth: OAuthModel
-
-    def add_service_principal(
-        self, application_id: str, secret: str, *, display_name: str = ""
-    ) -> None:
-        """Register a service principal that may get OAuth tokens with ``secret``."""
-        principal = ServicePrincipal(application_id, secret, display_name or application_id)
-        with self._lock:
-            self._oauth.principals[application_id] = principal
-
-    def service_principal_calls(self, application_id: str) -> list[tuple[str, str]]:
-        """``(method, path)`` of every API request a token of the principal authorized."""
-        with self._lock:
-            return [(m, p) for who, m, p in self._oauth.calls if who == application_id]
-
-    @property
-    def refused_token_requests(self) -> int:
-        """How many token requests were refused (a wrong client ID or secret)."""
-        with self._lock:
-            return self._oauth.refused

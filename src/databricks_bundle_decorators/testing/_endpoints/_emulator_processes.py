@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._store._emulator_records import JobRecord, RunRecord
-from .._store._emulator_refs import render_references, run_references
+from .._store._emulator_refs import render_references
 from .._store._emulator_state import JobsModel
 
 CONTROLLER_ENTRY_POINT = "dbxdec-controller"
@@ -84,15 +84,6 @@ class _RunProcesses:
     cancelled: bool = False
 
 
-def wheel_entry(settings: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ``python_wheel_task`` of a job whose only task is one, else ``None``."""
-    tasks = settings.get("tasks") or []
-    if len(tasks) != 1 or not isinstance(tasks[0].get("python_wheel_task"), dict):
-        return None
-    wheel: Mapping[str, Any] = tasks[0]["python_wheel_task"]
-    return wheel
-
-
 class ProcessRuns:
     """The subprocesses of the controller's runs; ``changed`` is the emulator's condition
     on its lock, ``module`` what ``python -m`` runs (tests may run a smaller one)."""
@@ -116,10 +107,11 @@ class ProcessRuns:
 
     def admitted(self, job: JobRecord, run: RunRecord) -> bool:
         """Start the process of ``run`` if its job is the controller's; whether it is."""
-        wheel = wheel_entry(job.settings)
-        if wheel is None or wheel.get("entry_point") != CONTROLLER_ENTRY_POINT:
+        tasks = job.settings.get("tasks") or []
+        wheel = tasks[0].get("python_wheel_task") if len(tasks) == 1 else None
+        if not isinstance(wheel, dict) or wheel.get("entry_point") != CONTROLLER_ENTRY_POINT:
             return False
-        task = job.settings["tasks"][0]
+        task = tasks[0]
         retries = int(task.get("max_retries", 0) or 0)
         self._runs[run.run_id] = _RunProcesses(retries)
         run.planned_end = UNTIL_EXIT  # ends when its process does
@@ -182,12 +174,7 @@ class ProcessRuns:
             return
         entry = self._runs[run.run_id]
         params = dict(run.job_parameters)
-        references = run_references(
-            job_id=run.job_id,
-            run_id=run.run_id,
-            trigger_ms=self.model.epoch_ms(run.created),
-            parameters=run.job_parameters,
-        )
+        references = self.model.references(run)
         for name, value in (wheel.get("named_parameters") or {}).items():
             params[str(name)] = render_references(str(value), references)
         argv = [sys.executable, "-m", self.module, *(f"--{k}={v}" for k, v in params.items())]
@@ -216,22 +203,14 @@ class ProcessRuns:
     def wait_for_output(self, text: str, *, count: int = 1, timeout: float = 60.0) -> None:
         """Block until ``text`` occurs ``count`` times in the processes' stdout, as it is
         printed (raises ``TimeoutError``)."""
-        deadline = time.monotonic() + timeout
+
+        def said() -> int:
+            stdouts = (a.stdout for e in self._runs.values() for a in e.attempts)
+            return sum(out.decode(errors="replace").count(text) for out in stdouts)
+
         with self.changed:
-            while True:
-                said = sum(
-                    a.stdout.decode(errors="replace").count(text)
-                    for e in self._runs.values()
-                    for a in e.attempts
-                )
-                if said >= count:
-                    return
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"controller output {text!r} x{count} not seen in {timeout:g} s"
-                    )
-                self.changed.wait(left)
+            if not self.changed.wait_for(lambda: said() >= count, timeout=timeout):
+                raise TimeoutError(f"controller output {text!r} x{count} not seen in {timeout:g} s")
 
     def _wait(self, run: RunRecord, attempt: ProcessAttempt, wheel: Mapping[str, Any]) -> None:
         # stdout line by line as printed (tests sync on it), stderr whole by a second thread
@@ -414,12 +393,7 @@ class TaskRuns:
             }
         ).static_order()
         notebooks = job_notebooks(settings, notebook_dir=".", wheels=(), serverless=False)
-        references = run_references(
-            job_id=run.job_id,
-            run_id=run.run_id,
-            trigger_ms=self.model.epoch_ms(run.created),
-            parameters=run.job_parameters,
-        )
+        references = self.model.references(run)
         pushed = {k: render_references(v, references) for k, v in run.job_parameters.items()}
         values: dict[str, dict[str, Any]] = {}
         for key in order:

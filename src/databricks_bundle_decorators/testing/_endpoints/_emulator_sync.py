@@ -37,17 +37,13 @@ from .._store._emulator_records import JobRecord
 from .._store._emulator_state import JobsModel, RunRecord
 from ._emulator_http import RUN_NOW
 
-SubmissionGate = Callable[[list[RunRecord]], bool]
-"""Whether a ``run-now`` waits at the gate, given every run."""
-
-RequestMatch = Callable[[str, str, Mapping[str, object]], bool]
-"""Picks a request by its method, path and JSON body (``{}`` when it has none)."""
+SubmissionGate = Callable[[list[RunRecord]], bool]  # whether a run-now waits, given the runs
+RequestMatch = Callable[[str, str, Mapping[str, object]], bool]  # method, path, JSON body
 
 
 class SyncControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`; every wait has a generous timeout
-    that raises ``TimeoutError`` naming what was awaited, so a broken test fails loudly
-    instead of hanging."""
+    """Mixed into :class:`~..emulator.JobsEmulator`; every wait raises ``TimeoutError``
+    naming what was awaited, so a broken test fails loudly instead of hanging."""
 
     _lock: threading.Lock
     _changed: threading.Condition
@@ -115,24 +111,15 @@ class SyncControls:
     ) -> None:
         """Block until ``count`` ``run-now`` requests (of ``job_id``) have been applied,
         copies sent again with the same token included."""
-        deadline = time.monotonic() + timeout
+        bodies = self._model.run_now_bodies
         with self._changed:
-            while True:
-                applied = [
-                    b
-                    for b in self._model.run_now_bodies
-                    if job_id is None or b.get("job_id") == job_id
-                ]
-                if len(applied) >= count:
-                    return
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"JobsEmulator: {count} run-now requests not applied in {timeout:g} s"
-                    )
-                self._changed.wait(left)
-
-    # -- the emulator's clock and run ids, as a test sets them ---------------------
+            if not self._changed.wait_for(
+                lambda: sum(job_id in (None, b.get("job_id")) for b in bodies) >= count,
+                timeout=timeout,
+            ):
+                raise TimeoutError(
+                    f"JobsEmulator: {count} run-now requests not applied in {timeout:g} s"
+                )
 
     def set_next_run_id(self, run_id: int) -> None:
         """Give the next run ``run_id`` (later runs count up from it): run ids are opaque
@@ -153,9 +140,8 @@ class SyncControls:
             self._model.clock.offset(seconds)
 
     def advance_days(self, days: float) -> None:
-        """Move the workspace's clock ``days`` forward from now on (``start_time`` of later
-        runs, the workspace files' times); runs older than the retention are then
-        removed (see :mod:`.._store._emulator_records`). Runs in flight keep their real durations.
+        """Move the workspace's clock ``days`` forward from now on; runs older than the
+        retention (60 days) are then removed. Runs in flight keep their real durations.
 
         Raises:
             ValueError: ``days`` is negative.
@@ -208,11 +194,7 @@ class SyncControls:
     def _wait_for_waiting(
         self, waiting: Callable[[], int], count: int, timeout: float, what: str
     ) -> None:
-        """Block until ``waiting()`` (read under the lock) reaches ``count``.
-
-        Raises:
-            TimeoutError: not reached in ``timeout`` seconds.
-        """
+        """Block until ``waiting()`` (read under the lock) reaches ``count``."""
         with self._changed:
             if not self._changed.wait_for(lambda: waiting() >= count, timeout=timeout):
                 raise TimeoutError(f"JobsEmulator: {count} {what} not reached in {timeout:g} s")
@@ -254,64 +236,6 @@ class SyncControls:
         """How many ``run-now`` requests wait at the gate now."""
         with self._lock:
             return self._blocked
-
-
-def _release(model: JobsModel, key: str | None, now: float) -> int:
-    """End the hold on runs of ``key`` (every key when ``None``); return how many.
-
-    A released run ends now (or when it starts, if still PENDING); later runs of the
-    key are no longer held.  Part of the model's state kept here, beside the other
-    test-side controls; the caller holds the emulator's lock.
-    """
-    if key is None:
-        model.hold_runs = False
-    model._outcomes = {
-        scope: dataclasses.replace(o, hold=False) if key in (None, scope[1]) else o
-        for scope, o in model._outcomes.items()
-    }
-    released = 0
-    for q in model._queues.values():
-        for run in q.active:
-            if run.planned_end == math.inf and key in (None, run.outcome_key):
-                assert run.started is not None
-                run.planned_end = max(now, run.started)
-                released += 1
-    model.advance(now)
-    return released
-
-
-# -- triggers --------------------------------------------------------------------------
-
-_TABLE_REF = re.compile(  # a table's name as it is (the trigger page's form) or backticked
-    r"\{\{job\.trigger\.table_update\.(?:`([^`]+)`|([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}))\."
-    r"(version|commit_timestamp\.iso_datetime)\}\}"
-)
-_UPDATED = "{{job.trigger.table_update.updated_tables}}"
-_LOCATION = "{{job.trigger.file_arrival.location}}"
-
-
-def render_table_update(
-    text: str, versions: Mapping[str, int], commit_times: Mapping[str, str]
-) -> str:
-    """``text`` with its table-update references rendered for a run of ``versions``."""
-
-    def one(match: re.Match[str]) -> str:
-        table = match.group(1) or match.group(2)
-        if table not in versions:
-            return ""
-        if match.group(3) == "version":
-            return str(versions[table])
-        return commit_times.get(table, "")
-
-    return _TABLE_REF.sub(one, text.replace(_UPDATED, json.dumps(sorted(versions))))
-
-
-class TriggerControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`: fire triggers (see the module doc)."""
-
-    _lock: threading.Lock
-    _changed: threading.Condition
-    _model: JobsModel
 
     def fire_table_update(
         self,
@@ -381,3 +305,49 @@ class TriggerControls:
         if trigger.get("pause_status") == "PAUSED":
             raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
         return job, block
+
+
+def _release(model: JobsModel, key: str | None, now: float) -> int:
+    """End the hold on runs of ``key`` (every key when ``None``); return how many. A
+    released run ends now (or when it starts, if still PENDING); the lock is held."""
+    if key is None:
+        model.hold_runs = False
+    model._outcomes = {
+        scope: dataclasses.replace(o, hold=False) if key in (None, scope[1]) else o
+        for scope, o in model._outcomes.items()
+    }
+    released = 0
+    for q in model._queues.values():
+        for run in q.active:
+            if run.planned_end == math.inf and key in (None, run.outcome_key):
+                assert run.started is not None
+                run.planned_end = max(now, run.started)
+                released += 1
+    model.advance(now)
+    return released
+
+
+# -- triggers --------------------------------------------------------------------------
+
+_TABLE_REF = re.compile(  # a table's name as it is (the trigger page's form) or backticked
+    r"\{\{job\.trigger\.table_update\.(?:`([^`]+)`|([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}))\."
+    r"(version|commit_timestamp\.iso_datetime)\}\}"
+)
+_UPDATED = "{{job.trigger.table_update.updated_tables}}"
+_LOCATION = "{{job.trigger.file_arrival.location}}"
+
+
+def render_table_update(
+    text: str, versions: Mapping[str, int], commit_times: Mapping[str, str]
+) -> str:
+    """``text`` with its table-update references rendered for a run of ``versions``."""
+
+    def one(match: re.Match[str]) -> str:
+        table = match.group(1) or match.group(2)
+        if table not in versions:
+            return ""
+        if match.group(3) == "version":
+            return str(versions[table])
+        return commit_times.get(table, "")
+
+    return _TABLE_REF.sub(one, text.replace(_UPDATED, json.dumps(sorted(versions))))

@@ -293,12 +293,7 @@ def as_int(value: object) -> int | None:
 
 def opt_int(params: Mapping[str, Any], name: str) -> int | None:
     value = params.get(name)
-    if value is None or value == "":
-        return None
-    number = as_int(value)
-    if number is None:
-        raise invalid(f"Invalid value for {name}: {value!r}")
-    return number
+    return None if value is None or value == "" else require_int(value, name)
 
 
 def req_int(params: Mapping[str, Any], name: str) -> int:
@@ -312,6 +307,8 @@ def opt_bool(params: Mapping[str, Any], name: str) -> bool:
     value = params.get(name)
     if value is None or isinstance(value, bool):
         return bool(value)
+    if isinstance(value, bytes):  # a multipart form's field
+        value = value.decode()
     if value in ("true", "false"):
         return bool(value == "true")
     raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")
@@ -320,12 +317,10 @@ def opt_bool(params: Mapping[str, Any], name: str) -> bool:
 def require_int(value: object, name: str) -> int:
     if value is None:
         raise invalid(f"Missing required field: {name}")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    number = as_int(value)
+    if number is None:
         raise invalid(f"Invalid value for {name}: {value!r}")
-    try:
-        return int(value)
-    except ValueError:
-        raise invalid(f"Invalid value for {name}: {value!r}") from None
+    return number
 
 
 def only_tasks(value: object, task_keys: Sequence[str]) -> tuple[str, ...]:

@@ -51,6 +51,7 @@ from ._emulator_records import (
     require_int,
     run_now_options,
 )
+from ._emulator_refs import run_references
 from ._emulator_render import (
     for_each_run_json,
     iteration_count,
@@ -103,6 +104,15 @@ class JobsModel:
 
     def epoch_ms(self, mono: float) -> int:
         return self.clock.epoch_ms(mono)
+
+    def references(self, run: RunRecord) -> dict[str, str]:
+        """The dynamic value references ``run`` answers (see ``_emulator_refs``)."""
+        return run_references(
+            job_id=run.job_id,
+            run_id=run.run_id,
+            trigger_ms=self.epoch_ms(run.created),
+            parameters=run.job_parameters,
+        )
 
     def advance(self, now: float) -> None:
         """Replay every slot release up to ``now`` and refresh active run states."""
