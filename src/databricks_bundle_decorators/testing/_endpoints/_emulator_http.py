@@ -336,17 +336,9 @@ class HttpFrontEnd:
         )
         known = WORKSPACE_ENDPOINTS if workspace else _ENDPOINTS
         if endpoint is None or (method, endpoint) not in known:
-            return _Reply(
-                404,
-                {
-                    "error_code": "ENDPOINT_NOT_FOUND",
-                    "message": f"No API found for '{method} {path}'",
-                },
-            )
+            raise ApiError(404, "ENDPOINT_NOT_FOUND", f"No API found for '{method} {path}'")
         if not authorized:
-            return _Reply(
-                401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
-            )
+            raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
         if method == "POST":
             if raw_body and not isinstance(body, dict):
                 raise ApiError(
@@ -387,12 +379,8 @@ class HttpFrontEnd:
             if endpoint == "runs/cancel":
                 return _Reply(200, model.cancel_run(req_int(params, "run_id"), now))
             if endpoint == "runs/cancel-all":
-                return _Reply(
-                    200,
-                    model.cancel_all(
-                        opt_int(params, "job_id"), opt_bool(params, "all_queued_runs"), now
-                    ),
-                )
+                job_id, queued = opt_int(params, "job_id"), opt_bool(params, "all_queued_runs")
+                return _Reply(200, model.cancel_all(job_id, queued, now))
             return _Reply(200, model.list_runs(params, now))
 
 

@@ -23,6 +23,7 @@ that ended without success. A run of a job without tasks is its own task run.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -97,7 +98,7 @@ class JobsModel:
         self.job_change_bodies: list[tuple[str, dict[str, Any]]] = []  # create/update/reset
         self._next_job_id = 1001
         self._next_run_id = 5001
-        self._next_task_run_id = 900_000_001
+        self._task_run_ids = itertools.count(900_000_001)
         self.clock = EmulatorClock()  # epoch times tests can move forward; run retention
 
     # -- time ----------------------------------------------------------------------
@@ -282,19 +283,12 @@ class JobsModel:
         params = {**job.parameter_defaults, **overrides}
         run_id = self._next_run_id
         self._next_run_id += 1
-        tasks = tuple(
-            range(self._next_task_run_id, self._next_task_run_id + len(only or job.task_keys))
-        )
-        self._next_task_run_id += len(tasks)
+        tasks = tuple(next(self._task_run_ids) for _ in only or job.task_keys)
         iterations: dict[int, tuple[int, ...]] = {}
         for key, task_run_id in zip(only or job.task_keys, tasks, strict=True):
             if (loop := job.task_settings(key).get("for_each_task")) is not None:
                 count = iteration_count(loop, params)
-                first, self._next_task_run_id = (
-                    self._next_task_run_id,
-                    self._next_task_run_id + count,
-                )
-                iterations[task_run_id] = tuple(range(first, self._next_task_run_id))
+                iterations[task_run_id] = tuple(next(self._task_run_ids) for _ in range(count))
         run = RunRecord(
             run_id=run_id,
             job_id=job.job_id,
