@@ -53,7 +53,7 @@ from ._endpoints._emulator_permissions import (
     PermissionControls,
     PermissionsModel,
 )
-from ._endpoints._emulator_processes import ExecutedTask, ProcessJobsModel, TaskRuns, stop_processes
+from ._endpoints._emulator_processes import ExecutedTask, ProcessJobsModel
 from ._endpoints._emulator_statements import StatementsModel
 from ._endpoints._emulator_sync import SyncControls
 from ._endpoints._emulator_workspace import WorkspaceModel
@@ -102,14 +102,14 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
         self._rng = random.Random(0)
         self._scripted: list[ScriptedFault] = []
         self.url = ""
-        self._model = ProcessJobsModel(self._changed, lambda: self.token, workspace_id, user_name)
+        self._model: ProcessJobsModel = ProcessJobsModel(
+            self._changed, lambda: self.token, workspace_id, user_name
+        )
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
         self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module
-
-    # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> JobsEmulator:
         if self._server is not None:
@@ -133,7 +133,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             return
         self.unblock_submissions()  # no handler thread stays parked at the gate
         self.release_requests()  # nor at the hold
-        stop_processes(self._model)  # a controller run's process: see _emulator_processes
+        self._model.processes.stop()  # a controller run's process
+        self._model.tasks.stop()
         server.shutdown()
         with self._lock:
             connections = list(self._connections)
@@ -168,8 +169,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             raise RuntimeError("start the emulator first")
         cfg = Config(host=self.url, token=self.token or "dapi-test", auth_type="pat", **config)
         return WorkspaceClient(config=cfg)
-
-    # -- configuration ---------------------------------------------------------------
 
     @property
     def default_duration(self) -> float:
@@ -291,18 +290,11 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
         Databricks would: notebook tasks through the generated notebook, ``dbxdec-run``
         wheel tasks through its entry, their outputs kept as ``runs/get-output`` answers
         them (see ``_emulator_processes``). The test sets the environment the tasks need."""
-        self._task_runs().execute(job_id)
+        self._model.tasks.execute(job_id)
 
     def executed_tasks(self) -> list[ExecutedTask]:
         """Every task run :meth:`execute_tasks` executed so far, with its stdout and error."""
-        return self._task_runs().executed()
-
-    def _task_runs(self) -> TaskRuns:
-        model = self._model
-        assert isinstance(model, ProcessJobsModel)
-        return model.tasks
-
-    # -- inspection ------------------------------------------------------------------
+        return self._model.tasks.executed()
 
     def runs(self, job_id: int | None = None) -> list[RunRecord]:
         """Snapshots of all runs (of one job) the service keeps, oldest first, with states

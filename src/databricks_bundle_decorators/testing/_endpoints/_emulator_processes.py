@@ -299,13 +299,6 @@ def processes_of(emulator: Any) -> ProcessRuns:
     return model.processes
 
 
-def stop_processes(model: JobsModel) -> None:
-    """Kill the processes of ``model``'s runs, if it runs any; end its task worker."""
-    if isinstance(model, ProcessJobsModel):
-        model.processes.stop()
-        model.tasks.stop()
-
-
 # -- tasks executed in this process -----------------------------------------------------
 
 DBXDEC_RUN = "dbxdec-run"
