@@ -52,6 +52,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from .._store._emulator_records import JobRecord, RunRecord
@@ -466,9 +467,9 @@ class NotebookDbutils:
         self, widgets: Mapping[str, str], values: dict[str, dict[str, Any]], task_key: str
     ) -> None:
         self.widgets = _Widgets(widgets)
-        self.jobs = _Jobs(_TaskValues(values, task_key))
+        self.jobs = SimpleNamespace(taskValues=_TaskValues(values, task_key))
         self.notebook = _Notebook()
-        self.library = _Library()
+        self.library = SimpleNamespace(restartPython=lambda: None)
 
 
 @dataclass
@@ -501,11 +502,6 @@ class _TaskValues:
         raise ValueError(f"Task value {key!r} of task {taskKey!r} was not found")
 
 
-@dataclass
-class _Jobs:
-    taskValues: _TaskValues
-
-
 class _Notebook:
     def __init__(self) -> None:
         self.value: str | None = None
@@ -513,8 +509,3 @@ class _Notebook:
     def exit(self, value: str) -> None:
         self.value = str(value)
         raise _NotebookExit
-
-
-class _Library:
-    def restartPython(self) -> None:
-        return None

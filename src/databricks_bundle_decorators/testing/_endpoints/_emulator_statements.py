@@ -366,24 +366,9 @@ LIST_PRICES_SCHEMA = (
 _DECIMAL_MARK = "~dbxdec-decimal~"
 _TABLE = re.compile(r"`?system`?\s*\.\s*`?billing`?\s*\.\s*`?(usage|list_prices)`?(?!\w)", re.I)
 _DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-_TYPE_NAMES = {
-    "StringType": "STRING",
-    "LongType": "LONG",
-    "IntegerType": "INT",
-    "ShortType": "SHORT",
-    "ByteType": "BYTE",
-    "DoubleType": "DOUBLE",
-    "FloatType": "FLOAT",
-    "BooleanType": "BOOLEAN",
-    "DateType": "DATE",
-    "TimestampType": "TIMESTAMP",
-    "TimestampNTZType": "TIMESTAMP",
-    "DecimalType": "DECIMAL",
-    "StructType": "STRUCT",
-    "MapType": "MAP",
-    "ArrayType": "ARRAY",
-    "BinaryType": "BINARY",
-    "NullType": "NULL",
+_SQL_TYPES = "STRING LONG SHORT BYTE DOUBLE FLOAT BOOLEAN DATE TIMESTAMP DECIMAL STRUCT MAP"
+_TYPE_NAMES = {"IntegerType": "INT", "TimestampNTZType": "TIMESTAMP"} | {
+    f"{name.title()}Type": name for name in (*_SQL_TYPES.split(), "ARRAY", "BINARY", "NULL")
 }
 
 
