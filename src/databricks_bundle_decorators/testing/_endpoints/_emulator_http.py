@@ -327,7 +327,9 @@ class HttpFrontEnd:
         if identity is not None:
             return _Reply(200, identity)
         if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark
-            return _Reply(*self.statements.handle(method, path, body, authorized=authorized))
+            if not authorized:
+                raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
+            return _Reply(200, self.statements.handle(method, path, body))
         workspace = path.startswith(WORKSPACE_PREFIX)
         endpoint = (
             path[len(WORKSPACE_PREFIX) :]

@@ -51,8 +51,6 @@ from typing import Any
 
 from .._store._emulator_records import ApiError, JsonDict, invalid
 
-__all__ = ["STATEMENTS_PREFIX", "StatementsModel"]
-
 STATEMENTS_PREFIX = "/api/2.0/sql/statements"
 _WAIT = re.compile(r"(\d+)s")
 _CHUNK = re.compile(r"/([^/]+)/result/chunks/(\d+)")
@@ -149,20 +147,9 @@ class StatementsModel:
             raise TimeoutError(f"statement {statement_id} still {statement.state}")
         return statement.state
 
-    # -- HTTP --------------------------------------------------------------------------
-
-    def handle(
-        self, method: str, path: str, body: object, *, authorized: bool = True
-    ) -> tuple[int, JsonDict]:
-        """Answer one request under :data:`STATEMENTS_PREFIX`; ``(status, JSON body)``."""
-        if not authorized:
-            return 401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
-        try:
-            return 200, self._handle(method, path[len(STATEMENTS_PREFIX) :], body)
-        except ApiError as err:
-            return err.status, err.body()
-
-    def _handle(self, method: str, rest: str, body: object) -> JsonDict:
+    def handle(self, method: str, path: str, body: object) -> JsonDict:
+        """Answer one request under :data:`STATEMENTS_PREFIX` (raises :class:`ApiError`)."""
+        rest = path[len(STATEMENTS_PREFIX) :]
         if method == "POST" and rest in ("", "/"):
             if not isinstance(body, dict):
                 raise ApiError(400, "MALFORMED_REQUEST", "Invalid JSON given in the body")
