@@ -92,9 +92,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
         self.request_log: deque[tuple[str, str]] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._gate = None
-        self._gate_quota = None
-        self._blocked = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()

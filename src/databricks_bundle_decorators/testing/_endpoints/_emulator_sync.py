@@ -47,9 +47,9 @@ class SyncControls:
 
     _lock: threading.Lock
     _changed: threading.Condition
-    _gate: SubmissionGate | None
-    _gate_quota: int | None
-    _blocked: int
+    _gate: SubmissionGate | None = None
+    _gate_quota: int | None = None
+    _blocked = 0  # run-now requests waiting at the gate now
     _model: JobsModel
     _hold_match: RequestMatch | None = None
     _hold_quota = 0  # matching requests still to hold
