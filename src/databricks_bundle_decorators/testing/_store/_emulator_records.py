@@ -231,6 +231,9 @@ def list_order(
     return key
 
 
+_TOKEN_SIZES = {"after": 1, "runs": 2}  # page token kind -> the ints of its cursor
+
+
 def encode_token(kind: str, last: Sequence[int]) -> str:
     raw = ":".join([kind, *map(str, last)])
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
@@ -240,7 +243,7 @@ def decode_token(token: str, kind: str) -> tuple[int, ...]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         found, *values = raw.split(":")
-        if found != kind or not values:
+        if found != kind or len(values) != _TOKEN_SIZES[kind]:
             raise ValueError(raw)
         return tuple(int(v) for v in values)
     except (ValueError, binascii.Error, UnicodeDecodeError):
