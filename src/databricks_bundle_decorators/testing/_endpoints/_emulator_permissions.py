@@ -318,7 +318,7 @@ class PermissionControls:
 DISCOVERY = "/oidc/.well-known/oauth-authorization-server"
 TOKEN = "/oidc/v1/token"
 AUTHORIZE = "/oidc/v1/authorize"
-TOKEN_SECONDS = 3600
+TOKEN_SECONDS = 3600  # "Each access token is valid for one hour" (the OAuth M2M page)
 
 
 @dataclass(frozen=True, slots=True)

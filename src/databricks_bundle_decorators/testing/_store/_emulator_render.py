@@ -7,8 +7,8 @@ its own. ``runs/get`` on the for-each task's run id answers that one task in ``t
 and its iterations in ``iterations`` ("Only populated by for-each iterations. The parent
 for-each task is located in tasks array", ``jobs.Run.iterations``), 100 a page with
 ``next_page_token`` ("Large arrays in the results will be paginated when they exceed 100
-elements", ``JobsAPI.get_run``; the SDK's ``JobsExt.get_run`` repeats the one task on
-every page). The emulator counts iterations from a JSON array in ``inputs`` or a
+elements", ``JobsAPI.get_run``; the SDK's ``JobsExt.get_run`` pages "iterations" for a
+"ForEach task run" and repeats its one task on every page). The emulator counts iterations from a JSON array in ``inputs`` or a
 ``{{job.parameters.<name>}}`` reference to one; a task-value reference counts none.
 """
 
