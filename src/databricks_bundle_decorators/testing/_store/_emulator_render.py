@@ -8,8 +8,9 @@ and its iterations in ``iterations`` ("Only populated by for-each iterations. Th
 for-each task is located in tasks array", ``jobs.Run.iterations``), 100 a page with
 ``next_page_token`` ("Large arrays in the results will be paginated when they exceed 100
 elements", ``JobsAPI.get_run``; the SDK's ``JobsExt.get_run`` pages "iterations" for a
-"ForEach task run" and repeats its one task on every page). The emulator counts iterations from a JSON array in ``inputs`` or a
-``{{job.parameters.<name>}}`` reference to one; a task-value reference counts none.
+"ForEach task run" and repeats its one task on every page). The emulator counts
+iterations from a JSON array in ``inputs`` or a ``{{job.parameters.<name>}}`` reference to
+one; a task-value reference counts none.
 """
 
 from __future__ import annotations
