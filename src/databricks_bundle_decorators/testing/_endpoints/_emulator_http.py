@@ -336,7 +336,7 @@ class HttpFrontEnd:
             if workspace
             else next((path[len(p) :] for p in _API_PREFIXES if path.startswith(p)), None)
         )
-        known = WORKSPACE_ENDPOINTS if workspace else _ENDPOINTS
+        known = WORKSPACE_ENDPOINTS if workspace else _JOBS_ENDPOINTS
         if endpoint is None or (method, endpoint) not in known:
             raise ApiError(404, "ENDPOINT_NOT_FOUND", f"No API found for '{method} {path}'")
         if not authorized:
@@ -363,41 +363,25 @@ class HttpFrontEnd:
                 )
                 if job_id is not None:
                     self._permissions.require(endpoint, job_id, caller, model.user_name)
-            if endpoint == "create":
-                return _Reply(200, {"job_id": model.create_job(params, now)})
-            if endpoint in ("update", "reset"):
-                return _Reply(200, model.change_job(params, now, reset=endpoint == "reset"))
-            if endpoint == "get":
-                return _Reply(200, model.get_job(req_int(params, "job_id")))
-            if endpoint == "list":
-                return _Reply(200, model.list_jobs(params))
-            if endpoint == "run-now":
-                return _Reply(200, model.run_now(params, now))
-            if endpoint == "runs/get":
-                run_id, token = req_int(params, "run_id"), params.get("page_token") or None
-                return _Reply(200, model.get_run(run_id, now, token))
-            if endpoint == "runs/get-output":
-                return _Reply(200, model.get_run_output(req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel":
-                return _Reply(200, model.cancel_run(req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel-all":
-                job_id, queued = opt_int(params, "job_id"), opt_bool(params, "all_queued_runs")
-                return _Reply(200, model.cancel_all(job_id, queued, now))
-            return _Reply(200, model.list_runs(params, now))
+            return _Reply(200, _JOBS_ENDPOINTS[(method, endpoint)](model, params, now))
 
 
-_ENDPOINTS = frozenset(
-    {
-        ("POST", "create"),
-        ("POST", "update"),
-        ("POST", "reset"),
-        ("GET", "get"),
-        ("GET", "list"),
-        ("POST", "run-now"),
-        ("GET", "runs/get"),
-        ("GET", "runs/get-output"),
-        ("GET", "runs/list"),
-        ("POST", "runs/cancel"),
-        ("POST", "runs/cancel-all"),
-    }
-)
+# the Jobs API endpoints served: (method, path after the prefix) -> the answer
+_JobsEndpoint = Callable[[JobsModel, Mapping[str, Any], float], JsonDict]
+_JOBS_ENDPOINTS: dict[tuple[str, str], _JobsEndpoint] = {
+    ("POST", "create"): lambda m, p, now: {"job_id": m.create_job(p, now)},
+    ("POST", "update"): lambda m, p, now: m.change_job(p, now, reset=False),
+    ("POST", "reset"): lambda m, p, now: m.change_job(p, now, reset=True),
+    ("GET", "get"): lambda m, p, now: m.get_job(req_int(p, "job_id")),
+    ("GET", "list"): lambda m, p, now: m.list_jobs(p),
+    ("POST", "run-now"): lambda m, p, now: m.run_now(p, now),
+    ("GET", "runs/get"): lambda m, p, now: m.get_run(
+        req_int(p, "run_id"), now, p.get("page_token") or None
+    ),
+    ("GET", "runs/get-output"): lambda m, p, now: m.get_run_output(req_int(p, "run_id"), now),
+    ("GET", "runs/list"): lambda m, p, now: m.list_runs(p, now),
+    ("POST", "runs/cancel"): lambda m, p, now: m.cancel_run(req_int(p, "run_id"), now),
+    ("POST", "runs/cancel-all"): lambda m, p, now: m.cancel_all(
+        opt_int(p, "job_id"), opt_bool(p, "all_queued_runs"), now
+    ),
+}
