@@ -6,7 +6,7 @@ The controller runs in this process (``entry.main``), with no Databricks credent
 its environment and no configuration file; a stand-in ``dbutils`` answers the secret
 scope (as the notebook tests' stand-in answers widgets), and the emulator serves the
 OIDC discovery document and token endpoint the SDK's ``oauth-m2m`` strategy asks
-(:mod:`databricks_bundle_decorators.testing._endpoints._emulator_oauth`). The controller
+(:mod:`databricks_bundle_decorators.testing._endpoints._emulator_permissions`). The controller
 job deployed here is a plain job, so that ``--detach`` starts no process of its own.
 """
 

@@ -9,7 +9,7 @@ from databricks.sdk.errors import InvalidParameterValue, ResourceDoesNotExist
 from databricks.sdk.service.jobs import RunLifeCycleState, RunResultState
 
 from databricks_bundle_decorators.testing import JobsEmulator, RunRecord
-from databricks_bundle_decorators.testing._store._emulator_output import MAX_OUTPUT_BYTES
+from databricks_bundle_decorators.testing._store._emulator_state import MAX_OUTPUT_BYTES
 
 TASKS = ("extract", "load")
 GET_OUTPUT = "/api/2.2/jobs/runs/get-output"

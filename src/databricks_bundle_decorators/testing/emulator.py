@@ -15,46 +15,24 @@ so code under test talks to it through the genuine SDK -- no mocks::
             emu.wait_until_idle()
             assert w.jobs.get_run(run_id).state.result_state.value == "FAILED"
 
-Endpoints (``/api/2.1`` is accepted as an alias of ``/api/2.2``):
-``GET /.well-known/databricks-config`` (the SDK's host-metadata probe, sent when a
-``Config`` is built), ``GET jobs/list``, ``GET jobs/get``, ``POST jobs/create``,
-``POST jobs/update`` and ``POST jobs/reset`` (see ``_emulator_settings``; ``schedule``,
-``trigger`` and ``continuous`` are kept with their ``pause_status``, default UNPAUSED),
-``POST jobs/run-now``, ``GET jobs/runs/get``, ``GET jobs/runs/get-output`` (a task
-run's ``logs`` as set by :meth:`JobsEmulator.set_task_logs`; see ``_emulator_output``),
-``GET jobs/runs/list``, ``POST jobs/runs/cancel``, ``POST jobs/runs/cancel-all``, ``GET
-/api/2.0/preview/scim/v2/Me`` (``current_user.me()``, answering ``user_name``), SCIM
-``Users``/``ServicePrincipals`` lists by name and ``GET /api/2.0/permissions/jobs/{id}``
-(job ACLs, enforced on update, reset, run-now and cancels once a test sets one or changes
-the caller: see ``_emulator_permissions``) and the
-Workspace API's files and folders (``/api/2.0/workspace/get-status``, ``import``,
-``export``, ``list``, ``mkdirs``, ``delete``; see ``_emulator_workspace``), and SQL
-statements on local Spark (``emu.statements``: ``_emulator_statements``).  Errors use the
-``{"error_code", "message"}`` body the SDK maps onto its typed exceptions (unknown
-job -> 400 ``INVALID_PARAMETER_VALUE`` "Job N does not exist.", which the SDK turns
-into ``ResourceDoesNotExist`` on ``jobs/get`` and ``InvalidParameterValue`` elsewhere).
+Endpoints (``/api/2.1`` is an alias of ``/api/2.2``): the SDK's host-metadata probe
+``/.well-known/databricks-config``; ``jobs/`` ``list``, ``get``, ``create``, ``update``,
+``reset``, ``run-now``, ``runs/get``, ``runs/get-output``, ``runs/list``, ``runs/cancel``,
+``runs/cancel-all``; SCIM ``Me``, ``Users`` and ``ServicePrincipals``; job permissions;
+OAuth M2M tokens; the Workspace API's files and folders; SQL statements on local Spark
+(``emu.statements``). Errors use the ``{"error_code", "message"}`` body the SDK maps onto
+its typed exceptions (an unknown job: 400 ``INVALID_PARAMETER_VALUE`` "Job N does not
+exist.").
 
 Runs follow real time (``time.monotonic``): QUEUED (waiting for one of the job's
-``max_concurrent_runs`` slots) -> PENDING (``pending_duration``, default 0) ->
-RUNNING (the per-key duration) -> TERMINATED.  State is computed lazily on access.
-Epoch times (``start_time``...) come from a clock that :meth:`JobsEmulator.advance_days`
-moves forward; runs are removed 60 days on, as the Jobs API reference says (see
-``_emulator_clock``).
+``max_concurrent_runs`` slots) -> PENDING (``pending_duration``) -> RUNNING (the per-key
+duration) -> TERMINATED. Epoch times come from a clock that :meth:`JobsEmulator.advance_days`
+moves forward; runs are removed 60 days on, as the Jobs API reference says.
 
-Synchronisation (see ``_emulator_sync``): ``wait_for``/``wait_for_runs`` block until a
-condition over the runs holds, held runs stay RUNNING until ``release``, and
-``block_submissions`` parks ``run-now`` requests before they are applied -- tests sync
-on these instead of sleeping.
-
-Fault injection: :meth:`JobsEmulator.set_faults` answers a random fraction of API
-requests with 429/503 + ``Retry-After`` and drops another fraction of connections
-without an answer -- for POSTs either *before* applying the request (request lost)
-or *after* (response lost); :meth:`JobsEmulator.inject_fault` scripts exact faults.
-SDK behaviour to keep in mind: it retries 429/503 after ``int(Retry-After)`` seconds
-plus a random 0-1 s jitter (a fractional header value falls back to 1 s, so the
-emulator sends whole seconds), and retries *every* dropped connection -- POSTs
-included -- after ``min(10, attempt)`` s + jitter, so a ``run-now`` whose response
-was lost is sent again; only an ``idempotency_token`` prevents a duplicate run.
+Faults: the SDK retries 429/503 after ``int(Retry-After)`` seconds plus a 0-1 s jitter (a
+fractional header falls back to 1 s, so the emulator sends whole seconds) and retries
+*every* dropped connection, POSTs included, so a ``run-now`` whose response was lost is
+sent again: only an ``idempotency_token`` prevents a duplicate run.
 """
 
 from __future__ import annotations
@@ -69,17 +47,17 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._endpoints._emulator_faults import FaultConfig, FaultKind, ScriptedFault
-from ._endpoints._emulator_http import HttpFrontEnd, _Server
-from ._endpoints._emulator_oauth import OAuthControls, OAuthModel
-from ._endpoints._emulator_permissions import PermissionControls, PermissionsModel
-from ._endpoints._emulator_processes import ProcessJobsModel, stop_processes
+from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, ScriptedFault, _Server
+from ._endpoints._emulator_permissions import (
+    OAuthModel,
+    PermissionControls,
+    PermissionsModel,
+)
+from ._endpoints._emulator_processes import ExecutedTask, ProcessJobsModel
 from ._endpoints._emulator_statements import StatementsModel
 from ._endpoints._emulator_sync import SyncControls
-from ._endpoints._emulator_tasks import ExecutedTask, TaskRuns
-from ._endpoints._emulator_triggers import TriggerControls
 from ._endpoints._emulator_workspace import WorkspaceModel
-from ._store._emulator_order import RUNS_LIST_ORDERS
+from ._store._emulator_records import RUNS_LIST_ORDERS
 from ._store._emulator_state import ApiError, JsonDict, Outcome, RunRecord
 
 if TYPE_CHECKING:
@@ -88,13 +66,13 @@ if TYPE_CHECKING:
 __all__ = ["FaultKind", "JobsEmulator", "RunRecord"]
 
 
-class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionControls, OAuthControls):
+class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
     """An in-process Databricks Jobs API server; use as a context manager.
 
     ``requests`` counts every received request per path (query string excluded) plus
     ``"total"``; ``faults`` counts injected faults per kind (``"429"``, ``"503"``,
     ``"drop_before"``, ``"drop_after"``, ``"total"``) and per ``"<kind> <path>"``;
-    ``fault_times`` when each was injected (``time.monotonic``: see ``_emulator_faults``).
+    ``fault_times`` when each was injected (``time.monotonic``).
     """
 
     def __init__(
@@ -114,9 +92,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self.request_log: deque[tuple[str, str]] = deque(maxlen=10_000)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._gate = None
-        self._gate_quota = None
-        self._blocked = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
@@ -124,14 +99,14 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         self._rng = random.Random(0)
         self._scripted: list[ScriptedFault] = []
         self.url = ""
-        self._model = ProcessJobsModel(self._changed, lambda: self.token, workspace_id, user_name)
+        self._model: ProcessJobsModel = ProcessJobsModel(
+            self._changed, lambda: self.token, workspace_id, user_name
+        )
         self._model.outcome_parameter = outcome_parameter
         self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
         self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module
-
-    # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> JobsEmulator:
         if self._server is not None:
@@ -155,7 +130,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
             return
         self.unblock_submissions()  # no handler thread stays parked at the gate
         self.release_requests()  # nor at the hold
-        stop_processes(self._model)  # a controller run's process: see _emulator_processes
+        self._model.processes.stop()  # a controller run's process
+        self._model.tasks.stop()
         server.shutdown()
         with self._lock:
             connections = list(self._connections)
@@ -191,8 +167,6 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         cfg = Config(host=self.url, token=self.token or "dapi-test", auth_type="pat", **config)
         return WorkspaceClient(config=cfg)
 
-    # -- configuration ---------------------------------------------------------------
-
     @property
     def default_duration(self) -> float:
         """Seconds a run stays RUNNING when no outcome for its key says otherwise."""
@@ -217,7 +191,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
     def runs_list_order(self) -> str:
         """How ``runs/list`` orders runs, newest first: ``"start_time"`` (the default) or
         ``"end_time"`` (a run not finished by its start); both are documented, run id
-        never is (see ``_emulator_order``)."""
+        never is."""
         return self._model.runs_list_order
 
     @runs_list_order.setter
@@ -312,19 +286,12 @@ class JobsEmulator(HttpFrontEnd, SyncControls, TriggerControls, PermissionContro
         """Execute the tasks of job ``job_id``'s runs from now on, in this process, as
         Databricks would: notebook tasks through the generated notebook, ``dbxdec-run``
         wheel tasks through its entry, their outputs kept as ``runs/get-output`` answers
-        them (see ``_emulator_tasks``). The test sets the environment the tasks need."""
-        self._task_runs().execute(job_id)
+        them (see ``_emulator_processes``). The test sets the environment the tasks need."""
+        self._model.tasks.execute(job_id)
 
     def executed_tasks(self) -> list[ExecutedTask]:
         """Every task run :meth:`execute_tasks` executed so far, with its stdout and error."""
-        return self._task_runs().executed()
-
-    def _task_runs(self) -> TaskRuns:
-        model = self._model
-        assert isinstance(model, ProcessJobsModel)
-        return model.tasks
-
-    # -- inspection ------------------------------------------------------------------
+        return self._model.tasks.executed()
 
     def runs(self, job_id: int | None = None) -> list[RunRecord]:
         """Snapshots of all runs (of one job) the service keeps, oldest first, with states

@@ -1,12 +1,10 @@
 """A local Spark Connect server with Delta Lake, for tests and local runs over Connect.
 
-Serverless compute runs task code on a Spark Connect session; open-source Spark ships
-the same server (``org.apache.spark.sql.connect.service.SparkConnectServer``, in the
-pip wheel's ``jars/spark-connect_*.jar``; the wheel has no ``sbin/start-connect-server.sh``,
-so the server is started the way that script does, with ``spark-submit --class``). It
-listens on 127.0.0.1 only: the server has no authentication, and binds every interface
-unless ``spark.connect.grpc.binding.address`` says otherwise
-(https://spark.apache.org/docs/latest/spark-connect-overview.html).
+Serverless compute runs task code on a Spark Connect session; the pip PySpark ships the
+server but not ``sbin/start-connect-server.sh``, so it is started as that script does,
+with ``spark-submit --class``. It listens on 127.0.0.1 only: the server has no
+authentication and binds every interface unless ``spark.connect.grpc.binding.address``
+says otherwise (https://spark.apache.org/docs/latest/spark-connect-overview.html).
 
 Example (not run: it starts a JVM)::
 
@@ -30,10 +28,9 @@ from ..runtime.session.delta_jars import ensure_delta_jars
 from ..runtime.session.spark import LOCAL_SESSION_CONF, quiet_session_conf, require_local_spark
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+# PySpark client settings of this process that the server's JVM must not inherit
 CLIENT_ENV = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_SUBMIT_ARGS")
-"""PySpark client settings of this process that the server's JVM must not inherit."""
-START_TIMEOUT_SECONDS = 240.0
-"""How long a start may take before it is called failed (20-40 s on 2 idle cores)."""
+START_TIMEOUT_SECONDS = 240.0  # a start takes 20-40 s on 2 idle cores
 
 
 def free_port() -> int:
@@ -41,23 +38,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
-    """Whether something accepts TCP connections on ``host:port``."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def spark_submit() -> Path:
-    """The pip PySpark's ``bin/spark-submit``."""
-    require_local_spark()
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "bin" / "spark-submit"
 
 
 class SparkConnectServer:
@@ -101,17 +81,19 @@ class SparkConnectServer:
                 **self._conf,
             }
         )
-        command = [str(spark_submit()), "--class", SERVER_CLASS, "--name", "dbxdec-connect"]
+        require_local_spark()
+        import pyspark
+
+        spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+        command = [str(spark_submit), "--class", SERVER_CLASS, "--name", "dbxdec-connect"]
         command += ["--master", self._conf.get("spark.master", "local[2]"), "--jars", jars]
         for key, value in settings.items():
             command += ["--conf", f"{key}={value}"]
         return [*command, "spark-internal"]
 
     def start(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
-        """Start the JVM and wait until the server accepts connections.
-
-        Readiness is the gRPC port accepting a connection: the server binds it only
-        after its SparkSession is up. Polled, so a fast start returns at once.
+        """Start the JVM and wait until its gRPC port accepts a connection (bound only once
+        its SparkSession is up).
 
         Raises:
             EnvironmentProblem: the JVM exited, or did not listen within ``timeout``;
@@ -128,7 +110,7 @@ class SparkConnectServer:
                 start_new_session=True,  # Ctrl-C in the terminal reaches the test runner only
             )
         deadline = time.monotonic() + timeout
-        while not port_open("127.0.0.1", self.port, timeout=0.5):
+        while not _port_open(self.port):
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise EnvironmentProblem(
@@ -142,8 +124,7 @@ class SparkConnectServer:
         process, self._process = self._process, None
         if process is None or process.poll() is not None:
             return
-        # The JVM leads its own process group (start_new_session): signal the group, so a
-        # wrapper script's child cannot outlive it.
+        # signal the JVM's process group, so a wrapper script's child cannot outlive it
         _signal_group(process, signal.SIGTERM)
         try:
             process.wait(timeout=30)
@@ -181,3 +162,11 @@ def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
         os.killpg(process.pid, signum)
     except (ProcessLookupError, PermissionError):
         process.send_signal(signum)
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False

@@ -1,13 +1,20 @@
-"""The HTTP front end of :class:`~..emulator.JobsEmulator`: server, routing, faults.
+"""The HTTP front end of :class:`~..emulator.JobsEmulator`: server, routing and faults.
 
-Requests are parsed here, faults are injected here, and everything else is handed to
-the in-memory :class:`~.._store._emulator_state.JobsModel` (Jobs API) or
-:class:`~._emulator_workspace.WorkspaceModel` (Workspace API).
+Requests are parsed here, faults injected here, everything else handed to the models
+(:class:`~.._store._emulator_state.JobsModel`, the workspace, statements, identity).
+
+Faults may be limited to the clients whose ``User-Agent`` contains a string: the SDK adds
+``upstream/<name>`` to it when ``DATABRICKS_SDK_UPSTREAM`` and
+``DATABRICKS_SDK_UPSTREAM_VERSION`` are set (databricks-sdk
+``useragent._get_upstream_user_agent_info``), so a test can cut one process off (a
+controller run on its cluster) while another client still reaches the workspace. Every
+fault wakes ``wait_for`` and is timed in ``fault_times``.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import socket
 import sys
 import threading
@@ -16,16 +23,23 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from .._store._emulator_state import ApiError, JobsModel, JsonDict, invalid
-from ._emulator_faults import FaultControls, as_int
-from ._emulator_oauth import OAuthModel, route_oauth
-from ._emulator_permissions import GUARDED, PermissionsModel, route_identity
+from .._store._emulator_records import as_int, opt_bool, opt_int, req_int
+from .._store._emulator_state import ApiError, JobsModel, JsonDict
+from ._emulator_permissions import (
+    GUARDED,
+    OAuthModel,
+    PermissionsModel,
+    route_identity,
+    route_oauth,
+)
 from ._emulator_statements import STATEMENTS_PREFIX, StatementsModel
 from ._emulator_workspace import ENDPOINTS as WORKSPACE_ENDPOINTS
 from ._emulator_workspace import WORKSPACE_PREFIX, WorkspaceModel, parse_form
+
+FaultKind = Literal["error", "drop_before", "drop_after"]
 
 _API_PREFIXES = ("/api/2.2/jobs/", "/api/2.1/jobs/")
 _ERROR_CODES = {
@@ -37,6 +51,25 @@ _ERROR_CODES = {
 }
 
 RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
+
+
+@dataclass
+class ScriptedFault:
+    path: str
+    kind: FaultKind
+    status: int
+    job_id: int | None
+    remaining: int
+    skip: int = 0  # matching requests still let through before the faults begin
+
+
+@dataclass(frozen=True)
+class FaultConfig:
+    error_rate: float = 0.0
+    drop_rate: float = 0.0
+    retry_after: float = 0.0
+    statuses: tuple[int, ...] = (429, 503)
+    user_agent: str | None = None  # only clients whose User-Agent contains it
 
 
 @dataclass
@@ -109,9 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-class HttpFrontEnd(FaultControls):
-    """Request dispatch, fault injection (:mod:`._emulator_faults`) and routing; mixed into
-    ``JobsEmulator``."""
+class HttpFrontEnd:
+    """Request dispatch, fault injection and routing; mixed into ``JobsEmulator``."""
 
     token: str | None
     workspace_id: str
@@ -127,6 +159,89 @@ class HttpFrontEnd(FaultControls):
     _permissions: PermissionsModel
     _oauth: OAuthModel
     statements: StatementsModel
+    faults: Counter[str]
+    fault_times: deque[float]
+    _fault_config: FaultConfig
+    _rng: random.Random
+    _scripted: list[ScriptedFault]
+
+    def set_faults(
+        self,
+        *,
+        error_rate: float = 0.0,
+        drop_rate: float = 0.0,
+        retry_after: float = 0.0,
+        statuses: tuple[int, ...] = (429, 503),
+        seed: int = 0,
+        user_agent: str | None = None,
+    ) -> None:
+        """Randomly fail API requests (``/api/...`` only; all zero = no faults).
+
+        ``error_rate`` of requests are answered with a status from ``statuses`` (429
+        and 503 carry ``Retry-After: int(retry_after)``; nothing is applied).
+        ``drop_rate`` of connections are closed without an answer; a dropped POST is
+        lost before or after being applied with equal probability. ``user_agent``:
+        only requests whose ``User-Agent`` header contains it (see the module docstring).
+        """
+        if not (0 <= error_rate <= 1 and 0 <= drop_rate <= 1 and error_rate + drop_rate <= 1):
+            raise ValueError("error_rate and drop_rate must be in [0, 1] and sum to <= 1")
+        if error_rate and (not statuses or any(s < 400 or s > 599 for s in statuses)):
+            raise ValueError("statuses must be HTTP error codes")
+        with self._lock:
+            config = FaultConfig(error_rate, drop_rate, retry_after, statuses, user_agent)
+            self._fault_config = config
+            self._rng = random.Random(seed)
+
+    def inject_fault(
+        self,
+        path: str,
+        *,
+        kind: FaultKind = "error",
+        status: int = 503,
+        job_id: int | None = None,
+        count: int = 1,
+        skip: int = 0,
+    ) -> None:
+        """Fail the next ``count`` requests to ``path`` (optionally only for ``job_id``),
+        after letting ``skip`` of them through.
+
+        Scripted faults take precedence over :meth:`set_faults`; ``kind="error"``
+        answers ``status``, ``"drop_before"``/``"drop_after"`` close the connection
+        before/after the request has been applied.
+        """
+        with self._lock:
+            self._scripted.append(ScriptedFault(path, kind, status, job_id, count, skip))
+
+    def _pick_fault(
+        self, method: str, path: str, job_hint: object, user_agent: str
+    ) -> tuple[FaultKind, int] | None:
+        """Choose (kind, status) for this request; the caller holds the lock."""
+        chosen: tuple[FaultKind, int] | None = None
+        for scripted in self._scripted:
+            if scripted.path == path and scripted.job_id in (None, as_int(job_hint)):
+                if scripted.skip > 0:
+                    scripted.skip -= 1
+                    continue
+                scripted.remaining -= 1
+                if scripted.remaining <= 0:
+                    self._scripted.remove(scripted)
+                chosen = (scripted.kind, scripted.status)
+                break
+        cfg = self._fault_config
+        hit = cfg.user_agent is None or cfg.user_agent in user_agent
+        if chosen is None and (cfg.error_rate or cfg.drop_rate) and hit:
+            roll = self._rng.random()
+            if roll < cfg.drop_rate:
+                after = method == "POST" and self._rng.random() < 0.5
+                chosen = ("drop_after" if after else "drop_before", 0)
+            elif roll < cfg.drop_rate + cfg.error_rate:
+                chosen = ("error", self._rng.choice(cfg.statuses))
+        if chosen is not None:
+            label = str(chosen[1]) if chosen[0] == "error" else chosen[0]
+            self.faults.update((label, f"{label} {path}", "total"))
+            self.fault_times.append(time.monotonic())
+            self._changed.notify_all()  # a dropped request applies nothing: wake waiters here
+        return chosen
 
     def _track(self, conn: socket.socket, *, opened: bool) -> None:
         with self._lock:
@@ -195,7 +310,7 @@ class HttpFrontEnd(FaultControls):
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
             )
-        with self._lock:  # OIDC discovery and tokens need no bearer token: _emulator_oauth
+        with self._lock:  # OIDC discovery and tokens need no bearer token
             oauth = route_oauth(self._oauth, method, path, raw_body, authorization, self.url)
             principal = self._oauth.caller(authorization)  # a service principal's token
             if principal is not None and path.startswith("/api/"):
@@ -212,26 +327,20 @@ class HttpFrontEnd(FaultControls):
         if identity is not None:
             return _Reply(200, identity)
         if path.startswith(STATEMENTS_PREFIX):  # its own lock: a statement runs on Spark
-            return _Reply(*self.statements.handle(method, path, body, authorized=authorized))
+            if not authorized:
+                raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
+            return _Reply(200, self.statements.handle(method, path, body))
         workspace = path.startswith(WORKSPACE_PREFIX)
         endpoint = (
             path[len(WORKSPACE_PREFIX) :]
             if workspace
             else next((path[len(p) :] for p in _API_PREFIXES if path.startswith(p)), None)
         )
-        known = WORKSPACE_ENDPOINTS if workspace else _ENDPOINTS
+        known = WORKSPACE_ENDPOINTS if workspace else _JOBS_ENDPOINTS
         if endpoint is None or (method, endpoint) not in known:
-            return _Reply(
-                404,
-                {
-                    "error_code": "ENDPOINT_NOT_FOUND",
-                    "message": f"No API found for '{method} {path}'",
-                },
-            )
+            raise ApiError(404, "ENDPOINT_NOT_FOUND", f"No API found for '{method} {path}'")
         if not authorized:
-            return _Reply(
-                401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
-            )
+            raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
         if method == "POST":
             if raw_body and not isinstance(body, dict):
                 raise ApiError(
@@ -248,101 +357,31 @@ class HttpFrontEnd(FaultControls):
         with self._lock:
             if endpoint in GUARDED:  # the job ACL table, when a test set one: see its module
                 job_id = (
-                    model.job_of_run(_req_int(params, "run_id"))
+                    model.job_of_run(req_int(params, "run_id"))
                     if endpoint == "runs/cancel"
-                    else _opt_int(params, "job_id")
+                    else opt_int(params, "job_id")
                 )
                 if job_id is not None:
                     self._permissions.require(endpoint, job_id, caller, model.user_name)
-            if endpoint == "create":
-                return _Reply(200, {"job_id": model.create_job(params, now)})
-            if endpoint in ("update", "reset"):
-                return _Reply(200, model.change_job(params, now, reset=endpoint == "reset"))
-            if endpoint == "get":
-                return _Reply(200, model.get_job(_req_int(params, "job_id")))
-            if endpoint == "list":
-                return _Reply(
-                    200,
-                    model.list_jobs(
-                        name=params.get("name"),
-                        limit=_opt_int(params, "limit"),
-                        offset=_opt_int(params, "offset"),
-                        page_token=params.get("page_token") or None,
-                        expand_tasks=_opt_bool(params, "expand_tasks"),
-                    ),
-                )
-            if endpoint == "run-now":
-                return _Reply(200, model.run_now(params, now))
-            if endpoint == "runs/get":
-                run_id, token = _req_int(params, "run_id"), params.get("page_token") or None
-                return _Reply(200, model.get_run(run_id, now, token))
-            if endpoint == "runs/get-output":
-                return _Reply(200, model.get_run_output(_req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel":
-                return _Reply(200, model.cancel_run(_req_int(params, "run_id"), now))
-            if endpoint == "runs/cancel-all":
-                return _Reply(
-                    200,
-                    model.cancel_all(
-                        _opt_int(params, "job_id"), _opt_bool(params, "all_queued_runs"), now
-                    ),
-                )
-            return _Reply(
-                200,
-                model.list_runs(
-                    job_id=_opt_int(params, "job_id"),
-                    active_only=_opt_bool(params, "active_only"),
-                    completed_only=_opt_bool(params, "completed_only"),
-                    limit=_opt_int(params, "limit"),
-                    offset=_opt_int(params, "offset"),
-                    page_token=params.get("page_token") or None,
-                    start_time_from=_opt_int(params, "start_time_from"),
-                    start_time_to=_opt_int(params, "start_time_to"),
-                    run_type=params.get("run_type"),
-                    expand_tasks=_opt_bool(params, "expand_tasks"),
-                    now=now,
-                ),
-            )
+            return _Reply(200, _JOBS_ENDPOINTS[(method, endpoint)](model, params, now))
 
 
-_ENDPOINTS = frozenset(
-    {
-        ("POST", "create"),
-        ("POST", "update"),
-        ("POST", "reset"),
-        ("GET", "get"),
-        ("GET", "list"),
-        ("POST", "run-now"),
-        ("GET", "runs/get"),
-        ("GET", "runs/get-output"),
-        ("GET", "runs/list"),
-        ("POST", "runs/cancel"),
-        ("POST", "runs/cancel-all"),
-    }
-)
-
-
-def _opt_int(params: Mapping[str, Any], name: str) -> int | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    number = as_int(value)
-    if number is None:
-        raise invalid(f"Invalid value for {name}: {value!r}")
-    return number
-
-
-def _req_int(params: Mapping[str, Any], name: str) -> int:
-    number = _opt_int(params, name)
-    if number is None:
-        raise invalid(f"Missing required field: {name}")
-    return number
-
-
-def _opt_bool(params: Mapping[str, Any], name: str) -> bool:
-    value = params.get(name)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if value in ("true", "false"):
-        return bool(value == "true")
-    raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")
+# the Jobs API endpoints served: (method, path after the prefix) -> the answer
+_JobsEndpoint = Callable[[JobsModel, Mapping[str, Any], float], JsonDict]
+_JOBS_ENDPOINTS: dict[tuple[str, str], _JobsEndpoint] = {
+    ("POST", "create"): lambda m, p, now: {"job_id": m.create_job(p, now)},
+    ("POST", "update"): lambda m, p, now: m.change_job(p, now, reset=False),
+    ("POST", "reset"): lambda m, p, now: m.change_job(p, now, reset=True),
+    ("GET", "get"): lambda m, p, now: m.get_job(req_int(p, "job_id")),
+    ("GET", "list"): lambda m, p, now: m.list_jobs(p),
+    ("POST", "run-now"): lambda m, p, now: m.run_now(p, now),
+    ("GET", "runs/get"): lambda m, p, now: m.get_run(
+        req_int(p, "run_id"), now, p.get("page_token") or None
+    ),
+    ("GET", "runs/get-output"): lambda m, p, now: m.get_run_output(req_int(p, "run_id"), now),
+    ("GET", "runs/list"): lambda m, p, now: m.list_runs(p, now),
+    ("POST", "runs/cancel"): lambda m, p, now: m.cancel_run(req_int(p, "run_id"), now),
+    ("POST", "runs/cancel-all"): lambda m, p, now: m.cancel_all(
+        opt_int(p, "job_id"), opt_bool(p, "all_queued_runs"), now
+    ),
+}

@@ -1,91 +1,83 @@
-"""The Permissions API for jobs, read side, and who the caller is (SCIM ``Me`` groups).
+"""Who calls and what they may do: the jobs Permissions API (read side), SCIM ``Me`` and
+lists, job ACLs enforced, and OAuth M2M tokens of service principals.
 
-``GET /api/2.0/permissions/jobs/{job_id}`` answers a ``JobPermissions`` object as
-databricks-sdk-py documents it (``jobs.JobPermissions``: ``object_id``, ``object_type``,
-``access_control_list``; each ``JobAccessControlResponse`` names one principal by
-``user_name``, ``group_name`` or ``service_principal_name`` and lists its
-``all_permissions``, each a ``JobPermission`` with ``permission_level`` --
-``CAN_VIEW``, ``CAN_MANAGE_RUN``, ``IS_OWNER``, ``CAN_MANAGE`` -- ``inherited`` and
-``inherited_from_object``). ``WorkspaceClient.jobs.get_permissions`` sends exactly this
-request ("Jobs can inherit permissions from their root object", its docstring).
+**Permissions.** ``GET /api/2.0/permissions/jobs/{job_id}`` answers a ``JobPermissions``
+object as databricks-sdk-py documents it (``jobs.JobPermissions``; each
+``JobAccessControlResponse`` names one principal and lists its ``all_permissions``);
+``WorkspaceClient.jobs.get_permissions`` sends exactly this request ("Jobs can inherit
+permissions from their root object", its docstring). By default
+(https://docs.databricks.com/aws/en/jobs/privileges, "Default privileges for jobs") the
+creator has ``IS_OWNER`` and workspace admins ``CAN_MANAGE``, shown as the system group
+``admins`` (https://docs.databricks.com/aws/en/admin/users-groups/groups: "each workspace
+has two system groups: users and admins") inherited from the root object ``/jobs/``.
+Where the reference is silent, the least convenient legal answer: a caller holding no
+level on the job is refused the read (403 ``PERMISSION_DENIED``); a principal with a
+direct and an inherited grant is listed once with both levels; ``Me`` lists only the
+groups set with :meth:`PermissionControls.answer_me_as`, as SCIM 2.0 ``groups`` values
+(RFC 7643 section 4.1.2; the Databricks SCIM API follows SCIM 2.0,
+https://docs.databricks.com/aws/en/admin/users-groups/scim/), nested groups not expanded.
 
-What the ACL of a job holds by default follows
-https://docs.databricks.com/aws/en/jobs/privileges ("Default privileges for jobs"):
-the creator has ``IS_OWNER`` (the emulator's caller creates every job) and workspace
-admins have ``CAN_MANAGE`` -- shown as the system group ``admins``
-(https://docs.databricks.com/aws/en/admin/users-groups/groups: "each workspace has two
-system groups: users and admins") holding it inherited from the root object ``/jobs/``.
-
-Where the reference is silent the emulator takes the least convenient legal answer:
-
-- who may *read* a job's ACL is not documented; a caller that holds no level on the job
-  (directly, through a group it is in, or as an admin) is answered ``403
-  PERMISSION_DENIED``, so a client must treat that answer as "no permission";
-- a principal with a direct grant and an inherited one is listed once with both levels
-  in ``all_permissions`` (the SDK's list type allows it), not with the higher only;
-- ``Me`` lists the caller's groups as SCIM 2.0 ``groups`` values (RFC 7643 section
-  4.1.2: ``value``, ``$ref``, ``display``, ``type`` ``"direct"``/``"indirect"``; the
-  Databricks SCIM API follows SCIM 2.0,
-  https://docs.databricks.com/aws/en/admin/users-groups/scim/), and only the groups set
-  with :meth:`PermissionControls.answer_me_as` -- nested memberships are not expanded,
-  so a grant to a parent group is not seen through a child group.
-
-**Enforced** (once a test set an ACL or answered as someone else, so that tests of one
-default caller who owns everything are untouched): the jobs access-control table ("Job
-ACLs", https://docs.databricks.com/aws/en/security/auth/access-control, read as
-https://docs.azure.cn/en-us/databricks/security/auth-authz/access-control/jobs-acl) grants
-*Run now* and *Cancel run* from CAN MANAGE RUN up, and *Edit job settings* to IS OWNER and
-CAN MANAGE only: ``jobs/run-now``, ``jobs/runs/cancel`` and ``jobs/runs/cancel-all`` need
-``CAN_MANAGE_RUN``, ``IS_OWNER`` or ``CAN_MANAGE``; ``jobs/update`` and ``jobs/reset``
-``IS_OWNER`` or ``CAN_MANAGE``. Admins pass ("Workspace admins have the CAN MANAGE
+**Enforced** once a test set an ACL or answered as someone else: the jobs access-control
+table ("Job ACLs", https://docs.databricks.com/aws/en/security/auth/access-control, read
+as https://docs.azure.cn/en-us/databricks/security/auth-authz/access-control/jobs-acl)
+grants *Run now* and *Cancel run* from CAN MANAGE RUN up, *Edit job settings* to IS OWNER
+and CAN MANAGE (:data:`GUARDED`). Admins pass ("Workspace admins have the CAN MANAGE
 permission on all jobs", same page). The creator stays ``IS_OWNER`` when a test's grants
 name no owner ("A job cannot have more than one owner", the jobs-acl page; "The job must
-have exactly one owner.", the workspace's refusal of an ACL without one, databricks/cli#3849),
-though the ACL read shows only the grants set. A refusal is ``403 PERMISSION_DENIED`` in
-the workspace's words for a missing level (databricks/cli#900: "<principal> does not have
-Owner permissions on <object>. Please contact the owner or an administrator for access.").
+have exactly one owner.", databricks/cli#3849). A refusal is 403 ``PERMISSION_DENIED`` in
+the workspace's words (databricks/cli#900: "<principal> does not have Owner permissions
+on <object>. Please contact the owner or an administrator for access.").
 
-**SCIM lists.** ``GET /api/2.0/preview/scim/v2/Users`` and ``.../ServicePrincipals`` with a
-``filter`` of the one form ``userName eq "..."`` / ``applicationId eq "..."`` (the SDK's
-``users.list``/``service_principals.list``: "Supported operators are equals(eq) ...",
-RFC 7644 section 3.4.2.2) answer a SCIM ``ListResponse`` of the principals a test named
-with :meth:`PermissionControls.set_principal_groups` (and the caller), each with its
-``groups``; the SDK pages with ``startIndex`` until ``Resources`` is empty.
+**SCIM lists.** ``GET .../scim/v2/Users`` and ``.../ServicePrincipals`` with a ``filter``
+``userName eq "..."`` / ``applicationId eq "..."`` (the SDK's ``users.list``: "Supported
+operators are equals(eq) ...", RFC 7644 section 3.4.2.2) answer a ``ListResponse`` of the
+principals a test named with :meth:`PermissionControls.set_principal_groups` (and the
+caller); the SDK pages with ``startIndex`` until ``Resources`` is empty.
+
+**OAuth M2M** (https://docs.databricks.com/aws/en/dev-tools/auth/oauth-m2m, "Manually
+generate a workspace-level access token"): ``POST /oidc/v1/token`` with the client ID and
+secret as HTTP Basic credentials and ``grant_type=client_credentials&scope=all-apis``
+answers ``{"access_token", "token_type": "Bearer", "expires_in": 3600, "scope"}``. The
+SDK's ``oauth-m2m`` (``credentials_provider.oauth_service_principal``) finds the token
+endpoint through ``/oidc/.well-known/oauth-authorization-server``
+(``oauth.get_workspace_endpoints``). A wrong client ID or secret is 401
+``invalid_client``, another grant 400 ``unsupported_grant_type`` (RFC 6749 section 5.2;
+the SDK raises ``ValueError("invalid_client: ...")``, ``oauth.retrieve_token``). An
+issued token authorizes requests as its service principal (logged in
+:attr:`OAuthModel.calls`; never a secret or a token). Not modelled: token expiry.
 """
 
 from __future__ import annotations
 
+import base64
 import re
+import secrets
 import threading
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import parse_qs
 
 from .._store._emulator_render import scim_me_json
 from .._store._emulator_state import ApiError, JobsModel, JsonDict
 
-__all__ = ["PermissionControls", "PermissionsModel", "route_identity"]
-
-PERMISSIONS_PREFIX = "/api/2.0/permissions/jobs/"
 SCIM_ME = "/api/2.0/preview/scim/v2/Me"
 SCIM_USERS = "/api/2.0/preview/scim/v2/Users"
 SCIM_SERVICE_PRINCIPALS = "/api/2.0/preview/scim/v2/ServicePrincipals"
-JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
-"""``jobs.JobPermissionLevel`` (databricks-sdk-py), weakest first."""
+JOB_LEVELS = ("CAN_VIEW", "CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")  # jobs.JobPermissionLevel
 ADMINS = "admins"
 USERS = "users"
 PrincipalKind = Literal["user", "group", "service_principal"]
 RUN_LEVELS = ("CAN_MANAGE_RUN", "IS_OWNER", "CAN_MANAGE")
 EDIT_LEVELS = ("IS_OWNER", "CAN_MANAGE")
-GUARDED = {
+GUARDED = {  # Jobs API endpoint -> the levels that allow it (the jobs access-control table)
     "run-now": RUN_LEVELS,
     "runs/cancel": RUN_LEVELS,
     "runs/cancel-all": RUN_LEVELS,
     "update": EDIT_LEVELS,
     "reset": EDIT_LEVELS,
 }
-"""Jobs API endpoint -> the levels that allow it (the jobs access-control table)."""
 _LEVEL_WORDS = {"CAN_MANAGE_RUN": "Manage Run", "IS_OWNER": "Owner", "CAN_MANAGE": "Manage"}
 _FILTER = re.compile(r'\s*(userName|applicationId)\s+eq\s+"([^"]*)"\s*', re.IGNORECASE)
 _PATH = re.compile(r"/api/2\.0/permissions/jobs/(\d+)")
@@ -107,19 +99,15 @@ class Grant:
 
 @dataclass
 class PermissionsModel:
-    """Job ACLs and the caller's groups; the caller holds the emulator's lock.
-
-    ``owner``: who created the jobs nobody set an ACL on (the first caller: tests
-    deploy as the emulator's default user, then may answer as someone else).
-    """
+    """Job ACLs and the caller's groups; the caller holds the emulator's lock. ``owner``
+    created the jobs nobody set an ACL on (the first caller); ``members``: principals
+    other than the caller -> their groups."""
 
     acls: dict[int, list[Grant]] = field(default_factory=dict)
     groups: tuple[str, ...] = (USERS,)
     owner: str | None = None
-    enforcing: bool = False
-    """Whether job ACLs are enforced (a test set one, or changed the caller)."""
+    enforcing: bool = False  # a test set an ACL, or changed the caller
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Principals other than the caller (email or application id) -> their groups."""
 
     def groups_of(self, principal: str, caller: str) -> tuple[str, ...]:
         """The groups ``principal`` is directly in (``caller``: the configured caller)."""
@@ -129,7 +117,7 @@ class PermissionsModel:
 
     def require(self, endpoint: str, job_id: int, caller: str, configured: str) -> None:
         """Refuse ``caller`` the Jobs API ``endpoint`` on job ``job_id`` without a level
-        that allows it (see the module docstring); ``configured``: the emulator's caller."""
+        that allows it; ``configured``: the emulator's caller."""
         needed = GUARDED.get(endpoint)
         if needed is None or not self.enforcing:
             return
@@ -211,10 +199,6 @@ class PermissionsModel:
         ]
         return {"object_id": f"/jobs/{job_id}", "object_type": "job", "access_control_list": acl}
 
-    def me_groups(self) -> list[JsonDict]:
-        """The caller's groups as SCIM ``groups`` values (direct memberships only)."""
-        return _group_values(self.groups)
-
 
 def _group_values(groups: Iterable[str]) -> list[JsonDict]:
     return [
@@ -237,12 +221,9 @@ def route_identity(
     principal: tuple[str, str] | None = None,
     query: Mapping[str, str] | None = None,
 ) -> JsonDict | None:
-    """The answer to ``GET`` SCIM ``Me`` (the caller, with its groups), to a SCIM list
-    of users or service principals, or to a Permissions API request for a job
-    (``authorized`` callers only), else ``None``; raises :class:`ApiError` for an unknown
-    job or a refused caller. ``principal``: the caller is this service principal
-    (application id, display name), by its OAuth token (:mod:`._emulator_oauth`), not the
-    emulator's configured caller."""
+    """The answer to SCIM ``Me``, a SCIM list or a job's Permissions API read, else
+    ``None``. ``principal``: the service principal (application id, display name) whose
+    OAuth token the request carries, instead of the configured caller."""
     caller, display = principal or (jobs.user_name, jobs.display_name)
     if path == SCIM_ME and method == "GET":
         groups = model.groups_of(caller, jobs.user_name)
@@ -262,11 +243,12 @@ def route_identity(
 
 
 class PermissionControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`: set ACLs and the caller's groups."""
+    """Mixed into :class:`~..emulator.JobsEmulator`: ACLs, the caller, service principals."""
 
     _lock: threading.Lock
     _model: JobsModel
     _permissions: PermissionsModel
+    _oauth: OAuthModel
 
     def set_job_permissions(
         self, job_id: int, grants: Iterable[tuple[PrincipalKind, str, str]]
@@ -310,3 +292,100 @@ class PermissionControls:
             self._model.user_name = application_id
             self._model.display_name = display_name
             self._permissions.enforcing = True
+
+    def add_service_principal(
+        self, application_id: str, secret: str, *, display_name: str = ""
+    ) -> None:
+        """Register a service principal that may get OAuth tokens with ``secret``."""
+        principal = ServicePrincipal(application_id, secret, display_name or application_id)
+        with self._lock:
+            self._oauth.principals[application_id] = principal
+
+    def service_principal_calls(self, application_id: str) -> list[tuple[str, str]]:
+        """``(method, path)`` of every API request a token of the principal authorized."""
+        with self._lock:
+            return [(m, p) for who, m, p in self._oauth.calls if who == application_id]
+
+    @property
+    def refused_token_requests(self) -> int:
+        """How many token requests were refused (a wrong client ID or secret)."""
+        with self._lock:
+            return self._oauth.refused
+
+
+# -- OAuth M2M -------------------------------------------------------------------------
+
+DISCOVERY = "/oidc/.well-known/oauth-authorization-server"
+TOKEN = "/oidc/v1/token"
+AUTHORIZE = "/oidc/v1/authorize"
+TOKEN_SECONDS = 3600  # "Each access token is valid for one hour" (the OAuth M2M page)
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePrincipal:
+    """A service principal with one OAuth secret."""
+
+    application_id: str
+    secret: str
+    display_name: str
+
+
+@dataclass
+class OAuthModel:
+    """Service principals, their tokens and the calls these authorized (lock held)."""
+
+    principals: dict[str, ServicePrincipal] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)  # access token -> application id
+    calls: list[tuple[str, str, str]] = field(default_factory=list)  # (app id, method, path)
+    refused: int = 0  # token requests refused (a wrong client ID or secret)
+
+    def caller(self, authorization: str | None) -> ServicePrincipal | None:
+        """The service principal whose issued token ``authorization`` carries."""
+        scheme, _, token = (authorization or "").partition(" ")
+        found = self.tokens.get(token) if scheme == "Bearer" else None
+        return self.principals.get(found) if found is not None else None
+
+    def issue(self, authorization: str | None, form: bytes) -> tuple[int, JsonDict]:
+        fields = {k: v[-1] for k, v in parse_qs(form.decode(errors="replace")).items()}
+        if fields.get("grant_type") != "client_credentials":
+            return 400, {
+                "error": "unsupported_grant_type",
+                "error_description": "Only client_credentials is supported here.",
+            }
+        scheme, _, encoded = (authorization or "").partition(" ")
+        try:
+            pair = base64.b64decode(encoded, validate=True).decode() if scheme == "Basic" else ""
+        except ValueError:
+            pair = ""
+        client_id, _, secret = pair.partition(":")
+        principal = self.principals.get(client_id)
+        if principal is None or not secrets.compare_digest(principal.secret, secret):
+            self.refused += 1
+            return 401, {
+                "error": "invalid_client",
+                "error_description": "Client authentication failed",
+            }
+        token = f"emu-oauth-{secrets.token_hex(16)}"
+        self.tokens[token] = client_id
+        return 200, {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": TOKEN_SECONDS,
+            "scope": fields.get("scope") or "all-apis",
+        }
+
+
+def route_oauth(
+    model: OAuthModel, method: str, path: str, form: bytes, authorization: str | None, url: str
+) -> tuple[int, JsonDict] | None:
+    """The answer to the OIDC discovery document or a token request, else ``None``."""
+    if path == DISCOVERY and method == "GET":
+        return 200, {
+            "issuer": f"{url}/oidc",
+            "authorization_endpoint": f"{url}{AUTHORIZE}",
+            "token_endpoint": f"{url}{TOKEN}",
+            "grant_types_supported": ["client_credentials", "authorization_code"],
+        }
+    if path == TOKEN and method == "POST":
+        return model.issue(authorization, form)
+    return None

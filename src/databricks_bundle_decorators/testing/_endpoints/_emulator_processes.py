@@ -1,46 +1,50 @@
-"""Runs that execute code: the controller job's wheel task as a real subprocess.
+"""Runs that execute code: the controller's wheel task as a real subprocess, and the
+tasks of a job a test names executed in this process.
 
-The emulator runs no user code, with one exception the controller needs (issue 28): a
-run of a job whose only task is a ``python_wheel_task`` with ``entry_point:
-dbxdec-controller`` starts ``sys.executable -m
-databricks_bundle_decorators.launch.control.entry`` with the run's parameters as
-``--name=value``. Job parameters reach a keyword wheel task by push-down
-(https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter pushdown"); the
-task's own ``named_parameters`` are added, their references rendered
-(:func:`.._store._emulator_refs.render_references`,
-https://docs.databricks.com/aws/en/jobs/dynamic-value-references). The workspace URL
-and the token go into the process's **environment** only (``DATABRICKS_HOST``,
-``DATABRICKS_TOKEN``), never into a parameter, as the SDK's default auth reads them
-(databricks-sdk ``Config``: "environment variables").
+**Controller runs.** A run of a job whose only task is a ``python_wheel_task`` with
+``entry_point: dbxdec-controller`` starts ``sys.executable -m`` :data:`CONTROLLER_MODULE`
+with the run's parameters as ``--name=value``. Job parameters reach a keyword wheel task by
+push-down (https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter
+pushdown"); the task's own ``named_parameters`` are added, their references rendered
+(https://docs.databricks.com/aws/en/jobs/dynamic-value-references). Host and token go
+into the process's environment only, as the SDK's default auth reads them
+(databricks-sdk ``Config``: "environment variables"). Exit 0 ends the run ``SUCCESS``; a
+non-zero exit retries the task in the same run while ``max_retries`` allows (``-1``
+"means to retry indefinitely and the value ``0`` means to never retry",
+databricks-sdk ``jobs.Task.max_retries``), at once (no ``min_retry_interval_millis``
+means "unsuccessful runs are immediately retried"), else ends ``FAILED``; the job's
+``timeout_seconds`` is not enforced here. ``runs/cancel`` ends the run ``CANCELED``, no
+retry; the process gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds.
+:attr:`ProcessRuns.hold_starts` keeps a due process waiting (its run shown RUNNING; on
+Databricks a run whose cluster is being prepared is ``PENDING``, databricks-sdk
+``jobs.RunLifeCycleState``, so no code may rely on RUNNING meaning the task started).
 
-The run's state follows the process:
-
-- exit 0 -> the run ends ``SUCCESS``;
-- a non-zero exit -> the task is retried, in the same job run, while its
-  ``max_retries`` allows: ``-1`` "means to retry indefinitely and the value ``0`` means
-  to never retry" (databricks-sdk ``jobs.Task.max_retries``); a retry starts at once,
-  as no ``min_retry_interval_millis`` means "unsuccessful runs are immediately retried"
-  (``jobs.Task.min_retry_interval_millis``). When no retry is left the run ends
-  ``FAILED``. (The job's ``timeout_seconds`` is not enforced on these runs: the tests
-  never reach it, and ``retry_on_timeout``, "whether to retry a job when it times out",
-  would only matter then.)
-- ``runs/cancel`` -> the run ends ``CANCELED`` at once and is never retried; the process
-  gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds.
-
-:attr:`ProcessRuns.hold_starts` makes a process due to start wait until
-:meth:`ProcessRuns.release_starts` (a test-only hold, its run shown RUNNING; on Databricks
-a run whose cluster and execution context are being prepared is ``PENDING``,
-databricks-sdk ``jobs.RunLifeCycleState``, so no code may rely on RUNNING meaning the
-task has started): tests use it to look at the workspace before any controller code has
-run. :meth:`ProcessRuns.stop` (called by the
-emulator's ``stop()``) kills every process still
-alive. Each attempt's stdout and stderr are kept (:meth:`ProcessRuns.outputs`) for tests.
+**Executed tasks** (:meth:`TaskRuns.execute`): each admitted run of the job stays RUNNING
+while one worker thread executes its tasks in ``depends_on`` order (Jobs API
+``Task.depends_on``) with their parameters pushed down and rendered as above
+(``{{task.run_id}}`` is the task run's id). A ``notebook_task`` runs the generated
+notebook with a ``dbutils`` stand-in: widgets are those parameters ("Retrieve these
+parameters in a notebook using dbutils.widgets.get", ``jobs.NotebookTask.base_parameters``),
+``jobs.taskValues`` the run's task values, and the value given to ``notebook.exit()``
+becomes ``notebook_output.result`` (``jobs.NotebookOutput.result``; a notebook that raises
+leaves none: "absent if dbutils.notebook.exit() was never called"). A
+``python_wheel_task`` with entry point ``dbxdec-run`` runs the runtime's entry; its stdout
+becomes the task run's ``logs`` (``jobs.RunOutput.logs``). A failed task ends the run
+``FAILED`` and its dependants do not run ("All tasks specified in this field must
+complete successfully before executing this task", ``jobs.Task.depends_on``). Task
+retries and for-each tasks are not executed (such a run ends ``FAILED``, saying so).
+Tasks run one at a time: ``contextlib.redirect_stdout`` is process-wide, so what other
+threads print meanwhile lands in that task's output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import graphlib
+import io
+import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -48,25 +52,22 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from .._store._emulator_records import JobRecord, RunRecord
-from .._store._emulator_refs import render_references, run_references
+from .._store._emulator_refs import render_references
 from .._store._emulator_state import JobsModel
-from ._emulator_tasks import TaskRuns
 
 CONTROLLER_ENTRY_POINT = "dbxdec-controller"
 CONTROLLER_MODULE = "databricks_bundle_decorators.launch.control.entry"
-UNTIL_EXIT = 1e300
-"""The planned end of a process run: far, but not the ``inf`` of a held run, so that
-``release()`` of held runs leaves it alone (only its process ends it)."""
-KILL_GRACE = 3.0
-"""Seconds between SIGTERM and SIGKILL of a cancelled run's process."""
+UNTIL_EXIT = 1e300  # a process run's planned end: not a held run's inf, so release() skips it
+KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of a cancelled run's process
 
 
 @dataclass
 class ProcessAttempt:
-    """One execution of a run's wheel task: its process, arguments and output."""
+    """One execution of a run's wheel task."""
 
     run_id: int
     number: int  # 1-based
@@ -84,24 +85,9 @@ class _RunProcesses:
     cancelled: bool = False
 
 
-def wheel_entry(settings: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ``python_wheel_task`` of a job whose only task is one, else ``None``."""
-    tasks = settings.get("tasks") or []
-    if len(tasks) != 1 or not isinstance(tasks[0].get("python_wheel_task"), dict):
-        return None
-    wheel: Mapping[str, Any] = tasks[0]["python_wheel_task"]
-    return wheel
-
-
 class ProcessRuns:
-    """The subprocesses of the emulator's code-running runs.
-
-    Args:
-        model: The jobs model (its runs are finished here, under ``changed``'s lock).
-        changed: The emulator's condition on its lock, notified when a run ends.
-        token: The token to hand to the processes (``None``: ``dapi-test``).
-        module: The module run with ``python -m`` (tests may run a smaller one).
-    """
+    """The subprocesses of the controller's runs; ``changed`` is the emulator's condition
+    on its lock, ``module`` what ``python -m`` runs (tests may run a smaller one)."""
 
     def __init__(
         self,
@@ -114,24 +100,19 @@ class ProcessRuns:
         self.changed = changed
         self.token = token
         self.module = module
-        self.extra_env: dict[str, str] = {}
-        """More environment for every process (tests: short timeouts, a fault point)."""
-        self.hold_starts = False
-        """While true, a process due to start (a run admitted, a task retried) waits until
-        :meth:`release_starts` (a test-only hold: see the module docstring): a test then
-        sees what happened before any controller code ran."""
+        self.extra_env: dict[str, str] = {}  # more environment for every process
+        self.hold_starts = False  # a process due to start waits until release_starts()
         self._held: list[tuple[RunRecord, Mapping[str, Any]]] = []
         self._runs: dict[int, _RunProcesses] = {}
         self._stopped = False
 
-    # -- called by the model, with the emulator's lock held ---------------------------
-
     def admitted(self, job: JobRecord, run: RunRecord) -> bool:
         """Start the process of ``run`` if its job is the controller's; whether it is."""
-        wheel = wheel_entry(job.settings)
-        if wheel is None or wheel.get("entry_point") != CONTROLLER_ENTRY_POINT:
+        tasks = job.settings.get("tasks") or []
+        wheel = tasks[0].get("python_wheel_task") if len(tasks) == 1 else None
+        if not isinstance(wheel, dict) or wheel.get("entry_point") != CONTROLLER_ENTRY_POINT:
             return False
-        task = job.settings["tasks"][0]
+        task = tasks[0]
         retries = int(task.get("max_retries", 0) or 0)
         self._runs[run.run_id] = _RunProcesses(retries)
         run.planned_end = UNTIL_EXIT  # ends when its process does
@@ -148,8 +129,6 @@ class ProcessRuns:
         if attempt is not None and attempt.returncode is None:
             _terminate(attempt.process)
 
-    # -- test-side -----------------------------------------------------------------
-
     def outputs(self, run_id: int | None = None) -> list[ProcessAttempt]:
         """Every attempt (of one run), in start order; finished ones carry their output."""
         with self.changed:
@@ -162,11 +141,7 @@ class ProcessRuns:
             return len(self._held)
 
     def wait_for_held_starts(self, count: int, *, timeout: float = 60.0) -> None:
-        """Block until ``count`` processes wait to start (see :attr:`hold_starts`).
-
-        Raises:
-            TimeoutError: not reached in ``timeout`` seconds.
-        """
+        """Block until ``count`` processes wait to start (raises ``TimeoutError``)."""
         with self.changed:
             if not self.changed.wait_for(lambda: len(self._held) >= count, timeout=timeout):
                 raise TimeoutError(f"{count} held process starts not reached in {timeout:g} s")
@@ -193,8 +168,6 @@ class ProcessRuns:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=KILL_GRACE)
 
-    # -- inside --------------------------------------------------------------------
-
     def _start(self, run: RunRecord, wheel: Mapping[str, Any]) -> None:
         if self.hold_starts:  # the caller holds the lock
             self._held.append((run, wheel))
@@ -202,12 +175,7 @@ class ProcessRuns:
             return
         entry = self._runs[run.run_id]
         params = dict(run.job_parameters)
-        references = run_references(
-            job_id=run.job_id,
-            run_id=run.run_id,
-            trigger_ms=self.model.epoch_ms(run.created),
-            parameters=run.job_parameters,
-        )
+        references = self.model.references(run)
         for name, value in (wheel.get("named_parameters") or {}).items():
             params[str(name)] = render_references(str(value), references)
         argv = [sys.executable, "-m", self.module, *(f"--{k}={v}" for k, v in params.items())]
@@ -234,28 +202,16 @@ class ProcessRuns:
         ).start()
 
     def wait_for_output(self, text: str, *, count: int = 1, timeout: float = 60.0) -> None:
-        """Block until ``text`` occurs ``count`` times in the processes' stdout (every
-        attempt's, as it is printed): a test syncs on what the controller says it did.
+        """Block until ``text`` occurs ``count`` times in the processes' stdout, as it is
+        printed (raises ``TimeoutError``)."""
 
-        Raises:
-            TimeoutError: not seen in ``timeout`` seconds (what was awaited is named).
-        """
-        deadline = time.monotonic() + timeout
+        def said() -> int:
+            stdouts = (a.stdout for e in self._runs.values() for a in e.attempts)
+            return sum(out.decode(errors="replace").count(text) for out in stdouts)
+
         with self.changed:
-            while True:
-                said = sum(
-                    a.stdout.decode(errors="replace").count(text)
-                    for e in self._runs.values()
-                    for a in e.attempts
-                )
-                if said >= count:
-                    return
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"controller output {text!r} x{count} not seen in {timeout:g} s"
-                    )
-                self.changed.wait(left)
+            if not self.changed.wait_for(lambda: said() >= count, timeout=timeout):
+                raise TimeoutError(f"controller output {text!r} x{count} not seen in {timeout:g} s")
 
     def _wait(self, run: RunRecord, attempt: ProcessAttempt, wheel: Mapping[str, Any]) -> None:
         # stdout line by line as printed (tests sync on it), stderr whole by a second thread
@@ -312,7 +268,7 @@ def _terminate(process: subprocess.Popen[bytes]) -> None:
 
 
 class ProcessJobsModel(JobsModel):
-    """The jobs model whose controller-job runs run a real process (:class:`ProcessRuns`)."""
+    """The jobs model whose controller and executed runs run code."""
 
     def __init__(
         self,
@@ -344,8 +300,212 @@ def processes_of(emulator: Any) -> ProcessRuns:
     return model.processes
 
 
-def stop_processes(model: JobsModel) -> None:
-    """Kill the processes of ``model``'s runs, if it runs any; end its task worker."""
-    if isinstance(model, ProcessJobsModel):
-        model.processes.stop()
-        model.tasks.stop()
+# -- tasks executed in this process -----------------------------------------------------
+
+DBXDEC_RUN = "dbxdec-run"
+
+
+@dataclass(frozen=True)
+class ExecutedTask:
+    """One task run the emulator executed: what it printed, and why it failed (or "")."""
+
+    run_id: int
+    task_key: str
+    task_run_id: int
+    kind: str  # notebook_task | python_wheel_task
+    stdout: str
+    error: str
+    seconds: float
+
+
+class TaskRuns:
+    """The executed runs of the jobs a test named (see the module docstring)."""
+
+    def __init__(self, model: JobsModel, changed: threading.Condition) -> None:
+        self.model = model
+        self.changed = changed
+        self._jobs: set[int] = set()
+        self._due: queue.SimpleQueue[tuple[RunRecord, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._done: list[ExecutedTask] = []
+        self._worker: threading.Thread | None = None
+        self._stopped = False
+
+    def execute(self, job_id: int) -> None:
+        """Execute the tasks of job ``job_id``'s runs admitted from now on."""
+        with self.changed:
+            self._jobs.add(job_id)
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name="emu-tasks", daemon=True)
+                self._worker.start()
+
+    def executed(self) -> list[ExecutedTask]:
+        """Every task run executed so far, in order."""
+        with self.changed:
+            return list(self._done)
+
+    def admitted(self, job: JobRecord, run: RunRecord) -> bool:
+        """Queue ``run`` for execution if its job is executed; whether it is (lock held)."""
+        if job.job_id not in self._jobs:
+            return False
+        run.planned_end = float("inf")  # ends when its tasks have run
+        self._due.put((run, json.loads(json.dumps(job.settings))))
+        return True
+
+    def stop(self) -> None:
+        """End the worker after the task running now; queued runs are not executed."""
+        self._stopped = True
+        self._due.put(None)
+
+    def _work(self) -> None:
+        while (item := self._due.get()) is not None and not self._stopped:
+            run, settings = item
+            try:
+                failed = self._run(run, settings)
+                message = f"Task {failed} failed" if failed else ""
+            except Exception as exc:  # a task the emulator cannot execute (a for-each task)
+                message = f"the emulator could not execute run {run.run_id}: {exc!r}"
+            with self.changed:
+                now = time.monotonic()
+                if run.active:  # not cancelled meanwhile
+                    run.planned_end = now
+                    run.planned_result = "FAILED" if message else "SUCCESS"
+                    run.planned_message = message
+                    self.model.advance(now)
+                self.changed.notify_all()
+
+    def _run(self, run: RunRecord, settings: dict[str, Any]) -> str:
+        """Execute ``run``'s tasks; the key of the task that failed, or ""."""
+        from ...bundle.notebook_task import job_notebooks
+
+        tasks = {t["task_key"]: t for t in settings.get("tasks", [])}
+        keys = list(run.only or tasks)
+        task_run_ids = dict(zip(keys, run.task_run_ids, strict=True))
+        order = graphlib.TopologicalSorter(
+            {
+                k: [d["task_key"] for d in tasks[k].get("depends_on", []) if d["task_key"] in keys]
+                for k in keys
+            }
+        ).static_order()
+        notebooks = job_notebooks(settings, notebook_dir=".", wheels=(), serverless=False)
+        references = self.model.references(run)
+        pushed = {k: render_references(v, references) for k, v in run.job_parameters.items()}
+        values: dict[str, dict[str, Any]] = {}
+        for key in order:
+            if self._stopped:
+                return ""
+            task, task_run_id, began = tasks[key], task_run_ids[key], time.monotonic()
+            own = {**references, "task.run_id": str(task_run_id), "task.name": key}
+            if "notebook_task" in task:
+                notebook = task["notebook_task"]
+                widgets = {**pushed, **notebook.get("base_parameters", {})}
+                widgets = {k: render_references(str(v), own) for k, v in widgets.items()}
+                source = notebooks[notebook["notebook_path"].rsplit("/", 1)[-1]]
+                done = _run_notebook(source, NotebookDbutils(widgets, values, key))
+                kind = "notebook_task"
+            else:
+                wheel = task["python_wheel_task"]
+                named = {**pushed, **wheel.get("named_parameters", {})}
+                argv = [f"--{k}={render_references(str(v), own)}" for k, v in named.items()]
+                done = _run_wheel(wheel.get("entry_point", ""), argv)
+                kind = "python_wheel_task"
+            stdout, error, result = done
+            with self.changed:
+                self._done.append(
+                    ExecutedTask(
+                        run.run_id, key, task_run_id, kind, stdout, error, time.monotonic() - began
+                    )
+                )
+                if kind == "python_wheel_task":
+                    self.model.set_task_logs(task_run_id, stdout)
+                elif result is not None:
+                    self.model.set_notebook_result(task_run_id, result)
+            if error:
+                return str(key)
+        return ""
+
+
+def _run_notebook(source: str, dbutils: NotebookDbutils) -> tuple[str, str, str | None]:
+    """Execute a notebook's source: (its stdout, its error or "", its exit value)."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, "<notebook>", "exec"), {"dbutils": dbutils})
+    except _NotebookExit:
+        pass
+    except BaseException as exc:
+        return out.getvalue(), f"{type(exc).__name__}: {exc}", None
+    return out.getvalue(), "", dbutils.notebook.value
+
+
+def _run_wheel(entry_point: str, argv: list[str]) -> tuple[str, str, None]:
+    """Run ``dbxdec-run`` with ``argv``: (its stdout, its error or "", None)."""
+    from ...runtime import entrypoint
+
+    if entry_point != DBXDEC_RUN:
+        return "", f"the emulator executes no entry point {entry_point!r}", None
+    out = io.StringIO()
+    code: int | str | None = 0
+    try:
+        with contextlib.redirect_stdout(out):
+            entrypoint.main(argv)
+    except SystemExit as exited:
+        code = exited.code
+    except Exception as exc:
+        return out.getvalue(), f"{type(exc).__name__}: {exc}", None
+    return out.getvalue(), "" if code in (0, None) else f"exit code {code}", None
+
+
+class _NotebookExit(BaseException):
+    """``dbutils.notebook.exit()``: the notebook stops there."""
+
+
+class NotebookDbutils:
+    """The ``dbutils`` of an executed notebook: widgets, ``jobs.taskValues``,
+    ``notebook.exit`` and ``library.restartPython`` (a no-op: nothing was installed)."""
+
+    def __init__(
+        self, widgets: Mapping[str, str], values: dict[str, dict[str, Any]], task_key: str
+    ) -> None:
+        self.widgets = _Widgets(widgets)
+        self.jobs = SimpleNamespace(taskValues=_TaskValues(values, task_key))
+        self.notebook = _Notebook()
+        self.library = SimpleNamespace(restartPython=lambda: None)
+
+
+@dataclass
+class _Widgets:
+    values: Mapping[str, str]
+
+    def get(self, name: str) -> str:
+        if name not in self.values:  # as the notebook's InputWidgetNotDefined
+            raise ValueError(f"No input widget named {name} is defined")
+        return self.values[name]
+
+
+@dataclass
+class _TaskValues:
+    """``dbutils.jobs.taskValues`` of one task of a run ("Use task values to pass
+    information between tasks", https://docs.databricks.com/aws/en/jobs/task-values)."""
+
+    values: dict[str, dict[str, Any]]
+    task_key: str
+
+    def set(self, key: str, value: Any) -> None:
+        self.values.setdefault(self.task_key, {})[key] = json.loads(json.dumps(value))
+
+    def get(self, taskKey: str, key: str, default: Any = None, debugValue: Any = None) -> Any:
+        found = self.values.get(taskKey, {})
+        if key in found:
+            return found[key]
+        if default is not None:
+            return default
+        raise ValueError(f"Task value {key!r} of task {taskKey!r} was not found")
+
+
+class _Notebook:
+    def __init__(self) -> None:
+        self.value: str | None = None
+
+    def exit(self, value: str) -> None:
+        self.value = str(value)
+        raise _NotebookExit

@@ -1,70 +1,55 @@
 """The emulated Statement Execution API (``/api/2.0/sql/statements``) over local Spark.
 
-A statement runs on the test session's local Spark, over a fixture of the billing system
-tables that :meth:`StatementsModel.load_billing` registers (``system.billing.usage`` and
-``system.billing.list_prices``, with the column types of the system tables reference; see
-:mod:`._emulator_billing`). Requests and answers have the shapes of the API reference and
-of databricks-sdk's ``StatementExecutionAPI``
+Shapes follow the API reference and databricks-sdk's ``StatementExecutionAPI``
 (https://docs.databricks.com/api/workspace/statementexecution):
 
-* ``POST /api/2.0/sql/statements`` (``execute_statement``): ``statement`` and
-  ``warehouse_id`` are required; the warehouse must be one :meth:`add_warehouse` made, else
-  404 ``RESOURCE_DOES_NOT_EXIST`` (the reference lists the error codes but not which one an
-  unknown warehouse gets, so clients must treat any error answer alike).
-  ``disposition`` ``INLINE`` with ``format`` ``JSON_ARRAY`` only (the defaults); the SDK
-  docstring says ``ARROW_STREAM`` and ``CSV`` need ``EXTERNAL_LINKS``, which is not
-  emulated: both answer 400.  ``wait_timeout`` is ``0s`` or ``5s``..``50s`` (default
-  ``10s``), as the docstring says: ``0s`` answers ``PENDING`` at once, whatever the
-  statement's progress; otherwise the call waits for the end up to the timeout, then
-  ``on_wait_timeout`` ``CONTINUE`` (default) answers the current state and ``CANCEL``
-  cancels.  ``parameters`` are named ``:name`` markers (``{name, value, type}``; no
-  ``type`` means STRING, no ``value`` means NULL; a value its type's ``cast`` cannot read
-  fails the statement); ``?`` markers are not supported by the API: Spark, given named
-  arguments only, fails such a statement too.
-  ``row_limit`` trims the result and sets ``manifest.truncated``.
-* ``GET /api/2.0/sql/statements/{id}`` (``get_statement``): the state; on ``SUCCEEDED`` the
-  manifest and the first chunk.  ``GET .../{id}/result/chunks/{n}``
-  (``get_statement_result_chunk_n``): chunk ``n``.  ``POST .../{id}/cancel``.
-* A failed execution is a 200 answer with ``status.state`` ``FAILED`` and
-  ``status.error`` (the SDK docstring), never an HTTP error.
-* ``result.data_array`` is an array of rows of *strings* (or ``null``), as the docstring's
-  ``JSON_ARRAY`` example shows; ``manifest.schema.columns`` gives ``name``,
-  ``position``, ``type_name``, ``type_text`` (and precision and scale for decimals).
-* The docs say "the result can be split into multiple chunks" without saying when, so the
-  emulator splits every result into chunks of :attr:`StatementsModel.rows_per_chunk` rows
-  (default 2): a client that reads only the first chunk loses rows here first.
+* ``POST`` (``execute_statement``): ``statement`` and ``warehouse_id`` are required; a
+  warehouse not made by :meth:`StatementsModel.add_warehouse` is 404
+  ``RESOURCE_DOES_NOT_EXIST`` (the reference does not say which code). ``disposition``
+  ``INLINE`` with ``format`` ``JSON_ARRAY`` only; the SDK docstring says ``ARROW_STREAM``
+  and ``CSV`` need ``EXTERNAL_LINKS``, which is not emulated: both answer 400.
+  ``wait_timeout`` is ``0s`` (answers ``PENDING`` at once) or ``5s``..``50s`` (default
+  ``10s``), then ``on_wait_timeout`` ``CONTINUE`` answers the current state and ``CANCEL``
+  cancels. ``parameters`` are named ``:name`` markers (no ``type``: STRING, no ``value``:
+  NULL). ``row_limit`` trims the result and sets ``manifest.truncated``.
+* ``GET .../{id}``, ``GET .../{id}/result/chunks/{n}``, ``POST .../{id}/cancel``.
+* A failed execution is a 200 answer with ``status.state`` ``FAILED`` and ``status.error``.
+* ``result.data_array`` holds rows of *strings* (or ``null``), as the docstring's
+  ``JSON_ARRAY`` example shows.
+* "The result can be split into multiple chunks" without saying when, so every result is
+  split into chunks of :attr:`StatementsModel.rows_per_chunk` rows (default 2): a client
+  that reads only the first chunk loses rows here first.
 
-Unity Catalog tables: :meth:`StatementsModel.map_tables` makes a backtick-quoted
-three-part name (```c`.`s`.`t```) stand for the local Delta folder ``FOLDER/c/s/t``
-(open-source Spark has no Unity Catalog); statements then need no billing fixture. A
-name whose folder holds no Delta table fails as an unknown table does
-(``TABLE_OR_VIEW_NOT_FOUND``), except in a ``CREATE`` statement.
+Tables: :meth:`StatementsModel.load_billing` registers a fixture of ``system.billing.usage``
+(https://docs.databricks.com/aws/en/admin/system-tables/billing; ``usage_quantity`` a
+decimal, here ``decimal(38,18)``, ``usage_metadata.job_id``/``job_run_id`` strings) and
+``system.billing.list_prices``
+(https://docs.databricks.com/aws/en/admin/system-tables/pricing; ``price_end_time`` null
+while the price is in force); only the columns below exist. :meth:`StatementsModel.map_tables`
+makes a quoted three-part name stand for the local Delta folder ``FOLDER/c/s/t``.
 
 Not modelled: ``EXTERNAL_LINKS``, ``byte_limit``, ``catalog``/``schema`` defaults,
-statement expiry (results kept one hour, statements 12 hours after the end).
+statement expiry.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
+import shutil
+import tempfile
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from .._store._emulator_records import ApiError, JsonDict, invalid
-from ._emulator_billing import (
-    BillingTables,
-    StatementFailed,
-    bind_parameters,
-    column_info,
-    render_row,
-)
-
-__all__ = ["STATEMENTS_PREFIX", "StatementsModel"]
 
 STATEMENTS_PREFIX = "/api/2.0/sql/statements"
 _WAIT = re.compile(r"(\d+)s")
@@ -162,20 +147,9 @@ class StatementsModel:
             raise TimeoutError(f"statement {statement_id} still {statement.state}")
         return statement.state
 
-    # -- HTTP --------------------------------------------------------------------------
-
-    def handle(
-        self, method: str, path: str, body: object, *, authorized: bool = True
-    ) -> tuple[int, JsonDict]:
-        """Answer one request under :data:`STATEMENTS_PREFIX`; ``(status, JSON body)``."""
-        if not authorized:
-            return 401, {"error_code": "UNAUTHENTICATED", "message": "Invalid access token."}
-        try:
-            return 200, self._handle(method, path[len(STATEMENTS_PREFIX) :], body)
-        except ApiError as err:
-            return err.status, err.body()
-
-    def _handle(self, method: str, rest: str, body: object) -> JsonDict:
+    def handle(self, method: str, path: str, body: object) -> JsonDict:
+        """Answer one request under :data:`STATEMENTS_PREFIX` (raises :class:`ApiError`)."""
+        rest = path[len(STATEMENTS_PREFIX) :]
         if method == "POST" and rest in ("", "/"):
             if not isinstance(body, dict):
                 raise ApiError(400, "MALFORMED_REQUEST", "Invalid JSON given in the body")
@@ -348,3 +322,197 @@ def _check_result_shape(body: Mapping[str, Any]) -> None:
         raise invalid(f"format {result_format} is supported only with EXTERNAL_LINKS")
     if disposition == "EXTERNAL_LINKS":
         raise invalid("disposition EXTERNAL_LINKS is not emulated (use INLINE)")
+
+
+# -- the billing fixture and Spark <-> JSON ---------------------------------------------
+
+_UTC = timezone.utc
+
+_USAGE_METADATA = (
+    "cluster_id string, job_id string, warehouse_id string, instance_pool_id string, "
+    "node_type string, job_run_id string, notebook_id string, dlt_pipeline_id string, "
+    "endpoint_name string, endpoint_id string, dlt_update_id string, "
+    "dlt_maintenance_id string, run_name string, job_name string, notebook_path string"
+)
+USAGE_SCHEMA = (
+    "record_id string, account_id string, workspace_id string, sku_name string, "
+    "cloud string, usage_start_time timestamp, usage_end_time timestamp, usage_date date, "
+    "custom_tags map<string,string>, usage_unit string, usage_quantity decimal(38,18), "
+    f"usage_metadata struct<{_USAGE_METADATA}>, "
+    "identity_metadata struct<run_as string, owned_by string, created_by string>, "
+    "record_type string, ingestion_date date, billing_origin_product string, "
+    "product_features struct<jobs_tier string, is_serverless boolean, is_photon boolean, "
+    "performance_target string>, usage_type string"
+)
+LIST_PRICES_SCHEMA = (
+    "price_start_time timestamp, price_end_time timestamp, account_id string, "
+    "sku_name string, cloud string, currency_code string, usage_unit string, "
+    "pricing struct<default decimal(38,18), promotional struct<default decimal(38,18)>, "
+    "effective_list struct<default decimal(38,18)>>"
+)
+_DECIMAL_MARK = "~dbxdec-decimal~"
+_TABLE = re.compile(r"`?system`?\s*\.\s*`?billing`?\s*\.\s*`?(usage|list_prices)`?(?!\w)", re.I)
+_DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_SQL_TYPES = "STRING LONG SHORT BYTE DOUBLE FLOAT BOOLEAN DATE TIMESTAMP DECIMAL STRUCT MAP"
+_TYPE_NAMES = {"IntegerType": "INT", "TimestampNTZType": "TIMESTAMP"} | {
+    f"{name.title()}Type": name for name in (*_SQL_TYPES.split(), "ARRAY", "BINARY", "NULL")
+}
+
+
+class StatementFailed(Exception):
+    """The statement failed (a 200 answer with state FAILED), with an error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class BillingTables:
+    """The fixture's two tables as temporary views on ``spark``."""
+
+    spark: Any
+    views: Mapping[str, str]  # "usage" / "list_prices" -> temporary view name
+
+    @classmethod
+    def create(
+        cls,
+        spark: Any,
+        usage: Sequence[Mapping[str, Any]],
+        list_prices: Sequence[Mapping[str, Any]],
+        *,
+        suffix: str,
+    ) -> BillingTables:
+        """Register ``usage`` and ``list_prices`` (dicts of documented columns; a missing
+        column is null) as views named apart from any other emulator's."""
+        views: dict[str, str] = {}
+        folder = Path(tempfile.mkdtemp(prefix="dbxdec-billing-"))
+        for name, schema, rows in (
+            ("usage", USAGE_SCHEMA, usage),
+            ("list_prices", LIST_PRICES_SCHEMA, list_prices),
+        ):
+            # JSON lines read with the schema: the rows never pass through a Python worker
+            # (Spark starts none), and the cached views answer every statement from memory
+            path = folder / f"{name}.json"
+            path.write_text("".join(_json_line(row) + "\n" for row in rows), encoding="utf-8")
+            view = f"dbxdec_emulated_billing_{name}_{suffix}"
+            frame = spark.read.schema(schema).json(str(path), mode="FAILFAST").cache()
+            frame.count()
+            frame.createOrReplaceTempView(view)
+            views[name] = view
+        tables = cls(spark, views)
+        weakref.finalize(tables, shutil.rmtree, folder, True)  # the files, once unused
+        return tables
+
+    def resolve(self, statement: str) -> str:
+        """``statement`` reading the fixture's views where it names ``system.billing.*``.
+
+        Open-source Spark has no ``system`` catalog of tables (Spark 4 keeps that name for
+        built-in functions and session variables), so the names are replaced here.
+        """
+        return _TABLE.sub(lambda m: self.views[m.group(1).lower()], statement)
+
+
+def _json_line(row: Mapping[str, Any]) -> str:
+    """``row`` as one JSON line; decimals as JSON numbers, written digit for digit."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, Decimal):
+            return f"{_DECIMAL_MARK}{format(value, 'f')}{_DECIMAL_MARK}"
+        if isinstance(value, (datetime, date)):
+            return value.isoformat()
+        return value
+
+    text = json.dumps(plain(row), separators=(",", ":"))
+    return re.sub(f'"{_DECIMAL_MARK}(-?[0-9.]+){_DECIMAL_MARK}"', r"\1", text)
+
+
+def bind_parameters(parameters: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``parameters`` of a request as Spark ``args``: each ``value`` (a string, or
+    absent for NULL) read as its ``type`` (default STRING), as ``cast`` would read it
+    (SDK docstring of ``execute_statement``)."""
+    args: dict[str, Any] = {}
+    for item in parameters:
+        name, value = item.get("name"), item.get("value")
+        if not isinstance(name, str) or not name:
+            raise StatementFailed("INVALID_PARAMETER_VALUE", "a parameter has no name")
+        kind = str(item.get("type") or "STRING").strip().upper()
+        try:
+            args[name] = None if value is None else _cast(str(value), kind)
+        except (ValueError, InvalidOperation):
+            raise StatementFailed(
+                "INVALID_PARAMETER_VALUE", f"parameter {name}: {value!r} is not a {kind}"
+            ) from None
+    return args
+
+
+def _cast(value: str, kind: str) -> Any:
+    if kind == "STRING":
+        return value
+    if kind in ("INT", "INTEGER", "BIGINT", "LONG", "SMALLINT", "TINYINT"):
+        return int(value.strip())
+    if kind.startswith("DECIMAL"):
+        return Decimal(value.strip())
+    if kind in ("DOUBLE", "FLOAT"):
+        return float(value)
+    if kind == "BOOLEAN":
+        if value.strip().lower() not in ("true", "false"):
+            raise ValueError(value)
+        return value.strip().lower() == "true"
+    if kind == "DATE":
+        return date.fromisoformat(value.strip())
+    if kind == "TIMESTAMP":
+        moment = datetime.fromisoformat(value.strip().replace(" ", "T"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=_UTC)
+    raise ValueError(f"type {kind} is not emulated")
+
+
+def column_info(position: int, field: Any) -> dict[str, Any]:
+    """The ``manifest.schema.columns`` entry of a Spark field."""
+    kind = type(field.dataType).__name__
+    info: dict[str, Any] = {
+        "name": field.name,
+        "position": position,
+        "type_name": _TYPE_NAMES.get(kind, "USER_DEFINED_TYPE"),
+        "type_text": field.dataType.simpleString().upper(),
+    }
+    found = _DECIMAL_TYPE.fullmatch(info["type_text"])
+    if found:
+        info["type_precision"], info["type_scale"] = int(found[1]), int(found[2])
+    return info
+
+
+def render_row(row: Any, schema: Any) -> list[str | None]:
+    """A result row as ``JSON_ARRAY`` data: every value its string form, or null."""
+    return [_text(row[i]) for i in range(len(schema.fields))]
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)) or hasattr(value, "asDict"):
+        return json.dumps(_plain(value), separators=(",", ":"))
+    plain = _plain(value)
+    return plain if isinstance(plain, str) else json.dumps(plain)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, datetime):
+        # PySpark hands back timestamps as naive local times: .timestamp() reads them so
+        instant = value if value.tzinfo else datetime.fromtimestamp(value.timestamp(), _UTC)
+        return instant.astimezone(_UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value) if isinstance(value, (int, float)) else value

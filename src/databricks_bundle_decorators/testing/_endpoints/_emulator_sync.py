@@ -1,51 +1,55 @@
-"""Synchronisation for tests: wait on emulator events instead of sleeping and hoping.
+"""Test-side controls: wait on emulator events instead of sleeping, hold and release runs
+and requests, set the clock and run ids, fire triggers.
 
-A test that must act "while three runs are in flight" or "before the next submission"
-cannot rely on run durations or sleeps: a loaded machine stretches every interval.
-These controls make such moments exact:
+``wait_for`` wakes on every applied request and at every planned run end, never polls;
+held runs (``set_outcome(key, hold=True)`` or ``hold_runs``) stay RUNNING until
+``release``; the submission gate (``block_submissions``) and the request hold
+(``hold_requests``) keep requests unapplied at an exactly known point.
 
-* :meth:`SyncControls.wait_for` blocks until a condition over the runs holds; it wakes
-  on every request the emulator applies and at every planned run end, never polls.
-* Held runs (``set_outcome(key, hold=True)`` or ``hold_runs = True``) stay RUNNING
-  until :meth:`SyncControls.release` ends them.
-* A submission gate (:meth:`SyncControls.block_submissions`) holds ``run-now``
-  requests before they are applied, so a client can be killed or cancelled at an
-  exactly known point; :meth:`SyncControls.unblock_submissions` lets them through.
-* A request hold (:meth:`SyncControls.hold_requests`) does the same for any request a
-  test picks by method, path and body (a workspace file's create, say): the client
-  waits on the network exactly there until :meth:`SyncControls.release_requests`.
+Triggers: ``fire_table_update`` starts a run of a job with a ``trigger.table_update``
+block, rendering its job parameters' table-update references
+(https://docs.databricks.com/aws/en/jobs/trigger-table-update, "job parameters" of a
+table-update trigger): ``updated_tables`` as a JSON list (the page shows no format: a
+JSON array is the reading a parser must survive), each committed table's ``version`` and
+``commit_timestamp.iso_datetime``; for a watched table that did not commit the page is
+silent, so the least convenient legal answer: an empty string. A paused trigger does
+not fire (the bundle's development mode pauses triggers,
+https://docs.databricks.com/aws/en/dev-tools/bundles/deployment-modes), so firing one
+raises. The run's ``trigger`` is ``TABLE`` (databricks-sdk-py ``jobs.TriggerType``:
+"Indicates a run that is triggered by a table update"). ``fire_file_arrival`` renders
+``{{job.trigger.file_arrival.location}}`` as the block's ``url`` ("the file arrival
+location", https://docs.databricks.com/aws/en/jobs/dynamic-value-references); its run's
+``trigger`` is ``FILE_ARRIVAL`` ("Indicates a run that is triggered by a file arrival").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
+from .._store._emulator_records import JobRecord
 from .._store._emulator_state import JobsModel, RunRecord
 from ._emulator_http import RUN_NOW
 
-SubmissionGate = Callable[[list[RunRecord]], bool]
-"""Whether a ``run-now`` waits at the gate, given every run."""
-
-__all__ = ["RequestMatch", "SyncControls"]
-
-RequestMatch = Callable[[str, str, Mapping[str, object]], bool]
-"""Picks a request by its method, path and JSON body (``{}`` when it has none)."""
+SubmissionGate = Callable[[list[RunRecord]], bool]  # whether a run-now waits, given the runs
+RequestMatch = Callable[[str, str, Mapping[str, object]], bool]  # method, path, JSON body
 
 
 class SyncControls:
-    """Mixed into :class:`~..emulator.JobsEmulator`; every wait has a generous timeout
-    that raises ``TimeoutError`` naming what was awaited, so a broken test fails loudly
-    instead of hanging."""
+    """Mixed into :class:`~..emulator.JobsEmulator`; every wait raises ``TimeoutError``
+    naming what was awaited, so a broken test fails loudly instead of hanging."""
 
     _lock: threading.Lock
     _changed: threading.Condition
-    _gate: SubmissionGate | None
-    _gate_quota: int | None
-    _blocked: int
+    _gate: SubmissionGate | None = None
+    _gate_quota: int | None = None
+    _blocked = 0  # run-now requests waiting at the gate now
     _model: JobsModel
     _hold_match: RequestMatch | None = None
     _hold_quota = 0  # matching requests still to hold
@@ -107,24 +111,15 @@ class SyncControls:
     ) -> None:
         """Block until ``count`` ``run-now`` requests (of ``job_id``) have been applied,
         copies sent again with the same token included."""
-        deadline = time.monotonic() + timeout
+        bodies = self._model.run_now_bodies
         with self._changed:
-            while True:
-                applied = [
-                    b
-                    for b in self._model.run_now_bodies
-                    if job_id is None or b.get("job_id") == job_id
-                ]
-                if len(applied) >= count:
-                    return
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(
-                        f"JobsEmulator: {count} run-now requests not applied in {timeout:g} s"
-                    )
-                self._changed.wait(left)
-
-    # -- the emulator's clock and run ids, as a test sets them ---------------------
+            if not self._changed.wait_for(
+                lambda: sum(job_id in (None, b.get("job_id")) for b in bodies) >= count,
+                timeout=timeout,
+            ):
+                raise TimeoutError(
+                    f"JobsEmulator: {count} run-now requests not applied in {timeout:g} s"
+                )
 
     def set_next_run_id(self, run_id: int) -> None:
         """Give the next run ``run_id`` (later runs count up from it): run ids are opaque
@@ -145,9 +140,8 @@ class SyncControls:
             self._model.clock.offset(seconds)
 
     def advance_days(self, days: float) -> None:
-        """Move the workspace's clock ``days`` forward from now on (``start_time`` of later
-        runs, the workspace files' times); runs older than the retention are then
-        removed (see :mod:`.._store._emulator_clock`). Runs in flight keep their real durations.
+        """Move the workspace's clock ``days`` forward from now on; runs older than the
+        retention (60 days) are then removed. Runs in flight keep their real durations.
 
         Raises:
             ValueError: ``days`` is negative.
@@ -200,11 +194,7 @@ class SyncControls:
     def _wait_for_waiting(
         self, waiting: Callable[[], int], count: int, timeout: float, what: str
     ) -> None:
-        """Block until ``waiting()`` (read under the lock) reaches ``count``.
-
-        Raises:
-            TimeoutError: not reached in ``timeout`` seconds.
-        """
+        """Block until ``waiting()`` (read under the lock) reaches ``count``."""
         with self._changed:
             if not self._changed.wait_for(lambda: waiting() >= count, timeout=timeout):
                 raise TimeoutError(f"JobsEmulator: {count} {what} not reached in {timeout:g} s")
@@ -247,14 +237,79 @@ class SyncControls:
         with self._lock:
             return self._blocked
 
+    def fire_table_update(
+        self,
+        job_id: int,
+        versions: Mapping[str, int],
+        *,
+        commit_times: Mapping[str, str] | None = None,
+    ) -> int:
+        """Start a table-triggered run of job ``job_id`` for tables that committed at
+        ``versions``; return its run id.
+
+        Raises:
+            ValueError: the job has no (unpaused) table-update trigger, or a table in
+                ``versions`` is not one it watches.
+        """
+        times = dict(commit_times or {})
+        for table in versions:
+            times.setdefault(table, "2024-01-01T00:00:00.000Z")
+        with self._lock:
+            job, block = self._firing(job_id, "table_update")
+            unknown = sorted(set(versions) - set(block.get("table_names", [])))
+            if unknown:
+                raise ValueError(f"job {job_id} does not watch {', '.join(unknown)}")
+            rendered = {
+                name: render_table_update(value, versions, times)
+                for name, value in job.parameter_defaults.items()
+                if "job.trigger.table_update" in value
+            }
+            body = {"job_id": job_id, "job_parameters": rendered}
+            run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
+            self._model._runs[run_id].trigger = "TABLE"
+            self._changed.notify_all()
+        return run_id
+
+    def fire_file_arrival(self, job_id: int) -> int:
+        """Start a file-triggered run of job ``job_id``; return its run id.
+
+        Raises:
+            ValueError: the job has no (unpaused) file-arrival trigger.
+        """
+        with self._lock:
+            job, block = self._firing(job_id, "file_arrival")
+            url = str(block.get("url", ""))
+            rendered = {
+                name: value.replace(_LOCATION, url)
+                for name, value in job.parameter_defaults.items()
+                if _LOCATION in value
+            }
+            body = {"job_id": job_id, "job_parameters": rendered}
+            run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
+            self._model._runs[run_id].trigger = "FILE_ARRIVAL"
+            self._changed.notify_all()
+        return run_id
+
+    def _firing(self, job_id: int, kind: str) -> tuple[JobRecord, dict[str, Any]]:
+        """Job ``job_id`` and its trigger's ``kind`` block, if that trigger can fire: a
+        paused trigger does not (the caller holds the lock).
+
+        Raises:
+            ValueError: the job has no such trigger, or it is paused.
+        """
+        job = self._model._job(job_id)
+        trigger = job.settings.get("trigger") or {}
+        block = trigger.get(kind)
+        if not isinstance(block, dict):
+            raise ValueError(f"job {job_id} has no {kind} trigger")
+        if trigger.get("pause_status") == "PAUSED":
+            raise ValueError(f"job {job_id}'s trigger is paused: it does not fire")
+        return job, block
+
 
 def _release(model: JobsModel, key: str | None, now: float) -> int:
-    """End the hold on runs of ``key`` (every key when ``None``); return how many.
-
-    A released run ends now (or when it starts, if still PENDING); later runs of the
-    key are no longer held.  Part of the model's state kept here, beside the other
-    test-side controls; the caller holds the emulator's lock.
-    """
+    """End the hold on runs of ``key`` (every key when ``None``); return how many. A
+    released run ends now (or when it starts, if still PENDING); the lock is held."""
     if key is None:
         model.hold_runs = False
     model._outcomes = {
@@ -270,3 +325,29 @@ def _release(model: JobsModel, key: str | None, now: float) -> int:
                 released += 1
     model.advance(now)
     return released
+
+
+# -- triggers --------------------------------------------------------------------------
+
+_TABLE_REF = re.compile(  # a table's name as it is (the trigger page's form) or backticked
+    r"\{\{job\.trigger\.table_update\.(?:`([^`]+)`|([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}))\."
+    r"(version|commit_timestamp\.iso_datetime)\}\}"
+)
+_UPDATED = "{{job.trigger.table_update.updated_tables}}"
+_LOCATION = "{{job.trigger.file_arrival.location}}"
+
+
+def render_table_update(
+    text: str, versions: Mapping[str, int], commit_times: Mapping[str, str]
+) -> str:
+    """``text`` with its table-update references rendered for a run of ``versions``."""
+
+    def one(match: re.Match[str]) -> str:
+        table = match.group(1) or match.group(2)
+        if table not in versions:
+            return ""
+        if match.group(3) == "version":
+            return str(versions[table])
+        return commit_times.get(table, "")
+
+    return _TABLE_REF.sub(one, text.replace(_UPDATED, json.dumps(sorted(versions))))

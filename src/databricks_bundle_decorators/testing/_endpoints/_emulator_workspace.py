@@ -1,40 +1,21 @@
 """The emulated Workspace API (``/api/2.0/workspace/*``): folders, files and notebooks.
 
-Enough of the real service for code that keeps small files in the workspace (dbxdec's
-backfill claims): ``get-status``, ``import`` (JSON with base64 ``content``, or the
-multipart form ``WorkspaceClient.workspace.upload`` posts), ``export`` (JSON, or the raw
-bytes with ``direct_download=true``), ``list``, ``mkdirs`` and ``delete``.
-
-Semantics and errors follow the real service:
-
-* ``import`` without ``overwrite`` onto an existing path: 400 ``RESOURCE_ALREADY_EXISTS``;
-  into a folder that does not exist: 404 ``RESOURCE_DOES_NOT_EXIST`` (it never creates
-  parents; ``mkdirs`` first). ``AUTO`` and ``RAW`` make a workspace file (``AUTO`` makes a
-  notebook of a ``.py``/``.sql``/``.scala``/``.r`` source starting with the notebook
-  header, dropping the extension); ``SOURCE`` needs ``language`` and makes a notebook.
-* ``get-status``, ``export``, ``list`` and ``delete`` of a missing path: 404
-  ``RESOURCE_DOES_NOT_EXIST``; ``delete`` of a folder that is not empty without
-  ``recursive``: 400 ``DIRECTORY_NOT_EMPTY``.
-* ``mkdirs`` creates every missing parent and succeeds on an existing folder; a file on
-  the way: 400 ``RESOURCE_ALREADY_EXISTS``.
-* ``/Workspace/...`` names the same object as ``/...`` (the workspace file system
-  prefix); answers use the short form.
-* ``import``'s ``content`` "has a limit of 10 MB" (SDK docstring of
-  ``WorkspaceAPI.import_``; "The maximum allowed size of a request to the Workspace API is
-  10MB", https://docs.databricks.com/dev-tools/api/latest/workspace.html): the emulator
-  applies it to the base64 text, the stricter reading, so code that stays under it in
-  bytes but not in base64 fails here first.
-* ``list`` answers every child in one response: the request has no page token (SDK
-  ``WorkspaceAPI.list``: one ``GET /api/2.0/workspace/list`` per folder).
-
-Sources of the rules above: the SDK docstrings of ``WorkspaceAPI`` (``import_``:
-"If ``path`` already exists and ``overwrite`` is set to ``false``, this call returns an
-error ``RESOURCE_ALREADY_EXISTS``"; ``mkdirs``, ``delete``, ``export``) and the REST
-reference https://docs.databricks.com/api/workspace/workspace.
-
-Not modelled: permissions, ``DBC``/``HTML``/``JUPYTER`` archives, exporting a folder.
-Like :class:`~.._store._emulator_state.JobsModel`, the model is not thread-safe by itself: the
-emulator holds its lock around every call.
+``get-status``, ``import`` (JSON with base64 ``content``, or the multipart form
+``WorkspaceClient.workspace.upload`` posts), ``export`` (JSON, or raw bytes with
+``direct_download=true``), ``list``, ``mkdirs`` and ``delete``, as the SDK docstrings of
+``WorkspaceAPI`` and https://docs.databricks.com/api/workspace/workspace describe them
+(``import_``: "If ``path`` already exists and ``overwrite`` is set to ``false``, this call
+returns an error ``RESOURCE_ALREADY_EXISTS``"). ``import`` never creates parents (404
+``RESOURCE_DOES_NOT_EXIST``); ``AUTO`` makes a notebook of a source starting with the
+notebook header (dropping the extension), ``SOURCE`` needs ``language``. A missing path
+is 404 ``RESOURCE_DOES_NOT_EXIST``; deleting a non-empty folder without ``recursive``
+400 ``DIRECTORY_NOT_EMPTY``; ``mkdirs`` creates parents. ``/Workspace/...`` names the same
+object as ``/...``. ``import``'s ``content`` "has a limit of 10 MB" (SDK docstring of
+``WorkspaceAPI.import_``; "The maximum allowed size of a request to the Workspace API is
+10MB", https://docs.databricks.com/dev-tools/api/latest/workspace.html): applied to the
+base64 text, the stricter reading. ``list`` answers every child at once (SDK
+``WorkspaceAPI.list``: one request per folder, no page token). Not modelled: permissions,
+archives, exporting a folder. The emulator holds its lock around every call.
 """
 
 from __future__ import annotations
@@ -48,9 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._store._emulator_records import ApiError, JsonDict, invalid
-
-__all__ = ["WORKSPACE_PREFIX", "WorkspaceModel", "WorkspaceObject", "parse_form"]
+from .._store._emulator_records import ApiError, JsonDict, invalid, opt_bool
 
 WORKSPACE_PREFIX = "/api/2.0/workspace/"
 MAX_IMPORT_BYTES = 10 * 1024 * 1024  # the real service's import limit
@@ -120,17 +99,6 @@ def _missing(path: str) -> ApiError:
     return ApiError(404, "RESOURCE_DOES_NOT_EXIST", f"Path ({path}) doesn't exist.")
 
 
-def _flag(params: Mapping[str, Any], name: str) -> bool:
-    value = params.get(name)
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, bytes):
-        value = value.decode()
-    if value in ("true", "false"):
-        return bool(value == "true")
-    raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")
-
-
 def _text(params: Mapping[str, Any], name: str) -> str | None:
     value = params.get(name)
     if isinstance(value, bytes):
@@ -139,12 +107,8 @@ def _text(params: Mapping[str, Any], name: str) -> str | None:
 
 
 class WorkspaceModel:
-    """The workspace tree: ``/``, ``/Shared`` and the user's home exist from the start.
-
-    Args:
-        now_ms: The clock of ``created_at``/``modified_at`` (epoch milliseconds).
-        user_name: Whose home folder (``/Users/<user_name>``) exists.
-    """
+    """The workspace tree: ``/``, ``/Shared`` and the user's home exist from the start;
+    ``now_ms`` is the clock of ``created_at``/``modified_at``."""
 
     def __init__(self, now_ms: Callable[[], int], user_name: str) -> None:
         self._now_ms = now_ms
@@ -152,8 +116,6 @@ class WorkspaceModel:
         self._next_id = 1_000_000_001
         for folder in ("/", "/Shared", "/Users", f"/Users/{user_name}"):
             self._add(folder, "DIRECTORY")
-
-    # -- inspection (the emulator's helpers) -----------------------------------------
 
     def files(self, under: str = "/") -> dict[str, bytes]:
         """Every file and notebook under ``under``, path -> content."""
@@ -170,20 +132,9 @@ class WorkspaceModel:
         self.mkdirs({"path": posixpath.dirname(path)})
         self._store(path, "FILE", content, None, overwrite=True)
 
-    # -- endpoints -------------------------------------------------------------------
-
     def handle(self, method: str, endpoint: str, params: Mapping[str, Any]) -> JsonDict | bytes:
-        """Answer one request; ``bytes`` is a raw body (``export?direct_download=true``).
-
-        Raises:
-            ApiError: what the real service answers with.
-        """
-        if (method, endpoint) not in ENDPOINTS:
-            raise ApiError(
-                404,
-                "ENDPOINT_NOT_FOUND",
-                f"No API found for '{method} {WORKSPACE_PREFIX}{endpoint}'",
-            )
+        """Answer one request of :data:`ENDPOINTS`; ``bytes`` is a raw body
+        (``export?direct_download=true``). Raises :class:`ApiError`."""
         handlers: dict[str, Callable[[Mapping[str, Any]], JsonDict | bytes]] = {
             "get-status": self.get_status,
             "export": self.export,
@@ -226,7 +177,7 @@ class WorkspaceModel:
         if path == "/":
             raise invalid("Cannot delete the root folder.")
         children = self._children(path) if found.object_type == "DIRECTORY" else []
-        if children and not _flag(params, "recursive"):
+        if children and not opt_bool(params, "recursive"):
             raise ApiError(400, "DIRECTORY_NOT_EMPTY", f"Folder ({path}) is not empty.")
         for gone in [p for p in self._objects if p == path or p.startswith(path + "/")]:
             del self._objects[gone]
@@ -258,7 +209,7 @@ class WorkspaceModel:
             object_type,
             content,
             language if object_type == "NOTEBOOK" else None,
-            overwrite=_flag(params, "overwrite"),
+            overwrite=opt_bool(params, "overwrite"),
         )
         return {}
 
@@ -267,14 +218,12 @@ class WorkspaceModel:
         found = self._get(path)
         if found.object_type == "DIRECTORY":
             raise invalid(f"The emulator does not export folders ({path}).")
-        if _flag(params, "direct_download"):
+        if opt_bool(params, "direct_download"):
             return found.content
         file_type = posixpath.splitext(path)[1].lstrip(".")
         if found.language is not None:
             file_type = {"PYTHON": "py", "SQL": "sql", "SCALA": "scala", "R": "r"}[found.language]
         return {"content": base64.b64encode(found.content).decode(), "file_type": file_type}
-
-    # -- helpers ---------------------------------------------------------------------
 
     def _path(self, raw: str) -> str:
         if not raw.startswith("/"):
@@ -307,10 +256,11 @@ class WorkspaceModel:
 
     def _content(self, params: Mapping[str, Any]) -> bytes:
         raw = params.get("content")
+        too_large = ApiError(
+            400, "MAX_NOTEBOOK_SIZE_EXCEEDED", "File size imported is (over 10 MB) too large."
+        )
         if isinstance(raw, str) and len(raw) > MAX_IMPORT_BYTES:  # the base64 text's limit
-            raise ApiError(
-                400, "MAX_NOTEBOOK_SIZE_EXCEEDED", "File size imported is (over 10 MB) too large."
-            )
+            raise too_large
         if isinstance(raw, bytes):  # a multipart upload: the file's own bytes
             content = raw
         elif raw is None or raw == "":
@@ -321,9 +271,7 @@ class WorkspaceModel:
             except (binascii.Error, ValueError):
                 raise invalid("The content field is not valid base64.") from None
         if len(content) > MAX_IMPORT_BYTES:
-            raise ApiError(
-                400, "MAX_NOTEBOOK_SIZE_EXCEEDED", "File size imported is (over 10 MB) too large."
-            )
+            raise too_large
         return content
 
     def _store(

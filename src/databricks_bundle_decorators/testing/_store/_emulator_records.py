@@ -1,4 +1,4 @@
-"""Value records and request helpers of the emulated Jobs service (no HTTP, no state).
+"""Records of the emulated Jobs service, its clock, list order and pages (no HTTP, no state).
 
 Constants mirror the real service's limits; :class:`ApiError` carries the status code
 and ``error_code`` the real service answers with.
@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import copy
+import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
-from ._emulator_limits import job_limit_problem
 from ._emulator_refs import references_problem
 
 JsonDict = dict[str, Any]
@@ -22,12 +23,10 @@ _T = TypeVar("_T")
 
 #: Life-cycle states in which a run still counts as active (``active_only``).
 ACTIVE_STATES = frozenset({"QUEUED", "PENDING", "RUNNING", "TERMINATING"})
-#: Results accepted by :meth:`JobsModel.set_outcome`.
 OUTCOME_RESULTS = frozenset(
     {"SUCCESS", "FAILED", "TIMEDOUT", "CANCELED", "SUCCESS_WITH_FAILURES", "INTERNAL_ERROR"}
 )
-#: Per-job queue limit of the real service; runs beyond it are skipped.
-MAX_QUEUE_SIZE = 1000
+MAX_QUEUE_SIZE = 1000  # per job; runs beyond it are skipped
 MAX_IDEMPOTENCY_TOKEN_LENGTH = 64
 MAX_RUNS_LIST_LIMIT = 25
 MAX_JOBS_LIST_LIMIT = 100
@@ -149,91 +148,132 @@ class _JobQueue:
     waiting: deque[RunRecord] = field(default_factory=deque)
 
 
-def _encode_token(last_id: int) -> str:
-    return base64.urlsafe_b64encode(f"after:{last_id}".encode()).decode().rstrip("=")
+# -- the clock -------------------------------------------------------------------------
+# Runs are scheduled on ``time.monotonic()`` (durations stay real); every epoch time the
+# service shows comes from this clock, which a test may move forward (``jump``).
+
+#: "Runs are automatically removed after 60 days" (Jobs API reference, ``runs/get-output``,
+#: https://docs.databricks.com/api/workspace/jobs/getrunoutput; databricks-sdk-py 0.162.0
+#: ``JobsAPI.get_run_output``). A removed run is gone from ``runs/list`` and ``runs/get``
+#: answers 400 ``INVALID_PARAMETER_VALUE`` (the same docstring: "returns an HTTP status code
+#: 400 if the run_id parameter is invalid"). From which instant is not said: the emulator
+#: counts from the run's start, the least convenient reading, once the run has ended.
+RUN_RETENTION_MS = 60 * 24 * 3600 * 1000
 
 
-def _decode_token(token: str) -> int:
+class EmulatorClock:
+    """Epoch milliseconds for monotonic instants, with forward jumps."""
+
+    def __init__(self) -> None:
+        self._mono0 = time.monotonic()
+        self._wall0 = time.time()
+        self._jumps_at: list[float] = []  # monotonic instants of the jumps, ascending
+        self._jumped: list[float] = []  # seconds jumped in total up to each of them
+
+    def epoch_ms(self, mono: float) -> int:
+        index = bisect.bisect_right(self._jumps_at, mono)
+        shift = self._jumped[index - 1] if index else 0.0
+        return int((self._wall0 + (mono - self._mono0) + shift) * 1000)
+
+    def offset(self, seconds: float) -> None:
+        """Set the clock ``seconds`` ahead of this machine's (behind if negative)."""
+        self._wall0 = time.time() + seconds - (time.monotonic() - self._mono0)
+
+    def jump(self, seconds: float, at: float) -> None:
+        """Move the clock ``seconds`` forward from monotonic instant ``at`` on.
+
+        Raises:
+            ValueError: ``seconds`` is negative (the clock never goes back).
+        """
+        if seconds < 0:
+            raise ValueError(f"the emulator clock only moves forward, not by {seconds} s")
+        total = (self._jumped[-1] if self._jumped else 0.0) + seconds
+        at = max(at, self._jumps_at[-1]) if self._jumps_at else at
+        self._jumps_at.append(at)
+        self._jumped.append(total)
+
+    def removed(self, run: RunRecord, now: float | None = None) -> bool:
+        """Whether the service no longer keeps ``run`` (see :data:`RUN_RETENTION_MS`)."""
+        if run.active:
+            return False
+        at = time.monotonic() if now is None else now
+        return self.epoch_ms(at) - self.epoch_ms(run.created) >= RUN_RETENTION_MS
+
+
+# -- list order and pages --------------------------------------------------------------
+# ``runs/list`` is newest first by start time ("List runs in descending order by start
+# time", the ``list_runs`` docstring of databricks-sdk-py; "Lists runs from most recently
+# started to least", https://databricks.github.io/sdk-js/api/interfaces/_databricks_sdk-jobs.v2.ListRunsRequest.html)
+# or, in later releases of the reference, by end time ("List runs in descending order by
+# end time. If a run has not finished, it falls back to start time",
+# https://docs.databricks.com/api/jobs/v2/list-runs). Never by run id, an opaque
+# identifier. Ties (same epoch ms) list the lowest run id first: the documents are
+# silent, and this is the least convenient answer for code that assumes id order. A page
+# token is a cursor in the chosen order, so a run whose key changes between two pages
+# may move to a page already read: the real service promises nothing better.
+
+RunsListOrder = Literal["start_time", "end_time"]
+RUNS_LIST_ORDERS: tuple[str, ...] = get_args(RunsListOrder)
+
+
+def list_order(
+    order: str, epoch_ms: Callable[[float], int]
+) -> Callable[[RunRecord], tuple[int, ...]]:
+    """The sort key of ``order`` (a :data:`RUNS_LIST_ORDERS` value): ascending = listed first."""
+    if order not in RUNS_LIST_ORDERS:
+        raise ValueError(f"runs/list order must be one of {RUNS_LIST_ORDERS}, got {order!r}")
+
+    def key(run: RunRecord) -> tuple[int, ...]:
+        # the time runs/get renders as start_time is r.created
+        at = run.ended if order == "end_time" and run.ended is not None else run.created
+        return (-epoch_ms(at), run.run_id)
+
+    return key
+
+
+_TOKEN_SIZES = {"after": 1, "runs": 2}  # page token kind -> the ints of its cursor
+
+
+def encode_token(kind: str, last: Sequence[int]) -> str:
+    raw = ":".join([kind, *map(str, last)])
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_token(token: str, kind: str) -> tuple[int, ...]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        kind, _, value = raw.partition(":")
-        if kind != "after":
+        found, *values = raw.split(":")
+        if found != kind or len(values) != _TOKEN_SIZES[kind]:
             raise ValueError(raw)
-        return int(value)
+        return tuple(int(v) for v in values)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise invalid(f"Invalid page_token: {token!r}") from None
 
 
-def job_settings(body: Mapping[str, Any]) -> JsonDict:
-    """Validated JobSettings JSON for ``jobs/create``, with the service's defaults."""
-    settings = copy.deepcopy(dict(body))
-    # ``run_as`` is kept: ``JobSettings.run_as`` is "the user or service principal that the job
-    # runs as, if specified in the request" (databricks-sdk-py ``jobs.JobSettings``)
-    settings.pop("access_control_list", None)
-    settings.setdefault("name", "Untitled")
-    settings.setdefault("max_concurrent_runs", 1)
-    settings.setdefault("timeout_seconds", 0)
-    settings.setdefault("email_notifications", {})
-    settings.setdefault("format", "MULTI_TASK")
-    mcr = settings["max_concurrent_runs"]
-    if not isinstance(mcr, int) or isinstance(mcr, bool) or not 0 <= mcr <= 1000:
-        raise invalid("max_concurrent_runs must be an integer between 0 and 1000")
-    queue = settings.get("queue")
-    if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
-        raise invalid("queue must be an object with the required field 'enabled'")
-    params = settings.get("parameters") or []
-    if not isinstance(params, list) or not all(
-        isinstance(p, dict) and isinstance(p.get("name"), str) and "default" in p for p in params
-    ):
-        raise invalid("parameters must be a list of {name, default} objects")
-    _check_triggers(settings)
-    if (problem := references_problem(settings)) is not None:
-        raise invalid(problem)
-    if (limit := job_limit_problem(settings)) is not None:
-        raise invalid(limit)
-    return settings
+def page(
+    items: Sequence[_T],
+    key: Callable[[_T], tuple[int, ...]],
+    limit: int,
+    offset: int | None,
+    page_token: str | None,
+    kind: str,
+) -> tuple[list[_T], str | None]:
+    """One page of ``items`` (sorted by ``key``) and the next page's token, if any."""
+    start = 0
+    if page_token:
+        after = decode_token(page_token, kind)
+        start = next((i for i, item in enumerate(items) if key(item) > after), len(items))
+    elif offset:
+        if offset < 0:
+            raise invalid(f"offset must not be negative, got {offset}")
+        start = offset
+    found = list(items[start : start + limit])
+    if start + limit < len(items) and found:
+        return found, encode_token(kind, key(found[-1]))
+    return found, None
 
 
-#: The settings that start runs on their own; each has a ``pause_status``.
-TRIGGER_FIELDS = ("schedule", "trigger", "continuous")
-PAUSE_STATUSES = ("PAUSED", "UNPAUSED")
-
-
-def _check_triggers(settings: JsonDict) -> None:
-    """Validate ``schedule``/``trigger``/``continuous``; the service stores an omitted
-    ``pause_status`` as ``UNPAUSED``."""
-    for name in TRIGGER_FIELDS:
-        block = settings.get(name)
-        if block is None:
-            continue
-        if not isinstance(block, dict):
-            raise invalid(f"{name} must be an object")
-        if name == "schedule":
-            for required in ("quartz_cron_expression", "timezone_id"):
-                if not isinstance(block.get(required), str) or not block[required]:
-                    raise invalid(f"Missing required field: schedule.{required}")
-        status = block.setdefault("pause_status", "UNPAUSED")
-        if status not in PAUSE_STATUSES:
-            raise invalid(
-                f"Invalid value for {name}.pause_status: {status!r} (expected PAUSED or UNPAUSED)"
-            )
-
-
-# -- parameter helpers ---------------------------------------------------------------
-
-
-def _require_int(value: object, name: str) -> int:
-    if value is None:
-        raise invalid(f"Missing required field: {name}")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise invalid(f"Invalid value for {name}: {value!r}")
-    try:
-        return int(value)
-    except ValueError:
-        raise invalid(f"Invalid value for {name}: {value!r}") from None
-
-
-def _check_limit(limit: int | None, maximum: int, *, zero_means_max: bool) -> int:
+def check_limit(limit: int | None, maximum: int, *, zero_means_max: bool) -> int:
     if limit is None:
         return DEFAULT_LIST_LIMIT
     if limit == 0 and zero_means_max:
@@ -243,20 +283,47 @@ def _check_limit(limit: int | None, maximum: int, *, zero_means_max: bool) -> in
     return limit
 
 
-def _page(
-    items: list[_T], ids: list[int], limit: int, offset: int | None, page_token: str | None
-) -> tuple[list[_T], bool]:
-    """Slice a newest-first list by cursor token (ids are descending) or offset."""
-    start = 0
-    if page_token:
-        after = _decode_token(page_token)
-        start = next((i for i, item_id in enumerate(ids) if item_id < after), len(ids))
-    elif offset:
-        if offset < 0:
-            raise invalid(f"offset must not be negative, got {offset}")
-        start = offset
-    page = items[start : start + limit]
-    return page, start + limit < len(items)
+# -- request fields --------------------------------------------------------------------
+
+
+def as_int(value: object) -> int | None:
+    """``value`` as an integer (a JSON number or a numeric string), else ``None``."""
+    try:
+        return int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+    except ValueError:
+        return None
+
+
+def opt_int(params: Mapping[str, Any], name: str) -> int | None:
+    value = params.get(name)
+    return None if value is None or value == "" else require_int(value, name)
+
+
+def req_int(params: Mapping[str, Any], name: str) -> int:
+    number = opt_int(params, name)
+    if number is None:
+        raise invalid(f"Missing required field: {name}")
+    return number
+
+
+def opt_bool(params: Mapping[str, Any], name: str) -> bool:
+    value = params.get(name)
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, bytes):  # a multipart form's field
+        value = value.decode()
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise invalid(f"Invalid value for {name}: {value!r} (expected true or false)")
+
+
+def require_int(value: object, name: str) -> int:
+    if value is None:
+        raise invalid(f"Missing required field: {name}")
+    number = as_int(value)
+    if number is None:
+        raise invalid(f"Invalid value for {name}: {value!r}")
+    return number
 
 
 def only_tasks(value: object, task_keys: Sequence[str]) -> tuple[str, ...]:
@@ -272,8 +339,12 @@ def only_tasks(value: object, task_keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def copied_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of a request body, as recorded (later changes to it do not leak in)."""
     return copy.deepcopy(dict(body))
+
+
+def check_queue(queue: object) -> None:
+    if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
+        raise invalid("queue must be an object with the required field 'enabled'")
 
 
 def run_now_options(body: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any] | None]:
@@ -285,7 +356,5 @@ def run_now_options(body: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, 
         raise invalid("job_parameters must be a map of string to string")
     if (problem := references_problem(overrides, "job_parameters")) is not None:
         raise invalid(problem)
-    queue = body.get("queue")
-    if queue is not None and not (isinstance(queue, dict) and "enabled" in queue):
-        raise invalid("queue must be an object with the required field 'enabled'")
-    return overrides, queue
+    check_queue(body.get("queue"))
+    return overrides, body.get("queue")

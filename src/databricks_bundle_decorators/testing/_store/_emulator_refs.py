@@ -2,21 +2,18 @@
 
 Source: "What is a dynamic value reference?",
 https://docs.databricks.com/aws/en/jobs/dynamic-value-references (the supported
-references and "Options for date and time values"). Two rules from that page:
+references and "Options for date and time values"):
 
 - "Syntax errors in references (for example, a missing brace) are ignored and the value is
   treated as a literal string ... However, entering an invalid reference that belongs to a
-  known namespace (for example, ``{{job.naem}}``) is not allowed." So a ``{{...}}`` whose
-  first name is a known namespace must be one of the documented references; anything else
-  passes as text.
+  known namespace (for example, ``{{job.naem}}``) is not allowed."
 - "User-provided identifiers, for example, task names, task value keys, or job parameter
   names containing special characters must be escaped by surrounding the identifiers with
   backticks. Only alphanumeric and underscore characters can be used without escaping."
 
-The page shows the rule for the UI; the emulator applies it to ``jobs/create``,
-``jobs/reset``/``jobs/update`` and run-now's ``job_parameters`` too, the least convenient
-legal reading: an invalid reference in a known namespace is refused with 400
-``INVALID_PARAMETER_VALUE``, the code the Jobs API gives an invalid request.
+The page states the rule for the UI; the emulator applies it to ``jobs/create``,
+``update``/``reset`` and run-now's ``job_parameters`` too (the least convenient legal
+reading), refused with 400 ``INVALID_PARAMETER_VALUE``.
 """
 
 from __future__ import annotations
@@ -29,20 +26,10 @@ _REFERENCE = re.compile(r"\{\{(.*?)\}\}")
 _IDENTIFIER = r"(?:[A-Za-z0-9_]+|`[^`]+`)"
 _TABLE = r"(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+){0,2}|`[^`]+`)"
 # "Options for date and time values" of the page above.
-_TIME_OPTIONS = (
-    "year",
-    "month",
-    "day",
-    "hour",
-    "minute",
-    "second",
-    "timestamp_ms",
-    "iso_weekday",
-    "is_weekday",
-    "iso_date",
-    "iso_datetime",
+_TIME = (
+    "(?:year|month|day|hour|minute|second|timestamp_ms|iso_weekday|is_weekday|iso_date"
+    "|iso_datetime)"
 )
-_TIME = f"(?:{'|'.join(_TIME_OPTIONS)})"
 _TASK_FIELDS = r"(?:run_id|result_state|error_code|execution_count|notebook_path)"
 _DOCUMENTED = re.compile(
     "|".join(
@@ -96,12 +83,7 @@ def reference_problem(text: str) -> str | None:
 
 
 def references_problem(value: Any, where: str = "settings") -> str | None:
-    """Why ``value`` (job settings or run-now parameters) is refused for an invalid
-    reference, naming the field and the reference; ``None`` when it holds none.
-
-    The caller answers 400 ``INVALID_PARAMETER_VALUE`` with it (this module imports
-    nothing of the emulator, like :mod:`._emulator_limits`).
-    """
+    """Why ``value`` (settings or run-now parameters) is refused, naming the field."""
     for path, text in _strings(value, where):
         problem = reference_problem(text)
         if problem is not None:
@@ -121,11 +103,8 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 
 def render_references(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with each ``{{reference}}`` found in ``values`` replaced by its value.
-
-    The run's side of the page above: a reference the run has a value for is substituted
-    (``values`` names them without braces: ``job.run_id``, ``job.parameters.day``);
-    any other text, references the run cannot answer included, stays as it is.
+    """``text`` with each ``{{reference}}`` found in ``values`` (named without braces)
+    replaced by its value; any other text stays as it is.
 
     Example:
         >>> render_references("{{job.run_id}}-{{job.repair_count}}", {"job.run_id": "7"})
@@ -137,12 +116,8 @@ def render_references(text: str, values: Mapping[str, str]) -> str:
 def run_references(
     *, job_id: int, run_id: int, trigger_ms: int, parameters: Mapping[str, str]
 ) -> dict[str, str]:
-    """The references of a job run the emulator answers, for :func:`render_references`:
-    ``job.id``, ``job.run_id``, ``job.repair_count`` (0: the emulator does not repair),
-    ``job.trigger.time.timestamp_ms`` and ``job.start_time.timestamp_ms`` (the run's
-    creation: a one-time run is triggered when it is requested) and
-    ``job.parameters.<name>`` (the page's "Supported value references").
-    """
+    """The references of a job run the emulator answers (the page's "Supported value
+    references"); trigger and start time are the run's creation, ``repair_count`` 0."""
     values = {
         "job.id": str(job_id),
         "job.run_id": str(run_id),

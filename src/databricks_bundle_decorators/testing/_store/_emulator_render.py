@@ -1,11 +1,26 @@
-"""JSON rendering of emulated runs, shaped like the Jobs 2.2 API responses."""
+"""JSON rendering of emulated jobs and runs, shaped like the Jobs 2.2 API responses.
+
+For-each tasks: a for-each task runs its nested task once per element of ``inputs``
+("Array for task to iterate on. This can be a JSON string or a reference to an array
+parameter", databricks-sdk ``jobs.ForEachTask.inputs``); each iteration is a task run of
+its own. ``runs/get`` on the for-each task's run id answers that one task in ``tasks``
+and its iterations in ``iterations`` ("Only populated by for-each iterations. The parent
+for-each task is located in tasks array", ``jobs.Run.iterations``), 100 a page with
+``next_page_token`` ("Large arrays in the results will be paginated when they exceed 100
+elements", ``JobsAPI.get_run``; the SDK's ``JobsExt.get_run`` pages "iterations" for a
+"ForEach task run" and repeats its one task on every page). The emulator counts
+iterations from a JSON array in ``inputs`` or a ``{{job.parameters.<name>}}`` reference to
+one; a task-value reference counts none.
+"""
 
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Callable
 
-from ._emulator_records import JobRecord, JsonDict, RunRecord
+from ._emulator_records import JobRecord, JsonDict, RunRecord, page
 
 # termination_details (code, type) of the newer ``status`` object, per result.
 _TERMINATION: dict[str, tuple[str, str]] = {
@@ -115,7 +130,7 @@ def run_json(
             for key, task_run_id in zip(run.only or job.task_keys, run.task_run_ids, strict=True)
         ]
         for task in out["tasks"]:
-            if "for_each_task" in task:  # its iterations' counts: _emulator_for_each
+            if "for_each_task" in task:
                 _for_each_stats(task, len(run.iterations.get(task["run_id"], ())))
     return out
 
@@ -126,9 +141,7 @@ _TASK_KINDS = ("notebook_task", "python_wheel_task", "for_each_task")
 
 
 def _task_kind(job: JobRecord, key: str) -> JsonDict:
-    """The task-type settings of task ``key`` of ``job``, as ``runs/get`` shows them."""
-    tasks: list[JsonDict] = job.settings.get("tasks", [])
-    task = next((t for t in tasks if t.get("task_key") == key), {})
+    task = job.task_settings(key)
     return {kind: copy.deepcopy(task[kind]) for kind in _TASK_KINDS if kind in task}
 
 
@@ -181,11 +194,8 @@ def status_json(run: RunRecord) -> JsonDict:
 
 
 def task_run_json(job_run: JsonDict, task_run_id: int) -> JsonDict:
-    """Task run ``task_run_id`` of ``job_run`` (a ``run_json`` with its tasks) as a run.
-
-    The job run's fields, overridden by the task's (``run_id``, ``task_key``, state, times,
-    ``run_page_url``); ``tasks`` holds that task only and ``job_run_id`` names the job run.
-    """
+    """Task run ``task_run_id`` of ``job_run`` (a ``run_json`` with its tasks) as a run:
+    the job run's fields overridden by the task's; ``tasks`` holds that task only."""
     (task,) = (t for t in job_run["tasks"] if t["run_id"] == task_run_id)
     return {
         **job_run,
@@ -198,13 +208,9 @@ def task_run_json(job_run: JsonDict, task_run_id: int) -> JsonDict:
 
 
 def scim_me_json(user_name: str, display_name: str) -> JsonDict:
-    """``GET /api/2.0/preview/scim/v2/Me``: the caller as a SCIM ``User``.
-
-    Fields as the SDK's ``iam.User`` documents them (``userName``: the user's email
-    address; ``displayName``: given and family name; ``emails``). A service principal
-    calls with its application id as ``userName`` and answers its own display name and
-    no email (databricks/cli ``libs/iamutil`` tells one by a UUID ``userName``).
-    """
+    """``GET /api/2.0/preview/scim/v2/Me``: the caller as a SCIM ``User`` (the SDK's
+    ``iam.User``). A service principal has its application id as ``userName`` and no
+    email (databricks/cli ``libs/iamutil`` tells one by a UUID ``userName``)."""
     me: JsonDict = {
         "id": "1",
         "userName": user_name,
@@ -215,3 +221,63 @@ def scim_me_json(user_name: str, display_name: str) -> JsonDict:
     if "@" in user_name:
         me["emails"] = [{"value": user_name, "type": "work", "primary": True}]
     return me
+
+
+# -- for-each iterations ---------------------------------------------------------------
+
+#: Array properties of ``runs/get`` are paginated "when they exceed 100 elements".
+ITERATIONS_PAGE = 100
+_JOB_PARAMETER = re.compile(r"^\{\{\s*job\.parameters\.([A-Za-z0-9_.-]+)\s*\}\}$")
+
+
+def iteration_count(loop: JsonDict, job_parameters: dict[str, str]) -> int:
+    """How many iterations for-each settings ``loop`` runs with the run's parameters."""
+    inputs = str(loop.get("inputs", ""))
+    if (ref := _JOB_PARAMETER.match(inputs.strip())) is not None:
+        inputs = job_parameters.get(ref.group(1), "")
+    try:
+        values = json.loads(inputs)
+    except ValueError:
+        return 0  # a task-value reference: its values come from code the emulator never runs
+    return len(values) if isinstance(values, list) else 0
+
+
+def iteration_json(task: JsonDict, iteration_run_id: int) -> JsonDict:
+    """Iteration ``iteration_run_id`` of for-each ``RunTask`` ``task``: a ``RunTask`` of the
+    nested task (its key and settings), with the for-each task's state and times."""
+    nested = copy.deepcopy(task["for_each_task"]["task"])
+    run_page_url = str(task["run_page_url"]).rsplit("/task/", 1)[0]
+    common = ("attempt_number", "state", "status", "start_time", "end_time")
+    return {
+        **{name: copy.deepcopy(task[name]) for name in common if name in task},
+        **nested,
+        "run_id": iteration_run_id,
+        "run_page_url": f"{run_page_url}/task/{iteration_run_id}",
+    }
+
+
+def for_each_run_json(
+    task_run: JsonDict, iteration_ids: tuple[int, ...], page_token: str | None
+) -> JsonDict:
+    """``runs/get`` of a for-each task run (``task_run``: the task as a run): a page of
+    its ``iterations`` and the token of the next page."""
+    ids, token = page(iteration_ids, lambda i: (i,), ITERATIONS_PAGE, None, page_token, "after")
+    (task,) = task_run["tasks"]
+    out: JsonDict = {**task_run, "iterations": [iteration_json(task, i) for i in ids]}
+    if token:
+        out["next_page_token"] = token
+    return out
+
+
+def iteration_run_json(job_run: JsonDict, task_run_id: int, iteration_run_id: int) -> JsonDict:
+    """Iteration ``iteration_run_id`` of for-each task run ``task_run_id`` of ``job_run`` (a
+    ``run_json`` with its tasks) as a run, as ``runs/get-output``'s ``metadata`` shows it."""
+    task_run = task_run_json(job_run, task_run_id)
+    iteration = iteration_json(task_run["tasks"][0], iteration_run_id)
+    return {
+        **task_run,
+        **iteration,
+        "number_in_job": iteration_run_id,
+        "original_attempt_run_id": iteration_run_id,
+        "tasks": [copy.deepcopy(iteration)],
+    }

@@ -1,14 +1,12 @@
-"""``jobs/update`` and ``jobs/reset`` of the emulated Jobs service (no HTTP, no state).
+"""Job settings of the emulated Jobs service: ``jobs/create``'s validation and limits,
+``jobs/update`` and ``jobs/reset`` (no HTTP, no state).
 
-``jobs/update`` replaces each top-level field of ``new_settings`` whole -- a
-``schedule`` sent without its cron expression is refused, not merged -- except the
-arrays of keyed entries (``tasks`` by ``task_key``, ``job_clusters`` by
-``job_cluster_key``, ``environments`` by ``environment_key``, ``parameters`` by
-``name``), whose entries replace the old ones with the same key while the others are
-kept. ``fields_to_remove`` names top-level fields, or ``tasks/<task_key>`` and
-``job_clusters/<job_cluster_key>`` entries; removals apply before the new settings.
-``jobs/reset`` replaces the settings whole. Both validate the result as
-``jobs/create`` does.
+``jobs/update`` replaces each top-level field of ``new_settings`` whole (a ``schedule``
+sent without its cron expression is refused, not merged) except the keyed arrays of
+:data:`MERGED_ARRAYS`, whose entries replace the old ones with the same key while the
+others are kept. ``fields_to_remove`` names top-level fields, or ``tasks/<task_key>`` and
+``job_clusters/<job_cluster_key>`` entries; removals apply first. ``jobs/reset``
+replaces the settings whole. Both validate the result as ``jobs/create`` does.
 """
 
 from __future__ import annotations
@@ -17,9 +15,15 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ._emulator_records import JsonDict, invalid, job_settings
+from ._emulator_records import JsonDict, check_queue, invalid
+from ._emulator_refs import references_problem
 
-#: Keyed arrays that ``jobs/update`` merges entry by entry.
+#: ``JobSettings.tags`` in the Jobs API reference (databricks-sdk-py ``jobs.JobSettings``;
+#: https://docs.databricks.com/api/workspace/jobs/create): "A maximum of 25 tags can be
+#: added to the job".
+MAX_JOB_TAGS = 25
+#: The settings that start runs on their own; each has a ``pause_status``.
+TRIGGER_FIELDS = ("schedule", "trigger", "continuous")
 MERGED_ARRAYS = {
     "tasks": "task_key",
     "job_clusters": "job_cluster_key",
@@ -27,6 +31,51 @@ MERGED_ARRAYS = {
     "parameters": "name",
 }
 _REMOVABLE_ENTRIES = ("tasks", "job_clusters")
+
+
+def job_settings(body: Mapping[str, Any]) -> JsonDict:
+    """Validated JobSettings JSON for ``jobs/create``, with the service's defaults."""
+    settings = copy.deepcopy(dict(body))
+    # ``run_as`` is kept: ``JobSettings.run_as`` is "the user or service principal that the job
+    # runs as, if specified in the request" (databricks-sdk-py ``jobs.JobSettings``)
+    settings.pop("access_control_list", None)
+    settings.setdefault("name", "Untitled")
+    settings.setdefault("max_concurrent_runs", 1)
+    settings.setdefault("timeout_seconds", 0)
+    settings.setdefault("email_notifications", {})
+    settings.setdefault("format", "MULTI_TASK")
+    mcr = settings["max_concurrent_runs"]
+    if not isinstance(mcr, int) or isinstance(mcr, bool) or not 0 <= mcr <= 1000:
+        raise invalid("max_concurrent_runs must be an integer between 0 and 1000")
+    check_queue(settings.get("queue"))
+    params = settings.get("parameters") or []
+    if not isinstance(params, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("name"), str) and "default" in p for p in params
+    ):
+        raise invalid("parameters must be a list of {name, default} objects")
+    for name in TRIGGER_FIELDS:  # an omitted ``pause_status`` is stored as UNPAUSED
+        block = settings.get(name)
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            raise invalid(f"{name} must be an object")
+        if name == "schedule":
+            for required in ("quartz_cron_expression", "timezone_id"):
+                if not isinstance(block.get(required), str) or not block[required]:
+                    raise invalid(f"Missing required field: schedule.{required}")
+        status = block.setdefault("pause_status", "UNPAUSED")
+        if status not in ("PAUSED", "UNPAUSED"):
+            raise invalid(
+                f"Invalid value for {name}.pause_status: {status!r} (expected PAUSED or UNPAUSED)"
+            )
+    if (problem := references_problem(settings)) is not None:
+        raise invalid(problem)
+    tags = settings.get("tags")
+    if tags is not None and not isinstance(tags, Mapping):
+        raise invalid("tags must be an object of key-value strings")
+    if tags is not None and len(tags) > MAX_JOB_TAGS:
+        raise invalid(f"A job may have at most {MAX_JOB_TAGS} tags; got {len(tags)}.")
+    return settings
 
 
 def updated_settings(current: JsonDict, body: Mapping[str, Any]) -> JsonDict:

@@ -1,30 +1,33 @@
 """In-memory model of the Databricks Jobs service behind :class:`JobsEmulator`.
 
-This module knows nothing about HTTP: it takes parsed request parameters, applies the
-Jobs 2.2 semantics (concurrency limits, queueing, idempotency tokens, cancellation,
-paging) and returns JSON-ready dicts shaped like the real API responses, or raises
-:class:`ApiError` carrying the status code and ``error_code`` the real service uses.
+No HTTP here: methods take parsed request parameters, apply the Jobs 2.2 semantics
+(concurrency limits, queueing, idempotency tokens, cancellation, paging) and return
+JSON-ready dicts, or raise :class:`ApiError`. Run state is computed lazily: every public
+method first *advances* the model to "now", replaying slot releases in time order, so a
+queued run starts exactly when an earlier run's slot freed; no thread per run. Not
+thread-safe by itself: the emulator holds one lock around every call.
 
-Run state is computed lazily from ``time.monotonic()`` timestamps: every public
-method first *advances* the model to "now", replaying slot releases in time order so
-that a queued run's RUNNING interval starts exactly when an earlier run's slot freed.
-No thread per run is ever created.
-
-The model is not thread-safe by itself; the caller (the emulator) holds one lock
-around every call.
+``runs/get-output`` answers for a *task* run only: a job run whose job has tasks is
+refused with 400 ``INVALID_PARAMETER_VALUE``, an unknown id gets ``runs/get``'s answer.
+``metadata`` is the task run as a ``Run``; ``logs`` (set by ``set_task_logs``) only for a
+task that is not a notebook task ("It's not supported for the notebook_task",
+databricks-sdk ``jobs.RunOutput.logs``), cut to their last :data:`MAX_OUTPUT_BYTES`
+("Databricks restricts this API to return the last 5 MB of these logs", the same);
+``notebook_output`` ``{result, truncated}`` for a notebook task, cut to its *first*
+:data:`MAX_OUTPUT_BYTES` ("Databricks restricts this API to return the first 5 MB of the
+value", ``jobs.NotebookOutput.result``), ``result`` absent when none was set ("absent if
+dbutils.notebook.exit() was never called"); ``error``: the state message of a task run
+that ended without success. A run of a job without tasks is its own task run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from ._emulator_clock import EmulatorClock
-from ._emulator_for_each import for_each_run_json, iteration_count
-from ._emulator_order import list_order, page_runs
-from ._emulator_output import RunOutputs
 from ._emulator_records import (
     MAX_IDEMPOTENCY_TOKEN_LENGTH,
     MAX_JOBS_LIST_LIMIT,
@@ -32,28 +35,45 @@ from ._emulator_records import (
     MAX_RUNS_LIST_LIMIT,
     OUTCOME_RESULTS,
     ApiError,
+    EmulatorClock,
     JobRecord,
     JsonDict,
     Outcome,
     RunRecord,
-    _check_limit,
-    _encode_token,
     _JobQueue,
-    _page,
-    _require_int,
+    check_limit,
     copied_body,
     invalid,
-    job_settings,
+    list_order,
     only_tasks,
+    opt_bool,
+    opt_int,
+    page,
+    require_int,
     run_now_options,
 )
-from ._emulator_render import job_json, run_json, task_run_json
-from ._emulator_settings import reset_settings, updated_settings
+from ._emulator_refs import run_references
+from ._emulator_render import (
+    for_each_run_json,
+    iteration_count,
+    iteration_run_json,
+    job_json,
+    run_json,
+    task_run_json,
+)
+from ._emulator_settings import job_settings, reset_settings, updated_settings
 
 __all__ = ["ApiError", "JobsModel", "JsonDict", "Outcome", "RunRecord", "invalid"]
 
+MAX_OUTPUT_BYTES = 5 * 1024 * 1024
+MULTI_TASK_REFUSAL = (
+    "Retrieving the output of runs with multiple tasks is not supported. "
+    "Please retrieve the output of each individual task run instead."
+)
+_UNSUCCESSFUL = frozenset({"FAILED", "TIMEDOUT", "CANCELED", "INTERNAL_ERROR"})
 
-class JobsModel(RunOutputs):
+
+class JobsModel:
     """The emulated Jobs service state.  Call every method with the lock held."""
 
     def __init__(self, *, base_url: str, workspace_id: str, user_name: str) -> None:
@@ -65,7 +85,7 @@ class JobsModel(RunOutputs):
         self.pending_duration = 0.0
         self.hold_runs = False  # every run stays RUNNING until released
         self.outcome_parameter = "backfill_key"
-        self.runs_list_order = "start_time"  # or "end_time": see _emulator_order
+        self.runs_list_order = "start_time"  # or "end_time": see _emulator_records
         self._jobs: dict[int, JobRecord] = {}
         self._runs: dict[int, RunRecord] = {}
         self._queues: dict[int, _JobQueue] = {}
@@ -78,13 +98,22 @@ class JobsModel(RunOutputs):
         self.job_change_bodies: list[tuple[str, dict[str, Any]]] = []  # create/update/reset
         self._next_job_id = 1001
         self._next_run_id = 5001
-        self._next_task_run_id = 900_000_001
+        self._task_run_ids = itertools.count(900_000_001)
         self.clock = EmulatorClock()  # epoch times tests can move forward; run retention
 
     # -- time ----------------------------------------------------------------------
 
     def epoch_ms(self, mono: float) -> int:
         return self.clock.epoch_ms(mono)
+
+    def references(self, run: RunRecord) -> dict[str, str]:
+        """The dynamic value references ``run`` answers (see ``_emulator_refs``)."""
+        return run_references(
+            job_id=run.job_id,
+            run_id=run.run_id,
+            trigger_ms=self.epoch_ms(run.created),
+            parameters=run.job_parameters,
+        )
 
     def advance(self, now: float) -> None:
         """Replay every slot release up to ``now`` and refresh active run states."""
@@ -190,7 +219,7 @@ class JobsModel(RunOutputs):
 
     def change_job(self, body: Mapping[str, Any], now: float, *, reset: bool) -> JsonDict:
         """``jobs/reset`` (``reset``) or ``jobs/update``; queued runs may start at once."""
-        job = self._job(_require_int(body.get("job_id"), "job_id"))
+        job = self._job(require_int(body.get("job_id"), "job_id"))
         job.settings = reset_settings(body) if reset else updated_settings(job.settings, body)
         self.job_change_bodies.append(("reset" if reset else "update", copied_body(body)))
         self.advance(now)
@@ -210,35 +239,27 @@ class JobsModel(RunOutputs):
     def get_job(self, job_id: int) -> JsonDict:
         return self._job_json(self._job(job_id), expand_tasks=True)
 
-    def list_jobs(
-        self,
-        *,
-        name: str | None,
-        limit: int | None,
-        offset: int | None,
-        page_token: str | None,
-        expand_tasks: bool,
-    ) -> JsonDict:
-        limit = _check_limit(limit, MAX_JOBS_LIST_LIMIT, zero_means_max=False)
+    def list_jobs(self, params: Mapping[str, Any]) -> JsonDict:
+        name, token = params.get("name"), params.get("page_token")
+        limit, offset = opt_int(params, "limit"), opt_int(params, "offset")
+        expand_tasks = opt_bool(params, "expand_tasks")
+        limit = check_limit(limit, MAX_JOBS_LIST_LIMIT, zero_means_max=False)
         jobs = sorted(self._jobs.values(), key=lambda j: -j.job_id)  # newest first
         if name is not None:
             jobs = [j for j in jobs if j.name.lower() == name.lower()]
-        page, more = _page(jobs, [j.job_id for j in jobs], limit, offset, page_token)
-        out: JsonDict = {
-            "jobs": [self._job_json(j, expand_tasks=expand_tasks) for j in page],
-            "has_more": more,
-        }
-        if more:
-            out["next_page_token"] = _encode_token(page[-1].job_id)
-        if not page:
-            del out["jobs"]  # the real API omits empty arrays
+        found, token = page(jobs, lambda j: (-j.job_id,), limit, offset, token, "after")
+        out: JsonDict = {"has_more": token is not None}
+        if found:  # the real API omits empty arrays
+            out["jobs"] = [self._job_json(j, expand_tasks=expand_tasks) for j in found]
+        if token:
+            out["next_page_token"] = token
         return out
 
     # -- runs ----------------------------------------------------------------------
 
     def run_now(self, body: Mapping[str, Any], now: float) -> JsonDict:
         self.run_now_bodies.append(copied_body(body))
-        job = self._job(_require_int(body.get("job_id"), "job_id"))
+        job = self._job(require_int(body.get("job_id"), "job_id"))
         token = body.get("idempotency_token")
         if token is not None:
             if not isinstance(token, str):
@@ -262,19 +283,12 @@ class JobsModel(RunOutputs):
         params = {**job.parameter_defaults, **overrides}
         run_id = self._next_run_id
         self._next_run_id += 1
-        tasks = tuple(
-            range(self._next_task_run_id, self._next_task_run_id + len(only or job.task_keys))
-        )
-        self._next_task_run_id += len(tasks)
+        tasks = tuple(next(self._task_run_ids) for _ in only or job.task_keys)
         iterations: dict[int, tuple[int, ...]] = {}
         for key, task_run_id in zip(only or job.task_keys, tasks, strict=True):
             if (loop := job.task_settings(key).get("for_each_task")) is not None:
                 count = iteration_count(loop, params)
-                first, self._next_task_run_id = (
-                    self._next_task_run_id,
-                    self._next_task_run_id + count,
-                )
-                iterations[task_run_id] = tuple(range(first, self._next_task_run_id))
+                iterations[task_run_id] = tuple(next(self._task_run_ids) for _ in range(count))
         run = RunRecord(
             run_id=run_id,
             job_id=job.job_id,
@@ -327,7 +341,7 @@ class JobsModel(RunOutputs):
         return run
 
     def get_run(self, run_id: int, now: float, page_token: str | None = None) -> JsonDict:
-        """``runs/get`` of a job run, or of a for-each task run: see ``_emulator_for_each``."""
+        """``runs/get`` of a job run, or of a for-each task run (see ``_emulator_render``)."""
         self.advance(now)
         run = self._run_of_task(run_id)
         if run is not None and run_id in run.iterations and not self.clock.removed(run, now):
@@ -374,24 +388,19 @@ class JobsModel(RunOutputs):
         self._admit_waiting(run.job_id, now)
         self.advance(now)
 
-    def list_runs(
-        self,
-        *,
-        job_id: int | None,
-        active_only: bool,
-        completed_only: bool,
-        limit: int | None,
-        offset: int | None,
-        page_token: str | None,
-        start_time_from: int | None,
-        start_time_to: int | None,
-        run_type: str | None,
-        expand_tasks: bool,
-        now: float,
-    ) -> JsonDict:
+    def list_runs(self, params: Mapping[str, Any], now: float) -> JsonDict:
+        job_id = opt_int(params, "job_id")
+        active_only = opt_bool(params, "active_only")
+        completed_only = opt_bool(params, "completed_only")
+        limit = opt_int(params, "limit")
+        offset = opt_int(params, "offset")
+        start_time_from = opt_int(params, "start_time_from")
+        start_time_to = opt_int(params, "start_time_to")
+        run_type = params.get("run_type")
+        expand = opt_bool(params, "expand_tasks")
         if active_only and completed_only:
             raise invalid("active_only and completed_only cannot both be true.")
-        limit = _check_limit(limit, MAX_RUNS_LIST_LIMIT, zero_means_max=True)
+        limit = check_limit(limit, MAX_RUNS_LIST_LIMIT, zero_means_max=True)
         if job_id is not None:
             self._job(job_id)
         self.advance(now)
@@ -409,10 +418,10 @@ class JobsModel(RunOutputs):
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
-        page, token = page_runs(selected, order, limit, offset, page_token)
+        found, token = page(selected, order, limit, offset, params.get("page_token"), "runs")
         out: JsonDict = {"has_more": token is not None}
-        if page:
-            out["runs"] = [self._run_json(r, now, include_tasks=expand_tasks) for r in page]
+        if found:
+            out["runs"] = [self._run_json(r, now, include_tasks=expand) for r in found]
         if token:
             out["next_page_token"] = token
         return out
@@ -429,4 +438,74 @@ class JobsModel(RunOutputs):
             workspace_id=self.workspace_id,
             user_name=self.user_name,
             include_tasks=include_tasks,
+        )
+
+    # -- runs/get-output ------------------------------------------------------------
+
+    def set_task_logs(self, task_run_id: int, text: str) -> None:
+        """Keep ``text`` as the task run's ``logs`` (replacing earlier ones).
+
+        Raises:
+            KeyError: no run has this id.
+            ValueError: the id is a job run's (whose job has tasks), not a task run's.
+        """
+        run = self._run_of_task(task_run_id)
+        if run is None:
+            raise KeyError(f"Run {task_run_id} does not exist.")
+        if task_run_id == run.run_id and run.task_run_ids:
+            raise ValueError(f"run {task_run_id} is a job run: {MULTI_TASK_REFUSAL}")
+        self._task_logs[task_run_id] = text
+
+    def set_notebook_result(self, task_run_id: int, text: str) -> None:
+        """Keep ``text`` as the value the notebook task run gave ``dbutils.notebook.exit()``.
+
+        Raises:
+            KeyError: no run has this id.
+            ValueError: the id is a job run's (whose job has tasks), not a task run's.
+        """
+        self.set_task_logs(task_run_id, "")  # the same checks of the id
+        del self._task_logs[task_run_id]
+        self._notebook_results[task_run_id] = text
+
+    def get_run_output(self, run_id: int, now: float) -> JsonDict:
+        """``runs/get-output`` of task run ``run_id`` (see the module doc)."""
+        self.advance(now)
+        run = self._run_of_task(run_id)
+        if run is None or self.clock.removed(run, now):  # removed after 60 days
+            raise invalid(f"Run {run_id} does not exist.")
+        if run_id == run.run_id and run.task_run_ids:
+            raise invalid(MULTI_TASK_REFUSAL)
+        job_run = self._run_json(run, now, include_tasks=True)
+        parent = next((t for t, ids in run.iterations.items() if run_id in ids), None)
+        if parent is not None:  # an iteration of a for-each task
+            metadata = iteration_run_json(job_run, parent, run_id)
+        else:
+            metadata = job_run if run_id == run.run_id else task_run_json(job_run, run_id)
+        out: JsonDict = {"metadata": metadata, "logs_truncated": False}
+        if any("notebook_task" in task for task in metadata.get("tasks", [])):
+            notebook: JsonDict = {"truncated": False}
+            if run_id in self._notebook_results:
+                raw = self._notebook_results[run_id].encode()
+                notebook["result"] = raw[:MAX_OUTPUT_BYTES].decode(errors="ignore")
+                notebook["truncated"] = len(raw) > MAX_OUTPUT_BYTES
+            out["notebook_output"] = notebook
+        elif run_id in self._task_logs:
+            raw = self._task_logs[run_id].encode()
+            out["logs"] = raw[-MAX_OUTPUT_BYTES:].decode(errors="ignore")
+            out["logs_truncated"] = len(raw) > MAX_OUTPUT_BYTES
+        if run.result_state in _UNSUCCESSFUL and run.state_message:
+            out["error"] = run.state_message
+        return out
+
+    def _run_of_task(self, run_id: int) -> RunRecord | None:
+        """The job run that task run ``run_id`` belongs to (or that has this id)."""
+        if run_id in self._runs:
+            return self._runs[run_id]
+        return next(
+            (
+                r
+                for r in self._runs.values()
+                if run_id in r.task_run_ids or any(run_id in i for i in r.iterations.values())
+            ),
+            None,
         )
