@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ...backfill.wire import ORDER_PARAM, order_in, task_order, with_order
 from ..ledger.ledger import Ledger
+from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import declares_order_parameter
 
 if TYPE_CHECKING:
@@ -43,6 +44,12 @@ def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list
         order = replace(task_order(record.parameters), backfill_id=ledger.id)
         ledger.update(replace(record, parameters=with_order(record.parameters, order)))
     return []
+
+
+def carry_id(draft: Draft, planning: Planning) -> Draft:
+    """The planner of :func:`carry_backfill_id` for a new backfill's ledger."""
+    assert draft.ledger is not None
+    return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
 
 
 def carries_backfill_id(ledger: Ledger) -> bool:

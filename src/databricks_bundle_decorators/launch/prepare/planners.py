@@ -45,6 +45,7 @@ from ..plan.options import LaunchOptions
 from ..plan.plan import BackfillPlan, with_options
 from ..plan.request import BackfillRequest
 from ..policy.retry_budget import check_retry_budgets
+from ..workspace.workspace import require_order_parameter
 from .prepared import PreparedBackfill
 from .rebatch import Rebatcher
 
@@ -100,6 +101,7 @@ class Draft:
     spec: BackendSpec = field(default_factory=lambda: BackendSpec("local"))
     asked: BackfillPlan | None = None
     tasks: str = ""
+    diff_gate: float | None = None
     found: ConnectedJob | None = None
     unreached: str | None = None
     history: KeyHistory | None = None
@@ -150,6 +152,11 @@ def check_retries(draft: Draft, planning: Planning) -> Draft:
     pacing = planning.request.pacing
     check_retry_budgets(pacing.retries or 0, pacing.retry_for)
     return draft
+
+
+def check_diff_gate(draft: Draft, planning: Planning) -> Draft:
+    """``--diff-gate`` (percent), refused without canaries; the one reading of it."""
+    return replace(draft, diff_gate=checked_diff_gate(planning.request, planning.local))
 
 
 def select_keys(draft: Draft, planning: Planning) -> Draft:
@@ -203,6 +210,27 @@ def connect(draft: Draft, planning: Planning) -> Draft:
     return replace(draft, found=found, spec=found.spec, cap=found.cap, warnings=warnings)
 
 
+def require_order(draft: Draft, planning: Planning) -> Draft:
+    """The deployed job declares ``dbxdec_order`` when an option of the request travels in
+    it (without one, a job lacking it runs without the backfill's id: a warning)."""
+    options, found = planning.request.options, draft.found
+    if found is None or planning.dry_run:
+        return draft
+    wanted = (
+        (options.full_refresh, "to --full-refresh"),
+        (bool(draft.tasks), "to run --tasks"),
+        (options.force_rewrite, "to --force-rewrite"),
+        (not options.checks, "to --no-checks"),
+        (draft.diff_gate is not None, "to --diff-gate"),
+    )
+    purpose = next((purpose for on, purpose in wanted if on), "")
+    if purpose:
+        require_order_parameter(
+            found.client, found.remote.job_id, planning.job.name, purpose=purpose
+        )
+    return draft
+
+
 def connect_backend(draft: Draft, planning: Planning) -> Draft:
     """Where the runs go: the local Spark or the deployed job (none for a dry run)."""
     request, found = planning.request, draft.found
@@ -233,7 +261,7 @@ def measure_canaries(draft: Draft, planning: Planning) -> Draft:
     found, backend = draft.found, draft.backend
     if not isinstance(backend, DatabricksBackend) or found is None:
         return draft
-    if checked_diff_gate(planning.request, planning.local) is not None:
+    if draft.diff_gate is not None:
         backend.measure = RemoteKeyChanges(
             backend.client,
             found.remote.job_id,
@@ -330,7 +358,7 @@ def record_options(draft: Draft, planning: Planning) -> Draft:
         batch_size=draft.batch_size,
         batch_auto=request.batch_size == "auto",
         tasks=draft.tasks,
-        diff_gate=checked_diff_gate(request, planning.local),
+        diff_gate=draft.diff_gate,
     )
     return replace(draft, options=options.paced(request.pacing))
 
