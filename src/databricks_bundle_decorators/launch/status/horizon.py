@@ -1,23 +1,10 @@
 """How far back run history reaches on Databricks, and what a key beyond it is.
 
-The Jobs API removes runs after 60 days (:data:`RUN_RETENTION`), so ``runs/list`` cannot
-say whether a key whose window ended before then ever ran. Key states on Databricks are
-read from these sources, in order:
-
-1. ``runs/list`` (the last 60 days);
-2. the backfill ledgers on this machine (``.dbxdec/``), for keys ``runs/list`` has no
-   record of;
-3. data presence, only with ``catchup --by data`` (see :mod:`.presence`).
-
-A key none of them records is ``missing`` when its window reaches into the last 60 days
-(its run would still be listed) and ``unknown`` when its window lies wholly before the
-horizon: it may well have run, so ``catchup`` and ``--rerun missing`` leave it alone.
-A job created within the last 60 days has no horizon: no run of it can have been removed
-yet (a run of a job comes after the job's ``created_time``), so ``runs/list`` is its whole
-history and a key without a record is ``missing``.
-Delta table history is no source: it is kept 30 days by default, shorter still.
-
-Locally (``--local``) the ledgers are the whole history and nothing is ``unknown``.
+Key states come from ``runs/list`` (60 days, :data:`RUN_RETENTION`), then the local
+ledgers, then data presence (``catchup --by data`` only). A key none records is
+``missing`` when its window reaches into the last 60 days, else ``unknown``: it may have
+run, so ``catchup`` and ``--rerun missing`` leave it alone. A job younger than 60 days
+has no horizon (``runs/list`` is its whole history); locally nothing is ``unknown``.
 """
 
 from __future__ import annotations
@@ -33,18 +20,16 @@ from ..plan.history import KeyHistory, RunObservation, key_history
 from ..plan.states import KeyState
 
 RUN_RETENTION = timedelta(days=60)
-"""How long the workspace keeps a run. Source: the Jobs API reference, ``runs/get-output``
-(https://docs.databricks.com/api/workspace/jobs/getrunoutput, as generated into
-databricks-sdk-py 0.162.0 ``JobsAPI.get_run_output``): "Runs are automatically removed
-after 60 days. If you to want to reference them beyond 60 days, you must save old run
-results before they expire." The reference does not say from which instant the 60 days
-count, so the horizon is taken as the earliest reading."""
+"""How long the workspace keeps a run: "Runs are automatically removed after 60 days"
+(https://docs.databricks.com/api/workspace/jobs/getrunoutput; databricks-sdk-py 0.162.0
+``JobsAPI.get_run_output``). From which instant is not said: the earliest reading.
+"""
 
 
 def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
-    """The oldest instant the workspace's run history still covers at ``now``, or
-    ``None`` when it covers the job's whole life (the job was created after that
-    instant, ``created_ms`` epoch milliseconds)."""
+    """The oldest instant the run history still covers at ``now``; ``None`` when it covers
+    the whole life of a job created at ``created_ms`` (epoch milliseconds).
+    """
     horizon = now - RUN_RETENTION
     if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
         return None
@@ -54,11 +39,8 @@ def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | 
 def workspace_history(
     runs: Iterable[RunObservation], ledgers: Iterable[RunObservation]
 ) -> dict[str, KeyState]:
-    """Key states from ``runs/list`` first, then the local ledgers for the keys the
-    workspace no longer (or never) lists.
-
-    A ledger's attempt that is still open is left out: a run it names that the
-    workspace does not list is older than the retention, and how it ended is not known.
+    """Key states from ``runs/list``, then the local ledgers for keys it does not list (an
+    open ledger attempt left out: how it ended is not known).
     """
     listed = key_history(runs)
     recorded = key_history(obs for obs in ledgers if obs.state != "running")
@@ -68,11 +50,8 @@ def workspace_history(
 def with_unknown(
     history: KeyHistory, backfill: BackfillDef, keys: Sequence[str], horizon: datetime
 ) -> dict[str, KeyState]:
-    """``history`` with every key of ``keys`` that it has no record of and whose window
-    ends at or before ``horizon`` marked ``unknown``.
-
-    A static key has no window: it stays ``missing`` (nothing tells when it would
-    have run).
+    """``history`` with each key of ``keys`` it does not record whose window ends by
+    ``horizon`` marked ``unknown`` (a static key, without a window, stays ``missing``).
 
     Example:
         >>> from datetime import timezone
@@ -103,20 +82,10 @@ def history_to_select(
     *,
     now: datetime | None = None,
 ) -> KeyHistory:
-    """The history ``--rerun`` and ``catchup`` select from on Databricks.
-
-    Keys named one by one (``--keys``) are launched as told: their lack of a record
-    stays ``missing``. Otherwise keys beyond the horizon with no record are ``unknown``
-    and left alone; a line saying how many (and how to run them) goes to ``warnings``.
-
-    Args:
-        history: The workspace's and the ledgers' key states (:func:`workspace_history`).
-        backfill: The job's backfill definition.
-        keys: The keys the plan covers.
-        named: The keys named one by one (``--keys``), if any.
-        remote: The deployed job (when it was created).
-        warnings: Where the note on unknown keys goes.
-        now: When the history was read (default: the current time).
+    """The history ``--rerun`` and ``catchup`` select from on Databricks: keys beyond the
+    horizon without a record are ``unknown`` and left alone, with a line in ``warnings``;
+    keys ``named`` one by one (``--keys``) stay ``missing``. ``now``: when the history was
+    read (default: the current time).
     """
     moment = now if now is not None else datetime.now(timezone.utc)
     horizon = history_horizon(moment, remote.created_ms)

@@ -1,9 +1,5 @@
-"""The one place key states come from: the local ledgers, or the workspace's runs.
-
-``dbxdec backfill --rerun``, ``catchup`` and ``status`` all ask :func:`observed_history`,
-so the three can never disagree about a key. On Databricks the workspace's runs come
-first and the local ledgers fill in the keys it does not list (see :mod:`.horizon`, which
-also says when a key with no record is ``unknown``).
+"""The one source of key states for ``--rerun``, ``catchup`` and ``status``: the workspace's
+runs first, then the local ledgers (:mod:`.horizon`).
 """
 
 from __future__ import annotations
@@ -33,9 +29,9 @@ def observed_history(
     client: WorkspaceClient | None = None,
     job_id: int | None = None,
 ) -> KeyHistory:
-    """The state of every key of ``job`` that has run: from the workspace's run history
-    and then the project's local ledgers when ``client`` and ``job_id`` are given, else
-    from the local ledgers and the records of ``dbxdec run --local`` (:mod:`.local_runs`).
+    """The state of every key of ``job`` that has run: from the workspace's runs and the local
+    ledgers when ``client`` and ``job_id`` are given, else from the ledgers and the records
+    of ``dbxdec run --local``.
 
     Raises:
         WorkspaceRejected: the credentials or a permission were refused.

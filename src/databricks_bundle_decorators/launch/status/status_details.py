@@ -1,8 +1,5 @@
-"""What the status page says about a key besides its state: the latest run recorded for
-it in the local backfill ledgers (run id, run page, error, backfill id).
-
-The ledgers know every run dbxdec launched from this project; runs started elsewhere
-(a schedule, the Jobs UI) have no details here, and their cells show the state alone.
+"""A key's latest run recorded in the local ledgers (run id, page, error, backfill id);
+runs started elsewhere (a schedule, the Jobs UI) have none.
 """
 
 from __future__ import annotations
@@ -15,15 +12,8 @@ from ..ledger.ledger import Attempt, Ledger
 
 @dataclass(frozen=True, slots=True)
 class KeyDetail:
-    """The latest recorded run of a key.
-
-    Attributes:
-        state: ``succeeded``, ``failed``, ``cancelled`` or ``running`` (the attempt's end).
-        run_id: The backend's run id.
-        url: The run page (Databricks), when known.
-        error: The run's error message.
-        backfill_id: The backfill that launched it.
-        checks_off: The run skipped its checks (``dbxdec backfill --no-checks``).
+    """The latest recorded run of a key (``state``: its attempt's end; ``checks_off``: run with
+    ``--no-checks``).
     """
 
     state: str
@@ -48,8 +38,7 @@ def run_page_url(host: str | None, job_id: int | None, run_id: str | None) -> st
 
 
 def latest_attempts(ledgers: Iterable[Ledger]) -> dict[str, tuple[Ledger, Attempt]]:
-    """The latest attempt of every key in ``ledgers``, by submission, with its ledger
-    (rejected submissions, which started no run, are skipped)."""
+    """The latest submitted attempt of every key in ``ledgers``, with its ledger."""
     latest: dict[str, tuple[float, Ledger, Attempt]] = {}
     for ledger in ledgers:
         for record in ledger.slices:

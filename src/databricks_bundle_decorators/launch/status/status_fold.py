@@ -1,11 +1,8 @@
-"""Folded status grids: when one cell per key would not fit, one cell per day, week or month.
+"""Folded status grids: one cell per day, week or month when one per key would not fit.
 
-A folded cell counts the keys of its period per state and shows the glyph of its worst
-key (failed, then cancelled, then missing, then unknown, then running, then succeeded).
-Hourly keys fold into days (rows = months), ISO weeks (rows = ISO years) or months
-(rows = years); daily keys into weeks or months. A ``static x TIME`` grid keeps one
-row per static value and folds its time columns the same way. Other kinds (weekly,
-monthly, static) never fold: ten years of them fit.
+A folded cell counts its keys per state and shows its worst key's glyph (:data:`WORST_FIRST`).
+Hourly keys fold into days, ISO weeks or months; daily keys into weeks or months; a
+``static x TIME`` grid keeps a row per static value. Other kinds never fold.
 
 Example:
     >>> from .status_grid import build_grid
@@ -42,8 +39,7 @@ WORST_FIRST: tuple[KeyState, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class FoldedCell:
-    """One period of keys: its label (``2024-01-05``, ``2024-W02``, ``2024-01``) and
-    how many of its keys are in each state (in :data:`STATES` order)."""
+    """A period of keys (``2024-01-05``, ``2024-W02``, ``2024-01``) and its keys per state."""
 
     label: str
     counts: tuple[int, ...]
@@ -95,8 +91,7 @@ def fold_levels(kind: str) -> tuple[FoldLevel, ...]:
 
 
 def _day_counts(grid: PartitionGrid) -> dict[tuple[str, str], list[int]]:
-    """Keys per state of each (row, day): the row is the static value of a
-    ``static x TIME`` key, else ``""``; a day is ``YYYY-MM-DD``."""
+    """Keys per state of each (static value or ``""``, ``YYYY-MM-DD``)."""
     index = {state: i for i, state in enumerate(STATES)}
     pairs: Counter[tuple[str, str, KeyState]]
     if grid.kind.startswith(MULTI_KIND_PREFIX):
@@ -134,12 +129,9 @@ def fold_grid(
     level: FoldLevel,
     days: dict[tuple[str, str], list[int]] | None = None,
 ) -> FoldedGrid:
-    """``grid``'s keys counted per period of ``level`` (one of :func:`fold_levels`).
-
-    Calendar rows for a time grid (days in rows of months, weeks in rows of ISO years,
-    months in rows of years); for a ``static x TIME`` grid one row per static value, one
-    column per period. Every key of the grid is counted in exactly one cell. ``days``:
-    the grid's keys per day, when already counted.
+    """``grid``'s keys counted per period of ``level``, each key in exactly one cell; calendar
+    rows for a time grid, a row per static value for ``static x TIME``. ``days``: the
+    grid's keys per day, when already counted.
     """
     if level not in fold_levels(grid.kind):
         raise ValueError(f"a {grid.kind} grid does not fold into {level}s")
@@ -173,17 +165,17 @@ def fold_grid(
 
 
 def grid_fits(rows: int, columns: int, label: int, *, max_rows: int, width: int) -> bool:
-    """Whether ``rows`` rows of ``columns`` two-character cells after a ``label``-wide
-    row label fit in ``max_rows`` lines of ``width`` characters."""
+    """Whether ``rows`` rows of ``columns`` two-character cells after a ``label``-wide label fit."""
     return rows <= max_rows and label + 1 + 2 * columns <= width
 
 
 def choose_fold(
     grid: PartitionGrid, *, max_rows: int, width: int, always: bool = False
 ) -> FoldedGrid | None:
-    """The finest folding of ``grid`` that fits ``max_rows`` rows of ``width``
-    characters; ``None`` when the grid fits unfolded (unless ``always``) or never
-    folds. When nothing fits, the coarsest folding."""
+    """The finest folding of ``grid`` that fits ``max_rows`` rows of ``width`` characters
+    (the coarsest when none fits); ``None`` when it fits unfolded (unless ``always``) or
+    never folds.
+    """
     label = max((len(row.label) for row in grid.rows), default=0)
     fits = grid_fits(len(grid.rows), len(grid.columns), label, max_rows=max_rows, width=width)
     if fits and not always:

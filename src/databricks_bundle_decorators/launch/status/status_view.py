@@ -1,11 +1,8 @@
-"""``dbxdec status`` for grids of any size: the grid as it is when it fits, else folded.
+"""``dbxdec status`` for grids of any size: as they are when they fit, else folded.
 
-On a terminal a grid folds (see :mod:`.status_fold`) when one cell per key would not fit
-the screen; the legend then says what a cell is. An HTML page of more than
-:data:`PAGE_FULL_KEYS` keys shows one cell per day (or coarser) with the counts per state
-in its title, a ``<details>`` per month (hourly keys) or year (daily keys) that opens to
-one glyph per key, and its failed keys grouped by run; no scripts, so the page of ten
-years of hourly keys stays well under a megabyte.
+An HTML page of more than :data:`PAGE_FULL_KEYS` keys shows a cell per day or coarser, a
+``<details>`` per month or year opening to one glyph per key, and no scripts: ten years
+of hourly keys stay under a megabyte.
 """
 
 from __future__ import annotations
@@ -45,9 +42,9 @@ _PAGE_WIDTH = 200  # characters: an HTML page is as wide as a week grid needs
 
 
 def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> RenderableType:
-    """``grid`` as rich renderables that fit ``max_rows`` rows of ``width`` characters
-    when they can: one cell per key (:func:`grid_table`), else folded, followed by its
-    legend and what a cell is."""
+    """``grid`` fitted to ``max_rows`` rows of ``width`` characters: one cell per key, else
+    folded with its legend and what a cell is.
+    """
     folded = choose_fold(grid, max_rows=max_rows, width=width)
     if folded is None:
         return grid_table(grid)
@@ -65,7 +62,7 @@ def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
 
 
 def folded_table(grid: PartitionGrid, folded: FoldedGrid) -> Table:
-    """A folded grid as a rich table, one glyph per cell: its worst key's state."""
+    """A folded grid as a rich table, one glyph per cell."""
     title = f"{grid.job}: {len(grid.states)} {grid.kind} keys, one cell per {folded.unit}"
     rows = ((row.label, [_folded_cell(cell) for cell in row.cells]) for row in folded.rows)
     columns = [column[-2:] for column in folded.columns]
@@ -79,8 +76,9 @@ def _folded_cell(cell: FoldedCell | None) -> Text:
 def status_page(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
-    """The HTML status page: :func:`grid_html` up to :data:`PAGE_FULL_KEYS` keys (or when
-    the grid never folds), else the folded page."""
+    """The HTML status page: :func:`grid_html` up to :data:`PAGE_FULL_KEYS` keys (or when the
+    grid never folds), else folded.
+    """
     folded = None
     if len(grid.states) > PAGE_FULL_KEYS:
         folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=_PAGE_WIDTH, always=True)
@@ -126,8 +124,7 @@ def _folded_page(
 
 
 def _key_details(grid: PartitionGrid) -> Iterator[str]:
-    """A ``<details>`` per month (hourly keys) or year (daily keys) that opens to the
-    grid's own rows, one glyph per key, a state's consecutive keys in one element."""
+    """A ``<details>`` per month (hourly) or year (daily) opening to one glyph per key."""
     if grid.kind not in ("hourly", "daily"):
         return
     yield "<h2>Keys</h2>"
@@ -158,7 +155,6 @@ PIPE_MAX_ROWS = 60
 
 
 def terminal_table(grid: PartitionGrid, console: Console) -> RenderableType:
-    """``grid`` folded as far as needed to fit ``console`` (its height less the title
-    and legend lines; :data:`PIPE_MAX_ROWS` when it is not a terminal)."""
+    """``grid`` folded to fit ``console`` (:data:`PIPE_MAX_ROWS` when it is not a terminal)."""
     rows = max(console.height - 6, 10) if console.is_terminal else PIPE_MAX_ROWS
     return status_table(grid, max_rows=rows, width=console.width)
