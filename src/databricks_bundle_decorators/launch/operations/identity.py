@@ -1,10 +1,6 @@
-"""The backfill's id in every run it starts, so undo finds its commits by it.
-
-Every slice's order carries the id (``dbxdec_order``, :func:`carry_backfill_id`), so each
-of its runs writes it into its commits' ``userMetadata``. The ledger records those
-parameters, so it also says whether its runs carried the id (:func:`carries_backfill_id`):
-a backfill of a job deployed without ``dbxdec_order`` did not, and its undo falls back to
-the ids of its runs.
+"""The backfill's id in every run it starts (``dbxdec_order``), written into its commits'
+``userMetadata`` so undo finds them; a job deployed without ``dbxdec_order`` is not sent
+it, and its undo falls back to the ids of its runs.
 """
 
 from __future__ import annotations
@@ -22,14 +18,10 @@ if TYPE_CHECKING:
 
 
 def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list[str]:
-    """Give every slice of a new ledger its backfill's id, in its order (``dbxdec_order``);
-    kept by ``--resume`` and by a re-batch, which reuse the slices' recorded parameters.
-
-    On Databricks (``found``: the deployed job), only when the deployed job declares
-    ``dbxdec_order``: the Jobs API reference does not say what ``run-now`` does with a
-    job parameter the job does not declare
-    (https://docs.databricks.com/api/workspace/jobs/runnow), so none is sent. Returns
-    the warning then (one line), else nothing.
+    """Give every slice of a new ledger its backfill's id in its order (kept by ``--resume``
+    and re-batches). On Databricks only when the deployed job declares ``dbxdec_order``
+    (``run-now`` with an undeclared parameter is unspecified,
+    https://docs.databricks.com/api/workspace/jobs/runnow); else returns the warning.
 
     Raises:
         UsageError: the deployed job cannot be read.
@@ -53,8 +45,7 @@ def carry_id(draft: Draft, planning: Planning) -> Draft:
 
 
 def carries_backfill_id(ledger: Ledger) -> bool:
-    """Whether every run of the backfill was sent its id (:func:`carry_backfill_id`), so
-    that its commits can be found by it."""
+    """Whether every run of the backfill was sent its id."""
     return bool(ledger.slices) and all(
         getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
     )
