@@ -1,15 +1,7 @@
-"""The dry run's DBU figure from billing: past DBUs per key, when billing is readable.
-
-When the SDK names a SQL warehouse (``DATABRICKS_WAREHOUSE_ID`` or the profile's
-``warehouse_id``), the estimate reads the netted billing records of the job's latest
-successful runs (:func:`..workspace.billing_read.read_billing`: the sum over ``ORIGINAL``,
-``RETRACTION`` and ``RESTATEMENT`` records, as the system tables reference says
-corrections net) and takes the median of DBU per key over the runs billed; the plan's
-keys times that is its DBU figure. Runs that ended less than
-:data:`.cost.BILLING_DELAY` ago are left out (their records may not have arrived), and so
-are runs with no record (all-purpose compute bills the cluster, not the run). Billing
-that cannot be read (no warehouse, no access to ``system.billing``) leaves the estimate
-as it was.
+"""The dry run's DBU figure from billing: the plan's keys times the median netted DBU per
+key of the job's latest successful runs billed (:func:`..workspace.billing_read.read_billing`
+through the SDK's SQL warehouse), leaving out runs younger than
+:data:`.cost.BILLING_DELAY` or without records; unreadable billing changes nothing.
 """
 
 from __future__ import annotations
@@ -35,12 +27,8 @@ __all__ = ["BilledEstimate", "with_past_dbus"]
 
 @dataclass(frozen=True, slots=True)
 class BilledEstimate(Estimate):
-    """An :class:`~.estimate.Estimate` whose DBU figure is past DBUs per key x keys.
-
-    Attributes:
-        dbu_per_key: Median netted DBU per key of the runs billed.
-        planned_keys: Keys the plan writes.
-        billed_runs: Past runs the median comes from.
+    """An :class:`~.estimate.Estimate` whose DBUs are ``dbu_per_key`` (median of
+    ``billed_runs`` runs) x ``planned_keys``.
     """
 
     dbu_per_key: float = 0.0
@@ -68,8 +56,7 @@ def with_past_dbus(
     *,
     now: datetime | None = None,
 ) -> Estimate:
-    """``found`` with a DBU figure from the billing of ``runs``, or ``found`` itself
-    when no warehouse is configured, billing is unreadable or no run was billed."""
+    """``found`` with a DBU figure from the billing of ``runs``, else ``found`` itself."""
     from databricks.sdk.errors.base import DatabricksError
 
     warehouse = client.config.warehouse_id

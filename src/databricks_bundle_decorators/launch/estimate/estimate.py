@@ -1,25 +1,12 @@
 """Estimates before launch: how long a backfill will take, and what compute it burns.
 
-The numbers come from the job's own recent runs, and every line says which ones:
-
-- **Durations.** A past run lasts from the backend's own start to its own end: on
-  Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list`` (cluster
-  start-up counts, waiting in the job's queue does not); locally the ledger's
-  submission and end times (the launcher's clock, so up to one poll interval long).
-  Only successful runs are used (a failed run may stop early), the last
-  :data:`SAMPLE` of them; the estimate uses their median and 90th percentile.
-- **Keys.** A run's time is assumed to grow in proportion to the keys it writes: a
-  plan of 7-key runs over a history of 1-key runs is estimated at 7 x the median. A
-  fixed cost per run (cluster start-up) makes this an over-estimate for larger batches.
-- **Wall time.** With ``max_concurrent`` runs in flight, ``runs`` runs take
-  ``ceil(runs / max_concurrent)`` rounds of one (scaled) median; a final sync adds one
-  round of one unscaled median.
-- **Compute.** The job settings say what a run runs on (job clusters' ``num_workers``
-  or ``autoscale`` and node types, or serverless) but no API says what a node type
-  costs in DBU per hour (cloud, tier and contract decide). So DBUs are given only for
-  a rate the user states (``dbu_per_hour``: DBU per hour of one run, whole cluster);
-  otherwise job clusters give *node hours* (run hours x nodes, drivers included) to
-  multiply by the node type's rate, and serverless or all-purpose compute no figure.
+From the job's last :data:`SAMPLE` successful runs (median and 90th percentile): on
+Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list``, locally
+the ledger's submission and end times. A run's time is taken to grow with its keys (an
+over-estimate for larger batches, start-up being paid once); ``runs`` runs take
+``ceil(runs / max_concurrent)`` rounds, a final sync one more. No API prices a node type,
+so DBUs come only from a rate the user gives (``dbu_per_hour``, one run's whole
+cluster); else job clusters give node hours, serverless no figure.
 
 Example:
     >>> from databricks_bundle_decorators.launch.plan.plan import Slice
@@ -64,14 +51,8 @@ _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds",
 
 @dataclass(frozen=True, slots=True)
 class PastRun:
-    """A finished run. Times are seconds since the epoch, from the backend's clock.
-
-    Attributes:
-        started: When the run started working (after any queueing).
-        ended: When it ended.
-        keys: How many keys it wrote (1 when unknown).
-        state: How it ended.
-        run_id: The Jobs API run id, when the run came from the workspace.
+    """A finished run (epoch seconds of the backend's clock, ``started`` after any queueing;
+    ``keys``: 1 when unknown; ``run_id``: from the workspace).
     """
 
     started: float
@@ -114,10 +95,8 @@ def past_runs_databricks(
 
 
 def past_runs_local(root: Path, job: str) -> list[PastRun]:
-    """Finished attempts of ``job``'s local backfills (``--local`` ledgers), newest first.
-
-    Ledgers of Databricks backfills are left out: their end times are when the
-    launcher noticed the end, and the workspace's run history is the better source.
+    """Finished attempts of ``job``'s ``--local`` ledgers, newest first (a Databricks ledger's
+    end times are when the launcher noticed).
     """
     found: list[PastRun] = []
     for ledger in list_ledgers(root, job):
@@ -148,21 +127,10 @@ def _amount(value: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """How long a plan will take and what it costs, with the numbers it came from.
-
-    Attributes:
-        job: The job name.
-        runs: Planned runs, the final sync included.
-        final_sync: Whether the last planned run is a final sync.
-        max_concurrent: Runs in flight at once.
-        keys_per_run: Keys of the largest planned run.
-        finished: Finished past runs looked at.
-        sample: Successful past runs the figures come from (0: no estimate).
-        median_seconds: Their median duration.
-        p90_seconds: Their 90th percentile duration.
-        history_keys_per_run: Their median number of keys.
-        compute: What a run runs on, when known.
-        dbu_per_hour: DBU per hour of one run, when the user gave a rate.
+    """How long a plan will take and what it costs, with the numbers it came from: ``runs``
+    (the final sync included), ``keys_per_run`` (the largest run's), ``finished`` past runs
+    looked at, the ``sample`` of successful ones (0: no estimate) with their median and
+    90th percentile seconds and median keys, the compute and a user's DBU rate.
     """
 
     job: str

@@ -1,11 +1,6 @@
-"""Spark's start-up in a local dry run's estimate, measured from past local backfills.
-
-A local backfill's first run starts the embedded SparkSession and the runs after it
-reuse it, so a past local backfill's first run outlasts its others by about the
-start-up. The start-up is measured as the first run's duration minus the median of the
-others' (the median of that over the project's latest local backfills, of every job:
-the start-up is the machine's, not the job's). A dry run adds it once to the wall time
-when no session runs in this process yet: the backfill will start one.
+"""Spark's start-up in a local dry run's estimate: a past local backfill's first run
+(which started Spark) minus the median of its others, the median over the project's
+latest local backfills; added once when no session runs in this process yet.
 """
 
 from __future__ import annotations
@@ -25,8 +20,9 @@ BACKFILLS = 5
 
 
 def spark_startup_seconds(root: Path) -> float | None:
-    """Seconds the local Spark took to start in the latest local backfills of the
-    project (``None``: none with two successful runs or more)."""
+    """Seconds the local Spark took to start in the project's latest local backfills
+    (``None``: none with two successful runs).
+    """
     found: list[float] = []
     for ledger in list_ledgers(root):  # newest first
         if ledger.backend.kind != "local":
@@ -56,11 +52,8 @@ def spark_started() -> bool:
 
 @dataclass(frozen=True)
 class LocalEstimate(Estimate):
-    """An :class:`Estimate` of a local backfill whose first run starts Spark.
-
-    Attributes:
-        spark_startup_seconds: The start-up added once to the wall time (``None``: not
-            measured yet, nothing added; the lines say so).
+    """An :class:`Estimate` of a local backfill whose first run starts Spark
+    (``spark_startup_seconds``: ``None`` when not measured yet).
     """
 
     spark_startup_seconds: float | None = None
@@ -89,8 +82,9 @@ class LocalEstimate(Estimate):
 
 
 def with_spark_startup(found: Estimate, root: Path, *, started: bool | None = None) -> Estimate:
-    """``found`` with Spark's start-up when a local backfill will start Spark
-    (``started``: whether a session runs already; default: asks this process)."""
+    """``found`` with Spark's start-up when a local backfill will start Spark (``started``:
+    whether a session runs already; default: asks this process).
+    """
     if spark_started() if started is None else started:
         return found
     same = {f.name: getattr(found, f.name) for f in fields(found)}

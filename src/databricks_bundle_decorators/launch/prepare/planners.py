@@ -30,8 +30,15 @@ from ..backends.errors import BackendUnavailable
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.spark_extra import require_local_spark
 from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
-from ..estimate.dry_run import dry_run_estimate, past_runs_of
-from ..estimate.estimate import Estimate, PastRun
+from ..estimate.billed_estimate import with_past_dbus
+from ..estimate.compute import compute_of_job
+from ..estimate.estimate import (
+    Estimate,
+    PastRun,
+    estimate,
+    past_runs_databricks,
+    past_runs_local,
+)
 from ..estimate.local_startup import with_spark_startup
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
 from ..guard.pause.pause_permission import checked_schedule_pause
@@ -381,3 +388,27 @@ def estimate_runs(draft: Draft, planning: Planning) -> Draft:
     )
     guess = with_spark_startup(guess, planning.root) if planning.local else guess
     return replace(draft, estimate=guess)
+
+
+def past_runs_of(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
+    """The job's past runs: the workspace's, or the local ledgers' for a local backfill
+    (and for a dry run that could not reach the workspace)."""
+    if found is None:
+        return past_runs_local(root, job.name)
+    return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
+
+
+def dry_run_estimate(
+    plan: BackfillPlan,
+    runs: list[PastRun],
+    found: ConnectedJob | None,
+    cap: int,
+    dbu_per_hour: float | None,
+) -> Estimate:
+    """The dry run's estimate from the job's past ``runs``."""
+    if found is None:
+        return estimate(plan, runs, max_concurrent=cap, compute=None)
+    compute = compute_of_job(found.client, found.remote.job_id)
+    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    # a rate the user gave wins; else past DBUs per key, when billing is readable
+    return guess if dbu_per_hour is not None else with_past_dbus(guess, plan, found.client, runs)
