@@ -10,8 +10,7 @@ import click
 
 from ...definitions import Registry
 from ...errors import UsageError
-from ...launch.plan.full_range import full_range_runs
-from ...launch.plan.request import BackfillRequest
+from ...launch.plan.request import BackfillRequest, full_range_runs
 
 all_keys_option = click.option(
     "--all",

@@ -1,9 +1,5 @@
-"""The check results of a Databricks run, read back from its tasks' output.
-
-Each task of a run prints a :class:`~..backfill.check_report.CheckReport` line at the end
-(see :mod:`..runtime.checks.check_results`); the launcher reads every task run's output with
-:func:`.task_output.task_outputs` (a for-each task's: its iterations'), as it does for a
-presence run (:mod:`.presence`), and keeps the results in the slice's ledger record.
+"""The check results of a Databricks run, read back from its tasks' output
+(:func:`.task_output.task_outputs`) into the slice's ledger record.
 """
 
 from __future__ import annotations
@@ -19,12 +15,9 @@ if TYPE_CHECKING:
 
 
 def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResult, ...]:
-    """Every check result the tasks of job run ``run_id`` reported, in task order.
-
-    Serverless task logs may hold other tasks' output, so each task run's logs count
-    only the reports that task run printed (:meth:`CheckReport.of_task_run`), each
-    once. A task whose output cannot be read (it never ran, its output expired) or
-    holds a malformed report line reports nothing.
+    """Every check result the tasks of job run ``run_id`` reported, in task order: each task
+    run counts only the reports it printed (serverless logs may hold others'), each once; a
+    task whose output cannot be read or is malformed reports nothing.
     """
     from databricks.sdk.errors.base import DatabricksError
 

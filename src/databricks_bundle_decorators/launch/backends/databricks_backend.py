@@ -1,19 +1,12 @@
 """The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
 
-Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
-polled in batches: every page of ``jobs/runs/list?completed_only=true&start_time_from=B``,
-``B`` at or before the start of the runs in flight (on the workspace's clock, see
-:mod:`.run_window`), holds every one of them that has ended, in whatever order the
-workspace lists them (by start time or by end time, as the reference has said; never by
-run id, so no scan stops at a run id). A poll costs a page or two whatever the number of
-runs in flight; runs started long before the others (stragglers, beyond the pages a poll
-reads) are looked up on their own, at a slower cadence. A ``run-now`` that has not
-answered within a few times the usual latency (the client waiting out a 429/503) is sent
-again with the same token, which finds the same run (:mod:`.overtake`).
-
-A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
-retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
-(:func:`~..workspace.workspace.backfill_client`) so that an outage is reported, not waited out.
+Submission is ``jobs/run-now`` with job parameters and an idempotency token; one not
+answered within a few times the usual latency is sent again with the same token
+(:mod:`.overtake`). Status is polled in batches: the pages of
+``jobs/runs/list?completed_only=true&start_time_from=B`` (``B`` at or before the runs
+in flight on the workspace's clock, :mod:`.run_window`) hold every one that ended, in
+whatever order they are listed; stragglers older than those pages are looked up alone,
+more slowly. A call left unanswered raises :class:`~.errors.BackendUnavailable`.
 """
 
 from __future__ import annotations
@@ -58,12 +51,9 @@ _RUNNING = {"RUNNING", "TERMINATING"}
 
 @dataclass(frozen=True, slots=True)
 class RemoteJob:
-    """A deployed job.
-
-    ``schedule_paused``: ``None`` when nothing starts the job on its own (no
-    ``schedule``, ``trigger`` or ``continuous`` setting); ``True`` when all of those
-    it has are paused; ``False`` when one of them runs.
-    ``created_ms``: when the job was created, epoch milliseconds (``created_time``).
+    """A deployed job; ``schedule_paused``: ``None`` when nothing starts it on its own, else
+    whether every schedule, trigger and continuous setting it has is paused;
+    ``created_ms``: its ``created_time``.
     """
 
     job_id: int
@@ -82,11 +72,9 @@ def find_job(
     name_prefix: str | None = None,
     dev_mode: bool = False,
 ) -> RemoteJob:
-    """The deployed job for dbxdec job ``name``.
-
-    ``job_id`` skips the lookup. Otherwise the job is found by name, with
-    ``name_prefix`` in front (a target's ``presets.name_prefix``), or for a
-    development-mode target the ``[dev <user>] `` prefix bundles add.
+    """The deployed job for dbxdec job ``name``: ``job_id``, else by name after
+    ``name_prefix`` (a target's ``presets.name_prefix``) or, in development mode, the
+    ``[dev <user>] `` prefix.
 
     Raises:
         UsageError: no such job, or several jobs of that name.
@@ -139,8 +127,7 @@ def _find_job(
 
 
 def _short_names(client: WorkspaceClient) -> list[str]:
-    """The user's short name as the Databricks CLI puts it in ``[dev <name>]`` (one
-    spelling: :func:`..workspace.target.short_user_name`, the CLI's rule)."""
+    """The user's short name as the Databricks CLI puts it in ``[dev <name>]``."""
     me = client.current_user.me()
     return [short_user_name(me.user_name or "", me.display_name)]
 
@@ -195,21 +182,15 @@ def _seconds(milliseconds: int | None) -> float | None:
 
 
 class DatabricksBackend:
-    """Runs of one deployed job, through a ``WorkspaceClient``.
+    """Runs of one deployed job, through a ``WorkspaceClient`` whose calls are bounded
+    (:func:`~..workspace.workspace.backfill_client`).
 
     Args:
-        client: The workspace client (thread-safe for these calls); the backend calls
-            through a copy whose calls each end within
-            :data:`~..workspace.workspace.BACKFILL_CALL_SECONDS`.
-        job_id: The deployed job.
-        straggler_interval: Seconds between individual lookups of a run older than
-            the pages a batched poll reads.
-        read_checks: Read the check results of each run that ended from its tasks'
-            output (see :mod:`.check_reports`): a few more requests per run.
-        resend_after: A ``run-now`` not answered within this many seconds is sent
-            once more with the same token (``0``: never; ``None``: a few times the
-            usual latency); see :mod:`.overtake`.
-        measure: Measures a canary run's keys for ``--diff-gate`` (``None``: no gate).
+        straggler_interval: Seconds between lookups of a run older than a poll's pages.
+        read_checks: Read each ended run's check results from its tasks' output.
+        resend_after: Resend an unanswered ``run-now`` after this many seconds (``0``:
+            never; ``None``: a few times the usual latency).
+        measure: Measures a canary run's keys for ``--diff-gate``.
     """
 
     kind = "databricks"

@@ -1,16 +1,7 @@
-"""A call that is sent once more when it is slow, for calls that may safely be repeated.
-
-The Databricks client waits out a 429 or 503 before it tries again (``Retry-After``, else
-up to a second or more); a ``run-now`` held that long keeps its concurrency slot empty.
-Sent again with the same idempotency token, it finds the same run, so
-:class:`Overtaker` sends a call a second time when it has not answered within a few
-times the usual latency, and takes the first answer.
-
-Whether a call is slow depends on the machine and the network, so the threshold is a
-choice the caller makes (``--resend-after``): adaptive by default, a fixed number of
-seconds, or never (``0``); tests that count requests exactly choose never, and tests of
-the resending hold a request in the emulator until released, so that it is slow by
-construction rather than by chance.
+"""A repeatable call sent once more when slow: the Databricks client waits out a 429/503
+(``Retry-After``), keeping a ``run-now``'s slot empty; sent again with the same
+idempotency token it finds the same run. The threshold (``--resend-after``) is adaptive
+by default, fixed, or never (``0``, for tests that count requests).
 """
 
 from __future__ import annotations
@@ -32,13 +23,8 @@ _LATENCIES = 32
 
 
 class Overtaker:
-    """Runs repeatable calls, each sent once more when slow (two copies at most).
-
-    Args:
-        floor: Seconds before a second copy at least (adaptive threshold).
-        after: A fixed threshold in seconds instead of the adaptive one; ``0``: a call
-            is never sent again.
-        workers: Threads for the copies (twice the calls made at once is enough).
+    """Runs repeatable calls, each sent once more when slow (two copies at most); ``floor``:
+    the adaptive threshold's least seconds; ``after``: a fixed one (``0``: never).
     """
 
     def __init__(
@@ -61,8 +47,9 @@ class Overtaker:
         return max(self.floor, _SLOW * usual)
 
     def __call__(self, call: Callable[[], T]) -> T:
-        """The first answer of ``call`` (sent again if slow); if every copy raised, the
-        first copy's exception."""
+        """The first answer of ``call`` (sent again if slow); if every copy raised, the first
+        copy's exception.
+        """
         started = time.monotonic()
         first = self._pool.submit(call)
         copies = [first]

@@ -1,9 +1,5 @@
-"""Whether this environment can run slices locally: PySpark and Delta Lake installed.
-
-Checked before any local work starts (``dbxdec run --local``, ``dbxdec backfill --local``,
-resuming a local backfill), so a missing extra is one line saying what to install rather
-than an ``ImportError`` from deep inside the first run. ``dbxdec status --local`` reads
-only ledgers and needs neither.
+"""Whether this environment can run slices locally (PySpark and Delta Lake), checked
+before any local work so a missing extra is one line saying what to install.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ def require_local_spark() -> None:
     """Raise unless PySpark and Delta Lake are installed.
 
     Raises:
-        MissingSparkExtra: one of them is missing; the message says what to install.
+        MissingSparkExtra: one is missing; the message says what to install.
     """
     missing = missing_local_spark_modules()
     if missing:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, TextIO
 from ...errors import DbxdecError, UsageError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend
-from ..backends.per_job import PerJobBackend
+from ..backends.job_router import PerJobBackend
 from ..guard.job_claims import JobClaims
 from ..ledger.claims import BackfillGuard, ClaimRecord
 from ..ledger.journal import control_ops, current_control, open_journal

@@ -29,8 +29,9 @@ from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.errors import PresenceFailed
+from ..backends.measure_run import wait_for_run
 from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_outputs
+from ..backends.task_output import task_reports
 from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
@@ -183,8 +184,6 @@ def _run_and_wait(
     poll_interval: float,
     clock: Callable[[], float],
 ) -> tuple[int, RunStatus]:
-    from ..backends.databricks_backend import run_status
-
     deadline = clock() + timeout
     token = f"dbxdec-presence-{secrets.token_hex(16)}"  # a new run per question asked
     try:
@@ -194,36 +193,21 @@ def _run_and_wait(
             idempotency_token=token,
         )
         run_id = int(waiter.run_id)
-        while True:
-            status = run_status(client.jobs.get_run(run_id))
-            if status.is_terminal:
-                return run_id, status
-            if clock() >= deadline:
-                client.jobs.cancel_run(run_id)
-                raise PresenceFailed(
-                    f"the presence run {run_id} did not end within {timeout:g} s; it was "
-                    f"cancelled{f' ({status.url})' if status.url else ''}"
-                )
-            time.sleep(poll_interval)
+
+        def late(status: RunStatus) -> Exception:
+            return PresenceFailed(
+                f"the presence run {run_id} did not end within {timeout:g} s; it was "
+                f"cancelled{f' ({status.url})' if status.url else ''}"
+            )
+
+        return run_id, wait_for_run(client, run_id, poll_interval, (deadline, late), clock)[1]
     except request_refusals() as exc:  # transport and credential failures: workspace_errors
         raise UsageError(f"the workspace refused the presence run: {_refusal(exc)}") from None
 
 
 def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
     """Every report line in the output of every task of the run."""
-    run = client.jobs.get_run(run_id)
-    reports: list[PresenceReport] = []
-    for task in run.tasks or []:
-        if task.run_id is None:
-            continue
-        try:
-            for _, text in task_outputs(client, task):
-                reports += PresenceReport.from_lines(text)
-        except ValueError as exc:
-            raise PresenceFailed(
-                f"task {task.task_key!r} of presence run {run_id}: {exc}"
-            ) from None
-    return reports
+    return task_reports(client, run_id, PresenceReport.from_lines, (PresenceFailed, "presence"))
 
 
 def _job_presence(

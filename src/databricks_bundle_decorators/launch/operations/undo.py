@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +39,9 @@ from ...runtime.programs.undo import (
     plan_undo,
 )
 from ..backends.errors import UndoFailed
+from ..backends.measure_run import wait_for_run
 from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_outputs
+from ..backends.task_output import task_reports
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
@@ -216,8 +216,6 @@ class RunRestore:
                 cancelled; the message gives its page.
             UsageError: the workspace refused the run.
         """
-        from ..backends.databricks_backend import run_status
-
         runs = undo.runs
         # by the backfill's id: the order does not grow with the number of runs
         run_ids = () if runs.by_id else tuple(sorted(runs.run_ids))
@@ -230,12 +228,7 @@ class RunRestore:
                 idempotency_token=token,
             )
             run_id = int(waiter.run_id)
-            while True:
-                run = self.client.jobs.get_run(run_id)
-                status = run_status(run)
-                if status.is_terminal:
-                    break
-                time.sleep(self.poll_interval)
+            run, status = wait_for_run(self.client, run_id, self.poll_interval)
         except request_refusals() as exc:  # transport and credential failures: the CLI maps them
             raise UsageError(f"the workspace refused the undo run: {first_line(exc)}") from None
         page = f" ({status.url})" if status.url else ""
@@ -254,22 +247,16 @@ class RunRestore:
 def _undo_reports(
     client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
 ) -> list[tuple[str, int]]:
-    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported."""
-    found: list[tuple[str, int]] = []
-    tasks = client.jobs.get_run(run_id).tasks if tasks is None else tasks
-    for task in tasks or []:
-        if task.run_id is None:
-            continue
+    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported,
+    each once (serverless task logs may repeat other tasks' lines)."""
+
+    def parse(text: str) -> list[tuple[str, int]]:
         try:
-            bodies = [
-                b for _, text in task_outputs(client, task) for b in read_reports(text, "undo")
-            ]
-            pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
-        # serverless task logs may repeat lines of other tasks: each commit once
-        found += [pair for pair in pairs if pair not in found]
-    return found
+            return [(str(b["table"]), int(b["version"])) for _, b in read_reports(text, "undo")]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(exc) from None
+
+    return list(dict.fromkeys(task_reports(client, run_id, parse, (UndoFailed, "undo"), tasks)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,7 @@
-"""A new backfill planned by planners: each owns one feature and refines one :class:`Draft`.
-
-A planner is ``planner(draft, planning) -> draft``; :data:`..launcher.PLANNERS` lists
-them in the order they run (the checks that need no connection first, so a bad option
-fails in milliseconds). The planners of the features in later rooms sit with their
-feature (``--rerun`` and ``catchup``'s history in :mod:`..status.observed`, ``catchup
---by data`` in :mod:`..operations.presence`, ``--full-refresh`` in
-:mod:`..operations.full_refresh`); the ones here own connecting, the backend, the
-claims, the schedule's pause, batching, the options, the ledger and the estimate.
+"""A new backfill planned by planners, each owning one feature and refining one
+:class:`Draft`: ``planner(draft, planning) -> draft``, run in the order of
+:data:`..launcher.PLANNERS` (checks needing no connection first). Planners of later
+rooms' features sit with them (:mod:`..status.observed`, :mod:`..operations`).
 """
 
 from __future__ import annotations
@@ -62,8 +57,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Planning:
-    """What every planner reads: the request, its job and where it runs (``client``:
-    the workspace client to use, if any; ``now``: the run history's horizon)."""
+    """What every planner reads: the request, its job and where it runs."""
 
     request: BackfillRequest
     job: JobDefinition
@@ -96,12 +90,10 @@ class Planning:
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """A backfill being planned; each planner returns it refined.
-
-    ``asked``: the plan of the keys asked for; ``history`` and ``only``: what reruns and
-    catch-ups select from it; ``plan``: the runs that will go. ``found``: the deployed
-    job; ``unreached``: why a dry run could not reach the workspace; ``past``: the job's
-    past runs, for ``--batch-size auto`` and the estimate; ``batch_size``: keys per run.
+    """A backfill being planned: ``asked`` (the plan of the keys asked for), ``history`` and
+    ``only`` (what reruns and catch-ups keep), ``plan`` (the runs that go), ``found`` (the
+    deployed job), ``unreached`` (why a dry run could not reach it), ``past`` (the job's
+    past runs).
     """
 
     cap: int
@@ -167,8 +159,7 @@ def check_diff_gate(draft: Draft, planning: Planning) -> Draft:
 
 
 def select_keys(draft: Draft, planning: Planning) -> Draft:
-    """The keys asked for and the tasks to run: bad keys and options fail before any
-    connection."""
+    """The keys asked for and the tasks to run (bad keys fail before any connection)."""
     request = planning.request
     asked = request.plan(planning.job)  # a job without a backfill definition first
     tasks = task_selection(planning.job, request.tasks, request.skip_tasks)
@@ -183,8 +174,7 @@ def refuse_local_pause(draft: Draft, planning: Planning) -> Draft:
 
 
 def refuse_unfinished(draft: Draft, planning: Planning) -> Draft:
-    """An unfinished backfill of the same keys is refused before connecting: fails in
-    milliseconds (history picks its own keys)."""
+    """An unfinished backfill of the same keys is refused before connecting."""
     request = planning.request
     if not planning.dry_run:
         fresh = request.new or request.catchup or planning.needs_history
@@ -194,8 +184,7 @@ def refuse_unfinished(draft: Draft, planning: Planning) -> Draft:
 
 
 def connect(draft: Draft, planning: Planning) -> Draft:
-    """The deployed job, found in the workspace; a dry run plans without the workspace
-    when it cannot be reached, but says where the runs would go."""
+    """The deployed job; a dry run that cannot reach the workspace plans without it."""
     if planning.local:
         return draft
     request = planning.request
@@ -298,9 +287,9 @@ def claim_keys(draft: Draft, planning: Planning) -> Draft:
 
 
 def pause_schedule(draft: Draft, planning: Planning) -> Draft:
-    """``--pause-schedule``: the job's schedule, paused while the backfill runs; the
-    caller's permission checked here, before anything is paused or started (a presence
-    run of ``catchup --by data`` included)."""
+    """``--pause-schedule``: the schedule paused while the backfill runs, the permission
+    checked before anything is paused or started.
+    """
     found = draft.found
     if planning.dry_run or found is None or not planning.request.options.pause_schedule:
         return draft
@@ -316,8 +305,7 @@ def pause_schedule(draft: Draft, planning: Planning) -> Draft:
 
 
 def read_past_runs(draft: Draft, planning: Planning) -> Draft:
-    """The job's past runs, for a dry run's estimate and ``--batch-size auto`` (never
-    the local runs' times for Databricks)."""
+    """The job's past runs, for a dry run's estimate and ``--batch-size auto``."""
     auto = planning.request.batch_size == "auto"
     if (planning.dry_run or auto) and draft.unreached is None:
         return replace(draft, past=past_runs_of(planning.job, planning.root, draft.found))
@@ -325,8 +313,7 @@ def read_past_runs(draft: Draft, planning: Planning) -> Draft:
 
 
 def choose_batches(draft: Draft, planning: Planning) -> Draft:
-    """``--batch-size auto``: keys per run chosen from the past runs, and re-chosen as
-    the backfill's runs end."""
+    """``--batch-size auto``: keys per run from the past runs, re-chosen as runs end."""
     request = planning.request
     if request.batch_size != "auto":
         return draft
@@ -391,8 +378,7 @@ def estimate_runs(draft: Draft, planning: Planning) -> Draft:
 
 
 def past_runs_of(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
-    """The job's past runs: the workspace's, or the local ledgers' for a local backfill
-    (and for a dry run that could not reach the workspace)."""
+    """The job's past runs: the workspace's, else the local ledgers'."""
     if found is None:
         return past_runs_local(root, job.name)
     return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
