@@ -25,16 +25,16 @@ from ..backends.errors import BackendUnavailable
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.spark_extra import require_local_spark
 from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
-from ..estimate.billed_estimate import with_past_dbus
-from ..estimate.compute import compute_of_job
+from ..estimate.cost import with_past_dbus
 from ..estimate.estimate import (
     Estimate,
     PastRun,
+    compute_of_job,
     estimate,
     past_runs_databricks,
     past_runs_local,
+    with_spark_startup,
 )
-from ..estimate.local_startup import with_spark_startup
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
 from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause
