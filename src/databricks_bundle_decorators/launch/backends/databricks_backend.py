@@ -26,10 +26,10 @@ from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
-from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
 from .overtake import Overtaker
 from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
+from .task_output import read_check_results
 
 __all__ = [
     "DatabricksBackend",

@@ -1,4 +1,5 @@
-"""The one reader of a task run's output: the text its reports were written to.
+"""The one reader of a task run's output: the text its reports were written to, and the
+check results of a Databricks run read from it (:func:`read_check_results`).
 
 The channel is chosen by the task run's settings in ``runs/get``: a wheel task's stdout
 is its ``logs`` (databricks-sdk ``jobs.RunOutput.logs``: "It's not supported for the
@@ -15,7 +16,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from ...backfill.check_report import CheckReport, CheckResult, results_of
 from ...backfill.wire import FAILED_REPORTS_DIR, exit_value_text, failed_reports_name, order_in
+from ...definitions import JobDefinition
 from ..ledger.journal_read import journal_place
 
 if TYPE_CHECKING:
@@ -105,3 +108,35 @@ def task_reports(
             error, what = failed
             raise error(f"task {task.task_key!r} of {what} run {run_id}: {exc}") from None
     return found
+
+
+def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResult, ...]:
+    """Every check result the tasks of job run ``run_id`` reported, in task order: each task
+    run counts only the reports it printed (serverless logs may hold others'), each once; a
+    task whose output cannot be read or is malformed reports nothing.
+    """
+    from databricks.sdk.errors.base import DatabricksError
+
+    run = client.jobs.get_run(run_id)
+    reports: list[CheckReport] = []
+    for task in run.tasks or []:
+        if task.run_id is None:
+            continue
+        try:
+            found = [
+                report
+                for one, logs in task_outputs(client, task)
+                for report in CheckReport.of_task_run(
+                    logs, str(run_id), one.task_key, str(one.run_id)
+                )
+            ]
+        except (DatabricksError, ValueError):
+            continue
+        reports += found  # a report names its task run: it passes for that one only
+    return results_of(reports)
+
+
+def job_has_checks(job: JobDefinition) -> bool:
+    """Whether any task of ``job`` declares checks (else no run reports results)."""
+    graph = job.graph
+    return any(graph[key].definition.checks for key in graph.nodes)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from ...definitions import Registry
 from ..backends.backends import Backend
-from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
+from ..backends.task_output import job_has_checks
 from ..ledger.lease import WorkspaceClaims
 from ..ledger.ledger import BackendSpec
 from ..plan.request import Connection

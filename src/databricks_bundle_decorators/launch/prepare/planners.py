@@ -18,12 +18,12 @@ from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError, UsageError
 from ...runtime.programs.task_subset import task_selection
 from ..backends.backends import Backend
-from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
 from ..backends.diff_gate import checked_diff_gate
 from ..backends.errors import BackendUnavailable
 from ..backends.measure_run import RemoteKeyChanges
 from ..backends.spark_extra import require_local_spark
+from ..backends.task_output import job_has_checks
 from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
 from ..estimate.cost import with_past_dbus
 from ..estimate.estimate import (

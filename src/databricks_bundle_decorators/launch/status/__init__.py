@@ -1,6 +1,6 @@
 """What a person sees of a job's backfills: key states (``observed``, ``local_runs``,
 ``horizon``), ``dbxdec status`` and its grids (``status``, ``status_grid``,
-``status_fold``, ``status_view``, ``status_details``), a backfill's ``timeline``, live
-``progress``, keys past their deadline (``overdue``) and a detached backfill's journal
-(``journal_status``). May import every room before it and the layers above ``launch``.
+``status_view``), a backfill's ``timeline``, live ``progress``, keys past their deadline
+(``overdue``) and a detached backfill's journal (``journal_status``). May import every
+room before it and the layers above ``launch``.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 from ...atomic import write_atomically
 from ..plan.history import RunObservation
 from ..plan.states import KeyState
-from .status_details import KeyDetail
+from .status_grid import KeyDetail
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}")
 _STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})

@@ -23,7 +23,7 @@ from ..plan.plan import selected_keys
 from ..plan.states import KeyState
 from .horizon import with_unknown
 from .status import JobStatus
-from .status_details import latest_attempts
+from .status_grid import latest_attempts
 
 OverdueReason = Literal["no run", "run failed", "checks failed", "still running", "unknown"]
 _REASONS: dict[KeyState, OverdueReason] = {

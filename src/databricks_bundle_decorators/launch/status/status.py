@@ -18,8 +18,14 @@ from ..plan.request import Connection
 from .horizon import history_horizon, with_unknown
 from .local_runs import LocalRun, local_runs, runs_dir, with_local_run_details
 from .observed import observed_history
-from .status_details import KeyDetail, ledger_details, run_page_url
-from .status_grid import PageOrigin, PartitionGrid, build_grid
+from .status_grid import (
+    KeyDetail,
+    PageOrigin,
+    PartitionGrid,
+    build_grid,
+    ledger_details,
+    run_page_url,
+)
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class JobStatus:
-    """Key states of a job, details of their latest runs (:mod:`.status_details`), where both
+    """Key states of a job, details of their latest runs (:class:`KeyDetail`), where both
     come from, and how far back the run history reaches (``horizon``, ``None`` for the
     local ledgers: a key with no record before it is ``unknown``, :mod:`.horizon`).
     """
