@@ -1,7 +1,7 @@
 """Where runs happen: the protocol the scheduler drives (``backends``), Databricks
 (``databricks_backend``, ``run_window``, ``overtake``, ``measure_run``,
 ``task_output``: the one reader of a task run's reports), the local Spark
-(``local_backend``, ``spark_extra``), a slice's job from the ledger (``job_router``),
+(``local_backend``), a slice's job from the ledger (``job_router``),
 the diff gate (``diff_gate``) and the launcher's errors (``errors``). May import
 :mod:`..plan`, :mod:`..ledger`, :mod:`..workspace` and the layers above ``launch``.
 """

@@ -18,8 +18,8 @@ from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ...errors import DefinitionError, UsageError
 from ..backends.backends import Backend
+from ..backends.errors import require_local_spark
 from ..backends.job_router import PerJobBackend
-from ..backends.spark_extra import require_local_spark
 from ..guard.connection import unreached_workspace
 from ..guard.downstream_workspace import connect_downstream
 from ..guard.job_claims import job_locks

@@ -28,9 +28,8 @@ from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
-from ..backends.errors import PresenceFailed
+from ..backends.errors import PresenceFailed, require_local_spark
 from ..backends.measure_run import wait_for_run
-from ..backends.spark_extra import require_local_spark
 from ..backends.task_output import task_reports
 from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors

@@ -38,9 +38,8 @@ from ...runtime.programs.undo import (
     plan_table,
     plan_undo,
 )
-from ..backends.errors import UndoFailed
+from ..backends.errors import UndoFailed, require_local_spark
 from ..backends.measure_run import wait_for_run
-from ..backends.spark_extra import require_local_spark
 from ..backends.task_output import task_reports
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal

@@ -20,9 +20,8 @@ from ...runtime.programs.task_subset import task_selection
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend
 from ..backends.diff_gate import checked_diff_gate
-from ..backends.errors import BackendUnavailable
+from ..backends.errors import BackendUnavailable, require_local_spark
 from ..backends.measure_run import RemoteKeyChanges
-from ..backends.spark_extra import require_local_spark
 from ..backends.task_output import job_has_checks
 from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
 from ..estimate.cost import with_past_dbus

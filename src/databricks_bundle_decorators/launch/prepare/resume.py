@@ -14,9 +14,9 @@ from ...definitions import Registry
 from ...errors import DbxdecError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend, connect, find_job
+from ..backends.errors import require_local_spark
 from ..backends.job_router import PerJobBackend
 from ..backends.measure_run import RemoteKeyChanges
-from ..backends.spark_extra import require_local_spark
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream
 from ..guard.job_claims import job_locks
 from ..guard.pause.pause_permission import checked_schedule_pause
