@@ -20,8 +20,8 @@ from .backends.backends import Backend
 from .guard.pause.schedule_pause import SchedulePause
 from .operations.downstream import plan_downstream
 from .operations.full_refresh import first_alone, refuse_full_refresh_combinations, stage_ledger
-from .operations.identity import carry_id
 from .operations.presence import find_missing_data
+from .operations.undo import carry_id
 from .plan.options import Pacing
 from .plan.request import BackfillRequest, Connection, ResumeRequest
 from .prepare import planners

@@ -32,7 +32,7 @@ from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..prepare.prepared import PreparedBackfill
 from .downstream_triggers import trigger_hold
-from .identity import carry_backfill_id
+from .undo import carry_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient

@@ -8,7 +8,8 @@ through a :class:`Restorer`: locally on the embedded Spark, every table checked 
 (:class:`SparkRestore`); on Databricks by a run of the deployed job with an undo order
 (:class:`RunRestore`). A ``--downstream`` undo (:class:`DownstreamUndo`) checks every
 table of every job first (on Databricks through a SQL warehouse), then undoes
-dependants first.
+dependants first. A job deployed without ``dbxdec_order`` is not sent the id
+(:func:`carry_backfill_id`): its undo falls back to the ids of its runs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,7 +25,10 @@ from ...backfill.wire import (
     ORDER_PARAM,
     UndoOrder,
     encode_order,
+    order_in,
     read_reports,
+    task_order,
+    with_order,
 )
 from ...bundle.project import ProjectConfig
 from ...definitions import JobDefinition, Registry
@@ -46,18 +50,25 @@ from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, load_ledger
 from ..ledger.ledger_store import backfill_ids, ledger_dir
 from ..plan.request import Connection
+from ..prepare.planners import Draft, Planning
 from ..run.blocking import is_downstream
 from ..status.journal_status import locate_journal
 from ..workspace.first_watermark import Statements
 from ..workspace.table_history import read_history
 from ..workspace.target import read_target
-from ..workspace.workspace import first_line, request_refusals, require_order_parameter
+from ..workspace.workspace import (
+    declares_order_parameter,
+    first_line,
+    request_refusals,
+    require_order_parameter,
+)
 from .downstream_triggers import WAREHOUSE_ENV
-from .identity import carries_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import RunTask
+
+    from ..guard.connection import ConnectedJob
 
 UNCHECKED = (
     "the undo of a --downstream backfill on Databricks checks every table of every job "
@@ -488,3 +499,37 @@ def prepare_undo(
         for name in (downstream_jobs(ledger) if downstream else [ledger.job])
     )
     return DownstreamUndo(ledger, parts, unchecked) if downstream else parts[0]
+
+
+def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list[str]:
+    """Give every slice of a new ledger its backfill's id in its order (kept by ``--resume``
+    and re-batches). On Databricks only when the deployed job declares ``dbxdec_order``
+    (``run-now`` with an undeclared parameter is unspecified,
+    https://docs.databricks.com/api/workspace/jobs/runnow); else returns the warning.
+
+    Raises:
+        UsageError: the deployed job cannot be read.
+    """
+    if found is not None and not declares_order_parameter(found.client, found.remote.job_id):
+        return [
+            f"job {found.remote.name!r} (id {found.remote.job_id}) was deployed without the "
+            f"{ORDER_PARAM} parameter (by an older dbxdec): its runs are not sent the "
+            "backfill's id, so its undo names every run; deploy it again (dbxdec deploy)"
+        ]
+    for record in ledger.slices:
+        order = replace(task_order(record.parameters), backfill_id=ledger.id)
+        ledger.update(replace(record, parameters=with_order(record.parameters, order)))
+    return []
+
+
+def carry_id(draft: Draft, planning: Planning) -> Draft:
+    """The planner of :func:`carry_backfill_id` for a new backfill's ledger."""
+    assert draft.ledger is not None
+    return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
+
+
+def carries_backfill_id(ledger: Ledger) -> bool:
+    """Whether every run of the backfill was sent its id."""
+    return bool(ledger.slices) and all(
+        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
+    )
