@@ -36,7 +36,7 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.launch.plan.states import KeyState
-from databricks_bundle_decorators.launch.status.horizon import RUN_RETENTION, with_unknown
+from databricks_bundle_decorators.launch.status.observed import RUN_RETENTION, with_unknown
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.launch.status.status import job_status, partition_grid
 from databricks_bundle_decorators.launch.status.status_grid import build_grid, grid_html, grid_table

@@ -1,8 +1,5 @@
-"""``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions: plan, connect, run, sum up.
-
-The CLI only parses options into a :class:`BackfillRequest` and prints; everything a
-test wants to call without a terminal is here. A backfill runs under a claim on its
-keys (:mod:`.claims`): a second launcher over overlapping keys of the job is refused.
+"""``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions the CLI calls: plan,
+connect, run under a claim on the keys, sum up.
 """
 
 from __future__ import annotations
@@ -89,11 +86,9 @@ def plan_backfill(
     dry_run: bool = False,
     now: datetime | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` and connect its backend (``now``: when, for the run history's horizon).
-
-    A dry run launches nothing; on Databricks it still reads the job's recent runs for
-    the estimate (when the workspace cannot be reached, the estimate says so), and
-    ``catchup --by data`` runs the job once to list the partitions present.
+    """Plan ``request`` and connect its backend (``now``: the run history's horizon). A dry
+    run launches nothing, but on Databricks reads the job's recent runs for the estimate,
+    and ``catchup --by data`` runs the job once to list the partitions present.
 
     Raises:
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
@@ -126,8 +121,7 @@ def run_backfill(
     """Claim the backfill's keys, run it to the end (or an interrupt) and sum it up.
 
     Raises:
-        UsageError: another backfill holds some of the keys; nothing was launched and
-            no ledger was written.
+        UsageError: another backfill holds some of the keys; nothing was launched.
     """
     ledger, backend = prepared.ledger, prepared.backend
     assert backend is not None

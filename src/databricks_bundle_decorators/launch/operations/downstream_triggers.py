@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...bundle.table_graph import TableGraph, build_table_graph
@@ -60,7 +60,6 @@ def trigger_hold(
     *,
     root: Path,
     backfill_id: str,
-    warehouse_id: str | None = None,
     poll_interval: float = 1.0,
 ) -> Hold:
     """The hold that pauses the dependants' triggers of the backfill over ``jobs`` while it
@@ -74,7 +73,7 @@ def trigger_hold(
     found = dependant_triggers(graph, definitions, written)
     dependants = {d.job: workspace.job_id_of(d.job) for d in found}
     require_pausable(workspace.client, dependants, option="--downstream", what="trigger")
-    warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
+    warehouse = os.environ.get(WAREHOUSE_ENV) or None
 
     @contextmanager
     def hold(say: Callable[[str], None], outcome: RunOutcome) -> Iterator[None]:
@@ -109,7 +108,4 @@ def trigger_hold(
             ):
                 say(done.line)
 
-    def factory(say: Callable[[str], None], outcome: RunOutcome) -> AbstractContextManager[None]:
-        return hold(say, outcome)
-
-    return factory
+    return hold

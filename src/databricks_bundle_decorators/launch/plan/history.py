@@ -1,5 +1,5 @@
 """Partition health from past runs: each key succeeded, failed, cancelled, running or
-missing (on Databricks also ``unknown``: older than the run history, :mod:`.horizon`).
+missing (on Databricks also ``unknown``: older than the run history, :mod:`..status.observed`).
 
 A cancelled key is not a success (the run may have stopped before or during its
 writes), so ``--rerun failed`` and ``catchup`` run it again; it is its own state since

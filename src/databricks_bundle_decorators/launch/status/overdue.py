@@ -1,7 +1,7 @@
 """``dbxdec status JOB --overdue``: the keys past their due time (``@job(deadline=...)``)
 whose latest run of that key has not succeeded, with a reason: ``no run``, ``run
 failed``, ``checks failed`` (from the ledgers' check reports), ``still running`` or
-``unknown`` (older than the run history, :mod:`.horizon`).
+``unknown`` (older than the run history, :mod:`.observed`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..ledger.ledger import Ledger
 from ..plan.history import state_of
 from ..plan.plan import selected_keys
 from ..plan.states import KeyState
-from .horizon import with_unknown
+from .observed import with_unknown
 from .status import JobStatus
 from .status_grid import latest_attempts
 

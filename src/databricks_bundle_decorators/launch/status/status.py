@@ -15,9 +15,8 @@ from ..ledger.observations import ledger_observations
 from ..plan.history import KeyHistory, key_history
 from ..plan.plan import build_plan, selected_keys
 from ..plan.request import Connection
-from .horizon import history_horizon, with_unknown
 from .local_runs import LocalRun, local_runs, runs_dir, with_local_run_details
-from .observed import observed_history
+from .observed import history_horizon, observed_history, with_unknown
 from .status_grid import (
     KeyDetail,
     PageOrigin,
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 class JobStatus:
     """Key states of a job, details of their latest runs (:class:`KeyDetail`), where both
     come from, and how far back the run history reaches (``horizon``, ``None`` for the
-    local ledgers: a key with no record before it is ``unknown``, :mod:`.horizon`).
+    local ledgers: a key with no record before it is ``unknown``, :mod:`.observed`).
     """
 
     history: KeyHistory

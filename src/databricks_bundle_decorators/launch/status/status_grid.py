@@ -2,7 +2,7 @@
 
 Daily keys: a row per month; hourly: a row per day; monthly and weekly (ISO week): a row
 per year; static: rows of ten. Every state has a glyph besides its colour (``■ ✗ ⊘ ○ · ?``,
-unknown: older than the run history, :mod:`.horizon`), so the grid reads without colour.
+unknown: older than the run history, :mod:`.observed`), so the grid reads without colour.
 A cell's details are its key's latest run in the local ledgers (:class:`KeyDetail`); runs
 started elsewhere (a schedule, the Jobs UI) have none.
 """
