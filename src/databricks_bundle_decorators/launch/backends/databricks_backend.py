@@ -2,7 +2,7 @@
 
 Submission is ``jobs/run-now`` with job parameters and an idempotency token; one not
 answered within a few times the usual latency is sent again with the same token
-(:mod:`.overtake`). Status is polled in batches: the pages of
+(:class:`Overtaker`). Status is polled in batches: the pages of
 ``jobs/runs/list?completed_only=true&start_time_from=B`` (``B`` at or before the runs
 in flight on the workspace's clock, :mod:`.run_window`) hold every one that ended, in
 whatever order they are listed; stragglers older than those pages are looked up alone,
@@ -11,12 +11,15 @@ more slowly. A call left unanswered raises :class:`~.errors.BackendUnavailable`.
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyChange, TaskOrder, order_in
@@ -27,12 +30,12 @@ from ..workspace.target import needs_short_name, short_user_name, with_short_nam
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
 from .errors import BackendUnavailable, SubmitRejected
-from .overtake import Overtaker
 from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
 from .task_output import read_check_results
 
 __all__ = [
     "DatabricksBackend",
+    "Overtaker",
     "RemoteJob",
     "connect",
     "find_job",
@@ -371,3 +374,62 @@ def _unanswered_as_unavailable() -> Iterator[None]:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+T = TypeVar("T")
+
+_SLOW = 3.0  # a call is sent again after this many times the usual latency
+_LATENCIES = 32
+
+
+class Overtaker:
+    """Runs repeatable calls, each sent once more when slow (two copies at most); ``floor``:
+    the adaptive threshold's least seconds; ``after``: a fixed one (``0``: never).
+    """
+
+    def __init__(
+        self, *, floor: float = 0.1, after: float | None = None, workers: int = 64
+    ) -> None:
+        if after is not None and after < 0:
+            raise ValueError(f"after must be 0 (never) or positive, not {after}")
+        self.floor = floor
+        self.fixed = after
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-overtake")
+        self._latencies: deque[float] = deque(maxlen=_LATENCIES)
+        self._lock = threading.Lock()
+
+    def after(self) -> float | None:
+        """Seconds a call may take before it is sent again (``None``: never)."""
+        if self.fixed is not None:
+            return self.fixed or None
+        with self._lock:
+            usual = statistics.median(self._latencies) if self._latencies else 0.0
+        return max(self.floor, _SLOW * usual)
+
+    def __call__(self, call: Callable[[], T]) -> T:
+        """The first answer of ``call`` (sent again if slow); if every copy raised, the first
+        copy's exception.
+        """
+        started = time.monotonic()
+        first = self._pool.submit(call)
+        copies = [first]
+        after = self.after()
+        if after is not None and not wait(copies, timeout=after)[0]:
+            copies.append(self._pool.submit(call))
+        while True:
+            done, pending = wait(copies, return_when=FIRST_COMPLETED)
+            answered = [f for f in done if f.exception() is None]
+            if answered:
+                with self._lock:
+                    self._latencies.append(time.monotonic() - started)
+                return answered[0].result()
+            if not pending:
+                return _raise(first)
+            copies = list(pending)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _raise(future: Future[T]) -> T:
+    return future.result()  # raises the call's exception
