@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyChange, TaskOrder, order_in
 from ...errors import UsageError
+from ...runtime.triggers.run_history import run_parameters
 from ..plan.history import RunObservation, keys_of_parameters
 from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
@@ -248,9 +249,9 @@ class DatabricksBackend:
                 )
             )
         except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
-            raise SubmitRejected(_one_line(exc), fatal=True) from None
+            raise SubmitRejected(one_line(exc), fatal=True) from None
         except (BadRequest, InvalidParameterValue, NotFound) as exc:
-            message = _one_line(exc)
+            message = one_line(exc)
             # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
             gone = message.startswith(f"Job {self.job_id} does not exist")
             raise SubmitRejected(message, fatal=gone) from None
@@ -335,13 +336,8 @@ def _run_history(
 ) -> list[RunObservation]:
     observations: list[RunObservation] = []
     for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
-        params = {
-            p.name: (p.value if p.value is not None else p.default or "")
-            for p in run.job_parameters or []
-            if p.name
-        }
         started = (run.start_time or 0) / 1000
-        keys = keys_of_parameters(backfill, params, started=started)
+        keys = keys_of_parameters(backfill, run_parameters(run), started=started)
         if not keys:
             continue
         status = run_status(run)
@@ -371,7 +367,8 @@ def _unanswered_as_unavailable() -> Iterator[None]:
         raise BackendUnavailable(found[1]) from None
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when it has none)."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 

@@ -28,6 +28,7 @@ from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
+from ..backends.databricks_backend import one_line
 from ..backends.errors import PresenceFailed, require_local_spark
 from ..backends.measure_run import wait_for_run
 from ..backends.task_output import task_reports
@@ -162,10 +163,6 @@ def find_missing_data(draft: Draft, planning: Planning) -> Draft:
     return replace(draft, only=frozenset(only))
 
 
-def _refusal(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
     require_order_parameter(
         client,
@@ -201,7 +198,7 @@ def _run_and_wait(
 
         return run_id, wait_for_run(client, run_id, poll_interval, (deadline, late), clock)[1]
     except request_refusals() as exc:  # transport and credential failures: workspace_errors
-        raise UsageError(f"the workspace refused the presence run: {_refusal(exc)}") from None
+        raise UsageError(f"the workspace refused the presence run: {one_line(exc)}") from None
 
 
 def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
