@@ -135,7 +135,7 @@ def test_the_install_by_name_check_can_fail() -> None:
 
 
 def test_the_missing_spark_messages_name_the_spark_extra_s_pins() -> None:
-    from databricks_bundle_decorators.launch.backends.spark_extra import SPARK_EXTRA_INSTALL
+    from databricks_bundle_decorators.launch.backends.errors import SPARK_EXTRA_INSTALL
     from databricks_bundle_decorators.runtime.session.spark import SPARK_EXTRA
 
     try:

@@ -1,5 +1,5 @@
 """Local commands without PySpark or Delta Lake: one line saying what to install, exit 3
-(a broken environment), before any local work starts (launch/backends/spark_extra.py)."""
+(a broken environment), before any local work starts (launch/backends/errors.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.launch.backends.spark_extra import missing_local_spark_modules
+from databricks_bundle_decorators.launch.backends.errors import missing_local_spark_modules
 from tests.bundle.projects import DAILY_PIPELINE, make_project
 from tests.cli.clirun import assert_one_error_line, run
 

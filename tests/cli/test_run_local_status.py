@@ -27,8 +27,7 @@ from databricks_bundle_decorators.launch.status.local_runs import (
     with_local_run_details,
 )
 from databricks_bundle_decorators.launch.status.observed import observed_history
-from databricks_bundle_decorators.launch.status.status_details import ledger_details
-from databricks_bundle_decorators.launch.status.status_grid import NO_DETAILS
+from databricks_bundle_decorators.launch.status.status_grid import NO_DETAILS, ledger_details
 
 from .clirun import Cli
 

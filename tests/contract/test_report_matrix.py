@@ -38,8 +38,8 @@ from databricks_bundle_decorators.backfill.wire import (
 )
 from databricks_bundle_decorators.bundle import job_resource
 from databricks_bundle_decorators.bundle.options import CodegenOptions
-from databricks_bundle_decorators.launch.backends.check_reports import read_check_results
 from databricks_bundle_decorators.launch.backends.measure_run import RemoteKeyChanges
+from databricks_bundle_decorators.launch.backends.task_output import read_check_results
 from databricks_bundle_decorators.launch.operations.presence import _read_reports
 from databricks_bundle_decorators.launch.operations.undo import _undo_reports
 from databricks_bundle_decorators.testing import JobsEmulator

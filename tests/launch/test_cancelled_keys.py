@@ -28,11 +28,11 @@ from databricks_bundle_decorators.launch.plan.history import (
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.run.interrupts import CANCEL, Interrupts
 from databricks_bundle_decorators.launch.status import status_view
-from databricks_bundle_decorators.launch.status.status_details import ledger_details
 from databricks_bundle_decorators.launch.status.status_grid import (
     NO_DETAILS,
     build_grid,
     grid_html,
+    ledger_details,
     legend,
 )
 from databricks_bundle_decorators.testing import JobsEmulator

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from databricks_bundle_decorators.backfill.check_report import CheckReport, CheckResult
-from databricks_bundle_decorators.launch.backends.check_reports import read_check_results
+from databricks_bundle_decorators.launch.backends.task_output import read_check_results
 from databricks_bundle_decorators.runtime.checks.check_results import print_check_report
 from databricks_bundle_decorators.testing import JobsEmulator
 

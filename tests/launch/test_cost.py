@@ -213,7 +213,7 @@ def test_a_missing_or_unknown_warehouse_is_one_line_and_exit_2(
 
 
 def test_the_estimate_takes_past_dbus_per_key_from_billing(billing: JobsEmulator) -> None:
-    from databricks_bundle_decorators.launch.estimate.billed_estimate import with_past_dbus
+    from databricks_bundle_decorators.launch.estimate.cost import with_past_dbus
     from databricks_bundle_decorators.launch.estimate.estimate import PastRun, estimate
     from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 

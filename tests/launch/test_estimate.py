@@ -12,14 +12,12 @@ from hypothesis import strategies as st
 
 from databricks_bundle_decorators.backfill import DailyBackfill
 from databricks_bundle_decorators.errors import UsageError
-from databricks_bundle_decorators.launch.estimate.compute import (
+from databricks_bundle_decorators.launch.estimate.estimate import (
     Compute,
+    PastRun,
     compute_of_definition,
     compute_of_job,
     compute_of_settings,
-)
-from databricks_bundle_decorators.launch.estimate.estimate import (
-    PastRun,
     estimate,
     format_seconds,
     past_runs_databricks,

@@ -19,7 +19,7 @@ from databricks_bundle_decorators.backfill.wire import (
     encode_order,
     exit_value,
 )
-from databricks_bundle_decorators.launch.backends.check_reports import read_check_results
+from databricks_bundle_decorators.launch.backends.task_output import read_check_results
 from databricks_bundle_decorators.runtime.notebook_entry import keep_failed_reports
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS

@@ -36,12 +36,11 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.request import Connection
 from databricks_bundle_decorators.launch.plan.states import KeyState
-from databricks_bundle_decorators.launch.status.horizon import RUN_RETENTION, with_unknown
+from databricks_bundle_decorators.launch.status.observed import RUN_RETENTION, with_unknown
 from databricks_bundle_decorators.launch.status.progress import JsonReporter
 from databricks_bundle_decorators.launch.status.status import job_status, partition_grid
-from databricks_bundle_decorators.launch.status.status_fold import fold_grid
 from databricks_bundle_decorators.launch.status.status_grid import build_grid, grid_html, grid_table
-from databricks_bundle_decorators.launch.status.status_view import fold_note
+from databricks_bundle_decorators.launch.status.status_view import fold_grid, fold_note
 from databricks_bundle_decorators.testing import JobsEmulator
 from tests.launch.conftest import BACKFILL_PARAMS
 from tests.launch.test_presence import deploy, stand_in_cluster

@@ -107,8 +107,7 @@ def test_a_ledger_from_before_downstream_loads_as_one_job_s(tmp_path: Path) -> N
     """Slices written without ``job`` and ``waits_for`` (every ledger before
     ``--downstream``) are the ledger's job's, waiting for nothing, wherever a slice's job
     is asked: blocking, routing a run, polling it, undoing it."""
-    from databricks_bundle_decorators.launch.backends.job_router import JobRouter
-    from databricks_bundle_decorators.launch.backends.per_job import PerJobBackend
+    from databricks_bundle_decorators.launch.backends.job_router import JobRouter, PerJobBackend
     from databricks_bundle_decorators.launch.operations.undo import (
         downstream_jobs,
         job_runs,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from databricks_bundle_decorators.launch.estimate.estimate import PastRun, estimate
-from databricks_bundle_decorators.launch.estimate.local_startup import (
+from databricks_bundle_decorators.launch.estimate.estimate import (
+    PastRun,
+    estimate,
     spark_startup_seconds,
     with_spark_startup,
 )

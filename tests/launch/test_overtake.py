@@ -8,8 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from databricks_bundle_decorators.launch.backends.backends import SubmitRequest
-from databricks_bundle_decorators.launch.backends.databricks_backend import DatabricksBackend
-from databricks_bundle_decorators.launch.backends.overtake import Overtaker
+from databricks_bundle_decorators.launch.backends.databricks_backend import (
+    DatabricksBackend,
+    Overtaker,
+)
 from databricks_bundle_decorators.testing import JobsEmulator
 
 

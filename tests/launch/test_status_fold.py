@@ -1,4 +1,4 @@
-"""Folded status grids (launch/status/status_fold.py, launch/status/status_view.py): a cell per day,
+"""Folded status grids (launch/status/status_view.py): a cell per day,
 week or month when a cell per key would not fit, counting every key once."""
 
 from __future__ import annotations
@@ -14,15 +14,9 @@ from rich.console import Console
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill
 from databricks_bundle_decorators.backfill.multi import SEPARATOR
 from databricks_bundle_decorators.launch.plan.states import KeyState
-from databricks_bundle_decorators.launch.status.status_details import KeyDetail
-from databricks_bundle_decorators.launch.status.status_fold import (
-    FoldedCell,
-    choose_fold,
-    fold_grid,
-    fold_levels,
-)
 from databricks_bundle_decorators.launch.status.status_grid import (
     STATES,
+    KeyDetail,
     PageOrigin,
     PartitionGrid,
     build_grid,
@@ -31,6 +25,10 @@ from databricks_bundle_decorators.launch.status.status_grid import (
 )
 from databricks_bundle_decorators.launch.status.status_view import (
     PAGE_FULL_KEYS,
+    FoldedCell,
+    choose_fold,
+    fold_grid,
+    fold_levels,
     status_page,
     status_table,
 )

@@ -18,12 +18,13 @@ from databricks_bundle_decorators.launch.ledger.ledger import (
     Ledger,
 )
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
-from databricks_bundle_decorators.launch.status.status_details import KeyDetail, ledger_details
 from databricks_bundle_decorators.launch.status.status_grid import (
+    KeyDetail,
     PageOrigin,
     build_grid,
     grid_html,
     grid_table,
+    ledger_details,
 )
 
 

@@ -8,7 +8,7 @@ import threading
 
 from databricks_bundle_decorators.launch.backends.backends import RunStatus
 from databricks_bundle_decorators.launch.plan.options import LaunchOptions
-from databricks_bundle_decorators.launch.policy.status_poller import StatusPoller
+from databricks_bundle_decorators.launch.policy.poll_policy import StatusPoller
 
 OPTIONS = LaunchOptions(poll_interval=1.0, max_poll_interval=15.0)
 

@@ -1,8 +1,5 @@
-"""``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions: plan, connect, run, sum up.
-
-The CLI only parses options into a :class:`BackfillRequest` and prints; everything a
-test wants to call without a terminal is here. A backfill runs under a claim on its
-keys (:mod:`.claims`): a second launcher over overlapping keys of the job is refused.
+"""``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions the CLI calls: plan,
+connect, run under a claim on the keys, sum up.
 """
 
 from __future__ import annotations
@@ -17,12 +14,11 @@ from typing import TYPE_CHECKING
 from ..definitions import Registry
 from ..errors import counted
 from .backends.backends import Backend
-from .backends.diff_gate import checked_diff_gate
 from .guard.pause.schedule_pause import SchedulePause
 from .operations.downstream import plan_downstream
 from .operations.full_refresh import first_alone, refuse_full_refresh_combinations, stage_ledger
-from .operations.identity import carry_backfill_id
 from .operations.presence import find_missing_data
+from .operations.undo import carry_id
 from .plan.options import Pacing
 from .plan.request import BackfillRequest, Connection, ResumeRequest
 from .prepare import planners
@@ -34,7 +30,6 @@ from .run.interrupts import Interrupts
 from .run.scheduler import Scheduler
 from .run.summary import summarize
 from .status.observed import catch_up_by_runs, read_history
-from .workspace.workspace import require_order_parameter
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -52,44 +47,10 @@ __all__ = [
 ]
 
 
-def _require_order(draft: Draft, planning: Planning) -> Draft:
-    """The deployed job declares ``dbxdec_order`` when an option of the request travels in
-    it (without one, a job lacking it runs without the backfill's id: a warning)."""
-    request, found = planning.request, draft.found
-    if found is not None and not planning.dry_run:
-        gated = checked_diff_gate(request, planning.local) is not None
-        purpose = _order_purpose(request, draft.tasks, gated=gated)
-        if purpose:
-            require_order_parameter(
-                found.client, found.remote.job_id, planning.job.name, purpose=purpose
-            )
-    return draft
-
-
-def _order_purpose(request: BackfillRequest, tasks: str, *, gated: bool) -> str:
-    """Why the deployed job must declare ``dbxdec_order`` for ``request``'s options, as
-    the advice's end (``""``: no option needs it; ``gated``: the diff gate measures the
-    canaries with a run of the job)."""
-    options = request.options
-    wanted = (
-        (options.full_refresh, "to --full-refresh"),
-        (bool(tasks), "to run --tasks"),
-        (options.force_rewrite, "to --force-rewrite"),
-        (not options.checks, "to --no-checks"),
-        (gated, "to --diff-gate"),
-    )
-    return next((purpose for on, purpose in wanted if on), "")
-
-
-def _carry_backfill_id(draft: Draft, planning: Planning) -> Draft:
-    """Its commits carry the backfill's id: undo finds them."""
-    assert draft.ledger is not None
-    return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
-
-
 PLANNERS: tuple[Planner, ...] = (
     refuse_full_refresh_combinations,
     planners.check_retries,
+    planners.check_diff_gate,
     planners.select_keys,
     planners.refuse_local_pause,
     planners.refuse_unfinished,
@@ -97,7 +58,7 @@ PLANNERS: tuple[Planner, ...] = (
     planners.pause_schedule,
     read_history,
     find_missing_data,
-    _require_order,
+    planners.require_order,
     planners.connect_backend,
     planners.measure_canaries,
     planners.claim_keys,
@@ -108,7 +69,7 @@ PLANNERS: tuple[Planner, ...] = (
     planners.record_options,
     first_alone,
     planners.create_ledger,
-    _carry_backfill_id,
+    carry_id,
     stage_ledger,
     planners.estimate_runs,
 )
@@ -125,11 +86,9 @@ def plan_backfill(
     dry_run: bool = False,
     now: datetime | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` and connect its backend (``now``: when, for the run history's horizon).
-
-    A dry run launches nothing; on Databricks it still reads the job's recent runs for
-    the estimate (when the workspace cannot be reached, the estimate says so), and
-    ``catchup --by data`` runs the job once to list the partitions present.
+    """Plan ``request`` and connect its backend (``now``: the run history's horizon). A dry
+    run launches nothing, but on Databricks reads the job's recent runs for the estimate,
+    and ``catchup --by data`` runs the job once to list the partitions present.
 
     Raises:
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
@@ -162,8 +121,7 @@ def run_backfill(
     """Claim the backfill's keys, run it to the end (or an interrupt) and sum it up.
 
     Raises:
-        UsageError: another backfill holds some of the keys; nothing was launched and
-            no ledger was written.
+        UsageError: another backfill holds some of the keys; nothing was launched.
     """
     ledger, backend = prepared.ledger, prepared.backend
     assert backend is not None

@@ -22,7 +22,7 @@ from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
 from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ...launch.status.status import job_status, partition_grid
-from ...launch.status.status_details import unchecked_keys
+from ...launch.status.status_grid import unchecked_keys
 from ...launch.status.status_view import status_page, terminal_table
 from ...launch.status.timeline import build_timeline, timeline_html
 from ..inputs.options import connection_record, load_project, pipelines_option, project_option

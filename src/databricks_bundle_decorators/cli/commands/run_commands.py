@@ -11,7 +11,7 @@ import click
 
 from ...backfill.wire import KeyRange, TaskOrder, with_order
 from ...errors import EnvironmentProblem, UsageError
-from ...launch.backends.spark_extra import require_local_spark
+from ...launch.backends.errors import require_local_spark
 from ...launch.plan.history import keys_of_parameters
 from ...launch.plan.states import KeyState
 from ...launch.status.local_runs import LocalRun, record_local_run

@@ -17,9 +17,8 @@ from ...bundle.project import load_project as load_project
 from ...definitions import Registry
 from ...errors import UsageError
 from ...launch.backends.diff_gate import parse_diff_gate
-from ...launch.plan.full_range import full_range_runs
 from ...launch.plan.options import LOCAL_CONCURRENT, Pacing, default_of
-from ...launch.plan.request import BackfillRequest, Connection
+from ...launch.plan.request import BackfillRequest, Connection, full_range_runs
 from ...runtime.session.spark_remote import SPARK_REMOTE_ENV, SparkRemote, require_connect_client
 
 F = TypeVar("F", bound=Callable[..., Any])

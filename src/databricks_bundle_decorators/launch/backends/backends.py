@@ -1,8 +1,4 @@
-"""What the scheduler needs from a place that runs jobs: submit, poll in batches, cancel.
-
-The scheduler never knows whether runs happen on Databricks or on the local Spark; it
-drives a :class:`Backend` and records what it answers in the ledger.
-"""
+"""What the scheduler needs from a place that runs jobs: submit, poll in batches, cancel."""
 
 from __future__ import annotations
 
@@ -36,16 +32,9 @@ TERMINAL_STATES: frozenset[RunState] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class SubmitRequest:
-    """One run to start.
-
-    Attributes:
-        token: Idempotency token: submitting the same token twice returns the first run.
-        parameters: The run's job parameters.
-        label: The slice, for messages (``2024-01-01`` or ``2024-01-01..2024-01-07``).
-        first_sent: When the token was first sent (seconds since the epoch, this
-            machine's clock), if before this request: a resumed attempt whose token may
-            find a run an earlier process started.
-        job: The job to run (``--downstream``: a slice's job); ``None``: the backend's.
+    """One run to start: its idempotency ``token`` (the same token returns the first run), job
+    parameters, ``label`` for messages, ``first_sent`` (epoch seconds, when a resumed
+    attempt's token was first sent) and ``job`` (``--downstream``; ``None``: the backend's).
     """
 
     token: str
@@ -65,12 +54,9 @@ class Submitted:
 
 @dataclass(frozen=True, slots=True)
 class RunStatus:
-    """A run's state as last seen; ``message`` explains a failure.
-
-    ``started_at``/``ended_at``: the run's own start and end (seconds since the epoch,
-    as the backend records them), not when the launcher noticed; None when unknown.
-    ``checks``: the results of the checks the run judged (see
-    :mod:`..backfill.check_report`), when the backend has them.
+    """A run's state as last seen: ``message`` explains a failure; ``started_at``/``ended_at``
+    are the run's own (epoch seconds), not when the launcher noticed; ``checks``: the
+    results the run judged.
     """
 
     state: RunState
@@ -85,8 +71,7 @@ class RunStatus:
         return self.state in TERMINAL_STATES
 
     def onto(self, attempt: Attempt) -> Attempt:
-        """``attempt`` with what the run itself recorded: its start and end, and the
-        results of the checks it judged."""
+        """``attempt`` with the run's own start, end and check results."""
         checks = tuple(result.to_json() for result in self.checks) or attempt.checks
         return replace(attempt, started_at=self.started_at, ended_at=self.ended_at, checks=checks)
 
@@ -99,22 +84,16 @@ class Backend(Protocol):
         """``databricks`` or ``local``."""
 
     def submit(self, request: SubmitRequest) -> Submitted:
-        """Start a run (or return the run already started with ``request.token``).
-
-        May block while the backend retries; thread-safe.
+        """Start a run (or return the run already started with ``request.token``); thread-safe.
 
         Raises:
             SubmitRejected: the request was refused and no run exists.
-            BackendUnavailable: the backend did not answer; the scheduler re-submits
-                the same token once it answers again, without counting a try.
-            Exception: anything else leaves it unknown whether a run exists; the
-                scheduler re-submits the same token later.
+            BackendUnavailable: no answer; the same token is re-submitted, not counted a try.
+            Exception: it is unknown whether a run exists; the same token is re-submitted.
         """
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
-        """The status of the given runs, in as few requests as possible.
-
-        Runs missing from the answer are still in flight as far as the backend knows.
+        """The status of the given runs that ended, in as few requests as possible.
 
         Raises:
             BackendUnavailable: the backend did not answer (the scheduler polls again).
@@ -129,14 +108,9 @@ class Backend(Protocol):
 
 @runtime_checkable
 class EndsNotified(Protocol):
-    """An optional capability of a :class:`Backend`: it tells when a run ends.
-
-    A backend whose runs end inside this process (the local Spark) knows the instant a
-    run ends; the scheduler then polls that run at once instead of waiting for the
-    next poll the policy of :mod:`.poll_policy` would plan (its polls become a safety
-    net). A backend without it (Databricks) is only polled.
+    """A :class:`Backend` that tells when a run ends (the local Spark): the scheduler polls
+    that run at once; its planned polls become a safety net.
     """
 
     def on_end(self, callback: Callable[[str], None]) -> None:
-        """Call ``callback`` with a run's id, from any thread, once :meth:`Backend.poll`
-        reports the run ended (or cancelled)."""
+        """Call ``callback`` with a run's id, from any thread, once a poll would report it ended."""

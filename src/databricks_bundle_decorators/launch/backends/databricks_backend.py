@@ -1,45 +1,42 @@
 """The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
 
-Submission is ``jobs/run-now`` with job parameters and an idempotency token. Status is
-polled in batches: every page of ``jobs/runs/list?completed_only=true&start_time_from=B``,
-``B`` at or before the start of the runs in flight (on the workspace's clock, see
-:mod:`.run_window`), holds every one of them that has ended, in whatever order the
-workspace lists them (by start time or by end time, as the reference has said; never by
-run id, so no scan stops at a run id). A poll costs a page or two whatever the number of
-runs in flight; runs started long before the others (stragglers, beyond the pages a poll
-reads) are looked up on their own, at a slower cadence. A ``run-now`` that has not
-answered within a few times the usual latency (the client waiting out a 429/503) is sent
-again with the same token, which finds the same run (:mod:`.overtake`).
-
-A call that gets no answer (connection refused, DNS, timeouts, 429/503 after the client's
-retries) raises :class:`~.errors.BackendUnavailable`; the client should bound each call
-(:func:`~..workspace.workspace.backfill_client`) so that an outage is reported, not waited out.
+Submission is ``jobs/run-now`` with job parameters and an idempotency token; one not
+answered within a few times the usual latency is sent again with the same token
+(:class:`Overtaker`). Status is polled in batches: the pages of
+``jobs/runs/list?completed_only=true&start_time_from=B`` (``B`` at or before the runs
+in flight on the workspace's clock, :mod:`.run_window`) hold every one that ended, in
+whatever order they are listed; stragglers older than those pages are looked up alone,
+more slowly. A call left unanswered raises :class:`~.errors.BackendUnavailable`.
 """
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyChange, TaskOrder, order_in
 from ...errors import UsageError
+from ...runtime.triggers.run_history import run_parameters
 from ..plan.history import RunObservation, keys_of_parameters
 from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
-from .check_reports import read_check_results
 from .errors import BackendUnavailable, SubmitRejected
-from .overtake import Overtaker
 from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
+from .task_output import read_check_results
 
 __all__ = [
     "DatabricksBackend",
+    "Overtaker",
     "RemoteJob",
     "connect",
     "find_job",
@@ -58,12 +55,9 @@ _RUNNING = {"RUNNING", "TERMINATING"}
 
 @dataclass(frozen=True, slots=True)
 class RemoteJob:
-    """A deployed job.
-
-    ``schedule_paused``: ``None`` when nothing starts the job on its own (no
-    ``schedule``, ``trigger`` or ``continuous`` setting); ``True`` when all of those
-    it has are paused; ``False`` when one of them runs.
-    ``created_ms``: when the job was created, epoch milliseconds (``created_time``).
+    """A deployed job; ``schedule_paused``: ``None`` when nothing starts it on its own, else
+    whether every schedule, trigger and continuous setting it has is paused;
+    ``created_ms``: its ``created_time``.
     """
 
     job_id: int
@@ -82,11 +76,9 @@ def find_job(
     name_prefix: str | None = None,
     dev_mode: bool = False,
 ) -> RemoteJob:
-    """The deployed job for dbxdec job ``name``.
-
-    ``job_id`` skips the lookup. Otherwise the job is found by name, with
-    ``name_prefix`` in front (a target's ``presets.name_prefix``), or for a
-    development-mode target the ``[dev <user>] `` prefix bundles add.
+    """The deployed job for dbxdec job ``name``: ``job_id``, else by name after
+    ``name_prefix`` (a target's ``presets.name_prefix``) or, in development mode, the
+    ``[dev <user>] `` prefix.
 
     Raises:
         UsageError: no such job, or several jobs of that name.
@@ -139,8 +131,7 @@ def _find_job(
 
 
 def _short_names(client: WorkspaceClient) -> list[str]:
-    """The user's short name as the Databricks CLI puts it in ``[dev <name>]`` (one
-    spelling: :func:`..workspace.target.short_user_name`, the CLI's rule)."""
+    """The user's short name as the Databricks CLI puts it in ``[dev <name>]``."""
     me = client.current_user.me()
     return [short_user_name(me.user_name or "", me.display_name)]
 
@@ -195,21 +186,15 @@ def _seconds(milliseconds: int | None) -> float | None:
 
 
 class DatabricksBackend:
-    """Runs of one deployed job, through a ``WorkspaceClient``.
+    """Runs of one deployed job, through a ``WorkspaceClient`` whose calls are bounded
+    (:func:`~..workspace.workspace.backfill_client`).
 
     Args:
-        client: The workspace client (thread-safe for these calls); the backend calls
-            through a copy whose calls each end within
-            :data:`~..workspace.workspace.BACKFILL_CALL_SECONDS`.
-        job_id: The deployed job.
-        straggler_interval: Seconds between individual lookups of a run older than
-            the pages a batched poll reads.
-        read_checks: Read the check results of each run that ended from its tasks'
-            output (see :mod:`.check_reports`): a few more requests per run.
-        resend_after: A ``run-now`` not answered within this many seconds is sent
-            once more with the same token (``0``: never; ``None``: a few times the
-            usual latency); see :mod:`.overtake`.
-        measure: Measures a canary run's keys for ``--diff-gate`` (``None``: no gate).
+        straggler_interval: Seconds between lookups of a run older than a poll's pages.
+        read_checks: Read each ended run's check results from its tasks' output.
+        resend_after: Resend an unanswered ``run-now`` after this many seconds (``0``:
+            never; ``None``: a few times the usual latency).
+        measure: Measures a canary run's keys for ``--diff-gate``.
     """
 
     kind = "databricks"
@@ -264,9 +249,9 @@ class DatabricksBackend:
                 )
             )
         except (ResourceDoesNotExist, PermissionDenied, Unauthenticated) as exc:
-            raise SubmitRejected(_one_line(exc), fatal=True) from None
+            raise SubmitRejected(one_line(exc), fatal=True) from None
         except (BadRequest, InvalidParameterValue, NotFound) as exc:
-            message = _one_line(exc)
+            message = one_line(exc)
             # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
             gone = message.startswith(f"Job {self.job_id} does not exist")
             raise SubmitRejected(message, fatal=gone) from None
@@ -351,13 +336,8 @@ def _run_history(
 ) -> list[RunObservation]:
     observations: list[RunObservation] = []
     for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
-        params = {
-            p.name: (p.value if p.value is not None else p.default or "")
-            for p in run.job_parameters or []
-            if p.name
-        }
         started = (run.start_time or 0) / 1000
-        keys = keys_of_parameters(backfill, params, started=started)
+        keys = keys_of_parameters(backfill, run_parameters(run), started=started)
         if not keys:
             continue
         status = run_status(run)
@@ -387,6 +367,66 @@ def _unanswered_as_unavailable() -> Iterator[None]:
         raise BackendUnavailable(found[1]) from None
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when it has none)."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+T = TypeVar("T")
+
+_SLOW = 3.0  # a call is sent again after this many times the usual latency
+_LATENCIES = 32
+
+
+class Overtaker:
+    """Runs repeatable calls, each sent once more when slow (two copies at most); ``floor``:
+    the adaptive threshold's least seconds; ``after``: a fixed one (``0``: never).
+    """
+
+    def __init__(
+        self, *, floor: float = 0.1, after: float | None = None, workers: int = 64
+    ) -> None:
+        if after is not None and after < 0:
+            raise ValueError(f"after must be 0 (never) or positive, not {after}")
+        self.floor = floor
+        self.fixed = after
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-overtake")
+        self._latencies: deque[float] = deque(maxlen=_LATENCIES)
+        self._lock = threading.Lock()
+
+    def after(self) -> float | None:
+        """Seconds a call may take before it is sent again (``None``: never)."""
+        if self.fixed is not None:
+            return self.fixed or None
+        with self._lock:
+            usual = statistics.median(self._latencies) if self._latencies else 0.0
+        return max(self.floor, _SLOW * usual)
+
+    def __call__(self, call: Callable[[], T]) -> T:
+        """The first answer of ``call`` (sent again if slow); if every copy raised, the first
+        copy's exception.
+        """
+        started = time.monotonic()
+        first = self._pool.submit(call)
+        copies = [first]
+        after = self.after()
+        if after is not None and not wait(copies, timeout=after)[0]:
+            copies.append(self._pool.submit(call))
+        while True:
+            done, pending = wait(copies, return_when=FIRST_COMPLETED)
+            answered = [f for f in done if f.exception() is None]
+            if answered:
+                with self._lock:
+                    self._latencies.append(time.monotonic() - started)
+                return answered[0].result()
+            if not pending:
+                return _raise(first)
+            copies = list(pending)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _raise(future: Future[T]) -> T:
+    return future.result()  # raises the call's exception

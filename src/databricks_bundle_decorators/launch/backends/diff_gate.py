@@ -1,16 +1,12 @@
-"""``dbxdec backfill --canary N --diff-gate 10%``: after each canary run, compare the
-row count of each of its keys, and each aggregate its tables declare (``gate=``), with
-the table before the backfill; a measure that moved by more than the gate stops the
-backfill before the rest is launched.
+"""``dbxdec backfill --canary N --diff-gate 10%``: after each canary run, each of its keys'
+row count and declared aggregates (``gate=``) are compared with the table before the
+backfill; one that moved more than the gate stops the backfill.
 
-The measurement runs where the data is (see :mod:`..runtime.job_tables.key_changes`): locally
-in-process on the embedded Spark (:class:`LocalKeyChanges`), on Databricks in a run of
-the deployed job (:mod:`.measure_run`). A canary whose keys moved
-too far is recorded as failed (no retry: a rerun would compare the table with itself),
-so the canary gate (:mod:`..policy.canary`) stops the backfill and ``--resume`` reruns it and
-measures it again against the table as it was before the backfill. A key with no rows
-before, or an aggregate that leaves a baseline of 0 or null, is outside the gate: it is
-reported, never a reason to stop.
+Measured where the data is: locally in-process (:class:`LocalKeyChanges`), on
+Databricks by a run of the job (:mod:`.measure_run`). A canary over the gate is failed
+without retry (a rerun would compare the table with itself), so the canary gate stops
+the backfill and ``--resume`` measures it again. A key without rows before, or a
+baseline of 0 or null, is reported, never a reason to stop.
 """
 
 from __future__ import annotations
@@ -84,21 +80,20 @@ class LocalKeyChanges:
         return key_changes(job, environment, keys, run_id=run_id, backfill_id=backfill_id)
 
 
-DIFF_GATE_ERROR = "diff gate "
-"""How the error of a canary attempt stopped by the gate starts (it is not retried)."""
+DIFF_GATE_ERROR = "diff gate "  # how a gated canary attempt's error starts
 
 
 def gated_error(error: str | None) -> bool:
-    """Whether an attempt's error is the gate's: it is not retried (a rerun of the same
-    keys would be compared with a table that already holds them)."""
+    """Whether an attempt's error is the gate's (not retried)."""
     return (error or "").startswith(DIFF_GATE_ERROR)
 
 
 def canary_gate(
     backend: object, gate_pct: float, run_id: str, keys: Collection[str], backfill_id: str
 ) -> tuple[str | None, list[str]]:
-    """Measure what canary run ``run_id`` did to ``keys`` and judge it against the gate:
-    why it stops the backfill (``None``: it does not) and the keys outside the gate."""
+    """Measure what canary run ``run_id`` did to ``keys`` and judge it: why it stops the
+    backfill (``None``: it does not) and the keys outside the gate.
+    """
     inner = getattr(backend, "backend", backend)  # the scheduler's tracked backend
     if not isinstance(inner, MeasuresKeyChanges):
         kind = getattr(inner, "kind", type(inner).__name__)
@@ -119,9 +114,9 @@ def canary_stop(
     warn: Callable[[str], None],
     state: str,
 ) -> str | None:
-    """Why canary ``flight`` of ``ledger``, which ended in ``state``, stops the backfill
-    (``None``: it does not, it did not succeed, or there is no gate); keys outside the
-    gate are passed to ``warn``."""
+    """Why canary ``flight``, ended in ``state``, stops the backfill (``None``: it does not, it
+    did not succeed, or there is no gate); keys outside the gate go to ``warn``.
+    """
     if gate_pct is None or flight.run_id is None or state != "succeeded":
         return None
     keys = ledger.slices[flight.index].keys
@@ -132,11 +127,8 @@ def canary_stop(
 
 
 def checked_diff_gate(request: BackfillRequest, local: bool) -> float | None:
-    """The request's ``--diff-gate`` (percent), refused in one line where it cannot work.
-
-    ``local`` says where the canaries run; on Databricks a run of the job measures them
-    (:mod:`.measure_run`), which needs the job deployed with ``dbxdec_order``
-    (checked by the launcher before anything is launched).
+    """The request's ``--diff-gate`` (percent), refused without canaries (``local``: where
+    they run).
 
     Raises:
         UsageError: no canaries to measure.

@@ -1,27 +1,23 @@
-"""A backend that runs each slice of a ``--downstream`` backfill as a run of its own job.
+"""Backends that run each slice of a ``--downstream`` backfill as a run of its own job.
 
-The scheduler sends a :class:`.backends.SubmitRequest` per attempt and knows nothing of
-jobs; the slice's job is in the ledger, found by the attempt's idempotency token (each
-token names one attempt of one slice). The local backend runs any job of the registry
-(:class:`.local_backend.LocalBackend`), so one backend, one thread pool, serves every
-job: ``--max-concurrent`` caps all the jobs' runs together.
+The scheduler knows nothing of jobs: a slice's job is in the ledger, found by the
+attempt's token. Locally one backend serves every job (:class:`JobRouter`); on
+Databricks each job has its own (:class:`PerJobBackend`), since ``jobs/runs/list`` lists
+one ``job_id``'s runs (https://docs.databricks.com/api/workspace/jobs/listruns).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import threading
+from collections.abc import Callable, Collection, Mapping
 
 from ..ledger.ledger import Ledger
 from .backends import Backend, EndsNotified, RunStatus, SubmitRequest, Submitted
 
 
 class JobRouter:
-    """``inner`` with each request's job taken from the ledger (a :class:`.Backend`).
-
-    Args:
-        inner: A backend that runs the job a request names (the local one).
-        ledger: The backfill's ledger; a slice without a job runs ``inner``'s own.
-    """
+    """``inner`` (the local backend) with each request's job taken from the ledger (a
+    slice without a job runs ``inner``'s own)."""
 
     def __init__(self, inner: Backend, ledger: Ledger) -> None:
         self.inner = inner
@@ -55,10 +51,8 @@ class JobRouter:
 
 
 class NotifyingJobRouter(JobRouter):
-    """A :class:`JobRouter` whose inner backend tells when runs end: it passes the ends
-    on (:class:`.backends.EndsNotified`). Apart from :class:`JobRouter` so that a router
-    over a backend that only polls (Databricks) does not claim to tell ends: the
-    scheduler would wait for ends that never come (cancel waits its whole timeout)."""
+    """A :class:`JobRouter` passing run ends on (:class:`.backends.EndsNotified`); apart,
+    so a router over a backend that only polls does not claim to tell ends."""
 
     def on_end(self, callback: Callable[[str], None]) -> None:
         """Pass run ends on (see :class:`.backends.EndsNotified`)."""
@@ -73,3 +67,51 @@ def job_router(inner: Backend, ledger: Ledger) -> JobRouter:
     if isinstance(inner, EndsNotified):
         return NotifyingJobRouter(inner, ledger)
     return JobRouter(inner, ledger)
+
+
+class PerJobBackend:
+    """One backend per job name (the ledger's job among them); a run a resumed launcher
+    finds is its slice's job's, by the ledger."""
+
+    def __init__(self, backends: Mapping[str, Backend], ledger: Ledger) -> None:
+        self.backends = dict(backends)
+        self.ledger = ledger
+        self._jobs: dict[str, str] = {}  # run id -> job, for the runs started here
+        self._lock = threading.Lock()
+
+    @property
+    def kind(self) -> str:
+        return "databricks"
+
+    def submit(self, request: SubmitRequest) -> Submitted:
+        job = request.job or self.ledger.job
+        submitted = self.backends[job].submit(request)
+        with self._lock:
+            self._jobs[submitted.run_id] = job
+        return submitted
+
+    def _job_of(self, run_id: str) -> str:
+        with self._lock:
+            known = self._jobs.get(run_id)
+        if known is not None:
+            return known
+        for record in self.ledger.slices:
+            if any(a.run_id == run_id for a in record.attempts):
+                return record.job or self.ledger.job
+        return self.ledger.job
+
+    def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
+        by_job: dict[str, list[str]] = {}
+        for run_id in run_ids:
+            by_job.setdefault(self._job_of(run_id), []).append(run_id)
+        found: dict[str, RunStatus] = {}
+        for job, runs in by_job.items():
+            found.update(self.backends[job].poll(runs))
+        return found
+
+    def cancel(self, run_id: str) -> None:
+        self.backends[self._job_of(run_id)].cancel(run_id)
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()

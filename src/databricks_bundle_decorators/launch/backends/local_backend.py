@@ -1,15 +1,9 @@
-"""The local backend: slices run in-process on the embedded Spark via the local runner.
+"""The local backend: slices run in-process on the embedded Spark, on a thread pool.
 
-Runs execute on a thread pool sharing the one embedded SparkSession. Cancelling a run
-that has not started yet drops it; cancelling a running one cancels its active Spark
-jobs (its task then fails and the run ends soon after; Python code between Spark jobs
-is not interrupted). Local runs die with
-the launcher process, so ``--resume`` starts interrupted slices again (local writes are
-idempotent: a slice's partitions are replaced, not appended).
-
-A run's end is an event of this process: the backend tells the scheduler at once
-(:class:`.backends.EndsNotified`), so a slot is refilled the moment a run ends rather
-than at the next poll.
+Cancelling a run not started drops it; a running one has its active Spark jobs
+cancelled (Python code between them is not interrupted). Local runs die with the
+launcher, so ``--resume`` starts them again (local writes are idempotent). A run's end
+is told to the scheduler at once (:class:`.backends.EndsNotified`).
 """
 
 from __future__ import annotations
@@ -33,15 +27,8 @@ from .diff_gate import LocalKeyChanges
 
 
 class LocalBackend:
-    """Runs of the jobs of a registry on the local Spark.
-
-    Args:
-        registry: Where the jobs are defined.
-        job_name: The job a request runs when it names none (``SubmitRequest.job``:
-            ``--downstream`` runs the jobs below it through the same backend, so
-            ``--max-concurrent`` caps them together).
-        warehouse: Folder of the local tables.
-        max_workers: Runs executing at once.
+    """Runs of the jobs of a registry on the local Spark: a request's job, else ``job_name``
+    (``--downstream`` runs every job through one backend, capped together).
     """
 
     kind = "local"
@@ -65,8 +52,7 @@ class LocalBackend:
         self._grouped: dict[str, bool] = {}  # run id: its Spark jobs carry it as group
 
     def on_end(self, callback: Callable[[str], None]) -> None:
-        """Call ``callback(run_id)`` once a run has ended or was dropped (see
-        :class:`.backends.EndsNotified`); :meth:`poll` reports it by then."""
+        """Call ``callback(run_id)`` once a run ended or was dropped (then :meth:`poll` has it)."""
         self._end_listeners.append(callback)
 
     def submit(self, request: SubmitRequest) -> Submitted:
@@ -148,8 +134,9 @@ class LocalBackend:
 
 
 def _group_spark_jobs(run_id: str) -> bool:
-    """Tag the Spark jobs this thread starts with ``run_id``, so that cancelling the run
-    cancels them; False when no SparkContext runs yet (the run starts it)."""
+    """Tag the Spark jobs this thread starts with ``run_id``, so cancelling the run cancels
+    them; False when no SparkContext runs yet.
+    """
     try:
         from pyspark import SparkContext
     except ImportError:  # a Spark-free job on a machine without PySpark
@@ -165,8 +152,9 @@ def _group_spark_jobs(run_id: str) -> bool:
 
 
 def _cancel_spark_jobs(group: str | None, *, every: bool) -> None:
-    """Cancel the active Spark jobs of ``group`` (``None``: the run's jobs carry no
-    group), or every active job when ``every`` (only cancelled runs are running)."""
+    """Cancel the active Spark jobs of ``group``, or every active job when ``every`` (only
+    cancelled runs are running).
+    """
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context

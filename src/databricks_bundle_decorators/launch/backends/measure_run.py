@@ -1,21 +1,11 @@
-"""The diff gate's measurement on Databricks: a run of the deployed job that measures a
-canary run's keys where the tables are.
+"""The diff gate's measurement on Databricks (and :func:`wait_for_run`, for any order run).
 
-The tables live in Unity Catalog, readable from the job's compute, so the launcher asks
-the job itself: ``jobs/run-now`` with ``dbxdec_order`` set to a
-:class:`~...backfill.wire.MeasureOrder` (the canary run, the backfill, the canary's key
-range). Every task of that run measures the tables it writes with the runtime code a
-local backfill runs in-process (:mod:`...runtime.job_tables.key_changes`) and prints a
-:class:`~...backfill.wire.MeasureReport` line per table. The launcher waits for the run
-(bounded), then reads each task's output with ``jobs/runs/get-output``, whose ``logs``
-hold a wheel task's stdout -- the channel presence runs use (see
-:mod:`..operations.presence`); never notebook task values, which a wheel task does not set.
-
-The measurement run is a run of the job like any other: it takes one of the job's
-``max_concurrent_runs`` slots (queued while the other canaries run when the job's queue
-is on; without a queue Databricks skips it, and the canary is then stopped as not
-measured). Its idempotency token is derived from the backfill and the canary run, so a
-request sent again finds the same measurement run.
+A run of the deployed job with a :class:`~...backfill.wire.MeasureOrder` (canary run,
+backfill, key range) whose tasks measure the tables they write
+(:mod:`...runtime.job_tables.key_changes`) and print a report per table, read from each
+task's output as presence runs are. It takes one of the job's ``max_concurrent_runs``
+slots (without a queue Databricks may skip it: the canary then stops as not measured);
+its token comes from the backfill and the canary, so a resent request finds the same run.
 """
 
 from __future__ import annotations
@@ -31,10 +21,12 @@ from ...backfill.wire import MeasureReport as MeasureReport
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
 from ...runtime.job_tables.key_changes import gated_tables
-from .task_output import task_outputs
+from .databricks_backend import run_status
+from .task_output import task_reports
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import Run
 
     from .backends import RunStatus
 
@@ -43,20 +35,12 @@ MEASURE_TIMEOUT_SECONDS = 3600.0
 
 
 class MeasurementFailed(Exception):
-    """The measurement run did not tell how the canary changed its keys; the canary is
-    then stopped (the diff gate reports the first line)."""
+    """The measurement run did not tell how the canary changed its keys: the canary stops."""
 
 
 class RemoteKeyChanges:
-    """Measures a canary run's keys with a run of the deployed job (see the module docs).
-
-    Args:
-        client: The workspace client (the backend's bounded one).
-        job_id: The deployed job.
-        job: Its definition (which tasks write which tables).
-        poll_interval: Seconds between looks at the measurement run.
-        timeout: Seconds to wait for it; past it the run is cancelled.
-        clock: Monotonic seconds for the timeout.
+    """Measures a canary run's keys with a run of the deployed job (cancelled after
+    ``timeout`` seconds of ``clock``).
     """
 
     def __init__(
@@ -81,7 +65,7 @@ class RemoteKeyChanges:
 
         Raises:
             MeasurementFailed: the run failed, was skipped or cancelled, outlasted the
-                timeout, or a table's report is missing from its tasks' output.
+                timeout, or a table's report is missing.
         """
         backfill = self.job.backfill
         if backfill is None or not keys:
@@ -110,8 +94,6 @@ class RemoteKeyChanges:
         ]
 
     def _run_and_wait(self, order: MeasureOrder) -> tuple[int, RunStatus]:
-        from .databricks_backend import run_status
-
         deadline = self.clock() + self.timeout
         digest = hashlib.sha256(f"{order.backfill_id}:{order.run_id}".encode()).hexdigest()
         waiter = self.client.jobs.run_now(
@@ -121,29 +103,38 @@ class RemoteKeyChanges:
             idempotency_token=f"dbxdec-measure-{digest[:40]}",
         )
         run_id = int(waiter.run_id)
-        while True:
-            status = run_status(self.client.jobs.get_run(run_id))
-            if status.is_terminal:
-                return run_id, status
-            if self.clock() >= deadline:
-                self.client.jobs.cancel_run(run_id)
-                raise MeasurementFailed(
-                    f"the measurement run {run_id} did not end within {self.timeout:g} s; "
-                    "it was cancelled"
-                )
-            time.sleep(self.poll_interval)
+
+        def late(status: RunStatus) -> Exception:
+            return MeasurementFailed(
+                f"the measurement run {run_id} did not end within {self.timeout:g} s; "
+                "it was cancelled"
+            )
+
+        _, status = wait_for_run(
+            self.client, run_id, self.poll_interval, (deadline, late), self.clock
+        )
+        return run_id, status
 
     def _reports(self, run_id: int) -> list[MeasureReport]:
-        run = self.client.jobs.get_run(run_id)
-        reports: list[MeasureReport] = []
-        for task in run.tasks or []:
-            if task.run_id is None:
-                continue
-            try:
-                for _, text in task_outputs(self.client, task):
-                    reports += MeasureReport.from_lines(text)
-            except ValueError as exc:
-                raise MeasurementFailed(
-                    f"task {task.task_key!r} of measurement run {run_id}: {exc}"
-                ) from None
-        return reports
+        failed = (MeasurementFailed, "measurement")
+        return task_reports(self.client, run_id, MeasureReport.from_lines, failed)
+
+
+def wait_for_run(
+    client: WorkspaceClient,
+    run_id: int,
+    poll_interval: float,
+    late: tuple[float, Callable[[RunStatus], Exception]] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[Run, RunStatus]:
+    """Run ``run_id`` and its status once it has ended. ``late``: a deadline on ``clock``
+    and the error raised, once the run is cancelled, when it has not ended by then."""
+    while True:
+        run = client.jobs.get_run(run_id)
+        status = run_status(run)
+        if status.is_terminal:
+            return run, status
+        if late is not None and clock() >= late[0]:
+            client.jobs.cancel_run(run_id)
+            raise late[1](status)
+        time.sleep(poll_interval)

@@ -1,23 +1,13 @@
 """Which finished runs a status poll reads: a window of start times, never of run ids.
 
-The Jobs API documents the order of ``jobs/runs/list`` as newest first by start time
-(the ``list_runs`` docstring of databricks-sdk-py) or, in later releases, by end time
-(https://docs.databricks.com/api/jobs/v2/list-runs); it never promises an order by run
-id, and run ids are opaque. What it does promise is a filter: ``start_time_from`` lists
-the runs that *started* at or after a time (same docstring). So a poll reads every page
-of ``completed_only=true&start_time_from=B``, where ``B`` is at or before the start of
-every run it waits for: whatever the order, a run of ours that has ended is in it.
-
-``B`` is on the workspace's clock, which may differ from this machine's. A run's start
-is known exactly once the workspace has shown it (``runs/get``); for a run submitted
-here it is bounded below by the local time just before ``run-now`` was sent plus a
-lower bound of the skew, learnt from the times in every answer a poll reads (a run
-cannot have started or ended after the workspace answered the request that shows it).
-Until a first answer has taught the skew, one run is looked up on its own first.
-
-The window would grow without bound behind a long run, so it is cut to the runs whose
-window holds about :data:`WINDOW_TARGET` finished runs that earlier polls have seen; the
-older runs in flight are *stragglers*, looked up one by one at a slower cadence.
+``jobs/runs/list`` is ordered by start time (databricks-sdk-py ``list_runs``) or by end
+time (https://docs.databricks.com/api/jobs/v2/list-runs), never by run id; but
+``start_time_from`` lists the runs started at or after a time. So a poll reads the pages
+of ``completed_only=true&start_time_from=B``, ``B`` at or before every awaited run's
+start on the workspace's clock: exact once ``runs/get`` showed it, else the local time
+before ``run-now`` plus a lower bound of the skew learnt from every answer (until one
+has, a run is looked up alone). The window is cut to about :data:`WINDOW_TARGET`
+finished runs; older runs in flight are stragglers, looked up one by one.
 """
 
 from __future__ import annotations
@@ -51,12 +41,8 @@ POLL_PAGES = 3  # pages a poll reads at most: the target and a spare page
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """What one poll reads.
-
-    ``start_from``: the ``start_time_from`` (epoch ms, workspace clock) covering every
-    run in ``covered``; ``None`` when nothing is covered. ``stragglers``: runs started
-    before the window, to look up one by one. ``unknown``: runs whose start is not known
-    (submitted by another process, or before the skew is known): look them up.
+    """What one poll reads: ``start_from`` (epoch ms, workspace clock) covering the runs in
+    ``covered``; ``stragglers`` started before it and ``unknown`` starts, to look up alone.
     """
 
     start_from: int | None
@@ -66,9 +52,8 @@ class Window:
 
 
 class RunStarts:
-    """Lower bounds of run starts on the workspace clock, and the finished runs seen.
-
-    Thread-safe: submissions and polls may run on different threads.
+    """Lower bounds of run starts on the workspace clock, and the finished runs seen
+    (thread-safe).
     """
 
     def __init__(self) -> None:
@@ -95,8 +80,9 @@ class RunStarts:
             return self._skew is not None
 
     def started(self, run_id: int, start_ms: int | None, read_after: float) -> None:
-        """``runs/get``, answered by local time ``read_after``, showed ``run_id``
-        started at ``start_ms`` (0/None: not yet)."""
+        """``runs/get``, answered by local time ``read_after``, showed ``run_id`` started at
+        ``start_ms`` (0/None: not yet).
+        """
         if start_ms:
             with self._lock:
                 self._exact[run_id] = start_ms
@@ -127,8 +113,9 @@ class RunStarts:
         return int(sent * 1000) + self._skew - MARGIN_MS
 
     def window(self, wanted: Collection[int]) -> Window:
-        """The window for a poll of ``wanted``: the youngest runs whose window holds at
-        most :data:`WINDOW_TARGET` finished runs already seen (at least the youngest)."""
+        """The window for a poll of ``wanted``: the youngest runs whose window holds at most
+        :data:`WINDOW_TARGET` finished runs seen (at least the youngest).
+        """
         with self._lock:
             bounds = {run: self._bound(run) for run in wanted}
             unknown = frozenset(run for run, b in bounds.items() if b is None)
@@ -165,9 +152,9 @@ class RunStarts:
 def read_window(
     client: WorkspaceClient, job_id: int, start_from: int, starts: RunStarts, pages: int
 ) -> tuple[dict[int, BaseRun], bool]:
-    """Every finished run of ``job_id`` started at or after ``start_from`` (epoch ms),
-    up to ``pages`` pages, in whatever order the workspace lists them, each recorded in
-    ``starts``; and whether that was the whole window."""
+    """Every finished run of ``job_id`` started at or after ``start_from`` (epoch ms), up to
+    ``pages`` pages, each recorded in ``starts``; and whether that was the whole window.
+    """
     listed: dict[int, BaseRun] = {}
     runs = client.jobs.list_runs(
         job_id=job_id, completed_only=True, start_time_from=start_from, limit=RUNS_LIST_PAGE

@@ -1,37 +1,31 @@
-"""The one reader of a task run's output: the text its reports were written to.
+"""The one reader of a task run's output: the text its reports were written to, and the
+check results of a Databricks run read from it (:func:`read_check_results`).
 
-A task's reports (:mod:`...backfill.wire.report`) reach ``jobs/runs/get-output`` by one
-channel per task type, chosen when the task was generated: a wheel task's stdout is its
-``logs`` ("The output from tasks that write to standard streams ... python_wheel_task"), a
-notebook task's is not ("It's not supported for the notebook_task", databricks-sdk
-``jobs.RunOutput.logs``), so it hands its reports to ``dbutils.notebook.exit()``, returned
-as ``notebook_output.result`` (``jobs.NotebookOutput.result``). Which channel is read is
-decided by the task run's settings in ``runs/get`` (``RunTask.notebook_task``), never by
-which field is empty.
-
-A notebook task run that did not succeed never called ``exit()`` ("absent if
-dbutils.notebook.exit() was never called"): in a backfill's run it kept its reports in the
-backfill's journal folder (:mod:`...runtime.notebook_entry`), read from there. Which is
-read is decided by the task run's ``result_state``.
-
-A for-each task's reports are its iterations': each iteration is a task run of the nested
-task, listed by ``runs/get`` on the for-each task's run id ("Only populated by for-each
-iterations. The parent for-each task is located in tasks array", ``jobs.Run.iterations``;
-the SDK's ``get_run`` reads every page), read by the nested task's type
-(``RunForEachTask.task``). Readers take a task run's reports from :func:`task_outputs`.
+The channel is chosen by the task run's settings in ``runs/get``: a wheel task's stdout
+is its ``logs`` (databricks-sdk ``jobs.RunOutput.logs``: "It's not supported for the
+notebook_task"); a notebook task's reports go to ``dbutils.notebook.exit()``, returned as
+``notebook_output.result`` -- absent when ``exit()`` was never called, so a notebook
+task run that did not succeed kept them in the backfill's journal folder
+(:mod:`...runtime.notebook_entry`). A for-each task's reports are its iterations'
+(``jobs.Run.iterations``), read by the nested task's type.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
+from ...backfill.check_report import CheckReport, CheckResult, results_of
 from ...backfill.wire import FAILED_REPORTS_DIR, exit_value_text, failed_reports_name, order_in
+from ...definitions import JobDefinition
 from ..ledger.journal import journal_place
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import RunOutput, RunTask
+
+T = TypeVar("T")
 
 
 def task_output(client: WorkspaceClient, task: RunTask) -> str:
@@ -91,3 +85,58 @@ def _kept_reports(client: WorkspaceClient, output: RunOutput, task_run_id: int) 
         return None
     place = journal_place(client, run.job_id, backfill_id).child(FAILED_REPORTS_DIR)
     return place.read(failed_reports_name(task_run_id))
+
+
+def task_reports(
+    client: WorkspaceClient,
+    run_id: int,
+    parse: Callable[[str], list[T]],
+    failed: tuple[type[Exception], str],
+    tasks: list[RunTask] | None = None,
+) -> list[T]:
+    """What ``parse`` reads from the output of every task of run ``run_id`` (``tasks``:
+    the run's, when just read); a line it refuses raises ``failed``'s error, naming the
+    task and the ``failed[1]`` run (``presence``, ``undo``, ...)."""
+    found: list[T] = []
+    for task in (client.jobs.get_run(run_id).tasks if tasks is None else tasks) or []:
+        if task.run_id is None:
+            continue
+        try:
+            for _, text in task_outputs(client, task):
+                found += parse(text)
+        except ValueError as exc:
+            error, what = failed
+            raise error(f"task {task.task_key!r} of {what} run {run_id}: {exc}") from None
+    return found
+
+
+def read_check_results(client: WorkspaceClient, run_id: int) -> tuple[CheckResult, ...]:
+    """Every check result the tasks of job run ``run_id`` reported, in task order: each task
+    run counts only the reports it printed (serverless logs may hold others'), each once; a
+    task whose output cannot be read or is malformed reports nothing.
+    """
+    from databricks.sdk.errors.base import DatabricksError
+
+    run = client.jobs.get_run(run_id)
+    reports: list[CheckReport] = []
+    for task in run.tasks or []:
+        if task.run_id is None:
+            continue
+        try:
+            found = [
+                report
+                for one, logs in task_outputs(client, task)
+                for report in CheckReport.of_task_run(
+                    logs, str(run_id), one.task_key, str(one.run_id)
+                )
+            ]
+        except (DatabricksError, ValueError):
+            continue
+        reports += found  # a report names its task run: it passes for that one only
+    return results_of(reports)
+
+
+def job_has_checks(job: JobDefinition) -> bool:
+    """Whether any task of ``job`` declares checks (else no run reports results)."""
+    graph = job.graph
+    return any(graph[key].definition.checks for key in graph.nodes)

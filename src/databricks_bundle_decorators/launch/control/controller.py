@@ -42,7 +42,7 @@ from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError, UsageError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend, find_job
-from ..backends.per_job import PerJobBackend
+from ..backends.job_router import PerJobBackend
 from ..guard.downstream_workspace import JobClaims
 from ..guard.pause.pause_permission import require_pausable
 from ..guard.pause.trigger_pause import (

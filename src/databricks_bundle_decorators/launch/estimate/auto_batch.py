@@ -1,22 +1,10 @@
-"""``--batch-size auto``: how many keys per run, from how long the job's runs take.
+"""``--batch-size auto``: keys per run from how long the job's runs take.
 
-The model: a run of ``k`` keys takes about ``startup + k * per_key`` seconds (cluster
-start-up and job set-up are paid once per run; each key adds its own work). Both
-figures come from the job's past successful runs, the same ones the dry run's estimate
-uses (:func:`.estimate.past_runs_databricks`, :func:`.estimate.past_runs_local`):
-
-- **Runs of different sizes** (``backfill_start_key..backfill_key`` give ``k``): a
-  least-squares line through (keys, seconds). A line with a negative intercept is
-  refitted through the origin (no start-up cost); one that does not grow with keys
-  falls back to the assumption below.
-- **Runs of one size only** (usually single-key runs): nothing tells start-up and
-  per-key work apart, so :data:`STARTUP_SHARE` of the median run is assumed to be
-  start-up. The reasoning says so.
-
-The size is ``k = max(1, floor((target - startup) / per_key))``, the most keys that
-fit in the target run length, then capped at ``keys // max_concurrent`` so that there
-are at least as many runs as slots and every slot stays busy. Without a successful
-past run the size is 1, and the reasoning says why.
+A run of ``k`` keys takes ``startup + k * per_key`` seconds, fitted by least squares to
+the past successful runs of different sizes (through the origin when the intercept is
+negative); with runs of one size, :data:`STARTUP_SHARE` of the median is start-up.
+``k = max(1, floor((target - startup) / per_key))``, capped at ``keys // max_concurrent``
+so every slot stays busy; 1 without a successful run.
 
 Example:
     >>> runs = [PastRun(0.0, 180.0, 1, "succeeded"), PastRun(0.0, 420.0, 5, "succeeded")]
@@ -46,16 +34,8 @@ ModelBasis = Literal["fit", "share"]
 
 @dataclass(frozen=True, slots=True)
 class RunModel:
-    """How long a run of ``k`` keys takes: ``startup + k * per_key`` seconds.
-
-    Attributes:
-        startup: Seconds paid once per run.
-        per_key: Seconds each key adds.
-        runs: Successful past runs the figures come from.
-        fewest_keys: Keys of the smallest of those runs.
-        most_keys: Keys of the largest.
-        basis: ``fit`` (least squares over runs of different sizes) or ``share``
-            (one size only: :data:`STARTUP_SHARE` of the median run is start-up).
+    """``startup + k * per_key`` seconds, from ``runs`` past runs of ``fewest_keys`` to
+    ``most_keys`` keys; ``basis``: ``fit`` or ``share``.
     """
 
     startup: float
@@ -90,8 +70,7 @@ class RunModel:
 
 
 def fit_model(runs: Sequence[PastRun]) -> RunModel | None:
-    """The run model of the latest :data:`SAMPLE` successful ``runs`` (any order);
-    ``None`` without a successful run."""
+    """The run model of the latest :data:`SAMPLE` successful ``runs``; ``None`` without one."""
     latest = sorted((r for r in runs if r.state == "succeeded"), key=lambda r: -r.started)
     sample = latest[:SAMPLE]
     if not sample:
@@ -124,8 +103,9 @@ def fit_model(runs: Sequence[PastRun]) -> RunModel | None:
 def batch_size_for(
     startup: float, per_key: float, *, keys: int, max_concurrent: int, target_seconds: float
 ) -> int:
-    """``max(1, floor((target - startup) / per_key))``, capped at ``keys // max_concurrent``
-    (at least 1); a run that takes no measurable time per key gets the cap."""
+    """``max(1, floor((target - startup) / per_key))`` capped at ``keys // max_concurrent``
+    (the cap when ``per_key`` is 0).
+    """
     cap = max(1, keys // max(1, max_concurrent))
     if per_key <= 0:
         return cap
@@ -140,13 +120,8 @@ def _fitting(startup: float, per_key: float, target_seconds: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class BatchChoice:
-    """The keys per run ``--batch-size auto`` chose, and why.
-
-    Attributes:
-        size: Keys per run.
-        reasons: How the size was reached, one statement each.
-        target_seconds: The run length aimed at.
-        model: The run model, when there were past runs to fit.
+    """The keys per run ``--batch-size auto`` chose, the reasons, the target run length and
+    the model.
     """
 
     size: int
@@ -178,7 +153,8 @@ def choose_batch_size(
     job: str = "the job",
 ) -> BatchChoice:
     """Keys per run for ``keys`` keys run ``max_concurrent`` at once, aiming at runs of
-    ``target_seconds``; the reasoning names every number it used."""
+    ``target_seconds``, with reasons that name every number.
+    """
     target = format_seconds(target_seconds)
     if model is None:
         reason = f"no successful past runs of {job} to measure: 1 key per run until some end"
@@ -220,8 +196,8 @@ def rechoose(
     job: str = "the job",
 ) -> BatchChoice:
     """The size for the ``pending_keys`` keys not launched yet, from this backfill's
-    ``measured`` runs and the ``prior`` runs the first choice came from (the latest
-    :data:`SAMPLE` of them all, so this backfill's own runs soon decide alone)."""
+    ``measured`` runs and the ``prior`` ones (the latest :data:`SAMPLE` of them all).
+    """
     model = fit_model([*measured, *prior])
     return choose_batch_size(
         model,

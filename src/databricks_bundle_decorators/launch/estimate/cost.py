@@ -1,46 +1,35 @@
 """``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from billing.
 
-The runs are the ledger's: every attempt of every slice, retries and failed attempts
-included. Their records come from ``system.billing.usage`` (:mod:`..workspace.billing_read`), and:
-
-- **Netting.** A correction adds a ``RETRACTION`` record (the original's fields with the
-  quantity negated) and a ``RESTATEMENT`` record (the corrected one), so the sum of
-  ``usage_quantity`` over all records is the corrected usage -- the system tables
-  reference's own way (https://docs.databricks.com/aws/en/admin/system-tables/billing,
-  "Record type reference"). Every figure here is such a sum, in exact ``Decimal``.
-- **Price.** Each record is priced at the effective list price (``pricing.effective_list``:
-  promotions applied) in force at its ``usage_end_time``
-  (``system.billing.list_prices``: https://docs.databricks.com/aws/en/admin/system-tables/pricing),
-  per currency: "at list price", not what a contract with discounts pays. A record with
-  no price in force is counted in DBUs and reported as unpriced.
-- **Keys.** A run's records belong to its slice's keys; a run covering several keys
-  splits them equally among its keys ("allocated"). Records of failed or cancelled
-  attempts are shown apart from the rest.
-- **Unattributed.** ``usage_metadata.job_run_id`` is set only for jobs compute and
-  serverless usage (reference above): a run on an all-purpose cluster bills the cluster,
-  so its records name no run. The job's records without a run id in the backfill's time
-  span, and any record of an all-purpose SKU, are reported as unattributed and never
-  assigned to a key; runs without any record are listed.
-- **Delay.** The reference says records are typically available within 12 hours of the
-  usage (``ORIGINAL`` records; corrections come later): a report less than
-  :data:`BILLING_DELAY` after the last run ended, or with a run still open, is flagged
-  incomplete.
+Every attempt's records from ``system.billing.usage`` (:mod:`..workspace.billing_read`),
+summed over ``ORIGINAL``, ``RETRACTION`` and ``RESTATEMENT`` records, which nets
+corrections (https://docs.databricks.com/aws/en/admin/system-tables/billing, "Record type
+reference"), in exact ``Decimal``; priced at the effective list price in force at each
+``usage_end_time`` (https://docs.databricks.com/aws/en/admin/system-tables/pricing),
+per currency, unpriced records counted in DBUs. A run of several keys splits its
+records equally ("allocated"); failed attempts are shown apart. Records without
+``job_run_id`` in the backfill's span or of an all-purpose SKU are unattributed (a
+cluster, not a run, is billed). Records arrive within 12 hours, so a later report is
+flagged incomplete. A dry run's DBU figure (:func:`with_past_dbus`) is the plan's keys
+times the median DBU per key of the job's latest settled, billed runs.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import UsageError
+from ...errors import DbxdecError, UsageError
 from ..ledger.ledger import Ledger, load_ledger
+from ..plan.plan import BackfillPlan
 from ..plan.states import RunState
 from ..workspace.billing_read import BillingRecord, read_billing
+from .estimate import SAMPLE, Estimate, PastRun, _amount
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -50,11 +39,13 @@ _UTC = timezone.utc
 __all__ = [
     "BILLING_DELAY",
     "BackfillCost",
+    "BilledEstimate",
     "KeyCost",
     "Usage",
     "backfill_cost",
     "backfill_cost_of",
     "run_keys",
+    "with_past_dbus",
 ]
 
 BILLING_DELAY = timedelta(hours=12)
@@ -80,8 +71,7 @@ class Usage:
     cost: dict[str, Decimal] = field(default_factory=dict)
 
     def add(self, record: BillingRecord, share: Decimal = Decimal(1)) -> None:
-        """Add ``share`` of ``record`` (DBU records count in ``dbus``; every priced
-        record in ``cost``)."""
+        """Add ``share`` of ``record``: DBU records to ``dbus``, priced records to ``cost``."""
         if record.usage_unit == "DBU":
             self.dbus += record.quantity * share
         for currency, price in record.prices:
@@ -106,7 +96,7 @@ class KeyCost:
 
 @dataclass(frozen=True, slots=True)
 class BackfillCost:
-    """What backfill ``backfill_id`` cost, at list price (see the module docstring)."""
+    """What backfill ``backfill_id`` cost, at list price (the module docstring)."""
 
     backfill_id: str
     job: str
@@ -122,8 +112,7 @@ class BackfillCost:
     incomplete: str  # why the figures may still grow; "" when complete
 
     def to_json(self) -> dict[str, Any]:
-        """The report as JSON (documented in docs/backfill-launcher.md); decimals are
-        strings, so no figure goes through a float."""
+        """The report as JSON (docs/backfill-launcher.md); decimals are strings, never floats."""
         return {
             "backfill_id": self.backfill_id,
             "job": self.job,
@@ -264,9 +253,9 @@ def backfill_cost_of(
 
 
 def billing_span(ledger: Ledger, now: datetime) -> tuple[datetime, datetime]:
-    """``[since, until)`` in which the job's records without a run id are the
-    backfill's candidates: from the hour of the first submission to an hour past the
-    last end (usage records cover whole hours or less)."""
+    """``[since, until)`` in which the job's records without a run id are the backfill's: the
+    hour of the first submission to an hour past the last end.
+    """
     starts = [a.submitted_at or a.started_at for r in ledger.slices for a in r.attempts]
     ends = [a.ended_at for r in ledger.slices for a in r.attempts]
     first = min((s for s in starts if s is not None), default=ledger.created_at)
@@ -316,13 +305,10 @@ def backfill_cost(
     """What backfill ``backfill_id`` of the project at ``root`` cost, read from billing.
 
     Args:
-        warehouse_id: The SQL warehouse to read ``system.billing`` through; default
-            the SDK's ``warehouse_id`` setting (``DATABRICKS_WAREHOUSE_ID``, or the
-            profile's ``warehouse_id``).
-        host: Workspace URL instead of the ledger's.
-        profile: ``~/.databrickscfg`` profile instead of the ledger's.
-        client: The workspace client (default: from the ledger's host and profile).
-        now: The time the report is made (default: the clock), for the delay flag.
+        warehouse_id: The SQL warehouse that reads ``system.billing`` (default: the SDK's
+            ``warehouse_id`` setting).
+        host, profile, client: The workspace (default: the ledger's).
+        now: When the report is made, for the delay flag.
         poll_interval: Seconds between looks at a statement still running.
 
     Raises:
@@ -358,3 +344,76 @@ def backfill_cost(
         poll_interval=poll_interval,
     )
     return backfill_cost_of(ledger, records, warehouse_id=warehouse, now=moment)
+
+
+@dataclass(frozen=True, slots=True)
+class BilledEstimate(Estimate):
+    """An :class:`~.estimate.Estimate` whose DBUs are ``dbu_per_key`` (median of
+    ``billed_runs`` runs) x ``planned_keys``.
+    """
+
+    dbu_per_key: float = 0.0
+    planned_keys: int = 0
+    billed_runs: int = 0
+
+    @property
+    def dbu(self) -> float | None:
+        return self.dbu_per_key * self.planned_keys
+
+    def _compute_lines(self) -> list[str]:
+        compute = self.compute.description if self.compute is not None else "compute unknown"
+        return [
+            f"  ~{_amount(self.dbu or 0.0)} DBU: {self.planned_keys} keys x "
+            f"{self.dbu_per_key:.4g} DBU per key, the median of the last {self.billed_runs} "
+            f"billed runs (system.billing.usage, netted) ({compute})"
+        ]
+
+
+def with_past_dbus(
+    found: Estimate,
+    plan: BackfillPlan,
+    client: WorkspaceClient,
+    runs: Sequence[PastRun],
+    *,
+    now: datetime | None = None,
+) -> Estimate:
+    """``found`` with a DBU figure from the billing of ``runs``, else ``found`` itself."""
+    from databricks.sdk.errors.base import DatabricksError
+
+    warehouse = client.config.warehouse_id
+    moment = (now or datetime.now(timezone.utc)).timestamp()
+    settled = [
+        run
+        for run in runs
+        if run.state == "succeeded"
+        and run.run_id
+        and moment - run.ended >= BILLING_DELAY.total_seconds()
+    ][:SAMPLE]
+    if not warehouse or not settled:
+        return found
+    try:
+        records = read_billing(
+            client,
+            warehouse,
+            run_ids=[str(run.run_id) for run in settled],
+            job_id=None,  # no run-less records: only these runs' own
+            since=datetime.fromtimestamp(moment, timezone.utc),
+            until=datetime.fromtimestamp(moment, timezone.utc),
+        )
+    except (DbxdecError, DatabricksError):
+        return found
+    dbus: dict[str, Decimal] = {}
+    for record in records:
+        if record.usage_unit == "DBU" and "ALL_PURPOSE" not in record.sku_name.upper():
+            dbus[record.run_id or ""] = dbus.get(record.run_id or "", Decimal(0)) + record.quantity
+    per_key = [float(dbus[r.run_id]) / r.keys for r in settled if r.run_id in dbus]
+    if not per_key:
+        return found
+    keys = sum(len(s.keys) for s in plan.slices)
+    values = {f.name: getattr(found, f.name) for f in fields(found)}
+    return BilledEstimate(
+        **values,
+        dbu_per_key=statistics.median(per_key),
+        planned_keys=keys,
+        billed_runs=len(per_key),
+    )

@@ -1,25 +1,15 @@
 """Estimates before launch: how long a backfill will take, and what compute it burns.
 
-The numbers come from the job's own recent runs, and every line says which ones:
-
-- **Durations.** A past run lasts from the backend's own start to its own end: on
-  Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list`` (cluster
-  start-up counts, waiting in the job's queue does not); locally the ledger's
-  submission and end times (the launcher's clock, so up to one poll interval long).
-  Only successful runs are used (a failed run may stop early), the last
-  :data:`SAMPLE` of them; the estimate uses their median and 90th percentile.
-- **Keys.** A run's time is assumed to grow in proportion to the keys it writes: a
-  plan of 7-key runs over a history of 1-key runs is estimated at 7 x the median. A
-  fixed cost per run (cluster start-up) makes this an over-estimate for larger batches.
-- **Wall time.** With ``max_concurrent`` runs in flight, ``runs`` runs take
-  ``ceil(runs / max_concurrent)`` rounds of one (scaled) median; a final sync adds one
-  round of one unscaled median.
-- **Compute.** The job settings say what a run runs on (job clusters' ``num_workers``
-  or ``autoscale`` and node types, or serverless) but no API says what a node type
-  costs in DBU per hour (cloud, tier and contract decide). So DBUs are given only for
-  a rate the user states (``dbu_per_hour``: DBU per hour of one run, whole cluster);
-  otherwise job clusters give *node hours* (run hours x nodes, drivers included) to
-  multiply by the node type's rate, and serverless or all-purpose compute no figure.
+From the job's last :data:`SAMPLE` successful runs (median and 90th percentile): on
+Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list``, locally
+the ledger's submission and end times. A run's time is taken to grow with its keys (an
+over-estimate for larger batches, start-up being paid once); ``runs`` runs take
+``ceil(runs / max_concurrent)`` rounds, a final sync one more. No API prices a node type,
+so DBUs come only from a rate the user gives (``dbu_per_hour``, one run's whole
+cluster); else job clusters give node hours (:class:`Compute`, from the job's settings),
+serverless no figure. A local dry run adds Spark's start-up once when no session runs
+yet: a past local backfill's first run minus the median of its others
+(:func:`spark_startup_seconds`).
 
 Example:
     >>> from databricks_bundle_decorators.launch.plan.plan import Slice
@@ -32,14 +22,16 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import statistics
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...backfill.base import BackfillDef
+from ...definitions import JobDefinition
 from ...errors import UsageError, counted
 from ...runtime.triggers.run_history import run_parameters
 from ..backends.databricks_backend import RUNS_PAGE, run_status
@@ -48,7 +40,6 @@ from ..plan.history import keys_of_parameters
 from ..plan.plan import BackfillPlan
 from ..plan.states import RunState
 from ..workspace.workspace import workspace_errors
-from .compute import Compute
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -64,14 +55,8 @@ _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds",
 
 @dataclass(frozen=True, slots=True)
 class PastRun:
-    """A finished run. Times are seconds since the epoch, from the backend's clock.
-
-    Attributes:
-        started: When the run started working (after any queueing).
-        ended: When it ended.
-        keys: How many keys it wrote (1 when unknown).
-        state: How it ended.
-        run_id: The Jobs API run id, when the run came from the workspace.
+    """A finished run (epoch seconds of the backend's clock, ``started`` after any queueing;
+    ``keys``: 1 when unknown; ``run_id``: from the workspace).
     """
 
     started: float
@@ -114,10 +99,8 @@ def past_runs_databricks(
 
 
 def past_runs_local(root: Path, job: str) -> list[PastRun]:
-    """Finished attempts of ``job``'s local backfills (``--local`` ledgers), newest first.
-
-    Ledgers of Databricks backfills are left out: their end times are when the
-    launcher noticed the end, and the workspace's run history is the better source.
+    """Finished attempts of ``job``'s ``--local`` ledgers, newest first (a Databricks ledger's
+    end times are when the launcher noticed).
     """
     found: list[PastRun] = []
     for ledger in list_ledgers(root, job):
@@ -148,21 +131,10 @@ def _amount(value: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """How long a plan will take and what it costs, with the numbers it came from.
-
-    Attributes:
-        job: The job name.
-        runs: Planned runs, the final sync included.
-        final_sync: Whether the last planned run is a final sync.
-        max_concurrent: Runs in flight at once.
-        keys_per_run: Keys of the largest planned run.
-        finished: Finished past runs looked at.
-        sample: Successful past runs the figures come from (0: no estimate).
-        median_seconds: Their median duration.
-        p90_seconds: Their 90th percentile duration.
-        history_keys_per_run: Their median number of keys.
-        compute: What a run runs on, when known.
-        dbu_per_hour: DBU per hour of one run, when the user gave a rate.
+    """How long a plan will take and what it costs, with the numbers it came from: ``runs``
+    (the final sync included), ``keys_per_run`` (the largest run's), ``finished`` past runs
+    looked at, the ``sample`` of successful ones (0: no estimate) with their median and
+    90th percentile seconds and median keys, the compute and a user's DBU rate.
     """
 
     job: str
@@ -310,3 +282,171 @@ def estimate(
         compute=compute,
         dbu_per_hour=dbu_per_hour,
     )
+
+
+ComputeKind = Literal["job_cluster", "serverless", "existing_cluster", "mixed", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Compute:
+    """What one run of a job runs on: a ``description`` for people and, for job clusters, the
+    fewest and most ``nodes`` of one run, drivers included (autoscale).
+    """
+
+    kind: ComputeKind
+    description: str
+    nodes: tuple[int, int] | None = None
+
+
+def compute_of_job(client: WorkspaceClient, job_id: int) -> Compute:
+    """The compute of the deployed job ``job_id``, from ``jobs/get``.
+
+    Raises:
+        WorkspaceRejected: the credentials or a permission were refused.
+        WorkspaceUnreachable: the workspace did not answer.
+    """
+    with workspace_errors(client.config.host):
+        settings = client.jobs.get(job_id).settings
+    return compute_of_settings(settings.as_dict() if settings is not None else {})
+
+
+def compute_of_definition(job: JobDefinition) -> Compute:
+    """The compute dbxdec generates for ``job``: its ``job_cluster`` or serverless."""
+    if job.cluster is None:
+        return Compute("serverless", "serverless")
+    spec = {"job_cluster_key": job.cluster.name, "new_cluster": dict(job.cluster.spec)}
+    return compute_of_settings({"job_clusters": [spec]})
+
+
+def compute_of_settings(settings: Mapping[str, Any]) -> Compute:
+    """The compute of a job from its JobSettings JSON; a job cluster no task uses is not
+    counted, unless there are no tasks.
+    """
+    declared = {
+        str(c.get("job_cluster_key", "")): c.get("new_cluster") or {}
+        for c in settings.get("job_clusters") or []
+    }
+    clusters: dict[str, Mapping[str, Any]] = {}
+    existing: set[str] = set()
+    serverless = False
+    tasks = settings.get("tasks") or []
+    for task in tasks:
+        if task.get("job_cluster_key"):
+            key = str(task["job_cluster_key"])
+            clusters[f"job cluster {key}"] = declared.get(key, {})
+        elif task.get("new_cluster"):
+            clusters[f"task {task.get('task_key', '')} cluster"] = task["new_cluster"]
+        elif task.get("existing_cluster_id"):
+            existing.add(str(task["existing_cluster_id"]))
+        else:
+            serverless = True  # environment_key, or no compute at all (serverless default)
+    if not tasks:
+        clusters = {f"job cluster {key}": spec for key, spec in declared.items()}
+        serverless = not clusters and bool(settings.get("environments"))
+    parts = [f"{name}: {_describe(spec)}" for name, spec in clusters.items()]
+    parts += [f"existing cluster {cid}" for cid in sorted(existing)] + ["serverless"] * serverless
+    description = "; ".join(parts) or "unknown"
+    if clusters and not existing and not serverless:
+        low, high = (sum(_nodes(spec)[i] for spec in clusters.values()) for i in (0, 1))
+        return Compute("job_cluster", description, (low, high))
+    if bool(clusters) + bool(existing) + serverless != 1:
+        return Compute("mixed" if clusters or existing or serverless else "unknown", description)
+    return Compute("existing_cluster" if existing else "serverless", description)
+
+
+def _nodes(spec: Mapping[str, Any]) -> tuple[int, int]:
+    autoscale = spec.get("autoscale") or {}
+    if autoscale:
+        low = int(autoscale.get("min_workers") or 0)
+        return low + 1, max(low, int(autoscale.get("max_workers") or 0)) + 1
+    workers = int(spec.get("num_workers") or 0)
+    return workers + 1, workers + 1
+
+
+def _describe(spec: Mapping[str, Any]) -> str:
+    node = spec.get("node_type_id") or (
+        f"pool {spec['instance_pool_id']}" if spec.get("instance_pool_id") else "default node"
+    )
+    driver = spec.get("driver_node_type_id")
+    driver_text = "driver" if not driver or driver == node else f"driver {driver}"
+    low, high = _nodes(spec)
+    if low == 1 and high == 1:
+        return f"single node {driver or node}"
+    workers = f"{low - 1}" if low == high else f"{low - 1}-{high - 1} (autoscale)"
+    return f"{workers} x {node} + {driver_text}"
+
+
+BACKFILLS = 5
+"""How many of the latest local backfills the start-up is measured from."""
+
+
+def spark_startup_seconds(root: Path) -> float | None:
+    """Seconds the local Spark took to start in the project's latest local backfills
+    (``None``: none with two successful runs).
+    """
+    found: list[float] = []
+    for ledger in list_ledgers(root):  # newest first
+        if ledger.backend.kind != "local":
+            continue
+        runs = sorted(
+            (a.submitted_at, a.ended_at - a.submitted_at)
+            for record in ledger.slices
+            for a in record.attempts
+            if a.state == "succeeded" and a.submitted_at is not None and a.ended_at is not None
+        )
+        if len(runs) >= 2:
+            rest = statistics.median(seconds for _, seconds in runs[1:])
+            found.append(max(0.0, runs[0][1] - rest))
+        if len(found) == BACKFILLS:
+            break
+    return statistics.median(found) if found else None
+
+
+def spark_started() -> bool:
+    """Whether this process runs a SparkContext already (its runs need no start-up)."""
+    if importlib.util.find_spec("pyspark") is None:
+        return False
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+@dataclass(frozen=True)
+class LocalEstimate(Estimate):
+    """An :class:`Estimate` of a local backfill whose first run starts Spark
+    (``spark_startup_seconds``: ``None`` when not measured yet).
+    """
+
+    spark_startup_seconds: float | None = None
+
+    @property
+    def wall_seconds(self) -> float:
+        return super().wall_seconds + (self.spark_startup_seconds or 0.0)
+
+    @property
+    def wall_p90_seconds(self) -> float:
+        return super().wall_p90_seconds + (self.spark_startup_seconds or 0.0)
+
+    def lines(self) -> list[str]:
+        out = super().lines()
+        if not self.sample or not self.runs:
+            return out
+        startup = self.spark_startup_seconds
+        if startup is None:
+            out[0] += ", plus the local Spark's start-up (not measured yet)"
+        else:
+            out[0] += (
+                f", of which ~{format_seconds(startup)} the local Spark's start-up "
+                "(measured: earlier local backfills' first runs)"
+            )
+        return out
+
+
+def with_spark_startup(found: Estimate, root: Path, *, started: bool | None = None) -> Estimate:
+    """``found`` with Spark's start-up when a local backfill will start Spark (``started``:
+    whether a session runs already; default: asks this process).
+    """
+    if spark_started() if started is None else started:
+        return found
+    same = {f.name: getattr(found, f.name) for f in fields(found)}
+    return LocalEstimate(**same, spark_startup_seconds=spark_startup_seconds(root))

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ...definitions import Registry
 from ..backends.backends import Backend
-from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
+from ..backends.task_output import job_has_checks
 from ..ledger.claims import BackfillGuard, ClaimLost
 from ..ledger.lease import LocalLock, WorkspaceClaims
 from ..ledger.ledger import BackendSpec, Ledger, job_part

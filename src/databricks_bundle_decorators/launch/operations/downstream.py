@@ -1,15 +1,10 @@
-"""``dbxdec backfill A --start ... --end ... --downstream``: plan and prepare the backfill
-that follows the data from A's keys to every job that reads them.
-
-The plan is a :class:`..plan.slice_graph.SliceGraph` (A's keys plus each dependant's
-keys they map to, transitively, each slice carrying its job and the slices it waits
-for); the ledger records each slice's job and waits (a slice without a job is the
-ledger's job). Locally, one
-:class:`..backends.local_backend.LocalBackend` runs every job (``--max-concurrent``
-caps them together), each job's keys claimed under that job's lock. On Databricks,
-each job's keys run on that job's deployment, claimed with that job's workspace claim
-(:mod:`..guard.downstream_workspace`), and the dependants' table-update triggers are
-held paused while it runs, then caught up (:mod:`.downstream_triggers`).
+"""``dbxdec backfill A ... --downstream``: the backfill that follows the data from A's keys
+to every job that reads them, as a :class:`..plan.slice_graph.SliceGraph` whose slices
+carry their job and the slices they wait for. Locally one
+:class:`..backends.local_backend.LocalBackend` runs every job under each job's lock; on
+Databricks each job's keys run on its deployment under its claim
+(:mod:`..guard.downstream_workspace`), the dependants' triggers held paused, then
+caught up (:mod:`.downstream_triggers`).
 """
 
 from __future__ import annotations
@@ -23,8 +18,8 @@ from ...bundle.table_graph import build_table_graph
 from ...definitions import Registry
 from ...errors import DefinitionError, UsageError
 from ..backends.backends import Backend
-from ..backends.per_job import PerJobBackend
-from ..backends.spark_extra import require_local_spark
+from ..backends.errors import require_local_spark
+from ..backends.job_router import PerJobBackend
 from ..guard.connection import unreached_workspace
 from ..guard.downstream_workspace import connect_downstream, job_locks
 from ..guard.reruns import check_can_start
@@ -42,7 +37,7 @@ from ..plan.request import BackfillRequest
 from ..plan.slice_graph import SliceGraph, build_slice_graph
 from ..prepare.prepared import PreparedBackfill
 from .downstream_triggers import trigger_hold
-from .identity import carry_backfill_id
+from .undo import carry_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -77,8 +72,8 @@ def plan_slice_graph(
     """The slices of ``request`` with ``--downstream`` (no connection, nothing runs).
 
     Raises:
-        UsageError: bad job, keys or option; a dependant without a backfill
-            definition; jobs reading each other in a cycle.
+        UsageError: bad job, keys or option; a dependant without a backfill definition;
+            jobs reading each other in a cycle.
     """
     job = registry.get(request.job)
     root = request.plan(job)
@@ -100,8 +95,9 @@ def downstream_ledger(
     options: LaunchOptions,
     spec: BackendSpec | None = None,
 ) -> Ledger:
-    """A new ledger of ``graph``'s slices (not yet saved); ``--param`` values go to the
-    named job's runs only (the jobs below it may not declare them)."""
+    """A new ledger of ``graph``'s slices (not saved); ``--param`` values go to the named
+    job's runs only.
+    """
     backfill_id = new_backfill_id(graph.root)
     records = []
     for s in graph.slices:
@@ -130,9 +126,7 @@ def plan_downstream(
     now: datetime | None = None,
     client: WorkspaceClient | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` with ``--downstream`` and connect its backend: the local Spark,
-    or on Databricks each job's deployment (:mod:`..guard.downstream_workspace`), with
-    the dependants' triggers held paused while it runs (:mod:`.downstream_triggers`).
+    """Plan ``request`` with ``--downstream`` and connect its backend (the module docstring).
 
     Raises:
         UsageError: see :func:`plan_slice_graph`; an option it does not take; the last

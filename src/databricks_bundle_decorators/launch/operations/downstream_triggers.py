@@ -1,22 +1,16 @@
-"""Around a ``--downstream`` backfill on Databricks: its dependants' triggers paused,
-and one catch-up run per dependant at the end.
-
-:func:`trigger_hold` makes what :func:`..launcher.run_backfill` enters under the claims:
-:func:`..guard.pause.trigger_pause.hold_dependant_triggers` over every table the backfill's
-jobs write; when the runs are over (not on an exception or an interrupt: a backfill
-left to ``--resume`` is not caught up yet), :func:`.trigger_catch_up.catch_up_dependants`
-through a SQL warehouse, then the triggers are put back. Without a warehouse, one line
-says the catch-up was not launched and how to run it; the triggers are restored anyway.
-
-Local runs pause nothing: table update triggers watch Unity Catalog tables, not a
-local warehouse's Delta folders (https://docs.databricks.com/aws/en/jobs/trigger-table-update).
+"""Around a ``--downstream`` backfill on Databricks: its dependants' triggers paused
+(:func:`..guard.pause.trigger_pause.hold_dependant_triggers`) and, once the runs are
+over (not after an error or interrupt: ``--resume`` finishes it), caught up through a
+SQL warehouse (:mod:`.trigger_catch_up`), then restored; without a warehouse, a line
+says how. Local runs pause nothing: table update triggers watch Unity Catalog tables
+(https://docs.databricks.com/aws/en/jobs/trigger-table-update).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...bundle.table_graph import TableGraph, build_table_graph
@@ -29,14 +23,13 @@ from ..run.blocking import ledger_jobs
 from .trigger_catch_up import catch_up_dependants
 
 WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
-"""The SQL warehouse of the catch-up, as ``dbxdec deploy`` reads it for first watermarks
-(the databricks-sdk-py ``Config.warehouse_id`` setting's environment variable)."""
+"""The catch-up's SQL warehouse (databricks-sdk-py ``Config.warehouse_id``'s variable)."""
 
 
 def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBackfill:
-    """``prepared`` (a resumed backfill) with its dependants' triggers held while it
-    runs and caught up at the end, when it is a ``--downstream`` backfill on Databricks
-    (its ``workspace``); else ``prepared`` as it is."""
+    """``prepared`` (resumed) with the trigger hold of a ``--downstream`` backfill on
+    Databricks; else as it is.
+    """
     workspace, ledger = prepared.workspace, prepared.ledger
     if workspace is None or prepared.hold is not None or not ledger.slices:
         return prepared
@@ -54,8 +47,7 @@ def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBack
 def written_by(
     registry: Registry, jobs: Sequence[str]
 ) -> tuple[TableGraph, dict[str, JobDefinition], list[str]]:
-    """The bundle's table graph, its jobs' definitions, and every table ``jobs`` write
-    (what the dependants' triggers are matched against)."""
+    """The table graph, its jobs' definitions, and every table ``jobs`` write."""
     graph = build_table_graph(registry)
     definitions = {name: registry.get(name) for name in graph.jobs}
     return graph, definitions, [table for job in jobs for table in graph.writes.get(job, ())]
@@ -68,22 +60,20 @@ def trigger_hold(
     *,
     root: Path,
     backfill_id: str,
-    warehouse_id: str | None = None,
     poll_interval: float = 1.0,
 ) -> Hold:
-    """What pauses the dependants' triggers of the backfill over ``jobs`` while it runs
-    and catches them up at the end (see the module docstring).
+    """The hold that pauses the dependants' triggers of the backfill over ``jobs`` while it
+    runs and catches them up at the end.
 
     Raises:
         WorkspaceRejected: the caller may not edit a dependant it would pause (CAN
-            MANAGE), or its ACL cannot be read: checked now, before anything is paused or
-            started (:mod:`..guard.pause.pause_permission`).
+            MANAGE), checked before anything is paused or started.
     """
     graph, definitions, written = written_by(registry, jobs)
     found = dependant_triggers(graph, definitions, written)
     dependants = {d.job: workspace.job_id_of(d.job) for d in found}
     require_pausable(workspace.client, dependants, option="--downstream", what="trigger")
-    warehouse = warehouse_id or os.environ.get(WAREHOUSE_ENV) or None
+    warehouse = os.environ.get(WAREHOUSE_ENV) or None
 
     @contextmanager
     def hold(say: Callable[[str], None], outcome: RunOutcome) -> Iterator[None]:
@@ -118,7 +108,4 @@ def trigger_hold(
             ):
                 say(done.line)
 
-    def factory(say: Callable[[str], None], outcome: RunOutcome) -> AbstractContextManager[None]:
-        return hold(say, outcome)
-
-    return factory
+    return hold

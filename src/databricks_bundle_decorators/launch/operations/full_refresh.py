@@ -1,19 +1,9 @@
-"""``dbxdec backfill JOB --full-refresh``: rebuild a job's tables so that readers see the
-old tables or the new ones, never a mixture.
-
-The plan gets one keyless run at the end (where a final sync would go), and every run's
-order (``dbxdec_order``) says its part (see :mod:`...backfill.refresh`):
-
-- each slice is a stage run: its tables are written to staging tables
-  beside them (see :mod:`..runtime.programs.full_refresh` for which tables and reads); the first
-  slice runs alone, as a canary (it creates the staging tables);
-- the last run is a swap run: the scheduler starts it only once every slice
-  succeeded (as it does a final sync); each task checks its staging tables whole and
-  replaces its tables in one Delta commit each.
-
-The parameters are recorded per slice in the ledger, so ``--resume`` writes to the same
-staging tables and swaps at its end; a backfill that stops early (a failed slice, Ctrl-C)
-leaves every table as it was.
+"""``dbxdec backfill JOB --full-refresh``: readers see the old tables or the new ones, never
+a mixture (:mod:`...backfill.refresh`). Each slice is a stage run writing staging tables
+(the first alone, as a canary: it creates them); a last keyless swap run, started once
+every slice succeeded, checks each staging table whole and replaces its table in one
+Delta commit. The orders are in the ledger, so ``--resume`` stages to the same tables;
+a backfill that stops early leaves every table as it was.
 """
 
 from __future__ import annotations
@@ -26,11 +16,8 @@ from ..prepare.planners import Draft, Planning
 
 
 def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
-    """Refuse, in one line, what cannot be combined with ``--full-refresh``.
-
-    Raises:
-        UsageError: with ``--rerun failed|missing``, ``catchup``, ``--final-sync`` or
-            ``--no-checks``.
+    """Refuse ``--full-refresh`` with ``catchup``, ``--rerun failed|missing``, ``--final-sync``
+    or ``--no-checks``, in one line.
     """
     request = planning.request
     if not request.options.full_refresh:
@@ -55,9 +42,9 @@ def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
 
 
 def first_alone(draft: Draft, planning: Planning) -> Draft:
-    """At least one canary for a full refresh, whose first slice creates the staging
-    tables alone (concurrent first writes to a table that does not exist yet conflict in
-    Delta), and whose others wait for it to succeed."""
+    """At least one canary: the first slice creates the staging tables alone (concurrent
+    first writes to a new Delta table conflict).
+    """
     if not planning.request.options.full_refresh or draft.options is None:
         return draft
     options = replace(draft.options, canary=max(draft.options.canary, 1))
@@ -65,8 +52,9 @@ def first_alone(draft: Draft, planning: Planning) -> Draft:
 
 
 def stage_ledger(draft: Draft, planning: Planning) -> Draft:
-    """Give every slice of a new full-refresh ledger its order: ``stage`` for the keyed
-    slices, ``swap`` for the keyless last one."""
+    """Every slice of a new full-refresh ledger gets its order: ``stage``, or ``swap`` for
+    the keyless last one.
+    """
     ledger = draft.ledger
     if not planning.request.options.full_refresh or ledger is None:
         return draft

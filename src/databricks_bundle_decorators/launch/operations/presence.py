@@ -1,17 +1,11 @@
-"""``dbxdec catchup JOB --by data`` as functions: the keys whose data is missing or empty
-in the job's output tables, read from the tables themselves rather than run history.
+"""``dbxdec catchup JOB --by data``: the keys whose data is missing or empty in the job's
+output tables, read from the tables rather than run history (a key is missing when any
+partitioned output table has no row for it, :mod:`...runtime.programs.presence`).
 
-- Locally the Delta tables are read on the embedded Spark (:func:`keys_missing_data_local`).
-- On Databricks the tables live in Unity Catalog, readable from the job's compute: a run
-  of the deployed job with ``dbxdec_order`` set (a
-  :class:`~..backfill.wire.PresenceOrder` over the keys' range) has every task count
-  the rows per key of the tables it writes, through the same runtime code, and print a
-  :class:`~..backfill.wire.PresenceReport` line per table. The launcher waits for the
-  run (bounded), then reads each task's output (``jobs/runs/get-output``, whose
-  ``logs`` hold a wheel task's stdout) (:func:`keys_missing_data_databricks`).
-
-Either way a key is missing when any partitioned output table has no row for it (see
-:mod:`..runtime.programs.presence`).
+Locally the tables are read on the embedded Spark; on Databricks a run of the deployed
+job with a :class:`~...backfill.wire.PresenceOrder` counts the rows per key on its
+compute and prints a report per table, read from each task's output
+(``jobs/runs/get-output``).
 """
 
 from __future__ import annotations
@@ -34,9 +28,10 @@ from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
 from ...errors import UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
-from ..backends.errors import PresenceFailed
-from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_outputs
+from ..backends.databricks_backend import one_line
+from ..backends.errors import PresenceFailed, require_local_spark
+from ..backends.measure_run import wait_for_run
+from ..backends.task_output import task_reports
 from ..prepare.planners import Draft, Planning
 from ..workspace.workspace import request_refusals, require_order_parameter, workspace_errors
 
@@ -45,7 +40,6 @@ if TYPE_CHECKING:
 
     from ..backends.backends import RunStatus
 
-"""Answers that refuse the request itself (a job gone, a parameter refused)."""
 PRESENCE_TIMEOUT_SECONDS = 3600.0
 """How long a presence run may take, a cluster's start included, before it is cancelled."""
 
@@ -81,18 +75,12 @@ def keys_missing_data_local(
     warehouse: Path,
     spark: Any = None,
 ) -> list[str]:
-    """The ``keys`` (in their order) without rows in one of the job's local output tables.
-
-    Args:
-        registry: Where the job is defined.
-        job: The job, or its name.
-        keys: The keys to look at (the plan's keys).
-        warehouse: The folder of the local tables (``ProjectConfig.warehouse``).
-        spark: The session to read with (default: the embedded one, made on first use).
+    """The ``keys`` (in their order) without rows in one of the job's local output tables
+    (``warehouse``: the local tables' folder; ``spark``: default the embedded session).
 
     Raises:
-        UsageError: unknown job, a job without backfill, a key that is not one of the
-            job's, or a job that writes no partitioned table.
+        UsageError: unknown job, a job without backfill, a key not of the job, or a job
+            that writes no partitioned table.
         EnvironmentProblem: PySpark or Delta Lake is missing.
     """
     definition = registry.get(job) if isinstance(job, str) else job
@@ -122,24 +110,14 @@ def keys_missing_data_databricks(
     poll_interval: float = 5.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> list[str]:
-    """The ``keys`` (in their order) without rows in one of the deployed job's tables,
-    found by a run of the job (``dbxdec_order``) that reads them on its compute.
-
-    Args:
-        client: The workspace (from :func:`~..workspace.workspace.connect`).
-        job_id: The deployed job.
-        job_def: Its definition (which tasks write which tables).
-        keys: The keys to look at; the run reads the range from the first to the last.
-        timeout: Seconds to wait for the run; past it the run is cancelled.
-        poll_interval: Seconds between looks at the run.
-        clock: Monotonic seconds for the timeout (``time.monotonic``).
+    """The ``keys`` (in their order) without rows in one of the deployed job's tables, read
+    by a run of the job over their range, cancelled after ``timeout`` seconds of ``clock``.
 
     Raises:
-        UsageError: a key that is not one of the job's, a job that writes no
-            partitioned table, a deployed job without the ``dbxdec_order``
-            parameter (deployed by an older dbxdec), or the workspace refused the run.
-        PresenceFailed: the run failed, was cancelled, outlasted ``timeout``, or a
-            table's report is missing from its tasks' output.
+        UsageError: a key not of the job, a job that writes no partitioned table, a
+            deployed job without ``dbxdec_order``, or the workspace refused the run.
+        PresenceFailed: the run failed, was cancelled, outlasted ``timeout``, or a table's
+            report is missing.
         WorkspaceRejected, WorkspaceUnreachable: credentials refused, no answer.
     """
     wanted = _job_keys(job_def, keys)
@@ -185,10 +163,6 @@ def find_missing_data(draft: Draft, planning: Planning) -> Draft:
     return replace(draft, only=frozenset(only))
 
 
-def _refusal(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
     require_order_parameter(
         client,
@@ -206,8 +180,6 @@ def _run_and_wait(
     poll_interval: float,
     clock: Callable[[], float],
 ) -> tuple[int, RunStatus]:
-    from ..backends.databricks_backend import run_status
-
     deadline = clock() + timeout
     token = f"dbxdec-presence-{secrets.token_hex(16)}"  # a new run per question asked
     try:
@@ -217,36 +189,21 @@ def _run_and_wait(
             idempotency_token=token,
         )
         run_id = int(waiter.run_id)
-        while True:
-            status = run_status(client.jobs.get_run(run_id))
-            if status.is_terminal:
-                return run_id, status
-            if clock() >= deadline:
-                client.jobs.cancel_run(run_id)
-                raise PresenceFailed(
-                    f"the presence run {run_id} did not end within {timeout:g} s; it was "
-                    f"cancelled{f' ({status.url})' if status.url else ''}"
-                )
-            time.sleep(poll_interval)
+
+        def late(status: RunStatus) -> Exception:
+            return PresenceFailed(
+                f"the presence run {run_id} did not end within {timeout:g} s; it was "
+                f"cancelled{f' ({status.url})' if status.url else ''}"
+            )
+
+        return run_id, wait_for_run(client, run_id, poll_interval, (deadline, late), clock)[1]
     except request_refusals() as exc:  # transport and credential failures: workspace_errors
-        raise UsageError(f"the workspace refused the presence run: {_refusal(exc)}") from None
+        raise UsageError(f"the workspace refused the presence run: {one_line(exc)}") from None
 
 
 def _read_reports(client: WorkspaceClient, run_id: int) -> list[PresenceReport]:
     """Every report line in the output of every task of the run."""
-    run = client.jobs.get_run(run_id)
-    reports: list[PresenceReport] = []
-    for task in run.tasks or []:
-        if task.run_id is None:
-            continue
-        try:
-            for _, text in task_outputs(client, task):
-                reports += PresenceReport.from_lines(text)
-        except ValueError as exc:
-            raise PresenceFailed(
-                f"task {task.task_key!r} of presence run {run_id}: {exc}"
-            ) from None
-    return reports
+    return task_reports(client, run_id, PresenceReport.from_lines, (PresenceFailed, "presence"))
 
 
 def _job_presence(

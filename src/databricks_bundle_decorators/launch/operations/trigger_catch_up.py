@@ -1,39 +1,19 @@
 """After a backfill that paused its dependants' triggers: one catch-up run per dependant.
 
-While :func:`..guard.pause.trigger_pause.hold_dependant_triggers` held a dependant ``B``'s
-table-update trigger, its sources committed (the backfill's own writes, and anyone
-else's). :func:`catch_up_dependants`, called before the triggers are restored, works
-out for each such ``B`` what its trigger would have processed and runs what the
-backfill did not:
+Before the triggers are restored, for each table-triggered dependant ``B``: read its
+watermark and pending keys (its state table's latest ``advance`` row) and what keyed
+runs covered; read each source's changes after the watermark from the change data
+feed, mapped to keys (widened by lookback) plus the pending keys, minus the covered
+ones (:func:`...backfill.coverage.uncovered_keys`); write an ``advance`` row (watermark
+to the latest versions, uncovered keys pending); launch ONE run of ``B`` over those
+keys, if any. A run the resumed trigger starts finds the watermark moved, whether or
+not resuming fires it ("Pause and resume job triggers",
+https://docs.databricks.com/aws/en/jobs/triggers, is silent).
 
-1. ``B``'s watermark and pending keys (the latest ``advance`` row of its state table)
-   and what keyed runs of ``B`` covered (its ``covered`` rows,
-   :mod:`...runtime.triggers.trigger_state`);
-2. each source's latest version, and the changes after the watermark from the change
-   data feed (``table_changes``), each change's event time mapped to a source key;
-3. the keys those changes affect (widened by ``B``'s lookback) plus the pending keys,
-   minus the keys a covered run read at or after the change
-   (:func:`...backfill.changed_keys.uncovered_keys`);
-4. an ``advance`` row: the watermark moves to the latest versions, the uncovered keys
-   become the pending ones -- so a run the restored trigger starts processes only
-   newer commits (and those keys, if the catch-up has not yet);
-5. when keys are left: ONE run of ``B`` with exactly those keys
-   (in its ``dbxdec_order``), which runs them and clears them from the pending list
-   as a triggered run does; none when everything was covered.
-
-Whether resuming a trigger fires on its own for commits made while it was paused, the
-docs do not say ("Pause and resume job triggers",
-https://docs.databricks.com/aws/en/jobs/triggers: paused, it "no longer starts new
-runs"); this does not rely on either answer: a run the trigger starts on resuming finds
-the watermark moved and the owed keys pending.
-
-The statements go through a SQL warehouse with the Statement Execution API, as the first
-watermark does (:mod:`..workspace.first_watermark`, sources cited there), plus:
-
-* ``table_changes(table_str, start, end)``, its ``_commit_version`` column, and
-  back-quoted name parts inside ``table_str``:
-  https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes
-* ``unix_seconds``: https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds
+SQL goes through a warehouse as :mod:`..workspace.first_watermark` (sources cited
+there), plus ``table_changes`` and ``_commit_version``
+(https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes) and
+``unix_seconds`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds).
 """
 
 from __future__ import annotations
@@ -78,21 +58,15 @@ if TYPE_CHECKING:
 __all__ = ["CatchUpRun", "catch_up_dependants"]
 
 _BUCKET_SECONDS = 900
-"""Change rows are read per 15 minutes of event time: every zone's UTC offset today is a
-whole number of quarter hours (the IANA tz database), so no key boundary falls inside a
-bucket and far fewer rows cross the wire than one per row."""
+"""Change rows are read per 15 minutes of event time: every zone's UTC offset is a whole
+number of quarter hours (IANA tz database), so no key boundary falls inside a bucket.
+"""
 
 
 @dataclass(frozen=True, slots=True)
 class CatchUpRun:
-    """What the catch-up did for one dependant.
-
-    Attributes:
-        job: The dbxdec job.
-        keys: The keys its catch-up run processes (empty: everything was covered).
-        run_id: The catch-up run (``None`` when there is none).
-        versions: The source versions its watermark moved to (empty: not moved).
-        line: One line for people.
+    """What the catch-up did for one dependant: the keys of its run (empty: all covered), the
+    run (``None``: none), the versions its watermark moved to, and a line for people.
     """
 
     job: str
@@ -113,12 +87,9 @@ def catch_up_dependants(
     now: datetime | None = None,
     poll_interval: float = 1.0,
 ) -> list[CatchUpRun]:
-    """Launch each table-triggered job of ``jobs`` once over the keys it owes (see the
-    module docstring); call it after the backfill, before the triggers are restored.
-
-    A job whose catch-up cannot be worked out (no watermark yet, no change data feed)
-    is left as it is, with a line saying why: its watermark does not move, so its next
-    triggered run processes the commits itself.
+    """Launch each table-triggered job of ``jobs`` once over the keys it owes (module
+    docstring), after the backfill and before the triggers are restored. A job whose
+    catch-up cannot be worked out is left as it is, with a line saying why.
 
     Raises:
         WorkspaceRejected, WorkspaceUnreachable: the workspace refused or did not answer.
@@ -158,8 +129,9 @@ def _owed(
     backfill: TimeBackfill,
     at: datetime,
 ) -> tuple[tuple[str, ...], dict[str, int]] | str:
-    """The keys ``job`` owes and the versions they were worked out at (the ``advance``
-    row written), or the line saying why nothing can be worked out."""
+    """The keys ``job`` owes and the versions they were worked out at (its ``advance`` row
+    written), or the line saying why nothing can be worked out.
+    """
     state = TableName.parse(trigger.state_table).quoted
     statements.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
     rows = statements.rows(
@@ -208,8 +180,9 @@ def _owed(
 def _changes(
     statements: Statements, table: str, column: str, after: int, newest: int
 ) -> list[Change]:
-    """The changes of ``table``'s versions ``after+1..newest``, one per version and
-    quarter hour of event time (``Change.key`` holds the bucket's epoch seconds)."""
+    """The changes of ``table``'s versions ``after+1..newest``, one per version and quarter
+    hour of event time (``Change.key``: the bucket's epoch seconds).
+    """
     name = quote_literal(TableName.parse(table).quoted)
     bucket = f"unix_seconds(CAST({quote_identifier(column)} AS TIMESTAMP)) DIV {_BUCKET_SECONDS}"
     try:
@@ -253,9 +226,10 @@ def _launch(
     backfill_id: str,
     job: str,
 ) -> int:
-    """Start the catch-up run; a second call for the same backfill and job returns the
-    same run (the idempotency token: Jobs API ``run-now``,
-    https://docs.databricks.com/api/workspace/jobs/runnow, at most 64 characters)."""
+    """Start the catch-up run; the idempotency token (Jobs API ``run-now``, at most 64
+    characters, https://docs.databricks.com/api/workspace/jobs/runnow) makes a second call
+    for the same backfill and job return the same run.
+    """
     params = {
         ORDER_PARAM: encode_order(TaskOrder(keys=keys)),
         TRIGGER_VERSIONS_PARAM: encode_versions(versions, {}),

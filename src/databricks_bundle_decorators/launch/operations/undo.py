@@ -1,38 +1,23 @@
-"""``dbxdec backfill undo ID`` as functions: which runs were the backfill's, what undo
-restores, and the restore itself (the CLI only prints and asks).
+"""``dbxdec backfill undo ID``: which runs were the backfill's, what undo restores, and the
+restore (the CLI only prints and asks).
 
-Every run the backfill started (every attempt, failed ones too: a run can commit one
-table and fail in a later task) was sent the backfill's id, and each of its Delta
-commits carries it (see :mod:`...runtime.programs.undo`), so the tables' histories say which
-versions to undo, however many runs the backfill took. A backfill whose runs were not
-sent that id (:func:`.identity.carries_backfill_id`) is found by the ids of its runs
-instead, which the ledger recorded. The version each restore made is recorded in the
-ledger (:meth:`~..ledger.ledger.Ledger.record_undone`): a later undo knows it as its own.
-
-One job's undo is an :class:`Undo`; where its tables are restored is its
-:class:`Restorer`:
-
-- a local backfill's tables are planned and restored on the embedded Spark, every table
-  checked before any is restored (:class:`SparkRestore`);
-- a Databricks backfill's tables live in Unity Catalog: undo is a run of the deployed
-  job with ``dbxdec_order`` set (:class:`~...backfill.wire.UndoOrder`), in which every
-  task restores the tables it writes on the job's own compute, through the same runtime
-  code, and refuses (failing that task) what needs ``--force`` (:class:`RunRestore`).
-
-A ``--downstream`` backfill's undo (:class:`DownstreamUndo`) is one such undo per job,
-each with that job's runs, dependants first; every table of every job is checked before
-any is restored (on Databricks from the launcher, through a SQL warehouse:
-:mod:`..workspace.first_watermark`; the runs judge again on their compute), so a refusal
-anywhere restores nothing.
+Every run of the backfill was sent its id and its Delta commits carry it
+(:mod:`...runtime.programs.undo`); a backfill whose runs were not is found by its run ids.
+Each restore's version is recorded in the ledger. One job's :class:`Undo` restores
+through a :class:`Restorer`: locally on the embedded Spark, every table checked first
+(:class:`SparkRestore`); on Databricks by a run of the deployed job with an undo order
+(:class:`RunRestore`). A ``--downstream`` undo (:class:`DownstreamUndo`) checks every
+table of every job first (on Databricks through a SQL warehouse), then undoes
+dependants first. A job deployed without ``dbxdec_order`` is not sent the id
+(:func:`carry_backfill_id`): its undo falls back to the ids of its runs.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,7 +25,10 @@ from ...backfill.wire import (
     ORDER_PARAM,
     UndoOrder,
     encode_order,
+    order_in,
     read_reports,
+    task_order,
+    with_order,
 )
 from ...bundle.project import ProjectConfig
 from ...definitions import JobDefinition, Registry
@@ -54,31 +42,37 @@ from ...runtime.programs.undo import (
     plan_table,
     plan_undo,
 )
-from ..backends.errors import UndoFailed
-from ..backends.spark_extra import require_local_spark
-from ..backends.task_output import task_outputs
+from ..backends.errors import UndoFailed, require_local_spark
+from ..backends.measure_run import wait_for_run
+from ..backends.task_output import task_reports
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
 from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger
 from ..plan.request import Connection
+from ..prepare.planners import Draft, Planning
 from ..run.blocking import is_downstream
 from ..status.journal_status import locate_journal
 from ..workspace.first_watermark import Statements, read_history
 from ..workspace.target import read_target
-from ..workspace.workspace import first_line, request_refusals, require_order_parameter
+from ..workspace.workspace import (
+    declares_order_parameter,
+    first_line,
+    request_refusals,
+    require_order_parameter,
+)
 from .downstream_triggers import WAREHOUSE_ENV
-from .identity import carries_backfill_id
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import RunTask
+
+    from ..guard.connection import ConnectedJob
 
 UNCHECKED = (
     "the undo of a --downstream backfill on Databricks checks every table of every job "
     "before any undo run is launched, through a SQL warehouse: pass --warehouse-id W or set "
     "DATABRICKS_WAREHOUSE_ID (--force undoes without that check); nothing was restored"
 )
-"""The refusal of a ``--downstream`` undo that has no warehouse to check its tables."""
 
 
 def downstream_jobs(ledger: Ledger) -> list[str]:
@@ -87,8 +81,9 @@ def downstream_jobs(ledger: Ledger) -> list[str]:
 
 
 def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
-    """The runs of ``ledger`` that ran ``job`` (their commits name the job; rejected
-    submissions have none), with the undo records of the ledger."""
+    """The runs of ``ledger`` that ran ``job`` (rejected submissions left out), with the
+    ledger's undo records.
+    """
     ids = frozenset(
         attempt.run_id
         for record in ledger.slices
@@ -112,11 +107,8 @@ class Restorer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """One job's undo; :meth:`apply` restores through :attr:`restorer`.
-
-    ``tables``: the job's Delta tables, each with its tasks. ``checked``: every table
-    judged beforehand (always locally; on Databricks for a ``--downstream`` undo), else
-    ``None``: the undo run alone judges.
+    """One job's undo, restored by :attr:`restorer`; ``checked``: every table judged
+    beforehand, or ``None`` when the undo run alone judges.
     """
 
     ledger: Ledger
@@ -134,7 +126,7 @@ class Undo:
         return len(self.tables) if self.runs.run_ids else 0
 
     def lines(self) -> list[str]:
-        """What undo will do, one line per table, then notes and warnings."""
+        """What undo will do: one line per table, then notes and warnings."""
         count = len(self.runs.run_ids)
         job = self.runs.job
         out = [f"Undo of backfill {self.ledger.id} ({job}, {count} run{'s' * (count != 1)}):"]
@@ -209,8 +201,9 @@ class SparkRestore:
 
 @dataclass(frozen=True, slots=True)
 class RunRestore:
-    """Restore by a run of the deployed job (``dbxdec_order`` set to an undo order);
-    a table that needs ``force`` fails its task there, the reason in the task's output."""
+    """Restore by a run of the deployed job with an undo order; a table that needs ``force``
+    fails its task there.
+    """
 
     client: WorkspaceClient
     job_id: int
@@ -231,8 +224,6 @@ class RunRestore:
                 cancelled; the message gives its page.
             UsageError: the workspace refused the run.
         """
-        from ..backends.databricks_backend import run_status
-
         runs = undo.runs
         # by the backfill's id: the order does not grow with the number of runs
         run_ids = () if runs.by_id else tuple(sorted(runs.run_ids))
@@ -245,12 +236,7 @@ class RunRestore:
                 idempotency_token=token,
             )
             run_id = int(waiter.run_id)
-            while True:
-                run = self.client.jobs.get_run(run_id)
-                status = run_status(run)
-                if status.is_terminal:
-                    break
-                time.sleep(self.poll_interval)
+            run, status = wait_for_run(self.client, run_id, self.poll_interval)
         except request_refusals() as exc:  # transport and credential failures: the CLI maps them
             raise UsageError(f"the workspace refused the undo run: {first_line(exc)}") from None
         page = f" ({status.url})" if status.url else ""
@@ -269,31 +255,22 @@ class RunRestore:
 def _undo_reports(
     client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
 ) -> list[tuple[str, int]]:
-    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported;
-    ``tasks``: the ended run's tasks when the caller has just read them."""
-    found: list[tuple[str, int]] = []
-    tasks = client.jobs.get_run(run_id).tasks if tasks is None else tasks
-    for task in tasks or []:
-        if task.run_id is None:
-            continue
+    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported,
+    each once (serverless task logs may repeat other tasks' lines)."""
+
+    def parse(text: str) -> list[tuple[str, int]]:
         try:
-            bodies = [
-                b for _, text in task_outputs(client, task) for b in read_reports(text, "undo")
-            ]
-            pairs = [(str(body["table"]), int(body["version"])) for _, body in bodies]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UndoFailed(f"task {task.task_key!r} of undo run {run_id}: {exc}") from None
-        # serverless task logs may repeat lines of other tasks: each commit once
-        found += [pair for pair in pairs if pair not in found]
-    return found
+            return [(str(b["table"]), int(b["version"])) for _, b in read_reports(text, "undo")]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(exc) from None
+
+    return list(dict.fromkeys(task_reports(client, run_id, parse, (UndoFailed, "undo"), tasks)))
 
 
 @dataclass(frozen=True, slots=True)
 class DownstreamUndo:
-    """The undo of every job of a ``--downstream`` backfill (same face as :class:`Undo`).
-
-    ``unchecked``: why the tables could not all be checked before any is restored (the
-    refusal of an undo that is not forced), or ``None``.
+    """The undo of every job of a ``--downstream`` backfill (the face of :class:`Undo`);
+    ``unchecked``: why the tables could not all be checked first, or ``None``.
     """
 
     ledger: Ledger
@@ -306,7 +283,7 @@ class DownstreamUndo:
         return sum(undo.count for undo in self.jobs)
 
     def lines(self) -> list[str]:
-        """One header, then each job's lines (its tables, notes and warnings)."""
+        """One header, then each job's lines."""
         names = ", ".join(undo.runs.job for undo in self.jobs)
         runs = sum(len(undo.runs.run_ids) for undo in self.jobs)
         out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
@@ -316,26 +293,22 @@ class DownstreamUndo:
         return out
 
     def refusals(self) -> list[str]:
-        """One line per table, of any job, that needs ``force`` (or why they could not
-        be checked)."""
+        """One line per table of any job that needs ``force`` (or why none could be checked)."""
         head = [self.unchecked] if self.unchecked else []
         return head + [line for undo in self.jobs for line in undo.refusals()]
 
     def refused(self) -> UndoRefused | None:
-        """Why the tables were not checked, else the first job's refusal (each names its
-        table), if any."""
+        """Why the tables were not checked, else the first job's refusal, if any."""
         if self.unchecked:
             return UndoRefused(self.unchecked)
         return next((r for r in (u.refused() for u in self.jobs) if r is not None), None)
 
     def apply(self, *, force: bool = False) -> list[str]:
-        """Restore every job's tables, dependants first; one line per table (locally) or
-        per undo run (a job with nothing to restore gets none).
+        """Restore every job's tables, dependants first.
 
         Raises:
             UndoRefused: a table needs ``force`` (nothing was restored).
-            UndoFailed: a job's undo failed after the jobs before it were undone (the
-                message names them).
+            UndoFailed: a job's undo failed after the jobs before it were undone (named).
         """
         refused = None if force else self.refused()
         if refused is not None:  # checked whole before any table changes
@@ -369,13 +342,11 @@ def run_undo(
     poll_interval: float,
     statements: Statements | None,
 ) -> Undo:
-    """The undo run of ``job``'s tables, its deployment found by ``job_id``, else by name
-    (with the ledger's target's name prefix, read from ``root``); with ``statements``,
-    every table judged beforehand (:attr:`Undo.checked`).
+    """The undo run of ``job``'s tables, its deployment found by ``job_id`` or by name (with
+    the ledger's target's prefix); with ``statements``, every table judged beforehand.
 
     Raises:
-        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``
-            (or ``backfill_id``, for an undo by id).
+        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``.
         HistoryUnreadable: a table's history could not be read.
     """
     from ..backends.databricks_backend import find_job
@@ -415,12 +386,10 @@ def detached_ledger(
     client: WorkspaceClient | None,
     target: str | None = None,
 ) -> tuple[Ledger, WorkspaceClient]:
-    """The journal of detached backfill ``backfill_id``, open for its undo records, and
-    the workspace it is in.
+    """The journal of detached backfill ``backfill_id``, open for undo records, and its workspace.
 
     Raises:
-        UsageError: no local ledger and no journal of that id; the backfill still runs
-            (its controller would go on writing after the undo: cancel it first).
+        UsageError: no ledger nor journal of that id; the backfill still runs.
     """
     try:
         place = locate_journal(
@@ -462,26 +431,18 @@ def prepare_undo(
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
     Args:
-        backfill_id: The backfill (``dbxdec backfills`` lists them).
-        root: The project root (its ``.dbxdec/backfills``).
         project_loader: Reads the project's config and definitions.
-        spark: Local: the session the tables are read with (default: the embedded one).
-        client: Databricks: the workspace client (default: from the ledger's host and
-            profile, or ``host``/``profile``).
-        host: Databricks: workspace URL instead of the ledger's.
-        profile: Databricks: ``~/.databrickscfg`` profile instead of the ledger's.
+        spark: Local: the session to read the tables with (default: the embedded one).
+        client, host, profile: Databricks: the workspace (default: the ledger's).
         poll_interval: Databricks: seconds between looks at the undo run.
-        target: A detached backfill: the bundle target its job was deployed to (the
-            name prefix its journal's job is found by).
-        warehouse_id: Databricks, ``--downstream``: the SQL warehouse every table's
-            history is read through before any undo run (default:
-            ``DATABRICKS_WAREHOUSE_ID``).
+        warehouse_id: Databricks ``--downstream``: the SQL warehouse that reads every
+            table's history first (default: ``DATABRICKS_WAREHOUSE_ID``).
+        target: A detached backfill: the bundle target its job was deployed to.
 
     Raises:
-        UsageError: unknown id, its job is no longer defined, or (Databricks) a
-            deployed job has no ``dbxdec_order`` parameter.
-        HistoryUnreadable: (Databricks, ``--downstream``) a table's history could not
-            be read through the warehouse.
+        UsageError: unknown id, its job is no longer defined, or a deployed job has no
+            ``dbxdec_order`` parameter.
+        HistoryUnreadable: a table's history could not be read through the warehouse.
         EnvironmentProblem: (local) PySpark or Delta Lake is missing.
     """
     if backfill_id in backfill_ids(ledger_dir(root)):
@@ -536,3 +497,37 @@ def prepare_undo(
         for name in (downstream_jobs(ledger) if downstream else [ledger.job])
     )
     return DownstreamUndo(ledger, parts, unchecked) if downstream else parts[0]
+
+
+def carry_backfill_id(ledger: Ledger, found: ConnectedJob | None = None) -> list[str]:
+    """Give every slice of a new ledger its backfill's id in its order (kept by ``--resume``
+    and re-batches). On Databricks only when the deployed job declares ``dbxdec_order``
+    (``run-now`` with an undeclared parameter is unspecified,
+    https://docs.databricks.com/api/workspace/jobs/runnow); else returns the warning.
+
+    Raises:
+        UsageError: the deployed job cannot be read.
+    """
+    if found is not None and not declares_order_parameter(found.client, found.remote.job_id):
+        return [
+            f"job {found.remote.name!r} (id {found.remote.job_id}) was deployed without the "
+            f"{ORDER_PARAM} parameter (by an older dbxdec): its runs are not sent the "
+            "backfill's id, so its undo names every run; deploy it again (dbxdec deploy)"
+        ]
+    for record in ledger.slices:
+        order = replace(task_order(record.parameters), backfill_id=ledger.id)
+        ledger.update(replace(record, parameters=with_order(record.parameters, order)))
+    return []
+
+
+def carry_id(draft: Draft, planning: Planning) -> Draft:
+    """The planner of :func:`carry_backfill_id` for a new backfill's ledger."""
+    assert draft.ledger is not None
+    return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
+
+
+def carries_backfill_id(ledger: Ledger) -> bool:
+    """Whether every run of the backfill was sent its id."""
+    return bool(ledger.slices) and all(
+        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
+    )

@@ -1,16 +1,10 @@
-"""Partition health from past runs: which keys succeeded, failed, were cancelled, are
-running or missing (or, on Databricks, ``unknown``: older than the run history, see
-:mod:`.horizon`).
+"""Partition health from past runs: each key succeeded, failed, cancelled, running or
+missing (on Databricks also ``unknown``: older than the run history, :mod:`..status.observed`).
 
-``cancelled``: the key's latest run was cancelled (a second Ctrl-C, ``jobs/runs/cancel``,
-the Jobs UI) before it ended. It is not a success, so ``--rerun failed`` and ``catchup``
-run it again: a cancelled run may have stopped before its write, or, on Databricks,
-after some of its tasks wrote; only a new run leaves the key known good. It is its own
-state, not ``failed``, because nothing in the code or the data went wrong.
-
-Both backends describe their past runs as :class:`RunObservation` values (the
-Databricks backend from ``job_parameters`` on runs, the local backend from ledgers);
-:func:`key_history` folds them into one state per key.
+A cancelled key is not a success (the run may have stopped before or during its
+writes), so ``--rerun failed`` and ``catchup`` run it again; it is its own state since
+nothing went wrong. Backends describe past runs as :class:`RunObservation` values,
+folded by :func:`key_history` into one state per key.
 """
 
 from __future__ import annotations
@@ -34,14 +28,8 @@ KeyHistory = Mapping[str, KeyState]
 
 @dataclass(frozen=True, slots=True)
 class RunObservation:
-    """One past or current run and the keys it writes.
-
-    Attributes:
-        keys: The keys the run writes.
-        state: How it ended (``running`` while it is queued or running).
-        started: When it started, seconds since the epoch (orders the runs).
-        run_id: The backend's run id.
-        error: The error message of a failed run.
+    """One past or current run: its keys, how it ended (``running`` while queued or running),
+    when it started (epoch seconds, orders the runs), its run id and error.
     """
 
     keys: tuple[str, ...]
@@ -52,9 +40,8 @@ class RunObservation:
 
 
 def key_history(observations: Iterable[RunObservation]) -> dict[str, KeyState]:
-    """The state of every observed key: its latest run decides, a running run wins.
-
-    Keys never observed are absent (``missing``).
+    """The state of every observed key: its latest run decides, a running run wins (keys
+    never observed are absent: ``missing``).
     """
     latest: dict[str, RunObservation] = {}
     running: set[str] = set()
@@ -71,8 +58,9 @@ def state_of(history: KeyHistory, key: str) -> KeyState:
 
 
 NOT_SUCCEEDED: frozenset[KeyState] = frozenset({KeyState.FAILED, KeyState.CANCELLED})
-"""The states of a key whose latest run ended without success: ``--rerun failed`` and
-``catchup`` run them again (see the module's docstring for why a cancelled key is one)."""
+"""A key's states whose latest run ended without success: ``--rerun failed`` and
+``catchup`` run them again.
+"""
 
 
 def attempt_key_state(attempt_state: str) -> KeyState:
@@ -106,13 +94,9 @@ def keys_without_success(keys: Sequence[str], history: KeyHistory) -> list[str]:
 def keys_of_parameters(
     backfill: BackfillDef, parameters: Mapping[str, str], *, started: float | None = None
 ) -> tuple[str, ...]:
-    """The keys a run with these job parameters writes; ``()`` when unknown.
-
-    A run without ``backfill_key`` (a scheduled run) wrote the key current when it
-    started, for time-based definitions. An undo, presence or measurement run and the
-    swap run of a full refresh (their ``dbxdec_order``) write no key: they too leave
-    ``backfill_key`` empty, and counting them as a scheduled run would mark today's key
-    as run.
+    """The keys a run with these job parameters writes; ``()`` when unknown. A run without
+    ``backfill_key`` (a scheduled run of a time definition) wrote the key current at its
+    start, but a keyless order run (undo, presence, measurement, swap) wrote none.
     """
     if keyless_run(parameters):
         return ()

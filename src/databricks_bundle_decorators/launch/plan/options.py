@@ -1,8 +1,5 @@
-"""A backfill's options: one record from the CLI to the scheduler, each default once.
-
-The ledger keeps the user's choices (:meth:`LaunchOptions.to_json`) to resume the
-backfill and to print its rerun and resume commands; the pacing of polls and resends is
-chosen anew by each session that runs it (a launcher, a resume, a controller run).
+"""A backfill's options: one record from the CLI to the scheduler, each default once; the
+ledger keeps the choices, each session sets its own pacing.
 """
 
 from __future__ import annotations
@@ -24,33 +21,20 @@ class LaunchOptions:
     """How a backfill runs: its plan's choices and its pacing.
 
     Attributes:
-        max_concurrent: Runs in flight at most (locally: :data:`LOCAL_CONCURRENT`).
-        retries: Extra attempts per slice after a failed run.
-        retry_delay: Seconds before the first retry; doubles per retry.
-        retry_for: Seconds from a slice's first attempt within which a retry may
-            start, back-off included (``None``: no limit); see :mod:`..policy.retry_budget`.
-        halt_on_error: Stop launching once a slice has failed for good.
-        exact, batch_size, order, final_sync, params: The plan (see :func:`.plan.build_plan`);
-            ``batch_auto``: ``--batch-size auto`` (``batch_size``: the latest choice),
-            aiming at runs of ``target_run_seconds``.
-        canary: The first this many slices run alone; the rest launch only once they
-            have all succeeded (``0``: off). See :mod:`..policy.canary`.
-        diff_gate: With canaries, the most a canary key's row count may move (percent)
-            before the backfill stops (``None``: off). See :mod:`..backends.diff_gate`.
-        pause_schedule, force_trigger_pause, force_rewrite, full_refresh: As
-            ``--pause-schedule``, ``--force-trigger-pause``, ``--force-rewrite``,
-            ``--full-refresh``.
-        tasks: ``--tasks``/``--skip-tasks`` as ``backfill_tasks`` (``""``: every task).
-        checks: ``False``: ``--no-checks`` (``backfill_checks=off``).
-        max_retry_delay: Upper bound of the retry delay.
-        poll_interval: The longest gap between status polls while runs are due to
-            end; shorter runs are polled sooner (see :mod:`..policy.poll_policy`).
-        max_poll_interval: The longest gap between status polls.
-        submit_attempts: Tries to reach the backend for one submission before the
-            backfill stops launching (the attempt stays open for ``--resume``).
-        resend_after: A status poll not answered within this many seconds is
-            overtaken by one more (``0``: never; ``None``: a few times the usual
-            poll's latency). See :mod:`..policy.status_poller`.
+        retries, retry_delay, max_retry_delay: Extra attempts per failed slice, and the
+            doubling delay before each.
+        retry_for: Seconds from a slice's first attempt within which a retry may start
+            (:mod:`..policy.retry_budget`).
+        exact, batch_size, order, final_sync, params: The plan (:func:`.plan.build_plan`);
+            ``batch_auto``: ``--batch-size auto``, aiming at ``target_run_seconds``.
+        canary: The first slices that run alone before the rest (:mod:`..policy.canary`).
+        diff_gate: The most (percent) a canary's measures may move (:mod:`..backends.diff_gate`).
+        tasks: ``--tasks``/``--skip-tasks`` encoded (``""``: every task).
+        poll_interval, max_poll_interval: Gaps between status polls
+            (:mod:`..policy.poll_policy`).
+        submit_attempts: Tries to reach the backend for one submission before launching stops.
+        resend_after: Overtake an unanswered status poll after this many seconds (``0``:
+            never; ``None``: adaptive; :class:`..policy.poll_policy.StatusPoller`).
     """
 
     max_concurrent: int = 4
@@ -80,8 +64,7 @@ class LaunchOptions:
     resend_after: float | None = field(default=None, metadata=_SESSION)
 
     def paced(self, pacing: Pacing) -> LaunchOptions:
-        """These options with what ``pacing`` sets (``None``: kept; a new backfill
-        starts from this record's defaults, ``--resume`` from its ledger's)."""
+        """These options with what ``pacing`` sets (``None``: kept)."""
         return replace(
             self,
             retries=self.retries if pacing.retries is None else pacing.retries,
@@ -106,13 +89,9 @@ def default_of(name: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Pacing:
-    """How fast a backfill launches and how it retries.
-
-    ``None`` means the default for a new backfill (:class:`LaunchOptions`'s;
-    ``max_concurrent`` locally: :data:`LOCAL_CONCURRENT`) and the ledger's own
-    value on ``--resume``. ``halt_on_error`` can only be switched on. ``resend_after``: a
-    ``run-now`` or status poll not answered within this many seconds is sent once more
-    (``0``: never; ``None``: a few times the usual latency), see :mod:`.overtake`.
+    """How fast a backfill launches and retries: ``None`` is the default for a new backfill
+    (:class:`LaunchOptions`'s; locally :data:`LOCAL_CONCURRENT` runs) and the ledger's value
+    on ``--resume``; ``halt_on_error`` can only be switched on.
     """
 
     max_concurrent: int | None = None

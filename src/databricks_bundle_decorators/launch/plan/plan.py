@@ -20,31 +20,30 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from whenever import Date, PlainDateTime
+
 from ...backfill.base import BackfillDef
+from ...backfill.time_backfill import TimeBackfill
 from ...backfill.wire import KeyRange, TaskOrder, keys_label, with_order
 from ...definitions import JobDefinition
 from ...errors import UsageError, did_you_mean
 from ...runtime.programs.task_subset import decode_tasks
-from .day_bounds import hourly_day_bound
 from .history import KeyHistory, RerunMode, select_keys
 
 Order = Literal["forward", "reverse"]
 ORDERS: tuple[Order, ...] = ("forward", "reverse")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """One run of a backfill: one key, or an inclusive range of consecutive keys.
-
-    Attributes:
-        index: Position in the plan (0-based); the final sync has the last index.
-        keys: The keys the run writes, in the definition's order; empty for the
-            final sync (a run with no key).
-    """
+    """One run of a backfill at ``index`` in the plan: one key, or an inclusive range of
+    consecutive keys in the definition's order; none for the final sync (the last)."""
 
     index: int
     keys: tuple[str, ...]
@@ -61,14 +60,8 @@ class Slice:
 
 @dataclass(frozen=True, slots=True)
 class BackfillPlan:
-    """The runs of one backfill, in launch order.
-
-    Attributes:
-        job: The job name.
-        slices: The runs, in launch order (a final sync comes last).
-        exact: Runs bypass lookback and schedule-gap expansion (``backfill_exact``).
-        params: User job parameter overrides passed to every run.
-    """
+    """The runs of one backfill, in launch order (a final sync last); ``exact``: runs
+    bypass lookback and gap expansion; ``params``: the user's, passed to every run."""
 
     job: str
     slices: tuple[Slice, ...]
@@ -88,10 +81,8 @@ class BackfillPlan:
 def with_options(
     plan: BackfillPlan, *, checks: bool = True, force_rewrite: bool = False, tasks: str = ""
 ) -> BackfillPlan:
-    """``plan`` whose runs' order (``dbxdec_order``) carries ``--no-checks``,
-    ``--force-rewrite`` and ``--tasks``/``--skip-tasks`` (``tasks``: an
-    :func:`~...runtime.programs.task_subset.encode_tasks` text); ``plan`` itself when
-    each is its default."""
+    """``plan`` whose runs' order carries ``--no-checks``, ``--force-rewrite`` and
+    ``--tasks`` (an :func:`~...runtime.programs.task_subset.encode_tasks` text)."""
     order = TaskOrder(tasks=tuple(decode_tasks(tasks)), checks=checks, force_rewrite=force_rewrite)
     if order == TaskOrder():
         return plan
@@ -122,14 +113,9 @@ def build_plan(
     params: Mapping[str, str] | None = None,
     only: Collection[str] | None = None,
 ) -> BackfillPlan:
-    """Plan a backfill of ``job``.
-
-    Keys come from ``keys`` (explicit), else ``start``/``end`` (inclusive, either may be
-    omitted), else the whole definition. ``rerun`` then keeps all of them, only those
-    whose latest run failed, or only those never run (``history`` is required for the
-    latter two); ``only`` (catch-up's keys without a success, or without data) keeps
-    just those. Consecutive keys are grouped into ranged runs of ``batch_size``;
-    ``order`` sets the launch order of the runs.
+    """Plan a backfill of ``job``: the keys :func:`selected_keys` picks (else the whole
+    definition), filtered by ``rerun`` (with ``history``) and ``only``, grouped into
+    ranged runs of ``batch_size`` consecutive keys, launched in ``order``.
 
     Raises:
         UsageError: the job has no backfill definition, a key or bound is malformed or
@@ -146,7 +132,7 @@ def build_plan(
         raise UsageError(f"--batch-size must be at least 1, got {batch_size}")
     if order not in ORDERS:
         raise UsageError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
-    chosen = _chosen_keys(backfill, start, end, keys)
+    chosen = selected_keys(backfill, start, end, keys)
     if rerun != "all":
         if history is None:
             raise UsageError(f"--rerun {rerun} needs the job's run history")
@@ -167,18 +153,13 @@ def selected_keys(
     backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str] = ()
 ) -> list[str]:
     """The keys ``keys`` (explicit) or ``start``/``end`` (inclusive, either may be
-    omitted) select of ``backfill``, in its order: a plan's keys before any filter.
+    omitted; a day bounds an hourly definition, :func:`hourly_day_bound`) select of
+    ``backfill``, in its order: a plan's keys before any filter.
 
     Raises:
         UsageError: a key or bound is malformed or outside the definition, ``start``
             is after ``end``, or ``keys`` is combined with a bound.
     """
-    return _chosen_keys(backfill, start, end, keys)
-
-
-def _chosen_keys(
-    backfill: BackfillDef, start: str | None, end: str | None, keys: Sequence[str]
-) -> list[str]:
     if keys:
         if start is not None or end is not None:
             raise UsageError("--keys cannot be combined with --start/--end")
@@ -195,6 +176,53 @@ def _chosen_keys(
         raise UsageError(f"{_range_option(start, end)}: {exc}") from None
 
 
+def hourly_day_bound(
+    backfill: BackfillDef, bound: str | None, side: Literal["start", "end"]
+) -> str | None:
+    """``bound`` as an hourly key when it is a day (``YYYY-MM-DD``) of an hourly
+    definition: its first hour for the start, its last for the end (found from instants:
+    a DST day has 23 or 25 hours), clamped to the definition's bounds; otherwise
+    ``bound`` unchanged (so a malformed one meets the usual error).
+
+    Example:
+        >>> from databricks_bundle_decorators.backfill import HourlyBackfill
+        >>> berlin = HourlyBackfill("2024-03-30T00", "2024-04-30T23", tz="Europe/Berlin")
+        >>> [hourly_day_bound(berlin, "2024-03-31", side) for side in ("start", "end")]
+        ['2024-03-31T00', '2024-03-31T23']
+        >>> hourly_day_bound(berlin, "2024-03-31T05", "start")
+        '2024-03-31T05'
+    """
+    if bound is None or not isinstance(backfill, TimeBackfill) or backfill.kind != "hourly":
+        return bound
+    if _DAY.fullmatch(bound) is None:
+        return bound
+    try:
+        day = Date.parse_iso(bound)
+    except ValueError:
+        return bound
+    if side == "start":
+        first = PlainDateTime(day.year, day.month, day.day).assume_tz(
+            backfill.tz,
+            disambiguation="compatible",  # a skipped midnight: the day's first instant
+        )
+        key = backfill.key_of(first.to_instant())
+        limit: str | None = backfill.start_date
+        if limit is not None and backfill.compare(key, limit) < 0 and limit[:10] == bound:
+            key = limit
+        return key
+    after = day.add(days=1)
+    next_day = PlainDateTime(after.year, after.month, after.day).assume_tz(
+        backfill.tz, disambiguation="compatible"
+    )
+    key = backfill.key_of(next_day.to_instant().subtract(microseconds=1))
+    limit = backfill.end_date
+    if limit is None:
+        limit = backfill.current_key()  # an open end: the current key, as the plan's
+    if backfill.compare(key, limit) > 0 and limit[:10] == bound:
+        key = limit
+    return key
+
+
 def _range_option(start: str | None, end: str | None) -> str:
     if start is not None and end is not None:
         return "--start/--end"
@@ -204,11 +232,8 @@ def _range_option(start: str | None, end: str | None) -> str:
 
 
 def batches(backfill: BackfillDef, keys: list[str], size: int) -> list[tuple[str, ...]]:
-    """Chunks of at most ``size`` keys that are consecutive in the definition.
-
-    A ranged run writes every key from its first to its last, so a chunk never spans a
-    key that was not selected.
-    """
+    """Chunks of at most ``size`` keys consecutive in the definition (a ranged run writes
+    every key from its first to its last: a chunk never spans a key not selected)."""
     if not keys:
         return []
     if size == 1:

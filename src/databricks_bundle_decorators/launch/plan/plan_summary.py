@@ -1,10 +1,5 @@
 """What a large plan amounts to, for a person: its keys as contiguous spans, and what the
-selection left out and why.
-
-A dry run of ten years of hourly keys has 87,662 runs; listing them helps nobody. Its
-summary names the spans of consecutive keys it writes (a key range is inclusive at both
-ends), how many of the selected keys a rerun or catch-up filter skipped, and the first
-and last runs.
+selection left out and why (ten years of hourly keys are 87,662 runs).
 
 Example:
     >>> universe = ["01", "02", "03", "04", "05"]
@@ -37,8 +32,7 @@ class KeySpan:
 
 
 def key_spans(universe: Sequence[str], keys: Collection[str]) -> list[KeySpan]:
-    """The longest runs of consecutive ``universe`` keys (a definition's keys, in its
-    order) that are all in ``keys``; keys outside ``universe`` are not counted."""
+    """The longest runs of consecutive ``universe`` keys that are all in ``keys``."""
     spans: list[KeySpan] = []
     first: str | None = None
     last = ""
@@ -58,13 +52,8 @@ def key_spans(universe: Sequence[str], keys: Collection[str]) -> list[KeySpan]:
 
 @dataclass(frozen=True, slots=True)
 class PlanSelection:
-    """The keys a plan was chosen from, before any rerun or catch-up filter.
-
-    Attributes:
-        selected: How many keys ``--start``/``--end`` (or ``--keys``) selected.
-        universe: The definition's keys from the first selected key to the last.
-        filter: Why selected keys were left out (``--rerun failed: ...``); ``""``
-            when none was applied.
+    """How many keys ``--start``/``--end`` or ``--keys`` selected, the definition's keys from
+    the first to the last, and why a filter left some out (``""``: none).
     """
 
     selected: int

@@ -1,7 +1,5 @@
-"""What ``dbxdec backfill``, ``catchup`` and ``--resume`` were asked to do, as records.
-
-The CLI builds one of these from its options and hands it to :mod:`.launcher`; nothing
-else crosses that seam. A test or a script builds the same records without a terminal.
+"""What ``dbxdec backfill``, ``catchup`` and ``--resume`` were asked to do, as records the
+CLI (or a test) builds and hands to :mod:`..launcher`.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...definitions import JobDefinition
+from ...definitions import JobDefinition, Registry
 from .history import KeyHistory, RerunMode
 from .options import LaunchOptions, Pacing
 from .plan import BackfillPlan, build_plan, with_options
@@ -23,10 +21,7 @@ CATCHUP_BY: tuple[CatchupBy, ...] = ("runs", "data")
 
 @dataclass(frozen=True, slots=True)
 class Connection:
-    """Where runs go: ``local``, or a workspace (host/profile) and how to find the job.
-
-    A value of the request; reaching the workspace is ``guard.connection.connect_job``.
-    """
+    """Where runs go: ``local``, or a workspace (target, host, profile) and the job's id."""
 
     local: bool = False
     target: str | None = None
@@ -40,28 +35,18 @@ class BackfillRequest:
     """A new backfill (``dbxdec backfill JOB``) or catch-up (``dbxdec catchup JOB``).
 
     Attributes:
-        job: The job name.
-        start, end, keys, batch_size: The keys and keys per run (see
-            :func:`.plan.build_plan`); ``batch_size="auto"``: chosen from past runs.
-        rerun: All keys, only failed ones, or only keys never run.
-        catchup: Only keys without a success (``by="runs"``: in the run history) or
-            without data (``by="data"``: partitions missing or empty in the job's
-            output tables).
-        options: The backfill's options as the ledger keeps them (order, exact, final
-            sync, params, canary, diff gate, schedule pause, force rewrite, full
-            refresh, checks, the target run length); the launcher fills in the
-            concurrency, keys per run, tasks and pacing.
-        connection: Where the runs go.
-        pacing: Concurrency, retries and polling.
-        context_args: The CLI arguments that select the project (``--project``,
-            ``--pipelines``), repeated in printed rerun and resume commands.
+        start, end, keys, batch_size: The keys (see :func:`.plan.build_plan`) and keys
+            per run (``"auto"``: chosen from past runs).
+        catchup: Only keys without a success (``by="runs"``) or without data (``"data"``).
+        options: The options the ledger keeps; the launcher fills in the concurrency,
+            keys per run, tasks and pacing.
+        context_args: The CLI arguments that select the project, repeated in printed
+            rerun and resume commands.
         force: Take over expired claims of other backfills on the same keys.
-        new: Start afresh although the last backfill of the keys did not finish
-            (see :mod:`.reruns`).
+        new: Start afresh although the last backfill of the keys did not finish.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
         downstream: Also every job reading what the keys write.
-        tasks, skip_tasks: Run only these tasks, or all but these (see
-            :mod:`..runtime.programs.task_subset`); empty: every task.
+        tasks, skip_tasks: Run only these tasks, or all but these.
     """
 
     job: str
@@ -116,10 +101,8 @@ class BackfillRequest:
 
 @dataclass(frozen=True, slots=True)
 class ResumeRequest:
-    """``dbxdec backfill --resume ID``: finish a backfill from its ledger.
-
-    Only the pacing may change; ``connection`` may name another host or profile for
-    the same workspace. ``force`` and ``context_args`` as in :class:`BackfillRequest`.
+    """``dbxdec backfill --resume ID``: finish a backfill from its ledger; only the pacing may
+    change, and ``connection`` may name another host or profile of the workspace.
     """
 
     backfill_id: str
@@ -127,3 +110,18 @@ class ResumeRequest:
     pacing: Pacing = field(default_factory=Pacing)
     context_args: tuple[str, ...] = ()
     force: bool = False
+
+
+def full_range_runs(registry: Registry, request: BackfillRequest) -> int | None:
+    """The number of runs of ``request`` when it launches every key of its job's
+    definition, so the command can ask first (the keys with ``--batch-size auto``);
+    ``None`` when it names a range or keys, or picks keys from history.
+
+    Raises:
+        UsageError: an unknown job, a job without a backfill definition.
+    """
+    named = request.start is not None or request.end is not None or bool(request.keys)
+    if named or request.rerun != "all" or request.catchup:
+        return None
+    size = request.batch_size if isinstance(request.batch_size, int) else 1
+    return len(request.plan(registry.get(request.job), batch_size=size).slices)

@@ -1,15 +1,8 @@
-"""The graph of slices of a ``--downstream`` backfill: one slice per (job, key).
-
-``dbxdec backfill A --downstream`` runs A's keys and every key of a job that reads
-(transitively) what those keys write: the table graph
-(:mod:`...bundle.table_graph`) says which jobs read which, the key mapping of each edge
-(:mod:`...backfill.mapping`) which of their keys. A slice waits for every planned
-slice of an upstream job whose key it reads (keys that are not planned are not
-rewritten, so there is nothing to wait for).
-
-Slices are laid out job by job, upstream jobs first (a topological order of the
-jobs), each job's keys in the user's ``--order``; so a slice only ever waits for
-slices with a smaller index. Pure data: nothing here runs or reads a table.
+"""The slices of a ``--downstream`` backfill: one per (job, key), for A's keys and every
+key of a job reading (transitively) what they write (:mod:`...bundle.table_graph`,
+mapped by :mod:`...backfill.mapping`). A slice waits for each planned slice of an
+upstream job whose key it reads. Jobs are laid out upstream first, each job's keys in
+``--order``, so a slice waits only for smaller indices.
 
 Example: A (daily) -> B (daily, lookback 1) -> C (monthly) over
 2024-01-30..2024-02-02 plans A's four days, B's four days (B's 2024-01-31 waits for
@@ -32,13 +25,8 @@ from .plan import ORDERS, Order
 
 @dataclass(frozen=True, slots=True)
 class JobSlice:
-    """One run of a ``--downstream`` backfill: one key of one job.
-
-    Attributes:
-        index: Position in the plan (0-based).
-        job: The job the run is a run of.
-        key: The key it writes.
-        waits_for: Indices of the slices that must succeed before it starts.
+    """One run of a ``--downstream`` backfill: one key of one job, at ``index``, waiting for
+    the slices ``waits_for`` to succeed.
     """
 
     index: int
@@ -54,12 +42,8 @@ class JobSlice:
 
 @dataclass(frozen=True, slots=True)
 class SliceGraph:
-    """The slices of a ``--downstream`` backfill and the table-graph edges that made them.
-
-    Attributes:
-        root: The job the user named.
-        slices: Every slice, upstream jobs first (see the module docstring).
-        edges: The table-graph edges between planned jobs, in the graph's order.
+    """The slices of a ``--downstream`` backfill from the ``root`` job, upstream first, and
+    the table-graph edges between planned jobs.
     """
 
     root: str
@@ -85,15 +69,8 @@ def build_slice_graph(
     order: Order = "forward",
     now: datetime | None = None,
 ) -> SliceGraph:
-    """Plan ``root``'s ``keys`` and every dependant key they map to, transitively.
-
-    Args:
-        graph: The bundle's table graph (acyclic: :func:`build_table_graph` refuses cycles).
-        definitions: Each job's backfill definition.
-        root: The job whose keys are given.
-        keys: ``root``'s keys, valid keys of its definition.
-        order: Each job's keys ``forward`` (oldest first) or ``reverse``.
-        now: Bounds an open ``end_date`` of a job every key of which is read.
+    """Plan ``root``'s ``keys`` and every dependant key they map to, transitively (``now``
+    bounds an open ``end_date`` of a job whose every key is read).
 
     Raises:
         UsageError: a dependant has no backfill definition (it has no key to run).
@@ -147,8 +124,9 @@ def _waits_for(
 
 
 def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
-    """``root`` and every job reading (transitively) what it writes, in a topological
-    order (a job after every job it reads), ties in the graph's job order."""
+    """``root`` and every job reading (transitively) what it writes, each after the jobs it
+    reads, ties in the graph's job order.
+    """
     reached = {root}
     frontier = [root]
     while frontier:
@@ -171,11 +149,8 @@ def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
 
 
 def blocked_by(waits_for: Mapping[int, Collection[int]], failed: Collection[int]) -> dict[int, int]:
-    """The slices that can no longer run because a slice they wait for (directly or
-    through other slices) failed: each mapped to one failed slice that blocks it.
-
-    ``waits_for`` maps each slice to the slices it waits for, every one with a smaller
-    index (the plan's layout). A failed slice is not itself blocked.
+    """The slices that can no longer run because a slice they wait for (directly or not)
+    failed, each mapped to one such failed slice (``waits_for``: smaller indices only).
 
     Example:
         >>> blocked_by({0: [], 1: [0], 2: [1], 3: []}, failed={0})

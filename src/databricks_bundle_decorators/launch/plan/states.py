@@ -1,9 +1,6 @@
-"""One vocabulary for the states of runs, keys, backfills and their control.
-
-Our own words spell it ``cancelled`` (ledgers, journals, status, events, JSON output);
-the Jobs API's ``CANCELED`` appears only where Databricks' own values are read (the
-Databricks backend, the emulator). The values are strings (``str`` enums), so ledgers,
-journals and ``--json`` output hold the plain words and compare equal to them.
+"""One vocabulary for the states of runs, keys, backfills and their control: ``str`` enums
+that equal their plain words (``cancelled``; the Jobs API's ``CANCELED`` is read only
+by the Databricks backend and the emulator).
 """
 
 from __future__ import annotations
@@ -12,8 +9,7 @@ from enum import Enum
 
 
 class _Word(str, Enum):
-    """A state written as its plain word: ``f"{state}"``, ``str(state)`` and
-    ``repr(state)`` show it as the string it equals."""
+    """A state shown as the string it equals (``str``, ``repr``, ``format``)."""
 
     def __str__(self) -> str:
         return str(self.value)
@@ -25,11 +21,8 @@ class _Word(str, Enum):
 
 
 class RunState(_Word):
-    """A run of a backfill, as a slice, an attempt or a backend's run goes through it.
-
-    ``pending`` (a slice not yet submitted) -> ``submitting`` (written ahead, ``run-now``
-    sent) -> ``queued`` (the backend holds it) -> ``running`` -> one of the ends:
-    ``succeeded``, ``failed``, ``cancelled``, or ``rejected`` (refused before it existed).
+    """A run: ``pending`` -> ``submitting`` -> ``queued`` -> ``running`` -> ``succeeded``,
+    ``failed``, ``cancelled``, or ``rejected`` (refused before it existed).
     """
 
     PENDING = "pending"
@@ -57,12 +50,11 @@ SLICE_STATES: tuple[RunState, ...] = (
     RunState.FAILED,
     RunState.CANCELLED,
 )
-"""The states a slice of a backfill takes (its latest attempt's; ``pending`` before one)."""
+"""The states a slice takes (its latest attempt's; ``pending`` before one)."""
 
 
 class KeyState(_Word):
-    """A key of a job, as the status grid, reruns and catch-up see it: the state of its
-    latest run, ``missing`` (never run) or ``unknown`` (beyond the run history)."""
+    """A key: its latest run's state, ``missing`` (never run) or ``unknown`` (beyond history)."""
 
     SUCCEEDED = "succeeded"
     FAILED = "failed"

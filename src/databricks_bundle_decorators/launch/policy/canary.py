@@ -1,10 +1,6 @@
-"""Canary slices: the first N slices of a backfill run alone before the rest.
-
-With ``--canary 2`` the scheduler launches the first two slices (in plan order; a final
-sync is never a canary) and holds every other slice back until both have succeeded. A
-canary that fails for good (after its retries) stops the backfill: nothing else is
-launched and the other slices stay pending in the ledger, so ``--resume`` runs the
-canaries again first. Canaries already succeeded in an earlier session have passed.
+"""Canary slices: the first N slices (never a final sync) run alone; the rest wait until
+all succeeded. A canary failed for good stops the backfill, the rest left pending, so
+``--resume`` runs the canaries again first.
 """
 
 from __future__ import annotations
@@ -15,15 +11,8 @@ from ..ledger.ledger import Ledger, SliceRecord
 
 
 class CanaryGate:
-    """Which slices may launch while the canaries have not all succeeded.
-
-    Args:
-        slices: The ledger's slices, in launch order.
-        count: How many slices are canaries; ``0`` turns the gate off.
-
-    Example:
-        ``count=2`` over slices ``0..9``: slices 0 and 1 launch at once; slice 2 only
-        after both have succeeded.
+    """Which slices may launch while the ``count`` canaries (``0``: none) have not all
+    succeeded: with 2 over slices ``0..9``, slice 2 waits for 0 and 1.
     """
 
     def __init__(self, slices: Sequence[SliceRecord], count: int) -> None:

@@ -1,9 +1,6 @@
-"""Since when the workspace has not answered, and when to say so again.
-
-During an outage the runs already submitted go on in the workspace, so the scheduler
-keeps polling and re-sending submissions with their tokens; this tracker only keeps the
-user told: at once when the first call fails, then every :data:`REMIND_EVERY` seconds,
-and once more when a call gets through::
+"""Since when the workspace has not answered, told at once, every :data:`REMIND_EVERY`
+seconds, and when a call gets through (runs go on meanwhile; the scheduler keeps
+polling and re-sending)::
 
     04:54:18 unreachable workspace unreachable since 04:54:06 (connection refused),
              retrying; 5 runs in flight
@@ -29,14 +26,8 @@ R = TypeVar("R")
 
 
 class OutageTracker:
-    """Whether the backend answers, from the outcome of each call (thread-safe).
-
-    Calls report :meth:`failed` or :meth:`answered` from any thread; the scheduler's loop
-    collects the lines to show with :meth:`pending`.
-
-    Args:
-        remind_every: Seconds between reminders while the outage lasts.
-        clock: Seconds since the epoch (the stamps shown are local times).
+    """Whether the backend answers, from each call's outcome (thread-safe); the scheduler's
+    loop collects the lines to show with :meth:`pending` (``clock``: epoch seconds).
     """
 
     def __init__(
@@ -51,8 +42,7 @@ class OutageTracker:
         self._lock = threading.Lock()
 
     def failed(self, reason: str, *, sent_at: float | None = None) -> None:
-        """A call sent at ``sent_at`` (default: now) got no answer; ``reason``: a few
-        words, e.g. ``connection refused``."""
+        """A call sent at ``sent_at`` (default: now) got no answer, for ``reason``."""
         with self._lock:
             self._reason = reason
             if self.since is None:

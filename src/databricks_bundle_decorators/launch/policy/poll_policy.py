@@ -1,43 +1,37 @@
-"""When to poll the status of the runs in flight next: adaptive polling.
+"""When to poll the runs in flight next (at their expected ends, learnt as runs finish),
+and the poller that starts the polls (:class:`StatusPoller`).
 
-The launcher learns how long runs take as they finish and polls when runs are
-expected to end, so that a slot is refilled within a small fraction of a run's
-length, whatever that length is, at a bounded request rate:
-
-- nothing learnt yet (no run has ended): polls come every
-  :attr:`PollBounds.first_fraction` of the oldest run's age, so the first end is seen
-  within that fraction of the run's length and a long first wave costs a number of polls
-  that grows only with the logarithm of its length;
-- a run not yet due (submitted less than the learnt run length ago): the next poll is
-  at its expected end;
-- runs due (past their expected end, not seen ended): polls every ``fraction`` of the
-  youngest due run's age -- a run of that age that ends now is seen within that
-  fraction of its length -- but no more than ``poll_interval`` apart (plus a tenth of
-  how long the earliest is overdue, so long, uneven runs are polled gently);
-- always: polls start at least :attr:`PollBounds.min_gap` apart (the request-rate
-  bound) and at most :attr:`PollBounds.max_gap` apart.
-
-A poll is one batched request (``runs/list``; see :mod:`..backends.databricks_backend`) whatever
-the number of runs in flight. The learnt run length is a low quantile of recent
-durations from submission until the launcher saw the end (so it includes the
-launcher's own delays): a poll that comes early costs a request, one that comes late
-costs a slot's time.
+Before any run ends, every :attr:`PollBounds.first_fraction` of the oldest run's age; a
+run not yet due, at its expected end; runs due, every ``fraction`` of the youngest due
+run's age, at most ``poll_interval`` apart (plus a tenth of the overdue time); always
+:attr:`PollBounds.min_gap` to :attr:`PollBounds.max_gap` apart. A poll is one batched
+request whatever the runs in flight; the learnt length is a low quantile of recent
+submission-to-seen-end durations.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..backends.backends import RunStatus
 from ..plan.options import LaunchOptions
 
-__all__ = ["MIN_POLL_GAP", "PollBounds", "PollPacer", "learnt_run_length", "next_poll_time"]
+__all__ = [
+    "MIN_POLL_GAP",
+    "PollBounds",
+    "PollPacer",
+    "StatusPoller",
+    "learnt_run_length",
+    "next_poll_time",
+]
 
 MIN_POLL_GAP = 0.025
-"""Seconds between the starts of two polls at least: 40 polls a second at most (a
-smaller ``--poll-interval`` lowers it). Polls come that often only while runs end that
-often, when submissions are as many."""
+"""Seconds between poll starts at least (a smaller ``--poll-interval`` lowers it)."""
 _FRACTION = 0.02
 _FIRST_FRACTION = 0.05
 _OVERDUE_SLOWDOWN = 0.1
@@ -48,15 +42,9 @@ _MEMORY = 64
 
 @dataclass(frozen=True, slots=True)
 class PollBounds:
-    """The limits of the polling policy, in seconds.
-
-    Attributes:
-        min_gap: Polls start at least this far apart (the request-rate bound).
-        max_gap: Polls start at most this far apart while runs are in flight.
-        due_gap: The longest gap while runs are due to end (``--poll-interval``).
-        fraction: A due run is seen ended within this fraction of its age (until the
-            gaps reach their bounds).
-        first_fraction: The same before any run has ended.
+    """The policy's limits in seconds: ``min_gap``/``max_gap`` between poll starts, ``due_gap``
+    while runs are due (``--poll-interval``), and the ``fraction`` of a due run's age (of
+    the oldest's before any run ended: ``first_fraction``) within which its end is seen.
     """
 
     min_gap: float = MIN_POLL_GAP
@@ -74,8 +62,7 @@ class PollBounds:
 
 
 def learnt_run_length(durations: Sequence[float]) -> float | None:
-    """The length before which few runs end: 80% of the 10th percentile of
-    ``durations`` (``None`` when there are none yet)."""
+    """80% of the 10th percentile of ``durations`` (``None`` when there are none yet)."""
     if not durations:
         return None
     ordered = sorted(durations)
@@ -85,19 +72,9 @@ def learnt_run_length(durations: Sequence[float]) -> float | None:
 def next_poll_time(
     now: float, starts: Iterable[float], run_length: float | None, bounds: PollBounds
 ) -> float:
-    """The time of the next poll, given when the runs in flight were submitted.
-
-    Args:
-        now: The current time (the last poll started no later than this).
-        starts: The submission times of the runs in flight (same clock as ``now``).
-        run_length: The learnt run length (:func:`learnt_run_length`), ``None`` before
-            any run has ended.
-        bounds: The limits of the policy.
-
-    Returns:
-        A time in ``[now + min_gap, now + max(min_gap, max_gap)]``; no later than
-        ``min_gap`` after the earliest expected end still to come; ``now + min_gap``
-        when no run is in flight (the next one submitted is polled soon).
+    """The time of the next poll, given the submission times of the runs in flight
+    (``run_length``: ``None`` before any run ended): within ``[now + min_gap, now +
+    max_gap]``, no later than ``min_gap`` after the earliest expected end to come.
 
     Example: runs of about 10 s submitted at 0 and 4, now 9: the next poll is at 10 (the
     first run's expected end); at 11 (the first is due, 11 s old), it is at 11.22.
@@ -137,3 +114,88 @@ class PollPacer:
     def next_poll(self, now: float, *, starts: Iterable[float]) -> float:
         """The monotonic time of the next poll, given the submission times in flight."""
         return next_poll_time(now, starts, self.run_length, self.bounds)
+
+
+_IN_FLIGHT = 4
+_SLOW = 3.0  # a poll is overtaken after this many times the usual poll's latency
+_LATENCIES = 16
+
+Poll = Callable[[list[str]], dict[str, RunStatus]]
+
+
+class StatusPoller:
+    """Starts polls when they are due and hands their answers back (``wake``: called from the
+    poll's thread on an answer; ``notified``: the backend tells when runs end).
+
+    A poll much slower than usual (a 429/503 waited out) is overtaken by one more, poll
+    starts staying ``min_gap`` apart; the threshold is ``resend_after``: adaptive, fixed, or
+    never. With ``notified`` the ended runs are polled at once and planned polls are a
+    safety net, ``max_gap`` apart.
+    """
+
+    def __init__(
+        self,
+        poll: Poll,
+        options: LaunchOptions,
+        wake: Callable[[], None],
+        *,
+        notified: bool = False,
+    ) -> None:
+        self.pacer = PollPacer(options)
+        self._notified = notified
+        self._poll = poll
+        self._wake = wake
+        self._pool = ThreadPoolExecutor(_IN_FLIGHT, thread_name_prefix="dbxdec-poll")
+        self._in_flight: list[tuple[float, Future[dict[str, RunStatus]]]] = []
+        self._latencies: deque[float] = deque(maxlen=_LATENCIES)
+        self._next = 0.0
+        self._resend_after = options.resend_after
+
+    @property
+    def in_flight(self) -> int:
+        """Polls started and not yet harvested."""
+        return len(self._in_flight)
+
+    def due_at(self) -> float:
+        """When the next poll may start (``inf``: not before one in flight answers)."""
+        if not self._in_flight:
+            return self._next
+        if len(self._in_flight) >= _IN_FLIGHT:
+            return math.inf
+        return max(self._next, self._in_flight[-1][0] + self._overtake_after())
+
+    def start(self, run_ids: Collection[str], now: float, *, at_once: bool = False) -> None:
+        """Poll ``run_ids`` if a poll is due at ``now`` (``at_once``: whether due or not,
+        for runs the backend said have ended)."""
+        if not run_ids or (now < self.due_at() and not at_once):
+            return
+        future = self._pool.submit(self._poll, list(run_ids))
+        future.add_done_callback(lambda _: self._wake())
+        self._in_flight.append((now, future))
+        self._next = now + self.pacer.bounds.min_gap
+
+    def harvest(self, now: float) -> list[Future[dict[str, RunStatus]]]:
+        """The polls that have answered since the last call, oldest first."""
+        answered = [(s, f) for s, f in self._in_flight if f.done()]
+        self._in_flight = [(s, f) for s, f in self._in_flight if not f.done()]
+        self._latencies.extend(now - started for started, _ in answered)
+        return [future for _, future in answered]
+
+    def plan(self, now: float, starts: Iterable[float]) -> None:
+        """Plan the next poll after an answer, given the submission times in flight."""
+        if self._notified:  # ends come as events; this poll only catches a lost one
+            self._next = now + self.pacer.bounds.max_gap
+            return
+        self._next = self.pacer.next_poll(now, starts=starts)  # >= now + the floor
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _overtake_after(self) -> float:
+        fixed = self._resend_after
+        if fixed is not None:
+            return fixed or math.inf  # 0: a poll is never overtaken
+        floor = 2 * self.pacer.bounds.min_gap
+        if not self._latencies:
+            return floor
+        return max(floor, _SLOW * statistics.median(self._latencies))

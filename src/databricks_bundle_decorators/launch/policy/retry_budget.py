@@ -1,20 +1,11 @@
 """When a failed slice is retried: ``--retries N`` and ``--retry-for DURATION``.
 
-A slice has two budgets, and it stops retrying as soon as either is spent:
-
-- **retries**: ``N`` retries after its first attempt (``N + 1`` runs at most);
-- **retry time** (optional): ``DURATION`` from the submission of its first attempt.
-  A retry must *start* inside it, back-off included: the launcher gives up rather
-  than wait for a back-off that ends past the budget (as ``stop_after_delay`` of
-  seed 000: "give up on retries one attempt before you would exceed the delay"). A
-  retry that has started runs to its end, which may be later.
-
-Both budgets count within one launcher session: ``--resume`` gives every unfinished
-slice its first attempt and fresh budgets, as ``--retries`` always did. A submission
-the backend refused is never retried. Example, ``--retries 3 --retry-for 10m`` and a
-run that fails after 4 minutes each time: runs start at 0, 4m and 8m; the third
-fails at 12m with one retry left, and the slice is given up with
-``"retry time spent: 12m of 10m"``.
+A slice stops retrying when either budget is spent: ``N`` retries after its first
+attempt, or ``DURATION`` from its first submission, within which a retry must *start*,
+back-off included (seed 000's ``stop_after_delay``). Budgets count per session
+(``--resume`` gives fresh ones); a refused submission is never retried. Example,
+``--retries 3 --retry-for 10m`` and runs failing after 4 minutes: runs start at 0, 4m
+and 8m; the third fails at 12m and the slice gives up: ``"retry time spent: 12m of 10m"``.
 """
 
 from __future__ import annotations
@@ -29,13 +20,7 @@ from ..plan.options import LaunchOptions, backoff
 
 @dataclass(frozen=True, slots=True)
 class RetryBudget:
-    """A slice's retry budgets.
-
-    Attributes:
-        retries: Retries after the first attempt.
-        retry_for: Seconds from the first attempt's submission within which a retry
-            may start; ``None``: no time limit.
-    """
+    """A slice's retries after the first attempt and the seconds within which one may start."""
 
     retries: int = 0
     retry_for: float | None = None
@@ -43,13 +28,8 @@ class RetryBudget:
 
 @dataclass(frozen=True, slots=True)
 class RetryDecision:
-    """Whether to retry a slice that has just failed.
-
-    Attributes:
-        retry: Retry after ``delay`` seconds.
-        delay: The back-off before the retry.
-        spent: When not retrying, which budget is spent, e.g. ``"retries spent: 3 of
-            3"`` (``""`` when no retry was asked for).
+    """Whether to retry a failed slice after ``delay`` seconds, and else which budget is
+    ``spent`` (``""`` when no retry was asked for).
     """
 
     retry: bool
@@ -58,8 +38,8 @@ class RetryDecision:
 
 
 def decide(budget: RetryBudget, *, failures: int, elapsed: float, delay: float) -> RetryDecision:
-    """Retry after the ``failures``-th failed attempt (1-based), ``elapsed`` seconds
-    after the first attempt's submission, with a back-off of ``delay`` seconds?
+    """Retry after the ``failures``-th failed attempt, ``elapsed`` seconds after the first
+    submission, with a back-off of ``delay`` seconds?
 
     >>> decide(RetryBudget(3, 600.0), failures=2, elapsed=300.0, delay=20.0).retry
     True
@@ -109,12 +89,7 @@ def format_duration(seconds: float) -> str:
 
 
 class RetryBudgets:
-    """The budgets of every slice in one launcher session.
-
-    Args:
-        options: ``retries``, ``retry_for`` and the back-off.
-        clock: Monotonic seconds (tests pass their own).
-    """
+    """The budgets of every slice in one launcher session (``clock``: monotonic seconds)."""
 
     def __init__(self, options: LaunchOptions, clock: Callable[[], float] = time.monotonic) -> None:
         self.budget = RetryBudget(options.retries, options.retry_for)

@@ -1,12 +1,7 @@
-"""A new backfill planned by planners: each owns one feature and refines one :class:`Draft`.
-
-A planner is ``planner(draft, planning) -> draft``; :data:`..launcher.PLANNERS` lists
-them in the order they run (the checks that need no connection first, so a bad option
-fails in milliseconds). The planners of the features in later rooms sit with their
-feature (``--rerun`` and ``catchup``'s history in :mod:`..status.observed`, ``catchup
---by data`` in :mod:`..operations.presence`, ``--full-refresh`` in
-:mod:`..operations.full_refresh`); the ones here own connecting, the backend, the
-claims, the schedule's pause, batching, the options, the ledger and the estimate.
+"""A new backfill planned by planners, each owning one feature and refining one
+:class:`Draft`: ``planner(draft, planning) -> draft``, run in the order of
+:data:`..launcher.PLANNERS` (checks needing no connection first). Planners of later
+rooms' features sit with them (:mod:`..status.observed`, :mod:`..operations`).
 """
 
 from __future__ import annotations
@@ -23,16 +18,22 @@ from ...definitions import JobDefinition, Registry
 from ...errors import DbxdecError, UsageError
 from ...runtime.programs.task_subset import task_selection
 from ..backends.backends import Backend
-from ..backends.check_reports import job_has_checks
 from ..backends.databricks_backend import DatabricksBackend
 from ..backends.diff_gate import checked_diff_gate
-from ..backends.errors import BackendUnavailable
+from ..backends.errors import BackendUnavailable, require_local_spark
 from ..backends.measure_run import RemoteKeyChanges
-from ..backends.spark_extra import require_local_spark
+from ..backends.task_output import job_has_checks
 from ..estimate.auto_batch import BatchChoice, choose_batch_size, fit_model
-from ..estimate.dry_run import dry_run_estimate, past_runs_of
-from ..estimate.estimate import Estimate, PastRun
-from ..estimate.local_startup import with_spark_startup
+from ..estimate.cost import with_past_dbus
+from ..estimate.estimate import (
+    Estimate,
+    PastRun,
+    compute_of_job,
+    estimate,
+    past_runs_databricks,
+    past_runs_local,
+    with_spark_startup,
+)
 from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
 from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause
@@ -45,6 +46,7 @@ from ..plan.options import LaunchOptions
 from ..plan.plan import BackfillPlan, with_options
 from ..plan.request import BackfillRequest
 from ..policy.retry_budget import check_retry_budgets
+from ..workspace.workspace import require_order_parameter
 from .prepared import PreparedBackfill
 from .rebatch import Rebatcher
 
@@ -54,8 +56,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Planning:
-    """What every planner reads: the request, its job and where it runs (``client``:
-    the workspace client to use, if any; ``now``: the run history's horizon)."""
+    """What every planner reads: the request, its job and where it runs."""
 
     request: BackfillRequest
     job: JobDefinition
@@ -88,18 +89,17 @@ class Planning:
 
 @dataclass(frozen=True, slots=True)
 class Draft:
-    """A backfill being planned; each planner returns it refined.
-
-    ``asked``: the plan of the keys asked for; ``history`` and ``only``: what reruns and
-    catch-ups select from it; ``plan``: the runs that will go. ``found``: the deployed
-    job; ``unreached``: why a dry run could not reach the workspace; ``past``: the job's
-    past runs, for ``--batch-size auto`` and the estimate; ``batch_size``: keys per run.
+    """A backfill being planned: ``asked`` (the plan of the keys asked for), ``history`` and
+    ``only`` (what reruns and catch-ups keep), ``plan`` (the runs that go), ``found`` (the
+    deployed job), ``unreached`` (why a dry run could not reach it), ``past`` (the job's
+    past runs).
     """
 
     cap: int
     spec: BackendSpec = field(default_factory=lambda: BackendSpec("local"))
     asked: BackfillPlan | None = None
     tasks: str = ""
+    diff_gate: float | None = None
     found: ConnectedJob | None = None
     unreached: str | None = None
     history: KeyHistory | None = None
@@ -152,9 +152,13 @@ def check_retries(draft: Draft, planning: Planning) -> Draft:
     return draft
 
 
+def check_diff_gate(draft: Draft, planning: Planning) -> Draft:
+    """``--diff-gate`` (percent), refused without canaries; the one reading of it."""
+    return replace(draft, diff_gate=checked_diff_gate(planning.request, planning.local))
+
+
 def select_keys(draft: Draft, planning: Planning) -> Draft:
-    """The keys asked for and the tasks to run: bad keys and options fail before any
-    connection."""
+    """The keys asked for and the tasks to run (bad keys fail before any connection)."""
     request = planning.request
     asked = request.plan(planning.job)  # a job without a backfill definition first
     tasks = task_selection(planning.job, request.tasks, request.skip_tasks)
@@ -169,8 +173,7 @@ def refuse_local_pause(draft: Draft, planning: Planning) -> Draft:
 
 
 def refuse_unfinished(draft: Draft, planning: Planning) -> Draft:
-    """An unfinished backfill of the same keys is refused before connecting: fails in
-    milliseconds (history picks its own keys)."""
+    """An unfinished backfill of the same keys is refused before connecting."""
     request = planning.request
     if not planning.dry_run:
         fresh = request.new or request.catchup or planning.needs_history
@@ -180,8 +183,7 @@ def refuse_unfinished(draft: Draft, planning: Planning) -> Draft:
 
 
 def connect(draft: Draft, planning: Planning) -> Draft:
-    """The deployed job, found in the workspace; a dry run plans without the workspace
-    when it cannot be reached, but says where the runs would go."""
+    """The deployed job; a dry run that cannot reach the workspace plans without it."""
     if planning.local:
         return draft
     request = planning.request
@@ -201,6 +203,27 @@ def connect(draft: Draft, planning: Planning) -> Draft:
         return replace(draft, spec=spec, unreached=str(exc))
     warnings = (*draft.warnings, *found.warnings)
     return replace(draft, found=found, spec=found.spec, cap=found.cap, warnings=warnings)
+
+
+def require_order(draft: Draft, planning: Planning) -> Draft:
+    """The deployed job declares ``dbxdec_order`` when an option of the request travels in
+    it (without one, a job lacking it runs without the backfill's id: a warning)."""
+    options, found = planning.request.options, draft.found
+    if found is None or planning.dry_run:
+        return draft
+    wanted = (
+        (options.full_refresh, "to --full-refresh"),
+        (bool(draft.tasks), "to run --tasks"),
+        (options.force_rewrite, "to --force-rewrite"),
+        (not options.checks, "to --no-checks"),
+        (draft.diff_gate is not None, "to --diff-gate"),
+    )
+    purpose = next((purpose for on, purpose in wanted if on), "")
+    if purpose:
+        require_order_parameter(
+            found.client, found.remote.job_id, planning.job.name, purpose=purpose
+        )
+    return draft
 
 
 def connect_backend(draft: Draft, planning: Planning) -> Draft:
@@ -233,7 +256,7 @@ def measure_canaries(draft: Draft, planning: Planning) -> Draft:
     found, backend = draft.found, draft.backend
     if not isinstance(backend, DatabricksBackend) or found is None:
         return draft
-    if checked_diff_gate(planning.request, planning.local) is not None:
+    if draft.diff_gate is not None:
         backend.measure = RemoteKeyChanges(
             backend.client,
             found.remote.job_id,
@@ -263,9 +286,9 @@ def claim_keys(draft: Draft, planning: Planning) -> Draft:
 
 
 def pause_schedule(draft: Draft, planning: Planning) -> Draft:
-    """``--pause-schedule``: the job's schedule, paused while the backfill runs; the
-    caller's permission checked here, before anything is paused or started (a presence
-    run of ``catchup --by data`` included)."""
+    """``--pause-schedule``: the schedule paused while the backfill runs, the permission
+    checked before anything is paused or started.
+    """
     found = draft.found
     if planning.dry_run or found is None or not planning.request.options.pause_schedule:
         return draft
@@ -281,8 +304,7 @@ def pause_schedule(draft: Draft, planning: Planning) -> Draft:
 
 
 def read_past_runs(draft: Draft, planning: Planning) -> Draft:
-    """The job's past runs, for a dry run's estimate and ``--batch-size auto`` (never
-    the local runs' times for Databricks)."""
+    """The job's past runs, for a dry run's estimate and ``--batch-size auto``."""
     auto = planning.request.batch_size == "auto"
     if (planning.dry_run or auto) and draft.unreached is None:
         return replace(draft, past=past_runs_of(planning.job, planning.root, draft.found))
@@ -290,8 +312,7 @@ def read_past_runs(draft: Draft, planning: Planning) -> Draft:
 
 
 def choose_batches(draft: Draft, planning: Planning) -> Draft:
-    """``--batch-size auto``: keys per run chosen from the past runs, and re-chosen as
-    the backfill's runs end."""
+    """``--batch-size auto``: keys per run from the past runs, re-chosen as runs end."""
     request = planning.request
     if request.batch_size != "auto":
         return draft
@@ -330,7 +351,7 @@ def record_options(draft: Draft, planning: Planning) -> Draft:
         batch_size=draft.batch_size,
         batch_auto=request.batch_size == "auto",
         tasks=draft.tasks,
-        diff_gate=checked_diff_gate(request, planning.local),
+        diff_gate=draft.diff_gate,
     )
     return replace(draft, options=options.paced(request.pacing))
 
@@ -353,3 +374,26 @@ def estimate_runs(draft: Draft, planning: Planning) -> Draft:
     )
     guess = with_spark_startup(guess, planning.root) if planning.local else guess
     return replace(draft, estimate=guess)
+
+
+def past_runs_of(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
+    """The job's past runs: the workspace's, else the local ledgers'."""
+    if found is None:
+        return past_runs_local(root, job.name)
+    return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
+
+
+def dry_run_estimate(
+    plan: BackfillPlan,
+    runs: list[PastRun],
+    found: ConnectedJob | None,
+    cap: int,
+    dbu_per_hour: float | None,
+) -> Estimate:
+    """The dry run's estimate from the job's past ``runs``."""
+    if found is None:
+        return estimate(plan, runs, max_concurrent=cap, compute=None)
+    compute = compute_of_job(found.client, found.remote.job_id)
+    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    # a rate the user gave wins; else past DBUs per key, when billing is readable
+    return guess if dbu_per_hour is not None else with_past_dbus(guess, plan, found.client, runs)

@@ -1,8 +1,4 @@
-"""A backfill made ready to run: what ``plan_backfill`` and ``prepare_resume`` both return.
-
-Here, below the facade, so that :mod:`.resume` returns it without importing
-:mod:`..launcher` (the facade imports the rooms, never the other way).
-"""
+"""A backfill made ready to run: what ``plan_backfill`` and ``prepare_resume`` return."""
 
 from __future__ import annotations
 
@@ -25,27 +21,24 @@ from .rebatch import Rebatcher
 
 @dataclass
 class RunOutcome:
-    """How the runs of a :class:`PreparedBackfill` ended, for its ``hold``:
-    ``finished``: the scheduler ran to the end (not interrupted, no exception)."""
+    """Whether the runs of a :class:`PreparedBackfill` ran to the end, for its ``hold``."""
 
     finished: bool = False
 
 
 Hold = Callable[[Callable[[str], None], RunOutcome], AbstractContextManager[None]]
-"""Entered around the runs, under the claims (``--downstream`` on Databricks: its
-dependants' triggers paused, caught up at the end); gets a function that says a line
-and the outcome, filled in before the block is left."""
+"""Entered around the runs, under the claims (``--downstream`` on Databricks: the
+dependants' triggers); given a function that says a line, and the outcome.
+"""
 
 
 @dataclass
 class PreparedBackfill:
-    """A planned backfill with its ledger and a connected backend, ready to run;
-    ``guard`` claims its keys while it runs (none for a dry run); ``pause`` pauses
-    the job's schedule while it runs (``--pause-schedule``); a dry run has the
-    ``estimate`` of its wall time from the job's past runs. With ``--batch-size auto``,
-    ``batch_choice`` says which size was chosen and why, and ``rebatcher`` re-chooses
-    it as the backfill's runs end. ``unreached``: why a dry run could not reach the workspace.
-    ``slice_graph``: a ``--downstream`` backfill's slices across jobs, for its dry run."""
+    """A planned backfill with its ledger and connected backend, ready to run: ``guard``
+    claims its keys (none for a dry run), ``pause`` pauses the schedule; a dry run's
+    ``estimate`` and ``unreached`` (why the workspace was not reached); ``batch_choice`` and
+    ``rebatcher`` for ``--batch-size auto``.
+    """
 
     plan: BackfillPlan
     ledger: Ledger

@@ -1,17 +1,10 @@
 """``--batch-size auto`` while a backfill runs: re-choose the size as runs end.
 
-Every time a run of the backfill has succeeded since the last look, the size is chosen
-again (:func:`.auto_batch.rechoose`) from the backfill's own measured runs and the past
-runs the first choice came from. When it changes by at least :data:`SMALLEST_CHANGE`,
-the slices not launched yet are grouped anew; nothing launched is touched.
-
-Which slices may be re-batched: the block of keyed slices at the end of the plan (in
-launch order) that have no attempt yet and are not canaries. Their keys are regrouped
-with :func:`.plan.batches` (a run never spans a key left out of the plan), in the
-plan's order, and take the indices from the first of them on; the final sync, if any,
-moves to the new last index. Each new slice has the parameters of the slices it
-replaces with its own key range and, having no attempt, no idempotency token yet, so
-nothing can have been submitted for it.
+After each new success the size is re-chosen (:func:`.auto_batch.rechoose`) from the
+backfill's measured runs and the prior ones; a change of :data:`SMALLEST_CHANGE` or more
+regroups the untried tail: the keyed slices at the end of the plan with no attempt that
+are not canaries, re-batched in plan order from the first one's index (the final sync
+moves last), with the replaced slices' parameters and no token yet.
 """
 
 from __future__ import annotations
@@ -31,13 +24,11 @@ from ..plan.states import RunState
 from ..run.flights import Loop
 
 SMALLEST_CHANGE = 0.2
-"""A new size differing from the current one by less than this share (and at least one
-key) is ignored: noise in run times does not regroup the plan after every run."""
+"""A new size differing by less than this share (and at least one key) is ignored."""
 
 
 def measured_runs(ledger: Ledger) -> list[PastRun]:
-    """The backfill's succeeded attempts as past runs (the run's own start and end
-    when the backend reported them)."""
+    """The backfill's succeeded attempts as past runs (the run's own times when known)."""
     found: list[PastRun] = []
     for record in ledger.slices:
         for attempt in record.attempts:
@@ -50,7 +41,7 @@ def measured_runs(ledger: Ledger) -> list[PastRun]:
 
 
 def untried_tail(ledger: Ledger, queued: Sequence[int]) -> list[int]:
-    """The indices of the slices that may be re-batched (see the module docstring)."""
+    """The indices of the slices that may be re-batched (the module docstring)."""
     waiting = set(queued)
     keyed = [r.index for r in ledger.slices if r.keys]
     canaries = set(keyed[: max(0, ledger.options.canary)])
@@ -82,12 +73,8 @@ class Rebatched:
 
 
 class Rebatcher:
-    """Re-chooses the size of a ``--batch-size auto`` backfill as its runs end.
-
-    Args:
-        backfill: The job's definition (it knows which keys are consecutive).
-        prior: The past runs of the job the first choice came from.
-        job: The job name, for the reasoning.
+    """Re-chooses the size of a ``--batch-size auto`` backfill as its runs end (``prior``:
+    the job's past runs the first choice came from).
     """
 
     def __init__(self, backfill: BackfillDef, prior: Sequence[PastRun] = (), *, job: str) -> None:
@@ -109,8 +96,9 @@ class Rebatcher:
     def rechoose(
         self, ledger: Ledger, queued: Sequence[int], final: int | None, max_concurrent: int
     ) -> Rebatched | None:
-        """Re-batch the untried slices of ``ledger`` if a new measurement changes the
-        size; ``None`` when nothing changed."""
+        """Re-batch the untried slices of ``ledger`` if a new measurement changes the size;
+        ``None`` when nothing changed.
+        """
         measured = measured_runs(ledger)
         if len(measured) <= self._seen:
             return None  # no new measurement (a resumed ledger's runs count once)

@@ -14,9 +14,9 @@ from ...definitions import Registry
 from ...errors import DbxdecError
 from ..backends.backends import Backend
 from ..backends.databricks_backend import DatabricksBackend, connect, find_job
+from ..backends.errors import require_local_spark
+from ..backends.job_router import PerJobBackend
 from ..backends.measure_run import RemoteKeyChanges
-from ..backends.per_job import PerJobBackend
-from ..backends.spark_extra import require_local_spark
 from ..guard.downstream_workspace import DownstreamWorkspace, connect_downstream, job_locks
 from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause, restore_stale_pauses
@@ -42,14 +42,9 @@ def prepare_resume(
     client: WorkspaceClient | None = None,
     ledger: Ledger | None = None,
 ) -> PreparedBackfill:
-    """Load backfill ``request.backfill_id`` and reconnect its backend; the pacing may
-    change, nothing else.
-
-    Slices already succeeded are skipped; open attempts are re-submitted with their
-    own idempotency token (which finds the run they started); failed and cancelled
-    slices get a new attempt. The keys left are claimed again when it runs
-    (``request.force``: taking over expired claims). ``ledger``: the backfill's ledger
-    when it is not this project's file (a detached backfill's journal).
+    """Load backfill ``request.backfill_id`` (or the given ``ledger``: a detached backfill's
+    journal) and reconnect its backend; only the pacing may change. Succeeded slices are
+    skipped, open attempts re-submitted with their token, failed ones get a new attempt.
 
     Raises:
         UsageError: unknown id, missing credentials, or the job no longer exists.

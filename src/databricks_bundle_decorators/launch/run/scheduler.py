@@ -28,8 +28,8 @@ from ..plan.options import LaunchOptions
 from ..plan.states import BackfillState, RunState
 from ..policy.canary import CanaryGate
 from ..policy.outage import OutageTracker, TrackedBackend
+from ..policy.poll_policy import StatusPoller
 from ..policy.retry_budget import RetryBudgets
-from ..policy.status_poller import StatusPoller
 from .blocking import ReadySet
 from .events import Counts, EventKind, LaunchEvent
 from .flights import (

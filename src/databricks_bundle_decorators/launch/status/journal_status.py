@@ -1,11 +1,6 @@
-"""Following a detached backfill from any checkout: find its journal, read it, say where it is.
-
-A detached backfill (``dbxdec backfill ... --detach``) keeps its ledger in the workspace,
-as a journal (:mod:`..ledger.journal`), so a second project copy with no local ledger
-reads the same state: ``dbxdec status JOB --backfill ID``, ``dbxdec backfill watch ID``
-and ``dbxdec backfills --workspace``. The journal's folder is named by the deployed job's
-id, found like any job's (``find_job``: the job named in the id, with the target's
-name prefix).
+"""A detached backfill followed from any checkout: its journal in the workspace
+(:mod:`..ledger.journal`) found by the deployed job's id, read and summed up
+(``status --backfill``, ``backfill watch``, ``backfills --workspace``).
 """
 
 from __future__ import annotations
@@ -42,10 +37,8 @@ _ID = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_\-]*)-\d{8}T\d{6}-[0-9a-f]{4}")
 
 @dataclass(frozen=True, slots=True)
 class JournalPlace:
-    """Where a detached backfill's journal is: the workspace, the job and its deployment.
-
-    ``name_prefix`` and ``dev_mode`` locate the other jobs of the same deployment (the
-    controller job) the way the backfilled job was found.
+    """Where a detached backfill's journal is; ``name_prefix`` and ``dev_mode`` find the other
+    jobs of the deployment (the controller) as the backfilled job was found.
     """
 
     client: WorkspaceClient
@@ -81,9 +74,9 @@ def locate_journal(
     job: str | None = None,
     deployed: bool = True,
 ) -> JournalPlace:
-    """Connect to the workspace of ``connection`` and find the deployment of the job
-    that backfill ``backfill_id`` runs (``job``: its name when the caller knows it;
-    ``deployed=False``: only connect, the job id is 0).
+    """Connect to the workspace of ``connection`` and find the deployment of the job that
+    backfill ``backfill_id`` runs (``job``: its name when known; ``deployed=False``: only
+    connect, the job id is 0).
 
     Raises:
         UsageError: a malformed id, missing credentials, or the job is not deployed.
@@ -105,8 +98,7 @@ def locate_journal(
 
 
 def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> list[JournalSummary]:
-    """The journals of the deployed ``jobs`` (not deployed: skipped) in the workspace of
-    ``connection``, newest first.
+    """The journals of the deployed ``jobs`` (others skipped) in the workspace, newest first.
 
     Raises:
         UsageError: missing credentials or an unknown target.
@@ -128,12 +120,11 @@ def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> l
 
 @dataclass(frozen=True, slots=True)
 class JournalView:
-    """One reading of a detached backfill: its ledger and what the steering asks."""
+    """One reading of a detached backfill: its ledger, the steering's state, where it was read."""
 
     ledger: Ledger
     control: ControlState
     place: JournalPlace | None = None
-    """Where it was read (``None`` when built by hand)."""
 
     @property
     def ended(self) -> bool:
@@ -142,7 +133,7 @@ class JournalView:
 
 
 def read_view(place: JournalPlace) -> JournalView:
-    """The journal of ``place`` as it stands: one ``list`` and a few ``export`` calls.
+    """The journal of ``place`` as it stands.
 
     Raises:
         UsageError: no journal of that backfill for that job.
@@ -180,8 +171,9 @@ def watch(
     *,
     refreshes: int | None = None,
 ) -> JournalView:
-    """Read and show the backfill, then wait, until it has ended (or ``refreshes``
-    readings were shown); return the last reading. ``wait`` is where Ctrl-C lands."""
+    """Read, show and ``wait`` (where Ctrl-C lands) until the backfill ends or ``refreshes``
+    readings were shown; returns the last reading.
+    """
     shown = 0
     while True:
         view = read()
@@ -193,8 +185,7 @@ def watch(
 
 
 def key_bounds(backfill: BackfillDef, ledger: Ledger) -> tuple[str | None, str | None]:
-    """The first and last key of the backfill's runs, in the definition's order (the
-    grid's default range)."""
+    """The first and last key of the backfill's runs, in the definition's order."""
     ran = {key for record in ledger.slices for key in record.keys}
     ordered = [key for key in selected_keys(backfill, None, None) if key in ran]
     return (ordered[0], ordered[-1]) if ordered else (None, None)

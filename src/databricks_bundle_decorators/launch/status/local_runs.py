@@ -1,11 +1,6 @@
-"""Runs of ``dbxdec run --local``: a small record per run, so ``status --local``,
-``catchup --local`` and ``--rerun`` see the keys they wrote as they see a backfill's.
-
-A backfill keeps its runs in its ledger (:mod:`.ledger`); a single run has no backfill,
-so it writes ``<project root>/.dbxdec/runs/<job>/<run id>.json``: the keys it wrote, how
-it ended, when, and its error. The file is replaced atomically; a damaged or foreign
-file in the folder is skipped, never fatal (it must not hide the other runs). Only the
-local history reads these: a local run wrote local tables, not the workspace's.
+"""Records of ``dbxdec run --local`` runs, so local ``status``, ``catchup`` and ``--rerun``
+see their keys: ``.dbxdec/runs/<job>/<run id>.json``, written atomically; a damaged or
+foreign file is skipped.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from pathlib import Path
 from ...atomic import write_atomically
 from ..plan.history import RunObservation
 from ..plan.states import KeyState
-from .status_details import KeyDetail
+from .status_grid import KeyDetail
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,200}")
 _STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
@@ -32,16 +27,7 @@ def runs_dir(root: Path, job: str) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class LocalRun:
-    """One ``dbxdec run --local`` run. Times are seconds since the epoch.
-
-    Attributes:
-        run_id: The local run id (its Delta commits carry it).
-        keys: The keys it wrote (``()``: a run of a job without keys).
-        state: ``succeeded``, ``failed`` or ``cancelled`` (Ctrl-C).
-        started: When it started.
-        ended: When it ended.
-        error: Why it failed (one line).
-    """
+    """One ``dbxdec run --local`` run (times: epoch seconds; ``keys`` ``()``: no keys)."""
 
     run_id: str
     keys: tuple[str, ...]
@@ -55,7 +41,7 @@ class LocalRun:
 
 
 def record_local_run(root: Path, job: str, run: LocalRun) -> Path:
-    """Write ``run``'s record (atomically) and return its path.
+    """Write ``run``'s record atomically; returns its path.
 
     Raises:
         ValueError: the job name or run id cannot be a file name.
@@ -105,7 +91,7 @@ def local_runs(root: Path, job: str) -> list[LocalRun]:
 
 
 def local_run_observations(root: Path, job: str) -> list[RunObservation]:
-    """The single local runs of ``job`` as run observations (see :mod:`.history`)."""
+    """The single local runs of ``job`` as run observations."""
     return [run.observation() for run in local_runs(root, job)]
 
 
@@ -114,9 +100,9 @@ def with_local_run_details(
     observations: Sequence[RunObservation],
     runs: Iterable[LocalRun],
 ) -> dict[str, KeyDetail]:
-    """``details`` (from the ledgers) with each key whose latest run is a single local
-    run described by that run instead. ``observations`` are the ledgers' runs (their
-    start times decide which is later)."""
+    """``details`` with each key whose latest run is a single local run (later than the
+    ledgers' ``observations``) described by that run.
+    """
     ledger_started: dict[str, float] = {}
     for obs in observations:
         for key in obs.keys:

@@ -1,23 +1,29 @@
-"""The one place key states come from: the local ledgers, or the workspace's runs.
+"""The one source of key states for ``--rerun``, ``catchup`` and ``status``, and how far
+back run history reaches on Databricks.
 
-``dbxdec backfill --rerun``, ``catchup`` and ``status`` all ask :func:`observed_history`,
-so the three can never disagree about a key. On Databricks the workspace's runs come
-first and the local ledgers fill in the keys it does not list (see :mod:`.horizon`, which
-also says when a key with no record is ``unknown``).
+Key states come from ``runs/list`` (60 days, :data:`RUN_RETENTION`), then the local
+ledgers, then data presence (``catchup --by data`` only). A key none records is
+``missing`` when its window reaches into the last 60 days, else ``unknown``: it may have
+run, so ``catchup`` and ``--rerun missing`` leave it alone. A job younger than 60 days
+has no horizon (``runs/list`` is its whole history); locally nothing is ``unknown``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from whenever import Instant
+
 from ...backfill.base import BackfillDef
-from ..backends.databricks_backend import run_history
+from ..backends.databricks_backend import RemoteJob, run_history
 from ..ledger.ledger import ledger_observations, list_ledgers
-from ..plan.history import KeyHistory, key_history, keys_without_success
+from ..plan.history import KeyHistory, RunObservation, key_history, keys_without_success
+from ..plan.states import KeyState
 from ..prepare.planners import Draft, Planning
-from .horizon import history_to_select, workspace_history
 from .local_runs import local_run_observations
 
 if TYPE_CHECKING:
@@ -32,9 +38,9 @@ def observed_history(
     client: WorkspaceClient | None = None,
     job_id: int | None = None,
 ) -> KeyHistory:
-    """The state of every key of ``job`` that has run: from the workspace's run history
-    and then the project's local ledgers when ``client`` and ``job_id`` are given, else
-    from the local ledgers and the records of ``dbxdec run --local`` (:mod:`.local_runs`).
+    """The state of every key of ``job`` that has run: from the workspace's runs and the local
+    ledgers when ``client`` and ``job_id`` are given, else from the ledgers and the records
+    of ``dbxdec run --local``.
 
     Raises:
         WorkspaceRejected: the credentials or a permission were refused.
@@ -82,3 +88,93 @@ def catch_up_by_runs(draft: Draft, planning: Planning) -> Draft:
     if planning.request.catchup and draft.history is not None:
         return replace(draft, only=frozenset(keys_without_success(draft.keys, draft.history)))
     return draft
+
+
+RUN_RETENTION = timedelta(days=60)
+"""How long the workspace keeps a run: "Runs are automatically removed after 60 days"
+(https://docs.databricks.com/api/workspace/jobs/getrunoutput; databricks-sdk-py 0.162.0
+``JobsAPI.get_run_output``). From which instant is not said: the earliest reading.
+"""
+
+
+def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
+    """The oldest instant the run history still covers at ``now``; ``None`` when it covers
+    the whole life of a job created at ``created_ms`` (epoch milliseconds).
+    """
+    horizon = now - RUN_RETENTION
+    if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
+        return None
+    return horizon
+
+
+def workspace_history(
+    runs: Iterable[RunObservation], ledgers: Iterable[RunObservation]
+) -> dict[str, KeyState]:
+    """Key states from ``runs/list``, then the local ledgers for keys it does not list (an
+    open ledger attempt left out: how it ended is not known).
+    """
+    listed = key_history(runs)
+    recorded = key_history(obs for obs in ledgers if obs.state != "running")
+    return {**recorded, **listed}
+
+
+def with_unknown(
+    history: KeyHistory, backfill: BackfillDef, keys: Sequence[str], horizon: datetime
+) -> dict[str, KeyState]:
+    """``history`` with each key of ``keys`` it does not record whose window ends by
+    ``horizon`` marked ``unknown`` (a static key, without a window, stays ``missing``).
+
+    Example:
+        >>> from datetime import timezone
+        >>> from databricks_bundle_decorators.backfill import DailyBackfill
+        >>> daily = DailyBackfill("2024-01-01", "2024-01-03")
+        >>> with_unknown({"2024-01-01": "succeeded"}, daily, daily.keys(),
+        ...              datetime(2024, 1, 3, tzinfo=timezone.utc))
+        {'2024-01-01': 'succeeded', '2024-01-02': 'unknown'}
+    """
+    limit = Instant(horizon)
+    out: dict[str, KeyState] = dict(history)
+    for key in keys:
+        if key in out:
+            continue
+        window = backfill.window(key)
+        if window is not None and window.end <= limit:
+            out[key] = KeyState.UNKNOWN
+    return out
+
+
+def history_to_select(
+    history: KeyHistory,
+    backfill: BackfillDef,
+    keys: Sequence[str],
+    named: Sequence[str],
+    remote: RemoteJob,
+    warnings: list[str],
+    *,
+    now: datetime | None = None,
+) -> KeyHistory:
+    """The history ``--rerun`` and ``catchup`` select from on Databricks: keys beyond the
+    horizon without a record are ``unknown`` and left alone, with a line in ``warnings``;
+    keys ``named`` one by one (``--keys``) stay ``missing``. ``now``: when the history was
+    read (default: the current time).
+    """
+    moment = now if now is not None else datetime.now(timezone.utc)
+    horizon = history_horizon(moment, remote.created_ms)
+    if named or horizon is None:
+        return history
+    marked = with_unknown(history, backfill, keys, horizon)
+    unknown = count_unknown(marked)
+    if unknown:
+        days = RUN_RETENTION.days
+        warnings.append(
+            f"{unknown} key(s) ended more than {days} days ago and have no run in the "
+            f"workspace's {days}-day run history nor in this machine's ledgers: their state "
+            "is unknown and they are left alone; catch them up with --by data, or name them "
+            "with --keys"
+        )
+    return marked
+
+
+def count_unknown(history: Mapping[str, KeyState]) -> int:
+    """How many keys of ``history`` are ``unknown``."""
+    return sum(1 for state in history.values() if state == "unknown")

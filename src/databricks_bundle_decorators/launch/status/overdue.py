@@ -1,20 +1,7 @@
-"""``dbxdec status JOB --overdue``: the keys past their deadline, each with its reason.
-
-A key is overdue when its due time (``@job(deadline=...)``, see
-:mod:`..backfill.deadline`) is before ``now`` and its latest run has not succeeded. The
-key states are the status grid's (:func:`.status.job_status`: the workspace's run
-history, then the local ledgers); the reason says what is known of the key:
-
-* ``no run``: no run of the key is recorded;
-* ``run failed``: its latest run failed or was cancelled;
-* ``checks failed``: its latest run failed and the checks it reported for the key
-  (kept in the backfill ledgers, :mod:`.check_reports`) include a failing one;
-* ``still running``: a run of the key is queued or running;
-* ``unknown``: no record, and its window ended before the workspace's run history
-  begins (60 days, see :mod:`.horizon`): it may have run.
-
-A key's state comes from the runs of that key alone: a backfill of an older key never
-makes a newer overdue key look fresh.
+"""``dbxdec status JOB --overdue``: the keys past their due time (``@job(deadline=...)``)
+whose latest run of that key has not succeeded, with a reason: ``no run``, ``run
+failed``, ``checks failed`` (from the ledgers' check reports), ``still running`` or
+``unknown`` (older than the run history, :mod:`.observed`).
 """
 
 from __future__ import annotations
@@ -34,9 +21,9 @@ from ..ledger.ledger import Ledger
 from ..plan.history import state_of
 from ..plan.plan import selected_keys
 from ..plan.states import KeyState
-from .horizon import with_unknown
+from .observed import with_unknown
 from .status import JobStatus
-from .status_details import latest_attempts
+from .status_grid import latest_attempts
 
 OverdueReason = Literal["no run", "run failed", "checks failed", "still running", "unknown"]
 _REASONS: dict[KeyState, OverdueReason] = {
@@ -50,16 +37,8 @@ _REASONS: dict[KeyState, OverdueReason] = {
 
 @dataclass(frozen=True, slots=True)
 class OverdueKey:
-    """A key past its due time that has not succeeded.
-
-    Attributes:
-        key: The backfill key.
-        due: When it was due (UTC).
-        state: Its state in the status grid.
-        reason: Why it is overdue (see the module docstring).
-        detail: The failing checks, the run's error, or ``cancelled``; ``""`` when
-            nothing more is known.
-        run_id: The latest run recorded in a local ledger, when there is one.
+    """A key past its due time (UTC) that has not succeeded; ``detail``: the failing checks,
+    the run's error or ``cancelled``; ``run_id``: its latest run in a local ledger.
     """
 
     key: str
@@ -82,8 +61,7 @@ class OverdueKey:
 
 
 def failed_checks(ledgers: Iterable[Ledger]) -> dict[str, tuple[str, ...]]:
-    """For every key whose latest recorded attempt failed: the checks that attempt
-    reported failing for the key (keys without one are left out)."""
+    """The failing checks reported for each key by its latest attempt, when it failed."""
     found: dict[str, tuple[str, ...]] = {}
     for key, (_, attempt) in latest_attempts(ledgers).items():
         if attempt.state != "failed":
@@ -118,17 +96,8 @@ def overdue_keys(
     end: str | None = None,
     checks: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[OverdueKey]:
-    """The keys of ``job`` from ``start`` to ``end`` due before ``now`` that have not
-    succeeded, in key order.
-
-    Args:
-        job: A job with a deadline.
-        status: Its key states (:func:`.status.job_status`).
-        now: The time to judge at (timezone-aware).
-        start: First key to consider (inclusive; default: the definition's first).
-        end: Last key to consider (inclusive; default: the definition's last).
-        checks: The failing checks of keys whose latest run failed
-            (:func:`failed_checks`).
+    """The keys of ``job`` from ``start`` to ``end`` (inclusive) due before ``now`` that have
+    not succeeded, in key order; ``checks``: from :func:`failed_checks`.
 
     Raises:
         UsageError: the job has no deadline, or a bound is malformed.

@@ -1,9 +1,5 @@
-"""Progress output: a live display on a terminal, plain lines otherwise, or JSON lines.
-
-Every reporter takes the scheduler's :class:`LaunchEvent` values one by one and the
-final :class:`LaunchSummary`; none of them decides anything. While the workspace does not
-answer, the plain lines and the live display say since when (``unreachable`` events,
-repeated every 30 s) until a ``reachable`` event ends it.
+"""Progress output of the scheduler's events: a live display on a terminal, plain lines, or
+JSON lines; an outage is reported from its ``unreachable`` event to its ``reachable`` one.
 """
 
 from __future__ import annotations
@@ -57,9 +53,7 @@ def _duration(seconds: float) -> str:
 
 
 def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[str]:
-    """The final summary as plain lines (also used under the live display); a failed
-    run's error already ``shown`` above is not printed again (issue 25: a task's error
-    printed twice, or once per failed key)."""
+    """The final summary as plain lines; an error already ``shown`` is not printed again."""
     c = summary.counts
     lines = [
         f"Backfill {summary.backfill_id} of {summary.job}: {summary.state} - "
@@ -93,9 +87,9 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
 
 
 def next_rerun_command(summary: LaunchSummary) -> str | None:
-    """The rerun command when it is the one to recommend: some keys failed and every
-    other run ended (after a halt or an interrupt, only ``--resume`` runs the keys that
-    never ran together with the failed ones)."""
+    """The rerun command when it is the one to recommend: some keys failed and every other run
+    ended (else ``--resume`` is).
+    """
     c = summary.counts
     if not summary.rerun_command or c.remaining or c.running:
         return None
@@ -171,12 +165,8 @@ class PlainReporter:
 
 
 class LiveReporter:
-    """A rich live display: header, bar, counts, throughput, ETA, slowest runs, recent events.
-
-    The header (backfill id, job, backend) has a line of its own above the bar, so the
-    bar and its ``done/total`` counter keep their width on an 80-column terminal; the
-    summary is printed without inserted line breaks, so the ``--resume`` and rerun
-    commands copy whole however narrow the terminal is.
+    """A rich live display: header line, bar, counts, throughput, ETA, slowest runs, recent
+    events; the summary is printed unwrapped so its commands copy whole.
     """
 
     def __init__(self, console: Console | None = None) -> None:
@@ -273,8 +263,7 @@ def _recent_line(event: LaunchEvent, said: dict[str, str]) -> str:
 
 
 def _once(event: LaunchEvent, said: dict[str, str]) -> str:
-    """``event``'s detail, or for a run's error already in ``said`` (error -> the run it
-    was printed for) a pointer to it: a task's error is printed once."""
+    """``event``'s detail, or a pointer to the run an error in ``said`` was printed for."""
     detail = event.detail
     if event.kind not in ("failed", "retrying") or not event.label or not detail:
         return detail

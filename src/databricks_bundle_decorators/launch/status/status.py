@@ -14,11 +14,16 @@ from ..ledger.ledger import Ledger, ledger_dir, ledger_observations, list_ledger
 from ..plan.history import KeyHistory, key_history
 from ..plan.plan import build_plan, selected_keys
 from ..plan.request import Connection
-from .horizon import history_horizon, with_unknown
 from .local_runs import LocalRun, local_runs, runs_dir, with_local_run_details
-from .observed import observed_history
-from .status_details import KeyDetail, ledger_details, run_page_url
-from .status_grid import PageOrigin, PartitionGrid, build_grid
+from .observed import history_horizon, observed_history, with_unknown
+from .status_grid import (
+    KeyDetail,
+    PageOrigin,
+    PartitionGrid,
+    build_grid,
+    ledger_details,
+    run_page_url,
+)
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -26,16 +31,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class JobStatus:
-    """Key states of a job, what is known of their latest runs, and where both come from.
-
-    Attributes:
-        history: The state of every key that has run.
-        details: Run id, run page and error of the latest run of the keys dbxdec
-            launched from this project (see :mod:`.status_details`).
-        origin: When and from where (workspace host and job, or local ledgers).
-        horizon: How far back the workspace's run history reaches (``None`` for the
-            local ledgers, the whole history): a key with no record whose window ends
-            before it is ``unknown``, not ``missing`` (see :mod:`.horizon`).
+    """Key states of a job, details of their latest runs (:class:`KeyDetail`), where both
+    come from, and how far back the run history reaches (``horizon``, ``None`` for the
+    local ledgers: a key with no record before it is ``unknown``, :mod:`.observed`).
     """
 
     history: KeyHistory
@@ -52,14 +50,8 @@ def job_status(
     now: datetime,
     client: WorkspaceClient | None = None,
 ) -> JobStatus:
-    """Key states of ``job`` from the local ledgers or the workspace's run history.
-
-    Args:
-        job: The job.
-        connection: ``local`` (the ledgers), or the workspace to ask.
-        root: The project root (its ledgers).
-        now: When the status is taken (timezone-aware), printed on the page.
-        client: A workspace client to use instead of connecting.
+    """Key states of ``job`` from the local ledgers or the workspace's run history (``now``:
+    when, printed on the page; ``client``: instead of connecting).
 
     Raises:
         UsageError: the job has no backfill definition, or the workspace is unreachable.
@@ -90,9 +82,9 @@ def job_status(
 def ledger_status(
     ledgers: list[Ledger], *, now: datetime, where: str, runs: Sequence[LocalRun] = ()
 ) -> JobStatus:
-    """The key states of ``ledgers`` (one backfill's, or every local one of a job) and of
-    single local ``runs``; ``where``: their origin. The ledgers are read once: ten years
-    of hourly keys are 87,000 keys."""
+    """The key states of ``ledgers`` and of single local ``runs``, read once (``where``: their
+    origin).
+    """
     observed = ledger_observations(ledgers)
     history = key_history([*observed, *(run.observation() for run in runs)])
     details = with_local_run_details(ledger_details(ledgers), observed, runs)
@@ -102,8 +94,8 @@ def ledger_status(
 def partition_grid(
     job: JobDefinition, status: JobStatus, *, start: str | None, end: str | None
 ) -> tuple[PartitionGrid, PageOrigin]:
-    """The status grid of ``job``'s keys from ``start`` to ``end`` (inclusive), and its
-    origin naming the backfills whose runs it details.
+    """The status grid of ``job``'s keys from ``start`` to ``end`` (inclusive), and its origin
+    naming the backfills whose runs it details.
 
     Raises:
         UsageError: a bound is malformed or outside the definition.

@@ -1,13 +1,10 @@
 """The partition health grid of ``dbxdec status``: one cell per key, in a calendar.
 
-Daily keys are laid out one row per month (columns = day of month), hourly keys one
-row per day (columns = hour), monthly keys one row per year, weekly keys one row per
-year (columns = ISO week); static keys fill rows of ten in declared order.
-
-Every state has its own glyph as well as its colour (``■`` succeeded, ``✗`` failed,
-``⊘`` cancelled, ``○`` running, ``·`` missing, ``?`` unknown: no record, older than the
-workspace's run history, see :mod:`.horizon`), so the grid reads the same without colour: with
-``NO_COLOR``, in a CI log, or for a reader who does not tell red from green.
+Daily keys: a row per month; hourly: a row per day; monthly and weekly (ISO week): a row
+per year; static: rows of ten. Every state has a glyph besides its colour (``■ ✗ ⊘ ○ · ?``,
+unknown: older than the run history, :mod:`.observed`), so the grid reads without colour.
+A cell's details are its key's latest run in the local ledgers (:class:`KeyDetail`); runs
+started elsewhere (a schedule, the Jobs UI) have none.
 """
 
 from __future__ import annotations
@@ -24,9 +21,9 @@ from rich.text import Text
 from ...backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
 from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ...errors import counted
+from ..ledger.ledger import Attempt, Ledger
 from ..plan.history import KeyHistory, attempt_key_state
 from ..plan.states import KeyState
-from .status_details import KeyDetail
 
 STATES: tuple[KeyState, ...] = (
     KeyState.SUCCEEDED,
@@ -93,10 +90,8 @@ def build_grid(
     history: KeyHistory,
     details: Mapping[str, KeyDetail] | None = None,
 ) -> PartitionGrid:
-    """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static).
-
-    ``details`` (run id, run page, error of a key's latest recorded run) are kept for the
-    keys of the grid whose state they describe: a detail of an older run is dropped.
+    """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static);
+    ``details`` of a key are kept only when they describe its state (not an older run).
     """
     states: dict[str, KeyState] = {key: history.get(key, KeyState.MISSING) for key in keys}
     if kind == "daily":
@@ -155,9 +150,9 @@ def _calendar(
 def glyph_table(
     title: str, columns: Sequence[str], rows: Iterable[tuple[str, list[Text]]], *, wide: int
 ) -> Table:
-    """Rows of glyph cells as a rich table: a row label (at least as ``wide`` as the
-    title and legend need beyond the cells), then one column per cell, every fifth one
-    labelled (``columns``: the labels shown)."""
+    """Rows of glyph cells as a rich table, every fifth column labelled; the label column is
+    at least ``wide`` minus the cells' width.
+    """
     table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
     table.add_column("", style="bold", no_wrap=True, min_width=max(0, wide - 2 * len(columns)))
     for number, column in enumerate(columns):
@@ -201,13 +196,8 @@ def legend(grid: PartitionGrid) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PageOrigin:
-    """When and from where a status page was made, printed at its top.
-
-    Attributes:
-        made_at: When (timezone-aware).
-        source: Where the states come from (``workspace https://..., job id 1001`` or
-            ``local ledgers in /project/.dbxdec/backfills``).
-        backfills: The backfills whose runs the page details, newest first.
+    """When (timezone-aware) and from where (``source``) a status page was made, and the
+    backfills (newest first) whose runs it details.
     """
 
     made_at: datetime
@@ -277,9 +267,9 @@ def _run_of(grid: PartitionGrid, key: str) -> tuple[str, str, str | None]:
 
 
 def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = False) -> str:
-    """A table of the keys in ``state`` (``failed`` or ``cancelled``): one row per run,
-    so the keys of one ranged run share a row and its error is named once; ``""`` when
-    there are none. ``folded``: the heading also counts the rows (the folded page)."""
+    """The keys in ``state`` (failed or cancelled), one row per run (a ranged run's keys share
+    it); ``""`` when none. ``folded``: the heading also counts the rows.
+    """
     esc = html.escape
     positions = {key: i for i, key in enumerate(grid.states)}
     groups: list[list[str]] = []
@@ -321,8 +311,9 @@ def html_page(
     note: str = "",
     after: str = "",
 ) -> str:
-    """A status page (the folded page too): title, origin, legend, ``note``, the table of
-    ``head`` and ``body`` rows, then ``after``; ``style`` adds to the page's style."""
+    """A status page: title, origin, legend, ``note``, the table of ``head`` and ``body`` rows,
+    then ``after``; ``style`` adds to the page's style.
+    """
     esc = html.escape
     counts = grid.counts()
     legend_html = " ".join(
@@ -347,12 +338,9 @@ def html_page(
 def grid_html(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
-    """A standalone HTML page with the same grid (no scripts, no external files).
-
-    Cells carry the glyph of their state and a pattern besides the colour; a failed
-    key's cell links to its run and names its error, and tables below the grid list
-    the failed and the cancelled keys, one row per run. ``origin`` says when and from
-    where the page was made; ``extra_html`` (a backfill's timeline) goes below the grid.
+    """The grid as a standalone HTML page (no scripts): cells with glyph, pattern and colour, a
+    failed key linking to its run; tables of the failed and cancelled keys below, then
+    ``extra_html`` (a backfill's timeline).
     """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
@@ -366,3 +354,64 @@ def grid_html(
     )
     runs = runs_table_html(grid, KeyState.FAILED) + runs_table_html(grid, KeyState.CANCELLED)
     return html_page(grid, origin, head, body, style=styles, after=runs + extra_html)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyDetail:
+    """The latest recorded run of a key (``state``: its attempt's end; ``checks_off``: run with
+    ``--no-checks``).
+    """
+
+    state: str
+    run_id: str | None = None
+    url: str | None = None
+    error: str = ""
+    backfill_id: str = ""
+    checks_off: bool = False
+
+
+def run_page_url(host: str | None, job_id: int | None, run_id: str | None) -> str | None:
+    """The Databricks run page of ``run_id``, when host, job and run are known.
+
+    >>> run_page_url("https://adb-1.azuredatabricks.net/", 1001, "95")
+    'https://adb-1.azuredatabricks.net/jobs/1001/runs/95'
+    >>> run_page_url(None, 1001, "95") is None
+    True
+    """
+    if not host or job_id is None or not run_id:
+        return None
+    return f"{host.rstrip('/')}/jobs/{job_id}/runs/{run_id}"
+
+
+def latest_attempts(ledgers: Iterable[Ledger]) -> dict[str, tuple[Ledger, Attempt]]:
+    """The latest submitted attempt of every key in ``ledgers``, with its ledger."""
+    latest: dict[str, tuple[float, Ledger, Attempt]] = {}
+    for ledger in ledgers:
+        for record in ledger.slices:
+            for attempt in record.attempts:
+                if attempt.state == "rejected":
+                    continue
+                started = attempt.submitted_at or ledger.created_at
+                for key in record.keys:
+                    if key not in latest or latest[key][0] <= started:
+                        latest[key] = (started, ledger, attempt)
+    return {key: (ledger, attempt) for key, (_, ledger, attempt) in latest.items()}
+
+
+def ledger_details(ledgers: Iterable[Ledger]) -> dict[str, KeyDetail]:
+    """The latest attempt of every key in ``ledgers`` (:func:`latest_attempts`)."""
+    details: dict[str, KeyDetail] = {}
+    for key, (ledger, attempt) in latest_attempts(ledgers).items():
+        backend, url = ledger.backend, attempt.url
+        if url is None and backend.kind == "databricks":
+            url = run_page_url(backend.host, backend.job_id, attempt.run_id)
+        checks_off = not ledger.options.checks
+        details[key] = KeyDetail(
+            attempt.state, attempt.run_id, url, attempt.error, ledger.id, checks_off
+        )
+    return details
+
+
+def unchecked_keys(details: Mapping[str, KeyDetail], keys: Iterable[str]) -> list[str]:
+    """The ``keys`` (in their order) whose latest recorded run skipped its checks."""
+    return [key for key in keys if key in details and details[key].checks_off]

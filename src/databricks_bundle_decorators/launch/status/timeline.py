@@ -1,10 +1,6 @@
-"""The timeline of one backfill: a bar per run attempt, and runs in flight over time.
-
-Each attempt is an interval closed at ``submitted_at`` and open at its end (``ended_at``,
-or ``now`` while it runs). Attempts of the same slice share a row, so retries sit side by
-side. A straggler is a finished run longer than twice the median of finished runs.
-The SVG needs no script and no external asset; outcomes have a colour, a pattern and a
-text label, so the chart reads the same without colour.
+"""The timeline of one backfill as inline SVG: a bar per run attempt ``[submitted_at, end)``
+(a slice's retries on one row; stragglers: over twice the median) and the runs in
+flight over time; outcomes have a colour, a pattern and a label.
 """
 
 from __future__ import annotations
@@ -74,10 +70,8 @@ class Timeline:
 
 
 def slot_steps(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, int]]:
-    """Runs in flight after each instant where the count changes.
-
-    Intervals are closed at the start and open at the end, so a run ending at the
-    instant another starts does not overlap it.
+    """Runs in flight after each instant where the count changes (a run ending as another
+    starts does not overlap it).
 
     >>> slot_steps([(0, 10), (5, 15), (10, 20)])
     [(0, 1), (5, 2), (10, 2), (15, 1), (20, 0)]
