@@ -67,7 +67,7 @@ def record_first_watermarks(
         if client is None or not warehouse_id:
             lines.append(NO_WAREHOUSE_LINE.format(job=job.name))
             continue
-        run = _Statements(client, warehouse_id, poll_interval)
+        run = Statements(client, warehouse_id, poll_interval)
         state = TableName.parse(trigger.state_table).quoted
         run.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
         known = f"SELECT 1 FROM {state} WHERE job = :job AND kind = 'advance'"
@@ -86,7 +86,7 @@ def record_first_watermarks(
     return lines
 
 
-class _Statements:
+class Statements:
     """Statements on one warehouse, each waited for and read whole."""
 
     def __init__(
@@ -108,8 +108,7 @@ class _Statements:
     def rows(
         self, statement: str, parameters: Mapping[str, str] | None = None
     ) -> list[list[str | None]]:
-        """The rows of ``statement``, every value a string or ``None`` (raises as
-        :meth:`named_rows`)."""
+        """The rows of ``statement`` (raises as :meth:`named_rows`)."""
         return self.named_rows(statement, parameters)[1]
 
     def named_rows(
@@ -140,9 +139,6 @@ class _Statements:
             raise WatermarkUnreadable(
                 f"{self.purpose} on SQL warehouse {self.warehouse_id} failed: {first_line(exc)}"
             ) from None
-
-
-Statements = _Statements
 
 
 def deploy_watermark_lines(

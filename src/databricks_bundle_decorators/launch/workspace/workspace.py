@@ -268,15 +268,11 @@ def statement_rows(
     purpose: str,
     failed: type[DbxdecError],
 ) -> tuple[list[str], list[list[str | None]]]:
-    """Run ``statement`` on SQL warehouse ``warehouse_id``, polling ``get_statement``
-    until it ends, and read every chunk: the column names (the manifest's schema) and the
-    rows, each value a ``JSON_ARRAY`` string or ``None``
-    (https://docs.databricks.com/api/workspace/statementexecution; a failed statement is
-    a 200 with state ``FAILED``).
+    """Run ``statement``, polling ``get_statement`` until it ends, and read every chunk:
+    the column names and rows (``JSON_ARRAY`` strings or ``None``).
 
     Raises:
-        failed: the statement failed on the warehouse: ``{purpose} on SQL warehouse
-            {warehouse_id} failed: {why}``.
+        failed: the statement failed: ``{purpose} on SQL warehouse {warehouse_id} failed: {why}``.
     """
     api = client.statement_execution
     answer = api.execute_statement(
