@@ -14,19 +14,17 @@ the join of the sample cost queries).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ...errors import DbxdecError, UsageError
-from .workspace import workspace_errors
+from .workspace import statement_rows, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.sql import StatementResponse
 
 _UTC = timezone.utc
 
@@ -56,7 +54,6 @@ _COLUMNS = (
     "list_price",
     "currency_code",
 )
-_WAITING = frozenset({"PENDING", "RUNNING"})
 
 
 class BillingUnreadable(DbxdecError):
@@ -106,22 +103,17 @@ def read_billing(
         Param(name="since", value=since.astimezone(_UTC).isoformat(), type="TIMESTAMP"),
         Param(name="until", value=until.astimezone(_UTC).isoformat(), type="TIMESTAMP"),
     ]
-    api = client.statement_execution
     with workspace_errors(client.config.host):
         try:
-            answer = api.execute_statement(
-                BILLING_STATEMENT, warehouse_id, parameters=parameters, wait_timeout="30s"
+            names, rows = statement_rows(
+                client,
+                warehouse_id,
+                BILLING_STATEMENT,
+                parameters,
+                poll_interval=poll_interval,
+                purpose="reading system.billing",
+                failed=BillingUnreadable,
             )
-            while answer.status is not None and _state(answer) in _WAITING:
-                time.sleep(poll_interval)  # the reference's way: poll get_statement
-                answer = api.get_statement(str(answer.statement_id))
-            if _state(answer) != "SUCCEEDED":
-                error = answer.status.error if answer.status is not None else None
-                why = error.message if error is not None and error.message else _state(answer)
-                raise BillingUnreadable(
-                    f"reading system.billing on SQL warehouse {warehouse_id} failed: {why}"
-                )
-            rows = list(_rows(client, answer))
         except DatabricksError as exc:
             if getattr(exc, "error_code", "") in ("PERMISSION_DENIED", "UNAUTHENTICATED"):
                 raise
@@ -129,30 +121,9 @@ def read_billing(
                 f"SQL warehouse {warehouse_id!r} refused the billing query: {exc} "
                 "(pass --warehouse-id, or set DATABRICKS_WAREHOUSE_ID)"
             ) from None
-    return _records(rows)
-
-
-def _state(answer: StatementResponse) -> str:
-    status = answer.status
-    return status.state.value if status is not None and status.state is not None else "UNKNOWN"
-
-
-def _rows(client: WorkspaceClient, answer: StatementResponse) -> Iterator[dict[str, str | None]]:
-    """Every row of every chunk, as column name -> JSON_ARRAY string (or None)."""
-    manifest = answer.manifest
-    schema = manifest.schema if manifest is not None else None
-    names = [c.name or "" for c in (schema.columns or [])] if schema is not None else []
     if names and names != list(_COLUMNS):
         raise BillingUnreadable(f"the billing query answered columns {names}, not {_COLUMNS}")
-    chunk = answer.result
-    while chunk is not None:
-        for values in chunk.data_array or []:
-            yield dict(zip(_COLUMNS, values, strict=True))
-        if chunk.next_chunk_index is None:
-            break
-        chunk = client.statement_execution.get_statement_result_chunk_n(
-            str(answer.statement_id), chunk.next_chunk_index
-        )
+    return _records(dict(zip(_COLUMNS, values, strict=True)) for values in rows)
 
 
 def _records(rows: Iterable[dict[str, str | None]]) -> list[BillingRecord]:

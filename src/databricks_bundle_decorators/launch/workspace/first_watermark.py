@@ -14,7 +14,6 @@ DELTA`` (https://docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-d
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -25,13 +24,11 @@ from ...runtime.storage.delta_history import Commit
 from ...runtime.storage.formats import TableRef
 from ...runtime.storage.table_name import TableName
 from ...runtime.triggers.trigger_state import DEPLOY_RUN, STATE_COLUMNS, deploy_advance_value
-from .workspace import first_line, workspace_errors
+from .workspace import first_line, statement_rows, workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.sql import StatementResponse
 
-_WAITING = ("PENDING", "RUNNING")
 _MISSING = "TABLE_OR_VIEW_NOT_FOUND"
 _COLUMNS = ("version", "operation", "userMetadata", "timestamp")
 NO_WAREHOUSE_LINE = (
@@ -70,7 +67,7 @@ def record_first_watermarks(
         if client is None or not warehouse_id:
             lines.append(NO_WAREHOUSE_LINE.format(job=job.name))
             continue
-        run = _Statements(client, warehouse_id, poll_interval)
+        run = Statements(client, warehouse_id, poll_interval)
         state = TableName.parse(trigger.state_table).quoted
         run.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
         known = f"SELECT 1 FROM {state} WHERE job = :job AND kind = 'advance'"
@@ -89,7 +86,7 @@ def record_first_watermarks(
     return lines
 
 
-class _Statements:
+class Statements:
     """Statements on one warehouse, each waited for and read whole."""
 
     def __init__(
@@ -111,8 +108,7 @@ class _Statements:
     def rows(
         self, statement: str, parameters: Mapping[str, str] | None = None
     ) -> list[list[str | None]]:
-        """The rows of ``statement``, every value a string or ``None`` (raises as
-        :meth:`named_rows`)."""
+        """The rows of ``statement`` (raises as :meth:`named_rows`)."""
         return self.named_rows(statement, parameters)[1]
 
     def named_rows(
@@ -123,51 +119,26 @@ class _Statements:
         Raises:
             WatermarkUnreadable: the statement failed (its one line).
         """
+        from databricks.sdk.errors.base import DatabricksError
         from databricks.sdk.service.sql import StatementParameterListItem as Param
 
-        api = self.client.statement_execution
         params = [Param(name=k, value=v) for k, v in (parameters or {}).items()]
-        from databricks.sdk.errors.base import DatabricksError
-
         try:
             with workspace_errors(self.client.config.host):
-                answer = api.execute_statement(
-                    statement, self.warehouse_id, parameters=params, wait_timeout="30s"
+                return statement_rows(
+                    self.client,
+                    self.warehouse_id,
+                    statement,
+                    params,
+                    poll_interval=self.poll_interval,
+                    purpose=self.purpose,
+                    failed=WatermarkUnreadable,
                 )
-                while _state(answer) in _WAITING:
-                    time.sleep(self.poll_interval)  # the reference's way: poll get_statement
-                    answer = api.get_statement(str(answer.statement_id))
-                if _state(answer) != "SUCCEEDED":
-                    error = answer.status.error if answer.status is not None else None
-                    why = error.message if error is not None and error.message else _state(answer)
-                    raise WatermarkUnreadable(
-                        f"{self.purpose} on SQL warehouse {self.warehouse_id} failed: {why}"
-                    )
-                schema = answer.manifest.schema if answer.manifest is not None else None
-                names = [str(c.name) for c in (schema.columns if schema else None) or []]
-                rows: list[list[str | None]] = []
-                chunk = answer.result
-                while chunk is not None:
-                    rows.extend(list(r) for r in chunk.data_array or [])
-                    if chunk.next_chunk_index is None:
-                        break
-                    chunk = api.get_statement_result_chunk_n(
-                        str(answer.statement_id), chunk.next_chunk_index
-                    )
         except DatabricksError as exc:  # not about reaching the workspace (those are
             # DbxdecError lines by now): the warehouse refused, e.g. it does not exist
             raise WatermarkUnreadable(
                 f"{self.purpose} on SQL warehouse {self.warehouse_id} failed: {first_line(exc)}"
             ) from None
-        return names, rows
-
-
-Statements = _Statements
-
-
-def _state(answer: StatementResponse) -> str:
-    status = answer.status
-    return status.state.value if status is not None and status.state is not None else "UNKNOWN"
 
 
 def deploy_watermark_lines(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,6 +22,7 @@ from ...errors import DbxdecError, UsageError, WorkspaceRejected, WorkspaceUnrea
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.sql import StatementResponse
 
 METADATA_SECONDS = 1  # the SDK's best-effort /.well-known probe when a config is built
 PROBE_SECONDS = 3  # the first authenticated request: a dead host fails in under 10 s
@@ -254,3 +256,47 @@ def request_refusals() -> tuple[type[Exception], ...]:
     )
 
     return (BadRequest, InvalidParameterValue, NotFound, ResourceDoesNotExist)
+
+
+def statement_rows(
+    client: WorkspaceClient,
+    warehouse_id: str,
+    statement: str,
+    parameters: list[Any],
+    *,
+    poll_interval: float,
+    purpose: str,
+    failed: type[DbxdecError],
+) -> tuple[list[str], list[list[str | None]]]:
+    """Run ``statement``, polling ``get_statement`` until it ends, and read every chunk:
+    the column names and rows (``JSON_ARRAY`` strings or ``None``).
+
+    Raises:
+        failed: the statement failed: ``{purpose} on SQL warehouse {warehouse_id} failed: {why}``.
+    """
+    api = client.statement_execution
+    answer = api.execute_statement(
+        statement, warehouse_id, parameters=parameters, wait_timeout="30s"
+    )
+    while _statement_state(answer) in ("PENDING", "RUNNING"):
+        time.sleep(poll_interval)  # the reference's way: poll get_statement
+        answer = api.get_statement(str(answer.statement_id))
+    if (state := _statement_state(answer)) != "SUCCEEDED":
+        error = answer.status.error if answer.status is not None else None
+        why = error.message if error is not None and error.message else state
+        raise failed(f"{purpose} on SQL warehouse {warehouse_id} failed: {why}")
+    schema = answer.manifest.schema if answer.manifest is not None else None
+    names = [c.name or "" for c in (schema.columns if schema else None) or []]
+    rows: list[list[str | None]] = []
+    chunk = answer.result
+    while chunk is not None:
+        rows.extend(list(r) for r in chunk.data_array or [])
+        if chunk.next_chunk_index is None:
+            break
+        chunk = api.get_statement_result_chunk_n(str(answer.statement_id), chunk.next_chunk_index)
+    return names, rows
+
+
+def _statement_state(answer: StatementResponse) -> str:
+    status = answer.status
+    return status.state.value if status is not None and status.state is not None else "UNKNOWN"
