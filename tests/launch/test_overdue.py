@@ -104,7 +104,7 @@ def test_each_state_has_its_reason_and_an_old_backfill_clears_no_newer_key(
     _ledger_with_failed_checks(tmp_path, job_id, "2024-03-29")
 
     # 2024-03-31 is due at 2024-04-01 09:00 Amsterdam: NOW, so not yet overdue. A run
-    # started elsewhere has no details (status_details): its error is not repeated here.
+    # started elsewhere has no details (status_grid): its error is not repeated here.
     assert _overdue(emu, job, tmp_path, job_id) == {
         "2024-03-26": ("run failed", ""),
         "2024-03-27": ("run failed", "cancelled"),

@@ -1,7 +1,7 @@
 """The scheduler: up to N runs in flight, a slot refilled as soon as a run ends.
 
 One loop thread owns the ledger and all decisions; submissions run on a thread pool,
-status is polled in batches (:mod:`..policy.status_poller`), and a backend that tells
+status is polled in batches (:class:`..policy.poll_policy.StatusPoller`), and a backend that tells
 ends wakes the loop at once. An attempt is saved *before* its submission is sent, and
 every change before the loop acts on it, so a launcher killed at any instant resumes
 without a second run. A ledger that cannot be saved stops launching (runs in flight are
