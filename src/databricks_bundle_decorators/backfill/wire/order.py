@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from .orders import MeasureOrder, PresenceOrder, UndoOrder
@@ -133,69 +133,43 @@ _READERS: Mapping[OrderKind, Mapping[str, Callable[[Any], Any]]] = {
         "last": _text(_KEY),
     },
 }
-_TASK_DEFAULTS: Mapping[str, Any] = {
-    "backfill_id": "",
-    "tasks": [],
-    "checks": True,
-    "force_rewrite": False,
-    "keys": [],
-}
-"""What a task order's value leaves out (the reader's defaults): a short value."""
-_TASK_CLASSES: Mapping[OrderKind, type[TaskOrder]] = {
+_CLASSES: Mapping[OrderKind, type[Order]] = {
     "task": TaskOrder,
     "stage": StageOrder,
     "swap": SwapOrder,
+    "undo": UndoOrder,
+    "presence": PresenceOrder,
+    "measure": MeasureOrder,
+}
+_REQUIRED: Mapping[OrderKind, tuple[str, ...]] = {
+    "task": (),
+    "stage": ("backfill_id",),
+    "swap": ("backfill_id",),
+    "undo": ("backfill_id",),
+    "presence": ("first", "last"),
+    "measure": ("first", "last", "run_id", "backfill_id"),
 }
 
 
 def _body(order: Order) -> dict[str, Any]:
-    match order:
-        case UndoOrder():
-            return {
-                "kind": "undo",
-                "backfill_id": order.backfill_id,
-                "run_ids": list(order.run_ids),
-                "force": order.force,
-                "undone": [list(pair) for pair in order.undone],
-            }
-        case PresenceOrder():
-            return {"kind": "presence", "first": order.keys.first, "last": order.keys.last}
-        case MeasureOrder():
-            return {
-                "kind": "measure",
-                "run_id": order.run_id,
-                "backfill_id": order.backfill_id,
-                "first": order.keys.first,
-                "last": order.keys.last,
-            }
-        case TaskOrder():
-            body = {
-                "kind": order.kind,
-                "backfill_id": order.backfill_id,
-                "tasks": list(order.tasks),
-                "checks": order.checks,
-                "force_rewrite": order.force_rewrite,
-                "keys": list(order.keys),
-            }
-            return {k: v for k, v in body.items() if _TASK_DEFAULTS.get(k, ...) != v}
+    """The JSON object of ``order``; a task order leaves out fields at their default."""
+    body: dict[str, Any] = {"kind": order.kind}
+    for f in fields(order):
+        value = getattr(order, f.name)
+        if isinstance(value, KeyRange):
+            body.update(first=value.first, last=value.last)
+        elif not isinstance(order, TaskOrder) or value != f.default:
+            body[f.name] = value
+    return body
 
 
 def _build(kind: OrderKind, values: dict[str, Any]) -> Order:
-    if kind == "undo":
-        return UndoOrder(
-            values["backfill_id"],
-            values.get("run_ids", ()),
-            values.get("force", False),
-            values.get("undone", ()),
-        )
-    if kind in ("presence", "measure"):
-        keys = KeyRange(values["first"], values["last"])
-        if kind == "presence":
-            return PresenceOrder(keys)
-        return MeasureOrder(values["run_id"], values["backfill_id"], keys)
-    if kind != "task" and "backfill_id" not in values:
-        raise KeyError("backfill_id")
-    return _TASK_CLASSES[kind](**values)
+    missing = [name for name in _REQUIRED[kind] if name not in values]
+    if missing:
+        raise ValueError(f"a {kind} order lacks {missing[0]!r}")
+    if "first" in values:
+        values["keys"] = KeyRange(values.pop("first"), values.pop("last"))
+    return _CLASSES[kind](**values)
 
 
 def _parse(text: str) -> Order:
@@ -210,11 +184,7 @@ def _parse(text: str) -> Order:
     unknown = sorted(set(body) - set(readers))
     if unknown:
         raise ValueError(f"a {kind} order has no field {unknown[0]!r}")
-    values = {name: readers[name](value) for name, value in body.items()}
-    try:
-        return _build(kind, values)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"a {kind} order lacks {exc}") from None
+    return _build(kind, {name: readers[name](value) for name, value in body.items()})
 
 
 def decode_order(value: str) -> Order | None:
