@@ -1,16 +1,6 @@
-"""Which keys a data-driven run writes: changed source keys widened by lookback, capped.
-
-dbxdec's ``lookback=N`` means a run for key K *reads* K-N..K and writes K. So a change to
-source key S affects the outputs S..S+N: each changed key S schedules the output keys
-``S .. min(S+N, current key)`` (S itself at least, when S is after the current key).
-
-Example (daily, lookback 2, current key D): changes to D-5 and D-1 write
-D-5, D-4, D-3 (from D-5) and D-1, D (from D-1): ``{D-5, D-4, D-3, D-1, D}``.
-
-``max_keys`` caps a run: the oldest keys are taken, the rest stay pending for the next run.
-While a backfill paused a trigger, the keys it ran (each at recorded source versions,
-:class:`Coverage`) are owed again only for changes after those versions
-(:func:`uncovered_keys`).
+"""Which keys a data-driven run writes: each changed source key S schedules the output keys
+``S .. min(S+N, current key)`` (``lookback=N``: key K reads K-N..K), ``max_keys`` takes the oldest;
+keys a backfill ran while it paused a trigger are owed only for later changes (:class:`Coverage`).
 """
 
 from __future__ import annotations

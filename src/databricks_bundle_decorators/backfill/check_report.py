@@ -1,6 +1,5 @@
-"""Check results as they cross task -> launcher: one value per check and key, and the
-report line a task prints (read with ``jobs/runs/get-output``; locally collected
-in-process).
+"""Check results as they cross task -> launcher: one value per check and key, and the report
+line a task prints (read with ``jobs/runs/get-output``; locally collected in-process).
 """
 
 from __future__ import annotations

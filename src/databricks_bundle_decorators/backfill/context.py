@@ -1,7 +1,5 @@
-"""The run context: what a running task knows about its job run.
-
-The runtime fills it (from ``dbxdec-run``'s named parameters on Databricks, or from
-the local runner); tests set it directly with :func:`run_context`.
+"""The run context: what a running task knows about its job run (filled by the runtime; tests
+set it with :func:`run_context`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""How the keys of a job that writes a table map to the keys of a job that reads it.
-
-B's run of key ``K`` reads from the start of the ``N``-th key before ``K`` (``N`` = B's
-``lookback``) to the end of ``K``. ``upstream_keys(edge, K)``: the writer's keys whose
-windows overlap that span; ``downstream_keys(edge, S)``: the reader's keys whose span
-overlaps the writer's window of ``S`` (two daily jobs, lookback ``N``: ``S`` .. ``S+N``;
-daily -> monthly: the month of the day). Static x time jobs map per static value; an
-unfiltered read or a side without time keys maps every key to every key; a job without a
-backfill definition has one key, :data:`UNPARTITIONED`. Pure: no I/O.
+"""How the keys of a job that writes a table map to the keys of a job that reads it: key ``K``
+with ``lookback`` N reads from the start of the N-th key before K to the end of K; static x time
+jobs map per static value; an unfiltered read or a side without time keys maps every key.
 """
 
 from __future__ import annotations
@@ -92,9 +86,12 @@ def downstream_keys(
     down = edge.downstream
     if edge.mapping == EVERY_KEY or down is None:
         return _all_keys(down, now)
+    up = edge.upstream
     found: set[str] = set()
     for key in given:
-        found.update(_window_downstream(edge, key))
+        static, time = _parts(up, key)
+        times = _time_downstream(_require_time(up), _require_time(down), time)
+        found.update(_per_static(up, down, static, times))
     return down.sort_keys(list(found))
 
 
@@ -108,35 +105,24 @@ def upstream_keys(edge: KeyEdge, downstream_key: str, *, now: datetime | None = 
     up = edge.upstream
     if edge.mapping == EVERY_KEY or up is None:
         return _all_keys(up, now)
-    return up.sort_keys(_window_upstream(edge, downstream_key))
+    static, time = _parts(edge.downstream, downstream_key)
+    times = _time_upstream(_require_time(up), _require_time(edge.downstream), time)
+    return up.sort_keys(_per_static(edge.downstream, up, static, times))
 
 
 # -- the window mapping ----------------------------------------------------------------
 
 
-def _window_downstream(edge: KeyEdge, key: str) -> list[str]:
-    up, down = edge.upstream, edge.downstream
-    static, time = _parts(up, key)
-    times = _time_downstream(_require_time(up), _require_time(down), time)
-    if not isinstance(down, MultiBackfill):
+def _per_static(
+    source: BackfillDef | None, target: BackfillDef | None, static: str | None, times: list[str]
+) -> list[str]:
+    """``times`` as ``target``'s keys: per static value when both sides have static values."""
+    if not isinstance(target, MultiBackfill):
         return times
-    if isinstance(up, MultiBackfill):  # per static value
-        values = [static] if static in down.static.declared_keys else []
+    if isinstance(source, MultiBackfill):
+        values = [static] if static in target.static.declared_keys else []
     else:
-        values = list(down.static.declared_keys)
-    return [f"{value}{SEPARATOR}{t}" for value in values for t in times]
-
-
-def _window_upstream(edge: KeyEdge, key: str) -> list[str]:
-    up, down = edge.upstream, edge.downstream
-    static, time = _parts(down, key)
-    times = _time_upstream(_require_time(up), _require_time(down), time)
-    if not isinstance(up, MultiBackfill):
-        return times
-    if isinstance(down, MultiBackfill):  # per static value
-        values = [static] if static in up.static.declared_keys else []
-    else:
-        values = list(up.static.declared_keys)
+        values = list(target.static.declared_keys)
     return [f"{value}{SEPARATOR}{t}" for value in values for t in times]
 
 

@@ -1,7 +1,5 @@
-"""Two-dimensional backfill keys ``STATIC:TIME`` (e.g. ``eu:2024-01-01``).
-
-``:`` is in no static key and no time key format, so every key splits one way. Keys order
-by static value first, then time.
+"""Two-dimensional backfill keys ``STATIC:TIME`` (e.g. ``eu:2024-01-01``), ordered by static value,
+then time; ``:`` is in no static or time key format, so every key splits one way.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Quartz cron schedules, the syntax of Databricks job schedules.
-
-croniter numbers weekdays the Unix way (it reads ``0 0 0 ? * 2`` as Tuesdays where Quartz
-means Mondays), rejects ``L-n``, ``LW``, ``nL`` and fails on a year field, so the fields
-are matched here: each field parses into allowed values plus a per-month day rule, the
-wall-clock calendar is searched, and wall times map to instants in the time zone.
+"""Quartz cron schedules, the syntax of Databricks job schedules. Matched here, not by croniter,
+which numbers weekdays the Unix way and rejects ``L-n``, ``LW``, ``nL`` and a year field.
 """
 
 from __future__ import annotations

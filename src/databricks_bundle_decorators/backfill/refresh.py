@@ -1,10 +1,6 @@
-"""The staging tables of a full refresh (``dbxdec backfill JOB --full-refresh``).
-
-Its slices write (and read) each Spark table through a staging table beside it, and a
-final swap run replaces each table with its checked staging table in one Delta commit
-(:mod:`.wire.order`). ``main.sales.orders`` stages in
-``main.sales.orders__dbxdec_refresh_<12 hex>``, a digest of the backfill id: a resumed
-backfill reuses it, two backfills never share one.
+"""The staging tables of a full refresh: ``main.sales.orders`` stages in
+``main.sales.orders__dbxdec_refresh_<12 hex>`` (a digest of the backfill id), and the swap run
+replaces each table with its checked staging table (:mod:`.wire.order`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The one job parameter through which the launcher tells a run what to do: ``dbxdec_order``.
-
-Empty (an ordinary run) or a JSON object tagged by ``kind`` (:data:`ORDER_KINDS`): ``task``
-(:class:`TaskOrder`), ``stage``/``swap`` (a full refresh), ``undo``, ``presence``,
-``measure`` (:mod:`.orders`). :func:`encode_order` and :func:`decode_order` are the only
-codec and validate every value; the JSON never holds ``{{``, which Databricks would read
-as a dynamic value reference.
+"""The one job parameter through which the launcher tells a run what to do: ``dbxdec_order``,
+empty (an ordinary run) or a JSON object tagged by ``kind`` (:data:`ORDER_KINDS`), read and
+written only by :func:`decode_order` and :func:`encode_order`; it never holds ``{{``.
 """
 
 from __future__ import annotations

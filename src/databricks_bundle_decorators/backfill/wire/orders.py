@@ -1,9 +1,5 @@
-"""What an undo, presence or measurement run is told (in ``dbxdec_order``) and the report
-lines its tasks print for the launcher.
-
-The diff gate (``--canary N --diff-gate PCT``) measures a canary run's keys with a
-measurement run (:class:`MeasureOrder`); each task prints a :class:`MeasureReport` per
-table it writes, read back from ``jobs/runs/get-output`` as presence reports are.
+"""What an undo, presence or measurement run is told (in ``dbxdec_order``) and the report lines
+its tasks print for the launcher (a diff gate measures canary keys with a :class:`MeasureOrder`).
 """
 
 from __future__ import annotations
