@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from .base import BackfillDef
     from .time_backfill import TimeBackfill
 
 
@@ -39,7 +40,7 @@ def affected_keys(backfill: TimeBackfill, changed: Iterable[str], current: str) 
         last = backfill.shift_key(key, backfill.lookback)
         if backfill.compare(last, current) > 0:
             last = key if backfill.compare(key, current) > 0 else current
-        found.update(_span(backfill, key, last))
+        found.update(key_span(backfill, key, last))
     return backfill.sort_keys(list(found))
 
 
@@ -66,7 +67,7 @@ def missing_since(backfill: TimeBackfill, present: Iterable[str], current: str) 
     last = backfill.sort_keys(done)[-1]
     if backfill.compare(last, current) >= 0:
         return [current]
-    return _span(backfill, backfill.shift_key(last, 1), current)
+    return key_span(backfill, backfill.shift_key(last, 1), current)
 
 
 def catch_up_plan(
@@ -94,7 +95,7 @@ def with_lookback(backfill: TimeBackfill, keys: Iterable[str]) -> tuple[str, ...
     return tuple(backfill.sort_keys(list(reads)))
 
 
-def _in_bounds(backfill: TimeBackfill, key: str) -> bool:
+def _in_bounds(backfill: BackfillDef, key: str) -> bool:
     try:
         backfill.validate_key(key)
     except ValueError:
@@ -102,8 +103,14 @@ def _in_bounds(backfill: TimeBackfill, key: str) -> bool:
     return True
 
 
-def _span(backfill: TimeBackfill, first: str, last: str) -> list[str]:
-    """The existing keys from ``first`` to ``last`` inclusive (no clock involved)."""
+def key_span(backfill: TimeBackfill, first: str, last: str) -> list[str]:
+    """The existing keys from ``first`` to ``last`` inclusive, within ``start_date`` and a closed
+    ``end_date`` (cut to them first: a year of lookback over yesterday's job walks a day)."""
+    if backfill.compare(first, backfill.start_date) < 0:
+        first = backfill.start_date
+    end = backfill.end_date
+    if end is not None and backfill.compare(last, end) > 0:
+        last = end
     keys: list[str] = []
     key = first
     while backfill.compare(key, last) <= 0:

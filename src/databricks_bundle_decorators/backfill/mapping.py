@@ -12,6 +12,7 @@ from datetime import datetime
 from whenever import Instant
 
 from .base import BackfillDef
+from .changed_keys import key_span
 from .multi import SEPARATOR, MultiBackfill, split_key
 from .time_backfill import TimeBackfill
 
@@ -139,7 +140,7 @@ def _time_upstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> list
     # Windows tile the timeline, so the overlapping keys are the run from the key holding
     # ``lo`` to the key holding the last instant before ``hi``.
     last = writer.key_of(hi.subtract(nanoseconds=1))
-    return [k for k in _key_run(writer, writer.key_of(lo), last) if _valid(writer, k)]
+    return key_span(writer, writer.key_of(lo), last)
 
 
 def _time_downstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> list[str]:
@@ -149,30 +150,11 @@ def _time_downstream(writer: TimeBackfill, reader: TimeBackfill, key: str) -> li
     # window lies that many keys after the key holding the window's last instant.
     last = reader.shift_key(reader.key_of(window.end.subtract(nanoseconds=1)), reader.lookback)
     found = []
-    for candidate in _key_run(reader, first, last):
-        if not _valid(reader, candidate):
-            continue
+    for candidate in key_span(reader, first, last):
         lo, hi = _read_span(reader, candidate)
         if lo < window.end and window.start < hi:
             found.append(candidate)
     return found
-
-
-def _key_run(definition: TimeBackfill, first: str, last: str) -> list[str]:
-    """Every existing key from ``first`` to ``last`` inclusive, cut to the definition's
-    ``start_date`` and closed ``end_date`` (so a year of lookback over an hourly job
-    that started yesterday walks a day, not a year)."""
-    if definition.compare(first, definition.start_date) < 0:
-        first = definition.start_date
-    end = definition.end_date
-    if end is not None and definition.compare(last, end) > 0:
-        last = end
-    run = []
-    key = first
-    while definition.compare(key, last) <= 0:
-        run.append(key)
-        key = definition.shift_key(key, 1)
-    return run
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -200,14 +182,6 @@ def _parts(definition: BackfillDef | None, key: str) -> tuple[str | None, str]:
 
 def _kind(definition: BackfillDef | None) -> str:
     return "unpartitioned" if definition is None else definition.kind
-
-
-def _valid(definition: BackfillDef, key: str) -> bool:
-    try:
-        definition.validate_key(key)
-    except ValueError:
-        return False
-    return True
 
 
 def _validate(definition: BackfillDef | None, key: str, what: str) -> None:
