@@ -4,6 +4,7 @@ then time; ``:`` is in no static or time key format, so every key splits one way
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -44,6 +45,7 @@ def split_key(key: str, *, what: str = "backfill_key") -> MultiKey:
     return MultiKey(static, time)
 
 
+@dataclass(frozen=True)
 class MultiBackfill(BackfillDef):
     """Keys that are a static value times a time period (e.g. region x day).
 
@@ -65,38 +67,20 @@ class MultiBackfill(BackfillDef):
         Instant("2024-01-02 00:00:00Z")
     """
 
-    __slots__ = ("static", "time")
     static: StaticBackfill
     time: TimeBackfill
 
-    def __init__(self, static: StaticBackfill, time: TimeBackfill) -> None:
-        if not isinstance(static, StaticBackfill):
+    def __post_init__(self) -> None:
+        if not isinstance(self.static, StaticBackfill):
             raise ValueError(
-                f"MultiBackfill(static=...) takes a StaticBackfill, got {type(static).__name__}"
+                "MultiBackfill(static=...) takes a StaticBackfill, "
+                f"got {type(self.static).__name__}"
             )
-        if not isinstance(time, TimeBackfill):
+        if not isinstance(self.time, TimeBackfill):
             raise ValueError(
                 "MultiBackfill(time=...) takes a DailyBackfill, HourlyBackfill, WeeklyBackfill "
-                f"or MonthlyBackfill, got {type(time).__name__}"
+                f"or MonthlyBackfill, got {type(self.time).__name__}"
             )
-        object.__setattr__(self, "static", static)
-        object.__setattr__(self, "time", time)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("MultiBackfill is immutable")
-
-    def __repr__(self) -> str:
-        return f"MultiBackfill(static={self.static!r}, time={self.time!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, MultiBackfill)
-            and other.static == self.static
-            and other.time == self.time
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.static, self.time))
 
     # -- BackfillDef -----------------------------------------------------------------
 

@@ -363,9 +363,7 @@ def parse_quartz(expression: str) -> QuartzFields:
 _ALL_YEARS = tuple(range(MIN_YEAR, MAX_YEAR + 1))
 
 
-_parse_cached = lru_cache(maxsize=1024)(parse_quartz)
-"""``parse_quartz`` for expressions seen before: a project's jobs mostly share a few
-schedules, and its fields are immutable (an invalid expression raises each time)."""
+_parse_cached = lru_cache(maxsize=1024)(parse_quartz)  # jobs share a few schedules
 
 __all__ = ["QuartzSchedule"]
 
@@ -390,10 +388,6 @@ class _Gap(NamedTuple):
 def _naive(instant: datetime, offset: timedelta) -> datetime:
     """The wall time of a UTC ``instant`` under a fixed ``offset``."""
     return (instant + offset).replace(tzinfo=None)
-
-
-def _floor_second(wall: datetime) -> datetime:
-    return wall.replace(microsecond=0)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -437,8 +431,6 @@ class QuartzSchedule:
         object.__setattr__(self, "timezone", timezone)
         object.__setattr__(self, "_fields", fields)
         object.__setattr__(self, "_tz", tz)
-
-    # ------------------------------------------------------------------ public API
 
     def next_fire(self, after: datetime) -> datetime | None:
         """The first fire strictly after ``after``, in the schedule's time zone.
@@ -518,13 +510,11 @@ class QuartzSchedule:
         # compare in UTC: PEP 495 makes inter-zone == False at repeated wall times
         return fire is not None and fire.astimezone(_UTC) == t
 
-    # ------------------------------------------------------------------ internals
-
     def _first_after(self, wall: datetime) -> datetime | None:
-        return self._fields.first_at_or_after(_floor_second(wall) + _SECOND)
+        return self._fields.first_at_or_after(wall.replace(microsecond=0) + _SECOND)
 
     def _last_before(self, wall: datetime) -> datetime | None:
-        floor = _floor_second(wall)
+        floor = wall.replace(microsecond=0)
         return self._fields.last_at_or_before(floor if floor < wall else floor - _SECOND)
 
     def _offset(self, instant: datetime) -> timedelta:

@@ -1,8 +1,6 @@
-"""The controller job's wire contract: names ``dbxdec generate`` writes, the ``--detach``
-launcher sends and ``dbxdec-controller`` reads. Job parameters name the backfill, job and
-generation (https://docs.databricks.com/aws/en/jobs/job-parameters); ``run_id`` is
-``{{job.run_id}}`` (https://docs.databricks.com/aws/en/jobs/dynamic-value-references).
-No credential is ever a parameter.
+"""The controller job's names that ``dbxdec generate`` writes, the ``--detach`` launcher sends and
+``dbxdec-controller`` reads (https://docs.databricks.com/aws/en/jobs/job-parameters,
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references); no credential is a parameter.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from .params import KeyRange
@@ -72,8 +72,12 @@ class PresenceReport:
 
     def to_line(self) -> str:
         """The report as one output line."""
-        body = {"table": self.table, "task": self.task, "exists": self.exists}
-        body["rows"] = dict(self.rows)
+        body = {
+            "table": self.table,
+            "task": self.task,
+            "exists": self.exists,
+            "rows": dict(self.rows),
+        }
         return report_line("presence", body)
 
     @classmethod
@@ -177,14 +181,7 @@ class KeyChange:
 
     def to_json(self) -> dict[str, Any]:
         """The change as JSON (see :class:`MeasureReport`)."""
-        return {
-            "key": self.key,
-            "measure": self.measure,
-            "before": self.before,
-            "after": self.after,
-            "before_version": self.before_version,
-            "after_version": self.after_version,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "table"}
 
     @classmethod
     def from_json(cls, table: str, body: Any) -> KeyChange:

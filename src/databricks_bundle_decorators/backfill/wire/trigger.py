@@ -1,20 +1,10 @@
-"""The job parameters of a triggered job, and how a task reads them.
-
-``@job(triggered_by=TableUpdate(...))`` adds ``dbxdec_trigger_tables``
-(``{{job.trigger.table_update.updated_tables}}``), ``dbxdec_trigger_versions`` (per
-watched table ``name=VERSION@COMMIT_TIME``, joined by ``,``) and
-``dbxdec_trigger_from_version`` (empty, or the version a first run starts after).
-``FileArrival`` adds ``dbxdec_trigger_location`` (``{{job.trigger.file_arrival.location}}``);
-only whether it is rendered matters. A catch-up run after a paused trigger sets the
-versions itself and gives its keys in ``dbxdec_order``.
-
-Sources: https://docs.databricks.com/aws/en/jobs/trigger-table-update writes
-``{{job.trigger.table_update.<catalog.schema.table>.version}}``; dbxdec escapes the dotted
-name with backticks, as https://docs.databricks.com/aws/en/jobs/dynamic-value-references
-requires of "identifiers ... containing special characters" (``docs/platform.md``; the
-emulator accepts both). A run not started by the trigger leaves references unrendered or
-empty (the docs do not say which): :func:`triggered_versions` reads either as "not
-triggered". An explicit key always wins.
+"""The job parameters of a triggered job, and how a task reads them: ``dbxdec_trigger_tables``,
+``dbxdec_trigger_versions`` (``name=VERSION@COMMIT_TIME,...``), ``dbxdec_trigger_from_version``
+and, for ``FileArrival``, ``dbxdec_trigger_location``; a catch-up run gives its keys in
+``dbxdec_order``. Table names are escaped with backticks, as
+https://docs.databricks.com/aws/en/jobs/dynamic-value-references requires of "identifiers ...
+containing special characters" (https://docs.databricks.com/aws/en/jobs/trigger-table-update
+writes them dotted). A run the trigger did not start leaves references unrendered or empty.
 """
 
 from __future__ import annotations
