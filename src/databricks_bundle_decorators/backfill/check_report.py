@@ -5,7 +5,7 @@ line a task prints (read with ``jobs/runs/get-output``; locally collected in-pro
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .wire import read_reports, report_line
@@ -55,17 +55,7 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result as plain JSON data (the ledger's and the report line's form)."""
-        return {
-            "check": self.check,
-            "key": self.key,
-            "measured": self.measured,
-            "limit": self.limit,
-            "passed": self.passed,
-            "task": self.task,
-            "run_id": self.run_id,
-            "detail": self.detail,
-            "severity": self.severity,
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckResult:

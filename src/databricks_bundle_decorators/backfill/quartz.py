@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 MIN_YEAR = 1970
 MAX_YEAR = 2199
 
+_Values: TypeAlias = tuple[int, ...]
 _MONTHS = {n.upper(): i for i, n in enumerate(calendar.month_abbr) if n}
 _DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
 _ITEM = re.compile(r"(?P<start>\*|[0-9A-Z]+)(?:-(?P<end>[0-9A-Z]+))?(?:/(?P<step>[0-9]+))?")
@@ -147,6 +148,10 @@ class QuartzFields:
     months: tuple[int, ...]
     years: tuple[int, ...]
 
+    @property
+    def _times(self) -> tuple[_Values, ...]:
+        return (self.hours, self.minutes, self.seconds)
+
     def first_at_or_after(self, start: datetime) -> datetime | None:
         """The earliest matching naive wall time ``>= start`` (whole seconds)."""
         if start.year > MAX_YEAR:
@@ -162,13 +167,12 @@ class QuartzFields:
                 same_month = same_year and month == start.month
                 days = _month_days(self.day_rule, year, month)
                 for day in days[bisect_left(days, start.day) :] if same_month else days:
-                    if same_month and day == start.day:
-                        hms = self._first_time(start.hour, start.minute, start.second)
-                        if hms is None:
-                            continue
-                    else:
-                        hms = (self.hours[0], self.minutes[0], self.seconds[0])
-                    return datetime(year, month, day, *hms)
+                    at_start = same_month and day == start.day
+                    floor = (start.hour, start.minute, start.second) if at_start else (0, 0, 0)
+                    hms = _first_from(self._times, floor)
+                    if hms is not None:
+                        hour, minute, second = hms
+                        return datetime(year, month, day, hour, minute, second)
         return None
 
     def last_at_or_before(self, end: datetime) -> datetime | None:
@@ -186,44 +190,37 @@ class QuartzFields:
                 same_month = same_year and month == end.month
                 days = _month_days(self.day_rule, year, month)
                 for day in reversed(days[: bisect_right(days, end.day)] if same_month else days):
-                    if same_month and day == end.day:
-                        hms = self._last_time(end.hour, end.minute, end.second)
-                        if hms is None:
-                            continue
-                    else:
-                        hms = (self.hours[-1], self.minutes[-1], self.seconds[-1])
-                    return datetime(year, month, day, *hms)
+                    at_end = same_month and day == end.day
+                    ceiling = (end.hour, end.minute, end.second) if at_end else (23, 59, 59)
+                    hms = _last_from(self._times, ceiling)
+                    if hms is not None:
+                        hour, minute, second = hms
+                        return datetime(year, month, day, hour, minute, second)
         return None
 
-    def _first_time(self, hour: int, minute: int, second: int) -> tuple[int, int, int] | None:
-        hours, minutes, seconds = self.hours, self.minutes, self.seconds
-        h = bisect_left(hours, hour)
-        if h < len(hours) and hours[h] == hour:
-            m = bisect_left(minutes, minute)
-            if m < len(minutes) and minutes[m] == minute:
-                s = bisect_left(seconds, second)
-                if s < len(seconds):
-                    return hour, minute, seconds[s]
-                m += 1
-            if m < len(minutes):
-                return hour, minutes[m], seconds[0]
-            h += 1
-        return (hours[h], minutes[0], seconds[0]) if h < len(hours) else None
 
-    def _last_time(self, hour: int, minute: int, second: int) -> tuple[int, int, int] | None:
-        hours, minutes, seconds = self.hours, self.minutes, self.seconds
-        h = bisect_right(hours, hour) - 1
-        if h >= 0 and hours[h] == hour:
-            m = bisect_right(minutes, minute) - 1
-            if m >= 0 and minutes[m] == minute:
-                s = bisect_right(seconds, second) - 1
-                if s >= 0:
-                    return hour, minute, seconds[s]
-                m -= 1
-            if m >= 0:
-                return hour, minutes[m], seconds[-1]
-            h -= 1
-        return (hours[h], minutes[-1], seconds[-1]) if h >= 0 else None
+def _first_from(fields: tuple[_Values, ...], target: _Values) -> _Values | None:
+    """The smallest combination of ``fields``' values ``>= target``, compared left to right."""
+    values, rest = fields[0], fields[1:]
+    i = bisect_left(values, target[0])
+    if rest and i < len(values) and values[i] == target[0]:
+        tail = _first_from(rest, target[1:])
+        if tail is not None:
+            return (values[i], *tail)
+        i += 1
+    return (values[i], *(later[0] for later in rest)) if i < len(values) else None
+
+
+def _last_from(fields: tuple[_Values, ...], target: _Values) -> _Values | None:
+    """The largest combination of ``fields``' values ``<= target``, compared left to right."""
+    values, rest = fields[0], fields[1:]
+    i = bisect_right(values, target[0]) - 1
+    if rest and i >= 0 and values[i] == target[0]:
+        tail = _last_from(rest, target[1:])
+        if tail is not None:
+            return (values[i], *tail)
+        i -= 1
+    return (values[i], *(later[-1] for later in rest)) if i >= 0 else None
 
 
 # --------------------------------------------------------------------------- parsing

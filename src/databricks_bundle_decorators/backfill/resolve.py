@@ -292,8 +292,5 @@ def get_run_logical_date(*, validate: bool = True) -> datetime:
         RuntimeError: the key is empty and cannot be derived.
         ValueError: the key is not a date/time key, or out of bounds when ``validate``.
     """
-    context = _require_context()
-    if context.resolved is not None:
-        return logical_date_of(context.resolved.primary, context.backfill)
-    key, _ = resolve_primary_key(context, validate=validate)
-    return logical_date_of(key, context.backfill)
+    key = get_backfill_key(validate=validate)
+    return logical_date_of(key, _require_context().backfill)
