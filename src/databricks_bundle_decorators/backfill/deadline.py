@@ -1,22 +1,4 @@
-"""Freshness deadlines: when each backfill key is due.
-
-``Deadline("09:00")`` (daily and coarser keys): due at 09:00 local time on the first day
-whose 09:00 comes strictly after the key's window end plus ``data_lag`` periods;
-``Deadline(after=timedelta(hours=2))`` (any cadence): that long after it. "Local" is the
-job's schedule zone, else the backfill's ``tz``; a skipped deadline time is due after
-the jump (``compatible``), a repeated one at its first occurrence. Due times strictly
-increase with the key.
-
-Example:
-    >>> from datetime import timedelta
-    >>> from .time_backfill import DailyBackfill, HourlyBackfill
-    >>> daily = Deadline("09:00").for_keys(DailyBackfill("2024-03-01", tz="Europe/Amsterdam"))
-    >>> daily.due("2024-03-30")
-    Instant("2024-03-31 07:00:00Z")
-    >>> hourly = Deadline(after=timedelta(minutes=30)).for_keys(HourlyBackfill("2024-03-31T00"))
-    >>> hourly.due("2024-03-31T05")
-    Instant("2024-03-31 06:30:00Z")
-"""
+"""Freshness deadlines: when each backfill key is due (:class:`Deadline`)."""
 
 from __future__ import annotations
 
@@ -102,7 +84,14 @@ class DeadlineMonitor:
 
 @dataclass(frozen=True, slots=True, init=False)
 class Deadline:
-    """When a backfill key is due (rules: the module docstring).
+    """When a backfill key is due.
+
+    ``Deadline("09:00")`` (daily and coarser keys): due at 09:00 local time on the first day
+    whose 09:00 comes strictly after the key's window end plus ``data_lag`` periods;
+    ``Deadline(after=timedelta(hours=2))`` (any cadence): that long after it. "Local" is the
+    job's schedule zone, else the backfill's ``tz``; a skipped deadline time is due after
+    the jump (``compatible``), a repeated one at its first occurrence. Due times strictly
+    increase with the key.
 
     Args:
         at: ``"HH:MM"`` local time (daily, weekly and monthly keys).
@@ -112,6 +101,16 @@ class Deadline:
     Raises:
         ValueError: neither or both of ``at`` and ``after``, a malformed time, a
             non-positive ``after``.
+
+    Example:
+        >>> from datetime import timedelta
+        >>> from .time_backfill import DailyBackfill, HourlyBackfill
+        >>> daily = Deadline("09:00").for_keys(DailyBackfill("2024-03-01", tz="Europe/Amsterdam"))
+        >>> daily.due("2024-03-30")
+        Instant("2024-03-31 07:00:00Z")
+        >>> hourly = Deadline(after=timedelta(minutes=30)).for_keys(HourlyBackfill("2024-03-31T00"))
+        >>> hourly.due("2024-03-31T05")
+        Instant("2024-03-31 06:30:00Z")
     """
 
     at: str | None

@@ -128,8 +128,7 @@ def _per_static(
 
 
 def _read_span(reader: TimeBackfill, key: str) -> tuple[Instant, Instant]:
-    """The half-open span of instants the reader's ``key`` reads, lookback included
-    (``previous_keys`` stops at the reader's ``start_date``, as a run's lookback does)."""
+    """The half-open span of instants the reader's ``key`` reads, lookback included."""
     earlier = reader.previous_keys(key, reader.lookback) if reader.lookback else []
     first = earlier[0] if earlier else key
     return reader.window(first).start, reader.window(key).end

@@ -107,9 +107,7 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
 
 
 def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bool) -> ResolvedKeys:
-    """:func:`resolve_keys` for a two-dimensional job, the time rules applied per static value
-    (a scheduled run takes the current time key of every static value).
-    """
+    """:func:`resolve_keys` for a two-dimensional job: the time rules per static value."""
     raw = context.param(BACKFILL_KEY_PARAM)
     time = backfill.time
     if raw:
@@ -150,9 +148,7 @@ def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bo
 def _ranged_keys(
     context: RunContext, backfill: BackfillDef, primary: str, *, validate: bool
 ) -> list[str]:
-    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary`` (the run's clock
-    bounds an open ``end_date``).
-    """
+    """``[primary]``, or the keys from ``backfill_start_key`` to ``primary``."""
     start_key = context.param(BACKFILL_START_KEY_PARAM)
     if not start_key:
         return [primary]

@@ -328,11 +328,7 @@ class TimeBackfill(BackfillDef):
         return lo, hi
 
     def _skipped_starts(self, lo: PlainDateTime, hi: PlainDateTime) -> frozenset[str]:
-        """Keys in ``[lo, hi]`` whose whole period lies in a DST gap.
-
-        Found from the zone's transitions (a few per year) instead of testing every
-        period, which keeps enumeration of decades of hourly keys fast.
-        """
+        """Keys in ``[lo, hi]`` whose whole period lies in a DST gap (from the transitions)."""
         cadence = self.cadence
         end = self._instant_of(cadence.shift(hi, 1))
         cursor = self._instant_of(lo).to_tz(self.tz)
