@@ -45,13 +45,9 @@ class KeyScope:
         """The half-open window of every key (empty for static keys)."""
         if self._windows is None:
             backfill = self.backfill
-            found: list[TimeWindow] = []
-            if backfill is not None and backfill.is_time_based:
-                for key in self.keys:
-                    window = backfill.window(key)
-                    if window is not None:
-                        found.append(window)
-            object.__setattr__(self, "_windows", tuple(found))
+            timed = backfill is not None and backfill.is_time_based
+            windows = [backfill.window(key) for key in self.keys] if timed and backfill else []
+            object.__setattr__(self, "_windows", tuple(w for w in windows if w is not None))
         assert self._windows is not None
         return self._windows
 

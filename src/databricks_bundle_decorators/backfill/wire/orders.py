@@ -157,27 +157,17 @@ class KeyChange:
 
     def describe(self) -> str:
         """``main.s.t key 2024-01-05: 100 -> 50 rows (-50%, versions 3 -> 5)``."""
-        versions = f"versions {self.before_version} -> {self.after_version}"
-        moved = self.moved
+        head = f"{self.table} key {self.key}:"
+        before, after, moved = _number(self.before), _number(self.after), self.moved
         pct = "" if moved is None else f"{moved:+.0%}, "
+        versions = f"({pct}versions {self.before_version} -> {self.after_version})"
         if self.measure != ROWS_MEASURE:
-            return (
-                f"{self.table} key {self.key}: {self.measure} {_number(self.before)} -> "
-                f"{_number(self.after)} ({pct}{versions})"
-            )
+            return f"{head} {self.measure} {before} -> {after} {versions}"
         if self.before is None:
-            where = (
-                "the table did not exist"
-                if self.before_version is None
-                else f"version {self.before_version}"
-            )
-            return (
-                f"{self.table} key {self.key}: no rows before ({where}), {_number(self.after)} now"
-            )
-        return (
-            f"{self.table} key {self.key}: {_number(self.before)} -> {_number(self.after)} rows "
-            f"({pct}{versions})"
-        )
+            was = self.before_version
+            where = "the table did not exist" if was is None else f"version {was}"
+            return f"{head} no rows before ({where}), {after} now"
+        return f"{head} {before} -> {after} rows {versions}"
 
     def to_json(self) -> dict[str, Any]:
         """The change as JSON (see :class:`MeasureReport`)."""
