@@ -77,72 +77,53 @@ def resolve_keys(context: RunContext, *, validate: bool = True) -> ResolvedKeys:
     if context.now is None:
         context = replace(context, now=datetime.now(timezone.utc))
     backfill = context.backfill
-    if isinstance(backfill, MultiBackfill):
-        return _resolve_multi(context, backfill, validate=validate)
-    primary, auto_derived = resolve_primary_key(context, validate=validate)
-    if backfill is None:
-        return ResolvedKeys(primary, (primary,), (primary,), auto_derived)
-
-    own = _ranged_keys(context, backfill, primary, validate=validate)
-    exact = parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM)
-    if exact or not isinstance(backfill, TimeBackfill):
-        return ResolvedKeys(primary, tuple(own), tuple(own), auto_derived)
-
-    written = own
-    if backfill.collect_schedule_gaps and auto_derived and context.schedule is not None:
-        written = backfill.sort_keys([*own, *schedule_gap_keys(backfill, context, primary)])
-    extra = backfill.previous_keys(own[0], backfill.lookback) if backfill.lookback else []
-    keys = backfill.sort_keys([*extra, *written])
-    if len(keys) > 1:
-        _logger.info(
-            "expanded %s=%r to %d keys (lookback=%d, collect_schedule_gaps=%s): %s",
-            BACKFILL_KEY_PARAM,
-            primary,
-            len(keys),
-            backfill.lookback,
-            backfill.collect_schedule_gaps,
-            keys,
-        )
-    return ResolvedKeys(primary, tuple(keys), tuple(written), auto_derived)
-
-
-def _resolve_multi(context: RunContext, backfill: MultiBackfill, *, validate: bool) -> ResolvedKeys:
-    """:func:`resolve_keys` for a two-dimensional job: the time rules per static value."""
-    raw = context.param(BACKFILL_KEY_PARAM)
-    time = backfill.time
-    if raw:
-        if validate:
-            backfill.validate_key(raw, what=BACKFILL_KEY_PARAM)
-        primary, auto_derived = raw, False
-        own = _ranged_keys(context, backfill, raw, validate=validate)
-    else:
+    if isinstance(backfill, MultiBackfill) and not context.param(BACKFILL_KEY_PARAM):
         own = backfill.current_keys(now=context.now)
         primary, auto_derived = own[0], True
         _logger.warning(
             "%s is empty for job %r; derived the current %s key of every static value: %s",
             BACKFILL_KEY_PARAM,
             context.job_name,
-            time.kind,
+            backfill.time.kind,
             own,
         )
-    if parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM):
+    else:
+        primary, auto_derived = resolve_primary_key(context, validate=validate)
+        if backfill is None:
+            return ResolvedKeys(primary, (primary,), (primary,), auto_derived)
+        own = _ranged_keys(context, backfill, primary, validate=validate)
+    exact = parse_flag(context.param(BACKFILL_EXACT_PARAM), name=BACKFILL_EXACT_PARAM)
+    time = backfill.time if isinstance(backfill, MultiBackfill) else backfill
+    if exact or not isinstance(time, TimeBackfill):
         return ResolvedKeys(primary, tuple(own), tuple(own), auto_derived)
+
+    # A two-dimensional job applies the time rules within each static value.
+    statics = backfill.static.declared_keys if isinstance(backfill, MultiBackfill) else None
     written = list(own)
     if time.collect_schedule_gaps and auto_derived and context.schedule is not None:
-        current = time.current_key(now=context.now)
-        gaps = schedule_gap_keys(time, context, current)
-        written += [f"{s}{SEPARATOR}{t}" for s in backfill.static.declared_keys for t in gaps]
+        gaps = schedule_gap_keys(time, context, time.current_key(now=context.now))
+        if statics is not None:
+            gaps = [f"{s}{SEPARATOR}{t}" for s in statics for t in gaps]
+        written += gaps
     extra: list[str] = []
-    if time.lookback:
+    if time.lookback and isinstance(backfill, MultiBackfill):
         for static, times in backfill.by_static(own).items():
             first = min(times, key=time.cadence.parse)
             extra += backfill.previous_keys(f"{static}{SEPARATOR}{first}", time.lookback)
-    return ResolvedKeys(
-        primary,
-        tuple(backfill.sort_keys([*extra, *written])),
-        tuple(backfill.sort_keys(written)),
-        auto_derived,
-    )
+    elif time.lookback:
+        extra = time.previous_keys(own[0], time.lookback)
+    keys = backfill.sort_keys([*extra, *written])
+    if len(keys) > 1 and statics is None:
+        _logger.info(
+            "expanded %s=%r to %d keys (lookback=%d, collect_schedule_gaps=%s): %s",
+            BACKFILL_KEY_PARAM,
+            primary,
+            len(keys),
+            time.lookback,
+            time.collect_schedule_gaps,
+            keys,
+        )
+    return ResolvedKeys(primary, tuple(keys), tuple(backfill.sort_keys(written)), auto_derived)
 
 
 def _ranged_keys(
