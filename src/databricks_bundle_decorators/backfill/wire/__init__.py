@@ -1,14 +1,8 @@
-"""The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``.
-
-:mod:`.params` (parameter names, defaults, key ranges, the run's logical time),
-:mod:`.order` (the ``dbxdec_order`` parameter and its codec), :mod:`.orders` (undo,
-presence and measurement orders and their reports), :mod:`.report` (report lines, and
-where a failed run keeps them), :mod:`.trigger` (a table-triggered job's parameters),
-:mod:`.controller` (the controller job's names). Codegen, launcher and runtime all import
-these names, so they cannot drift apart. A generated task runs, for example::
-
-    dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
-        --dbxdec_run_id=550315892394120 ...
+"""The wire contract: every name and encoding that crosses launcher -> job -> ``dbxdec-run``, so
+codegen, launcher and runtime cannot drift apart: :mod:`.params` (parameter names, defaults, key
+ranges, run time), :mod:`.order` (``dbxdec_order`` and its codec), :mod:`.orders` (undo, presence
+and measurement orders and reports), :mod:`.report` (report lines), :mod:`.trigger` (a triggered
+job's parameters), :mod:`.controller` (the controller job's names).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The reports a task prints for the launcher: ``dbxdec-report: {"kind": KIND, ...}`` lines.
-
-The launcher reads them with ``jobs/runs/get-output``: a wheel task's from ``logs``, a
-notebook task's from ``notebook_output.result`` (one JSON list, :func:`exit_value`). A
-failed notebook task run has neither (``result`` is "absent if dbutils.notebook.exit() was
-never called", databricks-sdk ``jobs.NotebookOutput.result``; ``jobs.RunOutput.logs``), so
-it keeps its reports in its backfill's journal folder (:func:`journal_folder_path`,
-:data:`FAILED_REPORTS_DIR`); a run with no backfill id keeps nothing.
+"""The reports a task prints for the launcher, ``dbxdec-report: {"kind": KIND, ...}`` lines, read
+from ``jobs/runs/get-output``'s ``logs`` or ``notebook_output.result``. A failed notebook task run
+has neither (``result`` is "absent if dbutils.notebook.exit() was never called", databricks-sdk
+``jobs.NotebookOutput.result``), so it keeps its reports in its backfill's journal folder.
 """
 
 from __future__ import annotations
