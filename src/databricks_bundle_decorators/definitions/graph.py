@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ..errors import DefinitionError
 from .task import TaskDefinition
 
 
@@ -112,28 +111,22 @@ class TaskGraph:
         for node in self:
             for upstream in node.upstream:
                 if upstream not in self.nodes:
-                    raise DefinitionError(
+                    raise node.definition.error(
                         f"depends on task {upstream!r}, which is not called in this job body",
-                        job=self.job_name,
-                        task=node.key,
-                        location=str(node.definition.source),
+                        self.job_name,
                     )
 
     def _check_inputs_stored(self) -> None:
-        """A task output reaches another task only through its IoManager (tasks run as
-        separate processes on Databricks): an edge from a task without one is refused
-        here rather than failing on the cluster."""
+        """Refuse a data edge from a task without an IoManager (tasks are separate processes)."""
         for node in self:
             for edge in node.inputs:
                 if self.nodes[edge.upstream].definition.io_manager is None:
-                    raise DefinitionError(
+                    raise node.definition.error(
                         f"argument {edge.param!r} reads the output of task {edge.upstream!r}, "
                         "which has no io_manager to store it; give that task an io_manager "
                         "(e.g. SparkTableIoManager(...)), or use "
                         f"depends_on=[{edge.upstream}] to run after it without its output",
-                        job=self.job_name,
-                        task=node.key,
-                        location=str(node.definition.source),
+                        self.job_name,
                     )
 
     def _check_acyclic(self) -> None:
@@ -152,12 +145,8 @@ class TaskGraph:
                 elif state.get(nxt) == 1:
                     path = [k for k, _ in stack]
                     cycle = [*path[path.index(nxt) :], nxt]
-                    node = self.nodes[nxt]
-                    raise DefinitionError(
-                        f"dependency cycle: {' -> '.join(reversed(cycle))}",
-                        job=self.job_name,
-                        task=nxt,
-                        location=str(node.definition.source),
+                    raise self.nodes[nxt].definition.error(
+                        f"dependency cycle: {' -> '.join(reversed(cycle))}", self.job_name
                     )
                 elif state.get(nxt) is None:
                     state[nxt] = 1

@@ -6,9 +6,9 @@ import inspect
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 from ..backfill.base import BackfillDef
 from ..backfill.context import BACKFILL_PARAMS
@@ -59,6 +59,7 @@ def job_cluster(name: str, **spec: Any) -> JobCluster:
     return JobCluster(name, spec)
 
 
+@dataclass(eq=False, repr=False)
 class JobDefinition:
     """A job as declared: settings captured at decoration, tasks traced on first use.
 
@@ -76,36 +77,21 @@ class JobDefinition:
         deadlines: When each key is due; ``None``: no deadline.
     """
 
-    def __init__(
-        self,
-        fn: Callable[[], Any],
-        *,
-        name: str,
-        params: Mapping[str, str],
-        backfill: BackfillDef | None,
-        cluster: JobCluster | None,
-        schedule: QuartzSchedule | None,
-        settings: Mapping[str, Any],
-        source: SourceLocation,
-        sources: tuple[Source, ...] = (),
-        check_results: str | None = None,
-        deadlines: KeyDeadlines | None = None,
-        trigger: Trigger | None = None,
-    ) -> None:
-        self.fn = fn
-        self.deadlines = deadlines
-        self.trigger = trigger
-        self.check_results = check_results
-        self.name = name
-        self.params = dict(params)
-        self.backfill = backfill
-        self.cluster = cluster
-        self.schedule = schedule
-        self.settings = dict(settings)
-        self.source = source
-        self.sources = sources
-        self._graph: TaskGraph | None = None
-        self._lock = threading.Lock()
+    fn: Callable[[], Any]
+    _: KW_ONLY
+    name: str
+    params: dict[str, str]
+    backfill: BackfillDef | None
+    cluster: JobCluster | None
+    schedule: QuartzSchedule | None
+    settings: dict[str, Any]
+    source: SourceLocation
+    sources: tuple[Source, ...] = ()
+    check_results: str | None = None
+    deadlines: KeyDeadlines | None = None
+    trigger: Trigger | None = None
+    _graph: TaskGraph | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __repr__(self) -> str:
         return f"<JobDefinition {self.name!r} at {self.source}>"
@@ -193,18 +179,9 @@ def _schedule(
         raise fail(str(exc)) from None
 
 
-class JobSink(Protocol):
-    """Where :func:`make_job` registers a job (a :class:`~.registry.Registry`)."""
-
-    def add(self, definition: JobDefinition) -> None:
-        """Register ``definition``."""
-        ...
-
-
 def make_job(
     fn: Callable[..., Any],
     *,
-    registry: JobSink,
     name: str | None = None,
     params: Mapping[str, object] | None = None,
     backfill: BackfillDef | None = None,
@@ -216,7 +193,7 @@ def make_job(
     triggered_by: object = None,
     settings: Mapping[str, Any],
 ) -> JobDefinition:
-    """Capture ``fn`` as a job and register it in ``registry`` (nothing is executed)."""
+    """Capture ``fn`` as a job (nothing is executed)."""
     if not callable(fn):
         raise TypeError(f"@job decorates a function, got {type(fn).__name__}")
     source = SourceLocation.of(fn)
@@ -259,7 +236,7 @@ def make_job(
     catch_up = getattr(backfill, "catch_up", None)
     if isinstance(catch_up, CatchUp) and catch_up.since == "last_success":
         checked_params[JOB_ID_PARAM] = JOB_ID_VALUE  # its tasks read the job's run history
-    definition = JobDefinition(
+    return JobDefinition(
         fn,
         name=job_name,
         params=checked_params,
@@ -273,8 +250,6 @@ def make_job(
         deadlines=key_deadlines(deadline, backfill, quartz, job_name, where),
         trigger=trigger,
     )
-    registry.add(definition)
-    return definition
 
 
 def key_deadlines(

@@ -119,9 +119,8 @@ class Registry:
         """``@job`` bound to this registry (see :func:`databricks_bundle_decorators.job`)."""
 
         def decorate(f: Callable[..., Any]) -> JobDefinition:
-            return make_job(
+            definition = make_job(
                 f,
-                registry=self,
                 name=name,
                 params=params,
                 backfill=backfill,
@@ -133,6 +132,8 @@ class Registry:
                 triggered_by=triggered_by,
                 settings=settings,
             )
+            self.add(definition)
+            return definition
 
         return decorate(fn) if fn is not None else decorate
 
