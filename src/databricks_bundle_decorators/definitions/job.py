@@ -21,7 +21,7 @@ from .graph import TaskGraph
 from .source import SourceLocation
 from .sources import Source, check_sources
 from .tracing import tracing
-from .triggers import FileArrival, TableUpdate, Trigger, trigger_of
+from .triggers import TABLE_NAME, FileArrival, TableUpdate, Trigger, trigger_of
 
 _JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
@@ -236,6 +236,19 @@ def make_job(
     catch_up = getattr(backfill, "catch_up", None)
     if isinstance(catch_up, CatchUp) and catch_up.since == "last_success":
         checked_params[JOB_ID_PARAM] = JOB_ID_VALUE  # its tasks read the job's run history
+    checked_sources = check_sources(sources, job_name, where)
+    results_table = check_results_table(check_results, job_name, where)
+    deadlines = None
+    if deadline is not None:  # on the job's keys, in the schedule's zone (else the backfill's)
+        if not isinstance(deadline, Deadline):
+            raise fail(
+                "deadline must be Deadline('HH:MM') or Deadline(after=timedelta(...)), got "
+                f"{type(deadline).__name__}"
+            )
+        try:
+            deadlines = deadline.for_keys(backfill, quartz.timezone if quartz else None)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
     return JobDefinition(
         fn,
         name=job_name,
@@ -245,41 +258,11 @@ def make_job(
         schedule=quartz,
         settings=settings,
         source=source,
-        sources=check_sources(sources, job_name, where),
-        check_results=check_results_table(check_results, job_name, where),
-        deadlines=key_deadlines(deadline, backfill, quartz, job_name, where),
+        sources=checked_sources,
+        check_results=results_table,
+        deadlines=deadlines,
         trigger=trigger,
     )
-
-
-def key_deadlines(
-    deadline: object,
-    backfill: BackfillDef | None,
-    schedule: QuartzSchedule | None,
-    job: str,
-    where: str,
-) -> KeyDeadlines | None:
-    """``@job(deadline=...)`` on the job's keys, in the schedule's time zone (else the backfill's).
-
-    Raises:
-        DefinitionError: not a :class:`Deadline`, or one that does not fit the keys.
-    """
-    if deadline is None:
-        return None
-    if not isinstance(deadline, Deadline):
-        raise DefinitionError(
-            f"deadline must be Deadline('HH:MM') or Deadline(after=timedelta(...)), got "
-            f"{type(deadline).__name__}",
-            job=job,
-            location=where,
-        )
-    try:
-        return deadline.for_keys(backfill, schedule.timezone if schedule is not None else None)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), job=job, location=where) from None
-
-
-_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
 
 
 def check_results_table(value: object, job: str | None, where: str | None) -> str | None:
@@ -290,7 +273,7 @@ def check_results_table(value: object, job: str | None, where: str | None) -> st
     """
     if value is None or value == "":
         return None
-    if not isinstance(value, str) or _TABLE.fullmatch(value) is None:
+    if not isinstance(value, str) or TABLE_NAME.fullmatch(value) is None:
         raise DefinitionError(
             f"check_results={value!r} must be a table name catalog.schema.table "
             "(e.g. 'main.ops.check_results')",

@@ -41,6 +41,4 @@ class SourceLocation:
 
 
 _KNOWN: dict[tuple[str, int], SourceLocation] = {}
-"""Locations of code whose file ``inspect.getsourcefile`` returned unchanged, by file and
-line: it checks the file system each time (a ``stat`` per call), every task of a project
-asks it, and tasks made by one factory function share their code (locations are frozen)."""
+"""Locations by file and line, cached: ``inspect.getsourcefile`` stats the file each call."""

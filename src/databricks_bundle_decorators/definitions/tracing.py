@@ -106,10 +106,8 @@ _VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 def _bind_plain(
     fn: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> list[tuple[str, Any]] | None:
-    """``inspect.signature(fn).bind(*args, **kwargs).arguments`` items, in parameter order, read
-    by hand from the code object of a plain function without ``*args``/``**kwargs`` (the
-    signature costs more than the rest of tracing a call); ``None`` leaves the call to
-    ``inspect`` (other callables, or a call that does not bind).
+    """``inspect.signature(fn).bind(...).arguments`` items, read from the code object (faster);
+    ``None`` leaves the call to ``inspect`` (not a plain function, or a call that does not bind).
     """
     if type(fn) is not FunctionType or fn.__dict__:  # __wrapped__, __signature__ live there
         return None

@@ -29,7 +29,7 @@ from .sources import Source, caller_project_root
 
 Condition = Literal["ANY_UPDATED", "ALL_UPDATED"]
 MIN_TRIGGER_SECONDS = 60
-_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
+TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
 _URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^\s]+|/Volumes/[^\s]+)")
 
 
@@ -63,8 +63,7 @@ def _set_common(
     table: str,
     given: object,
 ) -> None:
-    """Check and set the fields both triggers have; ``given`` is the state table name as
-    written (``None``: not written, nothing to check)."""
+    """Check and set the fields both triggers have; ``given``: the state table as written."""
     set_ = object.__setattr__
     set_(trigger, "max_keys", _max_keys(max_keys))
     for name, value in (
@@ -72,7 +71,7 @@ def _set_common(
         ("wait_after_last_change", wait_after_last_change),
     ):
         set_(trigger, name, _seconds(value, name))
-    if given is not None and (not isinstance(given, str) or _TABLE.fullmatch(given) is None):
+    if given is not None and (not isinstance(given, str) or TABLE_NAME.fullmatch(given) is None):
         raise DefinitionError(f"{what}: state_table={given!r} must be catalog.schema.table")
     set_(trigger, "state_table", table)
 
@@ -219,19 +218,17 @@ class FileArrival:
 
 
 def _volume_state_table(url: str) -> str:
-    """``catalog.schema.dbxdec_trigger_state`` of a ``/Volumes/catalog/schema/...`` url
-    (when both names are plain identifiers); ``""`` otherwise."""
+    """``catalog.schema.dbxdec_trigger_state`` of ``/Volumes/catalog/schema/...``, else ``""``."""
     parts = url.split("/")
     if len(parts) > 3 and parts[1] == "Volumes":
         table = f"{parts[2]}.{parts[3]}.dbxdec_trigger_state"
-        if _TABLE.fullmatch(table):
+        if TABLE_NAME.fullmatch(table):
             return table
     return ""
 
 
 def _local_folder(local: str | Path | None) -> str | None:
-    """``local`` as an absolute folder path (a relative one under the project root of
-    the module that declared the trigger)."""
+    """``local`` as an absolute path (a relative one under the declaring project's root)."""
     if local is None:
         return None
     text = str(local) if isinstance(local, str | Path) else ""
