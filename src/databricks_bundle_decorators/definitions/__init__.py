@@ -1,6 +1,5 @@
 """What users declare: jobs, tasks, clusters, parameters. No I/O."""
 
-from .file_keys import KeyFromColumn, KeyFromPath
 from .graph import TaskNode
 from .job import JobCluster, JobDefinition, job_cluster
 from .refs import TaskValueRef, all_partitions
@@ -14,7 +13,7 @@ from .task_values import (
     set_task_value,
     use_task_value_store,
 )
-from .triggers import FileArrival, TableUpdate
+from .triggers import FileArrival, KeyFromColumn, KeyFromPath, TableUpdate
 
 __all__ = [
     "FileArrival",

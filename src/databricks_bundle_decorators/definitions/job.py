@@ -18,8 +18,7 @@ from ..backfill.time_backfill import CatchUp
 from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
 from ..errors import DefinitionError
 from .graph import TaskGraph
-from .source import SourceLocation
-from .sources import Source, check_sources
+from .sources import Source, SourceLocation, check_sources
 from .tracing import tracing
 from .triggers import TABLE_NAME, FileArrival, TableUpdate, Trigger, trigger_of
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Protocol, overload
 from ..errors import DefinitionError
 from .contracts import Check, IoManager, as_check
 from .refs import TaskProxy, TaskValueRef
-from .source import SourceLocation
+from .sources import SourceLocation
 
 FOR_EACH_INPUT_PARAM = "inputs"
 _TASK_KEY = re.compile(r"[A-Za-z0-9_\-]{1,100}")
