@@ -1,10 +1,5 @@
-"""Source tables: inputs a job reads from outside dbxdec, filtered to the run's windows; and
-:class:`SourceLocation`, where a definition was written, for error messages.
-
-``ORDERS.read()`` inside a task returns the rows of the run's key windows (lookback
-included): the workspace table on Databricks; locally the local Delta table of that
-name, or a declared stand-in (a seed file or a function of a time range). The runtime
-installs the reader.
+"""Source tables a job reads from outside dbxdec (``ORDERS.read()`` inside a task returns the
+rows of the run's key windows; the runtime installs the reader), and :class:`SourceLocation`.
 """
 
 from __future__ import annotations
