@@ -30,8 +30,6 @@ from .sources import COLUMN_NAME, Source, caller_project_root
 FileFormat = Literal["parquet", "json", "csv", "orc"]
 FILE_FORMATS: tuple[FileFormat, ...] = ("parquet", "json", "csv", "orc")
 KEY_PLACEHOLDER = "{key}"
-# A ``{key}`` placeholder stands for one path segment's text (no ``/``).
-_KEY_TEXT = r"(?P<key>[^/]+)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +55,24 @@ class KeyFromPath:
                 f"KeyFromPath({pattern!r}): give a template with {KEY_PLACEHOLDER} "
                 "(e.g. 'date={key}/') or a regex with a (?P<key>...) group"
             )
+        if "(?P<key>" in pattern:
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                raise DefinitionError(
+                    f"KeyFromPath({pattern!r}) is not a regular expression ({exc}); fix it or "
+                    f"use a template with {KEY_PLACEHOLDER}"
+                ) from None
+        elif pattern.count(KEY_PLACEHOLDER) != 1:
+            raise DefinitionError(
+                f"KeyFromPath({pattern!r}) needs exactly one {KEY_PLACEHOLDER} "
+                "(e.g. 'date={key}/') or a regular expression with a (?P<key>...) group"
+            )
+        else:  # {key} stands for one path segment's text (no /)
+            before, _, after = pattern.partition(KEY_PLACEHOLDER)
+            regex = re.compile(re.escape(before) + "(?P<key>[^/]+)" + re.escape(after))
         object.__setattr__(self, "pattern", pattern)
-        object.__setattr__(self, "regex", _compile(pattern))
+        object.__setattr__(self, "regex", regex)
 
     def key_text(self, relative_path: str) -> str | None:
         """The key text in ``relative_path``, or ``None`` when the pattern does not match.
@@ -74,25 +88,6 @@ class KeyFromPath:
         """
         match = self.regex.search(relative_path)
         return match.group("key") if match is not None else None
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    if "(?P<key>" in pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise DefinitionError(
-                f"KeyFromPath({pattern!r}) is not a regular expression ({exc}); fix it or "
-                f"use a template with {KEY_PLACEHOLDER}"
-            ) from None
-        return regex
-    if pattern.count(KEY_PLACEHOLDER) != 1:
-        raise DefinitionError(
-            f"KeyFromPath({pattern!r}) needs exactly one {KEY_PLACEHOLDER} (e.g. 'date={{key}}/') "
-            "or a regular expression with a (?P<key>...) group"
-        )
-    before, _, after = pattern.partition(KEY_PLACEHOLDER)
-    return re.compile(re.escape(before) + _KEY_TEXT + re.escape(after))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +151,6 @@ def _seconds(value: int | timedelta | None, what: str) -> int | None:
     return int(seconds)
 
 
-def _max_keys(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DefinitionError(f"max_keys={value!r} must be a positive int (or None: no cap)")
-    return value
-
-
 def _set_common(
     trigger: object,
     what: str,
@@ -174,8 +161,12 @@ def _set_common(
     given: object,
 ) -> None:
     """Check and set the fields both triggers have; ``given``: the state table as written."""
+    if max_keys is not None and (
+        isinstance(max_keys, bool) or not isinstance(max_keys, int) or max_keys < 1
+    ):
+        raise DefinitionError(f"max_keys={max_keys!r} must be a positive int (or None: no cap)")
     set_ = object.__setattr__
-    set_(trigger, "max_keys", _max_keys(max_keys))
+    set_(trigger, "max_keys", max_keys)
     for name, value in (
         ("min_time_between_triggers", min_time_between_triggers),
         ("wait_after_last_change", wait_after_last_change),
