@@ -163,21 +163,6 @@ def _check_params(
     return checked
 
 
-def _schedule(
-    schedule: str | QuartzSchedule | None,
-    backfill: BackfillDef | None,
-    fail: Callable[[str], DefinitionError],
-) -> QuartzSchedule | None:
-    if schedule is None or isinstance(schedule, QuartzSchedule):
-        return schedule
-    if not isinstance(schedule, str):
-        raise fail("schedule must be a Quartz cron string or QuartzSchedule(...)")
-    try:
-        return QuartzSchedule(schedule, timezone=getattr(backfill, "tz", "UTC"))
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-
-
 def make_job(
     fn: Callable[..., Any],
     *,
@@ -228,7 +213,13 @@ def make_job(
         )
     if cluster is not None and not isinstance(cluster, JobCluster):
         raise fail(f"cluster must come from job_cluster(...), got {type(cluster).__name__}")
-    quartz = _schedule(schedule, backfill, fail)
+    if isinstance(schedule, str):
+        try:
+            schedule = QuartzSchedule(schedule, timezone=getattr(backfill, "tz", "UTC"))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    elif schedule is not None and not isinstance(schedule, QuartzSchedule):
+        raise fail("schedule must be a Quartz cron string or QuartzSchedule(...)")
     checked_params = _check_params(params, fail)
     if isinstance(trigger, TableUpdate | FileArrival):  # names under the dbxdec_ prefix
         checked_params.update(trigger.parameters())
@@ -245,7 +236,7 @@ def make_job(
                 f"{type(deadline).__name__}"
             )
         try:
-            deadlines = deadline.for_keys(backfill, quartz.timezone if quartz else None)
+            deadlines = deadline.for_keys(backfill, schedule.timezone if schedule else None)
         except ValueError as exc:
             raise fail(str(exc)) from None
     return JobDefinition(
@@ -254,7 +245,7 @@ def make_job(
         params=checked_params,
         backfill=backfill,
         cluster=cluster,
-        schedule=quartz,
+        schedule=schedule,
         settings=settings,
         source=source,
         sources=checked_sources,
