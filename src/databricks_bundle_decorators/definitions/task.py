@@ -282,12 +282,18 @@ def for_each_task(
     return partial(options.make, for_each=ForEachSpec(inputs, concurrency))
 
 
+def task_key_of(ref: object) -> str | None:
+    """The key of a task, a task output or a task key; ``None`` for anything else."""
+    if isinstance(ref, TaskProxy):  # the usual case
+        return ref.task_key
+    if isinstance(ref, TaskDefinition):
+        return ref.key
+    return ref if isinstance(ref, str) else None
+
+
 def task_value(source: TaskDefinition | TaskProxy | str, key: str) -> TaskValueRef:
     """Reference the task value ``key`` that task ``source`` sets."""
-    if isinstance(source, (TaskDefinition, TaskProxy)):
-        task_key = source.key if isinstance(source, TaskDefinition) else source.task_key
-    elif isinstance(source, str):
-        task_key = source
-    else:
+    task_key = task_key_of(source)
+    if task_key is None:
         raise TypeError(f"task_value() expects a task, got {type(source).__name__}")
     return TaskValueRef(task_key, key)

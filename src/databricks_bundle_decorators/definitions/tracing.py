@@ -10,7 +10,7 @@ from typing import Any
 
 from .graph import InputEdge, TaskGraph, TaskNode
 from .refs import AllPartitions, TaskProxy
-from .task import CURRENT_TRACE, FOR_EACH_INPUT_PARAM, TaskDefinition
+from .task import CURRENT_TRACE, FOR_EACH_INPUT_PARAM, TaskDefinition, task_key_of
 
 
 class JobTrace:
@@ -43,11 +43,18 @@ class JobTrace:
             inputs = tuple(self._input_edges(definition, args, kwargs))
         else:
             inputs = tuple([self._edge(definition, param, arg) for param, arg in bound])
-        control = tuple(
-            [_dependency_key(dep, self.job_name, definition) for dep in definition.depends_on]
-        )
+        control: list[str] = []
+        for dep in definition.depends_on:
+            dep_key = task_key_of(dep)
+            if dep_key is None:
+                raise definition.error(
+                    "depends_on entries must be tasks, task outputs or task keys, got "
+                    f"{type(dep).__name__}",
+                    self.job_name,
+                )
+            control.append(dep_key)
         self._called[id(definition)] = key
-        self._nodes[key] = TaskNode(definition, inputs, control)
+        self._nodes[key] = TaskNode(definition, inputs, tuple(control))
         return TaskProxy(key, self.job_name)
 
     def graph(self) -> TaskGraph:
@@ -140,19 +147,6 @@ def _bind_plain(
     return [
         (name, bound[name]) for name in names[: positional + len(keyword_only)] if name in bound
     ]
-
-
-def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> str:
-    if isinstance(dep, TaskProxy):  # the usual case
-        return dep.task_key
-    if isinstance(dep, TaskDefinition):
-        return dep.key
-    if isinstance(dep, str):
-        return dep
-    raise definition.error(
-        f"depends_on entries must be tasks, task outputs or task keys, got {type(dep).__name__}",
-        job_name,
-    )
 
 
 @contextmanager
