@@ -27,28 +27,13 @@ class TaskNode:
     upstream: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """Every task this one depends on (data and control), in first-seen order."""
 
-    def __post_init__(self) -> None:
-        # Computed once: the graph checks, its orderings and code generation all ask.
+    def __post_init__(self) -> None:  # computed once: checks, orderings and codegen all ask
         for_each = self.definition.for_each
         loop_input = for_each.inputs_task if for_each is not None else None
-        control = self.control_deps
-        if (
-            not self.inputs
-            and loop_input is None
-            and type(control) is tuple
-            and len(set(control)) == len(control)
-        ):
-            upstream = control  # the common task with only control dependencies
-        else:
-            seen: dict[str, None] = {}
-            for edge in self.inputs:
-                seen.setdefault(edge.upstream)
-            for key in control:
-                seen.setdefault(key)
-            if loop_input is not None:
-                seen.setdefault(loop_input)
-            upstream = tuple(seen)
-        object.__setattr__(self, "upstream", upstream)
+        keys = [*(edge.upstream for edge in self.inputs), *self.control_deps]
+        if loop_input is not None:
+            keys.append(loop_input)
+        object.__setattr__(self, "upstream", tuple(dict.fromkeys(keys)))
 
     @property
     def key(self) -> str:
