@@ -171,10 +171,8 @@ class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a d
             except ValueError as exc:
                 raise fail(str(exc)) from None
         depends_on = self.depends_on
-        if (
-            depends_on is not None
-            and type(depends_on) not in (list, tuple)  # the usual case, without ABC checks
-            and (isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence))
+        if isinstance(depends_on, (str, bytes)) or not isinstance(
+            depends_on, (Sequence, type(None))
         ):
             depends_on = [depends_on]
         return TaskDefinition(
