@@ -15,11 +15,8 @@ from .registry import Diagnostic, Registry, default_registry
 
 
 class PipelineImportError(DbxdecError):
-    """Pipeline modules failed to import; the message names each file, line and error.
-
-    Attributes:
-        diagnostics: One per failed module, in import order.
-    """
+    """Pipeline modules failed to import; the message names each file, line and error
+    (``diagnostics``: one per failed module, in import order)."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = tuple(diagnostics)
