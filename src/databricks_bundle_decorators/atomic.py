@@ -9,26 +9,19 @@ from pathlib import Path
 
 
 def umask_mode(mode: int = 0o666) -> int:
-    """``mode`` less the process umask: the bits ``open()`` would give a new file.
-
-    For files meant to be read by others (an HTML report), unlike the ledger and task
-    values, which keep ``mkstemp``'s ``0o600``.
-    """
+    """``mode`` less the process umask: what ``open()`` gives a new file (``mkstemp``: 0o600)."""
     current = os.umask(0o022)  # reading the umask means setting it; put it back at once
     os.umask(current)
     return mode & ~current
 
 
 def write_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) in one step.
-
-    The text goes to a temporary file in the same folder, is flushed and renamed over
-    ``path``, and the folder is synced; a missing folder is created. ``mode`` defaults to
-    ``0o600`` (as ``mkstemp``); :func:`umask_mode` gives a normal new file's.
+    """Replace ``path`` with ``text`` (UTF-8, ``\\n`` line ends) in one step: a temporary file in
+    the same folder (created if missing), flushed, renamed over ``path``, the folder synced.
+    ``mode`` defaults to ``0o600``.
 
     Raises:
-        OSError: the folder cannot be created or written; ``path`` is left as it was and no
-            temporary file stays behind.
+        OSError: the folder cannot be created or written; ``path`` is left as it was.
     """
     if not path.parent.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)

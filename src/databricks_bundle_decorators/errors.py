@@ -80,14 +80,11 @@ class DefinitionError(DbxdecError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = []
-        if self.job:
-            where.append(f"job {self.job!r}")
-        if self.task:
-            where.append(f"task {self.task!r}")
-        prefix = ", ".join(where)
-        suffix = f" ({self.location})" if self.location else ""
-        return f"{prefix}: {self.message}{suffix}" if prefix else f"{self.message}{suffix}"
+        names = [
+            f"{kind} {name!r}" for kind, name in (("job", self.job), ("task", self.task)) if name
+        ]
+        text = f"{', '.join(names)}: {self.message}" if names else self.message
+        return f"{text} ({self.location})" if self.location else text
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""Which tasks set or read task values (definitions/task_value_use.py)."""
+"""Which tasks set or read task values (definitions/task_values.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from databricks_bundle_decorators import (
     task,
     task_value,
 )
-from databricks_bundle_decorators.definitions.task_value_use import (
+from databricks_bundle_decorators.definitions.task_values import (
     names_task_value_functions,
     task_value_tasks,
 )

@@ -39,7 +39,7 @@ from ..backfill.wire import controller as wire
 from ..definitions import JobDefinition, Registry, TaskNode
 from ..definitions.job import JobCluster
 from ..definitions.refs import TaskValueRef
-from ..definitions.task_value_use import task_value_tasks
+from ..definitions.task_values import task_value_tasks
 from ..errors import DefinitionError, UsageError
 from .client_floor import compute_floor_problem
 from .framework_wheel import FRAMEWORK_DISTRIBUTION

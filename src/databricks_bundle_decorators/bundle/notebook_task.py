@@ -2,7 +2,7 @@
 
 ``dbutils.jobs.taskValues`` "can be used only in notebooks with Python selected as the
 language" (https://docs.databricks.com/aws/en/jobs/task-values), so each such task
-(:func:`..definitions.task_value_use.task_value_tasks`) becomes a ``notebook_task`` running
+(:func:`..definitions.task_values.task_value_tasks`) becomes a ``notebook_task`` running
 a generated notebook that calls :func:`..runtime.notebook_entry.run_notebook` with the
 wheel task's named parameters as ``base_parameters``. On serverless it has no
 ``environment_key`` (Jobs API ``Task.environment_key``) and installs the wheels itself

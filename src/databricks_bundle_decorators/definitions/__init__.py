@@ -1,31 +1,24 @@
 """What users declare: jobs, tasks, clusters, parameters. No I/O."""
 
-from .file_keys import KeyFromColumn, KeyFromPath
-from .graph import InputEdge, TaskGraph, TaskNode
+from .graph import TaskNode
 from .job import JobCluster, JobDefinition, job_cluster
-from .refs import AllPartitions, TaskProxy, TaskValueRef, all_partitions
-from .registry import Diagnostic, Registry, default_registry, job
+from .refs import TaskValueRef, all_partitions
+from .registry import Registry, default_registry, job
 from .sources import Source, source, use_source_reader
-from .task import ForEachSpec, RetryPolicy, TaskDefinition, for_each_task, task, task_value
+from .task import RetryPolicy, TaskDefinition, for_each_task, task, task_value
 from .task_values import (
-    JobParams,
     TaskValueStore,
     get_task_value,
     params,
     set_task_value,
     use_task_value_store,
 )
-from .triggers import FileArrival, TableUpdate
+from .triggers import FileArrival, KeyFromColumn, KeyFromPath, TableUpdate
 
 __all__ = [
-    "AllPartitions",
-    "Diagnostic",
     "FileArrival",
-    "ForEachSpec",
-    "InputEdge",
     "JobCluster",
     "JobDefinition",
-    "JobParams",
     "KeyFromColumn",
     "KeyFromPath",
     "Registry",
@@ -33,9 +26,7 @@ __all__ = [
     "Source",
     "TableUpdate",
     "TaskDefinition",
-    "TaskGraph",
     "TaskNode",
-    "TaskProxy",
     "TaskValueRef",
     "TaskValueStore",
     "all_partitions",

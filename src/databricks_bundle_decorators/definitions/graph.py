@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ..errors import DefinitionError
 from .task import TaskDefinition
 
 
@@ -28,28 +27,13 @@ class TaskNode:
     upstream: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """Every task this one depends on (data and control), in first-seen order."""
 
-    def __post_init__(self) -> None:
-        # Computed once: the graph checks, its orderings and code generation all ask.
+    def __post_init__(self) -> None:  # computed once: checks, orderings and codegen all ask
         for_each = self.definition.for_each
         loop_input = for_each.inputs_task if for_each is not None else None
-        control = self.control_deps
-        if (
-            not self.inputs
-            and loop_input is None
-            and type(control) is tuple
-            and len(set(control)) == len(control)
-        ):
-            upstream = control  # the common task with only control dependencies
-        else:
-            seen: dict[str, None] = {}
-            for edge in self.inputs:
-                seen.setdefault(edge.upstream)
-            for key in control:
-                seen.setdefault(key)
-            if loop_input is not None:
-                seen.setdefault(loop_input)
-            upstream = tuple(seen)
-        object.__setattr__(self, "upstream", upstream)
+        keys = [*(edge.upstream for edge in self.inputs), *self.control_deps]
+        if loop_input is not None:
+            keys.append(loop_input)
+        object.__setattr__(self, "upstream", tuple(dict.fromkeys(keys)))
 
     @property
     def key(self) -> str:
@@ -62,20 +46,12 @@ class TaskGraph:
 
     job_name: str
     nodes: Mapping[str, TaskNode] = field(default_factory=dict)
-    _in_call_order: bool = field(init=False, repr=False, compare=False, default=False)
+    _order: tuple[str, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         self._check_references()
         self._check_inputs_stored()
-        # Tasks are mostly called after the tasks they depend on: then the call order is
-        # already a topological order, and the graph is acyclic without a search.
-        position = {key: index for index, key in enumerate(self.nodes)}
-        in_call_order = all(
-            position[upstream] < position[node.key] for node in self for upstream in node.upstream
-        )
-        object.__setattr__(self, "_in_call_order", in_call_order)
-        if not in_call_order:
-            self._check_acyclic()
+        object.__setattr__(self, "_order", self._search())
 
     def __iter__(self) -> Iterator[TaskNode]:
         return iter(self.nodes.values())
@@ -88,77 +64,57 @@ class TaskGraph:
 
     def topological_order(self) -> list[str]:
         """Task keys such that every task comes after its upstream tasks (stable)."""
-        if self._in_call_order:  # what the search below returns for such a graph
-            return list(self.nodes)
-        order: list[str] = []
-        done: set[str] = set()
-        for key in self.nodes:
-            self._visit(key, done, order)
-        return order
+        return list(self._order)
 
     def downstream_of(self, key: str) -> list[str]:
         """Keys of the tasks that depend directly on ``key``."""
         return [node.key for node in self if key in node.upstream]
 
-    def _visit(self, key: str, done: set[str], order: list[str]) -> None:
-        if key in done:
-            return
-        done.add(key)
-        for upstream in self.nodes[key].upstream:
-            self._visit(upstream, done, order)
-        order.append(key)
-
     def _check_references(self) -> None:
         for node in self:
             for upstream in node.upstream:
                 if upstream not in self.nodes:
-                    raise DefinitionError(
+                    raise node.definition.error(
                         f"depends on task {upstream!r}, which is not called in this job body",
-                        job=self.job_name,
-                        task=node.key,
-                        location=str(node.definition.source),
+                        self.job_name,
                     )
 
     def _check_inputs_stored(self) -> None:
-        """A task output reaches another task only through its IoManager (tasks run as
-        separate processes on Databricks): an edge from a task without one is refused
-        here rather than failing on the cluster."""
+        """Refuse a data edge from a task without an IoManager (tasks are separate processes)."""
         for node in self:
             for edge in node.inputs:
                 if self.nodes[edge.upstream].definition.io_manager is None:
-                    raise DefinitionError(
+                    raise node.definition.error(
                         f"argument {edge.param!r} reads the output of task {edge.upstream!r}, "
                         "which has no io_manager to store it; give that task an io_manager "
                         "(e.g. SparkTableIoManager(...)), or use "
                         f"depends_on=[{edge.upstream}] to run after it without its output",
-                        job=self.job_name,
-                        task=node.key,
-                        location=str(node.definition.source),
+                        self.job_name,
                     )
 
-    def _check_acyclic(self) -> None:
-        state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    def _search(self) -> tuple[str, ...]:
+        """The keys in depth-first post-order over upstream edges; a cycle is refused."""
+        order: dict[str, None] = {}  # finished keys
+        on_path: set[str] = set()
         for start in self.nodes:
-            if state.get(start) == 2:
+            if start in order:
                 continue
             stack: list[tuple[str, Iterator[str]]] = [(start, iter(self.nodes[start].upstream))]
-            state[start] = 1
+            on_path.add(start)
             while stack:
                 key, upstream = stack[-1]
                 nxt = next(upstream, None)
                 if nxt is None:
-                    state[key] = 2
+                    on_path.discard(key)
+                    order[key] = None
                     stack.pop()
-                elif state.get(nxt) == 1:
+                elif nxt in on_path:
                     path = [k for k, _ in stack]
                     cycle = [*path[path.index(nxt) :], nxt]
-                    node = self.nodes[nxt]
-                    raise DefinitionError(
-                        f"dependency cycle: {' -> '.join(reversed(cycle))}",
-                        job=self.job_name,
-                        task=nxt,
-                        location=str(node.definition.source),
+                    raise self.nodes[nxt].definition.error(
+                        f"dependency cycle: {' -> '.join(reversed(cycle))}", self.job_name
                     )
-                elif state.get(nxt) is None:
-                    state[nxt] = 1
+                elif nxt not in order:
+                    on_path.add(nxt)
                     stack.append((nxt, iter(self.nodes[nxt].upstream)))
+        return tuple(order)

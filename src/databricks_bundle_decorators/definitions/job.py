@@ -6,9 +6,9 @@ import inspect
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 from ..backfill.base import BackfillDef
 from ..backfill.context import BACKFILL_PARAMS
@@ -18,10 +18,9 @@ from ..backfill.time_backfill import CatchUp
 from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
 from ..errors import DefinitionError
 from .graph import TaskGraph
-from .source import SourceLocation
-from .sources import Source, check_sources
+from .sources import Source, SourceLocation, check_sources
 from .tracing import tracing
-from .triggers import FileArrival, TableUpdate, Trigger, trigger_of
+from .triggers import TABLE_NAME, FileArrival, TableUpdate, Trigger, trigger_of
 
 _JOB_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,99}")
 _PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,99}")
@@ -59,6 +58,7 @@ def job_cluster(name: str, **spec: Any) -> JobCluster:
     return JobCluster(name, spec)
 
 
+@dataclass(eq=False, repr=False)
 class JobDefinition:
     """A job as declared: settings captured at decoration, tasks traced on first use.
 
@@ -76,36 +76,21 @@ class JobDefinition:
         deadlines: When each key is due; ``None``: no deadline.
     """
 
-    def __init__(
-        self,
-        fn: Callable[[], Any],
-        *,
-        name: str,
-        params: Mapping[str, str],
-        backfill: BackfillDef | None,
-        cluster: JobCluster | None,
-        schedule: QuartzSchedule | None,
-        settings: Mapping[str, Any],
-        source: SourceLocation,
-        sources: tuple[Source, ...] = (),
-        check_results: str | None = None,
-        deadlines: KeyDeadlines | None = None,
-        trigger: Trigger | None = None,
-    ) -> None:
-        self.fn = fn
-        self.deadlines = deadlines
-        self.trigger = trigger
-        self.check_results = check_results
-        self.name = name
-        self.params = dict(params)
-        self.backfill = backfill
-        self.cluster = cluster
-        self.schedule = schedule
-        self.settings = dict(settings)
-        self.source = source
-        self.sources = sources
-        self._graph: TaskGraph | None = None
-        self._lock = threading.Lock()
+    fn: Callable[[], Any]
+    _: KW_ONLY
+    name: str
+    params: dict[str, str]
+    backfill: BackfillDef | None
+    cluster: JobCluster | None
+    schedule: QuartzSchedule | None
+    settings: dict[str, Any]
+    source: SourceLocation
+    sources: tuple[Source, ...] = ()
+    check_results: str | None = None
+    deadlines: KeyDeadlines | None = None
+    trigger: Trigger | None = None
+    _graph: TaskGraph | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __repr__(self) -> str:
         return f"<JobDefinition {self.name!r} at {self.source}>"
@@ -178,33 +163,9 @@ def _check_params(
     return checked
 
 
-def _schedule(
-    schedule: str | QuartzSchedule | None,
-    backfill: BackfillDef | None,
-    fail: Callable[[str], DefinitionError],
-) -> QuartzSchedule | None:
-    if schedule is None or isinstance(schedule, QuartzSchedule):
-        return schedule
-    if not isinstance(schedule, str):
-        raise fail("schedule must be a Quartz cron string or QuartzSchedule(...)")
-    try:
-        return QuartzSchedule(schedule, timezone=getattr(backfill, "tz", "UTC"))
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-
-
-class JobSink(Protocol):
-    """Where :func:`make_job` registers a job (a :class:`~.registry.Registry`)."""
-
-    def add(self, definition: JobDefinition) -> None:
-        """Register ``definition``."""
-        ...
-
-
 def make_job(
     fn: Callable[..., Any],
     *,
-    registry: JobSink,
     name: str | None = None,
     params: Mapping[str, object] | None = None,
     backfill: BackfillDef | None = None,
@@ -216,7 +177,7 @@ def make_job(
     triggered_by: object = None,
     settings: Mapping[str, Any],
 ) -> JobDefinition:
-    """Capture ``fn`` as a job and register it in ``registry`` (nothing is executed)."""
+    """Capture ``fn`` as a job (nothing is executed)."""
     if not callable(fn):
         raise TypeError(f"@job decorates a function, got {type(fn).__name__}")
     source = SourceLocation.of(fn)
@@ -252,59 +213,46 @@ def make_job(
         )
     if cluster is not None and not isinstance(cluster, JobCluster):
         raise fail(f"cluster must come from job_cluster(...), got {type(cluster).__name__}")
-    quartz = _schedule(schedule, backfill, fail)
+    if isinstance(schedule, str):
+        try:
+            schedule = QuartzSchedule(schedule, timezone=getattr(backfill, "tz", "UTC"))
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    elif schedule is not None and not isinstance(schedule, QuartzSchedule):
+        raise fail("schedule must be a Quartz cron string or QuartzSchedule(...)")
     checked_params = _check_params(params, fail)
     if isinstance(trigger, TableUpdate | FileArrival):  # names under the dbxdec_ prefix
         checked_params.update(trigger.parameters())
     catch_up = getattr(backfill, "catch_up", None)
     if isinstance(catch_up, CatchUp) and catch_up.since == "last_success":
         checked_params[JOB_ID_PARAM] = JOB_ID_VALUE  # its tasks read the job's run history
-    definition = JobDefinition(
+    checked_sources = check_sources(sources, job_name, where)
+    results_table = check_results_table(check_results, job_name, where)
+    deadlines = None
+    if deadline is not None:  # on the job's keys, in the schedule's zone (else the backfill's)
+        if not isinstance(deadline, Deadline):
+            raise fail(
+                "deadline must be Deadline('HH:MM') or Deadline(after=timedelta(...)), got "
+                f"{type(deadline).__name__}"
+            )
+        try:
+            deadlines = deadline.for_keys(backfill, schedule.timezone if schedule else None)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    return JobDefinition(
         fn,
         name=job_name,
         params=checked_params,
         backfill=backfill,
         cluster=cluster,
-        schedule=quartz,
+        schedule=schedule,
         settings=settings,
         source=source,
-        sources=check_sources(sources, job_name, where),
-        check_results=check_results_table(check_results, job_name, where),
-        deadlines=key_deadlines(deadline, backfill, quartz, job_name, where),
+        sources=checked_sources,
+        check_results=results_table,
+        deadlines=deadlines,
         trigger=trigger,
     )
-    registry.add(definition)
-    return definition
-
-
-def key_deadlines(
-    deadline: object,
-    backfill: BackfillDef | None,
-    schedule: QuartzSchedule | None,
-    job: str,
-    where: str,
-) -> KeyDeadlines | None:
-    """``@job(deadline=...)`` on the job's keys, in the schedule's time zone (else the backfill's).
-
-    Raises:
-        DefinitionError: not a :class:`Deadline`, or one that does not fit the keys.
-    """
-    if deadline is None:
-        return None
-    if not isinstance(deadline, Deadline):
-        raise DefinitionError(
-            f"deadline must be Deadline('HH:MM') or Deadline(after=timedelta(...)), got "
-            f"{type(deadline).__name__}",
-            job=job,
-            location=where,
-        )
-    try:
-        return deadline.for_keys(backfill, schedule.timezone if schedule is not None else None)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), job=job, location=where) from None
-
-
-_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
 
 
 def check_results_table(value: object, job: str | None, where: str | None) -> str | None:
@@ -315,7 +263,7 @@ def check_results_table(value: object, job: str | None, where: str | None) -> st
     """
     if value is None or value == "":
         return None
-    if not isinstance(value, str) or _TABLE.fullmatch(value) is None:
+    if not isinstance(value, str) or TABLE_NAME.fullmatch(value) is None:
         raise DefinitionError(
             f"check_results={value!r} must be a table name catalog.schema.table "
             "(e.g. 'main.ops.check_results')",

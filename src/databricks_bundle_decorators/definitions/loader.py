@@ -1,6 +1,4 @@
-"""Loading pipeline modules into a registry: each failure becomes a :class:`~.registry.Diagnostic`
-with file and line, and loading goes on.
-"""
+"""Loading pipeline modules into a registry: each failure becomes a diagnostic, loading goes on."""
 
 from __future__ import annotations
 
@@ -17,11 +15,8 @@ from .registry import Diagnostic, Registry, default_registry
 
 
 class PipelineImportError(DbxdecError):
-    """Pipeline modules failed to import; the message names each file, line and error.
-
-    Attributes:
-        diagnostics: One per failed module, in import order.
-    """
+    """Pipeline modules failed to import; the message names each file, line and error
+    (``diagnostics``: one per failed module, in import order)."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = tuple(diagnostics)
@@ -31,12 +26,8 @@ class PipelineImportError(DbxdecError):
 def load_pipelines(
     modules: Iterable[str], *, root: Path | None = None, registry: Registry | None = None
 ) -> list[Diagnostic]:
-    """Import every pipeline module (a package with all its submodules).
-
-    Args:
-        modules: Module or package names.
-        root: The project's directory: ``root`` and ``root/src`` go on ``sys.path``.
-        registry: Where failures are recorded (default: the default registry).
+    """Import every pipeline module (a package with all its submodules), recording each failure
+    in ``registry`` (default: the default registry); ``root`` and ``root/src`` go on ``sys.path``.
 
     Returns:
         The diagnostics of the modules that failed, in import order.

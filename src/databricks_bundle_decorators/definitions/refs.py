@@ -45,10 +45,6 @@ class AllPartitions:
 
     proxy: TaskProxy
 
-    @property
-    def task_key(self) -> str:
-        return self.proxy.task_key
-
 
 @dataclass(frozen=True, slots=True)
 class TaskValueRef:

@@ -101,39 +101,10 @@ class Registry:
         return found
 
     def job(
-        self,
-        fn: Callable[..., Any] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        params: Mapping[str, object] | None = None,
-        backfill: BackfillDef | None = None,
-        cluster: JobCluster | None = None,
-        schedule: str | QuartzSchedule | None = None,
-        sources: Sequence[Source] | None = None,
-        check_results: str | None = None,
-        deadline: Deadline | None = None,
-        triggered_by: Trigger | None = None,
-        **settings: Any,
+        self, fn: Callable[..., Any] | None = None, /, **options: Any
     ) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
         """``@job`` bound to this registry (see :func:`databricks_bundle_decorators.job`)."""
-
-        def decorate(f: Callable[..., Any]) -> JobDefinition:
-            return make_job(
-                f,
-                registry=self,
-                name=name,
-                params=params,
-                backfill=backfill,
-                cluster=cluster,
-                schedule=schedule,
-                sources=sources,
-                check_results=check_results,
-                deadline=deadline,
-                triggered_by=triggered_by,
-                settings=settings,
-            )
-
+        decorate = job(registry=self, **options)
         return decorate(fn) if fn is not None else decorate
 
 
@@ -211,18 +182,21 @@ def job(
         (['extract', 'report'], ('extract',))
     """
 
-    target = registry if registry is not None else default_registry
-    decorated: JobDefinition | Callable[[Callable[..., Any]], JobDefinition] = target.job(
-        fn,
-        name=name,
-        params=params,
-        backfill=backfill,
-        cluster=cluster,
-        schedule=schedule,
-        sources=sources,
-        check_results=check_results,
-        deadline=deadline,
-        triggered_by=triggered_by,
-        **settings,
-    )
-    return decorated
+    def decorate(f: Callable[..., Any]) -> JobDefinition:
+        definition = make_job(
+            f,
+            name=name,
+            params=params,
+            backfill=backfill,
+            cluster=cluster,
+            schedule=schedule,
+            sources=sources,
+            check_results=check_results,
+            deadline=deadline,
+            triggered_by=triggered_by,
+            settings=settings,
+        )
+        (registry if registry is not None else default_registry).add(definition)
+        return definition
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,14 +1,11 @@
-"""Source tables: inputs a job reads from outside dbxdec, filtered to the run's windows.
-
-``ORDERS.read()`` inside a task returns the rows of the run's key windows (lookback
-included): the workspace table on Databricks; locally the local Delta table of that
-name, or a declared stand-in (a seed file or a function of a time range). The runtime
-installs the reader.
+"""Source tables a job reads from outside dbxdec (``ORDERS.read()`` inside a task returns the
+rows of the run's key windows; the runtime installs the reader), and :class:`SourceLocation`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 from ..errors import DefinitionError
@@ -25,7 +23,42 @@ StandInFunction = Callable[[Any, datetime, datetime], Any]
 
 SEED_SUFFIXES = (".csv", ".json", ".jsonl", ".parquet")
 _PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
-_COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+COLUMN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A file and line of user code."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> SourceLocation:
+        """The location where ``fn`` is defined."""
+        # A plain function wraps nothing: no need for inspect.unwrap's attribute probes.
+        plain = type(fn) is FunctionType and "__wrapped__" not in fn.__dict__
+        target = fn if plain else inspect.unwrap(fn)
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            known = _KNOWN.get((code.co_filename, code.co_firstlineno))
+            if known is not None and type(known) is cls:
+                return known
+        try:
+            file = inspect.getsourcefile(target) or inspect.getfile(target)
+        except TypeError:
+            file = "<unknown>"
+        location = cls(file, code.co_firstlineno if code is not None else 0)
+        if code is not None and file == code.co_filename:
+            _KNOWN[(file, location.line)] = location
+        return location
+
+
+_KNOWN: dict[tuple[str, int], SourceLocation] = {}
+"""Locations by file and line, cached: ``inspect.getsourcefile`` stats the file each call."""
 
 
 SourceReader = Callable[["Source"], Any]
@@ -111,7 +144,7 @@ def source(
             "letters, digits or _ (e.g. 'samples.tpch.orders')"
         )
     if event_time is not None and (
-        not isinstance(event_time, str) or _COLUMN.fullmatch(event_time) is None
+        not isinstance(event_time, str) or COLUMN_NAME.fullmatch(event_time) is None
     ):
         raise DefinitionError(f"source {name}: event_time {event_time!r} is not a column name")
     seed_ok = isinstance(local, str | Path) and Path(local).suffix.lower() in SEED_SUFFIXES

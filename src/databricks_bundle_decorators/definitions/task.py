@@ -5,8 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
@@ -15,7 +14,7 @@ from typing import Any, NamedTuple, Protocol, overload
 from ..errors import DefinitionError
 from .contracts import Check, IoManager, as_check
 from .refs import TaskProxy, TaskValueRef
-from .source import SourceLocation
+from .sources import SourceLocation
 
 FOR_EACH_INPUT_PARAM = "inputs"
 _TASK_KEY = re.compile(r"[A-Za-z0-9_\-]{1,100}")
@@ -80,23 +79,26 @@ class TaskDefinition:
     source: SourceLocation = field(default_factory=lambda: SourceLocation("<unknown>", 0))
 
     def __post_init__(self) -> None:
-        problem = _contract_problem(self.io_manager, self.checks)
-        if problem is not None:
-            raise DefinitionError(
-                problem,
-                job=_traced_job(),
-                task=self.key,
-                location=str(self.source),
+        if self.io_manager is not None and not isinstance(self.io_manager, IoManager):
+            raise self.error(
+                "io_manager must be an IoManager such as SparkTableIoManager(...), got "
+                f"{type(self.io_manager).__name__}"
             )
+        if not isinstance(self.checks, tuple):
+            raise self.error(f"checks must be a list of checks, got {type(self.checks).__name__}")
+        for check in self.checks:
+            if not isinstance(check, Check):
+                raise self.error(
+                    "checks must be Check objects such as MinRowCount(1), got "
+                    f"{type(check).__name__}"
+                )
 
     def __call__(self, *args: Any, **kwargs: Any) -> TaskProxy:
-        trace = _RECORDER.get()
+        trace = CURRENT_TRACE.get()
         if trace is None:
-            raise DefinitionError(
+            raise self.error(
                 "called outside a @job body; tasks are called inside a job body to build "
-                f"its graph (in a unit test, call {self.fn.__name__}.fn(...) instead)",
-                task=self.key,
-                location=str(self.source),
+                f"its graph (in a unit test, call {self.fn.__name__}.fn(...) instead)"
             )
         return trace.record_call(self, args, kwargs)
 
@@ -104,75 +106,19 @@ class TaskDefinition:
     def name(self) -> str:
         return self.key
 
+    def error(self, message: str, job: str | None = None) -> DefinitionError:
+        """A :class:`DefinitionError` naming ``job``, this task and where it is defined."""
+        return DefinitionError(message, job=job, task=self.key, location=str(self.source))
 
-class CallRecorder(Protocol):
-    """What a task call inside a job body is handed to (:class:`~.tracing.JobTrace`)."""
 
-    @property
-    def job_name(self) -> str:
-        """The job whose body is being traced."""
-        ...
-
+class _Trace(Protocol):  # tracing.JobTrace
     def record_call(
         self, definition: TaskDefinition, args: tuple[Any, ...], kwargs: Mapping[str, Any]
-    ) -> TaskProxy:
-        """Record one call of ``definition``; the reference to its output."""
-        ...
+    ) -> TaskProxy: ...
 
 
-_RECORDER: ContextVar[CallRecorder | None] = ContextVar("dbxdec_job_trace", default=None)
-
-
-@contextmanager
-def recording(recorder: CallRecorder) -> Iterator[CallRecorder]:
-    """Hand the task calls inside the ``with`` block to ``recorder``."""
-    token = _RECORDER.set(recorder)
-    try:
-        yield recorder
-    finally:
-        _RECORDER.reset(token)
-
-
-def _traced_job() -> str | None:
-    trace = _RECORDER.get()
-    return trace.job_name if trace is not None else None
-
-
-def _contract_problem(io_manager: object, checks: object) -> str | None:
-    """What is wrong with a task's ``io_manager`` and ``checks``, if anything."""
-    if io_manager is not None and not isinstance(io_manager, IoManager):
-        return (
-            "io_manager must be an IoManager such as SparkTableIoManager(...), got "
-            f"{type(io_manager).__name__}"
-        )
-    if not isinstance(checks, tuple):
-        return f"checks must be a list of checks, got {type(checks).__name__}"
-    for check in checks:
-        if not isinstance(check, Check):
-            return (
-                f"checks must be Check objects such as MinRowCount(1), got {type(check).__name__}"
-            )
-    return None
-
-
-def _checks(checks: Sequence[Any] | None, source: SourceLocation, key: str) -> tuple[Check, ...]:
-    """The task's checks for the engine: user checks (:class:`.contracts.UserCheck`)
-    wrapped; anything else refused with the job, task and line named."""
-    try:
-        return tuple(as_check(check) for check in checks or ())
-    except TypeError as exc:
-        raise DefinitionError(str(exc), job=_traced_job(), task=key, location=str(source)) from None
-
-
-def _retry_policy(
-    retries: int | RetryPolicy | None, source: SourceLocation, key: str
-) -> RetryPolicy | None:
-    if retries is None or isinstance(retries, RetryPolicy):
-        return retries
-    try:
-        return RetryPolicy(max_retries=retries)
-    except ValueError as exc:
-        raise DefinitionError(str(exc), task=key, location=str(source)) from None
+CURRENT_TRACE: ContextVar[_Trace | None] = ContextVar("dbxdec_job_trace", default=None)
+"""The job body being traced, which task calls are handed to."""
 
 
 class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a dataclass
@@ -191,52 +137,50 @@ class _TaskOptions(NamedTuple):  # a tuple: made once per task, cheaper than a d
             raise TypeError(f"@task decorates a function, got {type(fn).__name__}")
         source = SourceLocation.of(fn)
         key = self.name or fn.__name__
+
+        def fail(message: str) -> DefinitionError:  # the trace adds the job's name
+            return DefinitionError(message, task=str(key), location=str(source))
+
         if not isinstance(key, str) or _TASK_KEY.fullmatch(key) is None:
-            raise DefinitionError(
-                "task keys are 1-100 characters from A-Z a-z 0-9 _ -",
-                task=str(key),
-                location=str(source),
-            )
+            raise fail("task keys are 1-100 characters from A-Z a-z 0-9 _ -")
         if for_each is not None and FOR_EACH_INPUT_PARAM not in inspect.signature(fn).parameters:
-            raise DefinitionError(
+            raise fail(
                 "a for-each task takes the iteration element as a parameter named "
-                f"{FOR_EACH_INPUT_PARAM!r}",
-                task=key,
-                location=str(source),
+                f"{FOR_EACH_INPUT_PARAM!r}"
             )
         if "all_partitions" in self.settings:
-            raise DefinitionError(
+            raise fail(
                 "all_partitions is not a @task setting in dbxdec: mark the input in the job "
                 "body instead, e.g. aggregate(all_partitions(extract())) with "
                 "'from databricks_bundle_decorators import all_partitions' (one call per "
-                "upstream input that reads every partition)",
-                job=_traced_job(),
-                task=key,
-                location=str(source),
+                "upstream input that reads every partition)"
             )
         checks = self.checks
         if checks is not None and (
             isinstance(checks, (str, bytes)) or not isinstance(checks, Sequence)
         ):
-            raise DefinitionError(
-                f"checks must be a list of checks, got {type(checks).__name__}",
-                job=_traced_job(),
-                task=key,
-                location=str(source),
-            )
+            raise fail(f"checks must be a list of checks, got {type(checks).__name__}")
+        try:  # user checks (contracts.UserCheck) wrapped
+            engine_checks = tuple(as_check(check) for check in checks or ())
+        except TypeError as exc:
+            raise fail(str(exc)) from None
+        retries = self.retries
+        if retries is not None and not isinstance(retries, RetryPolicy):
+            try:
+                retries = RetryPolicy(max_retries=retries)
+            except ValueError as exc:
+                raise fail(str(exc)) from None
         depends_on = self.depends_on
-        if (
-            depends_on is not None
-            and type(depends_on) not in (list, tuple)  # the usual case, without ABC checks
-            and (isinstance(depends_on, (str, bytes)) or not isinstance(depends_on, Sequence))
+        if isinstance(depends_on, (str, bytes)) or not isinstance(
+            depends_on, (Sequence, type(None))
         ):
             depends_on = [depends_on]
         return TaskDefinition(
             fn=fn,
             key=key,
             io_manager=self.io_manager,
-            checks=_checks(checks, source, key),
-            retries=_retry_policy(self.retries, source, key),
+            checks=engine_checks,
+            retries=retries,
             depends_on=tuple(depends_on or ()),
             settings=dict(self.settings),
             for_each=for_each,
@@ -336,12 +280,18 @@ def for_each_task(
     return partial(options.make, for_each=ForEachSpec(inputs, concurrency))
 
 
+def task_key_of(ref: object) -> str | None:
+    """The key of a task, a task output or a task key; ``None`` for anything else."""
+    if isinstance(ref, TaskProxy):  # the usual case
+        return ref.task_key
+    if isinstance(ref, TaskDefinition):
+        return ref.key
+    return ref if isinstance(ref, str) else None
+
+
 def task_value(source: TaskDefinition | TaskProxy | str, key: str) -> TaskValueRef:
     """Reference the task value ``key`` that task ``source`` sets."""
-    if isinstance(source, (TaskDefinition, TaskProxy)):
-        task_key = source.key if isinstance(source, TaskDefinition) else source.task_key
-    elif isinstance(source, str):
-        task_key = source
-    else:
+    task_key = task_key_of(source)
+    if task_key is None:
         raise TypeError(f"task_value() expects a task, got {type(source).__name__}")
     return TaskValueRef(task_key, key)

@@ -8,11 +8,9 @@ from contextlib import contextmanager
 from types import FunctionType
 from typing import Any
 
-from ..errors import DefinitionError
 from .graph import InputEdge, TaskGraph, TaskNode
 from .refs import AllPartitions, TaskProxy
-from .task import FOR_EACH_INPUT_PARAM as FOR_EACH_INPUT_PARAM
-from .task import TaskDefinition, recording
+from .task import CURRENT_TRACE, FOR_EACH_INPUT_PARAM, TaskDefinition, task_key_of
 
 
 class JobTrace:
@@ -29,31 +27,34 @@ class JobTrace:
         """Record one call of ``definition`` and return the reference to its output."""
         key = definition.key
         if id(definition) in self._called:
-            raise DefinitionError(
+            raise definition.error(
                 "is called twice in the job body; each task runs once per job "
                 "(define a second task with another name)",
-                job=self.job_name,
-                task=key,
-                location=str(definition.source),
+                self.job_name,
             )
         if key in self._nodes:
             other = self._nodes[key].definition.source
-            raise DefinitionError(
+            raise definition.error(
                 f"duplicate task key: another task with this key is defined at {other}",
-                job=self.job_name,
-                task=key,
-                location=str(definition.source),
+                self.job_name,
             )
         bound = _bind_plain(definition.fn, args, kwargs) if definition.for_each is None else None
         if bound is None:
             inputs = tuple(self._input_edges(definition, args, kwargs))
         else:
             inputs = tuple([self._edge(definition, param, arg) for param, arg in bound])
-        control = tuple(
-            [_dependency_key(dep, self.job_name, definition) for dep in definition.depends_on]
-        )
+        control: list[str] = []
+        for dep in definition.depends_on:
+            dep_key = task_key_of(dep)
+            if dep_key is None:
+                raise definition.error(
+                    "depends_on entries must be tasks, task outputs or task keys, got "
+                    f"{type(dep).__name__}",
+                    self.job_name,
+                )
+            control.append(dep_key)
         self._called[id(definition)] = key
-        self._nodes[key] = TaskNode(definition, inputs, control)
+        self._nodes[key] = TaskNode(definition, inputs, tuple(control))
         return TaskProxy(key, self.job_name)
 
     def graph(self) -> TaskGraph:
@@ -73,20 +74,16 @@ class JobTrace:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise DefinitionError(
+            raise definition.error(
                 f"call does not match {definition.fn.__name__}{signature}: {exc}",
-                job=self.job_name,
-                task=definition.key,
-                location=str(definition.source),
+                self.job_name,
             ) from None
         for name, value in bound.arguments.items():
             kind = signature.parameters[name].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:
-                raise DefinitionError(
+                raise definition.error(
                     f"*{name} cannot receive task outputs; name each input parameter",
-                    job=self.job_name,
-                    task=definition.key,
-                    location=str(definition.source),
+                    self.job_name,
                 )
             items = value.items() if kind is inspect.Parameter.VAR_KEYWORD else [(name, value)]
             for param, arg in items:
@@ -96,20 +93,16 @@ class JobTrace:
         flag = isinstance(arg, AllPartitions)
         proxy = arg.proxy if isinstance(arg, AllPartitions) else arg
         if not isinstance(proxy, TaskProxy):
-            raise DefinitionError(
+            raise definition.error(
                 f"argument {param!r} is a {type(arg).__name__}, not the output of a task call; "
                 "task arguments must be task outputs (pass constants as job params)",
-                job=self.job_name,
-                task=definition.key,
-                location=str(definition.source),
+                self.job_name,
             )
         if proxy.job_name != self.job_name:
-            raise DefinitionError(
+            raise definition.error(
                 f"argument {param!r} is the output of task {proxy.task_key!r} of another job "
                 f"({proxy.job_name!r})",
-                job=self.job_name,
-                task=definition.key,
-                location=str(definition.source),
+                self.job_name,
             )
         return InputEdge(param, proxy.task_key, flag)
 
@@ -120,10 +113,8 @@ _VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 def _bind_plain(
     fn: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> list[tuple[str, Any]] | None:
-    """``inspect.signature(fn).bind(*args, **kwargs).arguments`` items, in parameter order, read
-    by hand from the code object of a plain function without ``*args``/``**kwargs`` (the
-    signature costs more than the rest of tracing a call); ``None`` leaves the call to
-    ``inspect`` (other callables, or a call that does not bind).
+    """``inspect.signature(fn).bind(...).arguments`` items, read from the code object (faster);
+    ``None`` leaves the call to ``inspect`` (not a plain function, or a call that does not bind).
     """
     if type(fn) is not FunctionType or fn.__dict__:  # __wrapped__, __signature__ live there
         return None
@@ -158,24 +149,12 @@ def _bind_plain(
     ]
 
 
-def _dependency_key(dep: object, job_name: str, definition: TaskDefinition) -> str:
-    if isinstance(dep, TaskProxy):  # the usual case
-        return dep.task_key
-    if isinstance(dep, TaskDefinition):
-        return dep.key
-    if isinstance(dep, str):
-        return dep
-    raise DefinitionError(
-        f"depends_on entries must be tasks, task outputs or task keys, got {type(dep).__name__}",
-        job=job_name,
-        task=definition.key,
-        location=str(definition.source),
-    )
-
-
 @contextmanager
 def tracing(job_name: str) -> Iterator[JobTrace]:
     """Trace a job body: task calls inside the block are recorded, not executed."""
     trace = JobTrace(job_name)
-    with recording(trace):
+    token = CURRENT_TRACE.set(trace)
+    try:
         yield trace
+    finally:
+        CURRENT_TRACE.reset(token)

@@ -1,4 +1,5 @@
-"""Data triggers of a job: ``TableUpdate`` and ``FileArrival``, validated at definition.
+"""Data triggers of a job: ``TableUpdate`` and ``FileArrival`` (with where a file-arrival run
+takes its keys: ``KeyFromPath``, ``KeyFromColumn``), validated at definition.
 
 Rules from the Jobs API reference (databricks-sdk-py ``jobs.TableUpdateTriggerConfiguration``,
 ``jobs.FileArrivalTriggerConfiguration``; the bundle schema's ``jobs.TriggerSettings``):
@@ -24,12 +25,116 @@ from ..backfill.base import BackfillDef
 from ..backfill.time_backfill import TimeBackfill
 from ..backfill.wire.trigger import file_arrival_parameters, trigger_parameters
 from ..errors import DefinitionError
-from .file_keys import FileKeys, KeyFromColumn, KeyFromPath
-from .sources import Source, caller_project_root
+from .sources import COLUMN_NAME, Source, caller_project_root
+
+FileFormat = Literal["parquet", "json", "csv", "orc"]
+FILE_FORMATS: tuple[FileFormat, ...] = ("parquet", "json", "csv", "orc")
+KEY_PLACEHOLDER = "{key}"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFromPath:
+    """The key of a file is a part of its path (relative to the monitored location).
+
+    ``pattern``: a template with one ``{key}`` (``"date={key}/"`` finds ``2024-03-15`` in
+    ``date=2024-03-15/part-0.json``) or a regular expression with a group ``(?P<key>...)``.
+    The first match counts; a file that does not match is skipped and logged; a match that is
+    no key of the job's backfill fails the run.
+
+    Raises:
+        DefinitionError: not exactly one ``{key}``, or a regular expression that does not
+            compile or has no ``key`` group.
+    """
+
+    pattern: str
+    regex: re.Pattern[str] = field(compare=False, repr=False)
+
+    def __init__(self, pattern: str) -> None:
+        if not isinstance(pattern, str) or not pattern:
+            raise DefinitionError(
+                f"KeyFromPath({pattern!r}): give a template with {KEY_PLACEHOLDER} "
+                "(e.g. 'date={key}/') or a regex with a (?P<key>...) group"
+            )
+        if "(?P<key>" in pattern:
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                raise DefinitionError(
+                    f"KeyFromPath({pattern!r}) is not a regular expression ({exc}); fix it or "
+                    f"use a template with {KEY_PLACEHOLDER}"
+                ) from None
+        elif pattern.count(KEY_PLACEHOLDER) != 1:
+            raise DefinitionError(
+                f"KeyFromPath({pattern!r}) needs exactly one {KEY_PLACEHOLDER} "
+                "(e.g. 'date={key}/') or a regular expression with a (?P<key>...) group"
+            )
+        else:  # {key} stands for one path segment's text (no /)
+            before, _, after = pattern.partition(KEY_PLACEHOLDER)
+            regex = re.compile(re.escape(before) + "(?P<key>[^/]+)" + re.escape(after))
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "regex", regex)
+
+    def key_text(self, relative_path: str) -> str | None:
+        """The key text in ``relative_path``, or ``None`` when the pattern does not match.
+
+        Example:
+            >>> KeyFromPath("date={key}/").key_text("date=2024-03-15/part-0.json")
+            '2024-03-15'
+            >>> day = KeyFromPath(r"day_(?P<key>\\d{4}-\\d{2}-\\d{2})\\.csv")
+            >>> day.key_text("x/day_2024-03-01.csv")
+            '2024-03-01'
+            >>> KeyFromPath("date={key}/").key_text("manifest.json") is None
+            True
+        """
+        match = self.regex.search(relative_path)
+        return match.group("key") if match is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFromColumn:
+    """The keys of a new file are those of ``column``'s values; the run reads only the new or
+    changed files (``file_format``, reader ``options``).
+
+    The column is a ``TIMESTAMP`` (keyed in the definition's zone), a ``DATE``, or text
+    cast to a timestamp (in the session time zone); null rows have no key.
+
+    Raises:
+        DefinitionError: a bad column name, format or options.
+    """
+
+    column: str
+    file_format: FileFormat = "parquet"
+    options: tuple[tuple[str, str], ...] = ()
+
+    def __init__(
+        self,
+        column: str,
+        *,
+        file_format: FileFormat = "parquet",
+        options: Mapping[str, str] | None = None,
+    ) -> None:
+        if not isinstance(column, str) or COLUMN_NAME.fullmatch(column) is None:
+            raise DefinitionError(f"KeyFromColumn({column!r}): not a column name")
+        if file_format not in FILE_FORMATS:
+            raise DefinitionError(
+                f"KeyFromColumn: file_format={file_format!r} must be one of "
+                f"{', '.join(FILE_FORMATS)}"
+            )
+        items = dict(options or {})
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in items.items()):
+            raise DefinitionError("KeyFromColumn: options must map reader option names to strings")
+        if file_format == "csv":
+            items.setdefault("header", "true")  # a column is found by its name
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "file_format", file_format)
+        object.__setattr__(self, "options", tuple(sorted(items.items())))
+
+
+FileKeys = KeyFromPath | KeyFromColumn
 
 Condition = Literal["ANY_UPDATED", "ALL_UPDATED"]
 MIN_TRIGGER_SECONDS = 60
-_TABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
+TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){2}")
 _URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^\s]+|/Volumes/[^\s]+)")
 
 
@@ -46,14 +151,6 @@ def _seconds(value: int | timedelta | None, what: str) -> int | None:
     return int(seconds)
 
 
-def _max_keys(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DefinitionError(f"max_keys={value!r} must be a positive int (or None: no cap)")
-    return value
-
-
 def _set_common(
     trigger: object,
     what: str,
@@ -63,16 +160,19 @@ def _set_common(
     table: str,
     given: object,
 ) -> None:
-    """Check and set the fields both triggers have; ``given`` is the state table name as
-    written (``None``: not written, nothing to check)."""
+    """Check and set the fields both triggers have; ``given``: the state table as written."""
+    if max_keys is not None and (
+        isinstance(max_keys, bool) or not isinstance(max_keys, int) or max_keys < 1
+    ):
+        raise DefinitionError(f"max_keys={max_keys!r} must be a positive int (or None: no cap)")
     set_ = object.__setattr__
-    set_(trigger, "max_keys", _max_keys(max_keys))
+    set_(trigger, "max_keys", max_keys)
     for name, value in (
         ("min_time_between_triggers", min_time_between_triggers),
         ("wait_after_last_change", wait_after_last_change),
     ):
         set_(trigger, name, _seconds(value, name))
-    if given is not None and (not isinstance(given, str) or _TABLE.fullmatch(given) is None):
+    if given is not None and (not isinstance(given, str) or TABLE_NAME.fullmatch(given) is None):
         raise DefinitionError(f"{what}: state_table={given!r} must be catalog.schema.table")
     set_(trigger, "state_table", table)
 
@@ -219,19 +319,17 @@ class FileArrival:
 
 
 def _volume_state_table(url: str) -> str:
-    """``catalog.schema.dbxdec_trigger_state`` of a ``/Volumes/catalog/schema/...`` url
-    (when both names are plain identifiers); ``""`` otherwise."""
+    """``catalog.schema.dbxdec_trigger_state`` of ``/Volumes/catalog/schema/...``, else ``""``."""
     parts = url.split("/")
     if len(parts) > 3 and parts[1] == "Volumes":
         table = f"{parts[2]}.{parts[3]}.dbxdec_trigger_state"
-        if _TABLE.fullmatch(table):
+        if TABLE_NAME.fullmatch(table):
             return table
     return ""
 
 
 def _local_folder(local: str | Path | None) -> str | None:
-    """``local`` as an absolute folder path (a relative one under the project root of
-    the module that declared the trigger)."""
+    """``local`` as an absolute path (a relative one under the declaring project's root)."""
     if local is None:
         return None
     text = str(local) if isinstance(local, str | Path) else ""

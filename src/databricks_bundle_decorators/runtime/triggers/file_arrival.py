@@ -32,8 +32,7 @@ from ...backfill.changed_keys import affected_keys, plan_keys, with_lookback
 from ...backfill.time_backfill import TimeBackfill
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
-from ...definitions.file_keys import KeyFromColumn, KeyFromPath
-from ...definitions.triggers import FileArrival
+from ...definitions.triggers import FileArrival, KeyFromColumn, KeyFromPath
 from ...errors import UsageError
 from ..core.errors import TaskRunError
 from ..core.key_columns import backfill_key_column
