@@ -1,6 +1,4 @@
-"""``dbxdec backfill`` and ``catchup``: thin wrappers over
-:mod:`databricks_bundle_decorators.launch` (``backfills`` and ``status`` live in
-:mod:`.report_commands`), with the options and the plan-or-launch step they share."""
+"""``dbxdec backfill`` and ``catchup`` over :mod:`databricks_bundle_decorators.launch`."""
 
 from __future__ import annotations
 

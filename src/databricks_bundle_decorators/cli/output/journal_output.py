@@ -70,12 +70,7 @@ def backfill_ledger(
 
 
 def _job_part(ledger: Ledger, job: str) -> Ledger:
-    """``ledger`` as ``job``'s: itself, or the part of a ``--downstream`` backfill
-    that ran ``job``.
-
-    Raises:
-        UsageError: the backfill ran no run of ``job``.
-    """
+    """``ledger``, or the part of a ``--downstream`` backfill that ran ``job``."""
     jobs = ledger_jobs(ledger)
     if job not in jobs:
         raise UsageError(f"backfill {ledger.id} is of job {jobs_label(ledger)}, not {job}")

@@ -1,7 +1,6 @@
-"""What a dry run prints: the plan's runs (a table for a small plan or ``--all-runs``,
-else its key spans, what the selection skipped and its first and last runs: ten years of
-hourly keys are 87,662 runs), where they would go, a ``--downstream`` chain, and the
-JSON document, written run by run."""
+"""What a dry run prints: the plan's runs (a table for a small plan or ``--all-runs``, else
+key spans, skips and first and last runs), where they would go, a ``--downstream`` chain,
+and the JSON document, written run by run."""
 
 from __future__ import annotations
 
