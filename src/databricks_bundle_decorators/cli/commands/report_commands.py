@@ -20,6 +20,7 @@ from ...bundle.workflows import open_project
 from ...errors import UsageError
 from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
+from ...launch.status.journal_status import workspace_journals
 from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ...launch.status.status import job_status, partition_grid
 from ...launch.status.status_grid import unchecked_keys
@@ -31,7 +32,6 @@ from ..output.journal_output import (
     backfill_row,
     echo_backfill_status,
     echo_overdue,
-    journal_rows,
 )
 from .steer_commands import workspace_options
 
@@ -92,7 +92,7 @@ def backfills_command(
     if workspace:  # the project's jobs, or JOB: their journals in the workspace
         config, registry = load_project(project, ())
         names = [job] if job else [d.name for d in registry if d.backfill is not None]
-        rows += journal_rows(names, connection, config.root)
+        rows += map(backfill_row, workspace_journals(names, connection, config.root))
         rows.sort(key=lambda row: float(row["created_at"]), reverse=True)
     for row in rows:
         started = datetime.fromtimestamp(float(row["created_at"])).astimezone()

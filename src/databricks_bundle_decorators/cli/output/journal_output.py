@@ -33,7 +33,6 @@ from ...launch.status.journal_status import (
     locate_journal,
     read_view,
     summary_line,
-    workspace_journals,
 )
 from ...launch.status.overdue import OverdueKey
 from ...launch.status.status import ledger_status, partition_grid
@@ -141,11 +140,6 @@ def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
         "created_at": found.created_at,
         "where": where,
     }
-
-
-def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
-    """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
-    return [backfill_row(j) for j in workspace_journals(jobs, connection, root)]
 
 
 def _rule(job: JobDefinition) -> str:
