@@ -126,10 +126,6 @@ def _new_resources() -> Resources:
     return resources
 
 
-def as_dict(resources: Resources) -> dict[str, Any]:
-    return {name: job.as_dict() for name, job in resources.jobs.items()}
-
-
 def _location(where: str | None) -> Any:
     from databricks.bundles.core import Location
 
