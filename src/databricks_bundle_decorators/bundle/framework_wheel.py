@@ -158,8 +158,7 @@ _BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in", "READ
 
 
 def _private_copy(source: Path, scratch: Path) -> Path:
-    """The build inputs of ``source`` copied under ``scratch`` (``source`` itself without
-    a ``src/`` layout): pip builds in place, so parallel builds would collide."""
+    """``source``'s build inputs under ``scratch``, so parallel in-place pip builds never collide."""
     if not (source / "src").is_dir():
         return source
     copy = scratch / "source"

@@ -55,9 +55,7 @@ def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Ta
 
 
 def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
-    """The table at the terminal's width, on a narrow one with fewer columns; wider
-    than the terminal rather than with a cut id (a pipe gets the full table).
-    ``where``: a column saying whether each ledger is local or a workspace journal."""
+    """The table at the terminal's width (fewer columns if narrow), never with a cut id."""
     console = Console(width=200 if not sys.stdout.isatty() else None)
     unbounded = console.options.update_width(sys.maxsize)
     for columns in ((*_FULL, "where"), (*_NARROW, "where")) if where else (_FULL, _NARROW):
