@@ -158,7 +158,7 @@ _BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in", "READ
 
 
 def _private_copy(source: Path, scratch: Path) -> Path:
-    """``source``'s build inputs under ``scratch``, so parallel in-place pip builds never collide."""
+    """``source``'s build inputs under ``scratch``: parallel in-place pip builds never clash."""
     if not (source / "src").is_dir():
         return source
     copy = scratch / "source"
