@@ -12,9 +12,12 @@ import pytest
 
 from databricks_bundle_decorators import Registry, __version__, task
 from databricks_bundle_decorators.bundle import CodegenOptions, SchemaValidator, resources_for
-from databricks_bundle_decorators.bundle.load import as_dict
 
 from .projects import DAILY_PIPELINE, REPO_ROOT, make_project, schema_path
+
+
+def as_dict(resources: Any) -> dict[str, Any]:
+    return {name: job.as_dict() for name, job in resources.jobs.items()}
 
 
 def _build(

@@ -155,7 +155,8 @@ def test_load_resources_adds_the_monitor_job_too() -> None:
         task,
     )
     from databricks_bundle_decorators.bundle import CodegenOptions, resources_for
-    from databricks_bundle_decorators.bundle.load import as_dict
+
+    from .test_load import as_dict
 
     registry = Registry()
     monitor = DeadlineMonitor("main.ops.alerts", email_notifications={"on_failure": ["a@b.co"]})

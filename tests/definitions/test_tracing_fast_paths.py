@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from databricks_bundle_decorators import DefinitionError, Registry, task
-from databricks_bundle_decorators.bundle.settings_values import first_paragraph
+from databricks_bundle_decorators.bundle.codegen import first_paragraph
 from databricks_bundle_decorators.definitions.sources import SourceLocation
 from databricks_bundle_decorators.definitions.tracing import _bind_plain
 

@@ -1,14 +1,6 @@
-"""The project's ``databricks.yml``: targets, variables, how resources are loaded, and
-the Databricks CLI's target-mode rules, applied offline by ``dbxdec validate``.
-
-The mode rules follow databricks/cli at commit 7bbe285 (``validate_target_mode.go``,
-``apply_target_mode.go``, ``apply_presets.go``, ``run_as.go``): ``mode: production``
-without the target's own ``workspace.root_path`` is an error for a human deployer (only
-a recommendation when every job has ``run_as`` or a service principal deploys), as is a
-``development: true`` pipeline; ``mode: development`` refuses
-``presets.trigger_pause_status: UNPAUSED`` and adds a ``dev`` tag unless ``presets.tags``
-sets one. Rules that need the deployer's user name are left to the CLI.
-"""
+"""The project's ``databricks.yml``: targets, variables, how resources are loaded, and the
+Databricks CLI's target-mode rules applied offline, after databricks/cli at commit 7bbe285
+(``validate_target_mode.go``, ``apply_target_mode.go``, ``apply_presets.go``, ``run_as.go``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The oldest Databricks compute dbxdec supports (its client floor): serverless
-environment 2 (Python 3.11, Databricks Connect 15.4, Spark 3.5 API) and classic
-Databricks Runtime 15.4 LTS (Spark 3.5.0). ``dbxdec generate`` refuses compute below it;
-a version it cannot read (a bundle variable, a custom image) is left to Databricks. A
-test checks the Databricks path against the floor's Databricks Connect API.
-
-Sources: https://docs.databricks.com/aws/en/release-notes/serverless/environment-version,
-https://docs.databricks.com/aws/en/release-notes/runtime/
-"""
+"""The oldest compute dbxdec supports: serverless environment 2 (Databricks Connect 15.4) and
+Databricks Runtime 15.4 LTS; ``dbxdec generate`` refuses older. Sources:
+https://docs.databricks.com/aws/en/release-notes/serverless/environment-version, .../runtime/"""
 
 from __future__ import annotations
 

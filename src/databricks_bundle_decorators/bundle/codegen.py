@@ -1,23 +1,15 @@
-"""Definitions -> Databricks job settings (what goes under ``resources.jobs.<name>``).
-
-Each ``@task`` becomes a ``python_wheel_task`` running ``dbxdec-run`` with
-``named_parameters`` (:mod:`..backfill.wire`); job parameters reach it by pushdown
-(https://docs.databricks.com/aws/en/jobs/job-parameters, "Job parameter pushdown"), e.g.::
-
-    dbxdec-run --dbxdec_job=sales --dbxdec_task=clean --dbxdec_module=pkg.sales \\
-        --dbxdec_run_id=550315892394120 --backfill_key=2024-01-01 ...
-
-Also here: a job's deadline monitor job and the ``dbxdec_controller`` job of detached
-backfills (permissions: docs/platform.md). Output is deterministic (equal dicts, same
-key order).
-"""
+"""Definitions -> Databricks job settings (``resources.jobs.<name>``): each ``@task`` a
+``python_wheel_task`` running ``dbxdec-run``, given job parameters by pushdown
+(https://docs.databricks.com/aws/en/jobs/job-parameters); monitor and controller jobs."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from ..backfill.check_report import CHECK_RESULTS_PARAM, TASK_RUN_ID_PARAM, TASK_RUN_ID_VALUE
@@ -45,7 +37,6 @@ from .client_floor import compute_floor_problem
 from .framework_wheel import FRAMEWORK_DISTRIBUTION
 from .notebook_task import as_notebook_task, drop_unused_environment
 from .options import CodegenOptions
-from .settings_values import first_paragraph, plain_copy
 from .tags import MAX_TAGS, TAG_PREFIX, backfill_tags, tag_problem
 from .triggers import trigger_setting
 from .typed import models, plain_text
@@ -79,6 +70,37 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_TASK_DESCRIPTION = 1000
 _MAX_TASK_KEY = 100
 _CONTROLLER_SETTINGS = ("run_as_service_principal", "secret_scope")
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def first_paragraph(fn: Any, limit: int) -> str | None:
+    """The first paragraph of ``fn``'s docstring on one line, cut to ``limit`` characters
+    (``None`` without a docstring): a job's or task's description."""
+    local = inspect.isfunction(fn) and _no_enclosing_class(fn.__qualname__)
+    if getattr(fn, "__doc__", "") is None and local:
+        return None  # what inspect.getdoc finds, without its search of enclosing classes
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return None
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    return paragraph if len(paragraph) <= limit else paragraph[: limit - 3] + "..."
+
+
+@lru_cache(maxsize=4096)  # the tasks of one factory share their qualified name
+def _no_enclosing_class(qualname: str) -> bool:
+    outer = qualname.rpartition(".")[0]
+    return not outer or "<locals>" in outer.split(".")
+
+
+def plain_copy(value: Any) -> Any:
+    """A copy made of dicts, lists and scalars only (mapping proxies, tuples unwrapped)."""
+    if type(value) in _SCALARS:  # most settings; spares the Mapping ABC check
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): plain_copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_copy(item) for item in value]
+    return value
 
 
 def job_resource(

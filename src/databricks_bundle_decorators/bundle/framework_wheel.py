@@ -1,8 +1,6 @@
-"""The wheel of the running dbxdec, which a project's venv and deployed jobs install (so
-a job runs the dbxdec that generated it). By how dbxdec was installed (PEP 610
-``direct_url.json``): built with ``pip wheel`` from a local source directory, the local
-``.whl`` file when it still exists, else rebuilt from the files ``RECORD`` lists.
-"""
+"""The wheel of the running dbxdec, which projects and deployed jobs install: by PEP 610
+``direct_url.json``, built from a local source directory, the local ``.whl`` when it still
+exists, else rebuilt from the files ``RECORD`` lists."""
 
 from __future__ import annotations
 
@@ -160,8 +158,7 @@ _BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in", "READ
 
 
 def _private_copy(source: Path, scratch: Path) -> Path:
-    """The build inputs of ``source`` copied under ``scratch`` (``source`` itself without
-    a ``src/`` layout): pip builds in place, so parallel builds would collide."""
+    """``source``'s build inputs under ``scratch``: parallel in-place pip builds never clash."""
     if not (source / "src").is_dir():
         return source
     copy = scratch / "source"

@@ -1,3 +1,4 @@
+<<<<<<< HEAD
 """Notebook tasks for the tasks that set or read task values.
 
 ``dbutils.jobs.taskValues`` "can be used only in notebooks with Python selected as the
@@ -11,6 +12,13 @@ paths relative to its folder, its working directory
 (https://docs.databricks.com/aws/en/files/cwd-dbr-14); on a job cluster the wheels are
 its ``libraries``.
 """
+=======
+"""Notebook tasks for the tasks that set or read task values: ``dbutils.jobs.taskValues``
+works only in Python notebooks (https://docs.databricks.com/aws/en/jobs/task-values).
+On serverless they ``%pip install`` the wheels, paths relative to their folder:
+https://docs.databricks.com/aws/en/libraries/notebooks-python-libraries,
+https://docs.databricks.com/aws/en/files/cwd-dbr-14."""
+>>>>>>> cut3-bc
 
 from __future__ import annotations
 

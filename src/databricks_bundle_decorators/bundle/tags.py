@@ -1,8 +1,6 @@
-"""Job tags: the backfill definition written into tags (so a tool that sees only the
-deployed job can enumerate its keys), and read back from them. Job tags reach job
-clusters, so they obey cluster tag rules: keys of 1-127 and values of up to 255
-characters from letters, digits, spaces and ``_ . : / = + - @``; at most 25 per job.
-"""
+"""Job tags: the backfill definition written into tags and read back from them. Tags reach
+job clusters, so they obey cluster tag rules: keys of 1-127 and values of up to 255
+characters from letters, digits, spaces and ``_ . : / = + - @``; at most 25 per job."""
 
 from __future__ import annotations
 

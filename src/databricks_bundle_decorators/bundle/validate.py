@@ -1,9 +1,6 @@
-"""Validation of generated jobs, each problem naming job, task and field: the strict
-typed load of ``databricks-bundles`` (``Job.from_dict``, what the Databricks CLI runs),
-the bundle JSON schema (JSON Schema 2020-12) and references to undeclared bundle
-variables. The schema is ``--schema PATH``; else ``databricks bundle schema``, cached per
-CLI version under :func:`cache_dir`; else none (a CLI that fails, prints garbage or hangs
-is reported in one line and treated as absent)."""
+"""Validation of generated jobs, each problem naming job, task and field: the strict typed
+load of ``databricks-bundles``, the bundle JSON schema (``--schema PATH``, else ``databricks
+bundle schema`` cached per CLI version, else none) and undeclared bundle variables."""
 
 from __future__ import annotations
 
@@ -152,9 +149,8 @@ def _compiled_validator(path: str) -> Any:
 def _leaves(error: Any) -> Iterator[tuple[list[Any], str]]:
     """``(path, message)`` of the errors that say what is wrong, below ``oneOf`` branches.
 
-    Every schema field is ``oneOf: [<the real type>, <${...} reference strings>]``: a
-    branch failing only on the JSON type is dropped; when only reference patterns are
-    left, one message names the expected type.
+    Every field is ``oneOf: [<type>, <${...} reference>]``: a branch failing only on the
+    JSON type is dropped; when only reference patterns are left, one message names the type.
     """
     if not error.context:
         yield list(error.absolute_path), error.message

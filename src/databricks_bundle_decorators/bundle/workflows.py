@@ -1,7 +1,5 @@
-"""Project-level operations behind ``dbxdec init``, ``generate``, ``validate`` and
-``deploy``: they return values or raise a ``DbxdecError``, never print or exit. ``init``
-renders ``templates/`` (``project/``, with ``serverless/`` or ``classic/`` laid over it;
-placeholders in ``templates/README.md``)."""
+"""``dbxdec init``, ``generate``, ``validate`` and ``deploy`` as functions that return or raise
+a ``DbxdecError``, never print or exit; ``init`` renders ``templates/`` (see its README)."""
 
 from __future__ import annotations
 

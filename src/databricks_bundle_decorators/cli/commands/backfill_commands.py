@@ -1,6 +1,4 @@
-"""``dbxdec backfill`` and ``catchup``: thin wrappers over
-:mod:`databricks_bundle_decorators.launch` (``backfills`` and ``status`` live in
-:mod:`.report_commands`), with the options and the plan-or-launch step they share."""
+"""``dbxdec backfill`` and ``catchup`` over :mod:`databricks_bundle_decorators.launch`."""
 
 from __future__ import annotations
 
@@ -102,12 +100,8 @@ _launch_extras = option_group(
 
 
 def command_context_args(project: Path | None, pipelines: tuple[str, ...]) -> tuple[str, ...]:
-    args: list[str] = []
-    if project is not None:
-        args += ["--project", str(project)]
-    for module in pipelines:
-        args += ["--pipelines", module]
-    return tuple(args)
+    args = ("--project", str(project)) if project is not None else ()
+    return (*args, *(arg for module in pipelines for arg in ("--pipelines", module)))
 
 
 def plan_and_launch(

@@ -20,6 +20,7 @@ from ...bundle.workflows import open_project
 from ...errors import UsageError
 from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
+from ...launch.status.journal_status import workspace_journals
 from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ...launch.status.status import job_status, partition_grid
 from ...launch.status.status_grid import unchecked_keys
@@ -31,7 +32,6 @@ from ..output.journal_output import (
     backfill_row,
     echo_backfill_status,
     echo_overdue,
-    journal_rows,
 )
 from .steer_commands import workspace_options
 
@@ -55,9 +55,7 @@ def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Ta
 
 
 def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
-    """The table at the terminal's width, on a narrow one with fewer columns; wider
-    than the terminal rather than with a cut id (a pipe gets the full table).
-    ``where``: a column saying whether each ledger is local or a workspace journal."""
+    """The table at the terminal's width (fewer columns if narrow), never with a cut id."""
     console = Console(width=200 if not sys.stdout.isatty() else None)
     unbounded = console.options.update_width(sys.maxsize)
     for columns in ((*_FULL, "where"), (*_NARROW, "where")) if where else (_FULL, _NARROW):
@@ -92,7 +90,7 @@ def backfills_command(
     if workspace:  # the project's jobs, or JOB: their journals in the workspace
         config, registry = load_project(project, ())
         names = [job] if job else [d.name for d in registry if d.backfill is not None]
-        rows += journal_rows(names, connection, config.root)
+        rows += map(backfill_row, workspace_journals(names, connection, config.root))
         rows.sort(key=lambda row: float(row["created_at"]), reverse=True)
     for row in rows:
         started = datetime.fromtimestamp(float(row["created_at"])).astimezone()

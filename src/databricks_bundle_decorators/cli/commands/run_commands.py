@@ -192,8 +192,7 @@ def run_command(
 
 
 def _record(root: Path, job: str, run: LocalRun) -> None:
-    """Record ``run`` for ``status --local`` and catch-up; a failure to write only warns
-    (the run itself is done: its tables are written)."""
+    """Record ``run`` for ``status --local`` and catch-up; a failure to write only warns."""
     if not run.keys:
         return  # a job without backfill keys: nothing for a key's status
     try:

@@ -1,7 +1,5 @@
-"""The subcommands of ``dbxdec backfill``: ``undo ID``, ``cost ID`` and ``pause``,
-``unpause``, ``cancel``, ``watch ID`` (steer and follow a detached backfill from any
-machine, through its journal in the workspace), and the ``backfill`` group that holds
-them beside the launcher command."""
+"""The ``dbxdec backfill`` group and its subcommands ``undo``, ``cost``, ``pause``, ``unpause``,
+``cancel`` and ``watch`` (these four steer a detached backfill through its workspace journal)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,6 @@ from ...launch.status.journal_status import (
     locate_journal,
     read_view,
     summary_line,
-    workspace_journals,
 )
 from ...launch.status.overdue import OverdueKey
 from ...launch.status.status import ledger_status, partition_grid
@@ -70,12 +69,7 @@ def backfill_ledger(
 
 
 def _job_part(ledger: Ledger, job: str) -> Ledger:
-    """``ledger`` as ``job``'s: itself, or the part of a ``--downstream`` backfill
-    that ran ``job``.
-
-    Raises:
-        UsageError: the backfill ran no run of ``job``.
-    """
+    """``ledger``, or the part of a ``--downstream`` backfill that ran ``job``."""
     jobs = ledger_jobs(ledger)
     if job not in jobs:
         raise UsageError(f"backfill {ledger.id} is of job {jobs_label(ledger)}, not {job}")
@@ -146,11 +140,6 @@ def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
         "created_at": found.created_at,
         "where": where,
     }
-
-
-def journal_rows(jobs: list[str], connection: Connection, root: Path) -> list[dict[str, Any]]:
-    """``dbxdec backfills`` rows of the workspace journals of ``jobs``."""
-    return [backfill_row(j) for j in workspace_journals(jobs, connection, root)]
 
 
 def _rule(job: JobDefinition) -> str:

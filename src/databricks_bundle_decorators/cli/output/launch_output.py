@@ -55,11 +55,8 @@ def nothing_to_run(request: BackfillRequest) -> str:
 
 def launch(prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE) -> None:
     if not prepared.ledger.slices:
-        message = nothing
-        if as_json:
-            click.echo(json.dumps({"event": "summary", "state": "succeeded", "message": message}))
-        else:
-            click.echo(message)
+        summary_event = {"event": "summary", "state": "succeeded", "message": nothing}
+        click.echo(json.dumps(summary_event) if as_json else nothing)
         return
     summary = run_backfill(prepared, reporter(as_json))
     if summary.unsaved:
@@ -135,11 +132,8 @@ def launch_or_detach(
     prepared: PreparedBackfill, as_json: bool, nothing: str = ALL_DONE, *, root: Path | None = None
 ) -> None:
     """Run ``prepared`` here, or with ``--detach`` hand it to a controller run."""
-    if not detaching():
+    if not detaching() or not prepared.ledger.slices:  # an empty plan: says nothing to run
         launch(prepared, as_json, nothing)
-        return
-    if not prepared.ledger.slices:
-        launch(prepared, as_json, nothing)  # says there is nothing to run
         return
     detached = detach_backfill(prepared, root=root or Path.cwd())
     facts: dict[str, Any] = {
