@@ -1,24 +1,8 @@
-<<<<<<< HEAD
-"""Notebook tasks for the tasks that set or read task values.
-
-``dbutils.jobs.taskValues`` "can be used only in notebooks with Python selected as the
-language" (https://docs.databricks.com/aws/en/jobs/task-values), so each such task
-(:func:`..definitions.task_values.task_value_tasks`) becomes a ``notebook_task`` running
-a generated notebook that calls :func:`..runtime.notebook_entry.run_notebook` with the
-wheel task's named parameters as ``base_parameters``. On serverless it has no
-``environment_key`` (Jobs API ``Task.environment_key``) and installs the wheels itself
-with ``%pip install`` (https://docs.databricks.com/aws/en/libraries/notebooks-python-libraries),
-paths relative to its folder, its working directory
-(https://docs.databricks.com/aws/en/files/cwd-dbr-14); on a job cluster the wheels are
-its ``libraries``.
-"""
-=======
 """Notebook tasks for the tasks that set or read task values: ``dbutils.jobs.taskValues``
 works only in Python notebooks (https://docs.databricks.com/aws/en/jobs/task-values).
 On serverless they ``%pip install`` the wheels, paths relative to their folder:
 https://docs.databricks.com/aws/en/libraries/notebooks-python-libraries,
 https://docs.databricks.com/aws/en/files/cwd-dbr-14."""
->>>>>>> cut3-bc
 
 from __future__ import annotations
 
