@@ -1,15 +1,5 @@
-"""``dbxdec backfill undo ID``: which runs were the backfill's, what undo restores, and the
-restore (the CLI only prints and asks).
-
-Every run of the backfill was sent its id and its Delta commits carry it
-(:mod:`...runtime.programs.undo`); a backfill whose runs were not is found by its run ids.
-Each restore's version is recorded in the ledger. One job's :class:`Undo` restores
-through a :class:`Restorer`: locally on the embedded Spark, every table checked first
-(:class:`SparkRestore`); on Databricks by a run of the deployed job with an undo order
-(:class:`RunRestore`). A ``--downstream`` undo (:class:`DownstreamUndo`) checks every
-table of every job first (on Databricks through a SQL warehouse), then undoes
-dependants first. A job deployed without ``dbxdec_order`` is not sent the id
-(:func:`carry_backfill_id`): its undo falls back to the ids of its runs.
+"""``dbxdec backfill undo ID``: which runs were the backfill's and the restore of their tables,
+locally on Spark (:class:`SparkRestore`) or by an undo run of the job (:class:`RunRestore`).
 """
 
 from __future__ import annotations
@@ -47,7 +37,7 @@ from ..backends.measure_run import wait_for_run
 from ..backends.task_output import task_reports
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
-from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger
+from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger, read_detached
 from ..plan.request import Connection
 from ..prepare.planners import Draft, Planning
 from ..run.blocking import is_downstream
@@ -81,9 +71,7 @@ def downstream_jobs(ledger: Ledger) -> list[str]:
 
 
 def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
-    """The runs of ``ledger`` that ran ``job`` (rejected submissions left out), with the
-    ledger's undo records.
-    """
+    """The runs of ``ledger`` that ran ``job`` (rejected ones left out), with its undo records."""
     ids = frozenset(
         attempt.run_id
         for record in ledger.slices
@@ -101,15 +89,12 @@ class Restorer(Protocol):
         """The lines before the tables (which are then indented under them)."""
 
     def restore(self, undo: Undo, *, force: bool) -> list[str]:
-        """Restore ``undo``'s tables, recording each version made in its ledger; the
-        lines to print."""
+        """Restore ``undo``'s tables, recording each version made; the lines to print."""
 
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """One job's undo, restored by :attr:`restorer`; ``checked``: every table judged
-    beforehand, or ``None`` when the undo run alone judges.
-    """
+    """One job's undo; ``checked``: every table judged beforehand, or ``None`` (the run judges)."""
 
     ledger: Ledger
     runs: BackfillRuns
@@ -201,9 +186,7 @@ class SparkRestore:
 
 @dataclass(frozen=True, slots=True)
 class RunRestore:
-    """Restore by a run of the deployed job with an undo order; a table that needs ``force``
-    fails its task there.
-    """
+    """Restore by a run of the deployed job with an undo order (a refusal fails its task)."""
 
     client: WorkspaceClient
     job_id: int
@@ -255,8 +238,7 @@ class RunRestore:
 def _undo_reports(
     client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
 ) -> list[tuple[str, int]]:
-    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported,
-    each once (serverless task logs may repeat other tasks' lines)."""
+    """``(table, version)`` reported by undo run ``run_id``'s tasks, each once."""
 
     def parse(text: str) -> list[tuple[str, int]]:
         try:
@@ -269,9 +251,7 @@ def _undo_reports(
 
 @dataclass(frozen=True, slots=True)
 class DownstreamUndo:
-    """The undo of every job of a ``--downstream`` backfill (the face of :class:`Undo`);
-    ``unchecked``: why the tables could not all be checked first, or ``None``.
-    """
+    """The undo of every job of a ``--downstream`` backfill; ``unchecked``: why not all checked."""
 
     ledger: Ledger
     jobs: tuple[Undo, ...]
@@ -377,44 +357,6 @@ def run_undo(
     return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
 
 
-def detached_ledger(
-    backfill_id: str,
-    root: Path,
-    *,
-    host: str | None,
-    profile: str | None,
-    client: WorkspaceClient | None,
-    target: str | None = None,
-) -> tuple[Ledger, WorkspaceClient]:
-    """The journal of detached backfill ``backfill_id``, open for undo records, and its workspace.
-
-    Raises:
-        UsageError: no ledger nor journal of that id; the backfill still runs.
-    """
-    try:
-        place = locate_journal(
-            backfill_id,
-            Connection(host=host, profile=profile, target=target),
-            root,
-            client=client,
-        )
-        ledger = open_journal(
-            place.client, place.job_id, backfill_id, writer=f"undo:{this_user()}@{this_host()}"
-        )
-    except UsageError as missing:
-        raise UsageError(
-            f"no backfill {backfill_id!r} in {ledger_dir(root)}, nor a detached one in the "
-            f"workspace ({missing.render()}); see: dbxdec backfills --workspace"
-        ) from None
-    if ledger.state == "running":
-        raise UsageError(
-            f"backfill {backfill_id} is detached and still running: its controller would go "
-            f"on writing after the undo; cancel it first (dbxdec backfill cancel "
-            f"{backfill_id}), then undo"
-        )
-    return ledger, place.client
-
-
 def prepare_undo(
     backfill_id: str,
     *,
@@ -448,9 +390,22 @@ def prepare_undo(
     if backfill_id in backfill_ids(ledger_dir(root)):
         ledger = load_ledger(root, backfill_id)
     else:  # a detached backfill: its journal in the workspace (or an unknown id)
-        ledger, client = detached_ledger(
-            backfill_id, root, host=host, profile=profile, client=client, target=target
-        )
+
+        def journal() -> tuple[Ledger, WorkspaceClient]:
+            connection = Connection(host=host, profile=profile, target=target)
+            place = locate_journal(backfill_id, connection, root, client=client)
+            writer = f"undo:{this_user()}@{this_host()}"
+            ledger = open_journal(place.client, place.job_id, backfill_id, writer=writer)
+            return ledger, place.client
+
+        hint = "; see: dbxdec backfills --workspace"
+        ledger, client = read_detached(backfill_id, root, journal, hint=hint)
+        if ledger.state == "running":
+            raise UsageError(
+                f"backfill {backfill_id} is detached and still running: its controller would go "
+                f"on writing after the undo; cancel it first (dbxdec backfill cancel "
+                f"{backfill_id}), then undo"
+            )
     downstream = is_downstream(ledger)
     spec = ledger.backend
     unchecked = None
