@@ -1,10 +1,5 @@
-"""``--batch-size auto``: keys per run from how long the job's runs take.
-
-A run of ``k`` keys takes ``startup + k * per_key`` seconds, fitted by least squares to
-the past successful runs of different sizes (through the origin when the intercept is
-negative); with runs of one size, :data:`STARTUP_SHARE` of the median is start-up.
-``k = max(1, floor((target - startup) / per_key))``, capped at ``keys // max_concurrent``
-so every slot stays busy; 1 without a successful run.
+"""``--batch-size auto``: keys per run from a least-squares fit ``startup + k * per_key`` of
+the past successful runs, sized to the target and capped so every slot stays busy.
 
 Example:
     >>> runs = [PastRun(0.0, 180.0, 1, "succeeded"), PastRun(0.0, 420.0, 5, "succeeded")]

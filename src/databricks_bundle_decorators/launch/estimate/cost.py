@@ -1,17 +1,7 @@
-"""``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from billing.
-
-Every attempt's records from ``system.billing.usage`` (:mod:`..workspace.billing_read`),
-summed over ``ORIGINAL``, ``RETRACTION`` and ``RESTATEMENT`` records, which nets
-corrections (https://docs.databricks.com/aws/en/admin/system-tables/billing, "Record type
-reference"), in exact ``Decimal``; priced at the effective list price in force at each
-``usage_end_time`` (https://docs.databricks.com/aws/en/admin/system-tables/pricing),
-per currency, unpriced records counted in DBUs. A run of several keys splits its
-records equally ("allocated"); failed attempts are shown apart. Records without
-``job_run_id`` in the backfill's span or of an all-purpose SKU are unattributed (a
-cluster, not a run, is billed). Records arrive within 12 hours, so a later report is
-flagged incomplete. A dry run's DBU figure (:func:`with_past_dbus`) is the plan's keys
-times the median DBU per key of the job's latest settled, billed runs.
-"""
+"""``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from
+``system.billing.usage`` netted over its record types in exact ``Decimal``
+(https://docs.databricks.com/aws/en/admin/system-tables/billing, "Record type reference"), at
+the list price in force at ``usage_end_time`` (https://docs.databricks.com/aws/en/admin/system-tables/pricing)."""
 
 from __future__ import annotations
 
@@ -35,18 +25,6 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 _UTC = timezone.utc
-
-__all__ = [
-    "BILLING_DELAY",
-    "BackfillCost",
-    "BilledEstimate",
-    "KeyCost",
-    "Usage",
-    "backfill_cost",
-    "backfill_cost_of",
-    "run_keys",
-    "with_past_dbus",
-]
 
 BILLING_DELAY = timedelta(hours=12)
 """The billing reference: records typically arrive within 12 hours."""

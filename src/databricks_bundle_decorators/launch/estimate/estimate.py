@@ -1,15 +1,6 @@
-"""Estimates before launch: how long a backfill will take, and what compute it burns.
-
-From the job's last :data:`SAMPLE` successful runs (median and 90th percentile): on
-Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list``, locally
-the ledger's submission and end times. A run's time is taken to grow with its keys (an
-over-estimate for larger batches, start-up being paid once); ``runs`` runs take
-``ceil(runs / max_concurrent)`` rounds, a final sync one more. No API prices a node type,
-so DBUs come only from a rate the user gives (``dbu_per_hour``, one run's whole
-cluster); else job clusters give node hours (:class:`Compute`, from the job's settings),
-serverless no figure. A local dry run adds Spark's start-up once when no session runs
-yet: a past local backfill's first run minus the median of its others
-(:func:`spark_startup_seconds`).
+"""Estimates before launch: wall time from the job's last :data:`SAMPLE` successful runs
+(a run's time taken to grow with its keys), rounds of ``max_concurrent`` runs, and compute:
+DBUs only from a rate the user gives, else node hours of job clusters (:class:`Compute`).
 
 Example:
     >>> from databricks_bundle_decorators.launch.plan.plan import Slice

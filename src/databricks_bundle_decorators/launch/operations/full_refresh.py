@@ -1,10 +1,6 @@
-"""``dbxdec backfill JOB --full-refresh``: readers see the old tables or the new ones, never
-a mixture (:mod:`...backfill.refresh`). Each slice is a stage run writing staging tables
-(the first alone, as a canary: it creates them); a last keyless swap run, started once
-every slice succeeded, checks each staging table whole and replaces its table in one
-Delta commit. The orders are in the ledger, so ``--resume`` stages to the same tables;
-a backfill that stops early leaves every table as it was.
-"""
+"""``dbxdec backfill JOB --full-refresh``: each slice a stage run writing staging tables (the
+first alone), then one keyless swap run replacing each table in one Delta commit, so readers
+see the old tables or the new ones, never a mixture (:mod:`...backfill.refresh`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """``dbxdec catchup JOB --by data``: the keys whose data is missing or empty in the job's
-output tables, read from the tables rather than run history (a key is missing when any
-partitioned output table has no row for it, :mod:`...runtime.programs.presence`).
-
-Locally the tables are read on the embedded Spark; on Databricks a run of the deployed
-job with a :class:`~...backfill.wire.PresenceOrder` counts the rows per key on its
-compute and prints a report per table, read from each task's output
-(``jobs/runs/get-output``).
-"""
+output tables, read on the embedded Spark, or on Databricks by a run of the deployed job with
+a :class:`~...backfill.wire.PresenceOrder` whose tasks print a report per table."""
 
 from __future__ import annotations
 

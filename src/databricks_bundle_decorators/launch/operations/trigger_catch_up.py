@@ -1,20 +1,9 @@
-"""After a backfill that paused its dependants' triggers: one catch-up run per dependant.
-
-Before the triggers are restored, for each table-triggered dependant ``B``: read its
-watermark and pending keys (its state table's latest ``advance`` row) and what keyed
-runs covered; read each source's changes after the watermark from the change data
-feed, mapped to keys (widened by lookback) plus the pending keys, minus the covered
-ones (:func:`...backfill.coverage.uncovered_keys`); write an ``advance`` row (watermark
-to the latest versions, uncovered keys pending); launch ONE run of ``B`` over those
-keys, if any. A run the resumed trigger starts finds the watermark moved, whether or
-not resuming fires it ("Pause and resume job triggers",
-https://docs.databricks.com/aws/en/jobs/triggers, is silent).
-
-SQL goes through a warehouse as :mod:`..workspace.first_watermark` (sources cited
-there), plus ``table_changes`` and ``_commit_version``
-(https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes) and
-``unix_seconds`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds).
-"""
+"""After a ``--downstream`` backfill, one catch-up run per table-triggered dependant over the
+keys its sources changed since its watermark, minus those the backfill covered. A run the resumed
+trigger starts finds the watermark moved ("Pause and resume job triggers",
+https://docs.databricks.com/aws/en/jobs/triggers, is silent on whether resuming fires it). SQL:
+``table_changes`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes),
+``unix_seconds`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds)."""
 
 from __future__ import annotations
 
@@ -54,8 +43,6 @@ from ..workspace.workspace import workspace_errors
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-
-__all__ = ["CatchUpRun", "catch_up_dependants"]
 
 _BUCKET_SECONDS = 900
 """Change rows are read per 15 minutes of event time: every zone's UTC offset is a whole

@@ -1,12 +1,6 @@
-"""The one source of key states for ``--rerun``, ``catchup`` and ``status``, and how far
-back run history reaches on Databricks.
-
-Key states come from ``runs/list`` (60 days, :data:`RUN_RETENTION`), then the local
-ledgers, then data presence (``catchup --by data`` only). A key none records is
-``missing`` when its window reaches into the last 60 days, else ``unknown``: it may have
-run, so ``catchup`` and ``--rerun missing`` leave it alone. A job younger than 60 days
-has no horizon (``runs/list`` is its whole history); locally nothing is ``unknown``.
-"""
+"""The one source of key states for ``--rerun``, ``catchup`` and ``status``: ``runs/list``
+(:data:`RUN_RETENTION`), then the local ledgers, then data presence; a key none records is
+``missing`` inside the run history's horizon, else ``unknown`` (left alone by ``catchup``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""``dbxdec status JOB --overdue``: the keys past their due time (``@job(deadline=...)``)
-whose latest run of that key has not succeeded, with a reason: ``no run``, ``run
-failed``, ``checks failed`` (from the ledgers' check reports), ``still running`` or
-``unknown`` (older than the run history, :mod:`.observed`).
-"""
+"""``dbxdec status JOB --overdue``: keys past their deadline whose latest run has not
+succeeded, with a reason (no run, run failed, checks failed, still running, unknown)."""
 
 from __future__ import annotations
 

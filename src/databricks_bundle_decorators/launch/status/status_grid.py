@@ -1,11 +1,6 @@
-"""The partition health grid of ``dbxdec status``: one cell per key, in a calendar.
-
-Daily keys: a row per month; hourly: a row per day; monthly and weekly (ISO week): a row
-per year; static: rows of ten. Every state has a glyph besides its colour (``■ ✗ ⊘ ○ · ?``,
-unknown: older than the run history, :mod:`.observed`), so the grid reads without colour.
-A cell's details are its key's latest run in the local ledgers (:class:`KeyDetail`); runs
-started elsewhere (a schedule, the Jobs UI) have none.
-"""
+"""The partition health grid of ``dbxdec status``: one cell per key, in a calendar, each
+state with a glyph besides its colour (``■ ✗ ⊘ ○ · ?``); a cell's details are its key's
+latest run in the local ledgers (:class:`KeyDetail`)."""
 
 from __future__ import annotations
 

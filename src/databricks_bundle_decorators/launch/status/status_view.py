@@ -1,12 +1,6 @@
-"""``dbxdec status`` for grids of any size: as they are when they fit, else folded: a
-cell per day, week or month counting its keys per state, showing its worst key
-(:data:`WORST_FIRST`); hourly keys fold into days, weeks or months, daily keys into
-weeks or months, other kinds never.
-
-An HTML page of more than :data:`PAGE_FULL_KEYS` keys shows a cell per day or coarser, a
-``<details>`` per month or year opening to one glyph per key, and no scripts: ten years
-of hourly keys stay under a megabyte.
-"""
+"""``dbxdec status`` for grids of any size: as they are when they fit, else folded into a
+cell per day, week or month showing its worst key (:data:`WORST_FIRST`); an HTML page of
+more than :data:`PAGE_FULL_KEYS` keys folds likewise, a ``<details>`` per month or year."""
 
 from __future__ import annotations
 
