@@ -282,12 +282,8 @@ def backfill_cost(
 ) -> BackfillCost:
     """What backfill ``backfill_id`` of the project at ``root`` cost, read from billing.
 
-    Args:
-        warehouse_id: The SQL warehouse that reads ``system.billing`` (default: the SDK's
-            ``warehouse_id`` setting).
-        host, profile, client: The workspace (default: the ledger's).
-        now: When the report is made, for the delay flag.
-        poll_interval: Seconds between looks at a statement still running.
+    ``warehouse_id``: the SQL warehouse reading ``system.billing`` (default: the SDK's);
+    ``host``, ``profile``, ``client``: the workspace (default: the ledger's).
 
     Raises:
         UsageError: unknown backfill, a local backfill, or no warehouse to read through.

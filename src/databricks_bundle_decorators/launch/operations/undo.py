@@ -372,14 +372,10 @@ def prepare_undo(
 ) -> Undo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
-    Args:
-        project_loader: Reads the project's config and definitions.
-        spark: Local: the session to read the tables with (default: the embedded one).
-        client, host, profile: Databricks: the workspace (default: the ledger's).
-        poll_interval: Databricks: seconds between looks at the undo run.
-        warehouse_id: Databricks ``--downstream``: the SQL warehouse that reads every
-            table's history first (default: ``DATABRICKS_WAREHOUSE_ID``).
-        target: A detached backfill: the bundle target its job was deployed to.
+    ``spark``: the local session (default: the embedded one); ``client``, ``host``,
+    ``profile``: the workspace (default: the ledger's); ``warehouse_id``: ``--downstream`` on
+    Databricks reads every table's history through it first (default:
+    ``DATABRICKS_WAREHOUSE_ID``); ``target``: a detached backfill's bundle target.
 
     Raises:
         UsageError: unknown id, its job is no longer defined, or a deployed job has no

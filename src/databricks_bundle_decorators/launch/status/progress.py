@@ -96,42 +96,41 @@ def next_rerun_command(summary: LaunchSummary) -> str | None:
     return summary.rerun_command
 
 
-class JsonReporter:
-    """One JSON object per line: every event, then ``{"event": "summary", ...}``."""
+class _LineWriter:
+    """Writes whole lines to ``stream``, one thread at a time."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self._lock = threading.Lock()
 
-    def _write(self, data: object) -> None:
-        with self._lock:
-            self.stream.write(json.dumps(data) + "\n")
-            self.stream.flush()
-
-    def start(self, total: int, header: str) -> None:
-        self._write({"event": "start", "message": header, "total": total, "at": time.time()})
-
-    def __call__(self, event: LaunchEvent) -> None:
-        self._write(event.to_json())
-
-    def finish(self, summary: LaunchSummary) -> None:
-        self._write(summary.to_json())
-
-
-class PlainReporter:
-    """One line per state change, for logs and pipes."""
-
-    def __init__(self, stream: IO[str], *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.stream = stream
-        self.clock = clock
-        self._t0 = clock()
-        self._lock = threading.Lock()
-        self._said: dict[str, str] = {}  # an error printed, and the run it was printed for
-
     def _line(self, text: str) -> None:
         with self._lock:
             self.stream.write(text + "\n")
             self.stream.flush()
+
+
+class JsonReporter(_LineWriter):
+    """One JSON object per line: every event, then ``{"event": "summary", ...}``."""
+
+    def start(self, total: int, header: str) -> None:
+        event = {"event": "start", "message": header, "total": total, "at": time.time()}
+        self._line(json.dumps(event))
+
+    def __call__(self, event: LaunchEvent) -> None:
+        self._line(json.dumps(event.to_json()))
+
+    def finish(self, summary: LaunchSummary) -> None:
+        self._line(json.dumps(summary.to_json()))
+
+
+class PlainReporter(_LineWriter):
+    """One line per state change, for logs and pipes."""
+
+    def __init__(self, stream: IO[str], *, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(stream)
+        self.clock = clock
+        self._t0 = clock()
+        self._said: dict[str, str] = {}  # an error printed, and the run it was printed for
 
     def start(self, total: int, header: str) -> None:
         self._t0 = self.clock()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -89,14 +89,8 @@ def build_grid(
     ``details`` of a key are kept only when they describe its state (not an older run).
     """
     states: dict[str, KeyState] = {key: history.get(key, KeyState.MISSING) for key in keys}
-    if kind == "daily":
-        columns, rows = _calendar(keys, lambda k: k[:7], lambda k: int(k[8:10]), 31, 1)
-    elif kind == "hourly":
-        columns, rows = _calendar(keys, lambda k: k[:10], lambda k: int(k[11:13]), 24, 0)
-    elif kind == "monthly":
-        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[5:7]), 12, 1)
-    elif kind == "weekly":
-        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[6:8]), 53, 1)
+    if kind in _CALENDARS:
+        columns, rows = _calendar(keys, *_CALENDARS[kind])
     elif kind.startswith(MULTI_KIND_PREFIX):
         columns, rows = _per_static(keys)
     else:
@@ -127,17 +121,21 @@ def _per_static(keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[GridRow, ..
     )
 
 
+_CALENDARS: dict[str, tuple[slice, slice, int, int]] = {
+    # kind: (the row label's part of a key, the column's, columns, the first column's number)
+    "daily": (slice(0, 7), slice(8, 10), 31, 1),
+    "hourly": (slice(0, 10), slice(11, 13), 24, 0),
+    "monthly": (slice(0, 4), slice(5, 7), 12, 1),
+    "weekly": (slice(0, 4), slice(6, 8), 53, 1),
+}
+
+
 def _calendar(
-    keys: Sequence[str],
-    row_of: Callable[[str], str],
-    column_of: Callable[[str], int],
-    width: int,
-    first: int,
+    keys: Sequence[str], row: slice, column: slice, width: int, first: int
 ) -> tuple[tuple[str, ...], tuple[GridRow, ...]]:
     rows: dict[str, list[str | None]] = {}
     for key in keys:
-        cells = rows.setdefault(row_of(key), [None] * width)
-        cells[column_of(key) - first] = key
+        rows.setdefault(key[row], [None] * width)[int(key[column]) - first] = key
     columns = tuple(str(first + i) for i in range(width))
     return columns, tuple(GridRow(label, tuple(cells)) for label, cells in rows.items())
 
