@@ -79,7 +79,10 @@ def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
         for attempt in record.attempts
         if attempt.run_id and attempt.state != "rejected"
     )
-    return BackfillRuns(ledger.id, job, ids, ledger.undone, by_id=carries_backfill_id(ledger))
+    by_id = bool(ledger.slices) and all(  # every run was sent the backfill's id
+        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
+    )
+    return BackfillRuns(ledger.id, job, ids, ledger.undone, by_id=by_id)
 
 
 class Restorer(Protocol):
@@ -311,52 +314,6 @@ class DownstreamUndo:
         return lines
 
 
-def run_undo(
-    ledger: Ledger,
-    runs: BackfillRuns,
-    job: JobDefinition,
-    client: WorkspaceClient,
-    *,
-    job_id: int | None,
-    root: Path,
-    poll_interval: float,
-    statements: Statements | None,
-) -> Undo:
-    """The undo run of ``job``'s tables, its deployment found by ``job_id`` or by name (with
-    the ledger's target's prefix); with ``statements``, every table judged beforehand.
-
-    Raises:
-        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``.
-        HistoryUnreadable: a table's history could not be read.
-    """
-    from ..backends.databricks_backend import find_job
-
-    target = None
-    if job_id is None and ledger.backend.target:
-        target = read_target(root, ledger.backend.target)
-    remote = find_job(
-        client,
-        job.name,
-        job_id=job_id,
-        name_prefix=target.name_prefix if target else None,
-        dev_mode=bool(target and target.dev_mode),
-    )
-    require_order_parameter(
-        client, remote.job_id, remote.name, purpose="to undo", outcome="nothing was restored"
-    )
-    found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
-    checked = None
-    if statements is not None:
-        judged = tuple(
-            plan_table(t.ref, t.tasks, read_history(statements, t.ref), runs)
-            for t in found.values()
-        )
-        checked = JobUndo(runs, judged, tuple(notes))
-    restorer = RunRestore(client, remote.job_id, remote.name, poll_interval)
-    tables = tuple((name, table.tasks) for name, table in found.items())
-    return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
-
-
 def prepare_undo(
     backfill_id: str,
     *,
@@ -422,12 +379,35 @@ def prepare_undo(
         unchecked = UNCHECKED if downstream and statements is None else None
 
         def plan(job: JobDefinition, runs: BackfillRuns) -> Undo:
-            # by each job's deployed id (a ledger from before those ids: the named job's)
+            """An undo run of the deployed ``job``; with ``statements``, its tables judged first."""
+            from ..backends.databricks_backend import find_job
+
+            # by each job's deployed id (a ledger from before those ids: the named job's), else
+            # by name with the ledger's target's prefix
             job_id = spec.job_ids.get(job.name) or (spec.job_id if job.name == ledger.job else None)
-            return run_undo(
-                ledger, runs, job, workspace, job_id=job_id, root=root,
-                poll_interval=poll_interval, statements=statements,
-            )  # fmt: skip
+            target = read_target(root, spec.target) if job_id is None and spec.target else None
+            remote = find_job(
+                workspace,
+                job.name,
+                job_id=job_id,
+                name_prefix=target.name_prefix if target else None,
+                dev_mode=bool(target and target.dev_mode),
+            )
+            done = "nothing was restored"
+            require_order_parameter(
+                workspace, remote.job_id, remote.name, purpose="to undo", outcome=done
+            )
+            found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
+            checked = None
+            if statements is not None:
+                judged = tuple(
+                    plan_table(t.ref, t.tasks, read_history(statements, t.ref), runs)
+                    for t in found.values()
+                )
+                checked = JobUndo(runs, judged, tuple(notes))
+            restorer = RunRestore(workspace, remote.job_id, remote.name, poll_interval)
+            tables = tuple((name, table.tasks) for name, table in found.items())
+            return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
     else:
         require_local_spark()
         config, registry = project_loader()
@@ -475,10 +455,3 @@ def carry_id(draft: Draft, planning: Planning) -> Draft:
     """The planner of :func:`carry_backfill_id` for a new backfill's ledger."""
     assert draft.ledger is not None
     return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
-
-
-def carries_backfill_id(ledger: Ledger) -> bool:
-    """Whether every run of the backfill was sent its id."""
-    return bool(ledger.slices) and all(
-        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
-    )
