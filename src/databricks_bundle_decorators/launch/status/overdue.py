@@ -4,7 +4,7 @@ succeeded, with a reason (no run, run failed, checks failed, still running, unkn
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -47,14 +47,7 @@ class OverdueKey:
 
     def to_json(self) -> dict[str, Any]:
         """The key as plain JSON data (``due`` in ISO 8601, UTC)."""
-        return {
-            "key": self.key,
-            "due": self.due.isoformat(),
-            "state": self.state,
-            "reason": self.reason,
-            "detail": self.detail,
-            "run_id": self.run_id,
-        }
+        return {**asdict(self), "due": self.due.isoformat()}
 
 
 def failed_checks(ledgers: Iterable[Ledger]) -> dict[str, tuple[str, ...]]:
