@@ -93,8 +93,7 @@ RUN_RETENTION = timedelta(days=60)
 
 def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
     """The oldest instant the run history still covers at ``now``; ``None`` when it covers
-    the whole life of a job created at ``created_ms`` (epoch milliseconds).
-    """
+    the whole life of a job created at ``created_ms`` (epoch milliseconds)."""
     horizon = now - RUN_RETENTION
     if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
         return None
@@ -105,8 +104,7 @@ def workspace_history(
     runs: Iterable[RunObservation], ledgers: Iterable[RunObservation]
 ) -> dict[str, KeyState]:
     """Key states from ``runs/list``, then the local ledgers for keys it does not list (an
-    open ledger attempt left out: how it ended is not known).
-    """
+    open ledger attempt left out: how it ended is not known)."""
     listed = key_history(runs)
     recorded = key_history(obs for obs in ledgers if obs.state != "running")
     return {**recorded, **listed}
@@ -150,8 +148,7 @@ def history_to_select(
     """The history ``--rerun`` and ``catchup`` select from on Databricks: keys beyond the
     horizon without a record are ``unknown`` and left alone, with a line in ``warnings``;
     keys ``named`` one by one (``--keys``) stay ``missing``. ``now``: when the history was
-    read (default: the current time).
-    """
+    read (default: the current time)."""
     moment = now if now is not None else datetime.now(timezone.utc)
     horizon = history_horizon(moment, remote.created_ms)
     if named or horizon is None:
