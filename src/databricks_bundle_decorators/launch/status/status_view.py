@@ -239,10 +239,7 @@ def _day_counts(grid: PartitionGrid) -> dict[tuple[str, str], list[int]]:
         pairs = Counter(("", key[:10], state) for key, state in grid.states.items())
     days: dict[tuple[str, str], list[int]] = {}
     for (row, day, state), n in pairs.items():
-        tally = days.get((row, day))
-        if tally is None:
-            tally = days[(row, day)] = [0] * len(STATES)
-        tally[index[state]] += n
+        days.setdefault((row, day), [0] * len(STATES))[index[state]] += n
     return days
 
 
@@ -291,10 +288,8 @@ def fold_grid(
             row, column = static, column_of[label]
         else:
             column = number - 1
-        total = counts.get((row, label))
-        if total is None:
-            total = counts[(row, label)] = [0] * len(STATES)
-            places[(row, label)] = (row, column)
+        total = counts.setdefault((row, label), [0] * len(STATES))
+        places[(row, label)] = (row, column)
         for i, n in enumerate(tally):
             total[i] += n
     width = len(column_of) if multi else _CALENDAR_WIDTH[level]
