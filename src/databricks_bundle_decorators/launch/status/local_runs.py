@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...atomic import write_atomically
@@ -50,15 +50,7 @@ def record_local_run(root: Path, job: str, run: LocalRun) -> Path:
         if _SAFE_NAME.fullmatch(name) is None or name in (".", ".."):
             raise ValueError(f"{name!r} cannot name a local run record")
     path = runs_dir(root, job) / f"{run.run_id}.json"
-    body = {
-        "run_id": run.run_id,
-        "keys": list(run.keys),
-        "state": run.state,
-        "started": run.started,
-        "ended": run.ended,
-        "error": run.error,
-    }
-    write_atomically(path, json.dumps(body) + "\n")
+    write_atomically(path, json.dumps(asdict(run)) + "\n")
     return path
 
 
@@ -87,11 +79,6 @@ def local_runs(root: Path, job: str) -> list[LocalRun]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(found, key=lambda run: run.started)
-
-
-def local_run_observations(root: Path, job: str) -> list[RunObservation]:
-    """The single local runs of ``job`` as run observations."""
-    return [run.observation() for run in local_runs(root, job)]
 
 
 def with_local_run_details(

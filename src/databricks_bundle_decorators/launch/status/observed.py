@@ -18,7 +18,7 @@ from ..ledger.ledger import ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, RunObservation, key_history, keys_without_success
 from ..plan.states import KeyState
 from ..prepare.planners import Draft, Planning
-from .local_runs import local_run_observations
+from .local_runs import local_runs
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -48,7 +48,10 @@ def observed_history(
             if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
         ]
         return workspace_history(runs, ledger_observations(ledgers))
-    local = [*ledger_observations(list_ledgers(root, job)), *local_run_observations(root, job)]
+    local = [
+        *ledger_observations(list_ledgers(root, job)),
+        *(run.observation() for run in local_runs(root, job)),
+    ]
     return key_history(local)  # the backfills' runs and those of ``dbxdec run --local``
 
 
