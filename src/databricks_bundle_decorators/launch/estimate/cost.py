@@ -127,18 +127,13 @@ class BackfillCost:
             "(the effective list price in force at each record's usage_end_time):"
         ]
         head = ["key", "DBU", *currencies, "of which failed attempts"]
-        table = [head]
-        for k in self.keys:
-            table.append(
-                [k.key + " *" * k.allocated, _text(k.usage.dbus)]
-                + [_text(k.usage.cost.get(c, Decimal(0))) for c in currencies]
-                + [_failed_text(k.failed, currencies)]
-            )
-        table.append(
-            ["total", _text(self.total.dbus)]
-            + [_text(self.total.cost.get(c, Decimal(0))) for c in currencies]
-            + [_failed_text(self.failed, currencies)]
-        )
+
+        def row(label: str, usage: Usage, failed: Usage) -> list[str]:
+            money = [_text(usage.cost.get(c, Decimal(0))) for c in currencies]
+            return [label, _text(usage.dbus), *money, _failed_text(failed, currencies)]
+
+        table = [head, *(row(k.key + " *" * k.allocated, k.usage, k.failed) for k in self.keys)]
+        table.append(row("total", self.total, self.failed))
         widths = [max(len(row[i]) for row in table) for i in range(len(head))]
         out += [
             "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
