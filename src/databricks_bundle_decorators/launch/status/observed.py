@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -15,7 +15,7 @@ from whenever import Instant
 from ...backfill.base import BackfillDef
 from ..backends.databricks_backend import RemoteJob, run_history
 from ..ledger.ledger import ledger_observations, list_ledgers
-from ..plan.history import KeyHistory, RunObservation, key_history, keys_without_success
+from ..plan.history import KeyHistory, key_history, keys_without_success
 from ..plan.states import KeyState
 from ..prepare.planners import Draft, Planning
 from .local_runs import local_runs
@@ -47,7 +47,10 @@ def observed_history(
             for ledger in list_ledgers(root, job)
             if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
         ]
-        return workspace_history(runs, ledger_observations(ledgers))
+        # runs/list first, then the ledgers for keys it does not list (an open attempt left
+        # out: how it ended is not known)
+        recorded = key_history(o for o in ledger_observations(ledgers) if o.state != "running")
+        return {**recorded, **key_history(runs)}
     local = [
         *ledger_observations(list_ledgers(root, job)),
         *(run.observation() for run in local_runs(root, job)),
@@ -103,16 +106,6 @@ def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | 
     return horizon
 
 
-def workspace_history(
-    runs: Iterable[RunObservation], ledgers: Iterable[RunObservation]
-) -> dict[str, KeyState]:
-    """Key states from ``runs/list``, then the local ledgers for keys it does not list (an
-    open ledger attempt left out: how it ended is not known)."""
-    listed = key_history(runs)
-    recorded = key_history(obs for obs in ledgers if obs.state != "running")
-    return {**recorded, **listed}
-
-
 def with_unknown(
     history: KeyHistory, backfill: BackfillDef, keys: Sequence[str], horizon: datetime
 ) -> dict[str, KeyState]:
@@ -157,7 +150,7 @@ def history_to_select(
     if named or horizon is None:
         return history
     marked = with_unknown(history, backfill, keys, horizon)
-    unknown = count_unknown(marked)
+    unknown = sum(1 for state in marked.values() if state == "unknown")
     if unknown:
         days = RUN_RETENTION.days
         warnings.append(
@@ -167,8 +160,3 @@ def history_to_select(
             "with --keys"
         )
     return marked
-
-
-def count_unknown(history: Mapping[str, KeyState]) -> int:
-    """How many keys of ``history`` are ``unknown``."""
-    return sum(1 for state in history.values() if state == "unknown")
