@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from whenever import Instant
 
 from ...backfill.base import BackfillDef
-from ..backends.databricks_backend import RemoteJob, run_history
+from ..backends.databricks_backend import run_history
 from ..ledger.ledger import ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, key_history, keys_without_success
 from ..plan.states import KeyState
@@ -59,8 +59,9 @@ def observed_history(
 
 
 def read_history(draft: Draft, planning: Planning) -> Draft:
-    """``--rerun failed|missing`` and ``catchup --by runs``: each key's state in past runs
-    (on Databricks, keys beyond the runs' 60 days are unknown and left alone)."""
+    """``--rerun failed|missing`` and ``catchup --by runs``: each key's state in past runs. On
+    Databricks a key beyond the run history's horizon without a record is ``unknown`` and left
+    alone, with a warning, unless keys are named one by one (``--keys``)."""
     job, found = planning.job, draft.found
     if not planning.needs_history:
         return draft
@@ -71,15 +72,18 @@ def read_history(draft: Draft, planning: Planning) -> Draft:
     history = observed_history(
         job.name, planning.backfill, root=planning.root, client=found.client, job_id=remote.job_id
     )
-    history = history_to_select(
-        history,
-        planning.backfill,
-        draft.keys,
-        planning.request.keys,
-        remote,
-        warnings,
-        now=planning.now,
-    )
+    horizon = history_horizon(planning.now or datetime.now(timezone.utc), remote.created_ms)
+    if not planning.request.keys and horizon is not None:
+        history = with_unknown(history, planning.backfill, draft.keys, horizon)
+        unknown = sum(1 for state in history.values() if state == "unknown")
+        if unknown:
+            days = RUN_RETENTION.days
+            warnings.append(
+                f"{unknown} key(s) ended more than {days} days ago and have no run in the "
+                f"workspace's {days}-day run history nor in this machine's ledgers: their "
+                "state is unknown and they are left alone; catch them up with --by data, or "
+                "name them with --keys"
+            )
     return replace(draft, history=history, warnings=tuple(warnings))
 
 
@@ -129,34 +133,3 @@ def with_unknown(
         if window is not None and window.end <= limit:
             out[key] = KeyState.UNKNOWN
     return out
-
-
-def history_to_select(
-    history: KeyHistory,
-    backfill: BackfillDef,
-    keys: Sequence[str],
-    named: Sequence[str],
-    remote: RemoteJob,
-    warnings: list[str],
-    *,
-    now: datetime | None = None,
-) -> KeyHistory:
-    """The history ``--rerun`` and ``catchup`` select from on Databricks: keys beyond the
-    horizon without a record are ``unknown`` and left alone, with a line in ``warnings``;
-    keys ``named`` one by one (``--keys``) stay ``missing``. ``now``: when the history was
-    read (default: the current time)."""
-    moment = now if now is not None else datetime.now(timezone.utc)
-    horizon = history_horizon(moment, remote.created_ms)
-    if named or horizon is None:
-        return history
-    marked = with_unknown(history, backfill, keys, horizon)
-    unknown = sum(1 for state in marked.values() if state == "unknown")
-    if unknown:
-        days = RUN_RETENTION.days
-        warnings.append(
-            f"{unknown} key(s) ended more than {days} days ago and have no run in the "
-            f"workspace's {days}-day run history nor in this machine's ledgers: their state "
-            "is unknown and they are left alone; catch them up with --by data, or name them "
-            "with --keys"
-        )
-    return marked

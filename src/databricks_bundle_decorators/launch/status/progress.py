@@ -223,9 +223,8 @@ class LiveReporter:
             done = event.counts.done + event.counts.failed  # total: auto batches re-chosen
             self._progress.update(self._task, total=max(event.counts.total, 1), completed=done)
             if event.kind == "succeeded" and event.seconds is not None:
-                self._slowest = sorted([*self._slowest, (event.seconds, event.label)])[-_SLOWEST:][
-                    ::-1
-                ]
+                slowest = sorted([*self._slowest, (event.seconds, event.label)], reverse=True)
+                self._slowest = slowest[:_SLOWEST]
             if event.kind in ("unreachable", "reachable"):
                 self._outage = event.message if event.kind == "unreachable" else ""
             if event.label:  # a slice moved on: its "retrying ... (retry in N s)" is stale
