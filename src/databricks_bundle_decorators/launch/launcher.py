@@ -1,6 +1,5 @@
 """``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions the CLI calls: plan,
-connect, run under a claim on the keys, sum up.
-"""
+connect, run under a claim on the keys, sum up."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from ..definitions import Registry
 from ..errors import counted
-from .backends.backends import Backend
 from .guard.pause.schedule_pause import SchedulePause
 from .operations.downstream import plan_downstream
 from .operations.full_refresh import first_alone, refuse_full_refresh_combinations, stage_ledger
@@ -146,46 +144,33 @@ def run_backfill(
         if prepared.hold is not None:  # under the claims, as the schedule's pause
             cleanup.enter_context(prepared.hold(lambda line: _say(reporter, line), outcome))
         ledger.save()  # the id exists on disk before the first run is launched
-        summary = _run(prepared, backend, reporter, interrupts, header, lost, notes)
+        started = time.monotonic()
+        reporter.start(
+            len(ledger.slices),
+            header
+            or f"Backfill {ledger.id}: {prepared.plan.job}, {counted(len(ledger.slices), 'run')} "
+            f"({backend.kind}, up to {prepared.options.max_concurrent} at once)",
+        )
+        for warning in [*prepared.warnings, *filter(None, notes)]:
+            event = LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning)
+            reporter(event)
+        scheduler = Scheduler(
+            backend,
+            ledger,
+            prepared.options,
+            emit=reporter,
+            interrupts=interrupts,
+            ready=ReadySet(ledger) if is_downstream(ledger) else None,
+            rebatch=prepared.rebatcher,
+        )
+        with interrupts.installed():
+            scheduler.run()
+        summary = summarize(ledger, time.monotonic() - started, prepared.context_args)
+        if lost and summary.state != "succeeded":  # the scheduler has said it and stopped
+            summary = replace(summary, claim_lost=lost[0])
+        reporter.finish(summary)
         outcome.finished = summary.state != "interrupted"
         return summary
-
-
-def _run(
-    prepared: PreparedBackfill,
-    backend: Backend,
-    reporter: Reporter,
-    interrupts: Interrupts,
-    header: str | None,
-    lost: list[str],
-    notes: list[str],
-) -> LaunchSummary:
-    ledger = prepared.ledger
-    started = time.monotonic()
-    reporter.start(
-        len(ledger.slices),
-        header
-        or f"Backfill {ledger.id}: {prepared.plan.job}, {counted(len(ledger.slices), 'run')} "
-        f"({backend.kind}, up to {prepared.options.max_concurrent} at once)",
-    )
-    for warning in [*prepared.warnings, *filter(None, notes)]:
-        reporter(LaunchEvent("warning", time.time(), Counts(len(ledger.slices)), message=warning))
-    scheduler = Scheduler(
-        backend,
-        ledger,
-        prepared.options,
-        emit=reporter,
-        interrupts=interrupts,
-        ready=ReadySet(ledger) if is_downstream(ledger) else None,
-        rebatch=prepared.rebatcher,
-    )
-    with interrupts.installed():
-        scheduler.run()
-    summary = summarize(ledger, time.monotonic() - started, prepared.context_args)
-    if lost and summary.state != "succeeded":  # the scheduler has said it and stopped
-        summary = replace(summary, claim_lost=lost[0])
-    reporter.finish(summary)
-    return summary
 
 
 def _say_restored(reporter: Reporter, pause: SchedulePause) -> None:

@@ -1,17 +1,7 @@
-"""``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from billing.
-
-Every attempt's records from ``system.billing.usage`` (:mod:`..workspace.billing_read`),
-summed over ``ORIGINAL``, ``RETRACTION`` and ``RESTATEMENT`` records, which nets
-corrections (https://docs.databricks.com/aws/en/admin/system-tables/billing, "Record type
-reference"), in exact ``Decimal``; priced at the effective list price in force at each
-``usage_end_time`` (https://docs.databricks.com/aws/en/admin/system-tables/pricing),
-per currency, unpriced records counted in DBUs. A run of several keys splits its
-records equally ("allocated"); failed attempts are shown apart. Records without
-``job_run_id`` in the backfill's span or of an all-purpose SKU are unattributed (a
-cluster, not a run, is billed). Records arrive within 12 hours, so a later report is
-flagged incomplete. A dry run's DBU figure (:func:`with_past_dbus`) is the plan's keys
-times the median DBU per key of the job's latest settled, billed runs.
-"""
+"""``dbxdec backfill cost ID``: what a backfill cost, per key and in total, from
+``system.billing.usage`` netted over its record types in exact ``Decimal``
+(https://docs.databricks.com/aws/en/admin/system-tables/billing, "Record type reference"), at
+the list price in force at ``usage_end_time`` (https://docs.databricks.com/aws/en/admin/system-tables/pricing)."""
 
 from __future__ import annotations
 
@@ -35,18 +25,6 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
 _UTC = timezone.utc
-
-__all__ = [
-    "BILLING_DELAY",
-    "BackfillCost",
-    "BilledEstimate",
-    "KeyCost",
-    "Usage",
-    "backfill_cost",
-    "backfill_cost_of",
-    "run_keys",
-    "with_past_dbus",
-]
 
 BILLING_DELAY = timedelta(hours=12)
 """The billing reference: records typically arrive within 12 hours."""
@@ -149,18 +127,13 @@ class BackfillCost:
             "(the effective list price in force at each record's usage_end_time):"
         ]
         head = ["key", "DBU", *currencies, "of which failed attempts"]
-        table = [head]
-        for k in self.keys:
-            table.append(
-                [k.key + " *" * k.allocated, _text(k.usage.dbus)]
-                + [_text(k.usage.cost.get(c, Decimal(0))) for c in currencies]
-                + [_failed_text(k.failed, currencies)]
-            )
-        table.append(
-            ["total", _text(self.total.dbus)]
-            + [_text(self.total.cost.get(c, Decimal(0))) for c in currencies]
-            + [_failed_text(self.failed, currencies)]
-        )
+
+        def row(label: str, usage: Usage, failed: Usage) -> list[str]:
+            money = [_text(usage.cost.get(c, Decimal(0))) for c in currencies]
+            return [label, _text(usage.dbus), *money, _failed_text(failed, currencies)]
+
+        table = [head, *(row(k.key + " *" * k.allocated, k.usage, k.failed) for k in self.keys)]
+        table.append(row("total", self.total, self.failed))
         widths = [max(len(row[i]) for row in table) for i in range(len(head))]
         out += [
             "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -254,8 +227,7 @@ def backfill_cost_of(
 
 def billing_span(ledger: Ledger, now: datetime) -> tuple[datetime, datetime]:
     """``[since, until)`` in which the job's records without a run id are the backfill's: the
-    hour of the first submission to an hour past the last end.
-    """
+    hour of the first submission to an hour past the last end."""
     starts = [a.submitted_at or a.started_at for r in ledger.slices for a in r.attempts]
     ends = [a.ended_at for r in ledger.slices for a in r.attempts]
     first = min((s for s in starts if s is not None), default=ledger.created_at)
@@ -304,12 +276,8 @@ def backfill_cost(
 ) -> BackfillCost:
     """What backfill ``backfill_id`` of the project at ``root`` cost, read from billing.
 
-    Args:
-        warehouse_id: The SQL warehouse that reads ``system.billing`` (default: the SDK's
-            ``warehouse_id`` setting).
-        host, profile, client: The workspace (default: the ledger's).
-        now: When the report is made, for the delay flag.
-        poll_interval: Seconds between looks at a statement still running.
+    ``warehouse_id``: the SQL warehouse reading ``system.billing`` (default: the SDK's);
+    ``host``, ``profile``, ``client``: the workspace (default: the ledger's).
 
     Raises:
         UsageError: unknown backfill, a local backfill, or no warehouse to read through.
@@ -349,8 +317,7 @@ def backfill_cost(
 @dataclass(frozen=True, slots=True)
 class BilledEstimate(Estimate):
     """An :class:`~.estimate.Estimate` whose DBUs are ``dbu_per_key`` (median of
-    ``billed_runs`` runs) x ``planned_keys``.
-    """
+    ``billed_runs`` runs) x ``planned_keys``."""
 
     dbu_per_key: float = 0.0
     planned_keys: int = 0

@@ -1,15 +1,6 @@
-"""Estimates before launch: how long a backfill will take, and what compute it burns.
-
-From the job's last :data:`SAMPLE` successful runs (median and 90th percentile): on
-Databricks ``end_time - start_time - queue_duration`` of ``jobs/runs/list``, locally
-the ledger's submission and end times. A run's time is taken to grow with its keys (an
-over-estimate for larger batches, start-up being paid once); ``runs`` runs take
-``ceil(runs / max_concurrent)`` rounds, a final sync one more. No API prices a node type,
-so DBUs come only from a rate the user gives (``dbu_per_hour``, one run's whole
-cluster); else job clusters give node hours (:class:`Compute`, from the job's settings),
-serverless no figure. A local dry run adds Spark's start-up once when no session runs
-yet: a past local backfill's first run minus the median of its others
-(:func:`spark_startup_seconds`).
+"""Estimates before launch: wall time from the job's last :data:`SAMPLE` successful runs
+(a run's time taken to grow with its keys), rounds of ``max_concurrent`` runs, and compute:
+DBUs only from a rate the user gives, else node hours of job clusters (:class:`Compute`).
 
 Example:
     >>> from databricks_bundle_decorators.launch.plan.plan import Slice
@@ -56,8 +47,7 @@ _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds",
 @dataclass(frozen=True, slots=True)
 class PastRun:
     """A finished run (epoch seconds of the backend's clock, ``started`` after any queueing;
-    ``keys``: 1 when unknown; ``run_id``: from the workspace).
-    """
+    ``keys``: 1 when unknown; ``run_id``: from the workspace)."""
 
     started: float
     ended: float
@@ -100,8 +90,7 @@ def past_runs_databricks(
 
 def past_runs_local(root: Path, job: str) -> list[PastRun]:
     """Finished attempts of ``job``'s ``--local`` ledgers, newest first (a Databricks ledger's
-    end times are when the launcher noticed).
-    """
+    end times are when the launcher noticed)."""
     found: list[PastRun] = []
     for ledger in list_ledgers(root, job):
         for record in ledger.slices if ledger.backend.kind == "local" else ():
@@ -134,8 +123,7 @@ class Estimate:
     """How long a plan will take and what it costs, with the numbers it came from: ``runs``
     (the final sync included), ``keys_per_run`` (the largest run's), ``finished`` past runs
     looked at, the ``sample`` of successful ones (0: no estimate) with their median and
-    90th percentile seconds and median keys, the compute and a user's DBU rate.
-    """
+    90th percentile seconds and median keys, the compute and a user's DBU rate."""
 
     job: str
     runs: int
@@ -290,8 +278,7 @@ ComputeKind = Literal["job_cluster", "serverless", "existing_cluster", "mixed", 
 @dataclass(frozen=True, slots=True)
 class Compute:
     """What one run of a job runs on: a ``description`` for people and, for job clusters, the
-    fewest and most ``nodes`` of one run, drivers included (autoscale).
-    """
+    fewest and most ``nodes`` of one run, drivers included (autoscale)."""
 
     kind: ComputeKind
     description: str
@@ -320,8 +307,7 @@ def compute_of_definition(job: JobDefinition) -> Compute:
 
 def compute_of_settings(settings: Mapping[str, Any]) -> Compute:
     """The compute of a job from its JobSettings JSON; a job cluster no task uses is not
-    counted, unless there are no tasks.
-    """
+    counted, unless there are no tasks."""
     declared = {
         str(c.get("job_cluster_key", "")): c.get("new_cluster") or {}
         for c in settings.get("job_clusters") or []
@@ -382,8 +368,7 @@ BACKFILLS = 5
 
 def spark_startup_seconds(root: Path) -> float | None:
     """Seconds the local Spark took to start in the project's latest local backfills
-    (``None``: none with two successful runs).
-    """
+    (``None``: none with two successful runs)."""
     found: list[float] = []
     for ledger in list_ledgers(root):  # newest first
         if ledger.backend.kind != "local":
@@ -414,8 +399,7 @@ def spark_started() -> bool:
 @dataclass(frozen=True)
 class LocalEstimate(Estimate):
     """An :class:`Estimate` of a local backfill whose first run starts Spark
-    (``spark_startup_seconds``: ``None`` when not measured yet).
-    """
+    (``spark_startup_seconds``: ``None`` when not measured yet)."""
 
     spark_startup_seconds: float | None = None
 
@@ -444,8 +428,7 @@ class LocalEstimate(Estimate):
 
 def with_spark_startup(found: Estimate, root: Path, *, started: bool | None = None) -> Estimate:
     """``found`` with Spark's start-up when a local backfill will start Spark (``started``:
-    whether a session runs already; default: asks this process).
-    """
+    whether a session runs already; default: asks this process)."""
     if spark_started() if started is None else started:
         return found
     same = {f.name: getattr(found, f.name) for f in fields(found)}

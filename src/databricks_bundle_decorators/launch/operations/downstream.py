@@ -1,11 +1,6 @@
-"""``dbxdec backfill A ... --downstream``: the backfill that follows the data from A's keys
-to every job that reads them, as a :class:`..plan.slice_graph.SliceGraph` whose slices
-carry their job and the slices they wait for. Locally one
-:class:`..backends.local_backend.LocalBackend` runs every job under each job's lock; on
-Databricks each job's keys run on its deployment under its claim
-(:mod:`..guard.downstream_workspace`), the dependants' triggers held paused, then
-caught up (:mod:`.downstream_triggers`).
-"""
+"""``dbxdec backfill A ... --downstream``: one :class:`..plan.slice_graph.SliceGraph` from A's
+keys to every job that reads them, each slice carrying its job and the slices it waits for;
+on Databricks the dependants' triggers held paused, then caught up (:mod:`.downstream_triggers`)."""
 
 from __future__ import annotations
 
@@ -96,8 +91,7 @@ def downstream_ledger(
     spec: BackendSpec | None = None,
 ) -> Ledger:
     """A new ledger of ``graph``'s slices (not saved); ``--param`` values go to the named
-    job's runs only.
-    """
+    job's runs only."""
     backfill_id = new_backfill_id(graph.root)
     records = []
     for s in graph.slices:

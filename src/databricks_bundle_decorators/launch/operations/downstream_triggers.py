@@ -1,10 +1,6 @@
-"""Around a ``--downstream`` backfill on Databricks: its dependants' triggers paused
-(:func:`..guard.pause.trigger_pause.hold_dependant_triggers`) and, once the runs are
-over (not after an error or interrupt: ``--resume`` finishes it), caught up through a
-SQL warehouse (:mod:`.trigger_catch_up`), then restored; without a warehouse, a line
-says how. Local runs pause nothing: table update triggers watch Unity Catalog tables
-(https://docs.databricks.com/aws/en/jobs/trigger-table-update).
-"""
+"""A ``--downstream`` backfill's dependants' triggers paused, caught up once the runs are over
+(:mod:`.trigger_catch_up`) and restored. Local runs pause nothing: table update triggers watch
+Unity Catalog tables (https://docs.databricks.com/aws/en/jobs/trigger-table-update)."""
 
 from __future__ import annotations
 
@@ -28,8 +24,7 @@ WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
 
 def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBackfill:
     """``prepared`` (resumed) with the trigger hold of a ``--downstream`` backfill on
-    Databricks; else as it is.
-    """
+    Databricks; else as it is."""
     workspace, ledger = prepared.workspace, prepared.ledger
     if workspace is None or prepared.hold is not None or not ledger.slices:
         return prepared

@@ -1,10 +1,6 @@
-"""``dbxdec backfill JOB --full-refresh``: readers see the old tables or the new ones, never
-a mixture (:mod:`...backfill.refresh`). Each slice is a stage run writing staging tables
-(the first alone, as a canary: it creates them); a last keyless swap run, started once
-every slice succeeded, checks each staging table whole and replaces its table in one
-Delta commit. The orders are in the ledger, so ``--resume`` stages to the same tables;
-a backfill that stops early leaves every table as it was.
-"""
+"""``dbxdec backfill JOB --full-refresh``: each slice a stage run writing staging tables (the
+first alone), then one keyless swap run replacing each table in one Delta commit, so readers
+see the old tables or the new ones, never a mixture (:mod:`...backfill.refresh`)."""
 
 from __future__ import annotations
 
@@ -17,8 +13,7 @@ from ..prepare.planners import Draft, Planning
 
 def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
     """Refuse ``--full-refresh`` with ``catchup``, ``--rerun failed|missing``, ``--final-sync``
-    or ``--no-checks``, in one line.
-    """
+    or ``--no-checks``, in one line."""
     request = planning.request
     if not request.options.full_refresh:
         return draft
@@ -43,8 +38,7 @@ def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
 
 def first_alone(draft: Draft, planning: Planning) -> Draft:
     """At least one canary: the first slice creates the staging tables alone (concurrent
-    first writes to a new Delta table conflict).
-    """
+    first writes to a new Delta table conflict)."""
     if not planning.request.options.full_refresh or draft.options is None:
         return draft
     options = replace(draft.options, canary=max(draft.options.canary, 1))
@@ -53,8 +47,7 @@ def first_alone(draft: Draft, planning: Planning) -> Draft:
 
 def stage_ledger(draft: Draft, planning: Planning) -> Draft:
     """Every slice of a new full-refresh ledger gets its order: ``stage``, or ``swap`` for
-    the keyless last one.
-    """
+    the keyless last one."""
     ledger = draft.ledger
     if not planning.request.options.full_refresh or ledger is None:
         return draft

@@ -1,12 +1,6 @@
 """``dbxdec catchup JOB --by data``: the keys whose data is missing or empty in the job's
-output tables, read from the tables rather than run history (a key is missing when any
-partitioned output table has no row for it, :mod:`...runtime.programs.presence`).
-
-Locally the tables are read on the embedded Spark; on Databricks a run of the deployed
-job with a :class:`~...backfill.wire.PresenceOrder` counts the rows per key on its
-compute and prints a report per table, read from each task's output
-(``jobs/runs/get-output``).
-"""
+output tables, read on the embedded Spark, or on Databricks by a run of the deployed job with
+a :class:`~...backfill.wire.PresenceOrder` whose tasks print a report per table."""
 
 from __future__ import annotations
 
@@ -44,20 +38,15 @@ PRESENCE_TIMEOUT_SECONDS = 3600.0
 """How long a presence run may take, a cluster's start included, before it is cancelled."""
 
 
-def _job_keys(job: JobDefinition, keys: Sequence[str]) -> list[str]:
+def _job_keys(job: JobDefinition, keys: Sequence[str], environment: RunEnvironment) -> list[str]:
+    """``keys``, each checked to be ``job``'s, once ``job`` is known to write a keyed table."""
     if job.backfill is None:
         raise UsageError(f"job {job.name!r} has no backfill definition, so no keys to look for")
-    if not keys:
-        return []
     for key in keys:
         try:
             job.backfill.validate_key(key)
         except ValueError as exc:
             raise UsageError(f"job {job.name!r}: {exc}") from None
-    return list(keys)
-
-
-def _require_tables(job: JobDefinition, environment: RunEnvironment) -> None:
     found, notes = keyed_tables(job, environment)
     if not found:
         why = f" ({'; '.join(notes)})" if notes else ""
@@ -65,6 +54,7 @@ def _require_tables(job: JobDefinition, environment: RunEnvironment) -> None:
             f"job {job.name!r} writes no table partitioned by backfill key{why}, so its data "
             "cannot tell which keys are missing; use catchup by run history instead"
         )
+    return list(keys)
 
 
 def keys_missing_data_local(
@@ -84,9 +74,7 @@ def keys_missing_data_local(
         EnvironmentProblem: PySpark or Delta Lake is missing.
     """
     definition = registry.get(job) if isinstance(job, str) else job
-    wanted = _job_keys(definition, keys)
-    environment = RunEnvironment(None, warehouse, False)
-    _require_tables(definition, environment)
+    wanted = _job_keys(definition, keys, RunEnvironment(None, warehouse, False))
     if not wanted:
         return []
     if spark is None:
@@ -120,16 +108,15 @@ def keys_missing_data_databricks(
             report is missing.
         WorkspaceRejected, WorkspaceUnreachable: credentials refused, no answer.
     """
-    wanted = _job_keys(job_def, keys)
-    remote = RunEnvironment(None, Path("."), True)
-    _require_tables(job_def, remote)
+    wanted = _job_keys(job_def, keys, RunEnvironment(None, Path("."), True))
     if not wanted:
         return []
     assert job_def.backfill is not None  # _job_keys refuses a job without one
     ordered = job_def.backfill.sort_keys(wanted)
     order = PresenceOrder(KeyRange(ordered[0], ordered[-1]))
     with workspace_errors(client.config.host):
-        _require_parameter(client, job_id, job_def.name)
+        purpose = "to find missing keys from the data, or catch up by run history"
+        require_order_parameter(client, job_id, job_def.name, purpose=purpose)
         run_id, status = _run_and_wait(client, job_id, order, timeout, poll_interval, clock)
         page = f" ({status.url})" if status.url else ""
         if status.state != "succeeded":
@@ -161,15 +148,6 @@ def find_missing_data(draft: Draft, planning: Planning) -> Draft:
             poll_interval=planning.request.pacing.poll_interval,
         )
     return replace(draft, only=frozenset(only))
-
-
-def _require_parameter(client: WorkspaceClient, job_id: int, name: str) -> None:
-    require_order_parameter(
-        client,
-        job_id,
-        name,
-        purpose="to find missing keys from the data, or catch up by run history",
-    )
 
 
 def _run_and_wait(

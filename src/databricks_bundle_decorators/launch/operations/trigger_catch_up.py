@@ -1,20 +1,9 @@
-"""After a backfill that paused its dependants' triggers: one catch-up run per dependant.
-
-Before the triggers are restored, for each table-triggered dependant ``B``: read its
-watermark and pending keys (its state table's latest ``advance`` row) and what keyed
-runs covered; read each source's changes after the watermark from the change data
-feed, mapped to keys (widened by lookback) plus the pending keys, minus the covered
-ones (:func:`...backfill.coverage.uncovered_keys`); write an ``advance`` row (watermark
-to the latest versions, uncovered keys pending); launch ONE run of ``B`` over those
-keys, if any. A run the resumed trigger starts finds the watermark moved, whether or
-not resuming fires it ("Pause and resume job triggers",
-https://docs.databricks.com/aws/en/jobs/triggers, is silent).
-
-SQL goes through a warehouse as :mod:`..workspace.first_watermark` (sources cited
-there), plus ``table_changes`` and ``_commit_version``
-(https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes) and
-``unix_seconds`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds).
-"""
+"""After a ``--downstream`` backfill, one catch-up run per table-triggered dependant over the
+keys its sources changed since its watermark, minus those the backfill covered. A run the resumed
+trigger starts finds the watermark moved ("Pause and resume job triggers",
+https://docs.databricks.com/aws/en/jobs/triggers, is silent on whether resuming fires it). SQL:
+``table_changes`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/table_changes),
+``unix_seconds`` (https://docs.databricks.com/aws/en/sql/language-manual/functions/unix_seconds)."""
 
 from __future__ import annotations
 
@@ -55,8 +44,6 @@ from ..workspace.workspace import workspace_errors
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
 
-__all__ = ["CatchUpRun", "catch_up_dependants"]
-
 _BUCKET_SECONDS = 900
 """Change rows are read per 15 minutes of event time: every zone's UTC offset is a whole
 number of quarter hours (IANA tz database), so no key boundary falls inside a bucket.
@@ -66,8 +53,7 @@ number of quarter hours (IANA tz database), so no key boundary falls inside a bu
 @dataclass(frozen=True, slots=True)
 class CatchUpRun:
     """What the catch-up did for one dependant: the keys of its run (empty: all covered), the
-    run (``None``: none), the versions its watermark moved to, and a line for people.
-    """
+    run (``None``: none), the versions its watermark moved to, and a line for people."""
 
     job: str
     keys: tuple[str, ...]
@@ -130,8 +116,7 @@ def _owed(
     at: datetime,
 ) -> tuple[tuple[str, ...], dict[str, int]] | str:
     """The keys ``job`` owes and the versions they were worked out at (its ``advance`` row
-    written), or the line saying why nothing can be worked out.
-    """
+    written), or the line saying why nothing can be worked out."""
     state = TableName.parse(trigger.state_table).quoted
     statements.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
     rows = statements.rows(
@@ -181,8 +166,7 @@ def _changes(
     statements: Statements, table: str, column: str, after: int, newest: int
 ) -> list[Change]:
     """The changes of ``table``'s versions ``after+1..newest``, one per version and quarter
-    hour of event time (``Change.key``: the bucket's epoch seconds).
-    """
+    hour of event time (``Change.key``: the bucket's epoch seconds)."""
     name = quote_literal(TableName.parse(table).quoted)
     bucket = f"unix_seconds(CAST({quote_identifier(column)} AS TIMESTAMP)) DIV {_BUCKET_SECONDS}"
     try:
@@ -228,8 +212,7 @@ def _launch(
 ) -> int:
     """Start the catch-up run; the idempotency token (Jobs API ``run-now``, at most 64
     characters, https://docs.databricks.com/api/workspace/jobs/runnow) makes a second call
-    for the same backfill and job return the same run.
-    """
+    for the same backfill and job return the same run."""
     params = {
         ORDER_PARAM: encode_order(TaskOrder(keys=keys)),
         TRIGGER_VERSIONS_PARAM: encode_versions(versions, {}),

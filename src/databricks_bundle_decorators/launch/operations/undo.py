@@ -1,16 +1,5 @@
-"""``dbxdec backfill undo ID``: which runs were the backfill's, what undo restores, and the
-restore (the CLI only prints and asks).
-
-Every run of the backfill was sent its id and its Delta commits carry it
-(:mod:`...runtime.programs.undo`); a backfill whose runs were not is found by its run ids.
-Each restore's version is recorded in the ledger. One job's :class:`Undo` restores
-through a :class:`Restorer`: locally on the embedded Spark, every table checked first
-(:class:`SparkRestore`); on Databricks by a run of the deployed job with an undo order
-(:class:`RunRestore`). A ``--downstream`` undo (:class:`DownstreamUndo`) checks every
-table of every job first (on Databricks through a SQL warehouse), then undoes
-dependants first. A job deployed without ``dbxdec_order`` is not sent the id
-(:func:`carry_backfill_id`): its undo falls back to the ids of its runs.
-"""
+"""``dbxdec backfill undo ID``: which runs were the backfill's and the restore of their tables,
+locally on Spark (:class:`SparkRestore`) or by an undo run of the job (:class:`RunRestore`)."""
 
 from __future__ import annotations
 
@@ -47,7 +36,7 @@ from ..backends.measure_run import wait_for_run
 from ..backends.task_output import task_reports
 from ..ledger.claims import this_host, this_user
 from ..ledger.journal import open_journal
-from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger
+from ..ledger.ledger import Ledger, backfill_ids, ledger_dir, load_ledger, read_detached
 from ..plan.request import Connection
 from ..prepare.planners import Draft, Planning
 from ..run.blocking import is_downstream
@@ -81,9 +70,7 @@ def downstream_jobs(ledger: Ledger) -> list[str]:
 
 
 def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
-    """The runs of ``ledger`` that ran ``job`` (rejected submissions left out), with the
-    ledger's undo records.
-    """
+    """The runs of ``ledger`` that ran ``job`` (rejected ones left out), with its undo records."""
     ids = frozenset(
         attempt.run_id
         for record in ledger.slices
@@ -91,7 +78,10 @@ def job_runs(ledger: Ledger, job: str) -> BackfillRuns:
         for attempt in record.attempts
         if attempt.run_id and attempt.state != "rejected"
     )
-    return BackfillRuns(ledger.id, job, ids, ledger.undone, by_id=carries_backfill_id(ledger))
+    by_id = bool(ledger.slices) and all(  # every run was sent the backfill's id
+        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
+    )
+    return BackfillRuns(ledger.id, job, ids, ledger.undone, by_id=by_id)
 
 
 class Restorer(Protocol):
@@ -101,15 +91,12 @@ class Restorer(Protocol):
         """The lines before the tables (which are then indented under them)."""
 
     def restore(self, undo: Undo, *, force: bool) -> list[str]:
-        """Restore ``undo``'s tables, recording each version made in its ledger; the
-        lines to print."""
+        """Restore ``undo``'s tables, recording each version made; the lines to print."""
 
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """One job's undo, restored by :attr:`restorer`; ``checked``: every table judged
-    beforehand, or ``None`` when the undo run alone judges.
-    """
+    """One job's undo; ``checked``: every table judged beforehand, or ``None`` (the run judges)."""
 
     ledger: Ledger
     runs: BackfillRuns
@@ -201,9 +188,7 @@ class SparkRestore:
 
 @dataclass(frozen=True, slots=True)
 class RunRestore:
-    """Restore by a run of the deployed job with an undo order; a table that needs ``force``
-    fails its task there.
-    """
+    """Restore by a run of the deployed job with an undo order (a refusal fails its task)."""
 
     client: WorkspaceClient
     job_id: int
@@ -255,8 +240,7 @@ class RunRestore:
 def _undo_reports(
     client: WorkspaceClient, run_id: int, tasks: list[RunTask] | None = None
 ) -> list[tuple[str, int]]:
-    """``(table, version)`` of every commit the tasks of undo run ``run_id`` reported,
-    each once (serverless task logs may repeat other tasks' lines)."""
+    """``(table, version)`` reported by undo run ``run_id``'s tasks, each once."""
 
     def parse(text: str) -> list[tuple[str, int]]:
         try:
@@ -269,9 +253,7 @@ def _undo_reports(
 
 @dataclass(frozen=True, slots=True)
 class DownstreamUndo:
-    """The undo of every job of a ``--downstream`` backfill (the face of :class:`Undo`);
-    ``unchecked``: why the tables could not all be checked first, or ``None``.
-    """
+    """The undo of every job of a ``--downstream`` backfill; ``unchecked``: why not all checked."""
 
     ledger: Ledger
     jobs: tuple[Undo, ...]
@@ -331,90 +313,6 @@ class DownstreamUndo:
         return lines
 
 
-def run_undo(
-    ledger: Ledger,
-    runs: BackfillRuns,
-    job: JobDefinition,
-    client: WorkspaceClient,
-    *,
-    job_id: int | None,
-    root: Path,
-    poll_interval: float,
-    statements: Statements | None,
-) -> Undo:
-    """The undo run of ``job``'s tables, its deployment found by ``job_id`` or by name (with
-    the ledger's target's prefix); with ``statements``, every table judged beforehand.
-
-    Raises:
-        UsageError: the job is not deployed, or was deployed without ``dbxdec_order``.
-        HistoryUnreadable: a table's history could not be read.
-    """
-    from ..backends.databricks_backend import find_job
-
-    target = None
-    if job_id is None and ledger.backend.target:
-        target = read_target(root, ledger.backend.target)
-    remote = find_job(
-        client,
-        job.name,
-        job_id=job_id,
-        name_prefix=target.name_prefix if target else None,
-        dev_mode=bool(target and target.dev_mode),
-    )
-    require_order_parameter(
-        client, remote.job_id, remote.name, purpose="to undo", outcome="nothing was restored"
-    )
-    found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
-    checked = None
-    if statements is not None:
-        judged = tuple(
-            plan_table(t.ref, t.tasks, read_history(statements, t.ref), runs)
-            for t in found.values()
-        )
-        checked = JobUndo(runs, judged, tuple(notes))
-    restorer = RunRestore(client, remote.job_id, remote.name, poll_interval)
-    tables = tuple((name, table.tasks) for name, table in found.items())
-    return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
-
-
-def detached_ledger(
-    backfill_id: str,
-    root: Path,
-    *,
-    host: str | None,
-    profile: str | None,
-    client: WorkspaceClient | None,
-    target: str | None = None,
-) -> tuple[Ledger, WorkspaceClient]:
-    """The journal of detached backfill ``backfill_id``, open for undo records, and its workspace.
-
-    Raises:
-        UsageError: no ledger nor journal of that id; the backfill still runs.
-    """
-    try:
-        place = locate_journal(
-            backfill_id,
-            Connection(host=host, profile=profile, target=target),
-            root,
-            client=client,
-        )
-        ledger = open_journal(
-            place.client, place.job_id, backfill_id, writer=f"undo:{this_user()}@{this_host()}"
-        )
-    except UsageError as missing:
-        raise UsageError(
-            f"no backfill {backfill_id!r} in {ledger_dir(root)}, nor a detached one in the "
-            f"workspace ({missing.render()}); see: dbxdec backfills --workspace"
-        ) from None
-    if ledger.state == "running":
-        raise UsageError(
-            f"backfill {backfill_id} is detached and still running: its controller would go "
-            f"on writing after the undo; cancel it first (dbxdec backfill cancel "
-            f"{backfill_id}), then undo"
-        )
-    return ledger, place.client
-
-
 def prepare_undo(
     backfill_id: str,
     *,
@@ -430,14 +328,10 @@ def prepare_undo(
 ) -> Undo | DownstreamUndo:
     """Load backfill ``backfill_id`` and plan the undo of its writes (nothing changes).
 
-    Args:
-        project_loader: Reads the project's config and definitions.
-        spark: Local: the session to read the tables with (default: the embedded one).
-        client, host, profile: Databricks: the workspace (default: the ledger's).
-        poll_interval: Databricks: seconds between looks at the undo run.
-        warehouse_id: Databricks ``--downstream``: the SQL warehouse that reads every
-            table's history first (default: ``DATABRICKS_WAREHOUSE_ID``).
-        target: A detached backfill: the bundle target its job was deployed to.
+    ``spark``: the local session (default: the embedded one); ``client``, ``host``,
+    ``profile``: the workspace (default: the ledger's); ``warehouse_id``: ``--downstream`` on
+    Databricks reads every table's history through it first (default:
+    ``DATABRICKS_WAREHOUSE_ID``); ``target``: a detached backfill's bundle target.
 
     Raises:
         UsageError: unknown id, its job is no longer defined, or a deployed job has no
@@ -448,9 +342,22 @@ def prepare_undo(
     if backfill_id in backfill_ids(ledger_dir(root)):
         ledger = load_ledger(root, backfill_id)
     else:  # a detached backfill: its journal in the workspace (or an unknown id)
-        ledger, client = detached_ledger(
-            backfill_id, root, host=host, profile=profile, client=client, target=target
-        )
+
+        def journal() -> tuple[Ledger, WorkspaceClient]:
+            connection = Connection(host=host, profile=profile, target=target)
+            place = locate_journal(backfill_id, connection, root, client=client)
+            writer = f"undo:{this_user()}@{this_host()}"
+            ledger = open_journal(place.client, place.job_id, backfill_id, writer=writer)
+            return ledger, place.client
+
+        hint = "; see: dbxdec backfills --workspace"
+        ledger, client = read_detached(backfill_id, root, journal, hint=hint)
+        if ledger.state == "running":
+            raise UsageError(
+                f"backfill {backfill_id} is detached and still running: its controller would go "
+                f"on writing after the undo; cancel it first (dbxdec backfill cancel "
+                f"{backfill_id}), then undo"
+            )
     downstream = is_downstream(ledger)
     spec = ledger.backend
     unchecked = None
@@ -471,12 +378,35 @@ def prepare_undo(
         unchecked = UNCHECKED if downstream and statements is None else None
 
         def plan(job: JobDefinition, runs: BackfillRuns) -> Undo:
-            # by each job's deployed id (a ledger from before those ids: the named job's)
+            """An undo run of the deployed ``job``; with ``statements``, its tables judged first."""
+            from ..backends.databricks_backend import find_job
+
+            # by each job's deployed id (a ledger from before those ids: the named job's), else
+            # by name with the ledger's target's prefix
             job_id = spec.job_ids.get(job.name) or (spec.job_id if job.name == ledger.job else None)
-            return run_undo(
-                ledger, runs, job, workspace, job_id=job_id, root=root,
-                poll_interval=poll_interval, statements=statements,
-            )  # fmt: skip
+            target = read_target(root, spec.target) if job_id is None and spec.target else None
+            remote = find_job(
+                workspace,
+                job.name,
+                job_id=job_id,
+                name_prefix=target.name_prefix if target else None,
+                dev_mode=bool(target and target.dev_mode),
+            )
+            done = "nothing was restored"
+            require_order_parameter(
+                workspace, remote.job_id, remote.name, purpose="to undo", outcome=done
+            )
+            found, notes = output_tables(job, RunEnvironment(None, Path("."), True))
+            checked = None
+            if statements is not None:
+                judged = tuple(
+                    plan_table(t.ref, t.tasks, read_history(statements, t.ref), runs)
+                    for t in found.values()
+                )
+                checked = JobUndo(runs, judged, tuple(notes))
+            restorer = RunRestore(workspace, remote.job_id, remote.name, poll_interval)
+            tables = tuple((name, table.tasks) for name, table in found.items())
+            return Undo(ledger, runs, restorer, tables, tuple(notes), checked)
     else:
         require_local_spark()
         config, registry = project_loader()
@@ -524,10 +454,3 @@ def carry_id(draft: Draft, planning: Planning) -> Draft:
     """The planner of :func:`carry_backfill_id` for a new backfill's ledger."""
     assert draft.ledger is not None
     return replace(draft, warnings=(*draft.warnings, *carry_backfill_id(draft.ledger, draft.found)))
-
-
-def carries_backfill_id(ledger: Ledger) -> bool:
-    """Whether every run of the backfill was sent its id."""
-    return bool(ledger.slices) and all(
-        getattr(order_in(r.parameters), "backfill_id", "") == ledger.id for r in ledger.slices
-    )

@@ -1,14 +1,13 @@
 """Records of ``dbxdec run --local`` runs, so local ``status``, ``catchup`` and ``--rerun``
 see their keys: ``.dbxdec/runs/<job>/<run id>.json``, written atomically; a damaged or
-foreign file is skipped.
-"""
+foreign file is skipped."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...atomic import write_atomically
@@ -51,15 +50,7 @@ def record_local_run(root: Path, job: str, run: LocalRun) -> Path:
         if _SAFE_NAME.fullmatch(name) is None or name in (".", ".."):
             raise ValueError(f"{name!r} cannot name a local run record")
     path = runs_dir(root, job) / f"{run.run_id}.json"
-    body = {
-        "run_id": run.run_id,
-        "keys": list(run.keys),
-        "state": run.state,
-        "started": run.started,
-        "ended": run.ended,
-        "error": run.error,
-    }
-    write_atomically(path, json.dumps(body) + "\n")
+    write_atomically(path, json.dumps(asdict(run)) + "\n")
     return path
 
 
@@ -90,19 +81,13 @@ def local_runs(root: Path, job: str) -> list[LocalRun]:
     return sorted(found, key=lambda run: run.started)
 
 
-def local_run_observations(root: Path, job: str) -> list[RunObservation]:
-    """The single local runs of ``job`` as run observations."""
-    return [run.observation() for run in local_runs(root, job)]
-
-
 def with_local_run_details(
     details: dict[str, KeyDetail],
     observations: Sequence[RunObservation],
     runs: Iterable[LocalRun],
 ) -> dict[str, KeyDetail]:
     """``details`` with each key whose latest run is a single local run (later than the
-    ledgers' ``observations``) described by that run.
-    """
+    ledgers' ``observations``) described by that run."""
     ledger_started: dict[str, float] = {}
     for obs in observations:
         for key in obs.keys:

@@ -1,16 +1,10 @@
-"""The one source of key states for ``--rerun``, ``catchup`` and ``status``, and how far
-back run history reaches on Databricks.
-
-Key states come from ``runs/list`` (60 days, :data:`RUN_RETENTION`), then the local
-ledgers, then data presence (``catchup --by data`` only). A key none records is
-``missing`` when its window reaches into the last 60 days, else ``unknown``: it may have
-run, so ``catchup`` and ``--rerun missing`` leave it alone. A job younger than 60 days
-has no horizon (``runs/list`` is its whole history); locally nothing is ``unknown``.
-"""
+"""The one source of key states for ``--rerun``, ``catchup`` and ``status``: ``runs/list``
+(:data:`RUN_RETENTION`), then the local ledgers, then data presence; a key none records is
+``missing`` inside the run history's horizon, else ``unknown`` (left alone by ``catchup``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,12 +13,12 @@ from typing import TYPE_CHECKING
 from whenever import Instant
 
 from ...backfill.base import BackfillDef
-from ..backends.databricks_backend import RemoteJob, run_history
+from ..backends.databricks_backend import run_history
 from ..ledger.ledger import ledger_observations, list_ledgers
-from ..plan.history import KeyHistory, RunObservation, key_history, keys_without_success
+from ..plan.history import KeyHistory, key_history, keys_without_success
 from ..plan.states import KeyState
 from ..prepare.planners import Draft, Planning
-from .local_runs import local_run_observations
+from .local_runs import local_runs
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
@@ -53,14 +47,21 @@ def observed_history(
             for ledger in list_ledgers(root, job)
             if ledger.backend.kind == "databricks" and ledger.backend.job_id in (None, job_id)
         ]
-        return workspace_history(runs, ledger_observations(ledgers))
-    local = [*ledger_observations(list_ledgers(root, job)), *local_run_observations(root, job)]
+        # runs/list first, then the ledgers for keys it does not list (an open attempt left
+        # out: how it ended is not known)
+        recorded = key_history(o for o in ledger_observations(ledgers) if o.state != "running")
+        return {**recorded, **key_history(runs)}
+    local = [
+        *ledger_observations(list_ledgers(root, job)),
+        *(run.observation() for run in local_runs(root, job)),
+    ]
     return key_history(local)  # the backfills' runs and those of ``dbxdec run --local``
 
 
 def read_history(draft: Draft, planning: Planning) -> Draft:
-    """``--rerun failed|missing`` and ``catchup --by runs``: each key's state in past runs
-    (on Databricks, keys beyond the runs' 60 days are unknown and left alone)."""
+    """``--rerun failed|missing`` and ``catchup --by runs``: each key's state in past runs. On
+    Databricks a key beyond the run history's horizon without a record is ``unknown`` and left
+    alone, with a warning, unless keys are named one by one (``--keys``)."""
     job, found = planning.job, draft.found
     if not planning.needs_history:
         return draft
@@ -71,15 +72,18 @@ def read_history(draft: Draft, planning: Planning) -> Draft:
     history = observed_history(
         job.name, planning.backfill, root=planning.root, client=found.client, job_id=remote.job_id
     )
-    history = history_to_select(
-        history,
-        planning.backfill,
-        draft.keys,
-        planning.request.keys,
-        remote,
-        warnings,
-        now=planning.now,
-    )
+    horizon = history_horizon(planning.now or datetime.now(timezone.utc), remote.created_ms)
+    if not planning.request.keys and horizon is not None:
+        history = with_unknown(history, planning.backfill, draft.keys, horizon)
+        unknown = sum(1 for state in history.values() if state == "unknown")
+        if unknown:
+            days = RUN_RETENTION.days
+            warnings.append(
+                f"{unknown} key(s) ended more than {days} days ago and have no run in the "
+                f"workspace's {days}-day run history nor in this machine's ledgers: their "
+                "state is unknown and they are left alone; catch them up with --by data, or "
+                "name them with --keys"
+            )
     return replace(draft, history=history, warnings=tuple(warnings))
 
 
@@ -99,23 +103,11 @@ RUN_RETENTION = timedelta(days=60)
 
 def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
     """The oldest instant the run history still covers at ``now``; ``None`` when it covers
-    the whole life of a job created at ``created_ms`` (epoch milliseconds).
-    """
+    the whole life of a job created at ``created_ms`` (epoch milliseconds)."""
     horizon = now - RUN_RETENTION
     if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
         return None
     return horizon
-
-
-def workspace_history(
-    runs: Iterable[RunObservation], ledgers: Iterable[RunObservation]
-) -> dict[str, KeyState]:
-    """Key states from ``runs/list``, then the local ledgers for keys it does not list (an
-    open ledger attempt left out: how it ended is not known).
-    """
-    listed = key_history(runs)
-    recorded = key_history(obs for obs in ledgers if obs.state != "running")
-    return {**recorded, **listed}
 
 
 def with_unknown(
@@ -141,40 +133,3 @@ def with_unknown(
         if window is not None and window.end <= limit:
             out[key] = KeyState.UNKNOWN
     return out
-
-
-def history_to_select(
-    history: KeyHistory,
-    backfill: BackfillDef,
-    keys: Sequence[str],
-    named: Sequence[str],
-    remote: RemoteJob,
-    warnings: list[str],
-    *,
-    now: datetime | None = None,
-) -> KeyHistory:
-    """The history ``--rerun`` and ``catchup`` select from on Databricks: keys beyond the
-    horizon without a record are ``unknown`` and left alone, with a line in ``warnings``;
-    keys ``named`` one by one (``--keys``) stay ``missing``. ``now``: when the history was
-    read (default: the current time).
-    """
-    moment = now if now is not None else datetime.now(timezone.utc)
-    horizon = history_horizon(moment, remote.created_ms)
-    if named or horizon is None:
-        return history
-    marked = with_unknown(history, backfill, keys, horizon)
-    unknown = count_unknown(marked)
-    if unknown:
-        days = RUN_RETENTION.days
-        warnings.append(
-            f"{unknown} key(s) ended more than {days} days ago and have no run in the "
-            f"workspace's {days}-day run history nor in this machine's ledgers: their state "
-            "is unknown and they are left alone; catch them up with --by data, or name them "
-            "with --keys"
-        )
-    return marked
-
-
-def count_unknown(history: Mapping[str, KeyState]) -> int:
-    """How many keys of ``history`` are ``unknown``."""
-    return sum(1 for state in history.values() if state == "unknown")

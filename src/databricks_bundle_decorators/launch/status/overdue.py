@@ -1,13 +1,10 @@
-"""``dbxdec status JOB --overdue``: the keys past their due time (``@job(deadline=...)``)
-whose latest run of that key has not succeeded, with a reason: ``no run``, ``run
-failed``, ``checks failed`` (from the ledgers' check reports), ``still running`` or
-``unknown`` (older than the run history, :mod:`.observed`).
-"""
+"""``dbxdec status JOB --overdue``: keys past their deadline whose latest run has not
+succeeded, with a reason (no run, run failed, checks failed, still running, unknown)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -38,8 +35,7 @@ _REASONS: dict[KeyState, OverdueReason] = {
 @dataclass(frozen=True, slots=True)
 class OverdueKey:
     """A key past its due time (UTC) that has not succeeded; ``detail``: the failing checks,
-    the run's error or ``cancelled``; ``run_id``: its latest run in a local ledger.
-    """
+    the run's error or ``cancelled``; ``run_id``: its latest run in a local ledger."""
 
     key: str
     due: datetime
@@ -50,14 +46,7 @@ class OverdueKey:
 
     def to_json(self) -> dict[str, Any]:
         """The key as plain JSON data (``due`` in ISO 8601, UTC)."""
-        return {
-            "key": self.key,
-            "due": self.due.isoformat(),
-            "state": self.state,
-            "reason": self.reason,
-            "detail": self.detail,
-            "run_id": self.run_id,
-        }
+        return {**asdict(self), "due": self.due.isoformat()}
 
 
 def failed_checks(ledgers: Iterable[Ledger]) -> dict[str, tuple[str, ...]]:

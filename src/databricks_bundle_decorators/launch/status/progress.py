@@ -1,6 +1,5 @@
 """Progress output of the scheduler's events: a live display on a terminal, plain lines, or
-JSON lines; an outage is reported from its ``unreachable`` event to its ``reachable`` one.
-"""
+JSON lines; an outage is reported from its ``unreachable`` event to its ``reachable`` one."""
 
 from __future__ import annotations
 
@@ -88,50 +87,48 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
 
 def next_rerun_command(summary: LaunchSummary) -> str | None:
     """The rerun command when it is the one to recommend: some keys failed and every other run
-    ended (else ``--resume`` is).
-    """
+    ended (else ``--resume`` is)."""
     c = summary.counts
     if not summary.rerun_command or c.remaining or c.running:
         return None
     return summary.rerun_command
 
 
-class JsonReporter:
-    """One JSON object per line: every event, then ``{"event": "summary", ...}``."""
+class _LineWriter:
+    """Writes whole lines to ``stream``, one thread at a time."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self._lock = threading.Lock()
 
-    def _write(self, data: object) -> None:
-        with self._lock:
-            self.stream.write(json.dumps(data) + "\n")
-            self.stream.flush()
-
-    def start(self, total: int, header: str) -> None:
-        self._write({"event": "start", "message": header, "total": total, "at": time.time()})
-
-    def __call__(self, event: LaunchEvent) -> None:
-        self._write(event.to_json())
-
-    def finish(self, summary: LaunchSummary) -> None:
-        self._write(summary.to_json())
-
-
-class PlainReporter:
-    """One line per state change, for logs and pipes."""
-
-    def __init__(self, stream: IO[str], *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.stream = stream
-        self.clock = clock
-        self._t0 = clock()
-        self._lock = threading.Lock()
-        self._said: dict[str, str] = {}  # an error printed, and the run it was printed for
-
     def _line(self, text: str) -> None:
         with self._lock:
             self.stream.write(text + "\n")
             self.stream.flush()
+
+
+class JsonReporter(_LineWriter):
+    """One JSON object per line: every event, then ``{"event": "summary", ...}``."""
+
+    def start(self, total: int, header: str) -> None:
+        event = {"event": "start", "message": header, "total": total, "at": time.time()}
+        self._line(json.dumps(event))
+
+    def __call__(self, event: LaunchEvent) -> None:
+        self._line(json.dumps(event.to_json()))
+
+    def finish(self, summary: LaunchSummary) -> None:
+        self._line(json.dumps(summary.to_json()))
+
+
+class PlainReporter(_LineWriter):
+    """One line per state change, for logs and pipes."""
+
+    def __init__(self, stream: IO[str], *, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(stream)
+        self.clock = clock
+        self._t0 = clock()
+        self._said: dict[str, str] = {}  # an error printed, and the run it was printed for
 
     def start(self, total: int, header: str) -> None:
         self._t0 = self.clock()
@@ -166,8 +163,7 @@ class PlainReporter:
 
 class LiveReporter:
     """A rich live display: header line, bar, counts, throughput, ETA, slowest runs, recent
-    events; the summary is printed unwrapped so its commands copy whole.
-    """
+    events; the summary is printed unwrapped so its commands copy whole."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
@@ -227,9 +223,8 @@ class LiveReporter:
             done = event.counts.done + event.counts.failed  # total: auto batches re-chosen
             self._progress.update(self._task, total=max(event.counts.total, 1), completed=done)
             if event.kind == "succeeded" and event.seconds is not None:
-                self._slowest = sorted([*self._slowest, (event.seconds, event.label)])[-_SLOWEST:][
-                    ::-1
-                ]
+                slowest = sorted([*self._slowest, (event.seconds, event.label)], reverse=True)
+                self._slowest = slowest[:_SLOWEST]
             if event.kind in ("unreachable", "reachable"):
                 self._outage = event.message if event.kind == "unreachable" else ""
             if event.label:  # a slice moved on: its "retrying ... (retry in N s)" is stale

@@ -1,17 +1,12 @@
-"""The partition health grid of ``dbxdec status``: one cell per key, in a calendar.
-
-Daily keys: a row per month; hourly: a row per day; monthly and weekly (ISO week): a row
-per year; static: rows of ten. Every state has a glyph besides its colour (``■ ✗ ⊘ ○ · ?``,
-unknown: older than the run history, :mod:`.observed`), so the grid reads without colour.
-A cell's details are its key's latest run in the local ledgers (:class:`KeyDetail`); runs
-started elsewhere (a schedule, the Jobs UI) have none.
-"""
+"""The partition health grid of ``dbxdec status``: one cell per key, in a calendar, each
+state with a glyph besides its colour (``■ ✗ ⊘ ○ · ?``); a cell's details are its key's
+latest run in the local ledgers (:class:`KeyDetail`)."""
 
 from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -91,17 +86,10 @@ def build_grid(
     details: Mapping[str, KeyDetail] | None = None,
 ) -> PartitionGrid:
     """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static);
-    ``details`` of a key are kept only when they describe its state (not an older run).
-    """
+    ``details`` of a key are kept only when they describe its state (not an older run)."""
     states: dict[str, KeyState] = {key: history.get(key, KeyState.MISSING) for key in keys}
-    if kind == "daily":
-        columns, rows = _calendar(keys, lambda k: k[:7], lambda k: int(k[8:10]), 31, 1)
-    elif kind == "hourly":
-        columns, rows = _calendar(keys, lambda k: k[:10], lambda k: int(k[11:13]), 24, 0)
-    elif kind == "monthly":
-        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[5:7]), 12, 1)
-    elif kind == "weekly":
-        columns, rows = _calendar(keys, lambda k: k[:4], lambda k: int(k[6:8]), 53, 1)
+    if kind in _CALENDARS:
+        columns, rows = _calendar(keys, *_CALENDARS[kind])
     elif kind.startswith(MULTI_KIND_PREFIX):
         columns, rows = _per_static(keys)
     else:
@@ -132,17 +120,21 @@ def _per_static(keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[GridRow, ..
     )
 
 
+_CALENDARS: dict[str, tuple[slice, slice, int, int]] = {
+    # kind: (the row label's part of a key, the column's, columns, the first column's number)
+    "daily": (slice(0, 7), slice(8, 10), 31, 1),
+    "hourly": (slice(0, 10), slice(11, 13), 24, 0),
+    "monthly": (slice(0, 4), slice(5, 7), 12, 1),
+    "weekly": (slice(0, 4), slice(6, 8), 53, 1),
+}
+
+
 def _calendar(
-    keys: Sequence[str],
-    row_of: Callable[[str], str],
-    column_of: Callable[[str], int],
-    width: int,
-    first: int,
+    keys: Sequence[str], row: slice, column: slice, width: int, first: int
 ) -> tuple[tuple[str, ...], tuple[GridRow, ...]]:
     rows: dict[str, list[str | None]] = {}
     for key in keys:
-        cells = rows.setdefault(row_of(key), [None] * width)
-        cells[column_of(key) - first] = key
+        rows.setdefault(key[row], [None] * width)[int(key[column]) - first] = key
     columns = tuple(str(first + i) for i in range(width))
     return columns, tuple(GridRow(label, tuple(cells)) for label, cells in rows.items())
 
@@ -151,8 +143,7 @@ def glyph_table(
     title: str, columns: Sequence[str], rows: Iterable[tuple[str, list[Text]]], *, wide: int
 ) -> Table:
     """Rows of glyph cells as a rich table, every fifth column labelled; the label column is
-    at least ``wide`` minus the cells' width.
-    """
+    at least ``wide`` minus the cells' width."""
     table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
     table.add_column("", style="bold", no_wrap=True, min_width=max(0, wide - 2 * len(columns)))
     for number, column in enumerate(columns):
@@ -197,8 +188,7 @@ def legend(grid: PartitionGrid) -> str:
 @dataclass(frozen=True, slots=True)
 class PageOrigin:
     """When (timezone-aware) and from where (``source``) a status page was made, and the
-    backfills (newest first) whose runs it details.
-    """
+    backfills (newest first) whose runs it details."""
 
     made_at: datetime
     source: str
@@ -268,8 +258,7 @@ def _run_of(grid: PartitionGrid, key: str) -> tuple[str, str, str | None]:
 
 def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = False) -> str:
     """The keys in ``state`` (failed or cancelled), one row per run (a ranged run's keys share
-    it); ``""`` when none. ``folded``: the heading also counts the rows.
-    """
+    it); ``""`` when none. ``folded``: the heading also counts the rows."""
     esc = html.escape
     positions = {key: i for i, key in enumerate(grid.states)}
     groups: list[list[str]] = []
@@ -312,8 +301,7 @@ def html_page(
     after: str = "",
 ) -> str:
     """A status page: title, origin, legend, ``note``, the table of ``head`` and ``body`` rows,
-    then ``after``; ``style`` adds to the page's style.
-    """
+    then ``after``; ``style`` adds to the page's style."""
     esc = html.escape
     counts = grid.counts()
     legend_html = " ".join(
@@ -340,8 +328,7 @@ def grid_html(
 ) -> str:
     """The grid as a standalone HTML page (no scripts): cells with glyph, pattern and colour, a
     failed key linking to its run; tables of the failed and cancelled keys below, then
-    ``extra_html`` (a backfill's timeline).
-    """
+    ``extra_html`` (a backfill's timeline)."""
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
     body = (
@@ -359,8 +346,7 @@ def grid_html(
 @dataclass(frozen=True, slots=True)
 class KeyDetail:
     """The latest recorded run of a key (``state``: its attempt's end; ``checks_off``: run with
-    ``--no-checks``).
-    """
+    ``--no-checks``)."""
 
     state: str
     run_id: str | None = None

@@ -1,12 +1,6 @@
-"""``dbxdec status`` for grids of any size: as they are when they fit, else folded: a
-cell per day, week or month counting its keys per state, showing its worst key
-(:data:`WORST_FIRST`); hourly keys fold into days, weeks or months, daily keys into
-weeks or months, other kinds never.
-
-An HTML page of more than :data:`PAGE_FULL_KEYS` keys shows a cell per day or coarser, a
-``<details>`` per month or year opening to one glyph per key, and no scripts: ten years
-of hourly keys stay under a megabyte.
-"""
+"""``dbxdec status`` for grids of any size: as they are when they fit, else folded into a
+cell per day, week or month showing its worst key (:data:`WORST_FIRST`); an HTML page of
+more than :data:`PAGE_FULL_KEYS` keys folds likewise, a ``<details>`` per month or year."""
 
 from __future__ import annotations
 
@@ -51,8 +45,7 @@ _PAGE_WIDTH = 200  # characters: an HTML page is as wide as a week grid needs
 
 def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> RenderableType:
     """``grid`` fitted to ``max_rows`` rows of ``width`` characters: one cell per key, else
-    folded with its legend and what a cell is.
-    """
+    folded with its legend and what a cell is."""
     folded = choose_fold(grid, max_rows=max_rows, width=width)
     if folded is None:
         return grid_table(grid)
@@ -85,8 +78,7 @@ def status_page(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
     """The HTML status page: :func:`grid_html` up to :data:`PAGE_FULL_KEYS` keys (or when the
-    grid never folds), else folded.
-    """
+    grid never folds), else folded."""
     folded = None
     if len(grid.states) > PAGE_FULL_KEYS:
         folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=_PAGE_WIDTH, always=True)
@@ -247,10 +239,7 @@ def _day_counts(grid: PartitionGrid) -> dict[tuple[str, str], list[int]]:
         pairs = Counter(("", key[:10], state) for key, state in grid.states.items())
     days: dict[tuple[str, str], list[int]] = {}
     for (row, day, state), n in pairs.items():
-        tally = days.get((row, day))
-        if tally is None:
-            tally = days[(row, day)] = [0] * len(STATES)
-        tally[index[state]] += n
+        days.setdefault((row, day), [0] * len(STATES))[index[state]] += n
     return days
 
 
@@ -299,10 +288,8 @@ def fold_grid(
             row, column = static, column_of[label]
         else:
             column = number - 1
-        total = counts.get((row, label))
-        if total is None:
-            total = counts[(row, label)] = [0] * len(STATES)
-            places[(row, label)] = (row, column)
+        total = counts.setdefault((row, label), [0] * len(STATES))
+        places[(row, label)] = (row, column)
         for i, n in enumerate(tally):
             total[i] += n
     width = len(column_of) if multi else _CALENDAR_WIDTH[level]
@@ -324,8 +311,7 @@ def choose_fold(
 ) -> FoldedGrid | None:
     """The finest folding of ``grid`` that fits ``max_rows`` rows of ``width`` characters
     (the coarsest when none fits); ``None`` when it fits unfolded (unless ``always``) or
-    never folds.
-    """
+    never folds."""
     label = max((len(row.label) for row in grid.rows), default=0)
     fits = grid_fits(len(grid.rows), len(grid.columns), label, max_rows=max_rows, width=width)
     if fits and not always:

@@ -1,13 +1,12 @@
 """The timeline of one backfill as inline SVG: a bar per run attempt ``[submitted_at, end)``
 (a slice's retries on one row; stragglers: over twice the median) and the runs in
-flight over time; outcomes have a colour, a pattern and a label.
-"""
+flight over time; outcomes have a colour, a pattern and a label."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 
 from ..ledger.ledger import Ledger
@@ -20,12 +19,7 @@ OUTCOMES: tuple[RunState, ...] = (
     RunState.CANCELLED,
     RunState.RUNNING,
 )
-_COLOUR: dict[RunState, str] = {  # the status grid's colours, plus one for cancelled
-    RunState.SUCCEEDED: HTML_COLOUR[KeyState.SUCCEEDED],
-    RunState.FAILED: HTML_COLOUR[KeyState.FAILED],
-    RunState.CANCELLED: "#6e7781",
-    RunState.RUNNING: HTML_COLOUR[KeyState.RUNNING],
-}
+_COLOUR: dict[RunState, str] = {o: HTML_COLOUR[KeyState(o.value)] for o in OUTCOMES}
 _PATTERN: dict[RunState, str] = {
     RunState.SUCCEEDED: "",
     RunState.FAILED: '<path d="M0,0 L6,6 M6,0 L0,6" stroke="white" stroke-width="1.2"/>',
@@ -118,10 +112,7 @@ def build_timeline(ledger: Ledger, *, now: float) -> Timeline:
     done = [i for i, b in enumerate(raw) if b.outcome != "running"]
     flags = stragglers([raw[i].seconds for i in done])
     slow = {i for i, flag in zip(done, flags, strict=True) if flag}
-    bars = tuple(
-        Bar(b.row, b.label, b.attempt, b.start, b.end, b.outcome, i in slow)
-        for i, b in enumerate(raw)
-    )
+    bars = tuple(replace(b, straggler=i in slow) for i, b in enumerate(raw))
     return Timeline(ledger.id, ledger.options.max_concurrent, bars)
 
 
