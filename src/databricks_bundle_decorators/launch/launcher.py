@@ -1,5 +1,6 @@
 """``dbxdec backfill`` / ``catchup`` / ``--resume`` as functions the CLI calls: plan,
-connect, run under a claim on the keys, sum up."""
+connect, run under a claim on the keys, sum up.
+"""
 
 from __future__ import annotations
 

@@ -2,4 +2,5 @@
 on and the local Spark's start-up (``estimate``), keys per run (``auto_batch``), and
 DBUs from billing, a dry run's and ``dbxdec backfill cost``'s (``cost``). May import
 :mod:`..plan`, :mod:`..ledger`, :mod:`..workspace`, :mod:`..backends`, :mod:`..guard`
-and the layers above ``launch``."""
+and the layers above ``launch``.
+"""

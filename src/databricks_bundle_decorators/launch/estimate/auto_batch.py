@@ -30,7 +30,8 @@ ModelBasis = Literal["fit", "share"]
 @dataclass(frozen=True, slots=True)
 class RunModel:
     """``startup + k * per_key`` seconds, from ``runs`` past runs of ``fewest_keys`` to
-    ``most_keys`` keys; ``basis``: ``fit`` or ``share``."""
+    ``most_keys`` keys; ``basis``: ``fit`` or ``share``.
+    """
 
     startup: float
     per_key: float
@@ -98,7 +99,8 @@ def batch_size_for(
     startup: float, per_key: float, *, keys: int, max_concurrent: int, target_seconds: float
 ) -> int:
     """``max(1, floor((target - startup) / per_key))`` capped at ``keys // max_concurrent``
-    (the cap when ``per_key`` is 0)."""
+    (the cap when ``per_key`` is 0).
+    """
     cap = max(1, keys // max(1, max_concurrent))
     if per_key <= 0:
         return cap
@@ -114,7 +116,8 @@ def _fitting(startup: float, per_key: float, target_seconds: float) -> int:
 @dataclass(frozen=True, slots=True)
 class BatchChoice:
     """The keys per run ``--batch-size auto`` chose, the reasons, the target run length and
-    the model."""
+    the model.
+    """
 
     size: int
     reasons: tuple[str, ...]
@@ -145,7 +148,8 @@ def choose_batch_size(
     job: str = "the job",
 ) -> BatchChoice:
     """Keys per run for ``keys`` keys run ``max_concurrent`` at once, aiming at runs of
-    ``target_seconds``, with reasons that name every number."""
+    ``target_seconds``, with reasons that name every number.
+    """
     target = format_seconds(target_seconds)
     if model is None:
         reason = f"no successful past runs of {job} to measure: 1 key per run until some end"
@@ -187,7 +191,8 @@ def rechoose(
     job: str = "the job",
 ) -> BatchChoice:
     """The size for the ``pending_keys`` keys not launched yet, from this backfill's
-    ``measured`` runs and the ``prior`` ones (the latest :data:`SAMPLE` of them all)."""
+    ``measured`` runs and the ``prior`` ones (the latest :data:`SAMPLE` of them all).
+    """
     model = fit_model([*measured, *prior])
     return choose_batch_size(
         model,

@@ -227,7 +227,8 @@ def backfill_cost_of(
 
 def billing_span(ledger: Ledger, now: datetime) -> tuple[datetime, datetime]:
     """``[since, until)`` in which the job's records without a run id are the backfill's: the
-    hour of the first submission to an hour past the last end."""
+    hour of the first submission to an hour past the last end.
+    """
     starts = [a.submitted_at or a.started_at for r in ledger.slices for a in r.attempts]
     ends = [a.ended_at for r in ledger.slices for a in r.attempts]
     first = min((s for s in starts if s is not None), default=ledger.created_at)
@@ -317,7 +318,8 @@ def backfill_cost(
 @dataclass(frozen=True, slots=True)
 class BilledEstimate(Estimate):
     """An :class:`~.estimate.Estimate` whose DBUs are ``dbu_per_key`` (median of
-    ``billed_runs`` runs) x ``planned_keys``."""
+    ``billed_runs`` runs) x ``planned_keys``.
+    """
 
     dbu_per_key: float = 0.0
     planned_keys: int = 0

@@ -47,7 +47,8 @@ _FIGURES = ("median_seconds", "p90_seconds", "wall_seconds", "wall_p90_seconds",
 @dataclass(frozen=True, slots=True)
 class PastRun:
     """A finished run (epoch seconds of the backend's clock, ``started`` after any queueing;
-    ``keys``: 1 when unknown; ``run_id``: from the workspace)."""
+    ``keys``: 1 when unknown; ``run_id``: from the workspace).
+    """
 
     started: float
     ended: float
@@ -90,7 +91,8 @@ def past_runs_databricks(
 
 def past_runs_local(root: Path, job: str) -> list[PastRun]:
     """Finished attempts of ``job``'s ``--local`` ledgers, newest first (a Databricks ledger's
-    end times are when the launcher noticed)."""
+    end times are when the launcher noticed).
+    """
     found: list[PastRun] = []
     for ledger in list_ledgers(root, job):
         for record in ledger.slices if ledger.backend.kind == "local" else ():
@@ -123,7 +125,8 @@ class Estimate:
     """How long a plan will take and what it costs, with the numbers it came from: ``runs``
     (the final sync included), ``keys_per_run`` (the largest run's), ``finished`` past runs
     looked at, the ``sample`` of successful ones (0: no estimate) with their median and
-    90th percentile seconds and median keys, the compute and a user's DBU rate."""
+    90th percentile seconds and median keys, the compute and a user's DBU rate.
+    """
 
     job: str
     runs: int
@@ -278,7 +281,8 @@ ComputeKind = Literal["job_cluster", "serverless", "existing_cluster", "mixed", 
 @dataclass(frozen=True, slots=True)
 class Compute:
     """What one run of a job runs on: a ``description`` for people and, for job clusters, the
-    fewest and most ``nodes`` of one run, drivers included (autoscale)."""
+    fewest and most ``nodes`` of one run, drivers included (autoscale).
+    """
 
     kind: ComputeKind
     description: str
@@ -307,7 +311,8 @@ def compute_of_definition(job: JobDefinition) -> Compute:
 
 def compute_of_settings(settings: Mapping[str, Any]) -> Compute:
     """The compute of a job from its JobSettings JSON; a job cluster no task uses is not
-    counted, unless there are no tasks."""
+    counted, unless there are no tasks.
+    """
     declared = {
         str(c.get("job_cluster_key", "")): c.get("new_cluster") or {}
         for c in settings.get("job_clusters") or []
@@ -368,7 +373,8 @@ BACKFILLS = 5
 
 def spark_startup_seconds(root: Path) -> float | None:
     """Seconds the local Spark took to start in the project's latest local backfills
-    (``None``: none with two successful runs)."""
+    (``None``: none with two successful runs).
+    """
     found: list[float] = []
     for ledger in list_ledgers(root):  # newest first
         if ledger.backend.kind != "local":
@@ -399,7 +405,8 @@ def spark_started() -> bool:
 @dataclass(frozen=True)
 class LocalEstimate(Estimate):
     """An :class:`Estimate` of a local backfill whose first run starts Spark
-    (``spark_startup_seconds``: ``None`` when not measured yet)."""
+    (``spark_startup_seconds``: ``None`` when not measured yet).
+    """
 
     spark_startup_seconds: float | None = None
 
@@ -428,7 +435,8 @@ class LocalEstimate(Estimate):
 
 def with_spark_startup(found: Estimate, root: Path, *, started: bool | None = None) -> Estimate:
     """``found`` with Spark's start-up when a local backfill will start Spark (``started``:
-    whether a session runs already; default: asks this process)."""
+    whether a session runs already; default: asks this process).
+    """
     if spark_started() if started is None else started:
         return found
     same = {f.name: getattr(found, f.name) for f in fields(found)}

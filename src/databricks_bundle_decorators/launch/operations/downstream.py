@@ -91,7 +91,8 @@ def downstream_ledger(
     spec: BackendSpec | None = None,
 ) -> Ledger:
     """A new ledger of ``graph``'s slices (not saved); ``--param`` values go to the named
-    job's runs only."""
+    job's runs only.
+    """
     backfill_id = new_backfill_id(graph.root)
     records = []
     for s in graph.slices:

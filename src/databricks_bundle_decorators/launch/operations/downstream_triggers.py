@@ -24,7 +24,8 @@ WAREHOUSE_ENV = "DATABRICKS_WAREHOUSE_ID"
 
 def with_trigger_hold(prepared: PreparedBackfill, *, root: Path) -> PreparedBackfill:
     """``prepared`` (resumed) with the trigger hold of a ``--downstream`` backfill on
-    Databricks; else as it is."""
+    Databricks; else as it is.
+    """
     workspace, ledger = prepared.workspace, prepared.ledger
     if workspace is None or prepared.hold is not None or not ledger.slices:
         return prepared

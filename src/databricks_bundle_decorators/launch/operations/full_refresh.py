@@ -13,7 +13,8 @@ from ..prepare.planners import Draft, Planning
 
 def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
     """Refuse ``--full-refresh`` with ``catchup``, ``--rerun failed|missing``, ``--final-sync``
-    or ``--no-checks``, in one line."""
+    or ``--no-checks``, in one line.
+    """
     request = planning.request
     if not request.options.full_refresh:
         return draft
@@ -38,7 +39,8 @@ def refuse_full_refresh_combinations(draft: Draft, planning: Planning) -> Draft:
 
 def first_alone(draft: Draft, planning: Planning) -> Draft:
     """At least one canary: the first slice creates the staging tables alone (concurrent
-    first writes to a new Delta table conflict)."""
+    first writes to a new Delta table conflict).
+    """
     if not planning.request.options.full_refresh or draft.options is None:
         return draft
     options = replace(draft.options, canary=max(draft.options.canary, 1))
@@ -47,7 +49,8 @@ def first_alone(draft: Draft, planning: Planning) -> Draft:
 
 def stage_ledger(draft: Draft, planning: Planning) -> Draft:
     """Every slice of a new full-refresh ledger gets its order: ``stage``, or ``swap`` for
-    the keyless last one."""
+    the keyless last one.
+    """
     ledger = draft.ledger
     if not planning.request.options.full_refresh or ledger is None:
         return draft

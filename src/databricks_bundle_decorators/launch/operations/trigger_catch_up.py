@@ -53,7 +53,8 @@ number of quarter hours (IANA tz database), so no key boundary falls inside a bu
 @dataclass(frozen=True, slots=True)
 class CatchUpRun:
     """What the catch-up did for one dependant: the keys of its run (empty: all covered), the
-    run (``None``: none), the versions its watermark moved to, and a line for people."""
+    run (``None``: none), the versions its watermark moved to, and a line for people.
+    """
 
     job: str
     keys: tuple[str, ...]
@@ -116,7 +117,8 @@ def _owed(
     at: datetime,
 ) -> tuple[tuple[str, ...], dict[str, int]] | str:
     """The keys ``job`` owes and the versions they were worked out at (its ``advance`` row
-    written), or the line saying why nothing can be worked out."""
+    written), or the line saying why nothing can be worked out.
+    """
     state = TableName.parse(trigger.state_table).quoted
     statements.rows(f"CREATE TABLE IF NOT EXISTS {state} ({STATE_COLUMNS}) USING DELTA")
     rows = statements.rows(
@@ -166,7 +168,8 @@ def _changes(
     statements: Statements, table: str, column: str, after: int, newest: int
 ) -> list[Change]:
     """The changes of ``table``'s versions ``after+1..newest``, one per version and quarter
-    hour of event time (``Change.key``: the bucket's epoch seconds)."""
+    hour of event time (``Change.key``: the bucket's epoch seconds).
+    """
     name = quote_literal(TableName.parse(table).quoted)
     bucket = f"unix_seconds(CAST({quote_identifier(column)} AS TIMESTAMP)) DIV {_BUCKET_SECONDS}"
     try:
@@ -212,7 +215,8 @@ def _launch(
 ) -> int:
     """Start the catch-up run; the idempotency token (Jobs API ``run-now``, at most 64
     characters, https://docs.databricks.com/api/workspace/jobs/runnow) makes a second call
-    for the same backfill and job return the same run."""
+    for the same backfill and job return the same run.
+    """
     params = {
         ORDER_PARAM: encode_order(TaskOrder(keys=keys)),
         TRIGGER_VERSIONS_PARAM: encode_versions(versions, {}),

@@ -1,5 +1,6 @@
 """``dbxdec backfill undo ID``: which runs were the backfill's and the restore of their tables,
-locally on Spark (:class:`SparkRestore`) or by an undo run of the job (:class:`RunRestore`)."""
+locally on Spark (:class:`SparkRestore`) or by an undo run of the job (:class:`RunRestore`).
+"""
 
 from __future__ import annotations
 

@@ -2,4 +2,5 @@
 ``dbxdec status`` and its grids (``status``, ``status_grid``, ``status_view``), a
 backfill's ``timeline``, live ``progress``, keys past their deadline (``overdue``) and a
 detached backfill's journal (``journal_status``). May import every room before it and
-the layers above ``launch``."""
+the layers above ``launch``.
+"""

@@ -1,6 +1,7 @@
 """A detached backfill followed from any checkout: its journal in the workspace
 (:mod:`..ledger.journal`) found by the deployed job's id, read and summed up
-(``status --backfill``, ``backfill watch``, ``backfills --workspace``)."""
+(``status --backfill``, ``backfill watch``, ``backfills --workspace``).
+"""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ _ID = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_\-]*)-\d{8}T\d{6}-[0-9a-f]{4}")
 @dataclass(frozen=True, slots=True)
 class JournalPlace:
     """Where a detached backfill's journal is; ``name_prefix`` and ``dev_mode`` find the other
-    jobs of the deployment (the controller) as the backfilled job was found."""
+    jobs of the deployment (the controller) as the backfilled job was found.
+    """
 
     client: WorkspaceClient
     backfill_id: str
@@ -145,7 +147,8 @@ def read_view(place: JournalPlace) -> JournalView:
 
 def summary_line(view: JournalView) -> str:
     """One line on where a detached backfill is, e.g.
-    ``backfill B: running (paused): 3 succeeded, 1 running, 0 failed, 2 pending of 6 runs``."""
+    ``backfill B: running (paused): 3 succeeded, 1 running, 0 failed, 2 pending of 6 runs``.
+    """
     ledger = view.ledger
     counts = ledger.counts()
     steering = "" if view.control == "running" else f" ({view.control})"
@@ -169,7 +172,8 @@ def watch(
     refreshes: int | None = None,
 ) -> JournalView:
     """Read, show and ``wait`` (where Ctrl-C lands) until the backfill ends or ``refreshes``
-    readings were shown; returns the last reading."""
+    readings were shown; returns the last reading.
+    """
     shown = 0
     while True:
         view = read()

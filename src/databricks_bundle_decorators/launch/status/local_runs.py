@@ -1,6 +1,7 @@
 """Records of ``dbxdec run --local`` runs, so local ``status``, ``catchup`` and ``--rerun``
 see their keys: ``.dbxdec/runs/<job>/<run id>.json``, written atomically; a damaged or
-foreign file is skipped."""
+foreign file is skipped.
+"""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def with_local_run_details(
     runs: Iterable[LocalRun],
 ) -> dict[str, KeyDetail]:
     """``details`` with each key whose latest run is a single local run (later than the
-    ledgers' ``observations``) described by that run."""
+    ledgers' ``observations``) described by that run.
+    """
     ledger_started: dict[str, float] = {}
     for obs in observations:
         for key in obs.keys:

@@ -103,7 +103,8 @@ RUN_RETENTION = timedelta(days=60)
 
 def history_horizon(now: datetime, created_ms: int | None = None) -> datetime | None:
     """The oldest instant the run history still covers at ``now``; ``None`` when it covers
-    the whole life of a job created at ``created_ms`` (epoch milliseconds)."""
+    the whole life of a job created at ``created_ms`` (epoch milliseconds).
+    """
     horizon = now - RUN_RETENTION
     if created_ms is not None and created_ms >= horizon.timestamp() * 1000:
         return None

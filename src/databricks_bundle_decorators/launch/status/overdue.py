@@ -35,7 +35,8 @@ _REASONS: dict[KeyState, OverdueReason] = {
 @dataclass(frozen=True, slots=True)
 class OverdueKey:
     """A key past its due time (UTC) that has not succeeded; ``detail``: the failing checks,
-    the run's error or ``cancelled``; ``run_id``: its latest run in a local ledger."""
+    the run's error or ``cancelled``; ``run_id``: its latest run in a local ledger.
+    """
 
     key: str
     due: datetime

@@ -1,5 +1,6 @@
 """Progress output of the scheduler's events: a live display on a terminal, plain lines, or
-JSON lines; an outage is reported from its ``unreachable`` event to its ``reachable`` one."""
+JSON lines; an outage is reported from its ``unreachable`` event to its ``reachable`` one.
+"""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def summary_lines(summary: LaunchSummary, shown: Collection[str] = ()) -> list[s
 
 def next_rerun_command(summary: LaunchSummary) -> str | None:
     """The rerun command when it is the one to recommend: some keys failed and every other run
-    ended (else ``--resume`` is)."""
+    ended (else ``--resume`` is).
+    """
     c = summary.counts
     if not summary.rerun_command or c.remaining or c.running:
         return None
@@ -163,7 +165,8 @@ class PlainReporter(_LineWriter):
 
 class LiveReporter:
     """A rich live display: header line, bar, counts, throughput, ETA, slowest runs, recent
-    events; the summary is printed unwrapped so its commands copy whole."""
+    events; the summary is printed unwrapped so its commands copy whole.
+    """
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 class JobStatus:
     """Key states of a job, details of their latest runs (:class:`KeyDetail`), where both
     come from, and how far back the run history reaches (``horizon``, ``None`` for the
-    local ledgers: a key with no record before it is ``unknown``, :mod:`.observed`)."""
+    local ledgers: a key with no record before it is ``unknown``, :mod:`.observed`).
+    """
 
     history: KeyHistory
     details: dict[str, KeyDetail]
@@ -82,7 +83,8 @@ def ledger_status(
     ledgers: list[Ledger], *, now: datetime, where: str, runs: Sequence[LocalRun] = ()
 ) -> JobStatus:
     """The key states of ``ledgers`` and of single local ``runs``, read once (``where``: their
-    origin)."""
+    origin).
+    """
     observed = ledger_observations(ledgers)
     history = key_history([*observed, *(run.observation() for run in runs)])
     details = with_local_run_details(ledger_details(ledgers), observed, runs)

@@ -86,7 +86,8 @@ def build_grid(
     details: Mapping[str, KeyDetail] | None = None,
 ) -> PartitionGrid:
     """Lay ``keys`` out for a backfill of ``kind`` (daily, hourly, weekly, monthly, static);
-    ``details`` of a key are kept only when they describe its state (not an older run)."""
+    ``details`` of a key are kept only when they describe its state (not an older run).
+    """
     states: dict[str, KeyState] = {key: history.get(key, KeyState.MISSING) for key in keys}
     if kind in _CALENDARS:
         columns, rows = _calendar(keys, *_CALENDARS[kind])
@@ -143,7 +144,8 @@ def glyph_table(
     title: str, columns: Sequence[str], rows: Iterable[tuple[str, list[Text]]], *, wide: int
 ) -> Table:
     """Rows of glyph cells as a rich table, every fifth column labelled; the label column is
-    at least ``wide`` minus the cells' width."""
+    at least ``wide`` minus the cells' width.
+    """
     table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
     table.add_column("", style="bold", no_wrap=True, min_width=max(0, wide - 2 * len(columns)))
     for number, column in enumerate(columns):
@@ -188,7 +190,8 @@ def legend(grid: PartitionGrid) -> str:
 @dataclass(frozen=True, slots=True)
 class PageOrigin:
     """When (timezone-aware) and from where (``source``) a status page was made, and the
-    backfills (newest first) whose runs it details."""
+    backfills (newest first) whose runs it details.
+    """
 
     made_at: datetime
     source: str
@@ -258,7 +261,8 @@ def _run_of(grid: PartitionGrid, key: str) -> tuple[str, str, str | None]:
 
 def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = False) -> str:
     """The keys in ``state`` (failed or cancelled), one row per run (a ranged run's keys share
-    it); ``""`` when none. ``folded``: the heading also counts the rows."""
+    it); ``""`` when none. ``folded``: the heading also counts the rows.
+    """
     esc = html.escape
     positions = {key: i for i, key in enumerate(grid.states)}
     groups: list[list[str]] = []
@@ -301,7 +305,8 @@ def html_page(
     after: str = "",
 ) -> str:
     """A status page: title, origin, legend, ``note``, the table of ``head`` and ``body`` rows,
-    then ``after``; ``style`` adds to the page's style."""
+    then ``after``; ``style`` adds to the page's style.
+    """
     esc = html.escape
     counts = grid.counts()
     legend_html = " ".join(
@@ -328,7 +333,8 @@ def grid_html(
 ) -> str:
     """The grid as a standalone HTML page (no scripts): cells with glyph, pattern and colour, a
     failed key linking to its run; tables of the failed and cancelled keys below, then
-    ``extra_html`` (a backfill's timeline)."""
+    ``extra_html`` (a backfill's timeline).
+    """
     esc = html.escape
     head = "".join(f"<th>{esc(c)}</th>" for c in grid.columns)
     body = (
@@ -346,7 +352,8 @@ def grid_html(
 @dataclass(frozen=True, slots=True)
 class KeyDetail:
     """The latest recorded run of a key (``state``: its attempt's end; ``checks_off``: run with
-    ``--no-checks``)."""
+    ``--no-checks``).
+    """
 
     state: str
     run_id: str | None = None

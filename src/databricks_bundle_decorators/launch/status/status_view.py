@@ -45,7 +45,8 @@ _PAGE_WIDTH = 200  # characters: an HTML page is as wide as a week grid needs
 
 def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> RenderableType:
     """``grid`` fitted to ``max_rows`` rows of ``width`` characters: one cell per key, else
-    folded with its legend and what a cell is."""
+    folded with its legend and what a cell is.
+    """
     folded = choose_fold(grid, max_rows=max_rows, width=width)
     if folded is None:
         return grid_table(grid)
@@ -78,7 +79,8 @@ def status_page(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
     """The HTML status page: :func:`grid_html` up to :data:`PAGE_FULL_KEYS` keys (or when the
-    grid never folds), else folded."""
+    grid never folds), else folded.
+    """
     folded = None
     if len(grid.states) > PAGE_FULL_KEYS:
         folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=_PAGE_WIDTH, always=True)
@@ -311,7 +313,8 @@ def choose_fold(
 ) -> FoldedGrid | None:
     """The finest folding of ``grid`` that fits ``max_rows`` rows of ``width`` characters
     (the coarsest when none fits); ``None`` when it fits unfolded (unless ``always``) or
-    never folds."""
+    never folds.
+    """
     label = max((len(row.label) for row in grid.rows), default=0)
     fits = grid_fits(len(grid.rows), len(grid.columns), label, max_rows=max_rows, width=width)
     if fits and not always:

@@ -1,6 +1,7 @@
 """The timeline of one backfill as inline SVG: a bar per run attempt ``[submitted_at, end)``
 (a slice's retries on one row; stragglers: over twice the median) and the runs in
-flight over time; outcomes have a colour, a pattern and a label."""
+flight over time; outcomes have a colour, a pattern and a label.
+"""
 
 from __future__ import annotations
 
