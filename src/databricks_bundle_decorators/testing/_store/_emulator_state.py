@@ -1,11 +1,6 @@
-"""In-memory model of the Databricks Jobs service behind :class:`JobsEmulator`.
-
-No HTTP here: methods take parsed request parameters, apply the Jobs 2.2 semantics
-(concurrency limits, queueing, idempotency tokens, cancellation, paging) and return
-JSON-ready dicts, or raise :class:`ApiError`. Run state is computed lazily: every public
-method first *advances* the model to "now", replaying slot releases in time order, so a
-queued run starts exactly when an earlier run's slot freed; no thread per run. Not
-thread-safe by itself: the emulator holds one lock around every call.
+"""In-memory model of the Jobs service behind :class:`JobsEmulator` (no HTTP; the caller
+holds the lock). Every method first *advances* the model to "now", replaying slot releases
+in time order, so a queued run starts exactly when a slot freed; no thread per run.
 
 ``runs/get-output`` answers for a *task* run only: a job run whose job has tasks is
 refused with 400 ``INVALID_PARAMETER_VALUE``, an unknown id gets ``runs/get``'s answer.
@@ -233,11 +228,8 @@ class JobsModel:
             raise invalid(f"Job {job_id} does not exist.")
         return job
 
-    def _job_json(self, job: JobRecord, *, expand_tasks: bool) -> JsonDict:
-        return job_json(job, self.user_name, expand_tasks=expand_tasks)
-
     def get_job(self, job_id: int) -> JsonDict:
-        return self._job_json(self._job(job_id), expand_tasks=True)
+        return job_json(self._job(job_id), self.user_name, expand_tasks=True)
 
     def list_jobs(self, params: Mapping[str, Any]) -> JsonDict:
         name, token = params.get("name"), params.get("page_token")
@@ -248,12 +240,8 @@ class JobsModel:
         if name is not None:
             jobs = [j for j in jobs if j.name.lower() == name.lower()]
         found, token = page(jobs, lambda j: (-j.job_id,), limit, offset, token, "after")
-        out: JsonDict = {"has_more": token is not None}
-        if found:  # the real API omits empty arrays
-            out["jobs"] = [self._job_json(j, expand_tasks=expand_tasks) for j in found]
-        if token:
-            out["next_page_token"] = token
-        return out
+        listed = [job_json(j, self.user_name, expand_tasks=expand_tasks) for j in found]
+        return _page_json("jobs", listed, token)
 
     # -- runs ----------------------------------------------------------------------
 
@@ -419,12 +407,8 @@ class JobsModel:
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
         found, token = page(selected, order, limit, offset, params.get("page_token"), "runs")
-        out: JsonDict = {"has_more": token is not None}
-        if found:
-            out["runs"] = [self._run_json(r, now, include_tasks=expand) for r in found]
-        if token:
-            out["next_page_token"] = token
-        return out
+        listed = [self._run_json(r, now, include_tasks=expand) for r in found]
+        return _page_json("runs", listed, token)
 
     # -- rendering -----------------------------------------------------------------
 
@@ -509,3 +493,13 @@ class JobsModel:
             ),
             None,
         )
+
+
+def _page_json(key: str, items: list[JsonDict], token: str | None) -> JsonDict:
+    """A list answer: ``has_more``, ``key`` unless empty (the real API omits empty arrays)."""
+    out: JsonDict = {"has_more": token is not None}
+    if items:
+        out[key] = items
+    if token:
+        out["next_page_token"] = token
+    return out
