@@ -272,13 +272,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             self._model.set_task_logs(task_run_id, text)
 
     def set_notebook_result(self, task_run_id: int, text: str) -> None:
-        """Answer ``text`` as ``notebook_output.result`` of notebook task run ``task_run_id``
-        in ``runs/get-output``: the value the notebook gave ``dbutils.notebook.exit()``.
-
-        Raises:
-            KeyError: no run has this id.
-            ValueError: the id is a job run's, not one of its task runs'.
-        """
+        """Like :meth:`set_task_logs`, for ``notebook_output.result`` of a notebook task run:
+        the value the notebook gave ``dbutils.notebook.exit()``."""
         with self._lock:
             self._model.set_notebook_result(task_run_id, text)
 

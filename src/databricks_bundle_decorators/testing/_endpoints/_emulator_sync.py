@@ -291,12 +291,7 @@ class SyncControls:
         return run_id
 
     def _firing(self, job_id: int, kind: str) -> tuple[JobRecord, dict[str, Any]]:
-        """Job ``job_id`` and its trigger's ``kind`` block, if that trigger can fire: a
-        paused trigger does not (the caller holds the lock).
-
-        Raises:
-            ValueError: the job has no such trigger, or it is paused.
-        """
+        """Job ``job_id`` and its unpaused trigger's ``kind`` block, else ``ValueError``."""
         job = self._model._job(job_id)
         trigger = job.settings.get("trigger") or {}
         block = trigger.get(kind)
