@@ -44,7 +44,6 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, ScriptedFault, _Server
@@ -145,12 +144,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
     def __enter__(self) -> JobsEmulator:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def workspace_client(self, **config: Any) -> WorkspaceClient:

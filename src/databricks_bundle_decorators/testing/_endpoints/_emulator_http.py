@@ -106,12 +106,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output quiet
 
     def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         reply = self.server.emulator._dispatch(
@@ -134,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+    do_POST = do_GET
 
 
 class HttpFrontEnd:
