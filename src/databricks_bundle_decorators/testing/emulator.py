@@ -102,7 +102,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             self._changed, lambda: self.token, workspace_id, user_name
         )
         self._model.outcome_parameter = outcome_parameter
-        self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
+        clock = self._model.clock
+        self._workspace = WorkspaceModel(lambda: clock.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
         self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module

@@ -98,15 +98,12 @@ class JobsModel:
 
     # -- time ----------------------------------------------------------------------
 
-    def epoch_ms(self, mono: float) -> int:
-        return self.clock.epoch_ms(mono)
-
     def references(self, run: RunRecord) -> dict[str, str]:
         """The dynamic value references ``run`` answers (see ``_emulator_refs``)."""
         return run_references(
             job_id=run.job_id,
             run_id=run.run_id,
-            trigger_ms=self.epoch_ms(run.created),
+            trigger_ms=self.clock.epoch_ms(run.created),
             parameters=run.job_parameters,
         )
 
@@ -208,7 +205,7 @@ class JobsModel:
         job_id = self._next_job_id
         self.job_change_bodies.append(("create", {**copied_body(body), "job_id": job_id}))
         self._next_job_id += 1
-        self._jobs[job_id] = JobRecord(job_id, settings, self.epoch_ms(now))
+        self._jobs[job_id] = JobRecord(job_id, settings, self.clock.epoch_ms(now))
         self._queues[job_id] = _JobQueue()
         return job_id
 
@@ -392,7 +389,7 @@ class JobsModel:
         if job_id is not None:
             self._job(job_id)
         self.advance(now)
-        order = list_order(self.runs_list_order, self.epoch_ms)  # never by run id
+        order = list_order(self.runs_list_order, self.clock.epoch_ms)  # never by run id
         runs = sorted(self._runs.values(), key=order)
         selected = [
             r
@@ -401,8 +398,8 @@ class JobsModel:
             and (not active_only or r.active)
             and (not completed_only or not r.active)
             # "runs that started at or after/before" (list_runs docstring): r.created
-            and (start_time_from is None or self.epoch_ms(r.created) >= start_time_from)
-            and (start_time_to is None or self.epoch_ms(r.created) <= start_time_to)
+            and (start_time_from is None or self.clock.epoch_ms(r.created) >= start_time_from)
+            and (start_time_to is None or self.clock.epoch_ms(r.created) <= start_time_to)
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
@@ -417,7 +414,7 @@ class JobsModel:
             self._jobs[run.job_id],
             run,
             now,
-            epoch_ms=self.epoch_ms,
+            epoch_ms=self.clock.epoch_ms,
             base_url=self.base_url,
             workspace_id=self.workspace_id,
             user_name=self.user_name,
