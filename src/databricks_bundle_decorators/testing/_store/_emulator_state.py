@@ -71,8 +71,8 @@ _UNSUCCESSFUL = frozenset({"FAILED", "TIMEDOUT", "CANCELED", "INTERNAL_ERROR"})
 class JobsModel:
     """The emulated Jobs service state.  Call every method with the lock held."""
 
-    def __init__(self, *, base_url: str, workspace_id: str, user_name: str) -> None:
-        self.base_url = base_url
+    def __init__(self, *, workspace_id: str, user_name: str) -> None:
+        self.base_url = ""  # set when the server starts
         self.workspace_id = workspace_id
         self.user_name = user_name
         self.display_name = user_name  # a service principal's differs (see scim_me)
