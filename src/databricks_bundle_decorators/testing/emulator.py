@@ -44,7 +44,6 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._endpoints._emulator_http import FaultConfig, FaultKind, HttpFrontEnd, ScriptedFault, _Server
@@ -103,7 +102,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             self._changed, lambda: self.token, workspace_id, user_name
         )
         self._model.outcome_parameter = outcome_parameter
-        self._workspace = WorkspaceModel(lambda: self._model.epoch_ms(time.monotonic()), user_name)
+        clock = self._model.clock
+        self._workspace = WorkspaceModel(lambda: clock.epoch_ms(time.monotonic()), user_name)
         self.statements = StatementsModel()  # SQL warehouses and system.billing: see its module
         self._permissions = PermissionsModel()  # job ACLs, the caller's groups: see its module
         self._oauth = OAuthModel()  # service principals' OAuth M2M tokens: see its module
@@ -145,12 +145,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
     def __enter__(self) -> JobsEmulator:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def workspace_client(self, **config: Any) -> WorkspaceClient:
@@ -272,13 +267,8 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             self._model.set_task_logs(task_run_id, text)
 
     def set_notebook_result(self, task_run_id: int, text: str) -> None:
-        """Answer ``text`` as ``notebook_output.result`` of notebook task run ``task_run_id``
-        in ``runs/get-output``: the value the notebook gave ``dbutils.notebook.exit()``.
-
-        Raises:
-            KeyError: no run has this id.
-            ValueError: the id is a job run's, not one of its task runs'.
-        """
+        """Like :meth:`set_task_logs`, for ``notebook_output.result`` of a notebook task run:
+        the value the notebook gave ``dbutils.notebook.exit()``."""
         with self._lock:
             self._model.set_notebook_result(task_run_id, text)
 

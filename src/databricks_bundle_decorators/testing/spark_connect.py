@@ -21,7 +21,6 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 from ..errors import EnvironmentProblem
 from ..runtime.session.delta_jars import ensure_delta_jars
@@ -148,12 +147,7 @@ class SparkConnectServer:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 

@@ -1,14 +1,8 @@
 """The HTTP front end of :class:`~..emulator.JobsEmulator`: server, routing and faults.
 
-Requests are parsed here, faults injected here, everything else handed to the models
-(:class:`~.._store._emulator_state.JobsModel`, the workspace, statements, identity).
-
-Faults may be limited to the clients whose ``User-Agent`` contains a string: the SDK adds
-``upstream/<name>`` to it when ``DATABRICKS_SDK_UPSTREAM`` and
-``DATABRICKS_SDK_UPSTREAM_VERSION`` are set (databricks-sdk
-``useragent._get_upstream_user_agent_info``), so a test can cut one process off (a
-controller run on its cluster) while another client still reaches the workspace. Every
-fault wakes ``wait_for`` and is timed in ``fault_times``.
+A fault may be limited to clients whose ``User-Agent`` contains a string: the SDK adds
+``upstream/<name>`` when ``DATABRICKS_SDK_UPSTREAM`` is set (databricks-sdk
+``useragent._get_upstream_user_agent_info``), so a test can cut off one process only.
 """
 
 from __future__ import annotations
@@ -112,12 +106,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # keep test output quiet
 
     def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         reply = self.server.emulator._dispatch(
@@ -140,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+    do_POST = do_GET
 
 
 class HttpFrontEnd:

@@ -90,16 +90,12 @@ class ProcessRuns:
     on its lock, ``module`` what ``python -m`` runs (tests may run a smaller one)."""
 
     def __init__(
-        self,
-        model: JobsModel,
-        changed: threading.Condition,
-        token: Callable[[], str | None],
-        module: str = CONTROLLER_MODULE,
+        self, model: JobsModel, changed: threading.Condition, token: Callable[[], str | None]
     ) -> None:
         self.model = model
         self.changed = changed
         self.token = token
-        self.module = module
+        self.module = CONTROLLER_MODULE
         self.extra_env: dict[str, str] = {}  # more environment for every process
         self.hold_starts = False  # a process due to start waits until release_starts()
         self._held: list[tuple[RunRecord, Mapping[str, Any]]] = []
@@ -277,7 +273,7 @@ class ProcessJobsModel(JobsModel):
         workspace_id: str,
         user_name: str,
     ) -> None:
-        super().__init__(base_url="", workspace_id=workspace_id, user_name=user_name)
+        super().__init__(workspace_id=workspace_id, user_name=user_name)
         self.processes = ProcessRuns(self, changed, token)
         self.tasks = TaskRuns(self, changed)  # runs whose tasks a test has executed
 

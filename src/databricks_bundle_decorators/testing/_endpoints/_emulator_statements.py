@@ -405,11 +405,8 @@ class BillingTables:
         return tables
 
     def resolve(self, statement: str) -> str:
-        """``statement`` reading the fixture's views where it names ``system.billing.*``.
-
-        Open-source Spark has no ``system`` catalog of tables (Spark 4 keeps that name for
-        built-in functions and session variables), so the names are replaced here.
-        """
+        """``statement`` reading the fixture's views where it names ``system.billing.*``
+        (open-source Spark has no ``system`` catalog of tables)."""
         return _TABLE.sub(lambda m: self.views[m.group(1).lower()], statement)
 
 

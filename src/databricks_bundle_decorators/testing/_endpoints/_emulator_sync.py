@@ -264,11 +264,7 @@ class SyncControls:
                 for name, value in job.parameter_defaults.items()
                 if "job.trigger.table_update" in value
             }
-            body = {"job_id": job_id, "job_parameters": rendered}
-            run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
-            self._model._runs[run_id].trigger = "TABLE"
-            self._changed.notify_all()
-        return run_id
+            return self._fire(job_id, rendered, "TABLE")
 
     def fire_file_arrival(self, job_id: int) -> int:
         """Start a file-triggered run of job ``job_id``; return its run id.
@@ -284,19 +280,18 @@ class SyncControls:
                 for name, value in job.parameter_defaults.items()
                 if _LOCATION in value
             }
-            body = {"job_id": job_id, "job_parameters": rendered}
-            run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
-            self._model._runs[run_id].trigger = "FILE_ARRIVAL"
-            self._changed.notify_all()
+            return self._fire(job_id, rendered, "FILE_ARRIVAL")
+
+    def _fire(self, job_id: int, parameters: dict[str, str], trigger: str) -> int:
+        """Start a run of ``job_id`` with ``parameters`` by ``trigger`` (the lock held)."""
+        body = {"job_id": job_id, "job_parameters": parameters}
+        run_id = int(self._model.run_now(body, time.monotonic())["run_id"])
+        self._model._runs[run_id].trigger = trigger
+        self._changed.notify_all()
         return run_id
 
     def _firing(self, job_id: int, kind: str) -> tuple[JobRecord, dict[str, Any]]:
-        """Job ``job_id`` and its trigger's ``kind`` block, if that trigger can fire: a
-        paused trigger does not (the caller holds the lock).
-
-        Raises:
-            ValueError: the job has no such trigger, or it is paused.
-        """
+        """Job ``job_id`` and its unpaused trigger's ``kind`` block, else ``ValueError``."""
         job = self._model._job(job_id)
         trigger = job.settings.get("trigger") or {}
         block = trigger.get(kind)

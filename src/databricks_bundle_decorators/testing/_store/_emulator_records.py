@@ -1,8 +1,4 @@
-"""Records of the emulated Jobs service, its clock, list order and pages (no HTTP, no state).
-
-Constants mirror the real service's limits; :class:`ApiError` carries the status code
-and ``error_code`` the real service answers with.
-"""
+"""Records of the emulated Jobs service, its clock, list order and pages (no HTTP, no state)."""
 
 from __future__ import annotations
 

@@ -197,10 +197,15 @@ def task_run_json(job_run: JsonDict, task_run_id: int) -> JsonDict:
     """Task run ``task_run_id`` of ``job_run`` (a ``run_json`` with its tasks) as a run:
     the job run's fields overridden by the task's; ``tasks`` holds that task only."""
     (task,) = (t for t in job_run["tasks"] if t["run_id"] == task_run_id)
+    return _as_run({**job_run, "job_run_id": job_run["run_id"]}, task)
+
+
+def _as_run(run: JsonDict, task: JsonDict) -> JsonDict:
+    """``run`` overridden by its ``task``'s fields, ``task`` its only task."""
+    task_run_id = task["run_id"]
     return {
-        **job_run,
+        **run,
         **task,
-        "job_run_id": job_run["run_id"],
         "number_in_job": task_run_id,
         "original_attempt_run_id": task_run_id,
         "tasks": [copy.deepcopy(task)],
@@ -273,11 +278,4 @@ def iteration_run_json(job_run: JsonDict, task_run_id: int, iteration_run_id: in
     """Iteration ``iteration_run_id`` of for-each task run ``task_run_id`` of ``job_run`` (a
     ``run_json`` with its tasks) as a run, as ``runs/get-output``'s ``metadata`` shows it."""
     task_run = task_run_json(job_run, task_run_id)
-    iteration = iteration_json(task_run["tasks"][0], iteration_run_id)
-    return {
-        **task_run,
-        **iteration,
-        "number_in_job": iteration_run_id,
-        "original_attempt_run_id": iteration_run_id,
-        "tasks": [copy.deepcopy(iteration)],
-    }
+    return _as_run(task_run, iteration_json(task_run["tasks"][0], iteration_run_id))

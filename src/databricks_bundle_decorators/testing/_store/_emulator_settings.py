@@ -1,12 +1,6 @@
 """Job settings of the emulated Jobs service: ``jobs/create``'s validation and limits,
-``jobs/update`` and ``jobs/reset`` (no HTTP, no state).
-
-``jobs/update`` replaces each top-level field of ``new_settings`` whole (a ``schedule``
-sent without its cron expression is refused, not merged) except the keyed arrays of
-:data:`MERGED_ARRAYS`, whose entries replace the old ones with the same key while the
-others are kept. ``fields_to_remove`` names top-level fields, or ``tasks/<task_key>`` and
-``job_clusters/<job_cluster_key>`` entries; removals apply first. ``jobs/reset``
-replaces the settings whole. Both validate the result as ``jobs/create`` does.
+``jobs/update`` (whole top-level fields, keyed arrays of :data:`MERGED_ARRAYS` merged by
+key, ``fields_to_remove`` applied first) and ``jobs/reset`` (no HTTP, no state).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""In-memory model of the Databricks Jobs service behind :class:`JobsEmulator`.
-
-No HTTP here: methods take parsed request parameters, apply the Jobs 2.2 semantics
-(concurrency limits, queueing, idempotency tokens, cancellation, paging) and return
-JSON-ready dicts, or raise :class:`ApiError`. Run state is computed lazily: every public
-method first *advances* the model to "now", replaying slot releases in time order, so a
-queued run starts exactly when an earlier run's slot freed; no thread per run. Not
-thread-safe by itself: the emulator holds one lock around every call.
+"""In-memory model of the Jobs service behind :class:`JobsEmulator` (no HTTP; the caller
+holds the lock). Every method first *advances* the model to "now", replaying slot releases
+in time order, so a queued run starts exactly when a slot freed; no thread per run.
 
 ``runs/get-output`` answers for a *task* run only: a job run whose job has tasks is
 refused with 400 ``INVALID_PARAMETER_VALUE``, an unknown id gets ``runs/get``'s answer.
@@ -76,8 +71,8 @@ _UNSUCCESSFUL = frozenset({"FAILED", "TIMEDOUT", "CANCELED", "INTERNAL_ERROR"})
 class JobsModel:
     """The emulated Jobs service state.  Call every method with the lock held."""
 
-    def __init__(self, *, base_url: str, workspace_id: str, user_name: str) -> None:
-        self.base_url = base_url
+    def __init__(self, *, workspace_id: str, user_name: str) -> None:
+        self.base_url = ""  # set when the server starts
         self.workspace_id = workspace_id
         self.user_name = user_name
         self.display_name = user_name  # a service principal's differs (see scim_me)
@@ -103,15 +98,12 @@ class JobsModel:
 
     # -- time ----------------------------------------------------------------------
 
-    def epoch_ms(self, mono: float) -> int:
-        return self.clock.epoch_ms(mono)
-
     def references(self, run: RunRecord) -> dict[str, str]:
         """The dynamic value references ``run`` answers (see ``_emulator_refs``)."""
         return run_references(
             job_id=run.job_id,
             run_id=run.run_id,
-            trigger_ms=self.epoch_ms(run.created),
+            trigger_ms=self.clock.epoch_ms(run.created),
             parameters=run.job_parameters,
         )
 
@@ -213,7 +205,7 @@ class JobsModel:
         job_id = self._next_job_id
         self.job_change_bodies.append(("create", {**copied_body(body), "job_id": job_id}))
         self._next_job_id += 1
-        self._jobs[job_id] = JobRecord(job_id, settings, self.epoch_ms(now))
+        self._jobs[job_id] = JobRecord(job_id, settings, self.clock.epoch_ms(now))
         self._queues[job_id] = _JobQueue()
         return job_id
 
@@ -233,11 +225,8 @@ class JobsModel:
             raise invalid(f"Job {job_id} does not exist.")
         return job
 
-    def _job_json(self, job: JobRecord, *, expand_tasks: bool) -> JsonDict:
-        return job_json(job, self.user_name, expand_tasks=expand_tasks)
-
     def get_job(self, job_id: int) -> JsonDict:
-        return self._job_json(self._job(job_id), expand_tasks=True)
+        return job_json(self._job(job_id), self.user_name, expand_tasks=True)
 
     def list_jobs(self, params: Mapping[str, Any]) -> JsonDict:
         name, token = params.get("name"), params.get("page_token")
@@ -248,12 +237,8 @@ class JobsModel:
         if name is not None:
             jobs = [j for j in jobs if j.name.lower() == name.lower()]
         found, token = page(jobs, lambda j: (-j.job_id,), limit, offset, token, "after")
-        out: JsonDict = {"has_more": token is not None}
-        if found:  # the real API omits empty arrays
-            out["jobs"] = [self._job_json(j, expand_tasks=expand_tasks) for j in found]
-        if token:
-            out["next_page_token"] = token
-        return out
+        listed = [job_json(j, self.user_name, expand_tasks=expand_tasks) for j in found]
+        return _page_json("jobs", listed, token)
 
     # -- runs ----------------------------------------------------------------------
 
@@ -404,7 +389,7 @@ class JobsModel:
         if job_id is not None:
             self._job(job_id)
         self.advance(now)
-        order = list_order(self.runs_list_order, self.epoch_ms)  # never by run id
+        order = list_order(self.runs_list_order, self.clock.epoch_ms)  # never by run id
         runs = sorted(self._runs.values(), key=order)
         selected = [
             r
@@ -413,18 +398,14 @@ class JobsModel:
             and (not active_only or r.active)
             and (not completed_only or not r.active)
             # "runs that started at or after/before" (list_runs docstring): r.created
-            and (start_time_from is None or self.epoch_ms(r.created) >= start_time_from)
-            and (start_time_to is None or self.epoch_ms(r.created) <= start_time_to)
+            and (start_time_from is None or self.clock.epoch_ms(r.created) >= start_time_from)
+            and (start_time_to is None or self.clock.epoch_ms(r.created) <= start_time_to)
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
         found, token = page(selected, order, limit, offset, params.get("page_token"), "runs")
-        out: JsonDict = {"has_more": token is not None}
-        if found:
-            out["runs"] = [self._run_json(r, now, include_tasks=expand) for r in found]
-        if token:
-            out["next_page_token"] = token
-        return out
+        listed = [self._run_json(r, now, include_tasks=expand) for r in found]
+        return _page_json("runs", listed, token)
 
     # -- rendering -----------------------------------------------------------------
 
@@ -433,7 +414,7 @@ class JobsModel:
             self._jobs[run.job_id],
             run,
             now,
-            epoch_ms=self.epoch_ms,
+            epoch_ms=self.clock.epoch_ms,
             base_url=self.base_url,
             workspace_id=self.workspace_id,
             user_name=self.user_name,
@@ -509,3 +490,13 @@ class JobsModel:
             ),
             None,
         )
+
+
+def _page_json(key: str, items: list[JsonDict], token: str | None) -> JsonDict:
+    """A list answer: ``has_more``, ``key`` unless empty (the real API omits empty arrays)."""
+    out: JsonDict = {"has_more": token is not None}
+    if items:
+        out[key] = items
+    if token:
+        out["next_page_token"] = token
+    return out
