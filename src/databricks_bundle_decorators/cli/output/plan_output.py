@@ -17,6 +17,7 @@ from ...errors import counted
 from ...launch.launcher import PreparedBackfill
 from ...launch.ledger.ledger import SliceRecord
 from ...launch.plan.plan_summary import PlanSelection, key_spans
+from ...launch.plan.slice_graph import SliceGraph
 from ...runtime.programs.task_subset import decode_tasks
 from ..inputs.options import option_group
 
@@ -70,22 +71,31 @@ def print_runs(
     if all_runs or len(slices) <= FULL_PLAN_RUNS:
         console.print(runs_table(title, slices))
         return
-    if selection is not None:  # the plan's key spans and what its selection skipped
-        planned = {key for s in slices for key in s.keys}
-        spans = key_spans(selection.universe, planned)
-        named = ", ".join(f"{s.label} ({s.count})" for s in spans[:SHOWN_SPANS])
-        more = f" and {len(spans) - SHOWN_SPANS} more" if len(spans) > SHOWN_SPANS else ""
-        noun = "span" if len(spans) == 1 else "spans"
-        click.echo(f"Keys: {len(planned)} in {len(spans)} contiguous {noun}: {named}{more}")
-        if selection.filter:
-            skipped = selection.selected - len(planned)
-            click.echo(
-                f"Skipped: {skipped} of {selection.selected} selected keys ({selection.filter})"
-            )
+    for line in summary_lines(slices, selection):
+        click.echo(line)
     shown = [*slices[:SHOWN_RUNS], *slices[-SHOWN_RUNS:]]
     hidden = len(slices) - len(shown)
     title += f" (the first and last {SHOWN_RUNS}; --all-runs lists every run)"
     console.print(runs_table(title, shown, hidden=hidden))
+
+
+def summary_lines(slices: Sequence[SliceRecord], selection: PlanSelection | None) -> list[str]:
+    """The key spans of a plan and what its selection skipped, one line each."""
+    lines: list[str] = []
+    if selection is not None:
+        planned = {key for s in slices for key in s.keys}
+        keys = len(planned)
+        spans = key_spans(selection.universe, planned)
+        named = ", ".join(f"{s.label} ({s.count})" for s in spans[:SHOWN_SPANS])
+        more = f" and {len(spans) - SHOWN_SPANS} more" if len(spans) > SHOWN_SPANS else ""
+        noun = "span" if len(spans) == 1 else "spans"
+        lines.append(f"Keys: {keys} in {len(spans)} contiguous {noun}: {named}{more}")
+        skipped = selection.selected - len(planned)
+        if selection.filter:
+            lines.append(
+                f"Skipped: {skipped} of {selection.selected} selected keys ({selection.filter})"
+            )
+    return lines
 
 
 def write_plan_json(
@@ -192,37 +202,41 @@ downstream_option = click.option(
 )
 
 
+def plan_json(prepared: PreparedBackfill, graph: SliceGraph) -> dict[str, object]:
+    """The dry run as one JSON object: jobs, slices with what they wait for, edges."""
+    return {
+        "job": graph.root,
+        "dry_run": True,
+        "downstream": True,
+        "destination": "local",  # --downstream runs on the embedded Spark only
+        "jobs": graph.jobs,
+        "runs": [
+            {
+                "index": s.index,
+                "job": s.job,
+                "key": s.key,
+                "waits_for": [graph.slices[w].label for w in s.waits_for],
+            }
+            for s in graph.slices
+        ],
+        "edges": [
+            {
+                "upstream": e.upstream,
+                "downstream": e.downstream,
+                "table": e.table,
+                "mapping": e.keys.describe(),
+            }
+            for e in graph.edges
+        ],
+    }
+
+
 def print_downstream_plan(prepared: PreparedBackfill, as_json: bool) -> None:
     """A ``--downstream`` dry run: every run (job, key, waits for) and the edges used."""
     graph = prepared.slice_graph
     assert graph is not None
     if as_json:
-        document = {
-            "job": graph.root,
-            "dry_run": True,
-            "downstream": True,
-            "destination": "local",  # --downstream runs on the embedded Spark only
-            "jobs": graph.jobs,
-            "runs": [
-                {
-                    "index": s.index,
-                    "job": s.job,
-                    "key": s.key,
-                    "waits_for": [graph.slices[w].label for w in s.waits_for],
-                }
-                for s in graph.slices
-            ],
-            "edges": [
-                {
-                    "upstream": e.upstream,
-                    "downstream": e.downstream,
-                    "table": e.table,
-                    "mapping": e.keys.describe(),
-                }
-                for e in graph.edges
-            ],
-        }
-        click.echo(json.dumps(document))
+        click.echo(json.dumps(plan_json(prepared, graph)))
         return
     console = Console(width=200, soft_wrap=True)
     runs = Table(title=f"Plan for {graph.root} --downstream: {len(graph.slices)} runs")
