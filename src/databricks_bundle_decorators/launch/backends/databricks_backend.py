@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyChange, TaskOrder, order_in
 from ...errors import UsageError
-from ...runtime.triggers.run_history import run_parameters
+from ...runtime.triggers.run_history import RUNS_LIST_PAGE, run_parameters
 from ..plan.history import RunObservation, keys_of_parameters
 from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
 from .errors import BackendUnavailable, SubmitRejected
-from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
+from .run_window import POLL_PAGES, RunStarts, read_window
 from .task_output import read_check_results
 
 __all__ = [
@@ -85,17 +85,6 @@ def find_job(
         WorkspaceRejected: the credentials or a permission were refused.
         WorkspaceUnreachable: the workspace did not answer.
     """
-    with workspace_errors(client.config.host):
-        return _find_job(client, name, job_id, name_prefix, dev_mode)
-
-
-def _find_job(
-    client: WorkspaceClient,
-    name: str,
-    job_id: int | None,
-    name_prefix: str | None,
-    dev_mode: bool,
-) -> RemoteJob:
     from databricks.sdk.errors import (
         BadRequest,
         InvalidParameterValue,
@@ -103,31 +92,32 @@ def _find_job(
         ResourceDoesNotExist,
     )
 
-    if job_id is not None:
-        try:
-            return _remote(client.jobs.get(job_id))
-        except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
-            raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
-    if name_prefix and needs_short_name(name_prefix):
-        wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
-    elif name_prefix:
-        wanted = [f"{name_prefix}{name}"]
-    elif dev_mode:
-        wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
-    else:
-        wanted = [name]
-    for candidate in wanted:
-        found = [_remote(j) for j in client.jobs.list(name=candidate)]
-        if len(found) > 1:
-            ids = ", ".join(str(j.job_id) for j in found)
-            raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
-        if found:
-            return found[0]
-    hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
-    raise UsageError(
-        f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
-        "or pass --job-id ID"
-    )
+    with workspace_errors(client.config.host):
+        if job_id is not None:
+            try:
+                return _remote(client.jobs.get(job_id))
+            except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
+                raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
+        if name_prefix and needs_short_name(name_prefix):
+            wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
+        elif name_prefix:
+            wanted = [f"{name_prefix}{name}"]
+        elif dev_mode:
+            wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
+        else:
+            wanted = [name]
+        for candidate in wanted:
+            found = [_remote(j) for j in client.jobs.list(name=candidate)]
+            if len(found) > 1:
+                ids = ", ".join(str(j.job_id) for j in found)
+                raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
+            if found:
+                return found[0]
+        hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
+        raise UsageError(
+            f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
+            "or pass --job-id ID"
+        )
 
 
 def _short_names(client: WorkspaceClient) -> list[str]:
@@ -328,31 +318,25 @@ def run_history(
         WorkspaceUnreachable: the workspace did not answer.
     """
     with workspace_errors(client.config.host):
-        return _run_history(client, job_id, backfill)
-
-
-def _run_history(
-    client: WorkspaceClient, job_id: int, backfill: BackfillDef
-) -> list[RunObservation]:
-    observations: list[RunObservation] = []
-    for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
-        started = (run.start_time or 0) / 1000
-        keys = keys_of_parameters(backfill, run_parameters(run), started=started)
-        if not keys:
-            continue
-        status = run_status(run)
-        # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
-        # RunResultState docstring) is cancelled; TIMEDOUT and the rest stay failed
-        observations.append(
-            RunObservation(
-                keys,
-                KeyState.RUNNING if not status.is_terminal else KeyState(status.state),
-                started,
-                str(run.run_id),
-                status.message,
+        observations: list[RunObservation] = []
+        for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
+            started = (run.start_time or 0) / 1000
+            keys = keys_of_parameters(backfill, run_parameters(run), started=started)
+            if not keys:
+                continue
+            status = run_status(run)
+            # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+            # RunResultState docstring) is cancelled; TIMEDOUT and the rest stay failed
+            observations.append(
+                RunObservation(
+                    keys,
+                    KeyState.RUNNING if not status.is_terminal else KeyState(status.state),
+                    started,
+                    str(run.run_id),
+                    status.message,
+                )
             )
-        )
-    return observations
+        return observations
 
 
 @contextmanager

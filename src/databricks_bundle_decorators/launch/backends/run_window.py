@@ -24,16 +24,6 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun
 
-__all__ = [
-    "MARGIN_MS",
-    "POLL_PAGES",
-    "RUNS_LIST_PAGE",
-    "WINDOW_TARGET",
-    "RunStarts",
-    "Window",
-    "read_window",
-]
-
 MARGIN_MS = 2_000  # small steps of this machine's clock, and millisecond rounding
 WINDOW_TARGET = 2 * RUNS_LIST_PAGE  # finished runs a window should hold
 POLL_PAGES = 3  # pages a poll reads at most: the target and a spare page

@@ -15,10 +15,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from ...backfill.base import BackfillDef
-from ...backfill.wire import (
-    KeyRange,
-    keyless_run,
-)
+from ...backfill.wire import KeyRange, keyless_run
 from .states import KeyState
 
 RerunMode = Literal["all", "failed", "missing"]

@@ -79,7 +79,6 @@ def build_slice_graph(
         raise UsageError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
     jobs = _downstream_jobs(graph, root)
     planned: dict[str, list[str]] = {root: list(keys)}
-    used: list[TableEdge] = []
     for job in jobs[1:]:
         definition = definitions[job]
         incoming = [e for e in graph.upstreams(job) if planned.get(e.upstream)]

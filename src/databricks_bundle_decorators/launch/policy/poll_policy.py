@@ -21,15 +21,6 @@ from dataclasses import dataclass
 from ..backends.backends import RunStatus
 from ..plan.options import LaunchOptions
 
-__all__ = [
-    "MIN_POLL_GAP",
-    "PollBounds",
-    "PollPacer",
-    "StatusPoller",
-    "learnt_run_length",
-    "next_poll_time",
-]
-
 MIN_POLL_GAP = 0.025
 """Seconds between poll starts at least (a smaller ``--poll-interval`` lowers it)."""
 _FRACTION = 0.02
