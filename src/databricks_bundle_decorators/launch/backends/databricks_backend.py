@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -405,12 +405,8 @@ class Overtaker:
                     self._latencies.append(time.monotonic() - started)
                 return answered[0].result()
             if not pending:
-                return _raise(first)
+                return first.result()  # raises the first copy's exception
             copies = list(pending)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _raise(future: Future[T]) -> T:
-    return future.result()  # raises the call's exception

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 
 from ..ledger.ledger import Ledger
 from .backends import Backend, EndsNotified, RunStatus, SubmitRequest, Submitted
@@ -35,10 +36,7 @@ class JobRouter:
         return None
 
     def submit(self, request: SubmitRequest) -> Submitted:
-        job = request.job or self.job_of(request.token)
-        return self.inner.submit(
-            SubmitRequest(request.token, request.parameters, request.label, request.first_sent, job)
-        )
+        return self.inner.submit(replace(request, job=request.job or self.job_of(request.token)))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         return self.inner.poll(run_ids)
