@@ -1,12 +1,6 @@
-"""The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
-
-Submission is ``jobs/run-now`` with job parameters and an idempotency token; one not
-answered within a few times the usual latency is sent again with the same token
-(:class:`Overtaker`). Status is polled in batches: the pages of
-``jobs/runs/list?completed_only=true&start_time_from=B`` (``B`` at or before the runs
-in flight on the workspace's clock, :mod:`.run_window`) hold every one that ended, in
-whatever order they are listed; stragglers older than those pages are looked up alone,
-more slowly. A call left unanswered raises :class:`~.errors.BackendUnavailable`.
+"""The Databricks backend: ``jobs/run-now`` with an idempotency token (resent when slow,
+:class:`Overtaker`); status polled in batches over a window of ``jobs/runs/list``
+(:mod:`.run_window`); a call left unanswered raises :class:`~.errors.BackendUnavailable`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Backends that run each slice of a ``--downstream`` backfill as a run of its own job.
-
-The scheduler knows nothing of jobs: a slice's job is in the ledger, found by the
-attempt's token. Locally one backend serves every job (:class:`JobRouter`); on
-Databricks each job has its own (:class:`PerJobBackend`), since ``jobs/runs/list`` lists
-one ``job_id``'s runs (https://docs.databricks.com/api/workspace/jobs/listruns).
+"""Backends that run each slice of a ``--downstream`` backfill as a run of its own job, found
+in the ledger: locally one backend for all (:class:`JobRouter`); on Databricks one per job,
+as runs/list lists one ``job_id`` (https://docs.databricks.com/api/workspace/jobs/listruns).
 """
 
 from __future__ import annotations

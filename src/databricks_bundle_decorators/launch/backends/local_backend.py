@@ -1,8 +1,5 @@
-"""The local backend: slices run in-process on the embedded Spark, on a thread pool.
-
-Cancelling a run not started drops it; a running one has its active Spark jobs
-cancelled (Python code between them is not interrupted). Local runs die with the
-launcher, so ``--resume`` starts them again (local writes are idempotent). A run's end
+"""The local backend: slices run in-process on the embedded Spark, on a thread pool;
+cancelling drops a run not started and cancels a running one's Spark jobs. A run's end
 is told to the scheduler at once (:class:`.backends.EndsNotified`).
 """
 

@@ -1,13 +1,6 @@
-"""Which finished runs a status poll reads: a window of start times, never of run ids.
-
-``jobs/runs/list`` is ordered by start time (databricks-sdk-py ``list_runs``) or by end
-time (https://docs.databricks.com/api/jobs/v2/list-runs), never by run id; but
-``start_time_from`` lists the runs started at or after a time. So a poll reads the pages
-of ``completed_only=true&start_time_from=B``, ``B`` at or before every awaited run's
-start on the workspace's clock: exact once ``runs/get`` showed it, else the local time
-before ``run-now`` plus a lower bound of the skew learnt from every answer (until one
-has, a run is looked up alone). The window is cut to about :data:`WINDOW_TARGET`
-finished runs; older runs in flight are stragglers, looked up one by one.
+"""Which finished runs a status poll reads: ``completed_only=true&start_time_from=B`` pages,
+``B`` at or before every awaited run's start on the workspace's clock (runs/list is ordered
+by start or end time, never run id: https://docs.databricks.com/api/jobs/v2/list-runs).
 """
 
 from __future__ import annotations
