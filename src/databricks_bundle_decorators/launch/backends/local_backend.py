@@ -131,9 +131,7 @@ class LocalBackend:
 
 
 def _group_spark_jobs(run_id: str) -> bool:
-    """Tag the Spark jobs this thread starts with ``run_id``, so cancelling the run cancels
-    them; False when no SparkContext runs yet.
-    """
+    """Tag the Spark jobs this thread starts with ``run_id`` (False: no SparkContext yet)."""
     try:
         from pyspark import SparkContext
     except ImportError:  # a Spark-free job on a machine without PySpark
@@ -149,9 +147,7 @@ def _group_spark_jobs(run_id: str) -> bool:
 
 
 def _cancel_spark_jobs(group: str | None, *, every: bool) -> None:
-    """Cancel the active Spark jobs of ``group``, or every active job when ``every`` (only
-    cancelled runs are running).
-    """
+    """Cancel the Spark jobs of ``group``, or all when ``every`` (only cancelled runs run)."""
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context

@@ -123,9 +123,7 @@ def _waits_for(
 
 
 def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
-    """``root`` and every job reading (transitively) what it writes, each after the jobs it
-    reads, ties in the graph's job order.
-    """
+    """``root`` and its transitive readers, each after the jobs it reads."""
     reached = {root}
     frontier = [root]
     while frontier:
