@@ -66,13 +66,8 @@ class OutageTracker:
                 self._told = now
                 stamp = time.strftime("%H:%M:%S", time.localtime(self.since))
                 runs = "1 run" if in_flight == 1 else f"{in_flight} runs"
-                lines.append(
-                    (
-                        "unreachable",
-                        f"workspace unreachable since {stamp} ({self._reason}), retrying; "
-                        f"{runs} in flight",
-                    )
-                )
+                text = f"workspace unreachable since {stamp} ({self._reason}), retrying; "
+                lines.append(("unreachable", f"{text}{runs} in flight"))
             return lines
 
 
