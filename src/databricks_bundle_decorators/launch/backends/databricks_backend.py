@@ -217,7 +217,7 @@ class DatabricksBackend:
             Unauthenticated,
         )
 
-        sent = self._starts.now()  # the run starts after this, on the workspace's clock
+        sent = time.time()  # the run starts after this, on the workspace's clock
         if request.first_sent is not None:  # the token may find an earlier process's run
             sent = min(sent, request.first_sent)
         try:

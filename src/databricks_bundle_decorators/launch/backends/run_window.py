@@ -46,11 +46,6 @@ class RunStarts:
         self._skew: int | None = None  # lower bound of workspace clock - local clock (ms)
         self._finished: dict[int, int] = {}  # finished run seen -> its start_time (ms)
 
-    @staticmethod
-    def now() -> float:
-        """The local wall-clock time to pass to :meth:`submitted` (taken before run-now)."""
-        return time.time()
-
     def submitted(self, run_id: int, sent_at: float) -> None:
         """``run_id`` was answered to a run-now sent at local time ``sent_at``."""
         with self._lock:
@@ -81,12 +76,8 @@ class RunStarts:
         sample = server_ms - int(read_after * 1000)
         self._skew = sample if self._skew is None else max(self._skew, sample)
 
-    def bound(self, run_id: int) -> int | None:
-        """A time (epoch ms, workspace clock) at or before ``run_id``'s start, if known."""
-        with self._lock:
-            return self._bound(run_id)
-
     def _bound(self, run_id: int) -> int | None:
+        """A time (epoch ms, workspace clock) at or before ``run_id``'s start, if known."""
         exact = self._exact.get(run_id)
         if exact is not None:
             return exact - MARGIN_MS
