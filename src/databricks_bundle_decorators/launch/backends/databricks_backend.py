@@ -1,12 +1,6 @@
-"""The Databricks backend: runs through ``databricks-sdk``'s Jobs API.
-
-Submission is ``jobs/run-now`` with job parameters and an idempotency token; one not
-answered within a few times the usual latency is sent again with the same token
-(:class:`Overtaker`). Status is polled in batches: the pages of
-``jobs/runs/list?completed_only=true&start_time_from=B`` (``B`` at or before the runs
-in flight on the workspace's clock, :mod:`.run_window`) hold every one that ended, in
-whatever order they are listed; stragglers older than those pages are looked up alone,
-more slowly. A call left unanswered raises :class:`~.errors.BackendUnavailable`.
+"""The Databricks backend: ``jobs/run-now`` with an idempotency token (resent when slow,
+:class:`Overtaker`); status polled in batches over a window of ``jobs/runs/list``
+(:mod:`.run_window`); a call left unanswered raises :class:`~.errors.BackendUnavailable`.
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,14 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ...backfill.base import BackfillDef
 from ...backfill.wire import KeyChange, TaskOrder, order_in
 from ...errors import UsageError
-from ...runtime.triggers.run_history import run_parameters
+from ...runtime.triggers.run_history import RUNS_LIST_PAGE, run_parameters
 from ..plan.history import RunObservation, keys_of_parameters
 from ..plan.states import KeyState, RunState
 from ..workspace.target import needs_short_name, short_user_name, with_short_name
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
 from .errors import BackendUnavailable, SubmitRejected
-from .run_window import POLL_PAGES, RUNS_LIST_PAGE, RunStarts, read_window
+from .run_window import POLL_PAGES, RunStarts, read_window
 from .task_output import read_check_results
 
 __all__ = [
@@ -85,17 +79,6 @@ def find_job(
         WorkspaceRejected: the credentials or a permission were refused.
         WorkspaceUnreachable: the workspace did not answer.
     """
-    with workspace_errors(client.config.host):
-        return _find_job(client, name, job_id, name_prefix, dev_mode)
-
-
-def _find_job(
-    client: WorkspaceClient,
-    name: str,
-    job_id: int | None,
-    name_prefix: str | None,
-    dev_mode: bool,
-) -> RemoteJob:
     from databricks.sdk.errors import (
         BadRequest,
         InvalidParameterValue,
@@ -103,31 +86,32 @@ def _find_job(
         ResourceDoesNotExist,
     )
 
-    if job_id is not None:
-        try:
-            return _remote(client.jobs.get(job_id))
-        except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
-            raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
-    if name_prefix and needs_short_name(name_prefix):
-        wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
-    elif name_prefix:
-        wanted = [f"{name_prefix}{name}"]
-    elif dev_mode:
-        wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
-    else:
-        wanted = [name]
-    for candidate in wanted:
-        found = [_remote(j) for j in client.jobs.list(name=candidate)]
-        if len(found) > 1:
-            ids = ", ".join(str(j.job_id) for j in found)
-            raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
-        if found:
-            return found[0]
-    hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
-    raise UsageError(
-        f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
-        "or pass --job-id ID"
-    )
+    with workspace_errors(client.config.host):
+        if job_id is not None:
+            try:
+                return _remote(client.jobs.get(job_id))
+            except (NotFound, ResourceDoesNotExist, InvalidParameterValue, BadRequest):
+                raise UsageError(f"--job-id {job_id}: no such job in the workspace") from None
+        if name_prefix and needs_short_name(name_prefix):
+            wanted = [f"{with_short_name(name_prefix, s)}{name}" for s in _short_names(client)]
+        elif name_prefix:
+            wanted = [f"{name_prefix}{name}"]
+        elif dev_mode:
+            wanted = [f"[dev {short}] {name}" for short in _short_names(client)]
+        else:
+            wanted = [name]
+        for candidate in wanted:
+            found = [_remote(j) for j in client.jobs.list(name=candidate)]
+            if len(found) > 1:
+                ids = ", ".join(str(j.job_id) for j in found)
+                raise UsageError(f"several jobs are named {candidate!r} ({ids}): pass --job-id ID")
+            if found:
+                return found[0]
+        hint = "" if dev_mode else "; for a development deployment pass -t TARGET"
+        raise UsageError(
+            f"no deployed job named {wanted[0]!r}: deploy it (dbxdec deploy -t TARGET){hint}, "
+            "or pass --job-id ID"
+        )
 
 
 def _short_names(client: WorkspaceClient) -> list[str]:
@@ -233,7 +217,7 @@ class DatabricksBackend:
             Unauthenticated,
         )
 
-        sent = self._starts.now()  # the run starts after this, on the workspace's clock
+        sent = time.time()  # the run starts after this, on the workspace's clock
         if request.first_sent is not None:  # the token may find an earlier process's run
             sent = min(sent, request.first_sent)
         try:
@@ -328,31 +312,25 @@ def run_history(
         WorkspaceUnreachable: the workspace did not answer.
     """
     with workspace_errors(client.config.host):
-        return _run_history(client, job_id, backfill)
-
-
-def _run_history(
-    client: WorkspaceClient, job_id: int, backfill: BackfillDef
-) -> list[RunObservation]:
-    observations: list[RunObservation] = []
-    for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
-        started = (run.start_time or 0) / 1000
-        keys = keys_of_parameters(backfill, run_parameters(run), started=started)
-        if not keys:
-            continue
-        status = run_status(run)
-        # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
-        # RunResultState docstring) is cancelled; TIMEDOUT and the rest stay failed
-        observations.append(
-            RunObservation(
-                keys,
-                KeyState.RUNNING if not status.is_terminal else KeyState(status.state),
-                started,
-                str(run.run_id),
-                status.message,
+        observations: list[RunObservation] = []
+        for run in client.jobs.list_runs(job_id=job_id, limit=RUNS_PAGE):
+            started = (run.start_time or 0) / 1000
+            keys = keys_of_parameters(backfill, run_parameters(run), started=started)
+            if not keys:
+                continue
+            status = run_status(run)
+            # result_state CANCELED, "The run was canceled at user request" (databricks-sdk
+            # RunResultState docstring) is cancelled; TIMEDOUT and the rest stay failed
+            observations.append(
+                RunObservation(
+                    keys,
+                    KeyState.RUNNING if not status.is_terminal else KeyState(status.state),
+                    started,
+                    str(run.run_id),
+                    status.message,
+                )
             )
-        )
-    return observations
+        return observations
 
 
 @contextmanager
@@ -421,12 +399,8 @@ class Overtaker:
                     self._latencies.append(time.monotonic() - started)
                 return answered[0].result()
             if not pending:
-                return _raise(first)
+                return first.result()  # raises the first copy's exception
             copies = list(pending)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _raise(future: Future[T]) -> T:
-    return future.result()  # raises the call's exception

@@ -1,12 +1,6 @@
-"""``dbxdec backfill --canary N --diff-gate 10%``: after each canary run, each of its keys'
-row count and declared aggregates (``gate=``) are compared with the table before the
-backfill; one that moved more than the gate stops the backfill.
-
-Measured where the data is: locally in-process (:class:`LocalKeyChanges`), on
-Databricks by a run of the job (:mod:`.measure_run`). A canary over the gate is failed
-without retry (a rerun would compare the table with itself), so the canary gate stops
-the backfill and ``--resume`` measures it again. A key without rows before, or a
-baseline of 0 or null, is reported, never a reason to stop.
+"""``--canary N --diff-gate 10%``: each canary's keys' row counts and declared aggregates
+compared with the table before the backfill, measured locally (:class:`LocalKeyChanges`)
+or by a run of the job (:mod:`.measure_run`); one moved past the gate stops the backfill.
 """
 
 from __future__ import annotations

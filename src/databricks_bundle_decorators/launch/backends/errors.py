@@ -64,8 +64,6 @@ SPARK_EXTRA_INSTALL = 'pip install "pyspark==4.0.1" "delta-spark==4.0.1"'
 LOCAL_SPARK_MODULES = ("pyspark", "delta")
 """Top-level modules local runs import: PySpark's, and delta-spark's (``delta``)."""
 
-__all__ = ["MissingSparkExtra", "missing_local_spark_modules", "require_local_spark"]
-
 
 def missing_local_spark_modules() -> list[str]:
     """The modules of :data:`LOCAL_SPARK_MODULES` that cannot be imported here."""

@@ -1,15 +1,13 @@
-"""Backends that run each slice of a ``--downstream`` backfill as a run of its own job.
-
-The scheduler knows nothing of jobs: a slice's job is in the ledger, found by the
-attempt's token. Locally one backend serves every job (:class:`JobRouter`); on
-Databricks each job has its own (:class:`PerJobBackend`), since ``jobs/runs/list`` lists
-one ``job_id``'s runs (https://docs.databricks.com/api/workspace/jobs/listruns).
+"""Backends that run each slice of a ``--downstream`` backfill as a run of its own job, found
+in the ledger: locally one backend for all (:class:`JobRouter`); on Databricks one per job,
+as runs/list lists one ``job_id`` (https://docs.databricks.com/api/workspace/jobs/listruns).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 
 from ..ledger.ledger import Ledger
 from .backends import Backend, EndsNotified, RunStatus, SubmitRequest, Submitted
@@ -35,10 +33,7 @@ class JobRouter:
         return None
 
     def submit(self, request: SubmitRequest) -> Submitted:
-        job = request.job or self.job_of(request.token)
-        return self.inner.submit(
-            SubmitRequest(request.token, request.parameters, request.label, request.first_sent, job)
-        )
+        return self.inner.submit(replace(request, job=request.job or self.job_of(request.token)))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
         return self.inner.poll(run_ids)

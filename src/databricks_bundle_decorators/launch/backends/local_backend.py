@@ -1,8 +1,5 @@
-"""The local backend: slices run in-process on the embedded Spark, on a thread pool.
-
-Cancelling a run not started drops it; a running one has its active Spark jobs
-cancelled (Python code between them is not interrupted). Local runs die with the
-launcher, so ``--resume`` starts them again (local writes are idempotent). A run's end
+"""The local backend: slices run in-process on the embedded Spark, on a thread pool;
+cancelling drops a run not started and cancels a running one's Spark jobs. A run's end
 is told to the scheduler at once (:class:`.backends.EndsNotified`).
 """
 
@@ -134,9 +131,7 @@ class LocalBackend:
 
 
 def _group_spark_jobs(run_id: str) -> bool:
-    """Tag the Spark jobs this thread starts with ``run_id``, so cancelling the run cancels
-    them; False when no SparkContext runs yet.
-    """
+    """Tag the Spark jobs this thread starts with ``run_id`` (False: no SparkContext yet)."""
     try:
         from pyspark import SparkContext
     except ImportError:  # a Spark-free job on a machine without PySpark
@@ -152,9 +147,7 @@ def _group_spark_jobs(run_id: str) -> bool:
 
 
 def _cancel_spark_jobs(group: str | None, *, every: bool) -> None:
-    """Cancel the active Spark jobs of ``group``, or every active job when ``every`` (only
-    cancelled runs are running).
-    """
+    """Cancel the Spark jobs of ``group``, or all when ``every`` (only cancelled runs run)."""
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context

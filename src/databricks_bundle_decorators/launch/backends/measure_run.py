@@ -1,11 +1,6 @@
-"""The diff gate's measurement on Databricks (and :func:`wait_for_run`, for any order run).
-
-A run of the deployed job with a :class:`~...backfill.wire.MeasureOrder` (canary run,
-backfill, key range) whose tasks measure the tables they write
-(:mod:`...runtime.job_tables.key_changes`) and print a report per table, read from each
-task's output as presence runs are. It takes one of the job's ``max_concurrent_runs``
-slots (without a queue Databricks may skip it: the canary then stops as not measured);
-its token comes from the backfill and the canary, so a resent request finds the same run.
+"""The diff gate's measurement on Databricks: a run of the deployed job with a
+:class:`~...backfill.wire.MeasureOrder` whose tasks print a report per table, read from
+the tasks' output (and :func:`wait_for_run`, for any order run).
 """
 
 from __future__ import annotations

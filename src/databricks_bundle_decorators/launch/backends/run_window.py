@@ -1,13 +1,6 @@
-"""Which finished runs a status poll reads: a window of start times, never of run ids.
-
-``jobs/runs/list`` is ordered by start time (databricks-sdk-py ``list_runs``) or by end
-time (https://docs.databricks.com/api/jobs/v2/list-runs), never by run id; but
-``start_time_from`` lists the runs started at or after a time. So a poll reads the pages
-of ``completed_only=true&start_time_from=B``, ``B`` at or before every awaited run's
-start on the workspace's clock: exact once ``runs/get`` showed it, else the local time
-before ``run-now`` plus a lower bound of the skew learnt from every answer (until one
-has, a run is looked up alone). The window is cut to about :data:`WINDOW_TARGET`
-finished runs; older runs in flight are stragglers, looked up one by one.
+"""Which finished runs a status poll reads: ``completed_only=true&start_time_from=B`` pages,
+``B`` at or before every awaited run's start on the workspace's clock (runs/list is ordered
+by start or end time, never run id: https://docs.databricks.com/api/jobs/v2/list-runs).
 """
 
 from __future__ import annotations
@@ -23,16 +16,6 @@ from ...runtime.triggers.run_history import RUNS_LIST_PAGE
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun
-
-__all__ = [
-    "MARGIN_MS",
-    "POLL_PAGES",
-    "RUNS_LIST_PAGE",
-    "WINDOW_TARGET",
-    "RunStarts",
-    "Window",
-    "read_window",
-]
 
 MARGIN_MS = 2_000  # small steps of this machine's clock, and millisecond rounding
 WINDOW_TARGET = 2 * RUNS_LIST_PAGE  # finished runs a window should hold
@@ -62,11 +45,6 @@ class RunStarts:
         self._exact: dict[int, int] = {}  # run id -> start_time the workspace showed (ms)
         self._skew: int | None = None  # lower bound of workspace clock - local clock (ms)
         self._finished: dict[int, int] = {}  # finished run seen -> its start_time (ms)
-
-    @staticmethod
-    def now() -> float:
-        """The local wall-clock time to pass to :meth:`submitted` (taken before run-now)."""
-        return time.time()
 
     def submitted(self, run_id: int, sent_at: float) -> None:
         """``run_id`` was answered to a run-now sent at local time ``sent_at``."""
@@ -98,12 +76,8 @@ class RunStarts:
         sample = server_ms - int(read_after * 1000)
         self._skew = sample if self._skew is None else max(self._skew, sample)
 
-    def bound(self, run_id: int) -> int | None:
-        """A time (epoch ms, workspace clock) at or before ``run_id``'s start, if known."""
-        with self._lock:
-            return self._bound(run_id)
-
     def _bound(self, run_id: int) -> int | None:
+        """A time (epoch ms, workspace clock) at or before ``run_id``'s start, if known."""
         exact = self._exact.get(run_id)
         if exact is not None:
             return exact - MARGIN_MS

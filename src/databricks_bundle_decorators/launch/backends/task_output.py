@@ -1,13 +1,6 @@
-"""The one reader of a task run's output: the text its reports were written to, and the
-check results of a Databricks run read from it (:func:`read_check_results`).
-
-The channel is chosen by the task run's settings in ``runs/get``: a wheel task's stdout
-is its ``logs`` (databricks-sdk ``jobs.RunOutput.logs``: "It's not supported for the
-notebook_task"); a notebook task's reports go to ``dbutils.notebook.exit()``, returned as
-``notebook_output.result`` -- absent when ``exit()`` was never called, so a notebook
-task run that did not succeed kept them in the backfill's journal folder
-(:mod:`...runtime.notebook_entry`). A for-each task's reports are its iterations'
-(``jobs.Run.iterations``), read by the nested task's type.
+"""The one reader of a task run's output: a wheel task's stdout is its ``logs`` (databricks-sdk
+``jobs.RunOutput.logs``: "It's not supported for the notebook_task"), a notebook's reports its
+``dbutils.notebook.exit()`` value or, when it failed, the journal folder's copy.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Partition health from past runs: each key succeeded, failed, cancelled, running or
-missing (on Databricks also ``unknown``: older than the run history, :mod:`..status.observed`).
-
-A cancelled key is not a success (the run may have stopped before or during its
-writes), so ``--rerun failed`` and ``catchup`` run it again; it is its own state since
-nothing went wrong. Backends describe past runs as :class:`RunObservation` values,
-folded by :func:`key_history` into one state per key.
+"""Partition health from past runs: each key succeeded, failed, cancelled (not a success:
+rerun by ``--rerun failed`` and ``catchup``), running or missing; backends describe runs
+as :class:`RunObservation` values, folded by :func:`key_history`.
 """
 
 from __future__ import annotations
@@ -15,10 +11,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from ...backfill.base import BackfillDef
-from ...backfill.wire import (
-    KeyRange,
-    keyless_run,
-)
+from ...backfill.wire import KeyRange, keyless_run
 from .states import KeyState
 
 RerunMode = Literal["all", "failed", "missing"]

@@ -224,11 +224,8 @@ def hourly_day_bound(
 
 
 def _range_option(start: str | None, end: str | None) -> str:
-    if start is not None and end is not None:
-        return "--start/--end"
-    if start is not None:
-        return "--start"
-    return "--end" if end is not None else "backfill definition"
+    given = [f"--{name}" for name, bound in (("start", start), ("end", end)) if bound is not None]
+    return "/".join(given) or "backfill definition"
 
 
 def batches(backfill: BackfillDef, keys: list[str], size: int) -> list[tuple[str, ...]]:

@@ -79,7 +79,6 @@ def build_slice_graph(
         raise UsageError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
     jobs = _downstream_jobs(graph, root)
     planned: dict[str, list[str]] = {root: list(keys)}
-    used: list[TableEdge] = []
     for job in jobs[1:]:
         definition = definitions[job]
         incoming = [e for e in graph.upstreams(job) if planned.get(e.upstream)]
@@ -124,9 +123,7 @@ def _waits_for(
 
 
 def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
-    """``root`` and every job reading (transitively) what it writes, each after the jobs it
-    reads, ties in the graph's job order.
-    """
+    """``root`` and its transitive readers, each after the jobs it reads."""
     reached = {root}
     frontier = [root]
     while frontier:

@@ -1,10 +1,5 @@
 """Since when the workspace has not answered, told at once, every :data:`REMIND_EVERY`
-seconds, and when a call gets through (runs go on meanwhile; the scheduler keeps
-polling and re-sending)::
-
-    04:54:18 unreachable workspace unreachable since 04:54:06 (connection refused),
-             retrying; 5 runs in flight
-    05:00:09 reachable   workspace reachable again after 6m03s
+seconds, and when a call gets through (runs go on meanwhile).
 """
 
 from __future__ import annotations
@@ -71,13 +66,8 @@ class OutageTracker:
                 self._told = now
                 stamp = time.strftime("%H:%M:%S", time.localtime(self.since))
                 runs = "1 run" if in_flight == 1 else f"{in_flight} runs"
-                lines.append(
-                    (
-                        "unreachable",
-                        f"workspace unreachable since {stamp} ({self._reason}), retrying; "
-                        f"{runs} in flight",
-                    )
-                )
+                text = f"workspace unreachable since {stamp} ({self._reason}), retrying; "
+                lines.append(("unreachable", f"{text}{runs} in flight"))
             return lines
 
 

@@ -1,12 +1,6 @@
-"""When to poll the runs in flight next (at their expected ends, learnt as runs finish),
-and the poller that starts the polls (:class:`StatusPoller`).
-
-Before any run ends, every :attr:`PollBounds.first_fraction` of the oldest run's age; a
-run not yet due, at its expected end; runs due, every ``fraction`` of the youngest due
-run's age, at most ``poll_interval`` apart (plus a tenth of the overdue time); always
-:attr:`PollBounds.min_gap` to :attr:`PollBounds.max_gap` apart. A poll is one batched
-request whatever the runs in flight; the learnt length is a low quantile of recent
-submission-to-seen-end durations.
+"""When to poll the runs in flight next (at their expected ends, a low quantile of recent
+submission-to-seen-end durations; :func:`next_poll_time`), and the poller that starts
+the polls (:class:`StatusPoller`).
 """
 
 from __future__ import annotations
@@ -20,15 +14,6 @@ from dataclasses import dataclass
 
 from ..backends.backends import RunStatus
 from ..plan.options import LaunchOptions
-
-__all__ = [
-    "MIN_POLL_GAP",
-    "PollBounds",
-    "PollPacer",
-    "StatusPoller",
-    "learnt_run_length",
-    "next_poll_time",
-]
 
 MIN_POLL_GAP = 0.025
 """Seconds between poll starts at least (a smaller ``--poll-interval`` lowers it)."""

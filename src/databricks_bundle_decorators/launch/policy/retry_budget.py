@@ -1,11 +1,6 @@
-"""When a failed slice is retried: ``--retries N`` and ``--retry-for DURATION``.
-
-A slice stops retrying when either budget is spent: ``N`` retries after its first
-attempt, or ``DURATION`` from its first submission, within which a retry must *start*,
-back-off included (seed 000's ``stop_after_delay``). Budgets count per session
-(``--resume`` gives fresh ones); a refused submission is never retried. Example,
-``--retries 3 --retry-for 10m`` and runs failing after 4 minutes: runs start at 0, 4m
-and 8m; the third fails at 12m and the slice gives up: ``"retry time spent: 12m of 10m"``.
+"""When a failed slice is retried: ``--retries N`` and ``--retry-for DURATION`` (within which a
+retry must *start*, back-off included); budgets count per session, a refused submission is
+never retried.
 """
 
 from __future__ import annotations

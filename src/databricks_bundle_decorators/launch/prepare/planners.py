@@ -306,9 +306,13 @@ def pause_schedule(draft: Draft, planning: Planning) -> Draft:
 def read_past_runs(draft: Draft, planning: Planning) -> Draft:
     """The job's past runs, for a dry run's estimate and ``--batch-size auto``."""
     auto = planning.request.batch_size == "auto"
-    if (planning.dry_run or auto) and draft.unreached is None:
-        return replace(draft, past=past_runs_of(planning.job, planning.root, draft.found))
-    return draft
+    found = draft.found
+    if not (planning.dry_run or auto) or draft.unreached is not None:
+        return draft
+    if found is None:
+        return replace(draft, past=past_runs_local(planning.root, planning.job.name))
+    past = past_runs_databricks(found.client, found.remote.job_id, planning.job.backfill)
+    return replace(draft, past=past)
 
 
 def choose_batches(draft: Draft, planning: Planning) -> Draft:
@@ -367,33 +371,16 @@ def estimate_runs(draft: Draft, planning: Planning) -> Draft:
     """A dry run's estimate of the wall time (and compute) from the job's past runs."""
     if not planning.dry_run or draft.unreached is not None:
         return draft
-    assert draft.plan is not None
-    request = planning.request
-    guess = dry_run_estimate(
-        draft.plan, draft.past or [], draft.found, draft.cap, request.dbu_per_hour
-    )
-    guess = with_spark_startup(guess, planning.root) if planning.local else guess
-    return replace(draft, estimate=guess)
-
-
-def past_runs_of(job: JobDefinition, root: Path, found: ConnectedJob | None) -> list[PastRun]:
-    """The job's past runs: the workspace's, else the local ledgers'."""
+    plan, runs, found, cap = draft.plan, draft.past or [], draft.found, draft.cap
+    assert plan is not None
     if found is None:
-        return past_runs_local(root, job.name)
-    return past_runs_databricks(found.client, found.remote.job_id, job.backfill)
-
-
-def dry_run_estimate(
-    plan: BackfillPlan,
-    runs: list[PastRun],
-    found: ConnectedJob | None,
-    cap: int,
-    dbu_per_hour: float | None,
-) -> Estimate:
-    """The dry run's estimate from the job's past ``runs``."""
-    if found is None:
-        return estimate(plan, runs, max_concurrent=cap, compute=None)
+        guess = estimate(plan, runs, max_concurrent=cap, compute=None)
+        guess = with_spark_startup(guess, planning.root) if planning.local else guess
+        return replace(draft, estimate=guess)
+    rate = planning.request.dbu_per_hour
     compute = compute_of_job(found.client, found.remote.job_id)
-    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=dbu_per_hour)
+    guess = estimate(plan, runs, max_concurrent=cap, compute=compute, dbu_per_hour=rate)
     # a rate the user gave wins; else past DBUs per key, when billing is readable
-    return guess if dbu_per_hour is not None else with_past_dbus(guess, plan, found.client, runs)
+    if rate is None:
+        guess = with_past_dbus(guess, plan, found.client, runs)
+    return replace(draft, estimate=guess)

@@ -1,10 +1,6 @@
-"""``--batch-size auto`` while a backfill runs: re-choose the size as runs end.
-
-After each new success the size is re-chosen (:func:`.auto_batch.rechoose`) from the
-backfill's measured runs and the prior ones; a change of :data:`SMALLEST_CHANGE` or more
-regroups the untried tail: the keyed slices at the end of the plan with no attempt that
-are not canaries, re-batched in plan order from the first one's index (the final sync
-moves last), with the replaced slices' parameters and no token yet.
+"""``--batch-size auto`` while a backfill runs: after each new success the size is re-chosen
+and a change of :data:`SMALLEST_CHANGE` or more regroups the untried tail (keyed slices
+at the end of the plan, no attempt, not canaries), the final sync moved last.
 """
 
 from __future__ import annotations
