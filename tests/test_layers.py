@@ -361,11 +361,12 @@ def test_runtime_room_check_sees_violations() -> None:
 # Each has ``ROOMS`` in its ``__init__``, lowest first, checked as runtime's rooms are.
 # Only the modules whose dotted paths are written outside the package stay flat:
 # ``cli/main.py`` (``dbxdec = "databricks_bundle_decorators.cli.main:main"``),
-# ``testing/emulator.py`` and ``testing/spark_connect.py`` (users' and tests' imports).
+# ``testing/emulator.py`` and ``testing/spark_connect.py`` (users' and tests' imports),
+# ``testing/local_workspace.py`` (run by ``python -m`` from ``dbxdec emulator``).
 
 ROOMED_FLAT = {
     "cli": ["__init__.py", "main.py"],
-    "testing": ["__init__.py", "emulator.py", "spark_connect.py"],
+    "testing": ["__init__.py", "emulator.py", "local_workspace.py", "spark_connect.py"],
 }
 
 

@@ -133,14 +133,28 @@ def generate_project(project: BundleProject, out_dir: Path | None = None) -> lis
     prefix = os.path.relpath(project.config.root.resolve(), out).replace(os.sep, "/")
     options = project.options(wheel_prefix="./" if prefix == "." else f"{prefix}/")
     options = replace(options, notebook_dir=f"./{NOTEBOOK_FOLDER}")  # beside the job files
+    jobs = deployable_jobs(project, options, nothing="nothing was written")
+    notebooks = all_notebooks(jobs, options)
+    return [*write_job_files(jobs, out), *write_notebook_files(notebooks, out / NOTEBOOK_FOLDER)]
+
+
+def deployable_jobs(
+    project: BundleProject, options: CodegenOptions, *, nothing: str
+) -> dict[str, dict[str, Any]]:
+    """Every job the bundle deploys (monitors and the controller included), by resource
+    name, each checked by the typed load.
+
+    Raises:
+        BundleValidationError: a definition or generated job has problems (the message
+            ends with ``nothing``: what was not done).
+    """
     jobs, problems = _generate(project, options)
     for name, settings in jobs.items():
         problems.extend(str(p) for p in typed_problems(name, settings))
     if problems:
         more = f" (and {len(problems) - 1} more; run dbxdec validate)" if len(problems) > 1 else ""
-        raise BundleValidationError(f"{problems[0]}{more}; nothing was written")
-    notebooks = all_notebooks(jobs, options)
-    return [*write_job_files(jobs, out), *write_notebook_files(notebooks, out / NOTEBOOK_FOLDER)]
+        raise BundleValidationError(f"{problems[0]}{more}; {nothing}")
+    return jobs
 
 
 def _generate(

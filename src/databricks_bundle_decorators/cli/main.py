@@ -29,6 +29,7 @@ from ..errors import EXIT_CODES, DbxdecError
 from .commands import (
     backfill_commands,
     bundle_commands,
+    emulator_commands,
     report_commands,
     run_commands,
     steer_commands,
@@ -58,6 +59,7 @@ def cli() -> None:
 
 bundle_commands.register(cli)
 run_commands.register(cli)
+emulator_commands.register(cli)
 backfill_commands.register(cli)
 steer_commands.register(cli)  # `backfill` becomes a group: `backfill undo|cost|pause... ID`
 report_commands.register(cli)

@@ -81,8 +81,11 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
         workspace_id: str = "1234567890123456",
         user_name: str = "emulator@example.com",
         outcome_parameter: str = "backfill_key",
+        port: int = 0,
     ) -> None:
-        """``token``: if set, API requests must carry ``Authorization: Bearer <token>``."""
+        """``token``: if set, API requests must carry ``Authorization: Bearer <token>``;
+        ``port``: the loopback port to listen on (0: a free one)."""
+        self.port = port
         self.token = token
         self.workspace_id = workspace_id
         self.requests: Counter[str] = Counter()
@@ -111,7 +114,7 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
     def start(self) -> JobsEmulator:
         if self._server is not None:
             raise RuntimeError("JobsEmulator already started")
-        self._server = _Server(self)
+        self._server = _Server(self, self.port)
         host, port = self._server.server_address[:2]
         self.url = f"http://{host!s}:{port}"
         self._model.base_url = self.url

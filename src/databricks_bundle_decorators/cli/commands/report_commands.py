@@ -183,7 +183,9 @@ def status_command(
             now=now,
             start=start,
             end=end,
-            checks=failed_checks(list_ledgers(config.root, job)),
+            checks=failed_checks(
+                list_ledgers(config.root, job, backend="local" if connection.local else None)
+            ),
         )
         echo_overdue(definition, late, now=now, as_json=as_json)
         return

@@ -540,8 +540,11 @@ def read_ledger(path: Path) -> Ledger:
         ) from None
 
 
-def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
-    """Every readable ledger of the project (of one job: see :func:`job_part`), newest first."""
+def list_ledgers(
+    root: Path, job: str | None = None, *, backend: BackendKind | None = None
+) -> list[Ledger]:
+    """Every readable ledger of the project (of one job: see :func:`job_part`; of one
+    ``backend``: ``"local"`` for what ``--local`` reads), newest first."""
     found: list[Ledger] = []
     folder = ledger_dir(root)
     for backfill_id in backfill_ids(folder):
@@ -549,6 +552,8 @@ def list_ledgers(root: Path, job: str | None = None) -> list[Ledger]:
             ledger = read_ledger(folder / f"{backfill_id}.sqlite")
         except LocalStateProblem:
             continue  # a damaged file must not hide the others
+        if backend is not None and ledger.backend.kind != backend:
+            continue
         if job is None or ledger.job == job or any(r.job == job for r in ledger.slices):
             found.append(ledger if job is None else job_part(ledger, job))
     return sorted(found, key=lambda item: item.created_at, reverse=True)

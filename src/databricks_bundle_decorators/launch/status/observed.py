@@ -33,8 +33,8 @@ def observed_history(
     job_id: int | None = None,
 ) -> KeyHistory:
     """The state of every key of ``job`` that has run: from the workspace's runs and the local
-    ledgers when ``client`` and ``job_id`` are given, else from the ledgers and the records
-    of ``dbxdec run --local``.
+    ledgers when ``client`` and ``job_id`` are given, else from the local backfills' ledgers
+    and the records of ``dbxdec run --local`` (never a workspace backfill's ledger).
 
     Raises:
         WorkspaceRejected: the credentials or a permission were refused.
@@ -52,7 +52,7 @@ def observed_history(
         recorded = key_history(o for o in ledger_observations(ledgers) if o.state != "running")
         return {**recorded, **key_history(runs)}
     local = [
-        *ledger_observations(list_ledgers(root, job)),
+        *ledger_observations(list_ledgers(root, job, backend="local")),
         *(run.observation() for run in local_runs(root, job)),
     ]
     return key_history(local)  # the backfills' runs and those of ``dbxdec run --local``

@@ -59,12 +59,12 @@ def job_status(
     if job.backfill is None:
         build_plan(job)  # raises the "no backfill definition" error
     assert job.backfill is not None
-    ledgers = list_ledgers(root, job.name)
-    if connection.local:
+    if connection.local:  # local backfills only: a workspace backfill is not a local run
+        ledgers = list_ledgers(root, job.name, backend="local")
         runs = local_runs(root, job.name)  # dbxdec run --local: no ledger, a record per run
         source = f"local ledgers in {ledger_dir(root)} and runs in {runs_dir(root, job.name)}"
         return ledger_status(ledgers, now=now, where=source, runs=runs)
-    details = ledger_details(ledgers)
+    details = ledger_details(list_ledgers(root, job.name))
     found = connect_job(job, connection, root, cap=1, client=client)
     job_id = found.remote.job_id
     history = observed_history(

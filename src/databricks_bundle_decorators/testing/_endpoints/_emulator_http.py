@@ -77,8 +77,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, emulator: HttpFrontEnd) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, emulator: HttpFrontEnd, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.emulator = emulator
 
     def handle_error(self, request: Any, client_address: Any) -> None:
