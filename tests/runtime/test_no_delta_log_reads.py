@@ -2,8 +2,11 @@
 
 Unity Catalog manages where a managed table's files live, so dbxdec learns about a table's
 commits only through documented interfaces (the change data feed, ``DESCRIBE HISTORY``).
-The one use of the log folder allowed is asking whether a *local* folder holds a Delta
-table at all: ``(path / DELTA_LOG).is_dir()`` (or ``.exists()``).
+Two uses of the log folder are allowed, both of *local* tables (a folder of the embedded
+warehouse, never a catalog table): asking whether a folder holds a Delta table at all,
+``(path / DELTA_LOG).is_dir()`` (or ``.exists()``), and the one reader of a local table's
+history, :func:`...runtime.storage.delta_history.read_log_commits` (the commit files as the
+Delta protocol defines them, so ``undo --dry-run`` needs no JVM: issue 40).
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
 _EXISTENCE = frozenset({"is_dir", "exists"})
+LOCAL_HISTORY_READER = ("runtime/storage/delta_history.py", "read_log_commits")
+"""The one function allowed to read a local table's log files (see the module doc)."""
 
 
-def delta_log_reads(source: str) -> list[int]:
-    """Lines of ``source`` that touch ``_delta_log`` other than to test a folder exists."""
+def delta_log_reads(source: str, allowed_function: str | None = None) -> list[int]:
+    """Lines of ``source`` that touch ``_delta_log`` other than to test a folder exists
+    (or inside the function ``allowed_function``)."""
     tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == allowed_function:
+            node.body = []  # its reads are the allowed ones
+            node.decorator_list = []
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
@@ -58,7 +68,14 @@ def test_the_package_never_reads_delta_log_files() -> None:
     found = {
         str(path.relative_to(PACKAGE)): lines
         for path in sorted(PACKAGE.rglob("*.py"))
-        if (lines := delta_log_reads(path.read_text()))
+        if (
+            lines := delta_log_reads(
+                path.read_text(),
+                LOCAL_HISTORY_READER[1]
+                if str(path.relative_to(PACKAGE)) == LOCAL_HISTORY_READER[0]
+                else None,
+            )
+        )
     }
     assert found == {}
 
@@ -75,3 +92,11 @@ def test_a_planted_delta_log_read_fails_the_check() -> None:
     for text in planted:
         assert delta_log_reads(module + "\n" + text), text
     assert delta_log_reads("def has(path):\n    return (path / DELTA_LOG).is_dir()\n") == []
+
+
+def test_only_the_local_history_reader_is_allowed_to_read_the_log() -> None:
+    module = (PACKAGE / LOCAL_HISTORY_READER[0]).read_text()
+    assert delta_log_reads(module, LOCAL_HISTORY_READER[1]) == []
+    assert delta_log_reads(module), "the reader reads the log: the allowance is what passes it"
+    planted = "def other(path):\n    return list((path / DELTA_LOG).glob('*.json'))\n"
+    assert delta_log_reads(module + planted, LOCAL_HISTORY_READER[1])

@@ -53,6 +53,7 @@ def cli() -> None:
       dbxdec validate                 check definitions and generated jobs
       dbxdec run JOB --key K --local  run one slice on the local Spark
       dbxdec deploy -t dev            generate resources and deploy the bundle
+    dbxdec emulator                 try -t dev here, without a workspace
       dbxdec backfill JOB --start A --end B
     """
 

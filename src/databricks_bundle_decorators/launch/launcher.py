@@ -16,7 +16,7 @@ from ..errors import counted
 from .guard.pause.schedule_pause import SchedulePause
 from .operations.downstream import plan_downstream
 from .operations.full_refresh import first_alone, refuse_full_refresh_combinations, stage_ledger
-from .operations.presence import find_missing_data
+from .operations.presence import check_upstream, find_missing_data
 from .operations.undo import carry_id
 from .plan.options import Pacing
 from .plan.request import BackfillRequest, Connection, ResumeRequest
@@ -57,6 +57,7 @@ PLANNERS: tuple[Planner, ...] = (
     planners.pause_schedule,
     read_history,
     find_missing_data,
+    check_upstream,
     planners.require_order,
     planners.connect_backend,
     planners.measure_canaries,

@@ -3,8 +3,9 @@
 Owns ``backfill_commands`` (``backfill``, ``catchup``), ``bundle_commands`` (``init``,
 ``generate``, ``validate``, ``deploy``, ``wheel``), ``emulator_commands`` (``emulator``:
 it starts ``testing.local_workspace`` as a program, never importing it),
-``report_commands`` (``backfills``, ``status``, ``graph``), ``run_commands`` (``run``, ``setup-spark``) and ``steer_commands``
-(the ``backfill`` group: ``undo``, ``cost``, ``pause``, ``unpause``, ``cancel``,
-``watch``). May import its own modules, the ``inputs`` and ``output`` rooms and the
-layers above ``cli``; never ``main``, which assembles the ``dbxdec`` group.
+``report_commands`` (``backfills``, ``status``, ``graph``), ``run_commands`` (``run``,
+``setup-spark``) and ``steer_commands`` (the ``backfill`` group: ``undo``, ``cost``,
+``pause``, ``unpause``, ``cancel``, ``watch``). May import its own modules, the
+``inputs`` and ``output`` rooms and the layers above ``cli``; never ``main``, which
+assembles the ``dbxdec`` group.
 """

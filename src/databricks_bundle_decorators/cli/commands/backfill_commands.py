@@ -57,6 +57,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _plan_extras = option_group(
     click.option(
+        "--allow-missing-upstream",
+        is_flag=True,
+        help="Run although a job this one reads from (dbxdec graph) has no data for keys "
+        "the backfill's windows read. Without it such a backfill is refused before "
+        "anything launches, naming each upstream job's missing keys and the command that "
+        "fills them. A job that never ran has no data for any key.",
+    ),
+    click.option(
         "--pause-schedule",
         is_flag=True,
         help="Pause the job's schedule (or trigger) while the backfill runs and restore it "
@@ -165,6 +173,7 @@ def catchup_command(
     order: Order,
     exact: bool,
     canary: int,
+    allow_missing_upstream: bool,
     pause_schedule: bool,
     force_trigger_pause: bool,
     params: tuple[tuple[str, str], ...],
@@ -212,6 +221,7 @@ def catchup_command(
         pacing=pacing,
         context_args=command_context_args(project, pipelines),
         force=force,
+        allow_missing_upstream=allow_missing_upstream,
     )
     plan_and_launch(request, project, pipelines, dry_run, as_json, all_runs)
 
@@ -219,7 +229,8 @@ def catchup_command(
 _PLAN_OPTIONS = (  # what --resume refuses: the ledger has the plan
     "start end keys order batch_size target_run_length rerun exact force_rewrite "
     "no_checks tasks skip_tasks final_sync full_refresh canary diff_gate params dry_run "
-    "all_runs new pause_schedule force_trigger_pause dbu_per_hour all_keys downstream"
+    "all_runs new pause_schedule force_trigger_pause dbu_per_hour all_keys downstream "
+    "allow_missing_upstream"
 )
 
 
@@ -291,6 +302,7 @@ def backfill_command(
     full_refresh: bool,
     canary: int,
     diff_gate: float | None,
+    allow_missing_upstream: bool,
     pause_schedule: bool,
     force_trigger_pause: bool,
     params: tuple[tuple[str, str], ...],
@@ -382,6 +394,7 @@ def backfill_command(
         force=force,
         new=new,
         downstream=downstream,
+        allow_missing_upstream=allow_missing_upstream,
     )
     ask = not (dry_run or all_keys)
     plan_and_launch(backfill, project, pipelines, dry_run, as_json, all_runs, ask)

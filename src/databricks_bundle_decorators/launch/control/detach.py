@@ -5,6 +5,7 @@ created and generation 1 of its controller started; this process launches nothin
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,11 +41,14 @@ class Detached:
     job_id: int
     controller: ControllerRun
     run_page: str
+    target: str | None = None
 
     @property
     def follow(self) -> str:
-        """The command that follows the backfill from any machine."""
-        return f"dbxdec backfill watch {self.backfill_id}"
+        """The command that follows the backfill from any machine (with the backfill's
+        ``-t TARGET``: it finds the deployed jobs)."""
+        where = f" -t {shlex.quote(self.target)}" if self.target else ""
+        return f"dbxdec backfill watch {self.backfill_id}{where}"
 
 
 def detach_backfill(
@@ -131,4 +135,4 @@ def detach_backfill(
         if backend is not None:
             backend.close()
     page = f"{str(client.config.host or '').rstrip('/')}/jobs/{controller_job}/runs/{run.run_id}"
-    return Detached(ledger.id, job_id, run, page)
+    return Detached(ledger.id, job_id, run, page, spec.target)

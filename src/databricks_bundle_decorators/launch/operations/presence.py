@@ -5,12 +5,14 @@ a :class:`~...backfill.wire.PresenceOrder` whose tasks print a report per table.
 from __future__ import annotations
 
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...backfill.mapping import upstream_keys
 from ...backfill.wire import (
     ORDER_PARAM,
     KeyRange,
@@ -20,7 +22,7 @@ from ...backfill.wire import (
 )
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
-from ...errors import UsageError
+from ...errors import DefinitionError, UsageError
 from ...runtime.programs.presence import JobPresence, keyed_tables, read_presence
 from ..backends.databricks_backend import one_line
 from ..backends.errors import PresenceFailed, require_local_spark
@@ -199,3 +201,104 @@ def _job_presence(
             f"by this dbxdec? (dbxdec deploy){page}"
         )
     return JobPresence(tuple(by_table[name] for name in found), tuple(notes))
+
+
+MAX_SHOWN_KEYS = 5
+"""Missing upstream keys named one by one in the refusal; beyond, a count and the range."""
+
+
+def check_upstream(draft: Draft, planning: Planning) -> Draft:
+    """A backfill whose upstream jobs (the table graph of ``dbxdec graph``) hold no data for
+    keys its windows read is refused before anything launches: one line per upstream job
+    with its missing keys and the command that fills them (and, with ``--downstream``, this
+    job after them). "No data" is what ``catchup --by data`` reads (a job never run lacks
+    every key). ``--allow-missing-upstream`` goes on; so does a dry run that could not
+    reach the workspace.
+
+    Raises:
+        UsageError: upstream keys are missing (exit 2).
+    """
+    request, job = planning.request, planning.job
+    if request.allow_missing_upstream or draft.unreached is not None:
+        return draft
+    from ...bundle.table_graph import build_table_graph
+
+    try:
+        graph = build_table_graph(planning.registry)
+    except DefinitionError:  # a cycle: no job is upstream of another (dbxdec graph says so)
+        return draft
+    edges = [e for e in graph.edges if e.downstream == job.name]
+    edges = [e for e in edges if planning.registry.get(e.upstream).backfill is not None]
+    if not edges:
+        return draft
+    keys = request.plan(job, draft.history, draft.only).keys
+    lines: list[str] = []
+    warnings = list(draft.warnings)
+    for upstream in dict.fromkeys(e.upstream for e in edges):
+        writer = planning.registry.get(upstream)
+        assert writer.backfill is not None
+        needed = {
+            k
+            for e in edges
+            if e.upstream == upstream
+            for key in keys
+            for k in upstream_keys(e.keys, key)
+        }
+        wanted = writer.backfill.sort_keys(sorted(needed))
+        try:
+            missing = _missing_upstream(writer, wanted, draft, planning)
+        except (UsageError, PresenceFailed) as exc:  # e.g. deployed without dbxdec_order
+            warnings.append(f"upstream job {writer.name!r}: its data was not checked: {exc}")
+            continue
+        if missing:
+            lines.append(_missing_line(writer.name, missing, len(wanted), planning))
+    if lines:
+        raise UsageError(
+            f"job {job.name!r} reads tables its upstream jobs have no data for in the keys "
+            "this backfill needs:\n  "
+            + "\n  ".join(lines)
+            + "\nfill them first, or pass --allow-missing-upstream to run on what is there"
+        )
+    return replace(draft, warnings=tuple(warnings))
+
+
+def _missing_upstream(
+    writer: JobDefinition, wanted: Sequence[str], draft: Draft, planning: Planning
+) -> list[str]:
+    """The ``wanted`` keys of ``writer`` without data, locally or in the workspace."""
+    if not wanted:
+        return []
+    if draft.found is None:
+        require_local_spark()
+        return keys_missing_data_local(
+            planning.registry, writer, wanted, warehouse=planning.warehouse
+        )
+    from ..guard.connection import connect_job
+
+    try:
+        connection = replace(planning.request.connection, job_id=None)  # the writer's own
+        found = connect_job(writer, connection, planning.root, 1, draft.found.client)
+    except UsageError:  # not deployed: it never ran, so it has no data
+        return list(wanted)
+    return keys_missing_data_databricks(
+        found.client,
+        found.remote.job_id,
+        writer,
+        wanted,
+        poll_interval=planning.request.pacing.poll_interval,
+    )
+
+
+def _missing_line(upstream: str, missing: Sequence[str], of: int, planning: Planning) -> str:
+    shown = ", ".join(missing[:MAX_SHOWN_KEYS])
+    if len(missing) > MAX_SHOWN_KEYS:
+        shown = f"{missing[0]} .. {missing[-1]}"
+    where = list(planning.request.context_args)
+    connection = planning.request.connection
+    if connection.local:
+        where.append("--local")
+    elif connection.target:
+        where += ["-t", connection.target]
+    span = ["--start", missing[0], "--end", missing[-1]]
+    fill = shlex.join(["dbxdec", "backfill", upstream, *span, *where, "--downstream"])
+    return f"{upstream}: {len(missing)} of {of} keys have no data ({shown}): {fill}"

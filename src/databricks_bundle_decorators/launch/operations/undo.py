@@ -165,7 +165,7 @@ class SparkRestore:
     """Restore on the local Spark, every table checked first (:meth:`JobUndo.apply`)."""
 
     plan: JobUndo
-    spark: Any
+    session: Any  # a LazySession: made when a table is restored, never for a dry run
 
     def intro(self) -> list[str]:
         return []
@@ -178,7 +178,9 @@ class SparkRestore:
             TaskRunError: Delta refused a restore.
         """
         lines = []
-        for table in self.plan.apply(self.spark, force=force):
+        session = self.session
+        spark = session.get() if isinstance(session, LazySession) else session
+        for table in self.plan.apply(spark, force=force):
             if table.made is not None:
                 undo.ledger.record_undone(table.table.name, table.made)
             lines.append(
@@ -419,7 +421,7 @@ def prepare_undo(
 
         def plan(job: JobDefinition, runs: BackfillRuns) -> Undo:
             checked = plan_undo(job, runs, environment)
-            restorer = SparkRestore(checked, environment.spark if checked.tables else None)
+            restorer = SparkRestore(checked, environment.session if checked.tables else None)
             tables = tuple((t.table.name, t.tasks) for t in checked.tables)
             return Undo(ledger, runs, restorer, tables, checked.notes, checked)
 

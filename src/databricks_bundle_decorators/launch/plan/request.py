@@ -46,6 +46,8 @@ class BackfillRequest:
         new: Start afresh although the last backfill of the keys did not finish.
         dbu_per_hour: DBU per hour of one run, for the dry run's estimate.
         downstream: Also every job reading what the keys write.
+        allow_missing_upstream: Go on although upstream jobs have no data for keys the
+            job's windows read (else refused before launching).
         tasks, skip_tasks: Run only these tasks, or all but these.
     """
 
@@ -67,6 +69,7 @@ class BackfillRequest:
     downstream: bool = False
     tasks: tuple[str, ...] = ()
     skip_tasks: tuple[str, ...] = ()
+    allow_missing_upstream: bool = False
 
     def plan(
         self,

@@ -21,6 +21,7 @@ from ...definitions.contracts import (
     ROWS_METRIC,
     InputContext,
     IoManager,
+    LazySession,
     OutputContext,
     RunEnvironment,
 )
@@ -197,7 +198,12 @@ class SparkTableIoManager(IoManager):
         """The format this environment uses."""
         if self.format == "parquet" and not environment.databricks:
             return LocalParquetFormat()
-        if not environment.databricks and not has_delta(environment.spark):
+        session = environment.session
+        unmade = isinstance(session, LazySession) and not session.started
+        # a session dbxdec has yet to make is local_spark_session's, with Delta Lake (or it
+        # fails to start, saying why): asking now would start a JVM a read of history or of
+        # the plan does not need
+        if not environment.databricks and not unmade and not has_delta(environment.spark):
             raise EnvironmentProblem(
                 f"table {self.table} is a Delta table, and the SparkSession has no Delta Lake; "
                 "create it with databricks_bundle_decorators.runtime.spark.local_spark_session() "

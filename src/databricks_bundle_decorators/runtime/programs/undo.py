@@ -250,10 +250,11 @@ def plan_undo(
 ) -> JobUndo:
     """Plan the undo of ``runs`` over the tables of ``job`` (or of ``tasks``)."""
     found, notes = output_tables(job, environment, tasks)
-    spark = environment.spark if found else None
-    tables = tuple(
-        plan_table(t.ref, t.tasks, read_commits(spark, t.ref), runs) for t in found.values()
-    )
+
+    def history(ref: TableRef) -> tuple[Commit, ...]:  # a local table's: no session made
+        return read_commits(environment.spark if ref.path is None else None, ref)
+
+    tables = tuple(plan_table(t.ref, t.tasks, history(t.ref), runs) for t in found.values())
     return JobUndo(runs, tables, tuple(notes))
 
 

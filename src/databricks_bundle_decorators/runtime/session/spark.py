@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shlex
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ...atomic import write_atomically
 from ...errors import EnvironmentProblem
-from .delta_jars import ensure_delta_jars
+from .delta_jars import ensure_delta_jars, jars_dir
 from .jvm_stderr import jvm_stderr_filtered
 from .serverless_rules import set_conf
 from .spark_remote import SPARK_REMOTE_ENV, remote_spark_session, spark_remote
@@ -59,7 +61,41 @@ LOCAL_CONF: dict[str, str] = {
 
 LOCAL_SESSION_CONF: dict[str, str] = {**LOCAL_CONF, **LOCAL_SQL_CONF, **SQL_CONF, **DELTA_CONF}
 
-STARTING_LINE = "starting the local Spark (first run only, ~10 s)..."
+STARTING_LINE = "starting the local Spark"
+"""The start of the line printed before the embedded JVM starts (every local command that
+needs Spark pays it once); :func:`starting_line` adds the figure measured on this machine."""
+STARTUP_FILE = "last-startup-seconds"
+"""Beside the cached jars: how long the last start of the local Spark took, in seconds."""
+
+
+def starting_line(folder: Path | None = None) -> str:
+    """The start-up line with the last start's measured seconds on this machine.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     before = starting_line(Path(d))
+        ...     record_startup(14.2, Path(d))
+        ...     after = starting_line(Path(d))
+        >>> before
+        'starting the local Spark (the first start here; often 10-50 s)...'
+        >>> after
+        'starting the local Spark (14 s the last time here)...'
+    """
+    try:
+        seconds = float((folder or jars_dir()).joinpath(STARTUP_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return f"{STARTING_LINE} (the first start here; often 10-50 s)..."
+    return f"{STARTING_LINE} ({seconds:.0f} s the last time here)..."
+
+
+def record_startup(seconds: float, folder: Path | None = None) -> None:
+    """Keep ``seconds`` as the last start-up's figure (a cache: a failed write is ignored)."""
+    with contextlib.suppress(OSError):
+        target = folder or jars_dir()
+        target.mkdir(parents=True, exist_ok=True)
+        target.joinpath(STARTUP_FILE).write_text(f"{seconds:.1f}\n")
+
 
 QUIET_LOG4J2 = """\
 # dbxdec: the embedded Spark's JVM logs only errors (no start-up WARN lines or banner)
@@ -165,9 +201,11 @@ def _local_spark_session(master: str | None, app_name: str, conf: Mapping[str, s
     settings["spark.jars"] = ",".join(filter(None, (settings.get("spark.jars"), jars)))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    print(STARTING_LINE, file=sys.stderr, flush=True)  # the first slice waits for the JVM
+    print(starting_line(), file=sys.stderr, flush=True)  # the first slice waits for the JVM
+    began = time.monotonic()
     with jvm_stderr_filtered():  # the JVM's stderr without Spark 4's incubator warning
         spark = builder.getOrCreate()
+    record_startup(time.monotonic() - began)
     spark.sparkContext.setLogLevel("ERROR")
     quiet_query_context_loggers()
     return configure(spark)

@@ -1,14 +1,17 @@
-"""A Delta table's history and restoring it: ``DESCRIBE HISTORY`` and ``RESTORE``, by
-catalog name on Databricks and by folder locally, in the same SQL."""
+"""A Delta table's history and restoring it: ``DESCRIBE HISTORY`` and ``RESTORE`` by
+catalog name on Databricks; locally the history is read from the table's log files (no
+JVM: ``undo --dry-run`` starts no Spark) and ``RESTORE`` runs by folder in the same SQL."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import TaskRunError
-from .delta import delta_table_exists
+from .delta import DELTA_LOG, delta_table_exists
 from .delta import sql_target as sql_target
 from .formats import TableRef
 
@@ -36,7 +39,10 @@ def latest_commit(spark: Any, table: TableRef) -> Any:
 
 
 def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
-    """The table's history, oldest first (empty when the table does not exist)."""
+    """The table's history, oldest first (empty when the table does not exist); a local
+    table's from its log (:func:`read_log_commits`, ``spark`` unused)."""
+    if table.path is not None:
+        return read_log_commits(table.path)
     if not delta_table_exists(spark, table):
         return ()
     from pyspark.sql import functions as F
@@ -52,6 +58,41 @@ def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
         .collect()
     )
     commits = (Commit(int(r[0]), str(r[1]), r[2], str(r[3] or "")) for r in rows)
+    return tuple(sorted(commits, key=lambda c: c.version))
+
+
+def read_log_commits(folder: Path) -> tuple[Commit, ...]:
+    """The history of the local Delta table in ``folder``, oldest first, as ``DESCRIBE
+    HISTORY`` shows it: one commit per ``_delta_log/<version>.json`` file still in the log,
+    from its ``commitInfo`` action (operation, ``userMetadata``, ``timestamp`` in epoch
+    milliseconds), as the Delta protocol defines them
+    (https://github.com/delta-io/delta/blob/master/PROTOCOL.md#commit-provenance-information).
+    Empty when the folder has no log. Read without Spark: a few small JSON files.
+    """
+    log = folder / DELTA_LOG
+    commits: list[Commit] = []
+    for path in log.glob("*.json") if log.is_dir() else ():
+        if not path.stem.isdigit() or len(path.stem) != 20:  # not a commit file
+            continue
+        info: dict[str, Any] = {}
+        with path.open(encoding="utf-8") as actions:
+            for line in actions:
+                if '"commitInfo"' in line:
+                    info = json.loads(line).get("commitInfo") or {}
+                    break
+        at = ""
+        if isinstance(info.get("timestamp"), int):
+            moment = datetime.fromtimestamp(info["timestamp"] / 1000, timezone.utc)
+            at = moment.strftime("%Y-%m-%d %H:%M:%SZ")
+        metadata = info.get("userMetadata")
+        commits.append(
+            Commit(
+                int(path.stem),
+                str(info.get("operation") or ""),
+                str(metadata) if metadata is not None else None,
+                at,
+            )
+        )
     return tuple(sorted(commits, key=lambda c: c.version))
 
 
