@@ -29,8 +29,14 @@ def attempt_event(
 
 
 def _error(attempt: Attempt) -> str:
-    """The attempt's error, then which retry budget it spent (``"retries spent: 3 of 3"``)."""
-    return "; ".join(part for part in (attempt.error, attempt.gave_up) if part)
+    """The checks that failed the attempt (a run's error says only which task failed),
+    its error, then which retry budget it spent (``"retries spent: 3 of 3"``)."""
+    checks = [
+        f"check {c.get('check')} failed: {c.get('detail') or 'no detail'}"
+        for c in attempt.checks
+        if not c.get("passed") and c.get("severity") != "warn"
+    ]
+    return "; ".join(part for part in (*checks, attempt.error, attempt.gave_up) if part)
 
 
 _GAVE_UP = (
