@@ -153,7 +153,9 @@ def test_the_try_without_a_workspace_guide_prints_what_the_page_shows(tmp_path: 
             assert expected and lang == "text", f"{where}: unknown marker {marker!r}"
             stdout, stderr, status = printed
             if status != int(expected["exit"] or 0):
-                problems.append(f"{where}: exit {status}, page says {expected['exit'] or 0}\n{stderr}")
+                problems.append(
+                    f"{where}: exit {status}, page says {expected['exit'] or 0}\n{stderr}"
+                )
                 continue
             got = stdout if expected["stream"] == "stdout" else stderr
             if os.environ.get("DBXDEC_UPDATE_PAGE"):
@@ -161,7 +163,9 @@ def test_the_try_without_a_workspace_guide_prints_what_the_page_shows(tmp_path: 
                 continue
             actual, shown = _normalise(got, str(home)), _normalise(body, str(home))
             if actual != shown:
-                diff = difflib.unified_diff(shown.splitlines(), actual.splitlines(), "page", "printed", lineterm="")
+                diff = difflib.unified_diff(
+                    shown.splitlines(), actual.splitlines(), "page", "printed", lineterm=""
+                )
                 problems.append(f"{where}:\n" + "\n".join(diff))
     finally:
         stopped = reader.stop()

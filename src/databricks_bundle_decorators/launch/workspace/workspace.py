@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from ...backfill.wire import ORDER_PARAM
 from ...errors import DbxdecError, UsageError, WorkspaceRejected, WorkspaceUnreachable
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 METADATA_SECONDS = 1  # the SDK's best-effort /.well-known probe when a config is built
 PROBE_SECONDS = 3  # the first authenticated request: a dead host fails in under 10 s
 PROBE_HTTP_SECONDS = 5.0
+CONNECT_SECONDS = 3.0  # reach(): a TCP connection to the host, before any request
 PLAN_CALL_SECONDS = 30  # retry budget and per-request timeout of each planning call
 BACKFILL_CALL_SECONDS = 6  # each submit, poll or cancel: a refused connection, ~7.5 s
 BACKFILL_HTTP_SECONDS = 8.0
@@ -54,6 +57,9 @@ def connect(
         "http_timeout_seconds": PROBE_HTTP_SECONDS,
         **config,
     }
+    named = host or (None if profile else os.environ.get("DATABRICKS_HOST"))
+    if named:  # before the SDK's own (retried) metadata request: a dead host fails at once
+        reach(named, _host_origin(host, profile))
     try:
         cfg = Config(host=host, profile=profile, **settings)
     except Exception as exc:  # the SDK raises ValueError subclasses with long texts
@@ -63,6 +69,7 @@ def connect(
             "DATABRICKS_TOKEN, pass --profile NAME, or run locally with --local"
         ) from None
     origin = _host_origin(host, profile)
+    reach(cfg.host, origin)
     if "retry_timeout_seconds" not in config:
         cfg.retry_timeout_seconds = PROBE_SECONDS
     with workspace_errors(cfg.host, origin=origin, probing=True):
@@ -71,6 +78,50 @@ def connect(
         cfg.retry_timeout_seconds = PLAN_CALL_SECONDS
         cfg.http_timeout_seconds = float(PLAN_CALL_SECONDS)
     return WorkspaceClient(config=cfg)
+
+
+def reach(host: str | None, origin: str = "") -> None:
+    """Open (and close) one TCP connection to ``host``'s address, within
+    :data:`CONNECT_SECONDS`: an unknown name, a refused connection or silence fail here in
+    one line, before the SDK retries them for seconds. ``None`` (no host yet) passes.
+
+    Raises:
+        WorkspaceUnreachable: the name does not resolve, or nothing answers on its port.
+    """
+    if not host:
+        return
+    url = urlsplit(host if "://" in host else f"https://{host}")
+    if not url.hostname:
+        return  # the SDK says what is wrong with it
+    try:
+        port = url.port or (80 if url.scheme == "http" else 443)
+    except ValueError:
+        return
+    if _proxied(url.geturl()):  # requests goes through the proxy: it answers for the host
+        return
+    with workspace_errors(host, origin=origin, probing=True):
+        try:
+            socket.create_connection((url.hostname, port), timeout=CONNECT_SECONDS).close()
+        except socket.gaierror as exc:
+            raise _Unreached("host name not found") from exc
+        except ConnectionRefusedError as exc:
+            raise _Unreached("connection refused") from exc
+        except TimeoutError as exc:
+            raise _Unreached(f"no answer in {CONNECT_SECONDS:g} s") from exc
+        except OSError as exc:
+            raise _Unreached(exc.strerror or type(exc).__name__) from exc
+
+
+def _proxied(url: str) -> bool:
+    """Whether requests (the SDK's HTTP client) reaches ``url`` through a proxy of the
+    environment (``HTTPS_PROXY``..., unless ``NO_PROXY`` names the host)."""
+    import requests.utils
+
+    return bool(requests.utils.get_environ_proxies(url))
+
+
+class _Unreached(Exception):
+    """A failed :func:`reach`: its reason, classified as unreachable."""
 
 
 def backfill_client(client: WorkspaceClient) -> WorkspaceClient:
@@ -117,6 +168,8 @@ def environment_problem(
     check = f"check the host ({origin})" if origin else "check the host (DATABRICKS_HOST)"
     if found is None and not probing:
         return None
+    if found is None and probing and type(exc).__name__ == "NotFound":
+        found = ("not-databricks", "the Jobs API answered 404 Not Found")  # every workspace has it
     kind, reason = found or ("unreachable", f"unexpected answer: {first_line(exc)}")
     if kind == "permission":
         return WorkspaceRejected(
@@ -155,6 +208,8 @@ def classify(exc: BaseException) -> tuple[ProblemKind, str] | None:
     from databricks.sdk.errors.base import DatabricksError
     from databricks.sdk.errors.private_link import PrivateLinkValidationError
 
+    if isinstance(exc, _Unreached):
+        return "unreachable", str(exc)
     if isinstance(exc, TimeoutError) and exc.__cause__ is not None:  # the SDK's retry budget
         inner = classify(exc.__cause__)
         if inner is not None:
