@@ -13,7 +13,7 @@ PYTEST_WORKERS ?= 2
 
 .PHONY: setup java spark clients faketime chromium test connect-lane lint docs demo wheel bench soak clean
 
-setup: $(STAMP) java spark clients
+setup: $(STAMP) java spark clients faketime chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,7 +71,7 @@ chromium:
 
 # Coverage of src/ (subprocesses included) is printed at the end and must stay at 90% or
 # more; for a subset, e.g. make test PYTEST_ARGS="--no-cov -k quartz".
-test: setup faketime chromium
+test: setup
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov --cov-report=term $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory connect-lane LANE_COV="--cov --cov-append --cov-report=term"
 	$(MAKE) --no-print-directory lint

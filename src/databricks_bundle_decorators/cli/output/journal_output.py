@@ -124,6 +124,7 @@ def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
     if isinstance(found, Ledger):
         id_, jobs, backend, where = found.id, ledger_jobs(found), found.backend.kind, "local"
         counts, runs, state = found.counts(), len(found.slices), str(found.state)
+        state = "undone" if found.undone else state  # its tables are back where they were
     else:
         id_, jobs, backend, where = found.backfill_id, found.jobs, "databricks", "workspace"
         counts, runs = found.counts, sum(found.counts.values())

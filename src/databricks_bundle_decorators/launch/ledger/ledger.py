@@ -511,10 +511,28 @@ def read_detached(backfill_id: str, root: Path, journal: Callable[[], _T], *, hi
     try:
         return journal()
     except UsageError as missing:
-        raise UsageError(
-            f"no backfill {backfill_id!r} in {ledger_dir(root)}, nor a detached one in the "
-            f"workspace ({missing.render()}){hint}"
-        ) from None
+        asked = "credentials" not in missing.render()  # else no workspace could be asked
+        where = (
+            ", nor a detached one in the workspace"
+            if asked
+            else " (no credentials to ask the workspace)"
+        )
+        job = backfill_id.rsplit("-", 2)[0]
+        known = sorted(
+            (i for i in backfill_ids(ledger_dir(root)) if i.rsplit("-", 2)[0] == job),
+            reverse=True,
+        )
+        listed = (
+            f"; backfills of {job} here: {', '.join(known[:MAX_LISTED_IDS])}"
+            f"{' ... (dbxdec backfills)' if len(known) > MAX_LISTED_IDS else ''}"
+            if known
+            else f"; no backfill of {job} here"
+        )
+        raise UsageError(f"no backfill {backfill_id!r} here{where}{listed}{hint}") from None
+
+
+MAX_LISTED_IDS = 2
+"""Known backfill ids an unknown id's error lists, newest first."""
 
 
 def read_ledger(path: Path) -> Ledger:
