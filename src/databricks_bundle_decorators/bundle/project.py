@@ -11,7 +11,8 @@ from typing import Any
 
 from ..definitions import Registry
 from ..definitions.job import JobDefinition, check_results_table
-from ..definitions.loader import PipelineImportError, import_pipelines
+from ..definitions.loader import PipelineImportError, import_pipelines, load_pipelines
+from ..definitions.registry import Diagnostic, default_registry
 from ..errors import DefinitionError, UsageError
 
 if sys.version_info >= (3, 11):
@@ -121,6 +122,7 @@ __all__ = [
     "import_pipelines",
     "load_config",
     "load_project",
+    "load_project_for_job",
     "not_a_project",
     "project_root",
 ]
@@ -139,6 +141,26 @@ def load_project(
     registry = import_pipelines(config.pipelines, root=config.root)
     apply_check_results_default(config, registry)
     return config, registry
+
+
+def load_project_for_job(
+    project: Path | None, pipelines: Sequence[str], job: str
+) -> tuple[ProjectConfig, Registry, list[Diagnostic]]:
+    """:func:`load_project` for a command about ``job`` alone: pipeline modules that fail
+    to import are left out, their failures returned (to warn of), as long as ``job`` is
+    defined by the others.
+
+    Raises:
+        UsageError: as :func:`load_config`.
+        PipelineImportError: modules failed to import and ``job`` is not defined by the
+            modules that did (it may be in a failed one).
+    """
+    config = load_config(project, pipelines=pipelines)
+    failures = load_pipelines(config.pipelines, root=config.root, registry=default_registry)
+    if failures and job not in default_registry:
+        raise PipelineImportError(failures)
+    apply_check_results_default(config, default_registry)
+    return config, default_registry, failures
 
 
 def apply_check_results_default(config: ProjectConfig, registry: Iterable[JobDefinition]) -> None:

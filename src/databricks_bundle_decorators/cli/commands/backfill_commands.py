@@ -34,6 +34,7 @@ from ..inputs.options import (
     confirm_every_key,
     diff_gate_option,
     given_on_command_line,
+    load_for_job,
     load_project,
     local_connection_record,
     no_checks_option,
@@ -129,7 +130,7 @@ def plan_and_launch(
             "--force-trigger-pause applies only with --pause-schedule: add --pause-schedule, "
             "or drop --force-trigger-pause"
         )
-    config, registry = load_project(project, pipelines)
+    config, registry = load_for_job(project, pipelines, request.job)
     if ask:
         confirm_every_key(registry, request)
     prepared = plan_backfill(

@@ -26,7 +26,13 @@ from ...launch.status.status import job_status, partition_grid
 from ...launch.status.status_grid import unchecked_keys
 from ...launch.status.status_view import status_page, terminal_table
 from ...launch.status.timeline import build_timeline, timeline_html
-from ..inputs.options import connection_record, load_project, pipelines_option, project_option
+from ..inputs.options import (
+    connection_record,
+    load_for_job,
+    load_project,
+    pipelines_option,
+    project_option,
+)
 from ..output.journal_output import (
     backfill_ledger,
     backfill_row,
@@ -156,7 +162,7 @@ def status_command(
     Daily keys are drawn as a calendar; each state has its own glyph, so the grid reads
     the same without colour.
     """
-    config, registry = load_project(project, pipelines)
+    config, registry = load_for_job(project, pipelines, job)
     definition = registry.get(job)
     now = datetime.now(timezone.utc)
     if backfill_id is not None and html_file is None and not overdue:

@@ -25,7 +25,12 @@ from ...runtime.session.delta_jars import (
     jars_dir,
 )
 from ...runtime.session.spark import require_local_spark as require_spark_packages
-from ..inputs.options import Assignment, load_project, pipelines_option, spark_remote_option
+from ..inputs.options import (
+    Assignment,
+    load_for_job,
+    pipelines_option,
+    spark_remote_option,
+)
 
 _MARKS = {"succeeded": "ok", "failed": "FAILED", "skipped": "skipped"}
 
@@ -135,7 +140,7 @@ def run_command(
     run_params = slice_parameters(key=key, start=start, end=end, exact=exact, params=dict(params))
     if force_rewrite:
         run_params = with_order(run_params, TaskOrder(force_rewrite=True))
-    config, registry = load_project(project, pipelines)
+    config, registry = load_for_job(project, pipelines, job_name)
     target = warehouse.resolve() if warehouse is not None else config.warehouse
     if from_version is not None and trigger != "table_update":
         raise UsageError("--from-version goes with --trigger table_update")

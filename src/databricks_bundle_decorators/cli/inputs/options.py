@@ -7,12 +7,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ...bundle.project import ProjectConfig, load_project_for_job
 from ...bundle.project import load_project as load_project
 from ...definitions import Registry
 from ...errors import UsageError
@@ -470,3 +471,22 @@ def confirm_every_key(registry: Registry, request: BackfillRequest) -> None:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(f"no range given, which means {what}: pass --start/--end, --keys or --all")
     click.confirm(f"No range given: launch {what}?", abort=True, err=True)
+
+
+def load_for_job(
+    project: Path | None, pipelines: Sequence[str], job: str
+) -> tuple[ProjectConfig, Registry]:
+    """The project for a command about ``job``: a pipeline module that fails to import
+    leaves its jobs out with one warning line each on stderr, so commands about the
+    others go on (``dbxdec validate`` and ``generate`` still refuse it).
+
+    Raises:
+        PipelineImportError: ``job`` is not defined by the modules that imported.
+    """
+    config, registry, failures = load_project_for_job(project, pipelines, job)
+    for failure in failures:
+        click.echo(
+            f"warning: left out, as it failed to import: {failure} (dbxdec validate shows it)",
+            err=True,
+        )
+    return config, registry
