@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -153,19 +158,20 @@ def run_command(
 
         job = registry.get(job_name)
         run_params.update(simulated_trigger(job, target, from_version=from_version))
-    click.echo(f"Running {job_name} locally (tables under {target})")
     run_id, started = new_run_id(), time.time()
     try:
-        result = run_job_locally(
-            registry,
-            job_name,
-            params=run_params,
-            tasks=list(tasks) or None,
-            warehouse=target,
-            on_event=_print_event,
-            state_dir=target.parent,
-            run_id=run_id,
-        )
+        with _second_interrupt_cancels():
+            click.echo(f"Running {job_name} locally (tables under {target})")
+            result = run_job_locally(
+                registry,
+                job_name,
+                params=run_params,
+                tasks=list(tasks) or None,
+                warehouse=target,
+                on_event=_print_event,
+                state_dir=target.parent,
+                run_id=run_id,
+            )
     except KeyboardInterrupt:
         backfill = registry.get(job_name).backfill
         if backfill is not None:  # the keys it was writing, for status and catchup
@@ -194,6 +200,29 @@ def run_command(
         return
     assert failed is not None  # a run that did not succeed has a failed task
     raise TaskRunError(f"task {failed.task_key!r} failed for {keys}: {failed.error}")
+
+
+@contextmanager
+def _second_interrupt_cancels() -> Iterator[None]:
+    """As a backfill drains on the first Ctrl-C, a run goes on: the first SIGINT says so,
+    the second cancels it (``KeyboardInterrupt``). The Spark JVM ignores SIGINT (PySpark
+    starts it so), so a Ctrl-C during its start-up is one of these too."""
+    pressed: list[int] = []
+
+    def on_interrupt(number: int, frame: Any) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(number)
+        click.echo("interrupt: the run goes on to its end (Ctrl-C again cancels it)", err=True)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _record(root: Path, job: str, run: LocalRun) -> None:
