@@ -320,7 +320,8 @@ def test_batches_scale_with_keys_and_final_sync_adds_a_round() -> None:
         "(p90 1m40s) of the last 2 successful runs = ~36m40s wall time",
         "  assumes a run's time grows with its keys: 7 keys per run here, 1 in those past runs "
         "(x7)",
-        "  serverless: DBU are not estimated",
+        "  DBU not estimated for serverless: serverless compute has no node count to multiply; "
+        "--dbu-per-hour RATE gives a DBU figure",
     ]
 
 

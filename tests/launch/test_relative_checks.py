@@ -67,7 +67,7 @@ def test_a_warning_is_recorded_and_the_slice_is_written(
     assert code == 0, out
     code, out = backfill(capsys, root, "rel_watched", "--keys", "2024-01-04", "--param", "rows=5")
     assert code == 0, out
-    assert "Checks: 1 results (0 passed, 0 failed, 1 warned)" in out
+    assert "Checks: 1 result (0 passed, 0 failed, 1 warned)" in out
     assert rows_per_key(spark, root, "main.rel.watched")["2024-01-04"] == 5
     (warned,) = [r for r in results(spark, root, "rel_watched") if r["key"] == "2024-01-04"]
     assert (warned["passed"], warned["severity"]) == (False, "warn")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 import threading
 import time
@@ -156,12 +157,16 @@ def run_status(run: BaseRun | Run) -> RunStatus:
     result = state.result_state.value if state and state.result_state else ""
     if result == "SUCCESS":
         return RunStatus(RunState.SUCCEEDED, "", url, started, ended)
-    if result == "CANCELED":
-        return RunStatus(RunState.CANCELLED, message or "run cancelled", url, started, ended)
+    if result == "CANCELED":  # the workspace's words in dbxdec's spelling: one per output
+        message = _CANCELED.sub(lambda m: m[0][0] + "ancelled", message) or "run cancelled"
+        return RunStatus(RunState.CANCELLED, message, url, started, ended)
     if result == "SUCCESS_WITH_FAILURES":
         message = message or "some tasks failed"
     detail = f"{lcs} {result}".strip() if not message else f"{result or lcs}: {message}"
     return RunStatus(RunState.FAILED, detail, url, started, ended)
+
+
+_CANCELED = re.compile(r"\b[Cc]anceled\b")
 
 
 def _seconds(milliseconds: int | None) -> float | None:

@@ -219,7 +219,11 @@ class Estimate:
                 f"  ~{span} node hours ({compute}); multiply by your node type's DBU rate, "
                 "or give a DBU/h per run for a DBU figure"
             ]
-        return [] if self.compute is None else [f"  {compute}: DBU are not estimated"]
+        if self.compute is None:
+            return []
+        why = _NO_DBU_BECAUSE.get(self.compute.kind, "its compute has no node count")
+        on = "" if self.compute.kind == "unknown" else f" for {compute}"
+        return [f"  DBU not estimated{on}: {why}; --dbu-per-hour RATE gives a DBU figure"]
 
     def to_json(self) -> dict[str, Any]:
         """The estimate as JSON values (seconds, hours; ``null`` when not estimated)."""
@@ -287,6 +291,14 @@ class Compute:
     kind: ComputeKind
     description: str
     nodes: tuple[int, int] | None = None
+
+
+_NO_DBU_BECAUSE: dict[str, str] = {
+    "serverless": "serverless compute has no node count to multiply",
+    "existing_cluster": "an existing cluster is shared with other work",
+    "mixed": "the tasks run on different kinds of compute",
+    "unknown": "the job's compute is not known",
+}
 
 
 def compute_of_job(client: WorkspaceClient, job_id: int) -> Compute:

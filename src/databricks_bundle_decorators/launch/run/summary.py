@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ...errors import counted
 from ..ledger.ledger import Attempt, Ledger, SliceRecord, rerun_command, resume_command
 from .blocking import blocked_line, is_downstream, ledger_blocked
 from .events import Counts, EventKind, FailedSlice, LaunchEvent, LaunchSummary
@@ -118,4 +119,4 @@ def checks_line(ledger: Ledger) -> str:
     warned = sum(not r.get("passed") and r.get("severity") == "warn" for r in results)
     passed = len(results) - failed - warned
     warnings = f", {warned} warned" if warned else ""
-    return f"Checks: {len(results)} results ({passed} passed, {failed} failed{warnings})"
+    return f"Checks: {counted(len(results), 'result')} ({passed} passed, {failed} failed{warnings})"
