@@ -37,3 +37,22 @@ def test_the_failed_line_names_the_failed_check_and_its_detail(tmp_path: Path) -
         "FAILED 2024-01-06: check min_row_count(1) failed: 0 rows" in line
         for line in summary_lines(summarize(ledger, 1.0))
     )
+
+
+def test_a_cancelled_runs_message_is_in_dbxdecs_spelling() -> None:
+    """The Jobs API says "canceled"; dbxdec's states and lines say "cancelled": one
+    spelling per output (issue 40)."""
+    from databricks.sdk.service.jobs import Run, RunLifeCycleState, RunResultState, RunState
+
+    from databricks_bundle_decorators.launch.backends.databricks_backend import run_status
+
+    state = RunState(
+        life_cycle_state=RunLifeCycleState.TERMINATED,
+        result_state=RunResultState.CANCELED,
+        state_message="Run was canceled by user. Canceled at 12:00",
+    )
+    status = run_status(Run(state=state))
+    assert (status.state, status.message) == (
+        "cancelled",
+        "Run was cancelled by user. Cancelled at 12:00",
+    )
