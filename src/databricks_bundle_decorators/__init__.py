@@ -28,6 +28,7 @@ from .backfill import (
     get_backfill_key,
     get_backfill_keys,
     get_run_logical_date,
+    get_static_keys,
 )
 from .definitions import (
     FileArrival,
@@ -90,6 +91,7 @@ __all__ = [
     "get_backfill_key",
     "get_backfill_keys",
     "get_run_logical_date",
+    "get_static_keys",
     "get_task_value",
     "job",
     "job_cluster",

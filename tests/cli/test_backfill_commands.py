@@ -187,7 +187,10 @@ def test_rerun_failed_and_missing_pick_keys_from_run_history(
     ]
 
 
-def test_dry_run_prints_the_plan_and_launches_nothing(dbxdec: Cli, emu: JobsEmulator) -> None:
+def test_dry_run_prints_the_plan_and_launches_nothing(
+    dbxdec: Cli, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for every run's parameters
     code, out, _ = dbxdec(
         "backfill",
         "nightly",
@@ -338,3 +341,22 @@ def test_status_grid_from_run_history(dbxdec: Cli, emu: JobsEmulator, project: P
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and 'title="2024-01-03: failed, run ' in html
     assert "<script" not in html
+
+
+def test_a_narrow_dry_run_keeps_every_number_and_the_first_runs_parameters(
+    dbxdec: Cli, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40 item 7: piped (80 columns) the plan was 136 wide; now the parameters that
+    do not fit beside the keys follow the table, wrapped between parameters."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = dbxdec(
+        "backfill", "nightly", "--start", "2024-01-01", "--end", "2024-01-10",
+        "--batch-size", "4", "--exact", "--dry-run",
+    )  # fmt: skip
+    assert code == 0
+    table = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= 80  # sentences wrap themselves
+    assert "│   1 │ 2024-01-01..2024-01-04 │ 4 │" in out
+    assert "│   3 │ 2024-01-09..2024-01-10 │ 2 │" in out
+    assert "Parameters of run 1 (the others differ in their keys): backfill_key=2024-01-04" in out
+    assert "backfill_start_key=2024-01-01" in out and "backfill_exact=true" in out

@@ -21,6 +21,7 @@ from .resolve import (
     get_backfill_key,
     get_backfill_keys,
     get_run_logical_date,
+    get_static_keys,
     resolve_keys,
     run_keys_of,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "get_backfill_key",
     "get_backfill_keys",
     "get_run_logical_date",
+    "get_static_keys",
     "resolve_keys",
     "run_context",
     "run_keys_of",

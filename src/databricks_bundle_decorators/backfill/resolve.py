@@ -227,6 +227,36 @@ def get_backfill_keys(*, validate: bool = True) -> list[str]:
     return list(run_keys_of(_require_context(), validate=validate).keys)
 
 
+def get_static_keys(*, validate: bool = True) -> list[str]:
+    """Return the static values of the current run's keys, sorted, for a job with
+    ``backfill=MultiBackfill(...)`` (e.g. the regions of a region x day run).
+
+    Example:
+        >>> from databricks_bundle_decorators import DailyBackfill, MultiBackfill, StaticBackfill
+        >>> from databricks_bundle_decorators.backfill.context import RunContext, run_context
+        >>> regions = MultiBackfill(StaticBackfill(["eu", "us"]), DailyBackfill("2026-01-01"))
+        >>> context = RunContext(params={"backfill_key": "us:2026-01-08"}, backfill=regions,
+        ...                      now=datetime(2026, 1, 9, 6, tzinfo=timezone.utc))
+        >>> with run_context(context):
+        ...     get_static_keys()
+        ['us']
+
+    Raises:
+        RuntimeError: as :func:`get_backfill_key`, or the job has no static dimension.
+        ValueError: as :func:`get_backfill_keys`.
+    """
+    from .multi import MultiBackfill, split_key
+
+    context = _require_context()
+    if not isinstance(context.backfill, MultiBackfill):
+        raise RuntimeError(
+            "get_static_keys(): the job has no static dimension (it is for jobs with "
+            "backfill=MultiBackfill(...)); use get_backfill_keys()"
+        )
+    keys = run_keys_of(context, validate=validate).keys
+    return sorted({split_key(key).static for key in keys})
+
+
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _ISO_HOUR = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}", re.ASCII)
 _ISO_WEEK = re.compile(r"\d{4}-W\d{2}", re.ASCII)

@@ -13,6 +13,7 @@ from typing import Any
 from ..backfill.base import BackfillDef
 from ..backfill.context import BACKFILL_PARAMS
 from ..backfill.deadline import Deadline, KeyDeadlines
+from ..backfill.multi import MultiBackfill
 from ..backfill.quartz import QuartzSchedule
 from ..backfill.time_backfill import CatchUp
 from ..backfill.wire.params import JOB_ID_PARAM, JOB_ID_VALUE
@@ -113,6 +114,19 @@ class JobDefinition:
                     self._graph = self._trace()
         return self._graph
 
+    def _check_dimensions(self, graph: TaskGraph) -> None:
+        """A keyed output table matches the job's dimensions (a static x time job's names
+        its static column), refused at definition time, naming the task's line.
+
+        Raises:
+            DefinitionError: an output table cannot hold the job's keys.
+        """
+        multi = isinstance(self.backfill, MultiBackfill)
+        for node in graph:
+            problem = _dimension_problem(self.name, multi, node.definition.io_manager)
+            if problem is not None:
+                raise node.definition.error(problem, self.name)
+
     def _trace(self) -> TaskGraph:
         with tracing(self.name) as trace:
             try:
@@ -133,7 +147,28 @@ class JobDefinition:
             raise DefinitionError(
                 "the job body calls no task", job=self.name, location=str(self.source)
             )
+        self._check_dimensions(graph)
         return graph
+
+
+def _dimension_problem(job: str, multi: bool, manager: Any) -> str | None:
+    """Why ``manager`` (an IoManager writing a keyed table: ``partition_column`` and
+    ``static_column``, as SparkTableIoManager has) cannot store job ``job``'s keys, if so."""
+    if getattr(manager, "partition_column", None) is None or not hasattr(manager, "static_column"):
+        return None  # not a keyed table: nothing to split by dimension
+    table = ", ".join(manager.tables) or "its table"
+    if multi and manager.static_column is None:
+        return (
+            f"table {table} holds job {job!r}'s static x time keys but names no column for "
+            "the static value: add static_column='<the column holding it>' to its "
+            "SparkTableIoManager"
+        )
+    if not multi and manager.static_column is not None:
+        return (
+            f"table {table} has static_column={manager.static_column!r}, but job {job!r} "
+            "has no static dimension: static_column belongs to backfill=MultiBackfill(...)"
+        )
+    return None
 
 
 def _check_params(
@@ -227,6 +262,13 @@ def make_job(
     if isinstance(catch_up, CatchUp) and catch_up.since == "last_success":
         checked_params[JOB_ID_PARAM] = JOB_ID_VALUE  # its tasks read the job's run history
     checked_sources = check_sources(sources, job_name, where)
+    for declared in checked_sources:
+        if declared.static_column is not None and not isinstance(backfill, MultiBackfill):
+            raise fail(
+                f"source {declared.name} has static_column={declared.static_column!r}, but "
+                "the job has no static dimension: static_column belongs to jobs with "
+                "backfill=MultiBackfill(...)"
+            )
     results_table = check_results_table(check_results, job_name, where)
     deadlines = None
     if deadline is not None:  # on the job's keys, in the schedule's zone (else the backfill's)

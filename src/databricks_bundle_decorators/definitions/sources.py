@@ -88,12 +88,16 @@ class Source:
         local: A seed file (relative to ``project_root``) or a function
             ``(spark, start, end) -> DataFrame``; ``None``: the local table of that name.
         project_root: The nearest folder above the declaring module with a ``pyproject.toml``.
+        static_column: For a job with ``backfill=MultiBackfill(...)`` (e.g. region x day):
+            the column holding the static value; reads keep the rows of the run's static
+            keys too. ``None``: filtered by time only (every static value is read).
     """
 
     name: str
     event_time: str | None = None
     local: str | Path | StandInFunction | None = None
     project_root: Path | None = None
+    static_column: str | None = None
 
     @property
     def seed_path(self) -> Path | None:
@@ -125,14 +129,22 @@ def source(
     *,
     event_time: str | None = None,
     local: str | Path | StandInFunction | None = None,
+    static_column: str | None = None,
 ) -> Source:
     """Declare a source table.
+
+    ``read()`` keeps the rows whose ``event_time`` is inside the run's windows and, with
+    ``static_column`` (jobs with ``backfill=MultiBackfill(...)`` only), whose static value
+    is one of the run's static keys (:func:`~databricks_bundle_decorators.get_static_keys`).
 
     Example:
         >>> ORDERS = source("samples.tpch.orders", event_time="o_orderdate",
         ...                 local="seeds/orders.csv")
         >>> ORDERS.name
         'samples.tpch.orders'
+        >>> SALES = source("main.shop.sales", event_time="day", static_column="region")
+        >>> SALES.static_column
+        'region'
 
     Raises:
         DefinitionError: a malformed name, column or stand-in (named in the message).
@@ -147,13 +159,19 @@ def source(
         not isinstance(event_time, str) or COLUMN_NAME.fullmatch(event_time) is None
     ):
         raise DefinitionError(f"source {name}: event_time {event_time!r} is not a column name")
+    if static_column is not None and (
+        not isinstance(static_column, str) or COLUMN_NAME.fullmatch(static_column) is None
+    ):
+        raise DefinitionError(
+            f"source {name}: static_column {static_column!r} is not a column name"
+        )
     seed_ok = isinstance(local, str | Path) and Path(local).suffix.lower() in SEED_SUFFIXES
     if local is not None and not callable(local) and not seed_ok:
         raise DefinitionError(
             f"source {name}: local={local!r} must be a seed file ending in "
             f"{', '.join(SEED_SUFFIXES)} or a function (spark, start, end) -> DataFrame"
         )
-    return Source(name, event_time, local, caller_project_root())
+    return Source(name, event_time, local, caller_project_root(), static_column)
 
 
 def caller_project_root(depth: int = 2) -> Path | None:

@@ -42,27 +42,30 @@ from ..output.journal_output import (
 from .steer_commands import workspace_options
 
 _COUNTS = ("succeeded", "failed", "runs")
-_FULL = ("job", "backend", "state", "succeeded", "failed", "runs")
-_NARROW = ("state", "outcome")  # the id starts with the job's name
+_FULL = ("started", "job", "backend", "state", "succeeded", "failed", "runs")
+_NARROW = ("state", "outcome")  # the id holds the job's name and the start (UTC)
 
 
 def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
     table = Table()
     # the id is what --resume takes: never cut, never wrapped
     table.add_column("id", no_wrap=True, width=max(len(row["id"]) for row in rows))
-    table.add_column("started", min_width=10)  # wraps between date and time
     for column in columns:
-        table.add_column(column, justify="right" if column in _COUNTS else "left")
+        table.add_column(
+            column,
+            justify="right" if column in _COUNTS else "left",
+            no_wrap=column == "started",  # one piece: "2024-06-01 02:00"
+        )
     for row in rows:
         outcome = f"{row['succeeded']}/{row['runs']} succeeded, {row['failed']} failed"
         cells = {**row, "outcome": outcome}
-        table.add_row(row["id"], row["started"], *(str(cells[c]) for c in columns))
+        table.add_row(row["id"], *(str(cells[c]) for c in columns))
     return table
 
 
 def _print_backfills(rows: list[dict[str, Any]], where: bool = False) -> None:
     """The table at the terminal's width (fewer columns if narrow), never with a cut id."""
-    console = Console(width=200 if not sys.stdout.isatty() else None)
+    console = Console()  # the terminal's width; piped, $COLUMNS or 80
     unbounded = console.options.update_width(sys.maxsize)
     for columns in ((*_FULL, "where"), (*_NARROW, "where")) if where else (_FULL, _NARROW):
         table = _backfills_table(rows, columns)

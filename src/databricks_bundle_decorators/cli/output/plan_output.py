@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
@@ -44,19 +45,46 @@ dry_run_options = option_group(
 )
 
 
-def runs_table(title: str, slices: Sequence[SliceRecord], *, hidden: int = 0) -> Table:
-    """``slices`` as a table; ``hidden`` runs left out after the first ``SHOWN_RUNS``."""
-    table = Table(title=title)
-    table.add_column("run", justify="right")
-    table.add_column("keys")
-    table.add_column("n", justify="right")
-    table.add_column("parameters")
+def runs_table(
+    title: str, slices: Sequence[SliceRecord], *, hidden: int = 0, parameters: bool = True
+) -> Table:
+    """``slices`` as a table; ``hidden`` runs left out after the first ``SHOWN_RUNS``;
+    ``parameters``: a column of each run's job parameters."""
+    table = Table(title=title or None)
+    table.add_column("run", justify="right", no_wrap=True)
+    table.add_column("keys", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    if parameters:
+        table.add_column("parameters")
     for number, s in enumerate(slices):
         if hidden and number == SHOWN_RUNS:
-            table.add_row("...", f"{hidden} more runs", "", "")
-        params = " ".join(f"{k}={v}" for k, v in s.parameters.items())
-        table.add_row(str(s.index + 1), s.label, str(len(s.keys)), params)
+            table.add_row("...", f"{hidden} more runs", "", *([""] * parameters))
+        params = [_parameters(s)] if parameters else []
+        table.add_row(str(s.index + 1), s.label, str(len(s.keys)), *params)
     return table
+
+
+def _parameters(record: SliceRecord) -> str:
+    return " ".join(f"{k}={v}" for k, v in record.parameters.items())
+
+
+def _print_table(console: Console, title: str, slices: Sequence[SliceRecord], hidden: int) -> None:
+    """The runs table in the console's width: when the parameters do not fit beside the
+    keys, the table leaves them out and the first run's follow it, wrapped between
+    parameters (every run's differ only in their keys)."""
+    table = runs_table(title, slices, hidden=hidden)
+    natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+    if natural <= console.width or not slices:
+        console.print(table)
+        return
+    click.echo(title)  # on one line: the narrow table would wrap it
+    console.print(runs_table("", slices, hidden=hidden, parameters=False))
+    text = f"Parameters of run {slices[0].index + 1} (the others differ in their keys): "
+    text += _parameters(slices[0])
+    for line in textwrap.wrap(
+        text, console.width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    ):
+        click.echo(line)
 
 
 def print_runs(
@@ -67,16 +95,16 @@ def print_runs(
     all_runs: bool,
 ) -> None:
     """Every run of the plan under ``title`` (a table), or for a large plan its summary."""
-    console = Console(width=200 if not sys.stdout.isatty() else None)
+    console = Console()  # the terminal's width; piped, $COLUMNS or 80
     if all_runs or len(slices) <= FULL_PLAN_RUNS:
-        console.print(runs_table(title, slices))
+        _print_table(console, title, slices, 0)
         return
     for line in summary_lines(slices, selection):
         click.echo(line)
     shown = [*slices[:SHOWN_RUNS], *slices[-SHOWN_RUNS:]]
     hidden = len(slices) - len(shown)
     title += f" (the first and last {SHOWN_RUNS}; --all-runs lists every run)"
-    console.print(runs_table(title, shown, hidden=hidden))
+    _print_table(console, title, shown, hidden)
 
 
 def summary_lines(slices: Sequence[SliceRecord], selection: PlanSelection | None) -> list[str]:
@@ -238,7 +266,7 @@ def print_downstream_plan(prepared: PreparedBackfill, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(plan_json(prepared, graph)))
         return
-    console = Console(width=200, soft_wrap=True)
+    console = Console()  # the terminal's width; piped, $COLUMNS or 80
     runs = Table(title=f"Plan for {graph.root} --downstream: {len(graph.slices)} runs")
     for column in ("run", "job", "key", "waits for"):
         runs.add_column(column, justify="right" if column == "run" else "left")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -141,23 +142,44 @@ def _calendar(
 
 
 def glyph_table(
-    title: str, columns: Sequence[str], rows: Iterable[tuple[str, list[Text]]], *, wide: int
-) -> Table:
-    """Rows of glyph cells as a rich table, every fifth column labelled; the label column is
-    at least ``wide`` minus the cells' width.
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[tuple[str, list[Text]]],
+    *,
+    wide: int,
+    width: int | None = None,
+) -> RenderableType:
+    """Rows of glyph cells as rich tables, every fifth column labelled; the label column is
+    at least ``wide`` minus the cells' width. Wider than ``width`` characters, the columns
+    wrap: a table per run of columns that fits (a multiple of five, so the labels keep
+    their places), the rows repeated under each; no label or number is ever cut.
     """
-    table = Table(title=title, box=None, padding=(0, 0), pad_edge=False)
-    table.add_column("", style="bold", no_wrap=True, min_width=max(0, wide - 2 * len(columns)))
-    for number, column in enumerate(columns):
-        shown = column if number % 5 == 0 else ""
-        table.add_column(shown, justify="left", no_wrap=True, min_width=2)
-    for label, cells in rows:
-        table.add_row(f"{label} ", *cells)
-    return table
+    rows = list(rows)
+    label = max((len(name) + 1 for name, _ in rows), default=1)
+    per_table = len(columns)
+    if width is not None and label + 2 * len(columns) > width:
+        per_table = max(5, (width - label) // 2 // 5 * 5)
+        wide = 0  # the title is on a line of its own anyway
+    tables = []
+    for first in range(0, max(len(columns), 1), max(per_table, 1)):
+        shown = columns[first : first + per_table]
+        table = Table(title=None if first else title, box=None, padding=(0, 0), pad_edge=False)
+        table.add_column(
+            "", style="bold", no_wrap=True, min_width=max(label, wide - 2 * len(shown))
+        )
+        for number, column in enumerate(shown, start=first):
+            table.add_column(
+                column if number % 5 == 0 else "", justify="left", no_wrap=True, min_width=2
+            )
+        for name, cells in rows:
+            table.add_row(f"{name} ", *cells[first : first + per_table])
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else Group(*tables)
 
 
-def grid_table(grid: PartitionGrid) -> Table:
-    """The grid as a rich table (colours per state)."""
+def grid_table(grid: PartitionGrid, width: int | None = None) -> RenderableType:
+    """The grid as rich tables (colours per state) and its legend, in ``width`` characters
+    (``None``: as wide as the grid needs)."""
     title = f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}"
     static = grid.kind == "static"
     multi = grid.kind.startswith(MULTI_KIND_PREFIX)
@@ -171,10 +193,23 @@ def grid_table(grid: PartitionGrid) -> Table:
         return Text(f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} ", _STYLE[state])
 
     rows = ((row.label, [cell(key) for key in row.cells]) for row in grid.rows)
-    # a narrow grid widens its label column so its title and legend stay on one line
-    table = glyph_table(title, columns, rows, wide=max(len(title), len(legend(grid))))
-    table.caption = legend(grid)
-    return table
+    # a narrow grid widens its label column so its title stays on one line
+    wide = min(len(title), width or len(title))
+    table = glyph_table(title, columns, rows, wide=wide, width=width)
+    return Group(table, *(Text(line) for line in legend_lines(grid, width)))
+
+
+def legend_lines(grid: PartitionGrid, width: int | None = None) -> list[str]:
+    """:func:`legend` in lines of at most ``width`` characters, broken between states
+    (never inside ``⊘ cancelled 3``)."""
+    items = legend(grid).split("  ")
+    lines: list[str] = []
+    for item in items:
+        if lines and (width is None or len(lines[-1]) + 2 + len(item) <= width):
+            lines[-1] += f"  {item}"
+        else:
+            lines.append(item)
+    return lines
 
 
 def legend(grid: PartitionGrid) -> str:

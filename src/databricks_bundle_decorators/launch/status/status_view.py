@@ -13,7 +13,6 @@ from itertools import groupby
 from typing import Literal
 
 from rich.console import Console, Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from ...backfill.multi import KIND_PREFIX as MULTI_KIND_PREFIX
@@ -32,7 +31,7 @@ from .status_grid import (
     grid_html,
     grid_table,
     html_page,
-    legend,
+    legend_lines,
     runs_table_html,
 )
 
@@ -49,8 +48,9 @@ def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> Renderabl
     """
     folded = choose_fold(grid, max_rows=max_rows, width=width)
     if folded is None:
-        return grid_table(grid)
-    return Group(folded_table(grid, folded), Text(legend(grid)), Text(fold_note(grid, folded)))
+        return grid_table(grid, width)
+    legend = (Text(line) for line in legend_lines(grid, width))
+    return Group(folded_table(grid, folded, width), *legend, Text(fold_note(grid, folded)))
 
 
 def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
@@ -63,12 +63,15 @@ def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
     )
 
 
-def folded_table(grid: PartitionGrid, folded: FoldedGrid) -> Table:
-    """A folded grid as a rich table, one glyph per cell."""
+def folded_table(
+    grid: PartitionGrid, folded: FoldedGrid, width: int | None = None
+) -> RenderableType:
+    """A folded grid as rich tables, one glyph per cell, in ``width`` characters."""
     title = f"{grid.job}: {len(grid.states)} {grid.kind} keys, one cell per {folded.unit}"
     rows = ((row.label, [_folded_cell(cell) for cell in row.cells]) for row in folded.rows)
     columns = [column[-2:] for column in folded.columns]
-    return glyph_table(title, columns, rows, wide=len(title))  # the title on one line
+    wide = min(len(title), width or len(title))  # the title on one line
+    return glyph_table(title, columns, rows, wide=wide, width=width)
 
 
 def _folded_cell(cell: FoldedCell | None) -> Text:

@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ...backfill import TimeWindow, current_run_context, run_keys_of
+from ...backfill.resolve import get_static_keys
 from ...backfill.scope import KeyScope
 from ...definitions import JobDefinition, Source
 from ...definitions.contracts import RunEnvironment
@@ -62,6 +63,8 @@ def read_source(declared: Source) -> Any:
         keys = run_keys_of(context).keys
         spans = KeyScope(context.backfill, keys).spans()
     frame = _frame(declared, environment, spans)
+    if declared.static_column is not None:  # a MultiBackfill job's (checked at definition)
+        frame = _static_filter(frame, declared, get_static_keys())
     if declared.event_time is None or context.backfill is None or not spans:
         return frame
     if declared.event_time not in frame.columns:
@@ -71,6 +74,20 @@ def read_source(declared: Source) -> Any:
         )
     tz = getattr(context.backfill, "tz", "UTC")
     return frame.where(_window_filter(frame, declared.event_time, spans, tz))
+
+
+def _static_filter(frame: Any, declared: Source, values: Sequence[str]) -> Any:
+    """The rows of ``frame`` whose static column holds one of ``values`` (compared as
+    strings, as static keys are)."""
+    column = declared.static_column
+    assert column is not None
+    if column not in frame.columns:
+        raise TaskRunError(
+            f"source {declared.name} has no static_column {column!r} "
+            f"(columns: {', '.join(frame.columns)})"
+        )
+    listed = ", ".join(quote_literal(value) for value in values)
+    return frame.where(f"CAST({quote_identifier(column)} AS STRING) IN ({listed})")
 
 
 def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWindow]) -> Any:
