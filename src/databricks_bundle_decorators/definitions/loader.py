@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import sysconfig
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -101,15 +102,41 @@ def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
             ) from None
         raise PipelineImportError([_diagnostic(name, exc)]) from exc
     except DbxdecError as exc:
+        located = getattr(exc, "location", None) is not None  # its message names the line
+        where = None if located else _user_line(exc)
         raise PipelineImportError(
-            [Diagnostic(f"cannot import pipelines {name!r}: {exc.render()}")]
+            [Diagnostic(f"cannot import pipelines {name!r}: {exc.render()}", where)]
         ) from None
     except Exception as exc:
         raise PipelineImportError([_diagnostic(name, exc)]) from exc
 
 
 def _diagnostic(name: str, exc: BaseException) -> Diagnostic:
-    frames = traceback.extract_tb(exc.__traceback__)
-    user = [f for f in frames if "importlib" not in f.filename]
-    where = f"{user[-1].filename}:{user[-1].lineno}" if user else None
-    return Diagnostic(f"cannot import pipelines {name!r}: {type(exc).__name__}: {exc}", where)
+    message = f"cannot import pipelines {name!r}: {type(exc).__name__}: {exc}"
+    return Diagnostic(message, _user_line(exc))
+
+
+_OWN = str(Path(__file__).resolve().parents[1])  # dbxdec's package folder
+_STDLIB = str(Path(sysconfig.get_path("stdlib")).resolve())
+_INSTALLED = tuple(
+    str(Path(p).resolve()) for p in {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+)
+
+
+def _user_line(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost frame of ``exc`` in the user's code: never dbxdec's
+    own files (a ``DailyBackfill(tz=...)`` refused inside dbxdec is the user's line that
+    called it) nor the standard library's; an installed package's only when the project
+    itself is installed."""
+
+    def place(frame: traceback.FrameSummary) -> str:
+        return str(Path(frame.filename).resolve())
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
+    theirs = [
+        f
+        for f in frames
+        if not f.filename.startswith("<") and not place(f).startswith((_OWN, _STDLIB))
+    ]
+    preferred = [f for f in theirs if not place(f).startswith(_INSTALLED)] or theirs or frames
+    return f"{preferred[-1].filename}:{preferred[-1].lineno}" if preferred else None
