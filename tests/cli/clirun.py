@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,30 @@ def run_project(tmp_path: Path) -> Path:
         '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
     )
     return root
+
+
+def write_run_project(root: Path) -> Path:
+    """A project at ``root`` whose pipelines are :mod:`tests.cli.run_pipeline`."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
+        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
+    )
+    return root
+
+
+@contextmanager
+def own_registry(*modules: str) -> Iterator[None]:
+    """The process-wide registry's jobs and diagnostics put back after the block, and
+    ``modules`` (and their submodules) forgotten, so a test's pipelines stay its own."""
+    from databricks_bundle_decorators.definitions.registry import default_registry
+
+    jobs, diagnostics = dict(default_registry._jobs), list(default_registry._diagnostics)
+    try:
+        yield
+    finally:
+        default_registry._jobs.clear()
+        default_registry._jobs.update(jobs)
+        default_registry._diagnostics[:] = diagnostics
+        for name in [m for m in sys.modules if m.split(".")[0] in modules]:
+            del sys.modules[name]

@@ -5,15 +5,12 @@ still fail with the import error's line."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from databricks_bundle_decorators.definitions.registry import default_registry
-
-from .clirun import Cli
+from .clirun import Cli, own_registry
 
 GOOD = """
 from databricks_bundle_decorators import DailyBackfill, job, task
@@ -41,15 +38,8 @@ def project(tmp_path: Path) -> Iterator[Path]:
     (root / "pyproject.toml").write_text(
         '[project]\nname = "iso"\nversion = "0.1"\n\n[tool.dbxdec]\npipelines = ["isopipes"]\n'
     )
-    jobs, diagnostics = dict(default_registry._jobs), list(default_registry._diagnostics)
-    try:
+    with own_registry("isopipes"):
         yield root
-    finally:
-        default_registry._jobs.clear()
-        default_registry._jobs.update(jobs)
-        default_registry._diagnostics[:] = diagnostics
-        for name in [m for m in sys.modules if m.startswith("isopipes")]:
-            del sys.modules[name]
 
 
 def test_a_broken_module_leaves_other_jobs_usable(

@@ -22,7 +22,7 @@ from databricks_bundle_decorators.launch.plan.history import keys_without_succes
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.status.observed import observed_history
 
-from .clirun import Cli
+from .clirun import Cli, write_run_project
 
 DAILY = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")
 DAYS = ("--start", "2024-08-01", "--end", "2024-08-03")
@@ -44,12 +44,7 @@ def _ledger(root: Path, backfill_id: str, backend: BackendSpec, key: str, state:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
-        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
+    root = write_run_project(tmp_path / "proj")
     _ledger(root, LOCAL_ID, BackendSpec("local"), "2024-08-01", "succeeded")
     workspace = BackendSpec("databricks", job_id=1001, remote_name="[dev you] cli_daily")
     _ledger(root, DEV_ID, workspace, "2024-08-02", "failed")

@@ -17,7 +17,7 @@ import pytest
 
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
 
-from .clirun import FAST, Cli
+from .clirun import FAST, Cli, write_run_project
 
 # Runs one dbxdec command in this process, then says whether PySpark started a JVM.
 _PROBE = """
@@ -53,13 +53,7 @@ def _probe(root: Path, *args: str) -> tuple[str, dict[str, Any]]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
-        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
-    return root
+    return write_run_project(tmp_path / "proj")
 
 
 @pytest.mark.spark

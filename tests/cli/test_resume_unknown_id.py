@@ -11,7 +11,7 @@ import pytest
 from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, LaunchOptions, Ledger
 from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 
-from .clirun import Cli
+from .clirun import Cli, write_run_project
 
 
 def test_an_unknown_id_lists_the_jobs_backfills_in_one_short_line(
@@ -20,11 +20,7 @@ def test_an_unknown_id_lists_the_jobs_backfills_in_one_short_line(
     for name in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "p"\nversion = "0.1"\n\n[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
+    root = write_run_project(tmp_path / "proj")
     ids = ["cli_daily-20240101T000000-0001", "cli_daily-20240102T000000-0002"]
     for backfill_id in [*ids, "cli_history-20240103T000000-0003"]:
         plan = BackfillPlan(backfill_id.rsplit("-", 2)[0], (Slice(0, ("2024-08-01",)),))

@@ -16,17 +16,14 @@ import pytest
 
 from databricks_bundle_decorators.launch.status.local_runs import runs_dir
 
+from .clirun import write_run_project
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_one_ctrl_c_lets_the_run_finish(tmp_path: Path) -> None:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
-        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
+    root = write_run_project(tmp_path / "proj")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CHECKOUT), *sys.path[1:]])}
     dbxdec = str(Path(sys.executable).parent / "dbxdec")
     command = [dbxdec, "run", "cli_daily", "--key", "2024-05-01", "--local"]

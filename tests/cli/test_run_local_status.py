@@ -29,20 +29,14 @@ from databricks_bundle_decorators.launch.status.local_runs import (
 from databricks_bundle_decorators.launch.status.observed import observed_history
 from databricks_bundle_decorators.launch.status.status_grid import NO_DETAILS, ledger_details
 
-from .clirun import Cli
+from .clirun import Cli, write_run_project
 
 DAILY = DailyBackfill(start_date="2024-01-01", end_date="2024-12-31")
 
 
 @pytest.fixture
 def run_project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "runproj"\nversion = "0.1"\n\n'
-        '[tool.dbxdec]\npipelines = ["tests.cli.run_pipeline"]\n'
-    )
-    return root
+    return write_run_project(tmp_path / "proj")
 
 
 @pytest.mark.spark

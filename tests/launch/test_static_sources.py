@@ -6,15 +6,13 @@ the job, the table and the user's line."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from databricks_bundle_decorators.definitions.registry import default_registry
-from tests.cli.clirun import FAST, Cli
+from tests.cli.clirun import FAST, Cli, own_registry
 
 from .undo_project import table_rows
 
@@ -70,14 +68,8 @@ def project(tmp_path: Path) -> Iterator[Path]:
         f'[project]\nname = "static_src"\nversion = "0.1"\n\n[tool.dbxdec]\npipelines = ["{MODULE}"]\n'
     )
     (root / f"{MODULE}.py").write_text(PIPELINES)
-    jobs, diagnostics = dict(default_registry._jobs), list(default_registry._diagnostics)
-    try:
+    with own_registry(MODULE):
         yield root
-    finally:
-        default_registry._jobs.clear()
-        default_registry._jobs.update(jobs)
-        default_registry._diagnostics[:] = diagnostics
-        sys.modules.pop(MODULE, None)
 
 
 @pytest.mark.spark
