@@ -23,7 +23,7 @@ from ...backfill.wire import (
 from ...bundle.project import ProjectConfig
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ...runtime.programs.undo import (
     BackfillRuns,
     JobUndo,
@@ -271,7 +271,9 @@ class DownstreamUndo:
         """One header, then each job's lines."""
         names = ", ".join(undo.runs.job for undo in self.jobs)
         runs = sum(len(undo.runs.run_ids) for undo in self.jobs)
-        out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
+        out = [
+            f"Undo of backfill {self.ledger.id} (--downstream: {names}; {counted(runs, 'run')}):"
+        ]
         for undo in self.jobs:
             out.append(f"  job {undo.runs.job}:")
             out += [f"  {line}" for line in undo.lines()[1:]]
