@@ -155,7 +155,7 @@ class BackfillCost:
             )
         if self.unpriced_records:
             out.append(
-                f"  {self.unpriced_records} record(s) had no list price in force: "
+                f"  {counted(self.unpriced_records, 'record')} had no list price in force: "
                 "counted in DBU, not in cost"
             )
         if self.incomplete:
