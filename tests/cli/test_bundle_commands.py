@@ -23,7 +23,7 @@ def test_generate_writes_one_deterministic_file_per_job(
     p = make_project(tmp_path, DAILY_PIPELINE)
     code, out, _ = run(["generate", "--project", str(tmp_path), "-t", "prod"], capsys)
     assert code == 0
-    assert "Wrote 3 job file(s)" in out  # and the controller of detached backfills (issue 28)
+    assert "Wrote 3 job files" in out  # and the controller of detached backfills (issue 28)
     files = sorted((tmp_path / "resources").iterdir())
     assert [f.name for f in files] == [
         "dbxdec_controller.job.yml",
@@ -93,7 +93,7 @@ def test_validate_passes_a_good_project_against_the_schema(
         ["validate", "--project", str(tmp_path), "--schema", str(schema_path())], capsys
     )
     assert (code, err) == (0, "")
-    assert out.startswith("OK: 2 job(s) valid (definitions, typed load, schema")
+    assert out.startswith("OK: 2 jobs valid (definitions, typed load, schema")
 
 
 def test_validate_lists_every_problem_and_exits_1(
@@ -122,7 +122,7 @@ def test_validate_lists_every_problem_and_exits_1(
         ["validate", "--project", str(tmp_path), "--schema", str(schema_path())], capsys
     )
     assert code == 1
-    assert "problem(s) in 4 job(s)" in assert_one_error_line(err)
+    assert "problems in 4 jobs" in assert_one_error_line(err)
     typo, cyclic = p.job("typo"), p.job("cyclic")
     assert f"job '{typo}', field 'max_concurent_runs': unknown setting" in out
     assert f"job '{typo}', task 't', field 'timeout_second': unknown setting" in out
@@ -220,7 +220,7 @@ def test_a_pipelines_package_is_imported_with_its_submodules(
             )
     code, out, _ = run(["validate", "--project", str(tmp_path)], capsys)
     assert code == 0
-    assert out.startswith("OK: 2 job(s) valid")
+    assert out.startswith("OK: 2 jobs valid")
 
 
 def test_pipelines_without_jobs_are_a_usage_error(

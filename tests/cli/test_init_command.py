@@ -44,7 +44,7 @@ def test_init_creates_a_project_that_validates(
         ["validate", "--project", str(destination), "--schema", str(schema_path())], capsys
     )
     assert (code, err) == (0, "")
-    assert out.startswith("OK: 1 job(s) valid")
+    assert out.startswith("OK: 1 job valid")
 
     code, _, err = run(["init", name, "--dir", str(destination)], capsys)
     assert code == 2

@@ -64,7 +64,7 @@ def test_overdue_lists_each_key_with_its_reason(dbxdec: Cli) -> None:
     code, out, err = dbxdec("status", "late_cli", "--overdue", "--local")
     assert code == 0, err
     assert out.splitlines() == [
-        "3 overdue key(s) of late_cli (deadline 09:00 Europe/Amsterdam):",
+        "3 overdue keys of late_cli (deadline 09:00 Europe/Amsterdam):",
         "  2024-03-26  due 2024-03-27 09:00 CET  checks failed: unique(id)",
         "  2024-03-27  due 2024-03-28 09:00 CET  no run",
         "  2024-03-28  due 2024-03-29 09:00 CET  no run",

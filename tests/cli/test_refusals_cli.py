@@ -81,8 +81,9 @@ def test_nothing_to_run_launches_nothing_and_writes_no_ledger(
 
 
 def test_backfills_table_lists_a_succeeded_and_a_failed_backfill(
-    dbxdec: Cli, emu: JobsEmulator
+    dbxdec: Cli, emu: JobsEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # wide enough for every column (80: id, state, outcome)
     emu.create_job("nightly", parameters=NIGHTLY_PARAMS, max_concurrent_runs=10)
     emu.set_outcome(DAYS[4], result="FAILED", message="table locked")
     code, out, _ = dbxdec("backfill", "nightly", "--start", DAYS[0], "--end", DAYS[2], *FAST)

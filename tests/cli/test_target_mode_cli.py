@@ -56,7 +56,7 @@ def test_prod_fails_on_todays_template_and_passes_on_the_new_one(
     code, out = _validate(project, capsys, "-t", "prod")
     assert (code, out.splitlines()[0]) == (
         0,
-        "OK: 2 job(s) valid (definitions, typed load, schema)",
+        "OK: 2 jobs valid (definitions, typed load, schema)",
     )
     assert not re.search(r"__[A-Z_]+__", (project / "databricks.yml").read_text(encoding="utf-8"))
     assert read_bundle_file(project / "databricks.yml").targets == ("dev", "prod")

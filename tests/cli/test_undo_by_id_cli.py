@@ -113,7 +113,7 @@ def test_a_job_deployed_without_the_order_parameter_sends_none_and_its_undo_name
     assert code == 0, out + err
     assert (
         "note: this backfill's runs were not sent its id (its ledger predates it, or the job "
-        "was deployed without dbxdec_order): its commits are found by the ids of its 3 run(s)"
+        "was deployed without dbxdec_order): its commits are found by the ids of its 3 runs"
     ) in out
     run_ids = tuple(sorted(str(r.run_id) for r in emu.runs(job_id)))
     assert decode_order(undo_order(capsys, root, emu, bid)) == UndoOrder(bid, run_ids)

@@ -7,7 +7,9 @@ daily, a weekly and an hourly job (Europe/Paris, across the spring DST change);
 from __future__ import annotations
 
 import io
+import itertools
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,21 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from databricks_bundle_decorators.backfill import DailyBackfill, HourlyBackfill, WeeklyBackfill
+from databricks_bundle_decorators.launch.ledger.ledger import (
+    Attempt,
+    BackendSpec,
+    LaunchOptions,
+    Ledger,
+    ledger_observations,
+)
+from databricks_bundle_decorators.launch.plan.history import key_history
+from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
 from databricks_bundle_decorators.launch.plan.states import KeyState
-from databricks_bundle_decorators.launch.status.status_grid import STATES, build_grid
+from databricks_bundle_decorators.launch.status.status_grid import (
+    STATES,
+    build_grid,
+    ledger_details,
+)
 from databricks_bundle_decorators.launch.status.status_view import terminal_table
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -81,3 +96,57 @@ def test_no_line_is_wider_than_the_terminal(kind: str, width: int, span: tuple[i
     assert max(len(line) for line in shown.splitlines()) <= width
     assert "…" not in shown
     assert all(state in shown for state in STATES)  # the legend lists every state
+
+
+# -- the legend's counts, across ranges that fold, and grids read from a ledger -------------
+
+LONG = {
+    "daily": DailyBackfill(start_date="2020-01-01", end_date="2022-12-31").keys(),
+    "weekly": WeeklyBackfill(start_date="2015-W01", end_date="2026-W52").keys(),
+    "hourly": HourlyBackfill("2021-01-01T00", "2024-12-31T23", tz="UTC").keys(),
+}
+
+
+def legend_counts(shown: str) -> dict[str, int]:
+    """``{state: count}`` of the legend's entries (``■ succeeded 12``), whichever lines."""
+    return {s: int(n) for s, n in re.findall(r"\S (\w+) (\d+)(?=  |$)", shown, re.MULTILINE)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    kind=st.sampled_from(list(LONG)),
+    width=st.integers(min_value=80, max_value=240),
+    first=st.integers(0, 1000),
+    count=st.integers(1, 20_000),
+    states=st.lists(st.sampled_from(STATES), min_size=1, max_size=12),
+)
+def test_any_range_fits_and_its_legend_counts_every_state(
+    kind: str, width: int, first: int, count: int, states: list[KeyState]
+) -> None:
+    keys = LONG[kind][first : first + count] or LONG[kind][-1:]
+    history = dict(zip(keys, itertools.cycle(states), strict=False))
+    grid = build_grid("nightly_sales", kind, keys, history)
+    shown = render(grid, width)
+    assert max(len(line) for line in shown.splitlines()) <= width
+    assert legend_counts(shown) == {s: grid.counts().get(s, 0) for s in STATES}
+
+
+def test_a_grid_read_from_a_ledger_keeps_its_labels_and_counts_at_80(tmp_path: Path) -> None:
+    keys = WeeklyBackfill(start_date="2023-W01", end_date="2024-W26").keys()
+    plan = BackfillPlan("nightly_sales", tuple(Slice(i, (k,)) for i, k in enumerate(keys)))
+    ledger = Ledger.create(
+        tmp_path, plan, backend=BackendSpec("local"), options=LaunchOptions(), backfill_id="b1"
+    )
+    ends = itertools.cycle(["succeeded", "failed", "cancelled", "running", "succeeded"])
+    for record, end in zip(ledger.slices[:70], ends, strict=False):
+        attempt = Attempt(1, "t", end, f"r-{record.index}", submitted_at=10.0)  # type: ignore[arg-type]
+        ledger.update(record.with_attempt(attempt))
+    history = key_history(ledger_observations([ledger]))
+    grid = build_grid("nightly_sales", "weekly", keys, history, ledger_details([ledger]))
+    shown = render(grid, 80)
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert sum(line.startswith("2023 ") for line in lines) == 2  # its 53 weeks wrap once
+    assert legend_counts(shown) == {
+        "succeeded": 28, "failed": 14, "running": 14, "missing": 8, "unknown": 0, "cancelled": 14,
+    }  # fmt: skip

@@ -107,7 +107,7 @@ def test_keys_whose_runs_expired_are_unknown_and_catchup_launches_none(
     assert set(states(emu, registry, root, job_id, later).values()) == {"unknown"}
     keys, warnings = planned(emu, registry, root, job_id, later, catchup=True)
     assert keys == []
-    assert any("6 key(s) ended more than 60 days ago" in w and "--by data" in w for w in warnings)
+    assert any("6 keys ended more than 60 days ago" in w and "--by data" in w for w in warnings)
     assert planned(emu, registry, root, job_id, later, rerun="missing")[0] == []
     assert planned(emu, registry, root, job_id, later, rerun="failed")[0] == []
     # named keys and a plain backfill launch what they are told

@@ -125,7 +125,7 @@ def test_kinds_that_never_fold() -> None:
 def test_a_grid_that_fits_is_not_folded_and_prints_as_before() -> None:
     grid = hourly_grid(24 * 3)
     assert choose_fold(grid, max_rows=60, width=80) is None
-    assert render(status_table(grid, max_rows=60, width=80)) == render(grid_table(grid))
+    assert render(status_table(grid, max_rows=60, width=80)) == render(grid_table(grid, 80))
 
 
 def test_ten_years_of_hourly_keys_fold_to_fit_the_terminal() -> None:

@@ -133,7 +133,7 @@ def test_a_warning_is_recorded_and_raises_nothing_and_frame_checks_still_run() -
 
 def test_a_warning_does_not_hide_an_error() -> None:
     checks = TaskChecks("t", (MinRowCount(5, severity="warn"), MinRowCount(3)))
-    with pytest.raises(CheckFailed, match=r"min_row_count\(3\) failed for key k: 1 rows"):
+    with pytest.raises(CheckFailed, match=r"min_row_count\(3\) failed for key k: 1 row,"):
         checks.judge({"k": {ROWS_METRIC: 1}}, keys=["k"], frame=lambda: None)
 
 

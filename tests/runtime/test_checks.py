@@ -39,8 +39,8 @@ def test_one_verdict_names_the_first_failure_and_counts_the_rest() -> None:
     with pytest.raises(CheckFailed) as raised:
         checks.judge(measured, keys=["2024-01-01", "2024-01-02"], frame=lambda: None, target="t1")
     assert str(raised.value) == (
-        "task 't': check min_row_count(2) failed for key 2024-01-01: 1 rows, expected at "
-        "least 2 (and 1 more failures); nothing was written to t1"
+        "task 't': check min_row_count(2) failed for key 2024-01-01: 1 row, expected at "
+        "least 2 (and 1 more failure); nothing was written to t1"
     )
 
 

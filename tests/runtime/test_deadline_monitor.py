@@ -80,7 +80,7 @@ def test_the_monitor_fails_once_per_new_key_and_state(spark: Any, warehouse: Pat
 
     first = _run(environment, now)
     assert first == (
-        "2 new overdue key(s) of late_orders: 2024-03-29 (no data, due 2024-03-30 09:00 CET), "
+        "2 new overdue keys of late_orders: 2024-03-29 (no data, due 2024-03-30 09:00 CET), "
         "2024-03-30 (no data, due 2024-03-31 09:00 CEST)"
     )
     assert _run(environment, now) == ""  # the same keys in the same state: no second alert
@@ -89,14 +89,14 @@ def test_the_monitor_fails_once_per_new_key_and_state(spark: Any, warehouse: Pat
     write_check_results("late_orders", "write_orders", [failing], "main.ops.check_results",
                         environment)  # fmt: skip
     assert _run(environment, now) == (
-        "1 new overdue key(s) of late_orders: 2024-03-27 (checks failed: min_row_count(5), "
+        "1 new overdue key of late_orders: 2024-03-27 (checks failed: min_row_count(5), "
         "due 2024-03-28 09:00 CET)"
     )
 
     _append(spark, warehouse, "2024-03-29")  # a backfill of the oldest late key
     later = datetime(2024, 4, 1, 7, 0, 1, tzinfo=timezone.utc)  # 2024-03-31 now due too
     assert _run(environment, later) == (
-        "1 new overdue key(s) of late_orders: 2024-03-31 (no data, due 2024-04-01 09:00 CEST)"
+        "1 new overdue key of late_orders: 2024-03-31 (no data, due 2024-04-01 09:00 CEST)"
     )
     # the entry point a monitor job runs, at the run's trigger time: nothing new
     argv = [
@@ -108,8 +108,7 @@ def test_the_monitor_fails_once_per_new_key_and_state(spark: Any, warehouse: Pat
     with contextlib.redirect_stdout(out):
         monitor_entry.run(argv, environment=environment)
     assert out.getvalue() == (  # the backfill of 2024-03-29 left 2024-03-30 late
-        "dbxdec-monitor late_orders: 3 overdue key(s), none new: "
-        "2024-03-27, 2024-03-30, 2024-03-31\n"
+        "dbxdec-monitor late_orders: 3 overdue keys, none new: 2024-03-27, 2024-03-30, 2024-03-31\n"
     )
 
 
@@ -137,12 +136,12 @@ def test_the_entry_point_exits_1_listing_new_keys_then_0_when_none_is_new(
     out, err = capsys.readouterr()
     assert out == "" and "Traceback" not in err
     assert err == (
-        "Error: 2 new overdue key(s) of late_orders: 2024-03-29 (no data, due 2024-03-30 "
+        "Error: 2 new overdue keys of late_orders: 2024-03-29 (no data, due 2024-03-30 "
         "09:00 CET), 2024-03-30 (no data, due 2024-03-31 09:00 CEST)\n"
     )
     assert exit_code() == 0  # the next run, the same keys late: nothing new, no alert
     assert capsys.readouterr() == (
-        "dbxdec-monitor late_orders: 2 overdue key(s), none new: 2024-03-29, 2024-03-30\n",
+        "dbxdec-monitor late_orders: 2 overdue keys, none new: 2024-03-29, 2024-03-30\n",
         "",
     )
 

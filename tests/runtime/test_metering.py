@@ -97,7 +97,7 @@ def test_several_keys_all_zero_resolve_to_row_counts(spark: Any) -> None:
     failures = slice_failures(resolved, CHECKS, keys=list(KEYS))
     assert [(f.key, f.detail) for f in failures] == [
         ("2024-01-02", "0 rows, expected at least 2"),
-        ("2024-01-03", "1 rows, expected at least 2"),
+        ("2024-01-03", "1 row, expected at least 2"),
     ]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..definitions import JobDefinition, Registry
-from ..errors import DbxdecError, DefinitionError, UsageError
+from ..errors import DbxdecError, DefinitionError, UsageError, counted
 from .bundle_file import (
     BundleFile,
     TargetMode,
@@ -272,8 +272,8 @@ def deploy_project(
     report = validate_project(project, schema, mode_checks=False)
     if not report.ok:
         raise BundleValidationError(
-            f"{report.problems[0]} ({len(report.problems)} problem(s); run dbxdec validate); "
-            "nothing was deployed"
+            f"{report.problems[0]} ({counted(len(report.problems), 'problem')}; "
+            "run dbxdec validate); nothing was deployed"
         )
     if project.bundle_file is None:
         raise UsageError(

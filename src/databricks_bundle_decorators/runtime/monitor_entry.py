@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from ..backfill.wire import BACKFILL_RUN_TIME_PARAM, JOB_PARAM, MODULE_PARAM, parse_run_time
 from ..definitions.contracts import RunEnvironment
-from ..errors import UsageError
+from ..errors import UsageError, counted
 from .core.context import on_databricks
 from .entrypoint import exit_with, load_job, run_environment
 from .running.deadline_monitor import run_monitor
@@ -58,7 +58,10 @@ def run(argv: Sequence[str], *, environment: RunEnvironment | None = None) -> No
         environment = run_environment(databricks)
     late = run_monitor(job, environment, now)
     keys = ", ".join(k.key for k in late[:20]) + (" ..." if len(late) > 20 else "")
-    print(f"dbxdec-monitor {job.name}: {len(late)} overdue key(s), none new: {keys}", flush=True)
+    print(
+        f"dbxdec-monitor {job.name}: {counted(len(late), 'overdue key')}, none new: {keys}",
+        flush=True,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -21,7 +21,7 @@ from ...bundle.workflows import (
     open_project,
     validate_project,
 )
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ..inputs.options import pipelines_option
 
 _TARGET_HELP = "Bundle target from databricks.yml (default: the target marked default)."
@@ -60,7 +60,7 @@ def generate(
     opened = open_project(project, pipelines, target)
     written = generate_project(opened, out)
     where = _shown(out or opened.config.root / "resources")
-    click.echo(f"Wrote {len(written)} job file(s) to {where}")
+    click.echo(f"Wrote {counted(len(written), 'job file')} to {where}")
     for path in written:
         click.echo(f"  {_shown(path)}")
 
@@ -119,9 +119,10 @@ def validate(
     if not report.ok:
         click.echo(said)
         raise BundleValidationError(
-            f"{len(report.problems)} problem(s) in {report.jobs} job(s) ({checks})"
+            f"{counted(len(report.problems), 'problem')} in {counted(report.jobs, 'job')} "
+            f"({checks})"
         )
-    click.echo(f"OK: {report.jobs} job(s) valid ({checks})")
+    click.echo(f"OK: {counted(report.jobs, 'job')} valid ({checks})")
     click.echo(said)
 
 

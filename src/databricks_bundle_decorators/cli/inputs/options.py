@@ -16,7 +16,7 @@ import click
 from ...bundle.project import ProjectConfig, load_project_for_job
 from ...bundle.project import load_project as load_project
 from ...definitions import Registry
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ...launch.backends.diff_gate import parse_diff_gate
 from ...launch.plan.options import LOCAL_CONCURRENT, Pacing, default_of
 from ...launch.plan.request import BackfillRequest, Connection, full_range_runs
@@ -467,7 +467,7 @@ def confirm_every_key(registry: Registry, request: BackfillRequest) -> None:
         return
     what = f"every key of {request.job}'s backfill definition, {runs} run{'s' * (runs != 1)}"
     if request.batch_size == "auto":
-        what = f"every key of {request.job}'s backfill definition ({runs} keys)"
+        what = f"every key of {request.job}'s backfill definition ({counted(runs, 'key')})"
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(f"no range given, which means {what}: pass --start/--end, --keys or --all")
     click.confirm(f"No range given: launch {what}?", abort=True, err=True)

@@ -15,7 +15,7 @@ from rich.console import Console
 from whenever import Instant
 
 from ...definitions import JobDefinition
-from ...errors import UsageError, did_you_mean
+from ...errors import UsageError, counted, did_you_mean
 from ...launch.ledger.journal import JournalSummary
 from ...launch.ledger.ledger import (
     Ledger,
@@ -170,7 +170,7 @@ def echo_overdue(
         return
     assert job.deadlines is not None
     tz = job.deadlines.tz
-    click.echo(f"{len(overdue)} overdue key(s) of {job.name} (deadline {_rule(job)}):")
+    click.echo(f"{counted(len(overdue), 'overdue key')} of {job.name} (deadline {_rule(job)}):")
     width = max(len(key.key) for key in overdue)
     for key in overdue:
         due = Instant(key.due).to_tz(tz).to_stdlib().strftime("%Y-%m-%d %H:%M %Z")

@@ -267,7 +267,7 @@ def print_downstream_plan(prepared: PreparedBackfill, as_json: bool) -> None:
         click.echo(json.dumps(plan_json(prepared, graph)))
         return
     console = Console()  # the terminal's width; piped, $COLUMNS or 80
-    runs = Table(title=f"Plan for {graph.root} --downstream: {len(graph.slices)} runs")
+    runs = Table(title=f"Plan for {graph.root} --downstream: {counted(len(graph.slices), 'run')}")
     for column in ("run", "job", "key", "waits for"):
         runs.add_column(column, justify="right" if column == "run" else "left")
     for s in graph.slices:

@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import DbxdecError, UsageError
+from ...errors import DbxdecError, UsageError, counted
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan
 from ..plan.states import RunState
@@ -155,7 +155,7 @@ class BackfillCost:
             )
         if self.unpriced_records:
             out.append(
-                f"  {self.unpriced_records} record(s) had no list price in force: "
+                f"  {counted(self.unpriced_records, 'record')} had no list price in force: "
                 "counted in DBU, not in cost"
             )
         if self.incomplete:
@@ -332,7 +332,7 @@ class BilledEstimate(Estimate):
     def _compute_lines(self) -> list[str]:
         compute = self.compute.description if self.compute is not None else "compute unknown"
         return [
-            f"  ~{_amount(self.dbu or 0.0)} DBU: {self.planned_keys} keys x "
+            f"  ~{_amount(self.dbu or 0.0)} DBU: {counted(self.planned_keys, 'key')} x "
             f"{self.dbu_per_key:.4g} DBU per key, the median of the last {self.billed_runs} "
             f"billed runs (system.billing.usage, netted) ({compute})"
         ]

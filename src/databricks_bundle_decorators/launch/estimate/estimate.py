@@ -201,7 +201,8 @@ class Estimate:
         ]
         if self.scale != 1:
             out.append(
-                f"  assumes a run's time grows with its keys: {self.keys_per_run} keys per run "
+                "  assumes a run's time grows with its keys: "
+                f"{counted(self.keys_per_run, 'key')} per run "
                 f"here, {self.history_keys_per_run:g} in those past runs (x{self.scale:.2g})"
             )
         return out + self._compute_lines()

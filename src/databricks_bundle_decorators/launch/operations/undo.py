@@ -23,7 +23,7 @@ from ...backfill.wire import (
 from ...bundle.project import ProjectConfig
 from ...definitions import JobDefinition, Registry
 from ...definitions.contracts import LazySession, RunEnvironment
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ...runtime.programs.undo import (
     BackfillRuns,
     JobUndo,
@@ -132,7 +132,7 @@ class Undo:
             out.append(
                 f"  note: this backfill's runs were not sent its id (its ledger predates it, "
                 f"or the job was deployed without {ORDER_PARAM}): its commits are found "
-                f"by the ids of its {count} run(s)"
+                f"by the ids of its {counted(count, 'run')}"
             )
         if not self.runs.by_id and any(run.startswith("local-") for run in self.runs.run_ids):
             out.append(
@@ -142,8 +142,10 @@ class Undo:
         open_runs = sum(1 for r in self.ledger.slices for a in r.attempts if a.is_open)
         if open_runs:
             out.append(
-                f"  warning: {open_runs} run(s) were in flight when the ledger was last saved; "
-                "if they are still running, they may write after the undo"
+                f"  warning: {counted(open_runs, 'run')} "
+                f"{'was' if open_runs == 1 else 'were'} in flight when the ledger was last "
+                f"saved; if {'it is' if open_runs == 1 else 'they are'} still running, "
+                f"{'it' if open_runs == 1 else 'they'} may write after the undo"
             )
         return out
 
@@ -237,7 +239,7 @@ class RunRestore:
                 f"{status.message or 'no message'}; each task's output names what it restored "
                 f"or refused{page}"
             )
-        return [f"Undo run {run_id} succeeded{page}: restored {undo.count} table(s)."]
+        return [f"Undo run {run_id} succeeded{page}: restored {counted(undo.count, 'table')}."]
 
 
 def _undo_reports(
@@ -271,7 +273,9 @@ class DownstreamUndo:
         """One header, then each job's lines."""
         names = ", ".join(undo.runs.job for undo in self.jobs)
         runs = sum(len(undo.runs.run_ids) for undo in self.jobs)
-        out = [f"Undo of backfill {self.ledger.id} (--downstream: {names}; {runs} runs):"]
+        out = [
+            f"Undo of backfill {self.ledger.id} (--downstream: {names}; {counted(runs, 'run')}):"
+        ]
         for undo in self.jobs:
             out.append(f"  job {undo.runs.job}:")
             out += [f"  {line}" for line in undo.lines()[1:]]

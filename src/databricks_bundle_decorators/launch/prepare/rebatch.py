@@ -133,7 +133,8 @@ class Rebatcher:
         waiting = [i for i in queued if i < first] + [r.index for r in fresh]
         waiting += [i + shift for i in queued if i > last]
         message = (
-            f"batch size auto: {old} -> {choice.size} keys per run for the {len(keys)} keys "
+            f"batch size auto: {old} -> {counted(choice.size, 'key')} per run for the "
+            f"{counted(len(keys), 'key')} "
             f"not launched yet ({len(tail)} -> {counted(len(groups), 'run')}), from "
             f"{counted(len(measured), 'measured run')}: {'; '.join(choice.reasons)}"
         )

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from ...errors import counted
 from ..backends.backends import (
     Backend,
     EndsNotified,
@@ -162,7 +163,7 @@ def _submit_failed(loop: Loop, flight: Flight, attempt: Attempt, exc: Exception)
     flight.submit_errors += 1
     message = f"could not submit {loop.ledger.slices[flight.index].label}: {exc}"
     if flight.submit_errors >= loop.options.submit_attempts:
-        loop.halt(f"{message} (gave up after {flight.submit_errors} tries)")
+        loop.halt(f"{message} (gave up after {counted(flight.submit_errors, 'try', 'tries')})")
         loop.flights.pop(flight.index)  # the attempt stays open in the ledger
         loop.failed_for_good.add(flight.index)
         loop.event("failed", loop.ledger.slices[flight.index], attempt, message=message)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...backfill.base import BackfillDef
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ..backends.databricks_backend import connect, find_job
 from ..ledger.journal import (
     JournalSummary,
@@ -160,7 +160,7 @@ def summary_line(view: JournalView) -> str:
     return (
         f"backfill {ledger.id}: {ledger.state}{steering}: {counts['succeeded']} succeeded, "
         f"{in_flight} running, {counts['failed']} failed, {counts['cancelled']} cancelled, "
-        f"{pending} of {len(ledger.slices)} runs"
+        f"{pending} of {counted(len(ledger.slices), 'run')}"
     )
 
 

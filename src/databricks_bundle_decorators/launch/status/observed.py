@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from whenever import Instant
 
 from ...backfill.base import BackfillDef
+from ...errors import counted
 from ..backends.databricks_backend import run_history
 from ..ledger.ledger import ledger_observations, list_ledgers
 from ..plan.history import KeyHistory, key_history, keys_without_success
@@ -78,11 +79,14 @@ def read_history(draft: Draft, planning: Planning) -> Draft:
         unknown = sum(1 for state in history.values() if state == "unknown")
         if unknown:
             days = RUN_RETENTION.days
+            one = unknown == 1
             warnings.append(
-                f"{unknown} key(s) ended more than {days} days ago and have no run in the "
-                f"workspace's {days}-day run history nor in this machine's ledgers: their "
-                "state is unknown and they are left alone; catch them up with --by data, or "
-                "name them with --keys"
+                f"{counted(unknown, 'key')} ended more than {days} days ago and "
+                f"{'has' if one else 'have'} no run in the workspace's {days}-day run history "
+                f"nor in this machine's ledgers: {'its' if one else 'their'} state is unknown "
+                f"and {'it is' if one else 'they are'} left alone; catch "
+                f"{'it' if one else 'them'} up with --by data, or name "
+                f"{'it' if one else 'them'} with --keys"
             )
     return replace(draft, history=history, warnings=tuple(warnings))
 

@@ -67,7 +67,9 @@ def folded_table(
     grid: PartitionGrid, folded: FoldedGrid, width: int | None = None
 ) -> RenderableType:
     """A folded grid as rich tables, one glyph per cell, in ``width`` characters."""
-    title = f"{grid.job}: {len(grid.states)} {grid.kind} keys, one cell per {folded.unit}"
+    title = (
+        f"{grid.job}: {counted(len(grid.states), f'{grid.kind} key')}, one cell per {folded.unit}"
+    )
     rows = ((row.label, [_folded_cell(cell) for cell in row.cells]) for row in folded.rows)
     columns = [column[-2:] for column in folded.columns]
     wide = min(len(title), width or len(title))  # the title on one line

@@ -25,6 +25,7 @@ from typing import Any
 
 from ...backfill.check_report import CheckResult
 from ...definitions.contracts import ROWS_METRIC, Check, quarantines, severity_of
+from ...errors import counted
 from ..core.errors import CheckFailed, TaskRunError
 from .metering import Measured, Metering
 
@@ -84,7 +85,7 @@ def _passing_note(check: Check, values: Mapping[str, Any], prefix: str) -> str:
     had no baseline."""
     if quarantines(check):
         moved = int(values.get(f"{prefix}{QUARANTINED_METRIC}") or 0)
-        return f"{moved} rows quarantined" if moved else ""
+        return f"{counted(moved, 'row')} quarantined" if moved else ""
     note = getattr(check, "passing_note", None)
     return str(note(values) or "") if callable(note) else ""
 
@@ -175,7 +176,9 @@ class TaskChecks:
             collected.extend(results)
         failures = [f for f in failures if f.severity == "error"]  # warnings are recorded
         if failures:
-            more = f" (and {len(failures) - 1} more failures)" if len(failures) > 1 else ""
+            more = (
+                f" (and {counted(len(failures) - 1, 'more failure')})" if len(failures) > 1 else ""
+            )
             written = f"; nothing was written to {target}" if target is not None else ""
             raise CheckFailed(f"task {self.task_key!r}: {failures[0].render()}{more}{written}")
         return results

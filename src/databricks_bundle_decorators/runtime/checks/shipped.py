@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from ...definitions.contracts import ROWS_LOWER_BOUND_METRIC, OnFail, Severity, check_options
 from ...definitions.contracts import ROWS_METRIC as ROWS_METRIC
 from ...definitions.contracts import Check as Check
+from ...errors import counted
 from ..core.predicates import check_column
 from .baselines import BaselineSpec, baseline_in
 
@@ -61,7 +62,11 @@ class MinRowCount(Check):
 
     def failure(self, values: Mapping[str, Any], prefix: str) -> str | None:
         rows = _rows(values)
-        return f"{rows} rows, expected at least {self.min_rows}" if rows < self.min_rows else None
+        return (
+            f"{counted(rows, 'row')}, expected at least {self.min_rows}"
+            if rows < self.min_rows
+            else None
+        )
 
     def measurement(self, values: Mapping[str, Any], prefix: str) -> tuple[float | None, str]:
         exact = not values.get(ROWS_LOWER_BOUND_METRIC)

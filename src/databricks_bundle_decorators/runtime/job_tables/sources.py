@@ -16,7 +16,7 @@ from ...backfill.resolve import get_static_keys
 from ...backfill.scope import KeyScope
 from ...definitions import JobDefinition, Source
 from ...definitions.contracts import RunEnvironment
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ..core.context import current_environment
 from ..core.errors import TaskRunError
 from ..core.predicates import quote_identifier, quote_literal, windows_predicate
@@ -44,7 +44,7 @@ def check_local_sources(job: JobDefinition, warehouse: Path) -> None:
                 "or local=<function (spark, start, end) -> DataFrame>"
             )
     if problems:
-        more = f" (and {len(problems) - 1} more sources)" if len(problems) > 1 else ""
+        more = f" (and {counted(len(problems) - 1, 'more source')})" if len(problems) > 1 else ""
         raise UsageError(problems[0] + more)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from ...backfill.wire import TaskOrder
 from ...definitions import JobDefinition
 from ...definitions.contracts import ROWS_METRIC, RunEnvironment
+from ...errors import counted
 from ..checks.checking import TaskChecks
 from ..core.errors import OutputRejected, TaskRunError
 from ..io.spark_table import SparkTableIoManager, commit_identity
@@ -83,7 +84,7 @@ def swap_outputs(
     for swap in pending if task_key == first_owner else []:  # every check before any swap
         if swap.owner != task_key:
             rows = verify(job, swap, environment)
-            lines.append(f"checked {swap.staging.name}: {rows} rows, its checks pass")
+            lines.append(f"checked {swap.staging.name}: {counted(rows, 'row')}, its checks pass")
     for swap in mine:
         if swap not in pending:
             drop_staging(spark, swap.staging)
@@ -93,7 +94,9 @@ def swap_outputs(
         identity = commit_identity(job.name, task_key, f"{swap.mark}:{environment.run_id}")
         replace_table(read_delta(spark, swap.staging), swap.table, identity)
         drop_staging(spark, swap.staging)
-        lines.append(f"swapped {swap.table.ref.name}: {rows} rows from {swap.staging.name}")
+        lines.append(
+            f"swapped {swap.table.ref.name}: {counted(rows, 'row')} from {swap.staging.name}"
+        )
     if not mine:
         lines.append(f"task {task_key!r} swaps no table")
     for line in lines:

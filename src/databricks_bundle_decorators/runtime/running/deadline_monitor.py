@@ -21,7 +21,7 @@ from whenever import Instant
 from ...backfill.deadline import KeyDeadlines
 from ...definitions import JobDefinition
 from ...definitions.contracts import RunEnvironment
-from ...errors import DbxdecError, UsageError
+from ...errors import DbxdecError, UsageError, counted
 from ..checks.check_results import results_ref
 from ..core.predicates import conjunction, equals_predicate, keys_predicate
 from ..programs.presence import read_presence
@@ -141,7 +141,7 @@ def _save(
 
 
 def alert_message(job: JobDefinition, new: Sequence[LateKey]) -> str:
-    """``3 new overdue key(s) of sales: 2024-03-30 (no data, due 2024-03-31 09:00 CEST), ...``"""
+    """``3 new overdue keys of sales: 2024-03-30 (no data, due 2024-03-31 09:00 CEST), ...``"""
     tz = _deadlines(job).tz
     parts = []
     for late in new[:_SHOWN]:
@@ -149,7 +149,7 @@ def alert_message(job: JobDefinition, new: Sequence[LateKey]) -> str:
         detail = f": {late.detail}" if late.detail else ""
         parts.append(f"{late.key} ({late.reason}{detail}, due {due})")
     more = f" and {len(new) - _SHOWN} more" if len(new) > _SHOWN else ""
-    return f"{len(new)} new overdue key(s) of {job.name}: {', '.join(parts)}{more}"
+    return f"{counted(len(new), 'new overdue key')} of {job.name}: {', '.join(parts)}{more}"
 
 
 def run_monitor(job: JobDefinition, environment: RunEnvironment, now: datetime) -> list[LateKey]:

@@ -17,7 +17,7 @@ from ...backfill.wire.trigger import (
 )
 from ...definitions import JobDefinition
 from ...definitions.triggers import FileArrival, TableUpdate
-from ...errors import UsageError
+from ...errors import UsageError, counted
 from ..job_tables.tables import local_table_exists
 from ..session.spark import local_spark_session
 from ..storage.delta_history import latest_commit
@@ -105,4 +105,4 @@ def pending_line(job: JobDefinition, warehouse: Path) -> str | None:
     if not left:
         return None
     shown = ", ".join(left[:10]) + (f" and {len(left) - 10} more" if len(left) > 10 else "")
-    return f"{len(left)} keys left for the next runs (max_keys): {shown}"
+    return f"{counted(len(left), 'key')} left for the next runs (max_keys): {shown}"
