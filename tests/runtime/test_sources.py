@@ -12,12 +12,15 @@ import pytest
 from databricks_bundle_decorators import (
     DailyBackfill,
     DefinitionError,
+    MultiBackfill,
     Registry,
+    StaticBackfill,
     UsageError,
     set_task_value,
     source,
     task,
 )
+from databricks_bundle_decorators.io_managers import SparkTableIoManager, local_table_path
 from databricks_bundle_decorators.runtime import LocalTaskValueStore, run_job_locally
 
 # also in the Spark Connect lane (tests/connect_lane.py)
@@ -61,6 +64,52 @@ def needs_workspace() -> None:
         workspace_only.read()
 
     count()
+
+
+def _regional_days(spark: Any, start: datetime, end: datetime) -> Any:
+    return spark.sql(
+        "SELECT region, DATE(day) AS day, n FROM VALUES "
+        + ", ".join(f"('{r}', '2024-03-0{d}', {d})" for r in ("eu", "us") for d in (1, 2, 3))
+        + " AS t(region, day, n)"
+    )
+
+
+berlin_orders = source(
+    "raw.shop.berlin_orders", event_time="day", static_column="region", local=_regional_days
+)
+
+
+@registry.job(
+    backfill=MultiBackfill(
+        StaticBackfill(["eu", "us"]), DailyBackfill("2024-03-01", tz="Europe/Berlin")
+    ),
+    sources=[berlin_orders],
+)
+def berlin_regions() -> None:
+    @task(
+        io_manager=SparkTableIoManager(
+            "main.shop.berlin", partition_column="day", static_column="region"
+        )
+    )
+    def copy() -> Any:
+        return berlin_orders.read().selectExpr("region", "CAST(day AS STRING) AS day", "n")
+
+    copy()
+
+
+@pytest.mark.spark
+def test_a_region_by_day_source_keeps_the_days_of_the_time_dimensions_zone(
+    spark: Any, warehouse: Path
+) -> None:
+    # a Berlin day is [23:00Z the day before, 23:00Z): read as UTC days it spans two
+    # DATE values, and the day before would reach the output as rows outside the run's keys
+    result = run_job_locally(
+        registry, "berlin_regions", params={"backfill_key": "us:2024-03-02"}, warehouse=warehouse
+    )
+    assert result.succeeded, result
+    table = local_table_path("main.shop.berlin", warehouse)
+    rows = spark.read.format("delta").load(str(table)).collect()
+    assert [(r.region, r.day, r.n) for r in rows] == [("us", "2024-03-02", 2)]
 
 
 @pytest.mark.spark
