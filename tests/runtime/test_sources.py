@@ -112,6 +112,45 @@ def test_a_region_by_day_source_keeps_the_days_of_the_time_dimensions_zone(
     assert [(r.region, r.day, r.n) for r in rows] == [("us", "2024-03-02", 2)]
 
 
+regional_march = MultiBackfill(
+    StaticBackfill(["eu", "us"]), DailyBackfill("2024-03-01", "2024-03-03")
+)
+
+
+@registry.job(backfill=regional_march, sources=[berlin_orders])
+def march_regions() -> None:
+    @task(
+        io_manager=SparkTableIoManager(
+            "main.shop.march", partition_column="day", static_column="region"
+        )
+    )
+    def copy() -> Any:
+        return berlin_orders.read().selectExpr("region", "CAST(day AS STRING) AS day", "n")
+
+    copy()
+
+
+@pytest.mark.spark
+def test_a_run_across_two_regions_reads_each_region_in_its_own_days(
+    spark: Any, warehouse: Path
+) -> None:
+    # eu:03-02, eu:03-03, us:03-01: neither eu:03-01 nor us:03-02/03 belongs to the run
+    result = run_job_locally(
+        registry,
+        "march_regions",
+        params={"backfill_start_key": "eu:2024-03-02", "backfill_key": "us:2024-03-01"},
+        warehouse=warehouse,
+    )
+    assert result.succeeded, result
+    table = local_table_path("main.shop.march", warehouse)
+    rows = spark.read.format("delta").load(str(table)).collect()
+    assert sorted((r.region, r.day) for r in rows) == [
+        ("eu", "2024-03-02"),
+        ("eu", "2024-03-03"),
+        ("us", "2024-03-01"),
+    ]
+
+
 @pytest.mark.spark
 def test_reads_keep_the_run_windows_with_lookback(spark: Any, warehouse: Path) -> None:
     calls.clear()
