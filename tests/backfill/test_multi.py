@@ -112,3 +112,16 @@ def test_a_scheduled_run_processes_every_static_value_and_their_gaps() -> None:
         keys = get_backfill_keys()
     hours = ["2024-01-02T04", "2024-01-02T05", "2024-01-02T06"]
     assert keys == [f"eu:{h}" for h in hours] + [f"us:{h}" for h in hours]
+
+
+def test_the_zone_of_a_static_x_time_job_is_its_time_dimensions() -> None:
+    from databricks_bundle_decorators.definitions import Registry
+
+    berlin = MultiBackfill(StaticBackfill(["eu"]), DailyBackfill("2024-01-01", tz="Europe/Berlin"))
+    assert berlin.tz == "Europe/Berlin"
+
+    def regional() -> None: ...
+
+    # a schedule string is read in the job's zone, as for a one-dimensional job
+    job = Registry().job(regional, backfill=berlin, schedule="0 0 6 * * ?")
+    assert job.schedule is not None and job.schedule.timezone == "Europe/Berlin"

@@ -110,3 +110,25 @@ def test_a_static_column_on_a_job_without_a_static_dimension_is_refused() -> Non
 
     with pytest.raises(DefinitionError, match="has no static dimension"):
         Registry().job(daily_totals, backfill=DailyBackfill("2024-01-01"), sources=[orders])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("backfill", "unsplit_totals", "--start", "2024-01-01", "--end", "2024-01-02", "--local"),
+        ("catchup", "unsplit_totals", "--local"),
+    ],
+    ids=["backfill", "catchup"],
+)
+def test_a_dry_run_refuses_a_static_x_time_output_without_its_static_column(
+    project: Path, capsys: pytest.CaptureFixture[str], command: tuple[str, ...]
+) -> None:
+    # the job's body is traced when the command loads it, before any plan or Spark
+    (project / f"{MODULE}.py").write_text(UNSPLIT)
+    code, out, err = Cli(project, capsys)(*command, "--dry-run")
+    assert code == 1, out + err
+    assert "Dry run" not in out + err
+    (line,) = err.strip().splitlines()
+    assert "job 'unsplit_totals'" in line and "main.shop.unsplit" in line
+    assert "add static_column='<the column holding it>'" in line
+    assert f"{MODULE}.py:" in line

@@ -12,12 +12,15 @@ import pytest
 from databricks_bundle_decorators import (
     DailyBackfill,
     DefinitionError,
+    MultiBackfill,
     Registry,
+    StaticBackfill,
     UsageError,
     set_task_value,
     source,
     task,
 )
+from databricks_bundle_decorators.io_managers import SparkTableIoManager, local_table_path
 from databricks_bundle_decorators.runtime import LocalTaskValueStore, run_job_locally
 
 # also in the Spark Connect lane (tests/connect_lane.py)
@@ -61,6 +64,60 @@ def needs_workspace() -> None:
         workspace_only.read()
 
     count()
+
+
+def _regional_days(spark: Any, start: datetime, end: datetime) -> Any:
+    return spark.sql(
+        "SELECT region, DATE(day) AS day, n FROM VALUES "
+        + ", ".join(f"('{r}', '2024-03-0{d}', {d})" for r in ("eu", "us") for d in (1, 2, 3))
+        + " AS t(region, day, n)"
+    )
+
+
+regional_orders = source(
+    "raw.shop.regional_orders", event_time="day", static_column="region", local=_regional_days
+)
+
+
+regional_march = MultiBackfill(
+    StaticBackfill(["eu", "us"]), DailyBackfill("2024-03-01", "2024-03-03", tz="Europe/Berlin")
+)
+
+
+@registry.job(backfill=regional_march, sources=[regional_orders])
+def march_regions() -> None:
+    @task(
+        io_manager=SparkTableIoManager(
+            "main.shop.march", partition_column="day", static_column="region"
+        )
+    )
+    def copy() -> Any:
+        return regional_orders.read().selectExpr("region", "CAST(day AS STRING) AS day", "n")
+
+    copy()
+
+
+@pytest.mark.spark
+def test_a_run_across_two_regions_reads_each_region_in_its_own_days_of_its_zone(
+    spark: Any, warehouse: Path
+) -> None:
+    # eu:03-02, eu:03-03, us:03-01: neither eu:03-01 nor us:03-02/03 belongs to the run;
+    # a Berlin day is [23:00Z the day before, 23:00Z): read as UTC days it would span two
+    # DATE values, and the day before would reach the output as rows outside the run's keys
+    result = run_job_locally(
+        registry,
+        "march_regions",
+        params={"backfill_start_key": "eu:2024-03-02", "backfill_key": "us:2024-03-01"},
+        warehouse=warehouse,
+    )
+    assert result.succeeded, result
+    table = local_table_path("main.shop.march", warehouse)
+    rows = spark.read.format("delta").load(str(table)).collect()
+    assert sorted((r.region, r.day) for r in rows) == [
+        ("eu", "2024-03-02"),
+        ("eu", "2024-03-03"),
+        ("us", "2024-03-01"),
+    ]
 
 
 @pytest.mark.spark

@@ -96,6 +96,12 @@ class MultiBackfill(BackfillDef):
     def is_time_based(self) -> bool:
         return True
 
+    @property
+    def tz(self) -> str:
+        """The time dimension's zone: the job's schedule, run times and ``DATE`` columns
+        read in it, as for a one-dimensional job."""
+        return self.time.tz
+
     def keys(
         self, start: str | None = None, end: str | None = None, *, now: datetime | None = None
     ) -> list[str]:

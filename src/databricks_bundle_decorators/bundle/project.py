@@ -150,15 +150,21 @@ def load_project_for_job(
     to import are left out, their failures returned (to warn of), as long as ``job`` is
     defined by the others.
 
+    ``job``'s body is traced (and no other's), so its definition mistakes are refused
+    before anything is planned or started.
+
     Raises:
         UsageError: as :func:`load_config`.
         PipelineImportError: modules failed to import and ``job`` is not defined by the
             modules that did (it may be in a failed one).
+        DefinitionError: ``job``'s body is wrong (e.g. an output that cannot hold its keys).
     """
     config = load_config(project, pipelines=pipelines)
     failures = load_pipelines(config.pipelines, root=config.root, registry=default_registry)
     if failures and job not in default_registry:
         raise PipelineImportError(failures)
+    if job in default_registry:  # its body's mistakes refuse a --dry-run too (no Spark)
+        _ = default_registry.get(job).graph
     apply_check_results_default(config, default_registry)
     return config, default_registry, failures
 

@@ -132,15 +132,16 @@ class JobDefinition:
             try:
                 self.fn()
             except DefinitionError as exc:
-                if exc.job is None:
-                    exc.job = self.name
+                if exc.job is None or exc.location is None:
+                    exc.job = exc.job or self.name
+                    exc.location = exc.location or str(SourceLocation.raised_at(exc) or self.source)
                     exc.args = (exc.render(),)
                 raise
-            except Exception as exc:
+            except Exception as exc:  # e.g. a backfill definition refused inside the body
                 raise DefinitionError(
                     f"the job body raised {type(exc).__name__}: {exc}",
                     job=self.name,
-                    location=str(self.source),
+                    location=str(SourceLocation.raised_at(exc) or self.source),
                 ) from exc
         graph = trace.graph()
         if not len(graph):

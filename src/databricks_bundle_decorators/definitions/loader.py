@@ -5,14 +5,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-import sysconfig
-import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
 from ..errors import DbxdecError, UsageError
 from .registry import Diagnostic, Registry, default_registry
+from .sources import SourceLocation
 
 
 class PipelineImportError(DbxdecError):
@@ -111,32 +110,11 @@ def import_module(name: str, *, not_found: str | None = None) -> ModuleType:
         raise PipelineImportError([_diagnostic(name, exc)]) from exc
 
 
+def _user_line(exc: BaseException) -> str | None:
+    location = SourceLocation.raised_at(exc)
+    return None if location is None else str(location)
+
+
 def _diagnostic(name: str, exc: BaseException) -> Diagnostic:
     message = f"cannot import pipelines {name!r}: {type(exc).__name__}: {exc}"
     return Diagnostic(message, _user_line(exc))
-
-
-_OWN = str(Path(__file__).resolve().parents[1])  # dbxdec's package folder
-_STDLIB = str(Path(sysconfig.get_path("stdlib")).resolve())
-_INSTALLED = tuple(
-    str(Path(p).resolve()) for p in {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
-)
-
-
-def _user_line(exc: BaseException) -> str | None:
-    """``file:line`` of the innermost frame of ``exc`` in the user's code: never dbxdec's
-    own files (a ``DailyBackfill(tz=...)`` refused inside dbxdec is the user's line that
-    called it) nor the standard library's; an installed package's only when the project
-    itself is installed."""
-
-    def place(frame: traceback.FrameSummary) -> str:
-        return str(Path(frame.filename).resolve())
-
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename]
-    theirs = [
-        f
-        for f in frames
-        if not f.filename.startswith("<") and not place(f).startswith((_OWN, _STDLIB))
-    ]
-    preferred = [f for f in theirs if not place(f).startswith(_INSTALLED)] or theirs or frames
-    return f"{preferred[-1].filename}:{preferred[-1].lineno}" if preferred else None

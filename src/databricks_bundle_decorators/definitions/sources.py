@@ -8,6 +8,8 @@ import contextlib
 import inspect
 import re
 import sys
+import sysconfig
+import traceback
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -56,6 +58,35 @@ class SourceLocation:
             _KNOWN[(file, location.line)] = location
         return location
 
+    @classmethod
+    def raised_at(cls, exc: BaseException) -> SourceLocation | None:
+        """The user's line that led to ``exc``: the innermost frame of its traceback that is
+        not one of dbxdec's own files (a ``DailyBackfill(tz=...)`` refused inside dbxdec is
+        the user's line that called it) nor the standard library's; an installed package's
+        only when the project itself is installed. ``None`` without a traceback."""
+
+        def place(frame: traceback.FrameSummary) -> str:
+            return str(Path(frame.filename).resolve())
+
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if "importlib" not in f.filename
+        ]
+        theirs = [
+            f
+            for f in frames
+            if not f.filename.startswith("<") and not place(f).startswith((_OWN, _STDLIB))
+        ]
+        preferred = [f for f in theirs if not place(f).startswith(_INSTALLED)] or theirs or frames
+        if not preferred:
+            return None
+        return cls(preferred[-1].filename, preferred[-1].lineno or 0)
+
+
+_OWN = str(Path(__file__).resolve().parents[1])  # dbxdec's package folder
+_STDLIB = str(Path(sysconfig.get_path("stdlib")).resolve())
+_INSTALLED = tuple(
+    str(Path(p).resolve()) for p in {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+)
 
 _KNOWN: dict[tuple[str, int], SourceLocation] = {}
 """Locations by file and line, cached: ``inspect.getsourcefile`` stats the file each call."""

@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ...backfill import TimeWindow, current_run_context, run_keys_of
+from ...backfill.multi import MultiBackfill
 from ...backfill.resolve import get_static_keys
 from ...backfill.scope import KeyScope
 from ...definitions import JobDefinition, Source
@@ -59,6 +60,7 @@ def read_source(declared: Source) -> Any:
     if environment is None or context is None:
         raise TaskRunError(f"source {declared.name}: read() works only inside a task run")
     spans: Sequence[TimeWindow] = ()
+    keys: Sequence[str] = ()
     if context.backfill is not None and context.backfill.is_time_based:
         keys = run_keys_of(context).keys
         spans = KeyScope(context.backfill, keys).spans()
@@ -73,7 +75,21 @@ def read_source(declared: Source) -> Any:
             f"(columns: {', '.join(frame.columns)})"
         )
     tz = getattr(context.backfill, "tz", "UTC")
-    return frame.where(_window_filter(frame, declared.event_time, spans, tz))
+    backfill = context.backfill
+    if declared.static_column is None or not isinstance(backfill, MultiBackfill):
+        return frame.where(_window_filter(frame, declared.event_time, spans, tz))
+    # each static value in its own windows: a run of eu:03-02..us:03-01 reads no us:03-02
+    static = f"CAST({quote_identifier(declared.static_column)} AS STRING)"
+    own = [
+        f"({static} = {quote_literal(value)} AND "
+        f"{_window_filter(frame, declared.event_time, _spans(backfill, times), tz)})"
+        for value, times in backfill.by_static(tuple(keys)).items()
+    ]
+    return frame.where(" OR ".join(own))
+
+
+def _spans(backfill: MultiBackfill, times: Sequence[str]) -> tuple[TimeWindow, ...]:
+    return KeyScope(backfill.time, tuple(times)).spans()
 
 
 def _static_filter(frame: Any, declared: Source, values: Sequence[str]) -> Any:
