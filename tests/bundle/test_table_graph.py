@@ -33,7 +33,12 @@ def _writer_job(
     registry: Registry, name: str, table: str | None, reads: list[Any], backfill: Any
 ) -> None:
     def body() -> None:
-        io = SparkTableIoManager(table, partition_column="day") if table else None
+        static = "region" if isinstance(backfill, MultiBackfill) else None
+        io = (
+            SparkTableIoManager(table, partition_column="day", static_column=static)
+            if table
+            else None
+        )
 
         @task(io_manager=io)
         def produce() -> None: ...

@@ -33,7 +33,7 @@ def dbxdec(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[
     [
         pytest.param(
             "undo_orders-20240101T000000-dead",
-            "Error: no backfill 'undo_orders-20240101T000000-dead' in ",
+            "Error: no backfill 'undo_orders-20240101T000000-dead' here",
             id="unknown",
         ),
         pytest.param("../../etc/passwd", "is not a backfill id", id="malformed"),

@@ -43,7 +43,7 @@ from .steer_commands import workspace_options
 
 _COUNTS = ("succeeded", "failed", "runs")
 _FULL = ("started", "job", "backend", "state", "succeeded", "failed", "runs")
-_NARROW = ("state", "outcome")  # the id holds the job's name and the start (UTC)
+_NARROW = ("started", "state (runs ok)")  # the id holds the job's name
 
 
 def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Table:
@@ -57,8 +57,8 @@ def _backfills_table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Ta
             no_wrap=column == "started",  # one piece: "2024-06-01 02:00"
         )
     for row in rows:
-        outcome = f"{row['succeeded']}/{row['runs']} succeeded, {row['failed']} failed"
-        cells = {**row, "outcome": outcome}
+        outcome = f"{row['state']} ({row['succeeded']}/{row['runs']})"
+        cells = {**row, "state (runs ok)": outcome}
         table.add_row(row["id"], *(str(cells[c]) for c in columns))
     return table
 

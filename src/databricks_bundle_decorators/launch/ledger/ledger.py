@@ -511,6 +511,8 @@ def read_detached(backfill_id: str, root: Path, journal: Callable[[], _T], *, hi
     try:
         return journal()
     except UsageError as missing:
+        if _ID.fullmatch(backfill_id) is None:
+            raise  # not an id at all: the reader said so
         asked = "credentials" not in missing.render()  # else no workspace could be asked
         where = (
             ", nor a detached one in the workspace"
