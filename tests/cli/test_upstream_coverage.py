@@ -18,9 +18,10 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Iterator[Path]:
+def root(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    module = f"upstream_cover_{len(request.node.name)}_{request.node.name[5:25]}"  # per test
     with own_jobs():
-        yield write_downstream_project(tmp_path, "upstream_cover_pipelines")
+        yield write_downstream_project(tmp_path, module)
 
 
 def test_a_backfill_over_missing_upstream_keys_is_refused_with_the_fill_command(
@@ -59,3 +60,19 @@ def test_a_backfill_over_missing_upstream_keys_is_refused_with_the_fill_command(
     code, out, err = dbxdec("backfill", "ds_b", *b_days, "--allow-missing-upstream", "--dry-run")
     assert code == 0, out + err
     assert "Plan for ds_b: 3 runs" in out
+
+
+def test_a_job_that_reads_no_source_traces_no_other_job(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check costs a job without sources nothing: no other job's body is traced (a
+    project of 500 jobs must not trace 500 bodies for one backfill)."""
+    from databricks_bundle_decorators.definitions.registry import default_registry
+
+    code, out, err = Cli(root, capsys)(
+        "backfill", "ds_a", "--start", "2024-01-03", "--end", "2024-01-04", "--local", "--dry-run"
+    )
+    assert code == 0, out + err
+    assert default_registry.get("ds_a").is_traced
+    assert not default_registry.get("ds_b").is_traced
+    assert not default_registry.get("ds_c").is_traced

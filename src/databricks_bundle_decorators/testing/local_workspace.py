@@ -35,7 +35,7 @@ from typing import Any
 from ..atomic import write_atomically
 from ..bundle.workflows import deployable_jobs, open_project
 from ..cli.commands.emulator_commands import EmulatorState, read_state, state_path
-from ..errors import DbxdecError, UsageError
+from ..errors import DbxdecError, UsageError, counted
 from ..launch.workspace.target import needs_short_name, short_user_name, with_short_name
 from .emulator import JobsEmulator
 
@@ -140,7 +140,7 @@ def _banner(
 ) -> None:
     where = f"-t {target}" if target else "their own names"
     print(f"Jobs API emulator for {root.name} at {url}", flush=True)
-    print(f"Deployed {len(deployed)} job(s) as {where} would:")
+    print(f"Deployed {counted(len(deployed), 'job')} as {where} would:")
     for name, job_id in deployed:
         print(f"  {name} (job {job_id})")
     shown = os.path.relpath(warehouse, root)

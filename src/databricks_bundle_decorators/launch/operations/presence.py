@@ -219,8 +219,8 @@ def check_upstream(draft: Draft, planning: Planning) -> Draft:
         UsageError: upstream keys are missing (exit 2).
     """
     request, job = planning.request, planning.job
-    if request.allow_missing_upstream or draft.unreached is not None:
-        return draft
+    if request.allow_missing_upstream or draft.unreached is not None or not job.sources:
+        return draft  # a job that reads no source has no upstream: no other body is traced
     from ...bundle.table_graph import build_table_graph
 
     try:
