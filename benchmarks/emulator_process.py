@@ -32,10 +32,11 @@ class Figures:
     span: tuple[float, float] = (0.0, 0.0)  # first run started, last run ended (monotonic)
 
 
-def _serve(conn: Connection, duration: float, error_rate: float) -> None:
+def _serve(conn: Connection, duration: float, error_rate: float, order: str) -> None:
     """The emulator process: answers commands sent over ``conn`` until ``stop``."""
     with JobsEmulator() as emu:
         emu.default_duration = duration
+        emu.runs_list_order = order
         conn.send(emu.url)
         while True:
             command, *args = conn.recv()
@@ -85,12 +86,13 @@ class EmulatedJob:
 
 @contextmanager
 def emulated_job(
-    duration: float, *, max_concurrent_runs: int, error_rate: float = 0.0
+    duration: float, *, max_concurrent_runs: int, error_rate: float = 0.0, order: str = "start_time"
 ) -> Iterator[EmulatedJob]:
-    """A job ``bench`` with the backfill parameters, whose runs last ``duration`` s."""
+    """A job ``bench`` with the backfill parameters, whose runs last ``duration`` s, in an
+    emulator listing ``runs/list`` in ``order`` (``JobsEmulator.runs_list_order``)."""
     ctx = mp.get_context("spawn")
     ours, theirs = ctx.Pipe()
-    server = ctx.Process(target=_serve, args=(theirs, duration, error_rate), daemon=True)
+    server = ctx.Process(target=_serve, args=(theirs, duration, error_rate, order), daemon=True)
     server.start()
     try:
         url = ours.recv()

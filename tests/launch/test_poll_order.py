@@ -1,4 +1,5 @@
-"""The batched poll is right for any order ``runs/list`` may use: start or end time.
+"""The batched poll is right for any order ``runs/list`` may use: start time, end time or
+neither (the emulator's ``unordered``), and its requests follow what ended.
 
 Each test drives ``DatabricksBackend.poll()`` directly, counting polls: runs are held
 RUNNING in the emulator and released (ended) between two polls, so "the first poll after
@@ -22,7 +23,7 @@ from .conftest import BACKFILL_PARAMS
 
 LIST = "/api/2.2/jobs/runs/list"
 GET = "/api/2.2/jobs/runs/get"
-ORDERS = ["end_time", "start_time"]
+ORDERS = ["end_time", "start_time", "unordered"]
 POLLS_AFTER_END = 5
 
 
@@ -84,7 +85,8 @@ def test_two_runs_ending_between_two_polls_older_listed_first(ordered_emu: JobsE
     emu.requests.clear()
 
     assert polls_until_reported(backend, in_flight, {a, b}) == {a: 1, b: 1}  # poll n + 1
-    assert (emu.requests[LIST], emu.requests[GET]) == (1, 0)  # one request: poll n + 1
+    # poll n + 1: the active page (empty) and one completed page; then nothing to ask
+    assert (emu.requests[LIST], emu.requests[GET]) == (2, 0)
 
 
 def test_a_foreign_run_with_a_lower_id_ending_after_ours(ordered_emu: JobsEmulator) -> None:
@@ -100,27 +102,49 @@ def test_a_foreign_run_with_a_lower_id_ending_after_ours(ordered_emu: JobsEmulat
     emu.requests.clear()
 
     assert polls_until_reported(backend, in_flight, {b}) == {b: 1}
-    assert (emu.requests[LIST], emu.requests[GET]) == (1, 0)
+    # poll n + 1: the active page, then B (alone to have left it) looked up
+    assert (emu.requests[LIST], emu.requests[GET]) == (1, 1)
     assert foreign not in backend.poll([b])  # nobody asked about it
 
 
-def test_a_long_run_behind_a_full_window_is_looked_up_on_its_own(emu: JobsEmulator) -> None:
-    emu.runs_list_order = "end_time"
+def test_many_runs_ending_at_once_are_read_from_completed_pages(
+    ordered_emu: JobsEmulator,
+) -> None:
+    emu = ordered_emu
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=200)
     backend = DatabricksBackend(emu.workspace_client(), job_id, straggler_interval=0)
     slow = submit(backend, emu, "slow", 90001)  # listed after the others at equal times
     quick = [submit(backend, emu, "k0", 6001)]
     quick += [submit(backend, emu, f"k{i}") for i in range(1, 120)]
+    emu.requests.clear()
     assert backend.poll([slow, *quick]) == {}
+    assert emu.requests[LIST] == 5  # 121 active runs: five pages
     emu.release("slow")
-    emu.release()  # then every other run: 120 runs ended after it, listed before it
+    emu.release()  # then every other run: 120 runs ended after it
     emu.requests.clear()
     reported = polls_until_reported(backend, {slow, *quick}, {slow, *quick})
 
     assert set(reported.values()) == {1}
-    # poll 1: 3 pages (the window's budget) and the 46 runs beyond them one by one;
-    # polls 2-5 have nothing left to ask
-    assert (emu.requests[LIST], emu.requests[GET]) == (3, 46)
+    # poll 1: the active page (empty), then the 121 runs' five completed pages (started
+    # since the oldest of them, in any order); polls 2-5 have nothing left to ask
+    assert (emu.requests[LIST], emu.requests[GET]) == (6, 0)
+
+
+def test_a_run_no_page_lists_is_looked_up_once_per_straggler_interval(
+    emu: JobsEmulator,
+) -> None:
+    ours = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)
+    other = emu.create_job("other", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)
+    elsewhere = DatabricksBackend(emu.workspace_client(), other)
+    lost = submit(elsewhere, emu, "lost")  # active, but never on a page of this job
+    for interval, gets in ((3600, 1), (0, 3)):
+        backend = DatabricksBackend(emu.workspace_client(), ours, straggler_interval=interval)
+        emu.requests.clear()
+        for _ in range(3):
+            assert backend.poll([lost]) == {}
+        assert (emu.requests[LIST], emu.requests[GET]) == (3, gets)
+    emu.release("lost")
+    assert backend.poll([lost])[lost].state == "succeeded"  # the next poll after its end
 
 
 @pytest.mark.parametrize("skew_s", [-600.0, 600.0])
@@ -130,7 +154,7 @@ def test_the_workspace_clock_may_differ_from_ours(emu: JobsEmulator, skew_s: flo
     job_id = emu.create_job("nightly", parameters=BACKFILL_PARAMS, max_concurrent_runs=10)
     backend = DatabricksBackend(emu.workspace_client(), job_id, straggler_interval=3600)
     first = submit(backend, emu, "first")
-    assert backend.poll([first]) == {}  # one runs/get teaches the skew
+    assert backend.poll([first]) == {}
     runs = [submit(backend, emu, f"k{i}") for i in range(3)]
     in_flight = {first, *runs}
     assert backend.poll(sorted(in_flight)) == {}
@@ -138,7 +162,8 @@ def test_the_workspace_clock_may_differ_from_ours(emu: JobsEmulator, skew_s: flo
     emu.requests.clear()
 
     assert set(polls_until_reported(backend, in_flight, in_flight).values()) == {1}
-    assert emu.requests[GET] == 0  # every run found in the window, none looked up
+    # start times come from the workspace's own pages: no clock of ours bounds a page
+    assert emu.requests[GET] == 0
 
 
 @st.composite

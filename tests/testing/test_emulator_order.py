@@ -60,3 +60,20 @@ def test_the_order_and_next_id_settings_refuse_bad_values(emu: JobsEmulator) -> 
     assert run_id is not None
     with pytest.raises(ValueError, match="taken"):
         emu.set_next_run_id(run_id)
+
+
+def test_unordered_lists_neither_by_time_nor_by_id_and_pages_stay_stable(
+    emu: JobsEmulator,
+) -> None:
+    emu.runs_list_order = "unordered"
+    job_id = emu.create_job("j", parameters=PARAMS, max_concurrent_runs=100)
+    w = emu.workspace_client()
+    started = [
+        w.jobs.run_now(job_id, job_parameters={"backfill_key": str(i)}).run_id for i in range(60)
+    ]
+    emu.wait_until_idle()
+    listed = listed_ids(emu, job_id)  # three pages of 25, 25 and 10
+
+    assert sorted(listed) == sorted(started)  # each once, across the pages
+    assert listed not in (started, started[::-1], sorted(started), sorted(started, reverse=True))
+    assert listed_ids(emu, job_id) == listed  # the same order every time

@@ -187,9 +187,9 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
 
     @property
     def runs_list_order(self) -> str:
-        """How ``runs/list`` orders runs, newest first: ``"start_time"`` (the default) or
-        ``"end_time"`` (a run not finished by its start); both are documented, run id
-        never is."""
+        """How ``runs/list`` orders runs: newest first by ``"start_time"`` (the default) or
+        ``"end_time"`` (a run not finished by its start), both documented; or
+        ``"unordered"``, arbitrary but stable from page to page. Never by run id."""
         return self._model.runs_list_order
 
     @runs_list_order.setter

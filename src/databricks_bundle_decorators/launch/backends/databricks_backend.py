@@ -1,10 +1,12 @@
-"""The Databricks backend: ``jobs/run-now`` with an idempotency token (resent when slow,
-:class:`Overtaker`); status polled in batches over a window of ``jobs/runs/list``
-(:mod:`.run_window`); a call left unanswered raises :class:`~.errors.BackendUnavailable`.
+"""The Databricks backend: ``jobs/run-now`` with an idempotency token and every read resent
+when slow (:class:`Overtaker`); status polled in batches from the job's active runs and the
+runs that left them (:mod:`.run_window`); a call left unanswered raises
+:class:`~.errors.BackendUnavailable`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import threading
@@ -26,7 +28,7 @@ from ..workspace.target import needs_short_name, short_user_name, with_short_nam
 from ..workspace.workspace import backfill_client, classify, connect, workspace_errors
 from .backends import RunStatus, SubmitRequest, Submitted
 from .errors import BackendUnavailable, SubmitRejected
-from .run_window import POLL_PAGES, RunStarts, read_window
+from .run_window import RunListing
 from .task_output import read_check_results
 
 __all__ = [
@@ -179,10 +181,11 @@ class DatabricksBackend:
     (:func:`~..workspace.workspace.backfill_client`).
 
     Args:
-        straggler_interval: Seconds between lookups of a run older than a poll's pages.
+        straggler_interval: Seconds between lookups of a run that ``runs/get`` found
+            still active although no active page listed it.
         read_checks: Read each ended run's check results from its tasks' output.
-        resend_after: Resend an unanswered ``run-now`` after this many seconds (``0``:
-            never; ``None``: a few times the usual latency).
+        resend_after: Resend an unanswered ``run-now`` or read after this many seconds
+            (``0``: never; ``None``: a few times the usual latency).
         measure: Measures a canary run's keys for ``--diff-gate``.
     """
 
@@ -203,10 +206,11 @@ class DatabricksBackend:
         self.read_checks = read_checks
         self.job_id = job_id
         self.straggler_interval = straggler_interval
-        self._looked_up: dict[int, float] = {}
+        self._looked_up: dict[int, float] = {}  # run found active yet unlisted -> when
         self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
-        self._starts = RunStarts()  # where each run's window of runs/list begins
+        self._reads = Overtaker(floor=_READ_FLOOR, after=resend_after)  # idempotent GETs
+        self._listing = RunListing(self.client, job_id, self._reads)
 
     def submit(self, request: SubmitRequest) -> Submitted:
         with _unanswered_as_unavailable():
@@ -244,7 +248,6 @@ class DatabricksBackend:
             # run-now answers a deleted job with 400 INVALID_PARAMETER_VALUE, not 404
             gone = message.startswith(f"Job {self.job_id} does not exist")
             raise SubmitRejected(message, fatal=gone) from None
-        self._starts.submitted(int(waiter.run_id), sent)
         return Submitted(str(waiter.run_id))
 
     def poll(self, run_ids: Collection[str]) -> dict[str, RunStatus]:
@@ -263,35 +266,31 @@ class DatabricksBackend:
         wanted = {int(r) for r in run_ids}
         if not wanted:
             return {}
-        found: dict[str, RunStatus] = {}
-        if not self._starts.skew_known:  # an answer teaches the workspace clock's skew:
-            self._get(min(wanted), found)  # asked every poll until then, never skipped
-        window = self._starts.window(wanted - {int(r) for r in found})
-        look_up = set(window.stragglers | window.unknown)
-        if window.start_from is not None:
-            listed, complete = read_window(
-                self.client, self.job_id, window.start_from, self._starts, POLL_PAGES
-            )
-            found.update({str(r): run_status(run) for r, run in listed.items() if r in wanted})
-            if not complete:  # the window overflowed: what it did not show is unknown
-                look_up |= window.covered
+        listed = self._listing.read(wanted)
+        found = {str(r): run_status(run) for r, run in listed.ended.items()}
         now = time.monotonic()
-        for run_id in sorted(look_up - {int(r) for r in found}):
-            with self._lock:
-                if now - self._looked_up.get(run_id, -1e9) < self.straggler_interval:
+        for run_id in sorted(wanted - listed.active.keys() - listed.ended.keys()):
+            with self._lock:  # found active yet unlisted: looked up again after a while
+                if now - self._looked_up.get(run_id, -math.inf) < self.straggler_interval:
                     continue
-                self._looked_up[run_id] = now
-            self._get(run_id, found)
-        self._starts.forget(int(r) for r in found)
+            if not self._get(run_id, found):
+                with self._lock:
+                    self._looked_up[run_id] = now
+        done = [int(r) for r in found]
+        self._listing.forget(done)
+        with self._lock:
+            for run_id in done:
+                self._looked_up.pop(run_id, None)
         return found
 
-    def _get(self, run_id: int, found: dict[str, RunStatus]) -> None:
-        """Look ``run_id`` up on its own; add it to ``found`` if it has ended."""
-        run = self.client.jobs.get_run(run_id)
-        self._starts.started(run_id, run.start_time, time.time())
+    def _get(self, run_id: int, found: dict[str, RunStatus]) -> bool:
+        """Look ``run_id`` up on its own; add it to ``found`` (and say so) if it has ended."""
+        run = self._reads(lambda: self.client.jobs.get_run(run_id))
+        self._listing.started(run_id, run.start_time)
         status = run_status(run)
         if status.is_terminal:
             found[str(run_id)] = status
+        return status.is_terminal
 
     def cancel(self, run_id: str) -> None:
         with _unanswered_as_unavailable():
@@ -299,6 +298,7 @@ class DatabricksBackend:
 
     def close(self) -> None:
         self._overtaker.close()
+        self._reads.close()
 
     def key_changes(self, run_id: str, keys: Collection[str], backfill_id: str) -> list[KeyChange]:
         """What run ``run_id`` did to ``keys``, measured by a run of the job (.measure_run)."""
@@ -359,6 +359,7 @@ def one_line(exc: BaseException) -> str:
 T = TypeVar("T")
 
 _SLOW = 3.0  # a call is sent again after this many times the usual latency
+_READ_FLOOR = 0.03  # seconds a read may take before it is resent, at least
 _LATENCIES = 32
 
 

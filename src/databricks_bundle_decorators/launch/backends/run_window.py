@@ -1,15 +1,24 @@
-"""Which finished runs a status poll reads: ``completed_only=true&start_time_from=B`` pages,
-``B`` at or before every awaited run's start on the workspace's clock (runs/list is ordered
-by start or end time, never run id: https://docs.databricks.com/api/jobs/v2/list-runs).
+"""What a status poll reads, so that its cost follows what ended, in any ``runs/list`` order.
+
+A poll lists every page of the job's *active* runs (``active_only=true``: "QUEUED, PENDING,
+RUNNING, or TERMINATING", https://docs.databricks.com/api/jobs/v2/list-runs). The runs in
+flight bound that list (the cap, plus what is queued), whatever the backfill's size. An
+awaited run absent from it has left the active set (or was listed out of place): for those
+runs alone, completed pages are read (started since the oldest of them, their start times
+known from earlier active pages), one page more than they fill at most, then ``runs/get``
+for any still unaccounted. The
+documents order ``runs/list`` by start time or by end time, never by run id; nothing here
+depends on the order: an absence only costs a lookup.
 """
 
 from __future__ import annotations
 
+import math
 import threading
-import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...runtime.triggers.run_history import RUNS_LIST_PAGE
 
@@ -17,126 +26,86 @@ if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.service.jobs import BaseRun
 
-MARGIN_MS = 2_000  # small steps of this machine's clock, and millisecond rounding
-WINDOW_TARGET = 2 * RUNS_LIST_PAGE  # finished runs a window should hold
-POLL_PAGES = 3  # pages a poll reads at most: the target and a spare page
+LIST_PATH = "/api/2.2/jobs/runs/list"
+T = TypeVar("T")
+Call = Callable[[Callable[[], T]], T]
+"""How each request is sent: a function that calls its argument (resending it when slow)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
-    """What one poll reads: ``start_from`` (epoch ms, workspace clock) covering the runs in
-    ``covered``; ``stragglers`` started before it and ``unknown`` starts, to look up alone.
-    """
+class Listed:
+    """One poll's reading of the job's runs: ``active`` (run id -> start time, epoch ms) and
+    ``ended`` (awaited runs found in a completed page, by id)."""
 
-    start_from: int | None
-    covered: frozenset[int]
-    stragglers: frozenset[int]
-    unknown: frozenset[int]
+    active: dict[int, int]
+    ended: dict[int, BaseRun]
 
 
-class RunStarts:
-    """Lower bounds of run starts on the workspace clock, and the finished runs seen
-    (thread-safe).
-    """
+class RunListing:
+    """Reads the job's runs for :meth:`~.databricks_backend.DatabricksBackend.poll`, and
+    remembers each awaited run's start time seen in an active page (thread-safe)."""
 
-    def __init__(self) -> None:
+    def __init__(self, client: WorkspaceClient, job_id: int, call: Call[Any]) -> None:
+        self._client = client
+        self._job_id = job_id
+        self._call = call
         self._lock = threading.Lock()
-        self._sent: dict[int, float] = {}  # run id -> local time before its run-now (s)
-        self._exact: dict[int, int] = {}  # run id -> start_time the workspace showed (ms)
-        self._skew: int | None = None  # lower bound of workspace clock - local clock (ms)
-        self._finished: dict[int, int] = {}  # finished run seen -> its start_time (ms)
+        self._starts: dict[int, int] = {}  # awaited run -> its start_time (ms)
 
-    def submitted(self, run_id: int, sent_at: float) -> None:
-        """``run_id`` was answered to a run-now sent at local time ``sent_at``."""
+    def read(self, wanted: Collection[int]) -> Listed:
+        """Every active run of the job; then, when two or more runs of ``wanted`` are not
+        active, the completed pages (started since the oldest of them, when every one's
+        start is known) until they are all found, one page more than they fill at most."""
+        active = {run_id: start for run_id, start, _ in self._pages({"active_only": "true"})}
         with self._lock:
-            self._sent.setdefault(run_id, sent_at)
+            self._starts.update((run, start) for run, start in active.items() if run in wanted)
+            left = {run for run in wanted if run not in active}
+            starts = [self._starts.get(run) for run in left]
+        ended: dict[int, BaseRun] = {}
+        if len(left) >= 2:  # one run alone costs one runs/get either way
+            query = {"completed_only": "true"}
+            if None not in starts:  # else the newest pages: unknown starts cannot bound them
+                query["start_time_from"] = str(min(s for s in starts if s is not None))
+            budget = math.ceil(len(left) / RUNS_LIST_PAGE) + 1
+            for run_id, _, run in self._pages(query, budget):
+                if run_id in left:
+                    ended[run_id] = run
+                    if len(ended) == len(left):
+                        break
+        return Listed(active, ended)
 
-    @property
-    def skew_known(self) -> bool:
-        """Whether an answer of the workspace has bounded its clock's skew yet."""
-        with self._lock:
-            return self._skew is not None
-
-    def started(self, run_id: int, start_ms: int | None, read_after: float) -> None:
-        """``runs/get``, answered by local time ``read_after``, showed ``run_id`` started at
-        ``start_ms`` (0/None: not yet).
-        """
+    def started(self, run_id: int, start_ms: int | None) -> None:
+        """``runs/get`` showed ``run_id`` started at ``start_ms`` (0/None: not known)."""
         if start_ms:
             with self._lock:
-                self._exact[run_id] = start_ms
-                self._sample(start_ms, read_after)
-
-    def finished(self, run_id: int, start_ms: int, end_ms: int, read_after: float) -> None:
-        """A finished run listed in an answer that arrived by local time ``read_after``."""
-        with self._lock:
-            self._finished[run_id] = start_ms
-            self._sample(max(start_ms, end_ms), read_after)
-
-    def _sample(self, server_ms: int, read_after: float) -> None:
-        sample = server_ms - int(read_after * 1000)
-        self._skew = sample if self._skew is None else max(self._skew, sample)
-
-    def _bound(self, run_id: int) -> int | None:
-        """A time (epoch ms, workspace clock) at or before ``run_id``'s start, if known."""
-        exact = self._exact.get(run_id)
-        if exact is not None:
-            return exact - MARGIN_MS
-        sent = self._sent.get(run_id)
-        if sent is None or self._skew is None:
-            return None
-        return int(sent * 1000) + self._skew - MARGIN_MS
-
-    def window(self, wanted: Collection[int]) -> Window:
-        """The window for a poll of ``wanted``: the youngest runs whose window holds at most
-        :data:`WINDOW_TARGET` finished runs seen (at least the youngest).
-        """
-        with self._lock:
-            bounds = {run: self._bound(run) for run in wanted}
-            unknown = frozenset(run for run, b in bounds.items() if b is None)
-            known = sorted(((b, run) for run, b in bounds.items() if b is not None), reverse=True)
-            seen = sorted(self._finished.values(), reverse=True)
-            covered: list[int] = []
-            start_from: int | None = None
-            for bound, run in known:
-                inside = sum(1 for s in seen if s >= bound)  # seen is short: a few pages
-                if covered and inside > WINDOW_TARGET:
-                    break
-                covered.append(run)
-                start_from = bound
-            stragglers = frozenset(run for _, run in known) - set(covered)
-            self._forget_before(min((b for b, _ in known), default=None))
-            return Window(start_from, frozenset(covered), stragglers, unknown)
-
-    def _forget_before(self, oldest: int | None) -> None:
-        """Drop finished runs no window will hold again (the wanted runs only get younger)."""
-        if oldest is None:
-            return
-        for run, start in list(self._finished.items()):
-            if start < oldest:
-                del self._finished[run]
+                self._starts.setdefault(run_id, start_ms)
 
     def forget(self, run_ids: Iterable[int]) -> None:
         """Runs reported finished: their starts are needed no more."""
         with self._lock:
             for run in run_ids:
-                self._sent.pop(run, None)
-                self._exact.pop(run, None)
+                self._starts.pop(run, None)
 
+    def _pages(
+        self, query: dict[str, str], pages: float = math.inf
+    ) -> Iterable[tuple[int, int, BaseRun]]:
+        """``(run id, start time, run)`` of the job's runs matching ``query``, page by page
+        (each page one request through ``call``), up to ``pages`` pages."""
+        from databricks.sdk.service.jobs import BaseRun
 
-def read_window(
-    client: WorkspaceClient, job_id: int, start_from: int, starts: RunStarts, pages: int
-) -> tuple[dict[int, BaseRun], bool]:
-    """Every finished run of ``job_id`` started at or after ``start_from`` (epoch ms), up to
-    ``pages`` pages, each recorded in ``starts``; and whether that was the whole window.
-    """
-    listed: dict[int, BaseRun] = {}
-    runs = client.jobs.list_runs(
-        job_id=job_id, completed_only=True, start_time_from=start_from, limit=RUNS_LIST_PAGE
-    )
-    for seen, run in enumerate(runs, start=1):
-        run_id = int(run.run_id or 0)
-        starts.finished(run_id, run.start_time or 0, run.end_time or 0, time.time())
-        listed[run_id] = run
-        if seen >= pages * RUNS_LIST_PAGE:
-            return listed, False
-    return listed, True
+        query = {**query, "job_id": str(self._job_id), "limit": str(RUNS_LIST_PAGE)}
+        headers = {"Accept": "application/json"}
+        if self._client.config.workspace_id:  # as the SDK's own list_runs sends it
+            headers["X-Databricks-Workspace-Id"] = self._client.config.workspace_id
+        read = 0
+        while read < pages:
+            do = self._client.api_client.do  # a page's query is bound now, not at its resend
+            answer = self._call(partial(do, "GET", LIST_PATH, query=dict(query), headers=headers))
+            read += 1
+            for item in answer.get("runs", ()):
+                run = BaseRun.from_dict(item)
+                yield int(run.run_id or 0), int(run.start_time or 0), run
+            token = answer.get("next_page_token")
+            if not token:
+                return
+            query["page_token"] = token

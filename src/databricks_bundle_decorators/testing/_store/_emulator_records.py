@@ -204,12 +204,15 @@ class EmulatorClock:
 # end time. If a run has not finished, it falls back to start time",
 # https://docs.databricks.com/api/jobs/v2/list-runs). Never by run id, an opaque
 # identifier. Ties (same epoch ms) list the lowest run id first: the documents are
-# silent, and this is the least convenient answer for code that assumes id order. A page
-# token is a cursor in the chosen order, so a run whose key changes between two pages
-# may move to a page already read: the real service promises nothing better.
+# silent, and this is the least convenient answer for code that assumes id order.
+# ``"unordered"`` is neither: an arbitrary order, stable from page to page (a scramble of
+# the run id), for code that must not rely on either documented order. A page token is a
+# cursor in the chosen order, so a run whose key changes between two pages may move to a
+# page already read: the real service promises nothing better.
 
-RunsListOrder = Literal["start_time", "end_time"]
+RunsListOrder = Literal["start_time", "end_time", "unordered"]
 RUNS_LIST_ORDERS: tuple[str, ...] = get_args(RunsListOrder)
+_SCRAMBLE = 0x9E3779B1  # odd: multiplying by it modulo 2**32 permutes 32-bit ids
 
 
 def list_order(
@@ -218,6 +221,8 @@ def list_order(
     """The sort key of ``order`` (a :data:`RUNS_LIST_ORDERS` value): ascending = listed first."""
     if order not in RUNS_LIST_ORDERS:
         raise ValueError(f"runs/list order must be one of {RUNS_LIST_ORDERS}, got {order!r}")
+    if order == "unordered":
+        return lambda run: ((run.run_id * _SCRAMBLE) % 2**32, run.run_id)
 
     def key(run: RunRecord) -> tuple[int, ...]:
         # the time runs/get renders as start_time is r.created

@@ -80,7 +80,7 @@ class JobsModel:
         self.pending_duration = 0.0
         self.hold_runs = False  # every run stays RUNNING until released
         self.outcome_parameter = "backfill_key"
-        self.runs_list_order = "start_time"  # or "end_time": see _emulator_records
+        self.runs_list_order = "start_time"  # "end_time", "unordered": see _emulator_records
         self._jobs: dict[int, JobRecord] = {}
         self._runs: dict[int, RunRecord] = {}
         self._queues: dict[int, _JobQueue] = {}
@@ -390,10 +390,9 @@ class JobsModel:
             self._job(job_id)
         self.advance(now)
         order = list_order(self.runs_list_order, self.clock.epoch_ms)  # never by run id
-        runs = sorted(self._runs.values(), key=order)
         selected = [
             r
-            for r in runs
+            for r in self._runs.values()
             if (job_id is None or r.job_id == job_id)
             and (not active_only or r.active)
             and (not completed_only or not r.active)
@@ -403,6 +402,7 @@ class JobsModel:
             and (run_type is None or run_type == "JOB_RUN")
             and not self.clock.removed(r, now)  # runs are removed after 60 days: see the clock
         ]
+        selected.sort(key=order)
         found, token = page(selected, order, limit, offset, params.get("page_token"), "runs")
         listed = [self._run_json(r, now, include_tasks=expand) for r in found]
         return _page_json("runs", listed, token)
