@@ -111,7 +111,7 @@ class Figures:
 
 def run_case(case: Case) -> Figures:
     emulated = emulated_job(
-        case.duration, max_concurrent_runs=10_000, error_rate=case.error_rate, order=case.order
+        case.duration, max_concurrent_runs=1000, error_rate=case.error_rate, order=case.order
     )
     with emulated as job:
         launch = LaunchOptions(max_concurrent=case.max_concurrent)

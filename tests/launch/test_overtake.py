@@ -44,7 +44,27 @@ def test_a_held_call_is_sent_again_and_the_first_answer_taken() -> None:
 
     try:
         assert overtaker(call) == "run 7"
-        assert calls == [0, 1]
+        assert len(calls) in (2, 3)  # a third copy only if the second was slow too
+    finally:
+        held.set()
+        overtaker.close()
+
+
+def test_a_call_slow_twice_is_sent_a_third_time() -> None:
+    overtaker = Overtaker(floor=0.01)
+    held = threading.Event()
+    calls: list[int] = []
+
+    def call() -> str:
+        calls.append(len(calls))
+        if len(calls) < 3:
+            held.wait()  # two copies wait out a throttle
+            return "late"
+        return "run 7"
+
+    try:
+        assert overtaker(call) == "run 7"
+        assert calls == [0, 1, 2]
     finally:
         held.set()
         overtaker.close()

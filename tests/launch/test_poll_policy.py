@@ -123,13 +123,13 @@ def test_the_learnt_length_is_a_margin_under_a_low_quantile() -> None:
 def test_the_pacer_learns_from_ended_runs() -> None:
     pacer = PollPacer(LaunchOptions(poll_interval=1.0, max_poll_interval=15.0))
     assert pacer.bounds == PollBounds(MIN_POLL_GAP, 15.0, 1.0)
-    assert (pacer.bounds.fraction, pacer.bounds.first_fraction) == (0.02, 0.05)
-    assert pacer.next_poll(10.0, starts=[0.0]) == pytest.approx(10.5)  # nothing learnt
+    assert (pacer.bounds.fraction, pacer.bounds.first_fraction) == (0.01, 0.03)
+    assert pacer.next_poll(10.0, starts=[0.0]) == pytest.approx(10.3)  # nothing learnt
     for _ in range(10):
         pacer.record(100.0)
     assert pacer.run_length == pytest.approx(80.0)
     assert pacer.next_poll(70.0, starts=[0.0, 5.0]) == 80.0
-    assert pacer.next_poll(90.0, starts=[0.0, 5.0]) == pytest.approx(90.0 + 0.02 * 85.0)
+    assert pacer.next_poll(90.0, starts=[0.0, 5.0]) == pytest.approx(90.0 + 0.01 * 85.0)
     assert pacer.next_poll(10.0, starts=[0.0, 5.0]) == 25.0  # no further apart than the ceiling
 
 

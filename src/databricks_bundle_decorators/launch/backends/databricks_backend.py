@@ -209,7 +209,7 @@ class DatabricksBackend:
         self._looked_up: dict[int, float] = {}  # run found active yet unlisted -> when
         self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
-        self._reads = Overtaker(floor=_READ_FLOOR, after=resend_after)  # idempotent GETs
+        self._reads = Overtaker(after=resend_after)  # idempotent GETs
         self._listing = RunListing(self.client, job_id, self._reads)
 
     def submit(self, request: SubmitRequest) -> Submitted:
@@ -359,17 +359,18 @@ def one_line(exc: BaseException) -> str:
 T = TypeVar("T")
 
 _SLOW = 3.0  # a call is sent again after this many times the usual latency
-_READ_FLOOR = 0.03  # seconds a read may take before it is resent, at least
+_COPIES = 3  # a 429/503 is retried by the SDK after up to 1 s: three copies rarely all wait
 _LATENCIES = 32
 
 
 class Overtaker:
-    """Runs repeatable calls, each sent once more when slow (two copies at most); ``floor``:
-    the adaptive threshold's least seconds; ``after``: a fixed one (``0``: never).
+    """Runs repeatable calls, each sent once more every time it is slow (:data:`_COPIES`
+    copies at most, none after a copy failed); ``floor``: the adaptive threshold's least
+    seconds; ``after``: a fixed one (``0``: never).
     """
 
     def __init__(
-        self, *, floor: float = 0.1, after: float | None = None, workers: int = 64
+        self, *, floor: float = 0.03, after: float | None = None, workers: int = 64
     ) -> None:
         if after is not None and after < 0:
             raise ValueError(f"after must be 0 (never) or positive, not {after}")
@@ -388,25 +389,30 @@ class Overtaker:
         return max(self.floor, _SLOW * usual)
 
     def __call__(self, call: Callable[[], T]) -> T:
-        """The first answer of ``call`` (sent again if slow); if every copy raised, the first
-        copy's exception.
+        """The first answer of ``call`` (sent again while slow); if every copy raised, the
+        first copy's exception.
         """
         started = time.monotonic()
-        first = self._pool.submit(call)
-        copies = [first]
         after = self.after()
-        if after is not None and not wait(copies, timeout=after)[0]:
-            copies.append(self._pool.submit(call))
+        first = self._pool.submit(call)
+        waiting, sent, failed = [first], 1, False
         while True:
-            done, pending = wait(copies, return_when=FIRST_COMPLETED)
+            more = after is not None and sent < _COPIES and not failed
+            done, pending = wait(
+                waiting, timeout=after if more else None, return_when=FIRST_COMPLETED
+            )
             answered = [f for f in done if f.exception() is None]
             if answered:
                 with self._lock:
                     self._latencies.append(time.monotonic() - started)
                 return answered[0].result()
-            if not pending:
-                return first.result()  # raises the first copy's exception
-            copies = list(pending)
+            if not pending and done:
+                return first.result()  # every copy raised: the first copy's exception
+            if done:  # a copy raised (the SDK gave up): no more copies, wait for the rest
+                waiting, failed = list(pending), True
+                continue
+            waiting.append(self._pool.submit(call))  # slow: one more copy
+            sent += 1
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from ..backends.backends import RunStatus
 from ..plan.options import LaunchOptions
 
-MIN_POLL_GAP = 0.025
+MIN_POLL_GAP = 0.015
 """Seconds between poll starts at least (a smaller ``--poll-interval`` lowers it)."""
-_FRACTION = 0.02
-_FIRST_FRACTION = 0.05
+_FRACTION = 0.01
+_FIRST_FRACTION = 0.03
 _OVERDUE_SLOWDOWN = 0.1
 _QUANTILE = 0.1
 _MARGIN = 0.8
@@ -62,7 +62,7 @@ def next_poll_time(
     max_gap]``, no later than ``min_gap`` after the earliest expected end to come.
 
     Example: runs of about 10 s submitted at 0 and 4, now 9: the next poll is at 10 (the
-    first run's expected end); at 11 (the first is due, 11 s old), it is at 11.22.
+    first run's expected end); at 11 (the first is due, 11 s old), it is at 11.11.
     """
     ages = sorted((now - start for start in starts), reverse=True)
     if not ages:  # the next run submitted is polled as soon as the bound allows
