@@ -278,12 +278,17 @@ def _wheel_task(value: Any) -> Any:
 
 
 def _libraries(value: Any) -> Any:
-    if isinstance(value, list) and all(
-        _keys(v, _LIBRARY_KEYS) and plain_text(v.get("whl")) for v in value
-    ):
-        library = models().Library
-        return [library(whl=v["whl"]) for v in value]
-    return None
+    if not isinstance(value, list):
+        return None
+    library = models().Library
+    built = []
+    for item in value:
+        if not isinstance(item, library):  # else built by codegen.prebuilt_job_resource
+            if not (_keys(item, _LIBRARY_KEYS) and plain_text(item.get("whl"))):
+                return None
+            item = library(whl=item["whl"])
+        built.append(item)
+    return built
 
 
 def _flag(value: Any) -> Any:
