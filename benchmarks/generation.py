@@ -20,7 +20,9 @@ Two figures with targets (issue 41):
   folder: the median wall seconds of ``--runs`` runs after one that fills the bytecode
   caches. Target 1.5 s.
 
-Run: ``python benchmarks/generation.py [--pairs 5] [--runs 5] [--jobs 1000]``
+Run: ``python benchmarks/generation.py [--pairs 5] [--runs 5] [--jobs 1000] [--src SRC]``
+(``--src``: another checkout's sources, e.g. ``git archive <commit> src | tar -x -C /tmp/old``
+then ``--src /tmp/old/src``, for a before/after.)
 """
 
 from __future__ import annotations
@@ -161,9 +163,9 @@ for _index in range({jobs}):
 CLI = "import sys; from databricks_bundle_decorators.cli.main import main; sys.exit(main())"
 
 
-def _dbxdec_env() -> dict[str, str]:
+def _dbxdec_env(src: str = SRC) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([SRC, *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -184,12 +186,12 @@ def _load(python: str, script: Path, env: dict[str, str], jobs: int) -> float:
     return cpu
 
 
-def compare(pairs: int, jobs: int) -> None:
+def compare(pairs: int, jobs: int, src: str = SRC) -> None:
     """The earlier release and dbxdec in turn, ``pairs`` times; the ratio of the medians."""
     print(f"generation: {jobs:,} jobs x {TASKS_PER_JOB} tasks (job cluster, daily backfill)")
     print("into Resources, whole process (CPU seconds, interpreter start included)")
     earlier = earlier_python()
-    mine_env = _dbxdec_env()
+    mine_env = _dbxdec_env(src)
     with tempfile.TemporaryDirectory(prefix="dbxdec-generation-") as folder:
         # files, as pipelines are: code run by -c has no source file to find
         ours, old = Path(folder, "dbxdec_load.py"), Path(folder, "earlier_load.py")
@@ -220,7 +222,7 @@ def _seconds(values: list[float]) -> str:
     return f"median {statistics.median(values):.3f} s ({shown})"
 
 
-def generate_wall(runs: int, jobs: int = 10, tasks: int = 5) -> None:
+def generate_wall(runs: int, jobs: int = 10, tasks: int = 5, src: str = SRC) -> None:
     """Median wall seconds of ``dbxdec generate`` on a project of ``jobs`` x ``tasks``."""
     with tempfile.TemporaryDirectory(prefix="dbxdec-generate-") as folder:
         root = Path(folder)
@@ -235,7 +237,7 @@ def generate_wall(runs: int, jobs: int = 10, tasks: int = 5) -> None:
         for _ in range(runs + 1):  # the first fills the bytecode caches
             started = time.perf_counter()
             done = subprocess.run(
-                command, capture_output=True, text=True, env=_dbxdec_env(), check=False
+                command, capture_output=True, text=True, env=_dbxdec_env(src), check=False
             )
             walls.append(time.perf_counter() - started)
             if done.returncode != 0:
@@ -253,10 +255,17 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs of whole processes")
     parser.add_argument("--runs", type=int, default=5, help="runs of dbxdec generate")
     parser.add_argument("--jobs", type=int, default=1_000, help="jobs of the A/B loads")
+    parser.add_argument(
+        "--src",
+        default=SRC,
+        help="dbxdec sources to measure (default: this checkout's; e.g. an older commit's "
+        "from git archive)",
+    )
     args = parser.parse_args()
-    compare(args.pairs, args.jobs)
+    print(f"dbxdec sources: {args.src}")
+    compare(args.pairs, args.jobs, args.src)
     print()
-    generate_wall(args.runs)
+    generate_wall(args.runs, src=args.src)
 
 
 if __name__ == "__main__":
