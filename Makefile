@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # while the other worker runs the tests that need no Spark. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: setup java spark clients faketime chromium test connect-lane lint docs demo wheel bench soak clean
+.PHONY: setup java spark clients faketime chromium test connect-lane lint docs demo wheel bench bench-earlier soak clean
 
 setup: $(STAMP) java spark clients faketime chromium
 
@@ -118,6 +118,14 @@ wheel: $(STAMP)
 # runtime/, and quote its rows. Not part of make test; fails only when a script errors.
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
+
+# The earlier release benchmarks/generation.py compares against: PyPI's
+# databricks-bundle-decorators 0.12.15 (never a dependency of dbxdec) in a Python 3.12 venv
+# inside the cache (~/.cache/dbxdec/earlier-0.12.15, or $$DBXDEC_EARLIER_DIR), from
+# python3.12 on PATH or pyenv's 3.12; a no-op when it is there, one line when there is no
+# Python 3.12 (the comparison then says skipped).
+bench-earlier: $(STAMP)
+	@$(BIN)/python benchmarks/earlier_release.py
 
 # The timing-sensitive tests (launch, CLI, emulator, durability) 10 times and the whole
 # suite three times as make test runs it, with every core kept busy by a nice'd busy loop;

@@ -67,7 +67,10 @@ def _commands(group: click.Group, prefix: str = "dbxdec") -> dict[str, click.Com
     """Every runnable command under ``group``: a group that runs a default command when
     no subcommand is named (``dbxdec backfill JOB``) counts as that command."""
     found: dict[str, click.Command] = {}
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # the dbxdec group loads its commands when asked
+        command = group.get_command(ctx, name)
+        assert command is not None, f"{prefix} {name} is listed but not found"
         path = f"{prefix} {name}"
         if isinstance(command, click.Group):
             default = getattr(command, "default", None)

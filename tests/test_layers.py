@@ -93,9 +93,9 @@ def test_examples_import_only_the_public_api(path: Path) -> None:
 BUNDLE_GENERATION = ("databricks_bundle_decorators.bundle", "databricks.bundles")
 
 
-def _loaded_after_import(module: str) -> list[str]:
-    """The bundle-generation modules in ``sys.modules`` after importing ``module`` in a
-    fresh interpreter."""
+def _loaded_after_import(module: str, roots: tuple[str, ...] = BUNDLE_GENERATION) -> list[str]:
+    """The modules under ``roots`` (bundle generation's) in ``sys.modules`` after importing
+    ``module`` in a fresh interpreter."""
     code = (
         "import importlib, json, sys\n"
         f"importlib.import_module({module!r})\n"
@@ -108,13 +108,29 @@ def _loaded_after_import(module: str) -> list[str]:
     return [
         name
         for name in loaded
-        if any(name == root or name.startswith(f"{root}.") for root in BUNDLE_GENERATION)
+        if any(name == root or name.startswith(f"{root}.") for root in roots)
     ]
 
 
 def test_dbxdec_run_imports_no_bundle_generation_code() -> None:
     """``dbxdec-run`` on the cluster loads the runtime and the definitions, not codegen."""
     assert _loaded_after_import("databricks_bundle_decorators.runtime.entrypoint") == []
+
+
+RUNNING_ROOMS = tuple(
+    f"databricks_bundle_decorators.runtime.{room}"
+    for room in ("session", "storage", "checks", "io", "programs", "triggers", "running")
+)
+
+
+def test_generating_a_bundle_loads_no_task_running_code() -> None:
+    """Code generation (and the package root) import the runtime's core room at most: not
+    Spark I/O, checks or the local runner, which cost a sixth of a generation's start-up."""
+    assert _loaded_after_import("databricks_bundle_decorators.bundle.load", RUNNING_ROOMS) == []
+    loaded = _loaded_after_import(
+        "databricks_bundle_decorators.runtime.running.local", RUNNING_ROOMS
+    )
+    assert "databricks_bundle_decorators.runtime.io" in loaded  # the check can fail
 
 
 def test_bundle_import_check_sees_bundle_code() -> None:

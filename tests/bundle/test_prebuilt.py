@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from databricks.bundles.jobs import Job, PythonWheelTask
+from databricks.bundles.jobs import Job, Library, PythonWheelTask
 
 from databricks_bundle_decorators import Registry, for_each_task, task, task_value
 from databricks_bundle_decorators.bundle import CodegenOptions, job_resource
@@ -39,9 +39,27 @@ def _for_each() -> JobDefinition:
     return registry.get("looping")
 
 
+def _libraries() -> JobDefinition:
+    registry = Registry()
+
+    @registry.job(cluster=SMALL)
+    def with_libraries() -> None:
+        @task(libraries=[{"pypi": {"package": "requests"}}])
+        def fetch() -> None: ...
+
+        @task
+        def store() -> None: ...
+
+        fetch()
+        store()
+
+    return registry.get("with_libraries")
+
+
 CASES = {
     **{name: lambda shape=shape: _shape(shape) for name, shape in JOB_SHAPES.items()},
     "for-each": _for_each,
+    "own-libraries": _libraries,
 }
 OPTIONS = {
     "plain": CodegenOptions(package_name="sales-pkg"),
@@ -64,3 +82,11 @@ def test_wheel_tasks_are_prebuilt_only_from_plain_text() -> None:
     variable = prebuilt_job_resource(job, OPTIONS["package-variable"])["tasks"][0]
     assert isinstance(plain, PythonWheelTask)
     assert isinstance(variable["python_wheel_task"], dict)
+
+
+def test_wheel_libraries_are_prebuilt_only_from_plain_text() -> None:
+    job = CASES["own-libraries"]()
+    plain = prebuilt_job_resource(job, OPTIONS["plain"])["tasks"][0]["libraries"]
+    variable = prebuilt_job_resource(job, OPTIONS["package-variable"])["tasks"][0]["libraries"]
+    assert [type(library) for library in plain] == [Library, Library, dict]
+    assert all(isinstance(library, dict) for library in variable)

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from databricks.bundles.jobs import Job
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from databricks_bundle_decorators import (
     DailyBackfill,
@@ -86,3 +88,67 @@ def test_values_of_another_shape_still_fail_strictly(path: tuple[Any, ...], valu
         Job.from_dict(copy.deepcopy(settings))
     with pytest.raises(ValueError):
         typed_job(settings)
+
+
+_CLUSTER_VALUES = st.one_of(
+    st.sampled_from(["16.4.x-scala2.12", "i3.xlarge", "${var.node}", "", "SINGLE_USER"]),
+    st.integers(min_value=-1, max_value=8),
+    st.booleans(),
+    st.none(),
+    st.dictionaries(
+        st.sampled_from(["spark.x", "TEAM"]),
+        st.sampled_from(["1", "${var.v}", 2]),
+        max_size=2,
+    ),
+    st.fixed_dictionaries({"min_workers": st.integers(1, 2), "max_workers": st.integers(2, 4)}),
+    st.lists(st.sampled_from(["ssh-ed25519 AAA", "${var.key}"]), max_size=2),
+)
+_CLUSTER_FIELDS = st.sampled_from(
+    [
+        "spark_version",
+        "node_type_id",
+        "num_workers",
+        "autotermination_minutes",
+        "enable_elastic_disk",
+        "spark_conf",
+        "spark_env_vars",
+        "custom_tags",
+        "data_security_mode",
+        "runtime_engine",
+        "autoscale",
+        "ssh_public_keys",
+        "policy_id",
+        "is_single_node",
+        "not_a_cluster_field",
+    ]
+)
+
+
+def _loaded(load: Any, settings: dict[str, Any]) -> Any:
+    try:
+        return load(copy.deepcopy(settings)).as_dict()
+    except Exception as exc:  # both sides must refuse the same settings
+        return type(exc)
+
+
+@given(spec=st.dictionaries(_CLUSTER_FIELDS, _CLUSTER_VALUES, max_size=6))
+@settings(max_examples=150, deadline=None)
+def test_job_clusters_build_as_the_library_loads_them(spec: dict[str, Any]) -> None:
+    job = {
+        **_job(cluster=SMALL),
+        "job_clusters": [{"job_cluster_key": "small", "new_cluster": spec}],
+    }
+    assert _loaded(typed_job, job) == _loaded(Job.from_dict, job)
+
+
+def test_a_job_cluster_of_plain_fields_is_built_without_the_strict_loader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = _job(cluster=SMALL)
+    expected = Job.from_dict(copy.deepcopy(settings)).as_dict()
+
+    def refused(cls: type, value: Any) -> Any:
+        raise AssertionError(f"strict load of {sorted(value)}")
+
+    monkeypatch.setattr(Job, "from_dict", classmethod(refused))
+    assert typed_job(settings).as_dict() == expected

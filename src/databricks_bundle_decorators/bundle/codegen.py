@@ -170,12 +170,17 @@ def _job_compute(cluster: JobCluster | None, options: CodegenOptions) -> dict[st
 
 
 def _task_compute(
-    cluster: JobCluster | None, options: CodegenOptions, libraries: Any = None
+    cluster: JobCluster | None,
+    options: CodegenOptions,
+    libraries: Any = None,
+    wheels: list[Any] | None = None,
 ) -> dict[str, Any]:
-    """A task's ``job_cluster_key`` and wheel ``libraries``, or its ``environment_key``."""
+    """A task's ``job_cluster_key`` and wheel ``libraries`` (``wheels``: those of
+    ``options``, already made), or its ``environment_key``."""
     if cluster is None:
         return {"environment_key": options.environment_key}
-    wheels = [{"whl": wheel} for wheel in options.wheels]
+    if wheels is None:
+        wheels = [{"whl": wheel} for wheel in options.wheels]
     return {"job_cluster_key": cluster.name, "libraries": [*wheels, *(libraries or [])]}
 
 
@@ -208,6 +213,9 @@ class _JobBuilder:
             texts.append(job.check_results)
         # Objects only from plain text: a ${...} reference is for the library to resolve.
         self.models = models() if prebuilt and all(map(plain_text, texts)) else None
+        self.wheels = options.wheels
+        plain_wheels = all(map(plain_text, self.wheels))
+        self.library = self.models.Library if self.models is not None and plain_wheels else None
 
     def _error(self, message: str, node: TaskNode | None = None) -> DefinitionError:
         if node is None:
@@ -369,7 +377,11 @@ class _JobBuilder:
                 "job environment (or give the job a cluster=job_cluster(...))",
                 node,
             )
-        task.update(_task_compute(self.job.cluster, self.options, libraries))
+        if self.library is not None and not for_each_input and not notebook:
+            wheels = [self.library(whl=wheel) for wheel in self.wheels]
+        else:
+            wheels = [{"whl": wheel} for wheel in self.wheels]
+        task.update(_task_compute(self.job.cluster, self.options, libraries, wheels))
         retries = node.definition.retries
         if retries is not None:
             task["max_retries"] = retries.max_retries

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -70,6 +71,7 @@ class CodegenOptions:
         return (self.framework_wheel, self.wheel)
 
 
+@lru_cache(maxsize=64)  # asked for every task's wheels
 def is_framework(distribution: str) -> bool:
     """Whether ``distribution`` names dbxdec (PEP 503 normalised)."""
     return re.sub(r"[-_.]+", "-", distribution).lower() == FRAMEWORK_DISTRIBUTION

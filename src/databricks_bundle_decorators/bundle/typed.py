@@ -17,6 +17,31 @@ _ENVIRONMENT_KEYS = frozenset({"environment_key", "spec"})
 _SPEC_KEYS = frozenset({"environment_version", "dependencies"})
 _WHEEL_KEYS = frozenset({"package_name", "entry_point", "named_parameters"})
 _LIBRARY_KEYS = frozenset({"whl"})
+_JOB_CLUSTER_KEYS = frozenset({"job_cluster_key", "new_cluster"})
+# ClusterSpec fields of plain types (enums and nested specs take the strict loader)
+_CLUSTER_TEXT = frozenset(
+    {
+        "spark_version",
+        "node_type_id",
+        "driver_node_type_id",
+        "instance_pool_id",
+        "driver_instance_pool_id",
+        "policy_id",
+        "single_user_name",
+        "cluster_name",
+    }
+)
+_CLUSTER_WHOLE_NUMBERS = frozenset({"num_workers", "autotermination_minutes"})
+_CLUSTER_FLAGS = frozenset(
+    {
+        "apply_policy_default_values",
+        "enable_elastic_disk",
+        "enable_local_disk_encryption",
+        "is_single_node",
+        "use_ml_runtime",
+    }
+)
+_CLUSTER_TEXT_MAPS = frozenset({"spark_conf", "spark_env_vars", "custom_tags"})
 
 
 @cache
@@ -143,6 +168,47 @@ def _environments(value: Any) -> Any:
     return built
 
 
+def _job_clusters(value: Any) -> Any:
+    if not isinstance(value, list):
+        return None
+    jobs = models()
+    built = []
+    for item in value:
+        spec: Any = item.get("new_cluster") if _is_mapping(item) else None
+        if not (
+            _keys(item, _JOB_CLUSTER_KEYS)
+            and plain_text(item.get("job_cluster_key"))
+            and _is_mapping(spec)
+        ):
+            return None
+        fields = _cluster_fields(spec)
+        if fields is None:
+            return None
+        cluster = jobs.ClusterSpec(**fields)
+        built.append(jobs.JobCluster(job_cluster_key=item["job_cluster_key"], new_cluster=cluster))
+    return built
+
+
+def _cluster_fields(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``ClusterSpec`` arguments when every field of ``spec`` is of a plain type."""
+    fields: dict[str, Any] = {}
+    for name, value in spec.items():
+        if name in _CLUSTER_TEXT:
+            fast = _text_field(value)
+        elif name in _CLUSTER_WHOLE_NUMBERS:
+            fast = _whole_number(value)
+        elif name in _CLUSTER_FLAGS:
+            fast = _flag(value)
+        elif name in _CLUSTER_TEXT_MAPS:
+            fast = dict(value) if _texts(value) else None
+        else:
+            return None
+        if fast is None:
+            return None
+        fields[name] = fast
+    return fields
+
+
 def _tasks(value: Any) -> Any:
     if not isinstance(value, list) or not all(_is_mapping(t) for t in value):
         return None
@@ -158,6 +224,7 @@ _JOB_FIELDS: dict[str, Callable[[Any], Any]] = {
     "max_concurrent_runs": _whole_number,
     "queue": _queue,
     "environments": _environments,
+    "job_clusters": _job_clusters,
     "tasks": _tasks,
 }
 
@@ -211,12 +278,17 @@ def _wheel_task(value: Any) -> Any:
 
 
 def _libraries(value: Any) -> Any:
-    if isinstance(value, list) and all(
-        _keys(v, _LIBRARY_KEYS) and plain_text(v.get("whl")) for v in value
-    ):
-        library = models().Library
-        return [library(whl=v["whl"]) for v in value]
-    return None
+    if not isinstance(value, list):
+        return None
+    library = models().Library
+    built = []
+    for item in value:
+        if not isinstance(item, library):  # else built by codegen.prebuilt_job_resource
+            if not (_keys(item, _LIBRARY_KEYS) and plain_text(item.get("whl"))):
+                return None
+            item = library(whl=item["whl"])
+        built.append(item)
+    return built
 
 
 def _flag(value: Any) -> Any:

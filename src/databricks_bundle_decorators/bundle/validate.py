@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .bundle_file import VARIABLE_REFERENCE
+from .typed import typed_job
 
 TASK_LIST = "tasks"
 
@@ -48,7 +49,7 @@ def typed_problems(name: str, job: Mapping[str, Any]) -> list[Problem]:
     from databricks.bundles.jobs import Job, Task
 
     try:
-        Job.from_dict(_copy(job))
+        typed_job(_copy(job))  # what Job.from_dict gives, built directly
         return []
     except Exception:
         pass  # located field by field below

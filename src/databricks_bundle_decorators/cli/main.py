@@ -18,29 +18,61 @@ Exit codes (:data:`~databricks_bundle_decorators.errors.EXIT_CODES`)::
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
 from .. import __version__
 from ..errors import EXIT_CODES, DbxdecError
-from .commands import (
-    backfill_commands,
-    bundle_commands,
-    emulator_commands,
-    report_commands,
-    run_commands,
-    steer_commands,
-)
 
 _EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(
     f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items()
 )
 
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(["init", "generate", "validate", "deploy", "wheel"], ("bundle_commands",)),
+    **dict.fromkeys(["run", "setup-spark"], ("run_commands",)),
+    "emulator": ("emulator_commands",),
+    "backfill": ("backfill_commands", "steer_commands"),  # steer makes it a group
+    "catchup": ("backfill_commands",),
+    **dict.fromkeys(["backfills", "status", "graph"], ("report_commands",)),
+}
+"""Each ``dbxdec`` command and the modules of :mod:`.commands` whose ``register`` adds it,
+in order (``tests/cli/test_main.py`` checks the map against what they register)."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=_EXIT_CODES_HELP)
+
+class LazyCommands(click.Group):
+    """The ``dbxdec`` group: a command's module is imported when the command is asked for,
+    so ``dbxdec generate`` does not import the launcher (a third of its start-up)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._registered: set[str] = set()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMAND_MODULES, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        for module in COMMAND_MODULES.get(cmd_name, ()):
+            self.register(module)
+        return super().get_command(ctx, cmd_name)
+
+    def register(self, module: str) -> None:
+        """Add the commands of ``.commands.<module>`` (once)."""
+        if module not in self._registered:
+            self._registered.add(module)
+            importlib.import_module(f"{__package__}.commands.{module}").register(self)
+
+
+@click.group(
+    cls=LazyCommands,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EXIT_CODES_HELP,
+)
 @click.version_option(__version__, prog_name="dbxdec")
 def cli() -> None:
     """dbxdec: Spark pipelines as decorated Python, deployed as Databricks bundle jobs,
@@ -56,14 +88,6 @@ def cli() -> None:
     dbxdec emulator                 try -t dev here, without a workspace
       dbxdec backfill JOB --start A --end B
     """
-
-
-bundle_commands.register(cli)
-run_commands.register(cli)
-emulator_commands.register(cli)
-backfill_commands.register(cli)
-steer_commands.register(cli)  # `backfill` becomes a group: `backfill undo|cost|pause... ID`
-report_commands.register(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -19,7 +19,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
-from urllib.request import url2pathname
 
 from ..backfill.base import BackfillDef
 from ..backfill.time_backfill import TimeBackfill
@@ -334,6 +333,8 @@ def _local_folder(local: str | Path | None) -> str | None:
         return None
     text = str(local) if isinstance(local, str | Path) else ""
     if text.startswith("file:"):
+        from urllib.request import url2pathname  # http.client and email: not at import
+
         text = url2pathname(urlsplit(text).path)
     if not text:
         raise DefinitionError(

@@ -6,15 +6,66 @@ room imports only itself, the rooms before it and the layers above ``runtime``
 :mod:`.entrypoint`, :mod:`.monitor_entry`, :mod:`.notebook_entry` and :mod:`.spark`.
 """
 
-from ..backfill.scope import KeyScope
-from ..definitions.contracts import InputContext, OutputContext, RunEnvironment
-from .checks.shipped import Check, Expect, FrameCheck, MaxNullFraction, MinRowCount, Unique
-from .core.errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
-from .core.keys import get_written_keys
-from .core.task_values import DbutilsTaskValueStore, LocalTaskValueStore
-from .io import IoManager, SparkTableIoManager, TableName
-from .running.dispatch import TaskRunRequest, job_parameters, run_keys, run_task
-from .running.local import JobRunResult, TaskEvent, TaskResult, run_job_locally, slice_parameters
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..backfill.scope import KeyScope
+    from ..definitions.contracts import InputContext, OutputContext, RunEnvironment
+    from .checks.shipped import Check, Expect, FrameCheck, MaxNullFraction, MinRowCount, Unique
+    from .core.errors import CheckFailed, InputMissing, OutputRejected, TaskRunError
+    from .core.keys import get_written_keys
+    from .core.task_values import DbutilsTaskValueStore, LocalTaskValueStore
+    from .io import IoManager, SparkTableIoManager, TableName
+    from .running.dispatch import TaskRunRequest, job_parameters, run_keys, run_task
+    from .running.local import (
+        JobRunResult,
+        TaskEvent,
+        TaskResult,
+        run_job_locally,
+        slice_parameters,
+    )
+
+# Where each exported name lives, imported on first use: importing one room (the package
+# root needs only core.key_columns; code generation none) must not load Spark I/O, the
+# local runner and every check (a sixth of a process's start-up).
+_EXPORTS = {
+    "KeyScope": "..backfill.scope",
+    **dict.fromkeys(["InputContext", "OutputContext", "RunEnvironment"], "..definitions.contracts"),
+    **dict.fromkeys(
+        ["Check", "Expect", "FrameCheck", "MaxNullFraction", "MinRowCount", "Unique"],
+        ".checks.shipped",
+    ),
+    **dict.fromkeys(
+        ["CheckFailed", "InputMissing", "OutputRejected", "TaskRunError"], ".core.errors"
+    ),
+    "get_written_keys": ".core.keys",
+    **dict.fromkeys(["DbutilsTaskValueStore", "LocalTaskValueStore"], ".core.task_values"),
+    **dict.fromkeys(["IoManager", "SparkTableIoManager", "TableName"], ".io"),
+    **dict.fromkeys(
+        ["TaskRunRequest", "job_parameters", "run_keys", "run_task"], ".running.dispatch"
+    ),
+    **dict.fromkeys(
+        ["JobRunResult", "TaskEvent", "TaskResult", "run_job_locally", "slice_parameters"],
+        ".running.local",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _EXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 ROOMS = [
     "core",
