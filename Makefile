@@ -116,7 +116,10 @@ wheel: $(STAMP)
 # Every benchmark with a target, then one table (figure, target, ratio, pass/short) with
 # the load average: run it before resolving an issue that touches launch/, bundle/ or
 # runtime/, and quote its rows. Not part of make test; fails only when a script errors.
+# Builds the earlier release's venv first when it can (bench-earlier); without it the
+# generation comparison says skipped.
 bench: setup
+	-@$(MAKE) --no-print-directory bench-earlier
 	$(BIN)/python benchmarks/run_all.py
 
 # The earlier release benchmarks/generation.py compares against: PyPI's
