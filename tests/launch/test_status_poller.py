@@ -32,10 +32,10 @@ def test_a_slow_poll_is_overtaken_and_starts_stay_the_floor_apart() -> None:
     try:
         poller.start(["1"], 0.0)
         assert poller.in_flight == 1
-        assert poller.due_at() == 0.05  # twice the floor: nothing is known of latencies
-        poller.start(["1"], 0.04)
+        assert poller.due_at() == 0.03  # twice the floor: nothing is known of latencies
+        poller.start(["1"], 0.025)
         assert poller.in_flight == 1
-        for now in (0.05, 0.125, 0.2):
+        for now in (0.03, 0.125, 0.2):
             poller.start(["1"], now)
         assert poller.in_flight == 4
         assert poller.due_at() == math.inf  # four in flight: wait for an answer

@@ -209,7 +209,7 @@ class DatabricksBackend:
         self._looked_up: dict[int, float] = {}  # run found active yet unlisted -> when
         self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
-        self._reads = Overtaker(after=resend_after)  # idempotent GETs
+        self._reads = Overtaker(after=resend_after, copies=_READ_COPIES)  # idempotent GETs
         self._listing = RunListing(self.client, job_id, self._reads)
 
     def submit(self, request: SubmitRequest) -> Submitted:
@@ -359,22 +359,28 @@ def one_line(exc: BaseException) -> str:
 T = TypeVar("T")
 
 _SLOW = 3.0  # a call is sent again after this many times the usual latency
-_COPIES = 3  # a 429/503 is retried by the SDK after up to 1 s: three copies rarely all wait
+_READ_COPIES = 3  # the SDK retries a 429/503 after up to 1 s: three copies rarely all wait
 _LATENCIES = 32
 
 
 class Overtaker:
-    """Runs repeatable calls, each sent once more every time it is slow (:data:`_COPIES`
-    copies at most, none after a copy failed); ``floor``: the adaptive threshold's least
-    seconds; ``after``: a fixed one (``0``: never).
+    """Runs repeatable calls, each sent once more every time it is slow (``copies`` at most,
+    none after a copy failed); ``floor``: the adaptive threshold's least seconds;
+    ``after``: a fixed one (``0``: never).
     """
 
     def __init__(
-        self, *, floor: float = 0.03, after: float | None = None, workers: int = 64
+        self,
+        *,
+        floor: float = 0.03,
+        after: float | None = None,
+        copies: int = 2,
+        workers: int = 64,
     ) -> None:
         if after is not None and after < 0:
             raise ValueError(f"after must be 0 (never) or positive, not {after}")
         self.floor = floor
+        self.copies = copies
         self.fixed = after
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="dbxdec-overtake")
         self._latencies: deque[float] = deque(maxlen=_LATENCIES)
@@ -397,7 +403,7 @@ class Overtaker:
         first = self._pool.submit(call)
         waiting, sent, failed = [first], 1, False
         while True:
-            more = after is not None and sent < _COPIES and not failed
+            more = after is not None and sent < self.copies and not failed
             done, pending = wait(
                 waiting, timeout=after if more else None, return_when=FIRST_COMPLETED
             )
