@@ -164,8 +164,8 @@ def test_cancel_learns_the_run_of_a_lost_run_now_reply_by_its_token_and_cancels_
     its journaled token (its first turn, before any dispatch) and cancels it."""
     emu = workspace.emu
     workspace.tune(client_timeout="1")  # one request per SDK call: a dropped reply stays lost
-    # and two per submission: the backend sends a slow run-now once more (its Overtaker)
-    emu.inject_fault("/api/2.2/jobs/run-now", kind="drop_after", job_id=workspace.job_id, count=8)
+    # and three per submission: the backend sends a slow run-now twice more (its Overtaker)
+    emu.inject_fault("/api/2.2/jobs/run-now", kind="drop_after", job_id=workspace.job_id, count=12)
     workspace.kill_at("before-submit:5")  # the first re-send of a lost reply: never sent
     emu.hold_runs = True
     detached = workspace.detach(registry, KEYS)
@@ -182,7 +182,7 @@ def test_cancel_learns_the_run_of_a_lost_run_now_reply_by_its_token_and_cancels_
         if r.last
     ]
     assert [(a.state, a.run_id) for a in open_attempts] == [("submitting", None)] * 4
-    assert emu.faults["drop_after /api/2.2/jobs/run-now"] == 8
+    assert emu.faults["drop_after /api/2.2/jobs/run-now"] == 12
 
     cancelled = steer(place, "cancel")
     assert cancelled.controller_run is not None  # the live controller carries it out
@@ -192,8 +192,8 @@ def test_cancel_learns_the_run_of_a_lost_run_now_reply_by_its_token_and_cancels_
     ours = emu.runs(workspace.job_id)
     assert len(ours) == 4 and {r.result_state for r in ours} == {"CANCELED"}
     tokens = [b["idempotency_token"] for b in emu.run_now_bodies(workspace.job_id)]
-    sent = sorted(a.token for a in open_attempts)  # sent twice, lost; re-sent, answered
-    assert sorted(tokens) == sorted(sent * 3)
+    sent = sorted(a.token for a in open_attempts)  # sent three times, lost; re-sent, answered
+    assert sorted(tokens) == sorted(sent * 4)
     ledger = read_journal(place.client, workspace.job_id, detached.backfill_id)
     assert ledger.state == "interrupted"
     by_token = {r.idempotency_token: str(r.run_id) for r in ours}

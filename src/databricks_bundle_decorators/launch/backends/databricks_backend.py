@@ -209,7 +209,7 @@ class DatabricksBackend:
         self._looked_up: dict[int, float] = {}  # run found active yet unlisted -> when
         self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
-        self._reads = Overtaker(after=resend_after, copies=_READ_COPIES)  # idempotent GETs
+        self._reads = Overtaker(after=resend_after)  # reads: idempotent GETs
         self._listing = RunListing(self.client, job_id, self._reads)
 
     def submit(self, request: SubmitRequest) -> Submitted:
@@ -359,7 +359,7 @@ def one_line(exc: BaseException) -> str:
 T = TypeVar("T")
 
 _SLOW = 3.0  # a call is sent again after this many times the usual latency
-_READ_COPIES = 3  # the SDK retries a 429/503 after up to 1 s: three copies rarely all wait
+_COPIES = 3  # the SDK retries a 429/503 after up to 1 s: three copies rarely all wait
 _LATENCIES = 32
 
 
@@ -374,7 +374,7 @@ class Overtaker:
         *,
         floor: float = 0.03,
         after: float | None = None,
-        copies: int = 2,
+        copies: int = _COPIES,
         workers: int = 64,
     ) -> None:
         if after is not None and after < 0:
