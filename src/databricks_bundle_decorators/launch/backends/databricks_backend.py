@@ -6,7 +6,6 @@ runs that left them (:mod:`.run_window`); a call left unanswered raises
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 import threading
@@ -206,8 +205,6 @@ class DatabricksBackend:
         self.read_checks = read_checks
         self.job_id = job_id
         self.straggler_interval = straggler_interval
-        self._looked_up: dict[int, float] = {}  # run found active yet unlisted -> when
-        self._lock = threading.Lock()
         self._overtaker = Overtaker(after=resend_after)  # a run-now held by a 429/503
         self._reads = Overtaker(after=resend_after)  # reads: idempotent GETs
         self._listing = RunListing(self.client, job_id, self._reads)
@@ -269,18 +266,11 @@ class DatabricksBackend:
         listed = self._listing.read(wanted)
         found = {str(r): run_status(run) for r, run in listed.ended.items()}
         now = time.monotonic()
-        for run_id in sorted(wanted - listed.active.keys() - listed.ended.keys()):
-            with self._lock:  # found active yet unlisted: looked up again after a while
-                if now - self._looked_up.get(run_id, -math.inf) < self.straggler_interval:
-                    continue
+        missing = wanted - listed.active.keys() - listed.ended.keys()
+        for run_id in self._listing.to_look_up(missing, now, self.straggler_interval):
             if not self._get(run_id, found):
-                with self._lock:
-                    self._looked_up[run_id] = now
-        done = [int(r) for r in found]
-        self._listing.forget(done)
-        with self._lock:
-            for run_id in done:
-                self._looked_up.pop(run_id, None)
+                self._listing.unlisted(run_id, now)
+        self._listing.forget(int(r) for r in found)
         return found
 
     def _get(self, run_id: int, found: dict[str, RunStatus]) -> bool:

@@ -43,7 +43,8 @@ class Listed:
 
 class RunListing:
     """Reads the job's runs for :meth:`~.databricks_backend.DatabricksBackend.poll`, and
-    remembers each awaited run's start time seen in an active page (thread-safe)."""
+    remembers what the polls learnt of each awaited run (thread-safe): its start time seen
+    in an active page, and when ``runs/get`` found it active though no page listed it."""
 
     def __init__(self, client: WorkspaceClient, job_id: int, call: Call[Any]) -> None:
         self._client = client
@@ -51,6 +52,7 @@ class RunListing:
         self._call = call
         self._lock = threading.Lock()
         self._starts: dict[int, int] = {}  # awaited run -> its start_time (ms)
+        self._unlisted: dict[int, float] = {}  # active run no page listed -> when (monotonic)
 
     def read(self, wanted: Collection[int]) -> Listed:
         """Every active run of the job; then, when two or more runs of ``wanted`` are not
@@ -80,17 +82,33 @@ class RunListing:
             with self._lock:
                 self._starts.setdefault(run_id, start_ms)
 
+    def to_look_up(self, run_ids: Iterable[int], now: float, interval: float) -> list[int]:
+        """Of ``run_ids`` (unaccounted for by the pages), those to ``runs/get`` at ``now``:
+        each not found active-yet-unlisted within the last ``interval`` seconds."""
+        with self._lock:
+            return sorted(
+                run for run in run_ids if now - self._unlisted.get(run, -math.inf) >= interval
+            )
+
+    def unlisted(self, run_id: int, now: float) -> None:
+        """``runs/get`` found ``run_id`` active at ``now`` though no active page listed it."""
+        with self._lock:
+            self._unlisted[run_id] = now
+
     def forget(self, run_ids: Iterable[int]) -> None:
-        """Runs reported finished: their starts are needed no more."""
+        """Runs reported finished: nothing of them is needed any more."""
         with self._lock:
             for run in run_ids:
                 self._starts.pop(run, None)
+                self._unlisted.pop(run, None)
 
     def _pages(
         self, query: dict[str, str], pages: float = math.inf
     ) -> Iterable[tuple[int, int, BaseRun]]:
         """``(run id, start time, run)`` of the job's runs matching ``query``, page by page
-        (each page one request through ``call``), up to ``pages`` pages."""
+        (each page one request through ``call``), up to ``pages`` pages. Not the SDK's
+        ``list_runs``: it follows the pages itself, so a resent call would start again
+        at the first page, and it cannot stop after a budget of pages."""
         from databricks.sdk.service.jobs import BaseRun
 
         query = {**query, "job_id": str(self._job_id), "limit": str(RUNS_LIST_PAGE)}
