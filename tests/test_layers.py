@@ -1,7 +1,7 @@
 """Imports flow down the layers; a module never imports a layer below its own.
 
 Order: backfill (pure values, no other layer) -> definitions -> bundle -> runtime ->
-launch -> cli -> testing. ``errors``, ``atomic`` and the thin public modules sit outside the
+launch -> app -> cli -> testing. ``errors``, ``atomic`` and the thin public modules sit outside the
 layers.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "databricks_bundle_decorators"
-ORDER = ["backfill", "definitions", "bundle", "runtime", "launch", "cli", "testing"]
+ORDER = ["backfill", "definitions", "bundle", "runtime", "launch", "app", "cli", "testing"]
 SHARED = {"errors", "atomic"}
 
 

@@ -37,6 +37,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(["init", "generate", "validate", "deploy", "wheel"], ("bundle_commands",)),
     **dict.fromkeys(["run", "setup-spark"], ("run_commands",)),
     "emulator": ("emulator_commands",),
+    "app": ("app_commands",),
     "backfill": ("backfill_commands", "steer_commands"),  # steer makes it a group
     "catchup": ("backfill_commands",),
     **dict.fromkeys(["backfills", "status", "graph"], ("report_commands",)),

@@ -1,0 +1,316 @@
+"""What the pages show, read from the local ledgers and the workspace's journals: plain
+records the templates render (no HTML here)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..definitions import Registry
+from ..errors import UsageError
+from ..launch.ledger.journal import JournalSummary
+from ..launch.ledger.ledger import (
+    Ledger,
+    backfill_ids,
+    label_of_jobs,
+    ledger_dir,
+    list_ledgers,
+    load_ledger,
+)
+from ..launch.plan.request import Connection
+from ..launch.run.blocking import ledger_jobs
+from ..launch.status.journal_status import (
+    JournalPlace,
+    locate_journal,
+    read_view,
+)
+from ..launch.status.status_grid import run_page_url
+from ..launch.status.timeline import build_timeline, timeline_html
+from .viewer import Viewer
+
+STATE_GLYPHS = {
+    "succeeded": "✓",
+    "failed": "✗",
+    "running": "▶",
+    "submitting": "…",
+    "pending": "·",
+    "cancelled": "⊘",
+    "rejected": "!",
+}
+"""A text symbol per run state: the grid reads the same without colour."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillRow:
+    """One line of the backfills page."""
+
+    id: str
+    job: str
+    where: str  # "local" or "workspace"
+    state: str
+    control: str
+    runs: int
+    counts: dict[str, int]
+    created_at: float
+    started_by: str
+    eta: str
+
+    @property
+    def done(self) -> int:
+        return sum(self.counts.get(s, 0) for s in ("succeeded", "failed", "cancelled"))
+
+    @property
+    def started(self) -> str:
+        return datetime.fromtimestamp(self.created_at, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _eta(ledger: Ledger, now: float) -> str:
+    """Time left at the pace so far: remaining runs x median run / runs at once."""
+    counts = ledger.counts()
+    left = counts.get("pending", 0) + counts.get("running", 0) + counts.get("submitting", 0)
+    if ledger.state != "running" or not left:
+        return "-"
+    seconds = [a.seconds for r in ledger.slices for a in r.attempts if a.seconds is not None]
+    if not seconds:
+        return "unknown (no run has ended yet)"
+    at_once = max(1, min(ledger.options.max_concurrent or 1, left))
+    return _clock(statistics.median(seconds) * left / at_once)
+
+
+def _clock(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"~{seconds} s"
+    if seconds < 3600:
+        return f"~{seconds // 60} min"
+    return f"~{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def _row_of_ledger(ledger: Ledger, where: str, control: str, now: float) -> BackfillRow:
+    state = "undone" if ledger.undone else str(ledger.state)
+    return BackfillRow(
+        ledger.id,
+        label_of_jobs(ledger_jobs(ledger)),
+        where,
+        state,
+        control,
+        len(ledger.slices),
+        ledger.counts(),
+        ledger.created_at,
+        _writer(ledger),
+        _eta(ledger, now),
+    )
+
+
+def _writer(ledger: Ledger) -> str:
+    writer = getattr(ledger, "writer", "") or ""
+    return str(writer)
+
+
+def _row_of_journal(found: JournalSummary) -> BackfillRow:
+    return BackfillRow(
+        found.backfill_id,
+        label_of_jobs(found.jobs),
+        "workspace",
+        str(found.state),
+        str(found.control),
+        sum(found.counts.values()),
+        dict(found.counts),
+        found.created_at,
+        "",
+        "",
+    )
+
+
+def backfill_rows(
+    root: Path, registry: Registry, viewer: Viewer, connection: Connection | None
+) -> list[BackfillRow]:
+    """Every backfill: the local ledgers, and the journals of the project's deployed jobs
+    the viewer may read; newest first."""
+    now = time.time()
+    rows = [_row_of_ledger(ledger, "local", "", now) for ledger in list_ledgers(root)]
+    if viewer.client is not None and connection is not None:
+        names = [d.name for d in registry if d.backfill is not None]
+        summaries = _journals(names, connection, root, viewer)
+        local = {row.id for row in rows}
+        rows += [_row_of_journal(s) for s in summaries if s.backfill_id not in local]
+    rows.sort(key=lambda row: row.created_at, reverse=True)
+    return rows
+
+
+def _journals(
+    names: list[str], connection: Connection, root: Path, viewer: Viewer
+) -> list[JournalSummary]:
+    from ..launch.backends.databricks_backend import find_job
+    from ..launch.ledger.journal import list_journals
+
+    assert viewer.client is not None
+    if not names:
+        return []
+    first = locate_journal("", connection, root, client=viewer.client, job=names[0], deployed=False)
+    ids: dict[str, int] = {}
+    for name in names:
+        try:
+            ids[name] = find_job(
+                viewer.client, name, name_prefix=first.name_prefix, dev_mode=first.dev_mode
+            ).job_id
+        except UsageError:  # not deployed (or not visible to this viewer)
+            continue
+    return list_journals(viewer.client, ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failed key: its one-line error and its run page."""
+
+    keys: str
+    error: str
+    run_id: str | None
+    url: str | None
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckLine:
+    keys: str
+    name: str
+    passed: bool
+    detail: str
+
+
+@dataclass
+class BackfillPage:
+    """One backfill, as its page shows it."""
+
+    ledger: Ledger
+    where: str
+    control: str
+    place: JournalPlace | None
+    job_id: int | None
+    host: str | None
+    tasks: tuple[str, ...]
+    failures: list[Failure] = field(default_factory=list)
+    checks: list[CheckLine] = field(default_factory=list)
+    timeline: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.ledger.id
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.ledger.counts()
+
+    @property
+    def ended(self) -> bool:
+        return str(self.ledger.state) != "running"
+
+    @property
+    def detached(self) -> bool:
+        return self.place is not None
+
+    @property
+    def state(self) -> str:
+        return "undone" if self.ledger.undone else str(self.ledger.state)
+
+    def rows(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """The grid: a row per run (its keys), a cell per task, each with its state."""
+        found = []
+        for record in self.ledger.slices[:limit]:
+            state = str(record.state)
+            last = record.last
+            url = None
+            if last is not None:
+                url = last.url or run_page_url(self.host, self._job_id(record), last.run_id)
+            found.append(
+                {
+                    "label": record.label,
+                    "state": state,
+                    "glyph": STATE_GLYPHS.get(state, "?"),
+                    "attempts": len(record.attempts),
+                    "url": url,
+                    "error": _one_line(last.error) if last is not None else "",
+                }
+            )
+        return found
+
+    def _job_id(self, record: Any) -> int | None:
+        job_ids = self.ledger.backend.job_ids
+        if record.job is not None and record.job in job_ids:
+            return job_ids[record.job]
+        return self.job_id
+
+
+def _one_line(text: str) -> str:
+    first = (text or "").strip().splitlines()
+    return first[0][:300] if first else ""
+
+
+def backfill_page(
+    backfill_id: str,
+    root: Path,
+    registry: Registry,
+    viewer: Viewer,
+    connection: Connection | None,
+) -> BackfillPage:
+    """Backfill ``backfill_id``: its local ledger, else its journal in the workspace.
+
+    Raises:
+        UsageError: no such backfill here or in the workspace.
+    """
+    control, place = "", None
+    if backfill_id in backfill_ids(ledger_dir(root)):
+        ledger = load_ledger(root, backfill_id)
+        where = "local ledger"
+    elif viewer.client is not None and connection is not None:
+        place = locate_journal(backfill_id, connection, root, client=viewer.client)
+        view = read_view(place)
+        ledger, control = view.ledger, str(view.control)
+        where = f"workspace journal of job {place.remote_name} (job id {place.job_id})"
+    else:
+        raise UsageError(f"no backfill {backfill_id!r} in {ledger_dir(root)}")
+    spec = ledger.backend
+    job_id = place.job_id if place is not None else spec.job_id
+    host = spec.host or (viewer.client.config.host if viewer.client is not None else None)
+    jobs = ledger_jobs(ledger)
+    tasks: tuple[str, ...] = ()
+    if jobs and jobs[0] in registry:
+        tasks = tuple(registry.get(jobs[0]).graph.nodes)
+    page = BackfillPage(ledger, where, control, place, job_id, host, tasks)
+    for record in ledger.slices:
+        for attempt in record.attempts:
+            for check in attempt.checks:
+                page.checks.append(
+                    CheckLine(
+                        record.label,
+                        str(check.get("name", check.get("check", "check"))),
+                        bool(check.get("passed", check.get("ok", False))),
+                        _one_line(str(check.get("detail", check.get("message", "")))),
+                    )
+                )
+        last = record.last
+        if last is not None and last.state == "failed":
+            url = last.url or run_page_url(host, page._job_id(record), last.run_id)
+            page.failures.append(
+                Failure(record.label, _one_line(last.error), last.run_id, url, last.number)
+            )
+    page.timeline = timeline_html(build_timeline(ledger, now=time.time()))
+    return page
+
+
+def resume_commands(page: BackfillPage, target: str | None) -> list[str]:
+    """The commands that go on with, and undo, this backfill from a terminal."""
+    t = f" -t {target}" if target and page.detached else ""
+    lines = [f"dbxdec backfill --resume {page.id}{' --detach' if page.detached else ''}{t}"]
+    lines.append(f"dbxdec backfill undo {page.id}{t}")
+    return lines
+
+
+def job_names(registry: Registry) -> Sequence[str]:
+    """The project's jobs that have a backfill definition, by name."""
+    return sorted(d.name for d in registry if d.backfill is not None)

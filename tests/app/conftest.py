@@ -1,0 +1,59 @@
+"""A workspace for the app's tests: the emulator with job ``nightly`` and the controller
+job deployed (controller runs are real ``dbxdec-controller`` processes), a project whose
+pipelines define ``nightly``, and the app serving it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from databricks_bundle_decorators.app.settings import AppSettings
+from databricks_bundle_decorators.launch.plan.request import Connection
+from databricks_bundle_decorators.testing import JobsEmulator
+from databricks_bundle_decorators.testing._endpoints._emulator_processes import processes_of
+from tests.launch.conftest import BACKFILL_PARAMS, write_project
+from tests.launch.controller_fixtures import controller_job
+
+from .appserver import Browserless, serving
+
+TOKEN = "dapi-app-owner-4c1e8b"
+MODULE = "app_test_pipelines"
+
+
+@dataclass
+class AppWorkspace:
+    emu: JobsEmulator
+    job_id: int
+    controller_job: int
+    root: Path
+    url: str = ""
+
+    def client(self, **headers: str) -> Browserless:
+        return Browserless(self.url, dict(headers))
+
+
+@pytest.fixture
+def app_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppWorkspace]:
+    """The emulator as the environment's workspace, a project, and the app (local mode,
+    the workspace read with the environment's credentials)."""
+    with JobsEmulator(token=TOKEN) as emu:
+        emu.default_duration = 0.2
+        for name in list(os.environ):
+            if name.startswith("DATABRICKS_"):
+                monkeypatch.delenv(name)
+        monkeypatch.setenv("DATABRICKS_HOST", emu.url)
+        monkeypatch.setenv("DATABRICKS_TOKEN", TOKEN)
+        monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
+        job_id = emu.create_job(
+            "nightly", parameters={**BACKFILL_PARAMS, "source": "x"}, max_concurrent_runs=10
+        )
+        ctl = controller_job(emu)
+        processes_of(emu).extra_env = {"DBXDEC_CLAIMS_DIR": "/Shared/dbxdec/claims"}
+        root = write_project(tmp_path / "project", MODULE)
+        settings = AppSettings(root=root, connection=Connection(host=emu.url), live_seconds=0.3)
+        with serving(settings) as url:
+            yield AppWorkspace(emu, job_id, ctl, root, url)
