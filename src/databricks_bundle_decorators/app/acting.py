@@ -94,7 +94,7 @@ class LaunchForm:
             **({"downstream": "on"} if self.downstream else {}),
         }
 
-    def request(self, connection: Connection) -> BackfillRequest:
+    def request(self, connection: Connection, started_by: str = "") -> BackfillRequest:
         pacing = Pacing(max_concurrent=self.max_concurrent) if self.max_concurrent else Pacing()
         return BackfillRequest(
             self.job,
@@ -106,6 +106,7 @@ class LaunchForm:
             connection=connection,
             pacing=pacing,
             downstream=self.downstream,
+            started_by=started_by,
         )
 
 
@@ -152,7 +153,7 @@ def launch(
         WorkspaceRejected: they do not (one line).
     """
     prepared = plan_backfill(
-        form.request(connection),
+        form.request(connection, viewer.name),
         root=config.root,
         registry=registry,
         warehouse=config.warehouse,
