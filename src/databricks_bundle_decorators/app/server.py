@@ -9,6 +9,7 @@ checked by :mod:`.csrf` before anything else; a refusal is ``403`` and one line 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +92,7 @@ def build_app(settings: AppSettings, *, viewers: Viewers | None = None) -> Starl
         Route("/backfills/{backfill_id}", _page(state, _backfill)),
         Route("/backfills/{backfill_id}/live", _page(state, _backfill_live)),
         Route("/backfills/{backfill_id}/confirm/{action}", _page(state, _confirm)),
+        Route("/backfills/{backfill_id}/cost", _page(state, _cost)),
         Route("/backfills/{backfill_id}/{action}", _page(state, _act), methods=["POST"]),
         Route("/launch", _page(state, _launch_form)),
         Route("/launch/preview", _page(state, _launch_preview), methods=["POST"]),
@@ -237,6 +239,24 @@ def _backfill_live(
     return _render(state, viewer, "backfill_live.html", context)
 
 
+def _cost(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
+    """What the backfill cost, read from ``system.billing`` through a SQL warehouse as the
+    viewer (``DATABRICKS_WAREHOUSE_ID`` or the profile's ``warehouse_id``)."""
+    from ..launch.estimate.cost import backfill_cost
+
+    config, registry = state.project()
+    backfill_id = ctx["backfill_id"]
+    page = backfill_page(backfill_id, config.root, registry, viewer, state.settings.connection)
+    report = backfill_cost(
+        backfill_id,
+        config.root,
+        client=viewer.client,
+        warehouse_id=os.environ.get("DATABRICKS_WAREHOUSE_ID"),
+        ledger=page.ledger,
+    )
+    return _render(state, viewer, "cost.html", {**ctx, "page": page, "lines": report.lines()})
+
+
 def _confirm(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
     action = ctx["action"]
     if action not in ACTIONS:
@@ -299,7 +319,10 @@ def _launch_preview(
             "fields": form.fields(),
             "runs": [(r.label, dict(r.parameters)) for r in slices[:50]],
             "run_count": len(slices),
-            "estimate": prepared.estimate,
+            "estimate_lines": [
+                *(prepared.batch_choice.lines() if prepared.batch_choice else ()),
+                *(prepared.estimate.lines() if prepared.estimate else ()),
+            ],
             "warnings": prepared.warnings,
             "unreached": prepared.unreached,
             "refusal": refusal,
