@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -66,6 +66,7 @@ class AppState:
     guard: CsrfGuard
     templates: Environment
     operations: Operations
+    run_tasks: dict[str, dict[str, str]] = field(default_factory=dict)  # ended runs' tasks
     _project: tuple[ProjectConfig, Registry] | None = None
     _lock: threading.Lock = threading.Lock()  # noqa: RUF009 - one per app is what we want
 
@@ -198,7 +199,8 @@ def _backfill_context(
     state: AppState, viewer: Viewer, backfill_id: str, ctx: dict[str, Any]
 ) -> dict[str, Any]:
     config, registry = state.project()
-    page = backfill_page(backfill_id, config.root, registry, viewer, state.settings.connection)
+    connection = state.settings.connection
+    page = backfill_page(backfill_id, config.root, registry, viewer, connection, state.run_tasks)
     refusals: dict[str, str] = {}
     if page.place is None:
         refusals = dict.fromkeys(ACTIONS, "a local backfill: steer it from its terminal")
