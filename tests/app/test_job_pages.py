@@ -222,7 +222,7 @@ def test_ten_years_of_hourly_keys_fold_into_month_rows_and_drill_down_to_a_faile
 ) -> None:
     top = app.get("/jobs/hourly_job")
     assert len(top.body.encode()) < 1_000_000
-    assert "<b>87662</b> keys" in top.body
+    assert "<b>87,662</b> keys" in top.body
     whole = grid(top)
     assert len(whole.rows) == 120
     assert (whole.rows[0].label, whole.rows[-1].label) == ("2015-01", "2024-12")
@@ -257,7 +257,13 @@ def test_ten_years_of_hourly_keys_fold_into_month_rows_and_drill_down_to_a_faile
     assert html.escape(ERROR.splitlines()[0], quote=False) in day.body
     assert "<b>bold</b>" not in day.body and "second line" not in day.body
     assert {v["state"] for k, v in keys.items() if k != FAILED_KEY} == {"succeeded"}
-    assert 'href="/jobs/hourly_job?month=2020-03"' in day.body  # back up
+    nav = day.body[day.body.index('id="nav"') :]
+    assert '<a href="/jobs/hourly_job?day=2020-03-16" rel="prev">' in nav
+    assert '<a href="/jobs/hourly_job?month=2020-03" rel="up">' in nav
+    assert '<a href="/jobs/hourly_job?day=2020-03-18" rel="next">' in nav
+    part = day.body[day.body.index('id="part-counts"') :]
+    assert re.search(r'data-state="succeeded">.*?<b>23</b>', part)
+    assert re.search(r'data-state="failed">.*?<b>1</b>', part)
 
 
 def test_a_daily_job_is_months_of_days_with_overdue_keys_and_its_neighbours(

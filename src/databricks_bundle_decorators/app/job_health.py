@@ -23,6 +23,7 @@ Levels of the page (``Focus``):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -227,6 +228,9 @@ class JobHealth:
     upstream: list[Neighbour] = field(default_factory=list)
     downstream: list[Neighbour] = field(default_factory=list)
     graph_error: str = ""
+    part_counts: list[tuple[KeyState, str, int]] = field(default_factory=list)  # month, day
+    before: str = ""  # the query of the month or day before this one ("": none)
+    after: str = ""
 
     @property
     def drills(self) -> bool:
@@ -373,12 +377,28 @@ def _title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
     return title
 
 
-def _keys_in(grid: PartitionGrid, prefix: str) -> list[str]:
-    return [key for key in grid.states if key.startswith(prefix)]
+def _part(health: JobHealth, grid: PartitionGrid, prefix: str, size: int) -> list[str]:
+    """The keys starting with ``prefix`` (a month ``YYYY-MM-`` or a day), in order; sets
+    the part's counts and the neighbouring parts (``size``: the characters of a part's
+    label, 7 or 10)."""
+    ordered = list(grid.states)
+    positions = [i for i, key in enumerate(ordered) if key.startswith(prefix)]
+    if not positions:
+        return []
+    first, last = positions[0], positions[-1]
+    keys = ordered[first : last + 1]
+    found = Counter(grid.states[key] for key in keys)
+    health.part_counts = [(s, KEY_GLYPHS[s], found.get(s, 0)) for s in STATES]
+    name = "month" if size == 7 else "day"
+    if first > 0:
+        health.before = f"?{name}={ordered[first - 1][:size]}"
+    if last + 1 < len(ordered):
+        health.after = f"?{name}={ordered[last + 1][:size]}"
+    return keys
 
 
 def _month(health: JobHealth, grid: PartitionGrid, month: str) -> None:
-    keys = _keys_in(grid, month + "-")
+    keys = _part(health, grid, month + "-", 7)
     if not keys:
         raise NoSuchPart(f"job {grid.job!r} has no keys in {month} (its keys: {health.range})")
     if grid.kind == "hourly":  # a row per day, a cell per hour
@@ -393,8 +413,7 @@ def _day_query(key: str) -> str:
 
 
 def _day(health: JobHealth, grid: PartitionGrid, day: str) -> None:
-    prefix = day + "T" if grid.kind == "hourly" else day
-    keys = _keys_in(grid, prefix)
+    keys = _part(health, grid, day + "T" if grid.kind == "hourly" else day, 10)
     if not keys:
         raise NoSuchPart(f"job {grid.job!r} has no keys on {day} (its keys: {health.range})")
     health.keys = [_key_line(grid, key) for key in keys]
