@@ -34,13 +34,14 @@ ERROR = "boom <b>bold</b> & co\nTraceback: second line"
 
 PIPELINES = """
 from databricks_bundle_decorators import (
-    DailyBackfill, Deadline, HourlyBackfill, StaticBackfill, WeeklyBackfill, job, source, task,
+    DailyBackfill, Deadline, HourlyBackfill, MultiBackfill, StaticBackfill, WeeklyBackfill, job,
+    source, task,
 )
 from databricks_bundle_decorators.io_managers import SparkTableIoManager
 
 
-def _writes(table):
-    @task(io_manager=SparkTableIoManager(table, partition_column="day"))
+def _writes(table, static=None):
+    @task(io_manager=SparkTableIoManager(table, partition_column="day", static_column=static))
     def produce() -> None: ...
 
     return produce
@@ -69,6 +70,11 @@ def weekly_job() -> None:
 @job(backfill=StaticBackfill(keys=["us", "eu", "jp"]))
 def regions() -> None:
     _writes("main.t.regions")()
+
+
+@job(backfill=MultiBackfill(StaticBackfill(["eu", "us"]), DailyBackfill("2024-01-01", "2024-12-31")))
+def regional() -> None:
+    _writes("main.t.regional", "region")()
 
 
 @job(sources=[source("main.t.daily")])
@@ -110,6 +116,7 @@ def write_project(root: Path) -> Path:
         (("2024-03-26",), "failed", "check failed", (failing.to_json(),)),
     ])  # fmt: skip
     _ledger(root, "regions", [(("us",), "succeeded", "", ()), (("eu",), "failed", "no eu", ())])
+    _ledger(root, "regional", [(("us:2024-02-07",), "failed", "no us", ())])
     return root
 
 
@@ -208,12 +215,13 @@ def test_jobs_lists_each_job_with_a_backfill_and_links_its_pages(app: Browserles
     page = app.get("/jobs")
     assert page.status == 200
     rows = dict(re.findall(r'<tr data-job="([^"]+)">(.*?)</tr>', page.body, re.S))
-    assert sorted(rows) == ["daily_job", "hourly_job", "regions", "weekly_job"]  # not report
+    assert sorted(rows) == ["daily_job", "hourly_job", "regional", "regions", "weekly_job"]
     daily = rows["daily_job"]
     assert '<a href="/jobs/daily_job"' in daily and 'href="/launch?job=daily_job"' in daily
     assert "<td>daily</td>" in daily and "2024-01-01 .. 2024-12-31 (UTC)" in daily
     assert "0 0 6 * * ? (UTC)" in daily
     assert "3 keys: us, eu, jp" in rows["regions"]
+    assert "eu, us x 2024-01-01 .. 2024-12-31 (UTC)" in rows["regional"]
     assert app.get("/launch?job=daily_job").status == 200
 
 
@@ -309,6 +317,13 @@ def test_weekly_and_static_jobs_show_their_calendar_and_failed_keys(app: Browser
     ]
     assert found.keys["eu"]["error"] == "no eu"
     assert 'id="overdue"' not in static.body  # no deadline
+    # region x day: 732 keys, too wide for a cell each: a cell per region and week
+    regional = grid(app.get("/jobs/regional"))
+    assert [row.label for row in regional.rows] == ["eu", "us"]
+    weeks = [c for c in regional.rows[1].cells if c is not None]
+    assert len(weeks) == 53 and weeks[5].state == "failed"
+    assert weeks[5].title == "2024-W06: 1 failed, 6 missing"
+    assert regional.keys["us:2024-02-07"]["error"] == "no us"
 
 
 @pytest.mark.parametrize(

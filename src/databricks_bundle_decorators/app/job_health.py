@@ -13,9 +13,10 @@ Levels of the page (``Focus``):
 
 - the whole definition: hourly keys fold into a row per month and a cell per day showing
   its worst key (:data:`~..launch.status.status_view.WORST_FIRST`); daily keys are a row per
-  month and a cell per key; weekly, monthly and static keys are the status grid's calendar
-  (folded as ``dbxdec status --html`` folds them beyond
-  :data:`~..launch.status.status_view.PAGE_FULL_KEYS` keys);
+  month and a cell per key; weekly, monthly, static and ``static x TIME`` keys are the
+  status grid's calendar, folded as ``dbxdec status`` folds it when it is wider than
+  :data:`PAGE_WIDTH` characters or longer than
+  :data:`~..launch.status.status_view.PAGE_MAX_ROWS` rows;
 - ``?month=YYYY-MM``: an hourly job's days x hours, a daily job's keys of the month;
 - ``?day=YYYY-MM-DD``: that day's keys, each with its state, run link and one-line error.
 """
@@ -32,6 +33,7 @@ from typing import Literal
 
 from whenever import Instant
 
+from ..backfill import BackfillDef, MultiBackfill
 from ..backfill.deadline import KeyDeadlines
 from ..bundle.table_graph import TableGraph, build_table_graph
 from ..definitions import JobDefinition, Registry
@@ -51,7 +53,6 @@ from ..launch.status.status_grid import (
     build_grid,
 )
 from ..launch.status.status_view import (
-    PAGE_FULL_KEYS,
     PAGE_MAX_ROWS,
     FoldedCell,
     FoldedGrid,
@@ -109,6 +110,12 @@ def job_lines(registry: Registry) -> list[JobLine]:
 
 def _range(job: JobDefinition) -> str:
     backfill = job.backfill
+    if isinstance(backfill, MultiBackfill):
+        return f"{', '.join(backfill.static.keys())} x {_range_of(backfill.time)}"
+    return _range_of(backfill)
+
+
+def _range_of(backfill: BackfillDef | None) -> str:
     start = getattr(backfill, "start_date", None)
     if start is None:  # static keys
         keys = backfill.keys() if backfill is not None else []
@@ -308,10 +315,8 @@ def _whole(health: JobHealth, grid: PartitionGrid) -> None:
         _folded(health, fold_grid(grid, "day"), drill=True)
     elif grid.kind == "daily":  # a row per month, a cell per key
         _per_key(health, grid, row_href=lambda month: f"?month={month}", cell_href=_day_query)
-    elif len(grid.states) <= PAGE_FULL_KEYS:
-        _per_key(health, grid)
-    else:
-        folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=PAGE_WIDTH, always=True)
+    else:  # a cell per key while that fits (as ``dbxdec status`` on a wide terminal)
+        folded = choose_fold(grid, max_rows=PAGE_MAX_ROWS, width=PAGE_WIDTH)
         if folded is None:
             _per_key(health, grid)
         else:
