@@ -66,6 +66,8 @@ DRILLED_KINDS = ("hourly", "daily")
 """The kinds whose page drills down by month and day (their keys start ``YYYY-MM-DD``)."""
 OVERDUE_SHOWN = 200
 """The most overdue keys the page lists (it counts them all)."""
+FAILED_SHOWN = 500
+"""The most failed and cancelled keys a job without drill-down lists under its grid."""
 PAGE_WIDTH = 200
 """Characters a folded calendar of a weekly, monthly or static job may take (as the
 status page's)."""
@@ -278,7 +280,7 @@ def job_health(
     kind = backfill.kind
     if focus.level != "all" and kind not in DRILLED_KINDS:
         raise BadQuery(f"a {kind} job's page has no month or day: those are for hourly and daily")
-    local = connection is None or viewer.client is None
+    local = connection is None or viewer.client is None  # no workspace: the ledgers
     where = Connection(local=True) if local or connection is None else connection
     status = job_status(job, where, root=root, now=now, client=viewer.client)
     grid, origin = partition_grid(job, status, start=None, end=None)
@@ -323,7 +325,8 @@ def _whole(health: JobHealth, grid: PartitionGrid) -> None:
             _folded(health, folded, drill=False)
     failed = (KeyState.FAILED, KeyState.CANCELLED)
     if grid.kind not in DRILLED_KINDS:  # no drill-down: the failed keys are listed here
-        health.keys = [_key_line(grid, k) for k, s in grid.states.items() if s in failed][:500]
+        shown = [key for key, state in grid.states.items() if state in failed][:FAILED_SHOWN]
+        health.keys = [_key_line(grid, key) for key in shown]
 
 
 def _folded(health: JobHealth, folded: FoldedGrid, *, drill: bool) -> None:
