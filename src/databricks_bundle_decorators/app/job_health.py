@@ -282,7 +282,7 @@ def job_health(
         raise BadQuery(f"a {kind} job's page has no month or day: those are for hourly and daily")
     local = connection is None or viewer.client is None  # no workspace: the ledgers
     where = Connection(local=True) if local or connection is None else connection
-    status = job_status(job, where, root=root, now=now, client=viewer.client)
+    status = job_status(job, where, root=root, now=now, client=viewer.client, restore=False)
     grid, origin = partition_grid(job, status, start=None, end=None)
     counts = grid.counts()
     health = JobHealth(
