@@ -49,11 +49,13 @@ def _load(path: Path) -> Any:
 def test_generate_writes_an_app_resource_the_official_schema_accepts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _project(tmp_path)
+    p = _project(tmp_path)
     code, out, err = _generate(tmp_path, capsys, "-t", "dev")
     assert (code, err) == (0, ""), err
     assert "Wrote the Databricks App 'sales-backfills':" in out
     document = _load(tmp_path / "resources" / "sales_backfills.app.yml")
+    jobs = sorted(path.name[: -len(".job.yml")] for path in tmp_path.glob("resources/*.job.yml"))
+    assert jobs == sorted(["dbxdec_controller", p.job("nightly"), p.job("sales")])
     assert document == {
         "resources": {
             "apps": {
@@ -62,6 +64,17 @@ def test_generate_writes_an_app_resource_the_official_schema_accepts(
                     "description": "Backfills of sales",
                     "source_code_path": "..",  # the project root, from resources/
                     "user_api_scopes": list(REQUIRED_SCOPES),
+                    # read-only, for the banner mode when user authorization is off
+                    "resources": [
+                        {
+                            "name": job,
+                            "job": {
+                                "id": f"${{resources.jobs.{job}.id}}",
+                                "permission": "CAN_VIEW",
+                            },
+                        }
+                        for job in jobs
+                    ],
                 }
             }
         }

@@ -60,7 +60,8 @@ def load_resources(bundle: Bundle) -> Resources:
     except DbxdecError as exc:
         resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
     try:  # [tool.dbxdec.app]: the backfill app, as dbxdec generate writes it
-        app = plan_app(config, options, target=bundle.target, source_code_path=".")
+        jobs = list(resources.jobs)
+        app = plan_app(config, options, target=bundle.target, source_code_path=".", jobs=jobs)
         if app is not None:
             from databricks.bundles.apps import App
 

@@ -144,6 +144,7 @@ def generate_project(project: BundleProject, out_dir: Path | None = None) -> lis
         project.options(),
         target=project.target,
         source_code_path=relative_source(project.config.root, out),
+        jobs=list(jobs),
     )
     return [
         *write_job_files(jobs, out),
