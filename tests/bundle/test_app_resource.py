@@ -106,6 +106,20 @@ def test_app_yaml_tells_the_app_what_databricks_app_settings_reads(
     assert requirements[1:] == [f"{WHEEL}[app]", "."]
 
 
+def test_without_user_authorization_no_scope_is_asked_and_the_app_is_read_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """For a workspace where user authorization is not enabled, where a resource with
+    ``user_api_scopes`` does not deploy."""
+    _project(tmp_path, app=f"{APP}user_authorization = false\n")
+    assert _generate(tmp_path, capsys)[0] == 0
+    app = _load(tmp_path / "resources" / "sales_backfills.app.yml")["resources"]["apps"]
+    assert "user_api_scopes" not in app["sales_backfills"]
+    environ = {e["name"]: e["value"] for e in _load(tmp_path / "app.yaml")["env"]}
+    assert "DBXDEC_APP_SCOPES" not in environ
+    assert databricks_app_settings(tmp_path, environ).missing_scopes == REQUIRED_SCOPES
+
+
 def test_pipelines_given_on_the_command_line_reach_the_app(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -149,6 +163,7 @@ def test_generation_is_byte_stable_and_an_app_removed_leaves_no_file(
         ('[tool.dbxdec.app]\nname = "ok"\nport = 8000\n', "unknown setting 'port'"),
         ('[tool.dbxdec.app]\nname = "ok"\ndescription = 3\n', "description must be a string"),
         ('app = "sales"\n', "must be a table"),
+        ('[tool.dbxdec.app]\nname = "ok"\nuser_authorization = "no"\n', "true or false"),
     ],
     ids=[
         "uppercase",
@@ -158,6 +173,7 @@ def test_generation_is_byte_stable_and_an_app_removed_leaves_no_file(
         "unknown-key",
         "description",
         "not-table",
+        "user-authorization",
     ],
 )
 def test_a_bad_app_setting_is_one_line_exit_2_and_nothing_written(

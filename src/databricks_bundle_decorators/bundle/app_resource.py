@@ -123,7 +123,8 @@ def app_resource(
     if app.description:
         resource["description"] = app.description
     resource["source_code_path"] = source_code_path
-    resource["user_api_scopes"] = list(REQUIRED_SCOPES)
+    if app.user_authorization:
+        resource["user_api_scopes"] = list(REQUIRED_SCOPES)
     if jobs:
         resource["resources"] = [
             {"name": key, "job": {"id": f"${{resources.jobs.{key}.id}}", "permission": "CAN_VIEW"}}
@@ -136,7 +137,9 @@ def app_environment(config: ProjectConfig, target: str | None) -> list[dict[str,
     """``app.yaml``'s ``env``: the scopes, the target and the pipelines dbxdec generated
     for. No credential ever: Databricks Apps set ``DATABRICKS_HOST`` and the principal's
     OAuth client themselves, and each viewer's token arrives per request."""
-    env = [{"name": SCOPES_ENV, "value": " ".join(REQUIRED_SCOPES)}]
+    env = []
+    if config.app is None or config.app.user_authorization:
+        env.append({"name": SCOPES_ENV, "value": " ".join(REQUIRED_SCOPES)})
     if target is not None:
         env.append({"name": TARGET_ENV, "value": target})
     declared = config.settings.get("pipelines", [])

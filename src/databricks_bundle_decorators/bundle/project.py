@@ -26,9 +26,10 @@ APP_NAME_RULE = "lowercase letters, digits and hyphens, at most 30 characters"
 APP_NAME_SOURCES = (
     "https://docs.databricks.com/aws/dev-tools/cli/reference/apps-commands",
     "https://github.com/databricks/databricks-agent-skills/blob/main/skills/databricks-apps/SKILL.md",
+    "https://github.com/databricks/databricks-agent-skills/blob/main/skills/databricks-apps/references/platform-guide.md",
 )
 _APP_NAME = re.compile(r"[a-z0-9-]{1,30}")
-_APP_KEYS = frozenset({"name", "description"})
+_APP_KEYS = frozenset({"name", "description", "user_authorization"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,16 @@ class AppOptions:
             most 30 characters: the documentation pages state no length, Databricks' own
             agent skills do ("max 30 total", :data:`APP_NAME_SOURCES`).
         description: Shown on the app's page in the workspace.
+        user_authorization: Ask for ``user_api_scopes`` (default). ``false`` for a
+            workspace where no admin enabled user authorization (a preview): there a
+            resource with ``user_api_scopes`` fails to deploy ("user token passthrough not
+            enabled", Databricks' agent skills platform guide, :data:`APP_NAME_SOURCES`),
+            and the app runs read-only, with its banner.
     """
 
     name: str
     description: str | None = None
+    user_authorization: bool = True
 
     @property
     def resource_key(self) -> str:
@@ -81,7 +88,10 @@ def app_options(table: Mapping[str, Any], source: Path) -> AppOptions | None:
     description = app.get("description")
     if description is not None and not isinstance(description, str):
         raise UsageError(f"{where}: description must be a string")
-    return AppOptions(name=name, description=description or None)
+    user_authorization = app.get("user_authorization", True)
+    if not isinstance(user_authorization, bool):
+        raise UsageError(f"{where}: user_authorization must be true or false")
+    return AppOptions(name, description or None, user_authorization)
 
 
 @dataclass(frozen=True, slots=True)
