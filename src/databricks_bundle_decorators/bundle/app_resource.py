@@ -44,8 +44,6 @@ from .project import AppOptions, ProjectConfig
 from .yaml_files import is_generated, render_document, write_generated, write_if_changed
 
 AUTH_PAGE = "https://docs.databricks.com/aws/dev-tools/databricks-apps/auth"
-RUNTIME_PAGE = "https://docs.databricks.com/aws/dev-tools/databricks-apps/app-runtime"
-DEPENDENCIES_PAGE = "https://docs.databricks.com/aws/dev-tools/databricks-apps/dependencies"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +80,20 @@ The Jobs API (jobs/list, jobs/get, runs/list, runs/get, run-now, runs/cancel) is
 dbxdec needs that the page's list does not cover: it lists no Jobs scope and names no
 catch-all scope for user authorization, so none is asked for here (no scope name is made
 up). Until Databricks adds one, a viewer's Jobs calls are refused under user
-authorization and the app shows what it could read; see :data:`JOBS_SCOPE_GAP`.
+authorization and the app shows what it could read; see :data:`JOBS_SCOPE_GAP`. (Databricks'
+own AppKit jobs plugin runs jobs as the app's principal and "does not support on-behalf-of
+(OBO) user execution": databricks/databricks-agent-skills,
+skills/databricks-apps/references/appkit/jobs.md.)
+
+How the list was read: the page's scope table came through in excerpts, so each name was
+cross-checked: the two defaults, ``iam.current-user:read`` and ``iam.access-control:read``,
+against Databricks' platform guide for apps (databricks/databricks-agent-skills,
+skills/databricks-apps/references/platform-guide.md: "sql", "dashboards.genie",
+"files.files" and the two defaults); ``workspace.workspace`` against a dated reproduction
+of the page's current list (API scopes ``ai-gateway``, ``apps``, ``files``, ``genie``,
+``model-serving``, ``postgres``, ``sql``, ``vector-search``; SDK scopes ``catalog.*`` and
+``workspace.workspace``). ``files``/``files.files`` is the Files API, not the Workspace API
+the journal uses.
 """
 
 REQUIRED_SCOPES: tuple[str, ...] = tuple(scope.name for scope in USER_API_SCOPES)
