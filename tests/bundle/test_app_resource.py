@@ -82,6 +82,10 @@ def test_generate_writes_an_app_resource_the_official_schema_accepts(
     assert SchemaValidator(schema_path()).document_problems(document) == []
     broken = {"resources": {"apps": {"x": {"name": "x", "user_api_scopes": "sql"}}}}
     assert SchemaValidator(schema_path()).document_problems(broken) != []  # it can fail
+    code, out, err = run(
+        ["validate", "--project", str(tmp_path), "--schema", str(schema_path())], capsys
+    )
+    assert (code, err) == (0, ""), out  # dbxdec validate checks the app resource too
 
 
 def test_app_yaml_tells_the_app_what_databricks_app_settings_reads(

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, DefinitionError, UsageError, counted
-from .app_resource import plan_app, relative_source, write_app
+from .app_resource import app_resource, plan_app, relative_source, write_app
 from .bundle_file import (
     BundleFile,
     TargetMode,
@@ -250,6 +250,11 @@ def validate_project(
             problems.extend(str(p) for p in validator.problems(name, settings))
         if declared is not None:
             problems.extend(str(p) for p in variable_problems(name, settings, declared))
+    app = project.config.app
+    if validator is not None and app is not None:  # [tool.dbxdec.app], as generated
+        settings = app_resource(app, source_code_path=".", jobs=list(jobs))
+        document = {"resources": {"apps": {app.resource_key: settings}}}
+        problems.extend(f"app {app.name!r}: {p}" for p in validator.document_problems(document))
     mode = project.target_mode
     if mode_checks and mode is not None:
         problems.extend(mode_problems(mode, jobs, service_principal=service_principal))
