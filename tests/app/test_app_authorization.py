@@ -16,7 +16,14 @@ from databricks_bundle_decorators.launch.ledger.journal import control_ops
 from .appserver import Browserless
 from .conftest import AppWorkspace
 
+JOBS_SCOPE = "jobs.jobs"  # as if the workspace offered one ([tool.dbxdec.app] jobs_scope)
+ACTING = {
+    "user_authorization": True,
+    "jobs_scope": JOBS_SCOPE,
+    "granted_scopes": frozenset((*REQUIRED_SCOPES, JOBS_SCOPE)),
+}
 ALICE, ALICE_TOKEN = "alice@example.com", "dapi-forwarded-alice-9b2d"
+EVE, EVE_TOKEN = "eve@example.com", "dapi-forwarded-eve-0c3a"
 BOB, BOB_TOKEN = "bob@example.com", "dapi-forwarded-bob-51fe"
 DAYS = ("2024-01-01", "2024-01-02")
 ID = re.compile(r"/backfills/(nightly-\d{8}T\d{6}-[0-9a-f]{4})")
@@ -56,8 +63,7 @@ def as_user(client: Browserless, token: str) -> Browserless:
 
 def test_a_viewer_with_can_view_sees_actions_disabled_and_is_refused(grants: AppWorkspace) -> None:
     backfill = launch_held_backfill(grants)
-    scopes = frozenset(REQUIRED_SCOPES)
-    with grants.another_app(user_authorization=True, granted_scopes=scopes) as app:
+    with grants.another_app(**ACTING) as app:
         alice = as_user(app, ALICE_TOKEN)
         page = alice.get(f"/backfills/{backfill}")
         assert page.status == 200, page.body
@@ -94,8 +100,7 @@ def test_a_viewer_with_can_view_sees_actions_disabled_and_is_refused(grants: App
 
 def test_a_viewer_with_can_manage_run_pauses_as_themselves(grants: AppWorkspace) -> None:
     backfill = launch_held_backfill(grants)
-    scopes = frozenset(REQUIRED_SCOPES)
-    with grants.another_app(user_authorization=True, granted_scopes=scopes) as app:
+    with grants.another_app(**ACTING) as app:
         bob = as_user(app, BOB_TOKEN)
         page = bob.get(f"/backfills/{backfill}")
         assert f'href="/backfills/{backfill}/confirm/pause"' in page.body
@@ -126,8 +131,8 @@ def test_without_user_authorization_every_page_is_read_only(grants: AppWorkspace
 
 def test_a_missing_scope_makes_the_app_read_only_and_names_it(grants: AppWorkspace) -> None:
     backfill = launch_held_backfill(grants)
-    granted = frozenset(REQUIRED_SCOPES[1:])
-    with grants.another_app(user_authorization=True, granted_scopes=granted) as app:
+    granted = frozenset((*REQUIRED_SCOPES[1:], JOBS_SCOPE))
+    with grants.another_app(**{**ACTING, "granted_scopes": granted}) as app:
         bob = as_user(app, BOB_TOKEN)
         for path in ("/", "/launch", f"/backfills/{backfill}"):
             page = bob.get(path)
@@ -148,3 +153,34 @@ def test_a_forged_post_is_refused_before_anything_happens(app_workspace: AppWork
     cross = other_site.post(f"/backfills/{backfill}/cancel", {}, csrf_from="/launch")
     assert cross.status == 403 and "another site" in cross.body
     assert not control_ops(app_workspace.emu.workspace_client(), app_workspace.job_id, backfill)
+
+
+def test_without_a_jobs_scope_viewers_see_only_the_jobs_they_may_view(grants: AppWorkspace) -> None:
+    """The documented scope list has no Jobs API scope: the app acts as no one, reads as its
+    own principal, and shows each viewer only what their own token says they may view."""
+    backfill = launch_held_backfill(grants)
+    grants.emu.add_user_token(EVE_TOKEN, EVE)  # no level on job nightly
+    scopes = frozenset(REQUIRED_SCOPES)
+    with grants.another_app(user_authorization=True, granted_scopes=scopes) as app:
+        alice = as_user(app, ALICE_TOKEN)
+        listing = alice.get("/")
+        assert f'data-id="{backfill}"' in listing.body
+        assert "no scope for the Jobs API" in listing.body and 'id="read-only"' in listing.body
+        page = alice.get(f"/backfills/{backfill}")
+        assert page.status == 200 and 'data-action="pause"' in page.body
+        assert f'href="/backfills/{backfill}/confirm/pause"' not in page.body
+        refused = alice.post(f"/backfills/{backfill}/pause", {}, csrf_from="/launch")
+        assert refused.status == 403 and "no scope for the Jobs API" in refused.body
+
+        eve = as_user(Browserless(app.base), EVE_TOKEN)
+        assert f'data-id="{backfill}"' not in eve.get("/").body
+        hidden = eve.get(f"/backfills/{backfill}")
+        assert hidden.status == 403 and hidden.body.count("\n") == 1
+        assert "eve@example.com may not view job nightly" in hidden.body
+        job = eve.get("/jobs/nightly")
+        assert job.status == 403 and "may not view job nightly" in job.body
+    # the principal read for them; the viewers' own tokens asked who they are and their ACL
+    assert ("GET", f"/api/2.0/permissions/jobs/{grants.job_id}") in grants.emu.user_calls(EVE)
+    assert not [
+        c for c in grants.emu.user_calls(ALICE) if "/jobs/runs" in c[1] or "run-now" in c[1]
+    ]

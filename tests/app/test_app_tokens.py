@@ -103,7 +103,8 @@ def test_no_token_in_a_page_log_url_or_file_as_a_databricks_app(
     env = {
         **os.environ,
         "DATABRICKS_APP_PORT": str(port),
-        "DBXDEC_APP_SCOPES": " ".join(REQUIRED_SCOPES),
+        "DBXDEC_APP_SCOPES": " ".join((*REQUIRED_SCOPES, "jobs.jobs")),
+        "DBXDEC_JOBS_SCOPE": "jobs.jobs",  # as if the workspace offered a Jobs API scope
     }
     argv = [sys.executable, "-m", "databricks_bundle_decorators.app", "--project", str(root)]
     with app_process(argv, env, root) as (process, url):

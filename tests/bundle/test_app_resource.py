@@ -110,6 +110,24 @@ def test_app_yaml_tells_the_app_what_databricks_app_settings_reads(
     assert requirements[1:] == [f"{WHEEL}[app]", "."]
 
 
+def test_a_jobs_scope_the_project_names_is_asked_for_and_lets_the_app_act(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without it the app cannot act as anyone (the documented list has no Jobs scope);
+    a project whose workspace offers one names it, and the app acts as its viewers."""
+    _project(tmp_path)
+    assert _generate(tmp_path, capsys)[0] == 0
+    environ = {e["name"]: e["value"] for e in _load(tmp_path / "app.yaml")["env"]}
+    assert "no scope for the Jobs API" in databricks_app_settings(tmp_path, environ).cannot_act
+    _project(tmp_path, app=f'{APP}jobs_scope = "jobs.jobs"\n')
+    assert _generate(tmp_path, capsys)[0] == 0
+    app = _load(tmp_path / "resources" / "sales_backfills.app.yml")["resources"]["apps"]
+    assert app["sales_backfills"]["user_api_scopes"] == [*REQUIRED_SCOPES, "jobs.jobs"]
+    environ = {e["name"]: e["value"] for e in _load(tmp_path / "app.yaml")["env"]}
+    settings = databricks_app_settings(tmp_path, environ)
+    assert settings.jobs_scope == "jobs.jobs" and settings.cannot_act == ""
+
+
 def test_without_user_authorization_no_scope_is_asked_and_the_app_is_read_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -168,6 +186,7 @@ def test_generation_is_byte_stable_and_an_app_removed_leaves_no_file(
         ('[tool.dbxdec.app]\nname = "ok"\ndescription = 3\n', "description must be a string"),
         ('app = "sales"\n', "must be a table"),
         ('[tool.dbxdec.app]\nname = "ok"\nuser_authorization = "no"\n', "true or false"),
+        ('[tool.dbxdec.app]\nname = "ok"\njobs_scope = "Jobs API"\n', "jobs_scope is 'Jobs API'"),
     ],
     ids=[
         "uppercase",
@@ -178,6 +197,7 @@ def test_generation_is_byte_stable_and_an_app_removed_leaves_no_file(
         "description",
         "not-table",
         "user-authorization",
+        "jobs-scope",
     ],
 )
 def test_a_bad_app_setting_is_one_line_exit_2_and_nothing_written(

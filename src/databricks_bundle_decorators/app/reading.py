@@ -144,6 +144,8 @@ def _journals(
             ).job_id
         except UsageError:  # not deployed (or not visible to this viewer)
             continue
+        if not viewer.may_view(ids[name]):  # read as the app's principal: only theirs
+            del ids[name]
     return list_journals(viewer.client, ids)
 
 
@@ -291,6 +293,7 @@ def backfill_page(
         where = "local ledger"
     elif viewer.client is not None and connection is not None:
         place = locate_journal(backfill_id, connection, root, client=viewer.client)
+        viewer.require_view(place.job_id, place.remote_name)
         try:
             view = read_view(place)
         except UsageError as exc:  # no journal of that id

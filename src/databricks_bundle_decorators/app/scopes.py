@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from ..bundle.app_resource import (
     AUTH_PAGE,
+    JOBS_SCOPE_ENV,
     JOBS_SCOPE_GAP,
     REQUIRED_SCOPES,
     USER_API_SCOPES,
     UserApiScope,
 )
 
-__all__ = ["AUTH_PAGE", "JOBS_SCOPE_GAP", "REQUIRED_SCOPES", "USER_API_SCOPES", "UserApiScope"]
+__all__ = [
+    "AUTH_PAGE",
+    "JOBS_SCOPE_ENV",
+    "JOBS_SCOPE_GAP",
+    "REQUIRED_SCOPES",
+    "USER_API_SCOPES",
+    "UserApiScope",
+]

@@ -28,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from ..bundle.project import ProjectConfig, load_project
 from ..definitions import Registry
 from ..errors import DbxdecError, WorkspaceRejected
+from ..launch.status.journal_status import locate_journal
 from .acting import (
     ACTIONS,
     STEER_ACTIONS,
@@ -307,6 +308,10 @@ def _job(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any])
     name = ctx["name"]
     if name not in job_names(registry):
         return _one_line(404, f"no job {name!r} with a backfill definition here: see /jobs")
+    connection = state.settings.connection
+    if viewer.identity is not None and connection is not None:  # read for them: may they?
+        place = locate_journal("", connection, config.root, client=viewer.client, job=name)
+        viewer.require_view(place.job_id, place.remote_name)
     try:
         focus = Focus.parse(request.query_params)
         health = job_health(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..launch.plan.request import Connection
-from .scopes import REQUIRED_SCOPES
+from .scopes import AUTH_PAGE, JOBS_SCOPE_ENV, JOBS_SCOPE_GAP, REQUIRED_SCOPES
 
 APP_PORT = "DATABRICKS_APP_PORT"
 """Set by Databricks Apps: the port the app must listen on
@@ -32,6 +32,9 @@ class AppSettings:
         user_authorization: Databricks App mode: every workspace call uses the viewer's
             token from :data:`FORWARDED_TOKEN`; without it the app is read-only.
         granted_scopes: The ``user_api_scopes`` the app was granted (user authorization).
+        jobs_scope: The scope that lets the app call the Jobs API as its viewer
+            (``[tool.dbxdec.app] jobs_scope``); ``None``: none is documented, so under user
+            authorization the app cannot act as anyone.
         live_seconds: How often a running backfill's page asks for news.
     """
 
@@ -40,6 +43,7 @@ class AppSettings:
     connection: Connection | None = None
     user_authorization: bool = False
     granted_scopes: frozenset[str] = field(default_factory=frozenset)
+    jobs_scope: str | None = None
     live_seconds: float = 2.0
 
     @property
@@ -47,7 +51,26 @@ class AppSettings:
         """The scopes the app needs and was not granted (user authorization only)."""
         if not self.user_authorization:
             return ()
-        return tuple(s for s in REQUIRED_SCOPES if s not in self.granted_scopes)
+        needed = (*REQUIRED_SCOPES, *((self.jobs_scope,) if self.jobs_scope else ()))
+        return tuple(s for s in needed if s not in self.granted_scopes)
+
+    @property
+    def cannot_act(self) -> str:
+        """Why the app cannot act as its viewers under user authorization (``""``: it can):
+        a scope it needs was not granted, or the Jobs API has none to grant."""
+        if not self.user_authorization:
+            return ""
+        missing = self.missing_scopes
+        if missing:
+            return (
+                f"the app was not granted the scope{'s' * (len(missing) > 1)} "
+                f"{', '.join(missing)} it needs to act as you; a workspace admin adds "
+                f"{'them' if len(missing) > 1 else 'it'} to the app's user authorization "
+                f"({AUTH_PAGE})"
+            )
+        if self.jobs_scope is None:
+            return f"{JOBS_SCOPE_GAP}, so it cannot launch or steer runs as you"
+        return ""
 
 
 def databricks_app_settings(root: Path, environ: Mapping[str, str] | None = None) -> AppSettings:
@@ -63,4 +86,5 @@ def databricks_app_settings(root: Path, environ: Mapping[str, str] | None = None
         connection=Connection(target=env.get("DBXDEC_TARGET") or None, host=host),
         user_authorization=True,
         granted_scopes=scopes,
+        jobs_scope=env.get(JOBS_SCOPE_ENV) or None,
     )

@@ -10,7 +10,10 @@ decide what they see and may do. Without that header (user authorization off) or
 scope the app needs, the app is read-only and says why on every page; it then reads with
 the app's own service principal (``DATABRICKS_CLIENT_ID``/``DATABRICKS_CLIENT_SECRET``,
 https://docs.databricks.com/aws/dev-tools/databricks-apps/system-env) and does nothing
-with it that changes anything.
+with it that changes anything. With the viewer's token but without the Jobs API's scope
+(the documented list has none: :data:`.scopes.JOBS_SCOPE_GAP`), their token still says who
+they are and what they hold on each job (the two default scopes), and the principal reads
+only the jobs they may view: it is used for nothing the viewer could not do.
 
 The token is held in memory only, keyed by its SHA-256 digest; it never reaches a page,
 a log line or a URL.
@@ -23,9 +26,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..errors import WorkspaceRejected
 from ..launch.workspace.job_access import RUN_LEVELS, caller, job_access
 from ..launch.workspace.target import read_target
 from ..launch.workspace.workspace import connect
@@ -38,6 +42,8 @@ if TYPE_CHECKING:
 CLIENT_SECONDS = 600.0
 """How long a viewer's client (and who they are) is reused before it is made again."""
 MAX_CLIENTS = 64
+VIEW_LEVELS = ("CAN_VIEW", *RUN_LEVELS)
+"""Any level on a job lets a person see it and its runs (the jobs access-control table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +57,38 @@ class Viewer:
         read_only: Why nothing may be changed from this app now (shown on every page);
             ``""`` when actions are offered (each still checked against the job's ACL).
         acting_as: Whose credentials the app uses for this viewer, in words.
+        identity: The viewer's own client when ``client`` is the app's principal reading
+            for them: what they may view is checked with it first.
     """
 
     name: str
     client: WorkspaceClient | None
     read_only: str
     acting_as: str
+    identity: WorkspaceClient | None = None
+    _viewable: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    def may_view(self, job_id: int) -> bool:
+        """Whether the viewer holds a level on job ``job_id`` (always, when the workspace
+        answers as them: it enforces that itself)."""
+        if self.identity is None:
+            return True
+        if job_id not in self._viewable:
+            access = job_access(self.identity, job_id, VIEW_LEVELS)
+            self._viewable[job_id] = access.grant is not None
+        return self._viewable[job_id]
+
+    def require_view(self, job_id: int, job: str) -> None:
+        """Refuse (one line) unless the viewer may view job ``job_id``.
+
+        Raises:
+            WorkspaceRejected: they hold no level on it.
+        """
+        if not self.may_view(job_id):
+            raise WorkspaceRejected(
+                f"{self.name or 'you'} may not view job {job} (job id {job_id}): that needs "
+                "CAN_VIEW on it; ask an owner of the job"
+            )
 
     def refusal(self, job_id: int, job: str, action: str) -> str:
         """Why this viewer may not ``action`` a backfill of job ``job_id`` (``""``: they may).
@@ -144,14 +176,14 @@ class Viewers:
 
     def _user(self, token: str) -> Viewer:
         host, _ = self._host_profile()
-        client = self._connect(host=host, token=token, auth_type="pat")
-        missing = self._settings.missing_scopes
-        reason = ""
-        if missing:
-            reason = (
-                f"Read-only: the app was not granted the scope{'s' * (len(missing) > 1)} "
-                f"{', '.join(missing)} it needs to act as you; a workspace admin adds "
-                f"{'them' if len(missing) > 1 else 'it'} to the app's user authorization "
-                f"({AUTH_PAGE})."
-            )
-        return Viewer(caller(client).name, client, reason, "your Databricks identity")
+        mine = self._connect(host=host, token=token, auth_type="pat")
+        who = caller(mine).name
+        gap = self._settings.cannot_act
+        if not gap:
+            return Viewer(who, mine, "", "your Databricks identity")
+        reader = self._connect(host=host)
+        reason = (
+            f"Read-only: {gap}. Pages show the jobs your own permissions let you view, read "
+            "as the app's own service principal."
+        )
+        return Viewer(who, reader, reason, "the app's principal, for the jobs you may view", mine)

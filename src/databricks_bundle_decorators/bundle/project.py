@@ -29,7 +29,7 @@ APP_NAME_SOURCES = (
     "https://github.com/databricks/databricks-agent-skills/blob/main/skills/databricks-apps/references/platform-guide.md",
 )
 _APP_NAME = re.compile(r"[a-z0-9-]{1,30}")
-_APP_KEYS = frozenset({"name", "description", "user_authorization"})
+_APP_KEYS = frozenset({"name", "description", "user_authorization", "jobs_scope"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +49,17 @@ class AppOptions:
             resource with ``user_api_scopes`` fails to deploy ("user token passthrough not
             enabled", Databricks' agent skills platform guide, :data:`APP_NAME_SOURCES`),
             and the app runs read-only, with its banner.
+        jobs_scope: The ``user_api_scopes`` name that lets an app call the Jobs API as its
+            viewer, when the workspace offers one: the authorization page lists none today
+            (:data:`.app_resource.JOBS_SCOPE_GAP`), so by default the deployed app acts as
+            no one: it is read-only, and reads jobs as its own principal only where the
+            viewer's own token shows they may view them.
     """
 
     name: str
     description: str | None = None
     user_authorization: bool = True
+    jobs_scope: str | None = None
 
     @property
     def resource_key(self) -> str:
@@ -91,7 +97,18 @@ def app_options(table: Mapping[str, Any], source: Path) -> AppOptions | None:
     user_authorization = app.get("user_authorization", True)
     if not isinstance(user_authorization, bool):
         raise UsageError(f"{where}: user_authorization must be true or false")
-    return AppOptions(name, description or None, user_authorization)
+    jobs_scope = app.get("jobs_scope")
+    if jobs_scope is not None and (
+        not isinstance(jobs_scope, str) or _SCOPE_NAME.fullmatch(jobs_scope) is None
+    ):
+        raise UsageError(
+            f"{where}: jobs_scope is {jobs_scope!r}; a scope name is lowercase letters, digits "
+            "and . _ : - (as the Databricks Apps authorization page writes them)"
+        )
+    return AppOptions(name, description or None, user_authorization, jobs_scope)
+
+
+_SCOPE_NAME = re.compile(r"[a-z][a-z0-9._:-]{0,99}")
 
 
 @dataclass(frozen=True, slots=True)
