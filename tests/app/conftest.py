@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,19 @@ class AppWorkspace:
     job_id: int
     controller_job: int
     root: Path
+    settings: AppSettings
     url: str = ""
     sales_id: int = 0
 
     def client(self, **headers: str) -> Browserless:
         return Browserless(self.url, dict(headers))
+
+    @contextmanager
+    def another_app(self, **changes: object) -> Iterator[Browserless]:
+        """A second app on the same project and workspace, with ``changes`` to its
+        settings (e.g. ``user_authorization=True``); a client of it."""
+        with serving(replace(self.settings, **changes)) as url:  # type: ignore[arg-type]
+            yield Browserless(url)
 
 
 @pytest.fixture
@@ -78,4 +87,4 @@ def app_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
         (root / f"{MODULE}.py").write_text(PIPELINES + SALES)
         settings = AppSettings(root=root, connection=Connection(host=emu.url), live_seconds=0.3)
         with serving(settings) as url:
-            yield AppWorkspace(emu, job_id, ctl, root, url, sales_id)
+            yield AppWorkspace(emu, job_id, ctl, root, settings, url, sales_id)

@@ -94,7 +94,7 @@ class LaunchForm:
             **({"downstream": "on"} if self.downstream else {}),
         }
 
-    def request(self, connection: Connection) -> BackfillRequest:
+    def request(self, connection: Connection, started_by: str = "") -> BackfillRequest:
         pacing = Pacing(max_concurrent=self.max_concurrent) if self.max_concurrent else Pacing()
         return BackfillRequest(
             self.job,
@@ -106,6 +106,7 @@ class LaunchForm:
             connection=connection,
             pacing=pacing,
             downstream=self.downstream,
+            started_by=started_by,
         )
 
 
@@ -152,7 +153,7 @@ def launch(
         WorkspaceRejected: they do not (one line).
     """
     prepared = plan_backfill(
-        form.request(connection),
+        form.request(connection, viewer.name),
         root=config.root,
         registry=registry,
         warehouse=config.warehouse,
@@ -160,11 +161,29 @@ def launch(
     )
     job_id = prepared.ledger.backend.job_id
     refusal = viewer.refusal(job_id or 0, form.job, "launch") if job_id is not None else ""
+    if not refusal and viewer.client is not None:  # the viewer starts its controller's run
+        refusal = viewer.refusal(
+            controller_id(viewer, config, connection), "dbxdec_controller", "launch"
+        )
     if refusal:
         if prepared.backend is not None:
             prepared.backend.close()
         raise WorkspaceRejected(refusal)
     return detach_backfill(prepared, root=config.root, client=viewer.client)
+
+
+def controller_id(viewer: Viewer, config: ProjectConfig, connection: Connection) -> int:
+    """The deployed controller job's id, found as ``--detach`` finds it."""
+    from ..launch.control.controller import controller_job_id
+    from ..launch.workspace.target import read_target
+
+    assert viewer.client is not None
+    target = read_target(config.root, connection.target) if connection.target else None
+    return controller_job_id(
+        viewer.client,
+        name_prefix=target.name_prefix if target else None,
+        dev_mode=bool(target and target.dev_mode),
+    )
 
 
 def steer_backfill(place: JournalPlace, action: str) -> list[str]:

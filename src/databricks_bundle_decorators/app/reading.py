@@ -3,7 +3,6 @@ records the templates render (no HTML here)."""
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,9 +28,15 @@ from ..launch.status.journal_status import (
     locate_journal,
     read_view,
 )
+from ..launch.status.progress import ledger_eta
 from ..launch.status.status_grid import run_page_url
 from ..launch.status.timeline import build_timeline, timeline_html
 from .viewer import Viewer
+
+
+class NotFound(UsageError):
+    """What a page names does not exist (HTTP 404)."""
+
 
 STATE_GLYPHS = {
     "succeeded": "✓",
@@ -69,28 +74,6 @@ class BackfillRow:
         return datetime.fromtimestamp(self.created_at, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _eta(ledger: Ledger, now: float) -> str:
-    """Time left at the pace so far: remaining runs x median run / runs at once."""
-    counts = ledger.counts()
-    left = counts.get("pending", 0) + counts.get("running", 0) + counts.get("submitting", 0)
-    if ledger.state != "running" or not left:
-        return "-"
-    seconds = [a.seconds for r in ledger.slices for a in r.attempts if a.seconds is not None]
-    if not seconds:
-        return "unknown (no run has ended yet)"
-    at_once = max(1, min(ledger.options.max_concurrent or 1, left))
-    return _clock(statistics.median(seconds) * left / at_once)
-
-
-def _clock(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"~{seconds} s"
-    if seconds < 3600:
-        return f"~{seconds // 60} min"
-    return f"~{seconds // 3600} h {seconds % 3600 // 60} min"
-
-
 def _row_of_ledger(ledger: Ledger, where: str, control: str, now: float) -> BackfillRow:
     state = "undone" if ledger.undone else str(ledger.state)
     return BackfillRow(
@@ -102,17 +85,13 @@ def _row_of_ledger(ledger: Ledger, where: str, control: str, now: float) -> Back
         len(ledger.slices),
         ledger.counts(),
         ledger.created_at,
-        _writer(ledger),
-        _eta(ledger, now),
+        ledger.started_by,
+        ledger_eta(ledger, now),
     )
 
 
-def _writer(ledger: Ledger) -> str:
-    writer = getattr(ledger, "writer", "") or ""
-    return str(writer)
-
-
-def _row_of_journal(found: JournalSummary) -> BackfillRow:
+def _row_of_journal(found: JournalSummary, now: float) -> BackfillRow:
+    eta = ledger_eta(found.ledger, now) if found.ledger is not None else "?"
     return BackfillRow(
         found.backfill_id,
         label_of_jobs(found.jobs),
@@ -122,8 +101,8 @@ def _row_of_journal(found: JournalSummary) -> BackfillRow:
         sum(found.counts.values()),
         dict(found.counts),
         found.created_at,
-        "",
-        "",
+        found.started_by,
+        eta,
     )
 
 
@@ -138,7 +117,7 @@ def backfill_rows(
         names = [d.name for d in registry if d.backfill is not None]
         summaries = _journals(names, connection, root, viewer)
         local = {row.id for row in rows}
-        rows += [_row_of_journal(s) for s in summaries if s.backfill_id not in local]
+        rows += [_row_of_journal(s, now) for s in summaries if s.backfill_id not in local]
     rows.sort(key=lambda row: row.created_at, reverse=True)
     return rows
 
@@ -269,11 +248,14 @@ def backfill_page(
         where = "local ledger"
     elif viewer.client is not None and connection is not None:
         place = locate_journal(backfill_id, connection, root, client=viewer.client)
-        view = read_view(place)
+        try:
+            view = read_view(place)
+        except UsageError as exc:  # no journal of that id
+            raise NotFound(exc.render()) from None
         ledger, control = view.ledger, str(view.control)
         where = f"workspace journal of job {place.remote_name} (job id {place.job_id})"
     else:
-        raise UsageError(f"no backfill {backfill_id!r} in {ledger_dir(root)}")
+        raise NotFound(f"no backfill {backfill_id!r} in {ledger_dir(root)}")
     spec = ledger.backend
     job_id = place.job_id if place is not None else spec.job_id
     host = spec.host or (viewer.client.config.host if viewer.client is not None else None)

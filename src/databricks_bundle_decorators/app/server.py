@@ -40,7 +40,14 @@ from .acting import (
     undo_work,
 )
 from .csrf import FIELD, SESSION_COOKIE, CsrfGuard
-from .reading import STATE_GLYPHS, backfill_page, backfill_rows, job_names, resume_commands
+from .reading import (
+    STATE_GLYPHS,
+    NotFound,
+    backfill_page,
+    backfill_rows,
+    job_names,
+    resume_commands,
+)
 from .settings import FORWARDED_TOKEN, AppSettings
 from .viewer import Viewer, Viewers
 
@@ -126,9 +133,7 @@ def _page(state: AppState, handler: Handler) -> Callable[[Request], Response]:
         except WorkspaceRejected as exc:
             response = _one_line(403, exc.render())
         except DbxdecError as exc:
-            status = 404 if "no backfill" in exc.render() else 400
-            if exc.exit_code == 5:
-                status = 502
+            status = 404 if isinstance(exc, NotFound) else 502 if exc.exit_code == 5 else 400
             response = _error_page(state, status, exc.render())
         if fresh:
             secure = request.url.scheme == "https"

@@ -10,9 +10,11 @@ polling included, get :data:`GRACEFUL_SECONDS` to finish); log to stdout/stderr.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 from collections.abc import Callable
+from types import FrameType
 
 from .settings import AppSettings
 
@@ -64,4 +66,14 @@ def serve(
     server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/")
-    server.run(sockets=[sock])
+    # uvicorn shuts down on SIGTERM and then raises the signal again under the handler it
+    # found: this one makes that a normal exit (0) instead of death by signal
+    previous = signal.signal(signal.SIGTERM, _stopped)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)

@@ -342,6 +342,8 @@ class JournalSummary:
     created_at: float
     folder: str
     jobs: tuple[str, ...]  # the named job first
+    started_by: str = ""
+    ledger: Ledger | None = field(default=None, repr=False, compare=False)  # as read
 
     @property
     def paused(self) -> bool:
@@ -483,6 +485,8 @@ def list_journals(
                     created_at=ledger.created_at,
                     folder=journal.folder,
                     jobs=tuple(ledger_jobs(ledger)),
+                    started_by=ledger.started_by,
+                    ledger=ledger,
                 )
             )
     return sorted(found, key=lambda s: s.created_at, reverse=True)

@@ -316,6 +316,7 @@ class Ledger:
         state: BackfillState = BackfillState.RUNNING,
         store: SliceStore | None = None,
         undone: frozenset[tuple[str, int]] = frozenset(),
+        started_by: str = "",
     ) -> None:
         self.path = path
         self.id = backfill_id
@@ -326,6 +327,7 @@ class Ledger:
         self.created_at = time.time() if created_at is None else created_at
         self.updated_at = self.created_at
         self.state: BackfillState = state
+        self.started_by = started_by  # who launched it: a user name, or "" when unknown
         self.undone = undone
         """``(table, version)`` of every commit an undo of this backfill made."""
         self.dirty = True
@@ -343,8 +345,9 @@ class Ledger:
         backend: BackendSpec,
         options: LaunchOptions,
         backfill_id: str | None = None,
+        started_by: str = "",
     ) -> Ledger:
-        """A new ledger for ``plan`` (not yet saved)."""
+        """A new ledger for ``plan`` (not yet saved); ``started_by``: who launches it."""
         bid = backfill_id or new_backfill_id(plan.job)
         slices = [SliceRecord(s.index, s.keys, plan.parameters(s)) for s in plan.slices]
         return cls(
@@ -354,6 +357,7 @@ class Ledger:
             backend=backend,
             options=options,
             slices=slices,
+            started_by=started_by,
         )
 
     @property
@@ -398,6 +402,7 @@ class Ledger:
             "backend": asdict(self.backend),
             "options": self.options.to_json(),
             **({"undone": [list(pair) for pair in sorted(self.undone)]} if self.undone else {}),
+            **({"started_by": self.started_by} if self.started_by else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -441,6 +446,7 @@ class Ledger:
             state=data["state"],
             store=store,
             undone=frozenset((str(t), int(v)) for t, v in data.get("undone", ())),
+            started_by=str(data.get("started_by", "")),
         )
         ledger.updated_at = float(data["updated_at"])
         ledger.dirty = False

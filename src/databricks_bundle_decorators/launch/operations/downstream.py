@@ -18,7 +18,7 @@ from ..backends.job_router import PerJobBackend
 from ..guard.connection import unreached_workspace
 from ..guard.downstream_workspace import connect_downstream, job_locks
 from ..guard.reruns import check_can_start
-from ..ledger.claims import BackfillGuard
+from ..ledger.claims import BackfillGuard, this_user
 from ..ledger.ledger import (
     BackendSpec,
     LaunchOptions,
@@ -108,6 +108,7 @@ def downstream_ledger(
         backend=spec or BackendSpec("local"),
         options=options,
         slices=records,
+        started_by=request.started_by or this_user(),
     )
 
 

@@ -49,6 +49,8 @@ class BackfillRequest:
         allow_missing_upstream: Go on although upstream jobs have no data for keys the
             job's windows read (else refused before launching).
         tasks, skip_tasks: Run only these tasks, or all but these.
+        started_by: Who launches it, as the ledger records it (default: this machine's
+            user; the backfill app: the viewer's workspace identity).
     """
 
     job: str
@@ -70,6 +72,7 @@ class BackfillRequest:
     tasks: tuple[str, ...] = ()
     skip_tasks: tuple[str, ...] = ()
     allow_missing_upstream: bool = False
+    started_by: str = ""
 
     def plan(
         self,

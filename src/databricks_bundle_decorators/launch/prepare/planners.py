@@ -38,7 +38,7 @@ from ..guard.connection import ConnectedJob, connect_job, unreached_workspace
 from ..guard.pause.pause_permission import checked_schedule_pause
 from ..guard.pause.schedule_pause import SchedulePause
 from ..guard.reruns import check_can_start
-from ..ledger.claims import BackfillGuard
+from ..ledger.claims import BackfillGuard, this_user
 from ..ledger.lease import LocalLock, WorkspaceClaims
 from ..ledger.ledger import BackendSpec, Ledger
 from ..plan.history import KeyHistory
@@ -363,7 +363,13 @@ def record_options(draft: Draft, planning: Planning) -> Draft:
 def create_ledger(draft: Draft, planning: Planning) -> Draft:
     """The backfill's ledger (not yet saved)."""
     assert draft.plan is not None and draft.options is not None
-    ledger = Ledger.create(planning.root, draft.plan, backend=draft.spec, options=draft.options)
+    ledger = Ledger.create(
+        planning.root,
+        draft.plan,
+        backend=draft.spec,
+        options=draft.options,
+        started_by=planning.request.started_by or this_user(),
+    )
     return replace(draft, ledger=ledger)
 
 

@@ -9,7 +9,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -19,6 +19,9 @@ from rich.text import Text
 
 from ...errors import counted
 from ..run.events import Counts, LaunchEvent, LaunchSummary
+
+if TYPE_CHECKING:
+    from ..ledger.ledger import Ledger
 
 _SLOWEST = 5
 _BAR_WIDTH = 40
@@ -41,6 +44,28 @@ def _eta(counts: Counts, elapsed: float) -> str:
         return "?"
     left = (counts.total - finished) / (finished / elapsed)
     return _duration(left)
+
+
+def ledger_eta(ledger: Ledger, now: float) -> str:
+    """A running backfill's time left at its pace so far (runs ended per second since it
+    was created), as the live display shows it; ``"-"`` once it has ended.
+
+    >>> from pathlib import Path
+    >>> from databricks_bundle_decorators.launch.ledger.ledger import BackendSpec, Ledger
+    >>> from databricks_bundle_decorators.launch.plan.plan import BackfillPlan, Slice
+    >>> from databricks_bundle_decorators.launch.plan.options import LaunchOptions
+    >>> plan = BackfillPlan("j", tuple(Slice(i, (f"k{i}",)) for i in range(4)))
+    >>> spec, options = BackendSpec("local"), LaunchOptions()
+    >>> ledger = Ledger.create(Path("."), plan, backend=spec, options=options)
+    >>> ledger_eta(ledger, ledger.created_at + 10)
+    '?'
+    """
+    if ledger.state != "running":
+        return "-"
+    counts = ledger.counts()
+    done, failed = counts.get("succeeded", 0), counts.get("failed", 0)
+    running = counts.get("running", 0) + counts.get("submitting", 0)
+    return _eta(Counts(len(ledger.slices), done, failed, running), now - ledger.created_at)
 
 
 def _duration(seconds: float) -> str:

@@ -45,6 +45,15 @@ endpoint through ``/oidc/.well-known/oauth-authorization-server``
 the SDK raises ``ValueError("invalid_client: ...")``, ``oauth.retrieve_token``). An
 issued token authorizes requests as its service principal (logged in
 :attr:`OAuthModel.calls`; never a secret or a token). Not modelled: token expiry.
+
+**Users' tokens.** :meth:`PermissionControls.add_user_token` makes a bearer token authorize
+requests as a workspace user (SCIM ``Me`` answers as them, job ACLs are checked against them
+and their groups): a personal access token, or the OAuth token the Databricks Apps proxy
+forwards to an app in ``x-forwarded-access-token`` under user authorization ("the app
+receives the user's access token ... in the x-forwarded-access-token header",
+https://docs.databricks.com/aws/dev-tools/databricks-apps/auth), which the app sends on as
+``Authorization: Bearer``. Their requests are logged in :attr:`OAuthModel.calls` under the
+user's name. Not modelled: scopes of the token (the app's own ``user_api_scopes`` check).
 """
 
 from __future__ import annotations
@@ -170,10 +179,13 @@ class PermissionsModel:
             "Resources": found,
         }
 
-    def answer(self, job_id: int, caller: str) -> JsonDict:
-        """``GET /api/2.0/permissions/jobs/{job_id}`` for ``caller``."""
+    def answer(self, job_id: int, caller: str, configured: str | None = None) -> JsonDict:
+        """``GET /api/2.0/permissions/jobs/{job_id}`` for ``caller`` (``configured``: the
+        emulator's caller, when another principal's token made the request)."""
         self.owner = self.owner or caller
-        grants = self.acls.get(job_id, [Grant("user", self.owner, "IS_OWNER")])
+        grants = self.acls.get(job_id, [])
+        if not any(g.level == "IS_OWNER" for g in grants):  # the creator stays the owner
+            grants = [*grants, Grant(_kind(self.owner), self.owner, "IS_OWNER")]
         entries: dict[tuple[str, str], list[JsonDict]] = {}
         for grant in grants:
             entries.setdefault((grant.kind, grant.name), []).append(
@@ -186,7 +198,8 @@ class PermissionsModel:
                 "inherited_from_object": ["/jobs/"],
             }
         )
-        mine = {(_kind(caller), caller), *(("group", g) for g in self.groups)}
+        groups = self.groups_of(caller, configured or caller)
+        mine = {(_kind(caller), caller), *(("group", g) for g in groups)}
         if not mine & set(entries):
             raise ApiError(
                 403,
@@ -239,7 +252,7 @@ def route_identity(
         raise ApiError(401, "UNAUTHENTICATED", "Invalid access token.")
     job_id = int(match.group(1))
     jobs.get_job(job_id)  # an unknown job: the reference is silent; the Jobs API's own 400
-    return model.answer(job_id, caller)
+    return model.answer(job_id, caller, jobs.user_name)
 
 
 class PermissionControls:
@@ -301,6 +314,24 @@ class PermissionControls:
         with self._lock:
             self._oauth.principals[application_id] = principal
 
+    def add_user_token(
+        self, token: str, user_name: str, *, groups: Iterable[str] = (), display_name: str = ""
+    ) -> None:
+        """Make bearer ``token`` authorize requests as user ``user_name`` (an email), a
+        direct member of ``groups`` besides ``users``; job ACLs are enforced from now on."""
+        if "@" not in user_name:
+            raise ValueError(f"a user's name is an email address, not {user_name!r}")
+        display = display_name or user_name.split("@")[0]
+        with self._lock:
+            self._oauth.users[token] = ServicePrincipal(user_name, "", display)
+            self._permissions.members[user_name] = tuple(dict.fromkeys(groups))
+            self._permissions.owner = self._permissions.owner or self._model.user_name
+            self._permissions.enforcing = True
+
+    def user_calls(self, user_name: str) -> list[tuple[str, str]]:
+        """``(method, path)`` of every API request a token of user ``user_name`` authorized."""
+        return self.service_principal_calls(user_name)
+
     def service_principal_calls(self, application_id: str) -> list[tuple[str, str]]:
         """``(method, path)`` of every API request a token of the principal authorized."""
         with self._lock:
@@ -336,12 +367,15 @@ class OAuthModel:
 
     principals: dict[str, ServicePrincipal] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)  # access token -> application id
+    users: dict[str, ServicePrincipal] = field(default_factory=dict)  # token -> a user as caller
     calls: list[tuple[str, str, str]] = field(default_factory=list)  # (app id, method, path)
     refused: int = 0  # token requests refused (a wrong client ID or secret)
 
     def caller(self, authorization: str | None) -> ServicePrincipal | None:
         """The service principal whose issued token ``authorization`` carries."""
         scheme, _, token = (authorization or "").partition(" ")
+        if scheme == "Bearer" and token in self.users:
+            return self.users[token]
         found = self.tokens.get(token) if scheme == "Bearer" else None
         return self.principals.get(found) if found is not None else None
 
