@@ -80,7 +80,9 @@ def app_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[A
         job_id = emu.create_job(
             "nightly", parameters={**BACKFILL_PARAMS, "source": "x"}, max_concurrent_runs=10
         )
-        sales_id = emu.create_job("sales", parameters=BACKFILL_PARAM_DEFAULTS, max_concurrent_runs=10)
+        sales_id = emu.create_job(
+            "sales", parameters=BACKFILL_PARAM_DEFAULTS, max_concurrent_runs=10
+        )
         ctl = controller_job(emu)
         processes_of(emu).extra_env = {"DBXDEC_CLAIMS_DIR": "/Shared/dbxdec/claims"}
         root = write_project(tmp_path / "project", MODULE)

@@ -80,9 +80,7 @@ def shoot(page: Page, name: str) -> Path:
     return path
 
 
-def launch_from_the_page(
-    page: Page, ws: AppWorkspace, start: str, end: str, **options: str
-) -> str:
+def launch_from_the_page(page: Page, ws: AppWorkspace, start: str, end: str, **options: str) -> str:
     """Launch page -> preview -> launch; the backfill's id (from the page it lands on)."""
     from playwright.sync_api import expect
 
@@ -121,6 +119,7 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     page.select_option("#job", "sales")
     page.fill("#start", "2024-01-01")
     page.fill("#end", "2024-01-04")
+    page.fill("#max_concurrent", "4")  # left empty, the launch is refused: see the report
     shoot(page, "launch")
     page.click("#preview")
     expect(page.locator("h1")).to_have_text("Dry run: sales")
@@ -129,12 +128,13 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     rows = page.locator("#runs tbody tr")
     expect(rows).to_have_count(4)
     expect(rows.first).to_contain_text("backfill_key=2024-01-01")
+    expect(page.locator("#estimate")).to_have_text(
+        "Estimate: no finished runs of sales to estimate from"
+    )
     shoot(page, "preview")
     assert emu.runs() == [] and emu.run_now_bodies() == []  # not the job, nor a controller
 
     page.click("#launch")
-    page.wait_for_load_state()
-    print("URL", page.url, page.content()[:3000])
     page.wait_for_url(ID)
     found = ID.search(page.url)
     assert found is not None
@@ -156,8 +156,8 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     expect(page.locator('#grid tr[data-keys="2024-01-03"]')).to_have_attribute(
         "data-state", "failed"
     )
+    expect(live).to_have_attribute("data-updated", re.compile(r"^\d+$"))  # set by live.js
     first_update = live.get_attribute("data-updated")
-    assert first_update
     expect(page.locator("#state")).to_have_text("running")
     shoot(page, "backfill-running")
     assert emu.release("2024-01-04") == 1
@@ -186,15 +186,16 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     failed_run = str(by_key["2024-01-03"].run_id)
     failure = page.locator('#failures tr[data-keys="2024-01-03"]')
     expect(failure).to_contain_text("3 rows had no id")
-    run_url = f"{emu.url}/jobs/{ws.sales_id}/runs/{failed_run}"
-    expect(failure.locator("a.run-link")).to_have_attribute("href", run_url)
+    link = emu.workspace_client().jobs.get_run(int(failed_run)).run_page_url  # runs/get's
+    assert link == f"{emu.url}/?o={emu.workspace_id}#job/{ws.sales_id}/run/{failed_run}"
+    expect(failure.locator("a.run-link")).to_have_attribute("href", link)
     expect(page.locator('#grid tr[data-keys="2024-01-03"] a.run-link')).to_have_attribute(
-        "href", run_url
+        "href", link
     )
     page.locator("#failures").scroll_into_view_if_needed()
     shoot(page, "backfill-failed")
     failure.locator("a.run-link").click()
-    page.wait_for_url(run_url)
+    page.wait_for_url(f"{emu.url}/jobs/{ws.sales_id}/runs/{failed_run}")  # the run's page
     expect(page.locator("h1")).to_have_text(f"Run {failed_run} of sales")
     expect(page.locator("#result")).to_have_text("FAILED")
     expect(page.locator("#parameter-backfill_key")).to_have_text("2024-01-03")
@@ -251,6 +252,9 @@ def test_pause_a_detached_backfill_unpause_it_to_done_then_undo_it(
     ]
     assert {r.result_state for r in runs} == {"SUCCESS"}
     assert read_journal(client, ws.sales_id, backfill).state == "succeeded"
+    resume = page.locator('button[data-action="resume"]')
+    expect(resume).to_be_disabled()
+    expect(resume).to_have_attribute("title", "every run succeeded: nothing is left")
 
     # (e) undo: an undo run of the deployed job restores what the backfill wrote
     emu.wait_for(

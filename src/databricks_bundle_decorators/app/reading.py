@@ -205,7 +205,7 @@ class BackfillPage:
             last = record.last
             url = None
             if last is not None:
-                url = run_page_url(self.host, self._job_id(record), last.run_id) or last.url
+                url = last.url or run_page_url(self.host, self._job_id(record), last.run_id)
             found.append(
                 {
                     "label": record.label,
@@ -277,7 +277,7 @@ def backfill_page(
                 )
         last = record.last
         if last is not None and last.state == "failed":
-            url = run_page_url(host, page._job_id(record), last.run_id) or last.url
+            url = last.url or run_page_url(host, page._job_id(record), last.run_id)
             page.failures.append(
                 Failure(record.label, _one_line(last.error), last.run_id, url, last.number)
             )

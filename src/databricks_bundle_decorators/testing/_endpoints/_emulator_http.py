@@ -8,8 +8,8 @@ A fault may be limited to clients whose ``User-Agent`` contains a string: the SD
 from __future__ import annotations
 
 import json
-import re
 import random
+import re
 import socket
 import sys
 import threading
@@ -52,11 +52,24 @@ RUN_PAGE = re.compile(r"/jobs/(\d+)/runs/(\d+)")
 HTML = "text/html; charset=utf-8"
 
 
-def _html(title: str, body: str) -> bytes:
-    return (
+_FRAGMENT_ROUTER = (
+    "<p>Opening the page this link names.</p><script>"
+    "var m = /^#job\\/(\\d+)\\/run\\/(\\d+)/.exec(location.hash);"
+    'if (m) { location.replace("/jobs/" + m[1] + "/runs/" + m[2]); }'
+    "</script>"
+)
+"""The workspace's home page ``/?o=<workspace id>``, where a run's ``run_page_url``
+(``/?o=<id>#job/<job>/run/<run>``) leads: the fragment never reaches the server, so the
+page's script opens the run's page, as the workspace UI routes such links."""
+
+
+def _page(status: int, title: str, body: str) -> _Reply:
+    """An HTML page of the workspace's UI (``body`` is HTML, ``title`` text)."""
+    page = (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
         f"</title></head><body>{body}</body></html>"
-    ).encode()
+    )
+    return _Reply(status, page.encode(), (), HTML)
 
 
 @dataclass
@@ -302,16 +315,16 @@ class HttpFrontEnd:
 
     def _run_page(self, job_id: int, run_id: int) -> _Reply:
         """The workspace's page of one job run, as a browser opens it from a link: the
-        run's id, job and state (read-only; no bearer token, as a signed-in browser
-        sends none)."""
+        run's id, job, state and parameters (read-only; no bearer token, as a signed-in
+        browser sends none)."""
         with self._lock:
             try:
                 run = self._model.get_run(run_id, time.monotonic())
                 job = self._model.get_job(job_id)
             except ApiError as err:
-                return _Reply(404, _html("Not found", f"<p>{escape(err.message)}</p>"), (), HTML)
+                return _page(404, "Not found", f"<p>{escape(err.message)}</p>")
         if run.get("job_id") != job_id:
-            return _Reply(404, _html("Not found", f"<p>Run {run_id} is not a run of job {job_id}.</p>"), (), HTML)
+            return _page(404, "Not found", f"<p>Run {run_id} is not a run of job {job_id}.</p>")
         state = run.get("state", {})
         name = str(job.get("settings", {}).get("name", job_id))
         rows = [
@@ -320,14 +333,15 @@ class HttpFrontEnd:
             ("Lifecycle", str(state.get("life_cycle_state", ""))),
             ("Result", str(state.get("result_state", "-"))),
             ("Message", str(state.get("state_message", ""))),
-            *((f"Parameter {p['name']}", str(p.get("value", ""))) for p in run.get("job_parameters", [])),
         ]
-        table = "".join(
-            f'<tr><th>{escape(k)}</th><td id="{escape(k.lower().replace(" ", "-"))}">{escape(v)}</td></tr>'
+        rows += [(f"Parameter {p['name']}", str(p.get("value", ""))) for p in run["job_parameters"]]
+        cells = (
+            f'<tr><th>{escape(k)}</th><td id="{escape(k.lower().replace(" ", "-"))}">'
+            f"{escape(v)}</td></tr>"
             for k, v in rows
         )
         title = f"Run {run_id} of {name}"
-        return _Reply(200, _html(title, f"<h1>{escape(title)}</h1><table>{table}</table>"), (), HTML)
+        return _page(200, title, f"<h1>{escape(title)}</h1><table>{''.join(cells)}</table>")
 
     def _route(
         self,
@@ -341,6 +355,8 @@ class HttpFrontEnd:
         page = RUN_PAGE.fullmatch(path)
         if page is not None and method == "GET":
             return self._run_page(int(page.group(1)), int(page.group(2)))
+        if path == "/" and method == "GET" and query.get("o") == self.workspace_id:
+            return _page(200, "Workspace", _FRAGMENT_ROUTER)
         if path == "/.well-known/databricks-config" and method == "GET":
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
