@@ -42,6 +42,8 @@ def test_preview_launches_nothing_then_launch_detaches_and_the_pages_follow_it(
     page = app.get(f"/backfills/{backfill}")
     assert page.status == 200
     assert 'data-state="failed"' in page.body and "data-live" not in page.body  # ended: no polling
+    grid_row = page.body[page.body.index('<tr data-keys="2024-01-02"') :].split("</tr>")[0]
+    assert 'class="cell s-failed" data-task="step"' in grid_row  # a cell per task
     failures = page.body[page.body.index('id="failures"') :]
     run = next(r for r in emu.runs(job_id) if r.job_parameters["backfill_key"] == "2024-01-02")
     assert f'href="{emu.url}/?o=' in failures  # the run's run_page_url, as runs/get gives it

@@ -16,7 +16,7 @@ from ..definitions import Registry
 from ..errors import DbxdecError, UsageError, WorkspaceRejected
 from ..launch.control.detach import Detached, detach_backfill
 from ..launch.launcher import plan_backfill
-from ..launch.plan.options import Pacing
+from ..launch.plan.options import LaunchOptions, Pacing
 from ..launch.plan.request import BackfillRequest, Connection, ResumeRequest
 from ..launch.prepare.prepared import PreparedBackfill
 from ..launch.status.journal_status import JournalPlace
@@ -50,6 +50,12 @@ class LaunchForm:
     max_concurrent: int | None
     rerun: str
     downstream: bool
+    order: str = "forward"
+    retries: int = 0
+    halt_on_error: bool = False
+    exact: bool = False
+    final_sync: bool = False
+    checks: bool = True
 
     @classmethod
     def parse(cls, form: Mapping[str, str], jobs: list[str]) -> LaunchForm:
@@ -70,15 +76,24 @@ class LaunchForm:
         rerun = form.get("rerun", "all")
         if rerun not in ("all", "failed", "missing"):
             raise UsageError(f"rerun must be all, failed or missing, not {rerun!r}")
+        order = form.get("order", "forward")
+        if order not in ("forward", "reverse"):
+            raise UsageError(f"order must be forward or reverse, not {order!r}")
         return cls(
             job,
             start,
             end,
             keys,
             _number(form, "batch_size", 1),
-            _number(form, "max_concurrent", None),
+            _number(form, "max_concurrent", 0) or None,
             rerun,
-            form.get("downstream") in ("on", "true", "1"),
+            _flag(form, "downstream"),
+            order,
+            _number(form, "retries", 0, least=0),
+            _flag(form, "halt_on_error"),
+            _flag(form, "exact"),
+            _flag(form, "final_sync"),
+            not _flag(form, "no_checks"),
         )
 
     def fields(self) -> dict[str, str]:
@@ -91,11 +106,54 @@ class LaunchForm:
             "batch_size": str(self.batch_size),
             "max_concurrent": "" if self.max_concurrent is None else str(self.max_concurrent),
             "rerun": self.rerun,
-            **({"downstream": "on"} if self.downstream else {}),
+            "order": self.order,
+            "retries": str(self.retries),
+            **{
+                name: "on"
+                for name, on in (
+                    ("downstream", self.downstream),
+                    ("halt_on_error", self.halt_on_error),
+                    ("exact", self.exact),
+                    ("final_sync", self.final_sync),
+                    ("no_checks", not self.checks),
+                )
+                if on
+            },
         }
 
+    def command(self) -> str:
+        """The same backfill as a ``dbxdec backfill`` command line."""
+        words = ["dbxdec backfill", self.job]
+        if self.keys:
+            words.append(f"--keys {','.join(self.keys)}")
+        else:
+            words.append(f"--start {self.start} --end {self.end}")
+        defaults = {"batch_size": 1, "rerun": "all", "order": "forward", "retries": 0}
+        for name, default in defaults.items():
+            value = getattr(self, name)
+            if value != default:
+                words.append(f"--{name.replace('_', '-')} {value}")
+        if self.max_concurrent:
+            words.append(f"--max-concurrent {self.max_concurrent}")
+        for name in ("downstream", "halt_on_error", "exact", "final_sync"):
+            if getattr(self, name):
+                words.append(f"--{name.replace('_', '-')}")
+        if not self.checks:
+            words.append("--no-checks")
+        return " ".join([*words, "--detach"])
+
     def request(self, connection: Connection, started_by: str = "") -> BackfillRequest:
-        pacing = Pacing(max_concurrent=self.max_concurrent) if self.max_concurrent else Pacing()
+        pacing = Pacing(
+            max_concurrent=self.max_concurrent or None,
+            retries=self.retries,
+            halt_on_error=self.halt_on_error,
+        )
+        options = LaunchOptions(
+            order=self.order,  # type: ignore[arg-type]  # checked in parse
+            exact=self.exact,
+            final_sync=self.final_sync,
+            checks=self.checks,
+        )
         return BackfillRequest(
             self.job,
             start=self.start,
@@ -103,6 +161,7 @@ class LaunchForm:
             keys=self.keys,
             batch_size=self.batch_size,
             rerun=self.rerun,  # type: ignore[arg-type]  # checked in parse
+            options=options,
             connection=connection,
             pacing=pacing,
             downstream=self.downstream,
@@ -110,15 +169,20 @@ class LaunchForm:
         )
 
 
-def _number(form: Mapping[str, str], name: str, default: int | None) -> int:
+def _number(form: Mapping[str, str], name: str, default: int, least: int = 1) -> int:
     text = form.get(name, "").strip()
     if not text:
-        if default is None:
-            return 0
         return default
-    if not text.isdigit() or int(text) < 1 or int(text) > 100_000:
-        raise UsageError(f"{name.replace('_', ' ')} must be a whole number from 1, not {text!r}")
+    if not text.isdigit() or not least <= int(text) <= 100_000:
+        raise UsageError(
+            f"{name.replace('_', ' ')} must be a whole number from {least} to 100000, "
+            f"not {text[:40]!r}"
+        )
     return int(text)
+
+
+def _flag(form: Mapping[str, str], name: str) -> bool:
+    return form.get(name) in ("on", "true", "1")
 
 
 def preview(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definitions import Registry
 from ..errors import UsageError
@@ -22,6 +22,7 @@ from ..launch.ledger.ledger import (
     load_ledger,
 )
 from ..launch.plan.request import Connection
+from ..launch.plan.states import KeyState
 from ..launch.run.blocking import ledger_jobs
 from ..launch.status.journal_status import (
     JournalPlace,
@@ -29,9 +30,12 @@ from ..launch.status.journal_status import (
     read_view,
 )
 from ..launch.status.progress import ledger_eta
-from ..launch.status.status_grid import run_page_url
+from ..launch.status.status_grid import GLYPH, run_page_url
 from ..launch.status.timeline import build_timeline, timeline_html
 from .viewer import Viewer
+
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
 
 
 class NotFound(UsageError):
@@ -39,15 +43,14 @@ class NotFound(UsageError):
 
 
 STATE_GLYPHS = {
-    "succeeded": "✓",
-    "failed": "✗",
-    "running": "▶",
-    "submitting": "…",
-    "pending": "·",
-    "cancelled": "⊘",
+    **{str(state): glyph for state, glyph in GLYPH.items()},  # the status grid's, for keys
+    "submitting": GLYPH[KeyState.RUNNING],
+    "pending": GLYPH[KeyState.MISSING],
     "rejected": "!",
+    "skipped": "-",
 }
-"""A text symbol per run state: the grid reads the same without colour."""
+"""A text symbol per run or key state, those of ``dbxdec status`` where the states are
+the same: the grid reads the same without colour."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,8 @@ class BackfillPage:
     failures: list[Failure] = field(default_factory=list)
     checks: list[CheckLine] = field(default_factory=list)
     timeline: str = ""
+    task_states: dict[int, dict[str, str]] = field(default_factory=dict)
+    """Per slice index, each task's state of its last run, read from the run (failed runs)."""
 
     @property
     def id(self) -> str:
@@ -206,10 +211,13 @@ class BackfillPage:
             url = None
             if last is not None:
                 url = last.url or run_page_url(self.host, self._job_id(record), last.run_id)
+            tasks = self.task_states.get(record.index, {})
+            cells = [(t, tasks.get(t, state)) for t in self.tasks or ("run",)]
             found.append(
                 {
                     "label": record.label,
                     "state": state,
+                    "cells": [(t, s, STATE_GLYPHS.get(s, "?")) for t, s in cells],
                     "glyph": STATE_GLYPHS.get(state, "?"),
                     "attempts": len(record.attempts),
                     "url": url,
@@ -225,6 +233,38 @@ class BackfillPage:
         return self.job_id
 
 
+TASK_RESULTS = {
+    "SUCCESS": "succeeded",
+    "SUCCESS_WITH_FAILURES": "succeeded",
+    "FAILED": "failed",
+    "TIMEDOUT": "failed",
+    "INTERNAL_ERROR": "failed",
+    "CANCELED": "cancelled",
+    "UPSTREAM_FAILED": "skipped",
+    "UPSTREAM_CANCELED": "skipped",
+    "EXCLUDED": "skipped",
+    "SKIPPED": "skipped",
+}
+"""A task run's ``result_state`` (databricks-sdk ``jobs.RunResultState``) in our words."""
+MAX_TASK_READS = 50
+"""Failed runs whose tasks a backfill page reads (one ``runs/get`` each, kept once read)."""
+
+
+def task_states(
+    client: WorkspaceClient, run_id: str, cache: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """Each task's state in run ``run_id`` (an ended run: read once, then from ``cache``)."""
+    if run_id not in cache:
+        run = client.jobs.get_run(int(run_id))
+        states = {}
+        for task in run.tasks or ():
+            result = task.state.result_state if task.state is not None else None
+            if task.task_key and result is not None:
+                states[task.task_key] = TASK_RESULTS.get(result.value, "failed")
+        cache[run_id] = states
+    return cache[run_id]
+
+
 def _one_line(text: str) -> str:
     first = (text or "").strip().splitlines()
     return first[0][:300] if first else ""
@@ -236,8 +276,10 @@ def backfill_page(
     registry: Registry,
     viewer: Viewer,
     connection: Connection | None,
+    run_tasks: dict[str, dict[str, str]] | None = None,
 ) -> BackfillPage:
-    """Backfill ``backfill_id``: its local ledger, else its journal in the workspace.
+    """Backfill ``backfill_id``: its local ledger, else its journal in the workspace
+    (``run_tasks``: the tasks' states of ended runs already read, by run id).
 
     Raises:
         UsageError: no such backfill here or in the workspace.
@@ -281,6 +323,11 @@ def backfill_page(
             page.failures.append(
                 Failure(record.label, _one_line(last.error), last.run_id, url, last.number)
             )
+            reads = len(page.task_states) < MAX_TASK_READS and run_tasks is not None
+            if reads and viewer.client is not None and last.run_id and place is not None:
+                assert run_tasks is not None
+                states = task_states(viewer.client, last.run_id, run_tasks)
+                page.task_states[record.index] = states
     page.timeline = timeline_html(build_timeline(ledger, now=time.time()))
     return page
 

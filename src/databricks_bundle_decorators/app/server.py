@@ -9,9 +9,10 @@ checked by :mod:`.csrf` before anything else; a refusal is ``403`` and one line 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -65,6 +66,7 @@ class AppState:
     guard: CsrfGuard
     templates: Environment
     operations: Operations
+    run_tasks: dict[str, dict[str, str]] = field(default_factory=dict)  # ended runs' tasks
     _project: tuple[ProjectConfig, Registry] | None = None
     _lock: threading.Lock = threading.Lock()  # noqa: RUF009 - one per app is what we want
 
@@ -91,6 +93,7 @@ def build_app(settings: AppSettings, *, viewers: Viewers | None = None) -> Starl
         Route("/backfills/{backfill_id}", _page(state, _backfill)),
         Route("/backfills/{backfill_id}/live", _page(state, _backfill_live)),
         Route("/backfills/{backfill_id}/confirm/{action}", _page(state, _confirm)),
+        Route("/backfills/{backfill_id}/cost", _page(state, _cost)),
         Route("/backfills/{backfill_id}/{action}", _page(state, _act), methods=["POST"]),
         Route("/launch", _page(state, _launch_form)),
         Route("/launch/preview", _page(state, _launch_preview), methods=["POST"]),
@@ -196,7 +199,8 @@ def _backfill_context(
     state: AppState, viewer: Viewer, backfill_id: str, ctx: dict[str, Any]
 ) -> dict[str, Any]:
     config, registry = state.project()
-    page = backfill_page(backfill_id, config.root, registry, viewer, state.settings.connection)
+    connection = state.settings.connection
+    page = backfill_page(backfill_id, config.root, registry, viewer, connection, state.run_tasks)
     refusals: dict[str, str] = {}
     if page.place is None:
         refusals = dict.fromkeys(ACTIONS, "a local backfill: steer it from its terminal")
@@ -240,6 +244,24 @@ def _backfill_live(
 ) -> Response:
     context = _backfill_context(state, viewer, ctx["backfill_id"], ctx)
     return _render(state, viewer, "backfill_live.html", context)
+
+
+def _cost(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
+    """What the backfill cost, read from ``system.billing`` through a SQL warehouse as the
+    viewer (``DATABRICKS_WAREHOUSE_ID`` or the profile's ``warehouse_id``)."""
+    from ..launch.estimate.cost import backfill_cost
+
+    config, registry = state.project()
+    backfill_id = ctx["backfill_id"]
+    page = backfill_page(backfill_id, config.root, registry, viewer, state.settings.connection)
+    report = backfill_cost(
+        backfill_id,
+        config.root,
+        client=viewer.client,
+        warehouse_id=os.environ.get("DATABRICKS_WAREHOUSE_ID"),
+        ledger=page.ledger,
+    )
+    return _render(state, viewer, "cost.html", {**ctx, "page": page, "lines": report.lines()})
 
 
 def _confirm(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
@@ -304,7 +326,10 @@ def _launch_preview(
             "fields": form.fields(),
             "runs": [(r.label, dict(r.parameters)) for r in slices[:50]],
             "run_count": len(slices),
-            "estimate": prepared.estimate,
+            "estimate_lines": [
+                *(prepared.batch_choice.lines() if prepared.batch_choice else ()),
+                *(prepared.estimate.lines() if prepared.estimate else ()),
+            ],
             "warnings": prepared.warnings,
             "unreached": prepared.unreached,
             "refusal": refusal,

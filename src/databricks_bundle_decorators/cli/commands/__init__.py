@@ -1,6 +1,7 @@
 """The ``dbxdec`` commands: one module per family of click commands.
 
-Owns ``app_commands`` (``app``: the backfill app on loopback), ``backfill_commands`` (``backfill``, ``catchup``), ``bundle_commands`` (``init``,
+Owns ``app_commands`` (``app``: the backfill app on loopback), ``backfill_commands``
+(``backfill``, ``catchup``), ``bundle_commands`` (``init``,
 ``generate``, ``validate``, ``deploy``, ``wheel``), ``emulator_commands`` (``emulator``:
 it starts ``testing.local_workspace`` as a program, never importing it),
 ``report_commands`` (``backfills``, ``status``, ``graph``), ``run_commands`` (``run``,

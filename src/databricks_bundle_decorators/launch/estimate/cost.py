@@ -274,8 +274,10 @@ def backfill_cost(
     client: WorkspaceClient | None = None,
     now: datetime | None = None,
     poll_interval: float = 1.0,
+    ledger: Ledger | None = None,
 ) -> BackfillCost:
-    """What backfill ``backfill_id`` of the project at ``root`` cost, read from billing.
+    """What backfill ``backfill_id`` of the project at ``root`` cost, read from billing
+    (``ledger``: its ledger as already read, e.g. a detached backfill's journal).
 
     ``warehouse_id``: the SQL warehouse reading ``system.billing`` (default: the SDK's);
     ``host``, ``profile``, ``client``: the workspace (default: the ledger's).
@@ -286,7 +288,7 @@ def backfill_cost(
     """
     from ..workspace.workspace import connect
 
-    ledger = load_ledger(root, backfill_id)
+    ledger = ledger or load_ledger(root, backfill_id)
     if ledger.backend.kind != "databricks":
         raise UsageError(
             f"backfill {backfill_id} ran on the local Spark (--local): Databricks billed nothing"

@@ -37,7 +37,7 @@ _STYLE: dict[KeyState, str] = {
     KeyState.MISSING: "grey50",
     KeyState.UNKNOWN: "blue",
 }
-_GLYPH: dict[KeyState, str] = {
+GLYPH: dict[KeyState, str] = {
     KeyState.SUCCEEDED: "■",
     KeyState.FAILED: "✗",
     KeyState.CANCELLED: "⊘",
@@ -190,7 +190,7 @@ def grid_table(grid: PartitionGrid, width: int | None = None) -> RenderableType:
         if key is None:
             return Text(" ")
         state = grid.states[key]
-        return Text(f"{_GLYPH[state]} {key}  " if static else f"{_GLYPH[state]} ", _STYLE[state])
+        return Text(f"{GLYPH[state]} {key}  " if static else f"{GLYPH[state]} ", _STYLE[state])
 
     rows = ((row.label, [cell(key) for key in row.cells]) for row in grid.rows)
     # a narrow grid widens its label column so its title stays on one line
@@ -219,7 +219,7 @@ def legend(grid: PartitionGrid) -> str:
     '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0  ⊘ cancelled 0'
     """
     counts = grid.counts()
-    return "  ".join(f"{_GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
+    return "  ".join(f"{GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +272,7 @@ def _html_cell(grid: PartitionGrid, key: str | None) -> str:
         return '<td class="none"></td>'
     state = grid.states[key]
     detail = grid.details.get(key)
-    glyph = esc(_GLYPH[state])
+    glyph = esc(GLYPH[state])
     text = f"{glyph} {esc(key)}" if grid.kind == "static" else glyph
     if detail is not None and detail.url:
         text = f'<a href="{esc(detail.url)}">{text}</a>'
@@ -345,7 +345,7 @@ def html_page(
     esc = html.escape
     counts = grid.counts()
     legend_html = " ".join(
-        f'<span class="{s}">&nbsp;{esc(_GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
+        f'<span class="{s}">&nbsp;{esc(GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
         for s in STATES
     )
     title = esc(f"{grid.job}: partition status ({counted(len(grid.states), f'{grid.kind} key')})")

@@ -20,9 +20,9 @@ from ...backfill.multi import SEPARATOR as MULTI_SEPARATOR
 from ...errors import counted
 from ..plan.states import KeyState
 from .status_grid import (
-    _GLYPH,
     _HTML_PATTERN,
     _STYLE,
+    GLYPH,
     HTML_COLOUR,
     STATES,
     PageOrigin,
@@ -55,7 +55,7 @@ def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> Renderabl
 
 def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
     """What a folded cell is, in one line."""
-    order = ", ".join(f"{_GLYPH[s]} {s}" for s in WORST_FIRST)
+    order = ", ".join(f"{GLYPH[s]} {s}" for s in WORST_FIRST)
     return (
         f"A cell is one {folded.unit} of {grid.kind} keys, shown as its worst key's state "
         f"({order}); {counted(len(grid.states), 'key')} in "
@@ -77,7 +77,7 @@ def folded_table(
 
 
 def _folded_cell(cell: FoldedCell | None) -> Text:
-    return Text(" ") if cell is None else Text(f"{_GLYPH[cell.worst]} ", _STYLE[cell.worst])
+    return Text(" ") if cell is None else Text(f"{GLYPH[cell.worst]} ", _STYLE[cell.worst])
 
 
 def status_page(
@@ -110,8 +110,7 @@ def _folded_page(
         cells = "".join(
             '<td class="none"></td>'
             if cell is None
-            else f'<td class="{cell.worst}" title="{esc(cell.describe())}">'
-            f"{_GLYPH[cell.worst]}</td>"
+            else f'<td class="{cell.worst}" title="{esc(cell.describe())}">{GLYPH[cell.worst]}</td>'
             for cell in row.cells
         )
         body.append(f"<tr><th>{esc(row.label)}</th>{cells}</tr>")
@@ -150,7 +149,7 @@ def _key_details(grid: PartitionGrid) -> Iterator[str]:
                     parts.append("  " * n)
                     continue
                 tally[state] += n
-                parts.append(f"<i class={state[0]}>{(_GLYPH[state] + ' ') * n}</i>")
+                parts.append(f"<i class={state[0]}>{(GLYPH[state] + ' ') * n}</i>")
             lines.append("".join(parts))
         shown = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
         body = "\n".join(["   " + esc(head), *lines])  # a row label: a day or month, 2 wide
