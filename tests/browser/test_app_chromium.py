@@ -119,7 +119,6 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     page.select_option("#job", "sales")
     page.fill("#start", "2024-01-01")
     page.fill("#end", "2024-01-04")
-    page.fill("#max_concurrent", "4")  # left empty, the launch is refused: see the report
     shoot(page, "launch")
     page.click("#preview")
     expect(page.locator("h1")).to_have_text("Dry run: sales")
@@ -128,9 +127,7 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     rows = page.locator("#runs tbody tr")
     expect(rows).to_have_count(4)
     expect(rows.first).to_contain_text("backfill_key=2024-01-01")
-    expect(page.locator("#estimate")).to_have_text(
-        "Estimate: no finished runs of sales to estimate from"
-    )
+    expect(page.locator("#estimate")).to_contain_text("no finished runs of sales to estimate")
     shoot(page, "preview")
     assert emu.runs() == [] and emu.run_now_bodies() == []  # not the job, nor a controller
 
