@@ -39,7 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        print(f"Error: {exc.name} is missing: install dbxdec[app]", file=sys.stderr)
+        print(
+            f"Error: {exc.name} is missing: list dbxdec's wheel with its app extra in the "
+            "app's requirements.txt ('<wheel>[app]')",
+            file=sys.stderr,
+        )
         return 3
     from .serving import bind, serve
 

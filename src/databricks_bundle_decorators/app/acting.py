@@ -223,17 +223,61 @@ def launch(
         warehouse=config.warehouse,
         client=viewer.client,
     )
-    job_id = prepared.ledger.backend.job_id
-    refusal = viewer.refusal(job_id or 0, form.job, "launch") if job_id is not None else ""
-    if not refusal and viewer.client is not None:  # the viewer starts its controller's run
-        refusal = viewer.refusal(
-            controller_id(viewer, config, connection), "dbxdec_controller", "launch"
-        )
+    try:
+        refusal = launch_refusal(prepared, viewer, config, connection)
+    except BaseException:
+        if prepared.backend is not None:
+            prepared.backend.close()
+        raise
     if refusal:
         if prepared.backend is not None:
             prepared.backend.close()
         raise WorkspaceRejected(refusal)
     return detach_backfill(prepared, root=config.root, client=viewer.client)
+
+
+def launch_refusal(
+    prepared: PreparedBackfill, viewer: Viewer, config: ProjectConfig, connection: Connection
+) -> str:
+    """Why the viewer may not launch ``prepared`` detached (``""``: they may): they need
+    CAN_MANAGE_RUN on every job it runs and on the controller job (they start its first
+    run), and CAN_MANAGE on each dependant whose trigger a ``--downstream`` backfill
+    pauses (as ``--detach`` requires of the controller's principal).
+
+    Raises:
+        WorkspaceRejected: a dependant may not be paused by them (one line).
+    """
+    from ..launch.control.controller import plan_hold
+    from ..launch.guard.pause.pause_permission import require_pausable
+    from ..launch.run.blocking import ledger_jobs
+
+    if viewer.read_only:
+        return viewer.read_only
+    if viewer.client is None:
+        return ""
+    spec, downstream = prepared.ledger.backend, prepared.workspace
+    job_ids = dict(downstream.job_ids) if downstream is not None else {}
+    if not job_ids and spec.job_id is not None:
+        job_ids = {prepared.plan.job: spec.job_id}
+    for job, job_id in job_ids.items():
+        refusal = viewer.refusal(job_id, job, "launch")
+        if refusal:
+            return refusal
+    refusal = viewer.refusal(
+        controller_id(viewer, config, connection), "dbxdec_controller", "launch"
+    )
+    if refusal or downstream is None:
+        return refusal
+    hold = plan_hold(downstream.registry, ledger_jobs(prepared.ledger), downstream.job_ids)
+    require_pausable(
+        viewer.client,
+        hold.dependants,
+        option="--downstream",
+        what="trigger",
+        whose="you",
+        then="nothing was launched",
+    )
+    return ""
 
 
 def controller_id(viewer: Viewer, config: ProjectConfig, connection: Connection) -> int:

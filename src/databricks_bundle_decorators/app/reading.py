@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backfill.check_report import CheckResult
 from ..definitions import Registry
 from ..errors import UsageError
 from ..launch.ledger.journal import JournalSummary
@@ -307,16 +308,14 @@ def backfill_page(
         tasks = tuple(registry.get(jobs[0]).graph.nodes)
     page = BackfillPage(ledger, where, control, place, job_id, host, tasks)
     for record in ledger.slices:
-        for attempt in record.attempts:
-            for check in attempt.checks:
-                page.checks.append(
-                    CheckLine(
-                        record.label,
-                        str(check.get("name", check.get("check", "check"))),
-                        bool(check.get("passed", check.get("ok", False))),
-                        _one_line(str(check.get("detail", check.get("message", "")))),
-                    )
-                )
+        for check in record.last.checks if record.last is not None else ():
+            result = CheckResult.from_json(check)
+            measured = "-" if result.measured is None else f"{result.measured:g}"
+            detail = f"{measured} (needs {result.limit})" + (
+                f": {_one_line(result.detail)}" if result.detail else ""
+            )
+            name = f"{result.task}: {result.check}" if result.task else result.check
+            page.checks.append(CheckLine(result.key or record.label, name, result.passed, detail))
         last = record.last
         if last is not None and last.state == "failed":
             url = last.url or run_page_url(host, page._job_id(record), last.run_id)

@@ -35,6 +35,7 @@ from .acting import (
     Operation,
     Operations,
     launch,
+    launch_refusal,
     preview,
     resume,
     steer_backfill,
@@ -317,8 +318,10 @@ def _launch_preview(
     connection = _workspace(state, viewer)
     prepared = preview(form, config, registry, viewer, connection)
     try:
-        job_id = prepared.ledger.backend.job_id
-        refusal = viewer.refusal(job_id, form.job, "launch") if job_id is not None else ""
+        try:
+            refusal = launch_refusal(prepared, viewer, config, connection)
+        except WorkspaceRejected as exc:  # a dependant they may not pause
+            refusal = exc.render()
         slices = prepared.ledger.slices
         context = {
             **ctx,

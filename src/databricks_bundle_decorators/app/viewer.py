@@ -136,8 +136,9 @@ class Viewers:
         host, _ = self._host_profile()
         client = self._connect(host=host)
         reason = (
-            "Read-only: user authorization is off for this app, so it cannot act as you. "
-            f"A workspace admin enables it and grants the app its scopes ({AUTH_PAGE})."
+            "Read-only: user authorization is off for this app, so it cannot act as you; pages "
+            "are read as the app's own service principal. A workspace admin enables user "
+            f"authorization and grants the app its scopes ({AUTH_PAGE})."
         )
         return Viewer(caller(client).name, client, reason, "the app's own service principal")
 

@@ -57,15 +57,19 @@ def app_command(
     only: it is reachable from this machine alone. Ctrl-C stops it. The same app deploys
     as a Databricks App: see [tool.dbxdec.app] in docs/guides/app.md.
 
-    Exit codes: 0 stopped, 2 the port is taken or a bad option, 3 dbxdec[app] is not
-    installed.
+    Exit codes: 0 stopped (SIGTERM), 2 the port is taken or a bad option, 3 the app's
+    packages (dbxdec's app extra) are not installed, 130 stopped with Ctrl-C.
     """
     try:
         import jinja2  # noqa: F401
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise EnvironmentProblem(f"the app needs {exc.name}: pip install 'dbxdec[app]'") from None
+        raise EnvironmentProblem(
+            f"the app needs {exc.name}: install dbxdec's wheel with its app extra "
+            "(pip install 'dist/dbxdec-<version>-py3-none-any.whl[app]', from make wheel), or "
+            'pip install "starlette>=0.40" "uvicorn>=0.30" "jinja2>=3.1"'
+        ) from None
     from ...app.serving import LOOPBACK, bind, serve
     from ...app.settings import AppSettings
 
