@@ -48,7 +48,12 @@ _ERROR_CODES = {
 
 RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
 RUN_PAGE = re.compile(r"/jobs/(\d+)/runs/(\d+)")
-"""A run's page in the workspace UI, the link of a run (``<host>/jobs/<job id>/runs/<run id>``)."""
+"""A run's page in the workspace UI, ``<host>/jobs/<job id>/runs/<run id>`` (the path
+``launch.status.status_grid.run_page_url`` links). The Jobs API gives each run the URL of
+"the detail page of the run" (``run_page_url``,
+https://docs.databricks.com/api/workspace/jobs/getrun) and says nothing of the page itself:
+the emulator's shows only what ``runs/get`` answers, so a test can see which run a link
+opened."""
 HTML = "text/html; charset=utf-8"
 
 
