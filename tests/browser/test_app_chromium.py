@@ -49,6 +49,7 @@ pytestmark = pytest.mark.skipif(
 def browser() -> Iterator[Browser]:
     """One Chromium for the module, closed at its end."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright: make setup")
+    sync_api.expect.set_options(timeout=WAIT_MS)  # a busy machine (two workers, Spark)
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
@@ -229,11 +230,11 @@ def test_pause_a_detached_backfill_unpause_it_to_done_then_undo_it(
     assert [op.op for op in control_ops(client, ws.sales_id, backfill)] == ["pause"]
     processes.wait_for_output(f"backfill {backfill} is now paused")
     expect(page.locator("#control")).to_have_text("paused")
-    before = len(emu.run_now_bodies(ws.sales_id))
+    before = len(emu.runs(ws.sales_id))  # runs, not run-now bodies: a resent copy is one
     emu.hold_runs = False
     assert emu.release() == 2  # the two in flight end; nothing new starts
     processes.wait_for_output("paused with no run in flight")
-    assert len(emu.run_now_bodies(ws.sales_id)) == before == 2
+    assert len(emu.runs(ws.sales_id)) == before == 2
     expect(page.locator('#counts li[data-state="succeeded"] b')).to_have_text("2")
     expect(page.locator('#counts li[data-state="pending"] b')).to_have_text("4")
     expect(page.locator('button[data-action="pause"]')).to_be_disabled()
@@ -264,6 +265,10 @@ def test_pause_a_detached_backfill_unpause_it_to_done_then_undo_it(
     expect(operation).to_have_attribute("data-state", "done")
     expect(operation).to_contain_text("main.shop.sales")
     shoot(page, "backfill-undone")
+    *keyed, undo_run = emu.runs(ws.sales_id)
+    assert len(keyed) == 6 and undo_run.result_state == "SUCCESS"
+    assert undo_run.job_parameters[ORDER_PARAM] == encode_order(UndoOrder(backfill))
+    assert undo_run.job_parameters["backfill_key"] == ""  # no key: the order says what
     undo: dict[str, Any] = emu.run_now_bodies(ws.sales_id)[-1]
     assert undo["job_parameters"] == {ORDER_PARAM: encode_order(UndoOrder(backfill))}
-    assert len(emu.run_now_bodies(ws.sales_id)) == 7
+    expect(operation).to_contain_text(f"Undo run {undo_run.run_id} succeeded")
