@@ -227,7 +227,8 @@ def test_pause_a_detached_backfill_unpause_it_to_done_then_undo_it(
     shoot(page, "confirm")
     page.click("#confirm")
     page.wait_for_url(re.compile(f"/backfills/{backfill}$"))
-    assert [op.op for op in control_ops(client, ws.sales_id, backfill)] == ["pause"]
+    [paused] = control_ops(client, ws.sales_id, backfill)
+    assert (paused.op, paused.by) == ("pause", "emulator@example.com")  # the viewer
     processes.wait_for_output(f"backfill {backfill} is now paused")
     expect(page.locator("#control")).to_have_text("paused")
     before = len(emu.runs(ws.sales_id))  # runs, not run-now bodies: a resent copy is one
