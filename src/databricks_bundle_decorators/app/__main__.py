@@ -4,8 +4,9 @@ from the ``command`` of the ``app.yaml`` that ``dbxdec generate`` writes.
 It listens on ``0.0.0.0`` and the port Databricks Apps gives in ``DATABRICKS_APP_PORT``
 (https://docs.databricks.com/aws/dev-tools/databricks-apps/app-runtime), with user
 authorization on; ``--project`` names the folder holding the project's ``pyproject.toml``
-(default: the current one). Exit codes: 0 stopped (SIGTERM), 2 no ``DATABRICKS_APP_PORT``
-or a bad one, 3 the app's packages are missing.
+(default: the current one). Exit codes: 2 no ``DATABRICKS_APP_PORT``
+or a bad one, 3 the app's packages are missing; on SIGTERM it shuts down, then
+uvicorn re-raises that signal, which ends the process.
 """
 
 from __future__ import annotations
@@ -48,8 +49,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .serving import bind, serve
 
     settings = databricks_app_settings(args.project.resolve())
-    serve(settings, bind("0.0.0.0", int(port)), on_ready=lambda url: print(f"Serving on {url}"))
+    serve(settings, bind("0.0.0.0", int(port)), on_ready=_announce)
     return 0
+
+
+def _announce(url: str) -> None:
+    # Flushed: Databricks Apps keep what the app writes to stdout as its log
+    # (https://docs.databricks.com/aws/dev-tools/databricks-apps/best-practices), and a
+    # pipe would hold the line back until exit.
+    print(f"Serving on {url}", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -42,6 +43,7 @@ from .acting import (
     undo_work,
 )
 from .csrf import FIELD, SESSION_COOKIE, CsrfGuard
+from .job_health import COLOURS, BadQuery, Focus, NoSuchPart, job_health, job_lines
 from .reading import (
     STATE_GLYPHS,
     NotFound,
@@ -96,6 +98,8 @@ def build_app(settings: AppSettings, *, viewers: Viewers | None = None) -> Starl
         Route("/backfills/{backfill_id}/confirm/{action}", _page(state, _confirm)),
         Route("/backfills/{backfill_id}/cost", _page(state, _cost)),
         Route("/backfills/{backfill_id}/{action}", _page(state, _act), methods=["POST"]),
+        Route("/jobs", _page(state, _jobs)),
+        Route("/jobs/{name}", _page(state, _job)),
         Route("/launch", _page(state, _launch_form)),
         Route("/launch/preview", _page(state, _launch_preview), methods=["POST"]),
         Route("/launch", _page(state, _launch), methods=["POST"]),
@@ -297,6 +301,31 @@ def _act(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any])
         work = undo_work(backfill_id, config, registry, viewer, connection.target, 1.0)
         state.operations.start(Operation(action, backfill_id, viewer.name), work)
     return RedirectResponse(f"/backfills/{backfill_id}", status_code=303)
+
+
+def _jobs(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
+    return _render(state, viewer, "jobs.html", {**ctx, "jobs": job_lines(state.project()[1])})
+
+
+def _job(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
+    config, registry = state.project()
+    name = ctx["name"]
+    if name not in job_names(registry):
+        return _one_line(404, f"no job {name!r} with a backfill definition here: see /jobs")
+    try:
+        focus = Focus.parse(request.query_params)
+        health = job_health(
+            registry.get(name),
+            registry,
+            root=config.root,
+            viewer=viewer,
+            connection=state.settings.connection,
+            focus=focus,
+            now=datetime.now(timezone.utc),
+        )
+    except (BadQuery, NoSuchPart) as exc:
+        return _one_line(400 if isinstance(exc, BadQuery) else 404, exc.render())
+    return _render(state, viewer, "job.html", {**ctx, "health": health, "colours": COLOURS})
 
 
 def _launch_form(

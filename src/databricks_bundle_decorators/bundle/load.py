@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError
+from .app_resource import plan_app, write_app
 from .bundle_file import find_bundle_file
 from .codegen import (
     controller_job_resource,
@@ -56,6 +57,17 @@ def load_resources(bundle: Bundle) -> Resources:
         controller = controller_job_resource(registry, options, config.settings)
         if controller is not None:
             resources.add_job(controller["name"], typed_job(controller))
+    except DbxdecError as exc:
+        resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
+    try:  # [tool.dbxdec.app]: the backfill app, as dbxdec generate writes it
+        jobs = list(resources.jobs)
+        app = plan_app(config, options, target=bundle.target, source_code_path=".", jobs=jobs)
+        if app is not None:
+            from databricks.bundles.apps import App
+
+            anchor = Location(file=str(bundle_file or "databricks.yml"), line=1, column=1)
+            resources.add_app(app[0], App.from_dict(app[1]), location=anchor)  # type: ignore[arg-type]
+        write_app(config, None, app)
     except DbxdecError as exc:
         resources.add_diagnostic_error(exc.render(), location=Location(file="pyproject.toml"))
     return resources

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,17 +22,91 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
+APP_NAME_RULE = "lowercase letters, digits and hyphens, at most 30 characters"
+APP_NAME_SOURCES = (
+    "https://docs.databricks.com/aws/dev-tools/cli/reference/apps-commands",
+    "https://github.com/databricks/databricks-agent-skills/blob/main/skills/databricks-apps/SKILL.md",
+    "https://github.com/databricks/databricks-agent-skills/blob/main/skills/databricks-apps/references/platform-guide.md",
+)
+_APP_NAME = re.compile(r"[a-z0-9-]{1,30}")
+_APP_KEYS = frozenset({"name", "description", "user_authorization"})
+
+
+@dataclass(frozen=True, slots=True)
+class AppOptions:
+    """``[tool.dbxdec.app]``: deploy the backfill app as a Databricks App.
+
+    Attributes:
+        name: The app's name in the workspace. Databricks Apps allow only lowercase
+            alphanumeric characters and hyphens ("The name must contain only lowercase
+            alphanumeric characters and hyphens. It must be unique within the workspace.",
+            https://docs.databricks.com/aws/dev-tools/cli/reference/apps-commands) and at
+            most 30 characters: the documentation pages state no length, Databricks' own
+            agent skills do ("max 30 total", :data:`APP_NAME_SOURCES`).
+        description: Shown on the app's page in the workspace.
+        user_authorization: Ask for ``user_api_scopes`` (default). ``false`` for a
+            workspace where no admin enabled user authorization (a preview): there a
+            resource with ``user_api_scopes`` fails to deploy ("user token passthrough not
+            enabled", Databricks' agent skills platform guide, :data:`APP_NAME_SOURCES`),
+            and the app runs read-only, with its banner.
+    """
+
+    name: str
+    description: str | None = None
+    user_authorization: bool = True
+
+    @property
+    def resource_key(self) -> str:
+        """The key under ``resources.apps`` (``${resources.apps.<key>...}``)."""
+        return self.name.replace("-", "_")
+
+
+def app_options(table: Mapping[str, Any], source: Path) -> AppOptions | None:
+    """``[tool.dbxdec.app]`` of ``table`` (``[tool.dbxdec]``); ``None`` when absent.
+
+    Raises:
+        UsageError: a value breaks a rule; the message names the rule and its source.
+    """
+    app = table.get("app")
+    if app is None:
+        return None
+    where = f"[tool.dbxdec.app] in {source}"
+    if not isinstance(app, dict):
+        raise UsageError(f'{where} must be a table with name = "my-app"')
+    unknown = sorted(set(app) - _APP_KEYS)
+    if unknown:
+        raise UsageError(
+            f"{where} has unknown setting {unknown[0]!r}; known: {', '.join(sorted(_APP_KEYS))}"
+        )
+    name = app.get("name")
+    if not isinstance(name, str) or _APP_NAME.fullmatch(name) is None:
+        shown = repr(name) if name is not None else "missing"
+        raise UsageError(
+            f"{where}: name is {shown}; a Databricks App name has {APP_NAME_RULE} "
+            f"({APP_NAME_SOURCES[0]})"
+        )
+    description = app.get("description")
+    if description is not None and not isinstance(description, str):
+        raise UsageError(f"{where}: description must be a string")
+    user_authorization = app.get("user_authorization", True)
+    if not isinstance(user_authorization, bool):
+        raise UsageError(f"{where}: user_authorization must be true or false")
+    return AppOptions(name, description or None, user_authorization)
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectConfig:
     """Settings of a dbxdec project: its ``root`` (holding ``pyproject.toml``), the
     modules that define jobs, the local table ``warehouse``, the whole ``[tool.dbxdec]``
-    table and the ``[project] name`` (the wheel tasks' ``package_name``)."""
+    table, the ``[project] name`` (the wheel tasks' ``package_name``) and the
+    ``[tool.dbxdec.app]`` settings (``None``: the project deploys no app)."""
 
     root: Path
     pipelines: tuple[str, ...]
     warehouse: Path
     settings: dict[str, Any] = field(default_factory=dict)
     distribution: str | None = None
+    app: AppOptions | None = None
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -104,6 +179,7 @@ def load_config(start: Path | None = None, *, pipelines: Sequence[str] = ()) -> 
         warehouse=warehouse if warehouse.is_absolute() else root / warehouse,
         settings=table,
         distribution=distribution,
+        app=app_options(table, pyproject),
     )
 
 
@@ -116,6 +192,7 @@ def _string_list(value: object, source: Path) -> list[str]:
 
 
 __all__ = [
+    "AppOptions",
     "PipelineImportError",
     "ProjectConfig",
     "find_root",

@@ -123,6 +123,17 @@ class SchemaValidator:
                 found.setdefault((problem.task, problem.field, problem.message), problem)
         return list(found.values())
 
+    def document_problems(self, document: Mapping[str, Any]) -> list[str]:
+        """Leaf errors of a whole bundle ``document`` (any resource kind), each
+        ``dotted.path: message``, sorted."""
+        return sorted(
+            {
+                f"{'.'.join(str(part) for part in path)}: {message}"
+                for error in self._validator.iter_errors(dict(document))
+                for path, message in _leaves(error)
+            }
+        )
+
 
 @lru_cache(maxsize=4)
 def _compiled_validator(path: str) -> Any:

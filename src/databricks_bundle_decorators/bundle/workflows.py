@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..definitions import JobDefinition, Registry
 from ..errors import DbxdecError, DefinitionError, UsageError, counted
+from .app_resource import app_resource, plan_app, relative_source, write_app
 from .bundle_file import (
     BundleFile,
     TargetMode,
@@ -124,10 +125,13 @@ def _in_modules(module: str, modules: Sequence[str]) -> bool:
 
 def generate_project(project: BundleProject, out_dir: Path | None = None) -> list[Path]:
     """Write ``<out_dir>/<job>.job.yml`` for every job (default ``resources/``), or
-    nothing unless every job generates and passes the typed load.
+    nothing unless every job generates and passes the typed load; with
+    ``[tool.dbxdec.app]``, also ``<out_dir>/<app>.app.yml`` and the app's ``app.yaml`` and
+    ``requirements.txt`` at the project root (:mod:`.app_resource`).
 
     Raises:
         BundleValidationError: a definition or generated job has problems.
+        UsageError: the app's files cannot be written (nothing is written).
     """
     out = (out_dir or project.config.root / "resources").resolve()
     prefix = os.path.relpath(project.config.root.resolve(), out).replace(os.sep, "/")
@@ -135,7 +139,18 @@ def generate_project(project: BundleProject, out_dir: Path | None = None) -> lis
     options = replace(options, notebook_dir=f"./{NOTEBOOK_FOLDER}")  # beside the job files
     jobs = deployable_jobs(project, options, nothing="nothing was written")
     notebooks = all_notebooks(jobs, options)
-    return [*write_job_files(jobs, out), *write_notebook_files(notebooks, out / NOTEBOOK_FOLDER)]
+    app = plan_app(  # [tool.dbxdec.app]: the backfill app as a Databricks App
+        project.config,
+        project.options(),
+        target=project.target,
+        source_code_path=relative_source(project.config.root, out),
+        jobs=list(jobs),
+    )
+    return [
+        *write_job_files(jobs, out),
+        *write_notebook_files(notebooks, out / NOTEBOOK_FOLDER),
+        *write_app(project.config, out, app),
+    ]
 
 
 def deployable_jobs(
@@ -235,6 +250,11 @@ def validate_project(
             problems.extend(str(p) for p in validator.problems(name, settings))
         if declared is not None:
             problems.extend(str(p) for p in variable_problems(name, settings, declared))
+    app = project.config.app
+    if validator is not None and app is not None:  # [tool.dbxdec.app], as generated
+        settings = app_resource(app, source_code_path=".", jobs=list(jobs))
+        document = {"resources": {"apps": {app.resource_key: settings}}}
+        problems.extend(f"app {app.name!r}: {p}" for p in validator.document_problems(document))
     mode = project.target_mode
     if mode_checks and mode is not None:
         problems.extend(mode_problems(mode, jobs, service_principal=service_principal))

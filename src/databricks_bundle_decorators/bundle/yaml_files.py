@@ -25,15 +25,19 @@ class _Dumper(yaml.SafeDumper):
 
 def render_job(name: str, job: Mapping[str, Any]) -> str:
     """The YAML document of one job: ``resources: jobs: <name>: ...``."""
-    body = yaml.dump(
-        {"resources": {"jobs": {name: dict(job)}}},
+    return HEADER + render_document({"resources": {"jobs": {name: dict(job)}}})
+
+
+def render_document(document: Mapping[str, Any]) -> str:
+    """``document`` as block-style YAML in its own key order, byte-stable."""
+    return yaml.dump(
+        dict(document),
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
         width=4096,
     )
-    return HEADER + body
 
 
 def write_job_files(jobs: Mapping[str, Mapping[str, Any]], out_dir: Path) -> list[Path]:

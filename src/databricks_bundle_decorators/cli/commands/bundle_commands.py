@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ... import __version__
+from ...bundle.app_resource import is_app_file
 from ...bundle.framework_wheel import WHEELS_DIR, write_framework_wheel
 from ...bundle.project import find_root
 from ...bundle.validate import find_schema
@@ -56,13 +57,23 @@ def generate(
 
     Use this when databricks.yml includes resources/*.yml instead of loading the jobs
     with databricks_bundle_decorators.bundle:load_resources.
+
+    With [tool.dbxdec.app] in pyproject.toml, also writes the backfill app as a
+    Databricks App: resources/<app>.app.yml, and app.yaml and requirements.txt at the
+    project root (the app's source folder).
     """
     opened = open_project(project, pipelines, target)
     written = generate_project(opened, out)
+    app = [path for path in written if is_app_file(opened.config.root, path)]
+    jobs = [path for path in written if path not in app]
     where = _shown(out or opened.config.root / "resources")
-    click.echo(f"Wrote {counted(len(written), 'job file')} to {where}")
-    for path in written:
+    click.echo(f"Wrote {counted(len(jobs), 'job file')} to {where}")
+    for path in jobs:
         click.echo(f"  {_shown(path)}")
+    if app and opened.config.app is not None:
+        click.echo(f"Wrote the Databricks App {opened.config.app.name!r}:")
+        for path in app:
+            click.echo(f"  {_shown(path)}")
 
 
 @click.command()

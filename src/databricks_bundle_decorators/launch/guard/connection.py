@@ -40,10 +40,12 @@ def connect_job(
     client: WorkspaceClient | None = None,
     *,
     pause_schedule: bool = False,
+    restore: bool = True,
 ) -> ConnectedJob:
     """Connect to the workspace of ``conn`` and find ``job``'s deployment, first putting
-    back what crashed or ended backfills left paused; a job whose schedule runs keeps a
-    slot free unless ``pause_schedule`` (:func:`.pause.schedule_pause.slot_policy`).
+    back what crashed or ended backfills left paused (not when ``restore`` is off: a reader
+    that must change nothing); a job whose schedule runs keeps a slot free unless
+    ``pause_schedule`` (:func:`.pause.schedule_pause.slot_policy`).
 
     Raises:
         UsageError: unknown target, missing credentials, or the job is not deployed.
@@ -53,7 +55,7 @@ def connect_job(
     profile = conn.profile or (target.profile if target else None)
     if client is None:
         client = connect(host=host, profile=profile)
-    warnings = restore_stale_pauses(client, root, job.name)
+    warnings = restore_stale_pauses(client, root, job.name) if restore else []
     remote = find_job(
         client,
         job.name,
@@ -61,7 +63,8 @@ def connect_job(
         name_prefix=target.name_prefix if target else None,
         dev_mode=bool(target and target.dev_mode),
     )
-    warnings += restore_stale_workspace_pauses(client, job.name, remote.job_id)
+    if restore:
+        warnings += restore_stale_workspace_pauses(client, job.name, remote.job_id)
     if remote.max_concurrent_runs < cap:
         if remote.queue_enabled:
             warnings.append(

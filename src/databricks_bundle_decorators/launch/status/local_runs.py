@@ -90,6 +90,9 @@ def with_local_run_details(
     """``details`` with each key whose latest run is a single local run (later than the
     ledgers' ``observations``) described by that run.
     """
+    runs = list(runs)
+    if not runs:
+        return dict(details)
     ledger_started: dict[str, float] = {}
     for obs in observations:
         for key in obs.keys:

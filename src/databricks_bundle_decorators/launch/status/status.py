@@ -49,9 +49,11 @@ def job_status(
     root: Path,
     now: datetime,
     client: WorkspaceClient | None = None,
+    restore: bool = True,
 ) -> JobStatus:
     """Key states of ``job`` from the local ledgers or the workspace's run history (``now``:
-    when, printed on the page; ``client``: instead of connecting).
+    when, printed on the page; ``client``: instead of connecting; ``restore`` off: change
+    nothing, not even a pause an ended backfill left, as a web page's GET must not).
 
     Raises:
         UsageError: the job has no backfill definition, or the workspace is unreachable.
@@ -65,7 +67,7 @@ def job_status(
         source = f"local ledgers in {ledger_dir(root)} and runs in {runs_dir(root, job.name)}"
         return ledger_status(ledgers, now=now, where=source, runs=runs)
     details = ledger_details(list_ledgers(root, job.name))
-    found = connect_job(job, connection, root, cap=1, client=client)
+    found = connect_job(job, connection, root, cap=1, client=client, restore=restore)
     job_id = found.remote.job_id
     history = observed_history(
         job.name, job.backfill, root=root, client=found.client, job_id=job_id

@@ -37,7 +37,7 @@ _STYLE: dict[KeyState, str] = {
     KeyState.MISSING: "grey50",
     KeyState.UNKNOWN: "blue",
 }
-GLYPH: dict[KeyState, str] = {
+GLYPH: dict[KeyState, str] = {  # also the app's pages' (app/reading.py, app/job_health.py)
     KeyState.SUCCEEDED: "■",
     KeyState.FAILED: "✗",
     KeyState.CANCELLED: "⊘",
@@ -100,11 +100,14 @@ def build_grid(
             GridRow(f"#{i + 1}", tuple(keys[i : i + _STATIC_ROW]))
             for i in range(0, len(keys), _STATIC_ROW)
         )
-    kept = {
-        key: detail
-        for key, detail in (details or {}).items()
-        if key in states and attempt_key_state(detail.state) == states[key]
-    }
+    as_key_state: dict[str, KeyState] = {}  # a few attempt states for 87,000 keys
+    kept = {}
+    for key, detail in (details or {}).items():
+        state = as_key_state.get(detail.state)
+        if state is None:
+            state = as_key_state[detail.state] = attempt_key_state(detail.state)
+        if states.get(key) == state:
+            kept[key] = detail
     return PartitionGrid(job, kind, columns, rows, states, kept)
 
 
@@ -413,30 +416,37 @@ def run_page_url(host: str | None, job_id: int | None, run_id: str | None) -> st
 
 def latest_attempts(ledgers: Iterable[Ledger]) -> dict[str, tuple[Ledger, Attempt]]:
     """The latest submitted attempt of every key in ``ledgers``, with its ledger."""
-    latest: dict[str, tuple[float, Ledger, Attempt]] = {}
+    started_at: dict[str, float] = {}
+    latest: dict[str, tuple[Ledger, Attempt]] = {}
     for ledger in ledgers:
         for record in ledger.slices:
             for attempt in record.attempts:
                 if attempt.state == "rejected":
                     continue
                 started = attempt.submitted_at or ledger.created_at
+                found = (ledger, attempt)  # one per attempt: a ranged run's keys share it
                 for key in record.keys:
-                    if key not in latest or latest[key][0] <= started:
-                        latest[key] = (started, ledger, attempt)
-    return {key: (ledger, attempt) for key, (_, ledger, attempt) in latest.items()}
+                    if started_at.get(key, started) <= started:
+                        started_at[key] = started
+                        latest[key] = found
+    return latest
 
 
 def ledger_details(ledgers: Iterable[Ledger]) -> dict[str, KeyDetail]:
     """The latest attempt of every key in ``ledgers`` (:func:`latest_attempts`)."""
     details: dict[str, KeyDetail] = {}
+    made: dict[int, KeyDetail] = {}  # one per attempt: a ranged run's keys share it
     for key, (ledger, attempt) in latest_attempts(ledgers).items():
-        backend, url = ledger.backend, attempt.url
-        if url is None and backend.kind == "databricks":
-            url = run_page_url(backend.host, backend.job_id, attempt.run_id)
-        checks_off = not ledger.options.checks
-        details[key] = KeyDetail(
-            attempt.state, attempt.run_id, url, attempt.error, ledger.id, checks_off
-        )
+        detail = made.get(id(attempt))
+        if detail is None:
+            backend, url = ledger.backend, attempt.url
+            if url is None and backend.kind == "databricks":
+                url = run_page_url(backend.host, backend.job_id, attempt.run_id)
+            checks_off = not ledger.options.checks
+            detail = made[id(attempt)] = KeyDetail(
+                attempt.state, attempt.run_id, url, attempt.error, ledger.id, checks_off
+            )
+        details[key] = detail
     return details
 
 
