@@ -205,6 +205,15 @@ def test_launch_with_a_preview_follow_it_live_to_done_and_open_the_failed_run(
     expect(row).to_contain_text("3 ok, 1 failed of 4")
     shoot(page, "backfills")
 
+    # the job's page: the partition health of its whole definition, the failed key's cell
+    page.goto(f"{ws.url}/jobs/sales")
+    expect(page.locator('#counts li[data-state="succeeded"] b')).to_have_text("3")
+    expect(page.locator('#counts li[data-state="failed"] b')).to_have_text("1")
+    failed_cell = page.locator('#health tr[data-row="2024-01"] td.k-failed')
+    expect(failed_cell).to_have_count(1)
+    expect(failed_cell).to_have_attribute("title", "2024-01-03: failed")
+    shoot(page, "job")
+
 
 def test_pause_a_detached_backfill_unpause_it_to_done_then_undo_it(
     app_workspace: AppWorkspace, page: Page
