@@ -57,7 +57,8 @@ faketime:
 		exit 1; \
 	fi
 
-# The status page is rendered in headless Chromium (Debian's package) by tests/browser.
+# tests/browser drive Debian's headless Chromium (never a downloaded one): the status page it
+# renders, and the backfill app driven through Playwright's executable_path.
 chromium:
 	@if command -v chromium >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
@@ -65,7 +66,7 @@ chromium:
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
 		 (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)); \
 	else \
-		echo "chromium not found: the status page tests need it, e.g. sudo apt-get install chromium" >&2; \
+		echo "chromium not found: the browser tests (status page, app) need it, e.g. sudo apt-get install chromium" >&2; \
 		exit 1; \
 	fi
 

@@ -217,6 +217,8 @@ def _backfill_context(
         if page.ended:
             for action in STEER_ACTIONS:
                 refusals[action] = refusals[action] or "the backfill has ended"
+            if page.counts.get("succeeded", 0) == len(page.ledger.slices):
+                refusals["resume"] = refusals["resume"] or "every run succeeded: nothing is left"
         else:
             refusals["resume"] = refusals["resume"] or "the backfill is still running"
             refusals["undo"] = refusals["undo"] or "the backfill is still running: cancel it first"
@@ -224,12 +226,15 @@ def _backfill_context(
             refusals["pause"] = refusals["pause"] or "already paused"
         elif not page.ended:
             refusals["unpause"] = refusals["unpause"] or "not paused"
+    operation = state.operations.get(backfill_id)
+    if operation is not None and operation.state == "running":
+        refusals["undo"] = refusals["undo"] or f"its {operation.action} is running"
     target = state.settings.connection.target if state.settings.connection else None
     return {
         **ctx,
         "page": page,
         "refusals": refusals,
-        "operation": state.operations.get(backfill_id),
+        "operation": operation,
         "commands": resume_commands(page, target),
         "what": WHAT_HAPPENS,
     }

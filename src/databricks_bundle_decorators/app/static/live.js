@@ -1,6 +1,7 @@
 // Live updates of a running backfill's page: the server renders the changing part
 // (counts, actions, grid, failures, timeline); this asks for it every few seconds and
-// swaps it in, without reloading the page. It stops once the backfill has ended.
+// swaps it in, without reloading the page. It stops once the backfill has ended and
+// no operation (an undo) started from the page is running.
 (function () {
   "use strict";
   function follow(box) {
@@ -16,7 +17,8 @@
             var fresh = next.content.querySelector("#live");
             box.innerHTML = fresh ? fresh.innerHTML : html;
             box.setAttribute("data-updated", String(Date.now()));
-            if (box.querySelector("[data-ended]")) { return; }
+            var busy = box.querySelector('#operation[data-state="running"]');
+            if (box.querySelector("[data-ended]") && !busy) { return; }
           }
           window.setTimeout(tick, every);
         })

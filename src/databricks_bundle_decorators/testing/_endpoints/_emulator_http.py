@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import socket
 import sys
 import threading
@@ -16,6 +17,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
@@ -45,6 +47,34 @@ _ERROR_CODES = {
 }
 
 RUN_NOW = tuple(f"{p}run-now" for p in _API_PREFIXES)
+RUN_PAGE = re.compile(r"/jobs/(\d+)/runs/(\d+)")
+"""A run's page in the workspace UI, ``<host>/jobs/<job id>/runs/<run id>`` (the path
+``launch.status.status_grid.run_page_url`` links). The Jobs API gives each run the URL of
+"the detail page of the run" (``run_page_url``,
+https://docs.databricks.com/api/workspace/jobs/getrun) and says nothing of the page itself:
+the emulator's shows only what ``runs/get`` answers, so a test can see which run a link
+opened."""
+HTML = "text/html; charset=utf-8"
+
+
+_FRAGMENT_ROUTER = (
+    "<p>Opening the page this link names.</p><script>"
+    "var m = /^#job\\/(\\d+)\\/run\\/(\\d+)/.exec(location.hash);"
+    'if (m) { location.replace("/jobs/" + m[1] + "/runs/" + m[2]); }'
+    "</script>"
+)
+"""The workspace's home page ``/?o=<workspace id>``, where a run's ``run_page_url``
+(``/?o=<id>#job/<job>/run/<run>``) leads: the fragment never reaches the server, so the
+page's script opens the run's page, as the workspace UI routes such links."""
+
+
+def _page(status: int, title: str, body: str) -> _Reply:
+    """An HTML page of the workspace's UI (``body`` is HTML, ``title`` text)."""
+    page = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
+        f"</title></head><body>{body}</body></html>"
+    )
+    return _Reply(status, page.encode(), (), HTML)
 
 
 @dataclass
@@ -71,6 +101,7 @@ class _Reply:
     status: int
     body: JsonDict | bytes  # bytes: a raw answer (a workspace file's content)
     headers: tuple[tuple[str, str], ...] = ()
+    content_type: str = "application/octet-stream"  # of a raw answer
 
 
 class _Server(ThreadingHTTPServer):
@@ -122,7 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = isinstance(reply.body, bytes)
         payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/octet-stream" if raw else "application/json")
+        self.send_header("Content-Type", reply.content_type if raw else "application/json")
         self.send_header("Content-Length", str(len(payload)))
         for name, value in reply.headers:
             self.send_header(name, value)
@@ -287,6 +318,36 @@ class HttpFrontEnd:
             self._changed.notify_all()
         return None if fault is not None else reply  # "drop_after": applied, answer lost
 
+    def _run_page(self, job_id: int, run_id: int) -> _Reply:
+        """The workspace's page of one job run, as a browser opens it from a link: the
+        run's id, job, state and parameters (read-only; no bearer token, as a signed-in
+        browser sends none)."""
+        with self._lock:
+            try:
+                run = self._model.get_run(run_id, time.monotonic())
+                job = self._model.get_job(job_id)
+            except ApiError as err:
+                return _page(404, "Not found", f"<p>{escape(err.message)}</p>")
+        if run.get("job_id") != job_id:
+            return _page(404, "Not found", f"<p>Run {run_id} is not a run of job {job_id}.</p>")
+        state = run.get("state", {})
+        name = str(job.get("settings", {}).get("name", job_id))
+        rows = [
+            ("Run", str(run_id)),
+            ("Job", f"{name} ({job_id})"),
+            ("Lifecycle", str(state.get("life_cycle_state", ""))),
+            ("Result", str(state.get("result_state", "-"))),
+            ("Message", str(state.get("state_message", ""))),
+        ]
+        rows += [(f"Parameter {p['name']}", str(p.get("value", ""))) for p in run["job_parameters"]]
+        cells = (
+            f'<tr><th>{escape(k)}</th><td id="{escape(k.lower().replace(" ", "-"))}">'
+            f"{escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        title = f"Run {run_id} of {name}"
+        return _page(200, title, f"<h1>{escape(title)}</h1><table>{''.join(cells)}</table>")
+
     def _route(
         self,
         method: str,
@@ -296,6 +357,11 @@ class HttpFrontEnd:
         body: object,
         authorization: str | None,
     ) -> _Reply:
+        page = RUN_PAGE.fullmatch(path)
+        if page is not None and method == "GET":
+            return self._run_page(int(page.group(1)), int(page.group(2)))
+        if path == "/" and method == "GET" and query.get("o") == self.workspace_id:
+            return _page(200, "Workspace", _FRAGMENT_ROUTER)
         if path == "/.well-known/databricks-config" and method == "GET":
             return _Reply(
                 200, {"oidc_endpoint": f"{self.url}/oidc", "workspace_id": self.workspace_id}
