@@ -62,6 +62,7 @@ def test_a_local_backfill_shows_checks_and_failures_and_offers_no_action(tmp_pat
         page = app.get(f"/backfills/{ledger.id}")
     row = listing.body[listing.body.index(f'data-id="{ledger.id}"') :].split("</tr>")[0]
     assert "dana" in row and "1 ok, 1 failed of 3" in row and ">local<" in row
+    assert '<a href="/jobs/nightly">nightly</a>' in row
     assert page.status == 200 and 'id="read-only"' not in page.body
     checks = page.body[page.body.index('id="checks"') :].split("</table>")[0]
     assert "step: min_row_count(10)" in checks and "3 (needs &gt;= 10)" in checks

@@ -198,7 +198,8 @@ def _render(state: AppState, viewer: Viewer, name: str, context: dict[str, Any])
 def _backfills(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any]) -> Response:
     config, registry = state.project()
     rows = backfill_rows(config.root, registry, viewer, state.settings.connection)
-    return _render(state, viewer, "backfills.html", {**ctx, "rows": rows})
+    jobs = set(job_names(registry))
+    return _render(state, viewer, "backfills.html", {**ctx, "rows": rows, "jobs": jobs})
 
 
 def _backfill_context(
