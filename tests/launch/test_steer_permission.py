@@ -38,6 +38,7 @@ def test_the_acl_read_is_the_sdks_job_permissions(emu: JobsEmulator) -> None:
     assert entries == {
         ALICE: [("CAN_VIEW", False)],
         "eng": [("CAN_MANAGE_RUN", False)],
+        "emulator@example.com": [("IS_OWNER", False)],  # a job has exactly one owner: its creator
         "admins": [("CAN_MANAGE", True)],
     }
 
