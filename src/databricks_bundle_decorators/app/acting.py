@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..bundle.project import ProjectConfig
 from ..definitions import Registry
@@ -393,7 +392,3 @@ def undo_work(
         operation.lines.extend(prepared.apply(force=False))
 
     return work
-
-
-def root_of(config: ProjectConfig) -> Path:
-    return config.root

@@ -72,7 +72,7 @@ class AppState:
     operations: Operations
     run_tasks: dict[str, dict[str, str]] = field(default_factory=dict)  # ended runs' tasks
     _project: tuple[ProjectConfig, Registry] | None = None
-    _lock: threading.Lock = threading.Lock()  # noqa: RUF009 - one per app is what we want
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # one per app
 
     def project(self) -> tuple[ProjectConfig, Registry]:
         with self._lock:
