@@ -29,6 +29,7 @@ from ..launch.status.journal_status import (
     JournalPlace,
     locate_journal,
     read_view,
+    workspace_journals,
 )
 from ..launch.status.progress import ledger_eta
 from ..launch.status.status_grid import GLYPH, run_page_url
@@ -119,34 +120,14 @@ def backfill_rows(
     rows = [_row_of_ledger(ledger, "local", "", now) for ledger in list_ledgers(root)]
     if viewer.client is not None and connection is not None:
         names = [d.name for d in registry if d.backfill is not None]
-        summaries = _journals(names, connection, root, viewer)
+        # read as the app's principal for a viewer: only the jobs they may view
+        summaries = workspace_journals(
+            names, connection, root, client=viewer.client, keep=viewer.may_view
+        )
         local = {row.id for row in rows}
         rows += [_row_of_journal(s, now) for s in summaries if s.backfill_id not in local]
     rows.sort(key=lambda row: row.created_at, reverse=True)
     return rows
-
-
-def _journals(
-    names: list[str], connection: Connection, root: Path, viewer: Viewer
-) -> list[JournalSummary]:
-    from ..launch.backends.databricks_backend import find_job
-    from ..launch.ledger.journal import list_journals
-
-    assert viewer.client is not None
-    if not names:
-        return []
-    first = locate_journal("", connection, root, client=viewer.client, job=names[0], deployed=False)
-    ids: dict[str, int] = {}
-    for name in names:
-        try:
-            ids[name] = find_job(
-                viewer.client, name, name_prefix=first.name_prefix, dev_mode=first.dev_mode
-            ).job_id
-        except UsageError:  # not deployed (or not visible to this viewer)
-            continue
-        if not viewer.may_view(ids[name]):  # read as the app's principal: only theirs
-            del ids[name]
-    return list_journals(viewer.client, ids)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import WorkspaceRejected
-from ..launch.workspace.job_access import RUN_LEVELS, caller, job_access
+from ..launch.workspace.job_access import RUN_LEVELS, Principal, caller, job_access
 from ..launch.workspace.target import read_target
 from ..launch.workspace.workspace import connect
 from .scopes import AUTH_PAGE
@@ -66,6 +66,9 @@ class Viewer:
     read_only: str
     acting_as: str
     identity: WorkspaceClient | None = None
+    principal: Principal | None = None
+    """Who ``name`` is with their groups, read once (SCIM Me) when the viewer was made:
+    each permission check reads only the job's ACL, not Me again."""
     _viewable: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
 
     def may_view(self, job_id: int) -> bool:
@@ -74,7 +77,7 @@ class Viewer:
         if self.identity is None:
             return True
         if job_id not in self._viewable:
-            access = job_access(self.identity, job_id, VIEW_LEVELS)
+            access = job_access(self.identity, job_id, VIEW_LEVELS, principal=self.principal)
             self._viewable[job_id] = access.grant is not None
         return self._viewable[job_id]
 
@@ -99,7 +102,7 @@ class Viewer:
             return self.read_only
         if self.client is None:
             return ""
-        access = job_access(self.client, job_id, RUN_LEVELS)
+        access = job_access(self.client, job_id, RUN_LEVELS, principal=self.principal)
         if access.grant is not None:
             return ""
         return (
@@ -160,9 +163,9 @@ class Viewers:
     def _local(self) -> Viewer:
         host, profile = self._host_profile()
         client = self._connect(host=host, profile=profile)
-        who = caller(client).name
+        who = caller(client)
         how = f"your own credentials ({f'profile {profile}' if profile else client.config.host})"
-        return Viewer(who, client, "", how)
+        return Viewer(who.name, client, "", how, principal=who)
 
     def _app_principal(self) -> Viewer:
         host, _ = self._host_profile()
@@ -177,13 +180,14 @@ class Viewers:
     def _user(self, token: str) -> Viewer:
         host, _ = self._host_profile()
         mine = self._connect(host=host, token=token, auth_type="pat")
-        who = caller(mine).name
+        who = caller(mine)
         gap = self._settings.cannot_act
         if not gap:
-            return Viewer(who, mine, "", "your Databricks identity")
+            return Viewer(who.name, mine, "", "your Databricks identity", principal=who)
         reader = self._connect(host=host)
         reason = (
             f"Read-only: {gap}. Pages show the jobs your own permissions let you view, read "
             "as the app's own service principal."
         )
-        return Viewer(who, reader, reason, "the app's principal, for the jobs you may view", mine)
+        acting = "the app's principal, for the jobs you may view"
+        return Viewer(who.name, reader, reason, acting, mine, principal=who)

@@ -97,8 +97,16 @@ def locate_journal(
     return JournalPlace(client, backfill_id, name, remote.job_id, remote.name, prefix, dev_mode)
 
 
-def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> list[JournalSummary]:
-    """The journals of the deployed ``jobs`` (others skipped) in the workspace, newest first.
+def workspace_journals(
+    jobs: list[str],
+    connection: Connection,
+    root: Path,
+    *,
+    client: WorkspaceClient | None = None,
+    keep: Callable[[int], bool] | None = None,
+) -> list[JournalSummary]:
+    """The journals of the deployed ``jobs`` (others skipped) in the workspace, newest first
+    (``client``: instead of connecting; ``keep``: only the jobs whose deployed id it keeps).
 
     Raises:
         UsageError: missing credentials or an unknown target.
@@ -106,7 +114,7 @@ def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> l
     """
     if not jobs:
         return []
-    first = locate_journal("", connection, root, job=jobs[0], deployed=False)
+    first = locate_journal("", connection, root, client=client, job=jobs[0], deployed=False)
     job_ids: dict[str, int] = {}
     for name in jobs:
         try:
@@ -115,6 +123,8 @@ def workspace_journals(jobs: list[str], connection: Connection, root: Path) -> l
             ).job_id
         except UsageError:  # not deployed (or ambiguous): it has no journal to show
             continue
+        if keep is not None and not keep(job_ids[name]):
+            del job_ids[name]
     return list_journals(first.client, job_ids)
 
 
