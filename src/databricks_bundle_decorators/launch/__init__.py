@@ -28,6 +28,7 @@ ROOMS = [
     "plan",
     "workspace",
     "ledger",
+    "provenance",
     "backends",
     "guard",
     "estimate",

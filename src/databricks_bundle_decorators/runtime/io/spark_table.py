@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from ...backfill.refresh import staging_table_part
 from ...backfill.scope import KeyScope
 from ...backfill.wire import KeyRange
+from ...backfill.wire.provenance import with_provenance
 from ...definitions.contracts import (
     ROWS_METRIC,
     InputContext,
@@ -33,8 +34,10 @@ from ..checks.metering import Measured
 from ..checks.quarantine import Quarantine
 from ..core.errors import InputMissing, OutputRejected, TaskRunError
 from ..core.predicates import check_column, conjunction, keys_predicate, windows_predicate
+from ..core.provenance import current_recorder, pinned_version
 from ..session.spark import has_delta
-from ..storage.delta import DeltaFormat
+from ..storage.delta import DeltaFormat, delta_table_exists, read_delta
+from ..storage.delta_history import table_version
 from ..storage.dimensions import is_two_dimensional, per_static_predicate
 from ..storage.formats import TableFormat, TableRef, WriteRequest
 from ..storage.layout import TableLayout
@@ -227,11 +230,21 @@ class SparkTableIoManager(IoManager):
         return (commit_identity(context.job_name, context.task_key, run_id), 0) if run_id else None
 
     def metadata(self, context: OutputContext) -> str | None:
-        """The commit's ``userMetadata`` (see :func:`..storage.table_name.commit_metadata`)."""
+        """The commit's ``userMetadata`` (see :func:`..storage.table_name.commit_metadata`),
+        with the running task's provenance (its pinned reads and code fingerprint)."""
         transaction = self.transaction(context)
         if transaction is None:
             return None
-        return commit_metadata(transaction[0], context.environment.backfill_id)
+        metadata = commit_metadata(transaction[0], context.environment.backfill_id)
+        recorder = current_recorder()
+        if recorder is None:
+            return metadata
+        keys = context.scope.keys if context.scope.bounded else ()
+        checks = [check.name for check in context.checks]
+        record = recorder.provenance(
+            context.job_name, context.task_key, keys, self.partition_column, checks
+        )
+        return with_provenance(metadata, record)
 
     def read_predicate(self, scope: KeyScope) -> str | None:
         """The filter a read applies: the scope's keys (and windows), or ``None`` for all.
@@ -276,12 +289,19 @@ class SparkTableIoManager(IoManager):
         environment = context.environment
         ref = self.table_ref(environment)
         scope = context.scope
-        frame = self.table_format(environment).read(
-            environment.spark,
-            ref,
-            partition_column=self.partition_column,
-            keys=scope.keys if scope.bounded else (),
-        )
+        table_format = self.table_format(environment)
+        if isinstance(table_format, DeltaFormat) and delta_table_exists(environment.spark, ref):
+            # read at the version this task run pinned, which its output's commit records
+            spark = environment.spark
+            version = pinned_version(ref.name, lambda: table_version(spark, ref))
+            frame = read_delta(spark, ref, version)
+        else:
+            frame = table_format.read(
+                environment.spark,
+                ref,
+                partition_column=self.partition_column,
+                keys=scope.keys if scope.bounded else (),
+            )
         if frame is None:
             where = f" ({ref.path})" if ref.path is not None else ""
             raise InputMissing(

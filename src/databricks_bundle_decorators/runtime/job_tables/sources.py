@@ -1,6 +1,8 @@
 """Reading declared sources, filtered to the run's key windows on their ``event_time``:
 on Databricks the Unity Catalog table; locally the declared stand-in (a seed file, or a
-function of the time range), else the local Delta table of the same name.
+function of the time range), else the local Delta table of the same name. A Delta table
+is read at the version the task run pinned for it (``runtime/core/provenance.py``), which
+its output's commit records.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from ...errors import UsageError, counted
 from ..core.context import current_environment
 from ..core.errors import TaskRunError
 from ..core.predicates import quote_identifier, quote_literal, windows_predicate
+from ..core.provenance import pinned_version
 from ..io.spark_table import TableName
+from ..storage.delta import read_delta
+from ..storage.delta_history import table_version
+from ..storage.formats import TableRef
 from .tables import local_table_exists, local_table_path
 
 
@@ -110,7 +116,9 @@ def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWi
     spark = environment.spark
     name = TableName.parse(declared.name)
     if environment.databricks:
-        return spark.read.table(name.quoted)
+        ref = TableRef(declared.name, name.quoted, None)
+        version = pinned_version(declared.name, lambda: table_version(spark, ref))
+        return read_delta(spark, ref, version)
     if callable(declared.local):
         start = min((s.start_utc() for s in spans), default=datetime.min)
         end = max((s.end_utc() for s in spans), default=datetime.max)
@@ -124,7 +132,8 @@ def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWi
             f"source {declared.name} has no local table ({table}) and no stand-in; "
             "declare one with source(..., local=...)"
         )
-    return spark.read.format("delta").load(str(table))
+    ref = TableRef(declared.name, name.quoted, table)
+    return read_delta(spark, ref, pinned_version(declared.name, lambda: table_version(spark, ref)))
 
 
 def _read_seed(spark: Any, seed: Path, name: str) -> Any:

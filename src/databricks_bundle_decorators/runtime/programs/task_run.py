@@ -1,6 +1,7 @@
 """The program of an ordinary run and of a full refresh's stage run: load the task's
 inputs through their IoManagers, call it, judge its checks and write its output (a stage
-run writes and reads every table of the job as its staging table).
+run writes and reads every table of the job as its staging table). Its reads are pinned
+and recorded, and its output's commit carries them (``runtime/core/provenance.py``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from ...definitions import (
     use_task_value_store,
 )
 from ...definitions.contracts import InputContext, OutputContext, RunEnvironment
+from ...definitions.fingerprint import task_fingerprint
 from ...errors import DbxdecError, UsageError
 from ..checks.check_results import recording_check_results
 from ..checks.checking import TaskChecks
 from ..core.context import use_environment
 from ..core.errors import TaskRunError
+from ..core.provenance import ReadRecorder, recording_reads
 from ..job_tables.sources import read_source
 from ..session.task_errors import error_text
 from .run_kinds import RunKind, TaskRunRequest
@@ -64,6 +67,15 @@ def run_task_program(
         use_task_value_store(task_values),
         use_environment(environment),
         use_source_reader(read_source),
+        recording_reads(
+            ReadRecorder(
+                job.name,
+                node.key,
+                environment.run_id,
+                task_fingerprint(definition.fn),
+                order.backfill_id,
+            )
+        ),
     ):
         selected = selected_tasks(job, order.tasks)
         if selected is not None:  # inputs from tasks this run does not run must be there

@@ -5,7 +5,7 @@ JVM: ``undo --dry-run`` starts no Spark) and ``RESTORE`` runs by folder in the s
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ class Commit:
     operation: str
     metadata: str | None = None
     at: str = ""
+    placement: Placement | None = field(default=None, compare=False, hash=False, repr=False)
+    """Where its files fall (only when read with ``files=True``)."""
 
     def describe(self) -> str:
         """``version 6 (WRITE at 2024-06-01 12:00:00Z by 'dbxdec:other:t:9')``."""
@@ -36,6 +38,18 @@ def latest_commit(spark: Any, table: TableRef) -> Any:
     """The first row of ``DESCRIBE HISTORY``, the newest version (the history lists
     operations newest first, https://docs.databricks.com/aws/en/delta/history)."""
     return spark.sql(f"DESCRIBE HISTORY {sql_target(table)} LIMIT 1").first()
+
+
+def table_version(spark: Any, table: TableRef) -> int | None:
+    """The table's latest version, to pin a read to; ``None`` when it has none (missing,
+    or not a Delta table: a view), from ``DESCRIBE HISTORY ... LIMIT 1``."""
+    if table.path is not None and not delta_table_exists(spark, table):
+        return None
+    try:
+        row = latest_commit(spark, table)
+    except Exception:  # a view, a foreign table: nothing to pin, read as it is
+        return None
+    return None if row is None else int(row["version"])
 
 
 def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
@@ -61,25 +75,37 @@ def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
     return tuple(sorted(commits, key=lambda c: c.version))
 
 
-def read_log_commits(folder: Path) -> tuple[Commit, ...]:
+def read_log_commits(folder: Path, *, after: int = -1, files: bool = False) -> tuple[Commit, ...]:
     """The history of the local Delta table in ``folder``, oldest first, as ``DESCRIBE
     HISTORY`` shows it: one commit per ``_delta_log/<version>.json`` file still in the log,
     from its ``commitInfo`` action (operation, ``userMetadata``, ``timestamp`` in epoch
     milliseconds), as the Delta protocol defines them
     (https://github.com/delta-io/delta/blob/master/PROTOCOL.md#commit-provenance-information).
     Empty when the folder has no log. Read without Spark: a few small JSON files.
+
+    Only the versions above ``after``; with ``files``, each commit also tells where its
+    ``add`` and ``remove`` actions fall (:class:`Placement`: their ``partitionValues`` and
+    the ``minValues``/``maxValues`` of their ``stats``, protocol sections "Add File and
+    Remove File" and "Per-file Statistics").
     """
     log = folder / DELTA_LOG
     commits: list[Commit] = []
     for path in log.glob("*.json") if log.is_dir() else ():
         if not path.stem.isdigit() or len(path.stem) != 20:  # not a commit file
             continue
+        if int(path.stem) <= after:
+            continue
         info: dict[str, Any] = {}
+        placement = Placement() if files else None
         with path.open(encoding="utf-8") as actions:
             for line in actions:
                 if '"commitInfo"' in line:
                     info = json.loads(line).get("commitInfo") or {}
-                    break
+                    if placement is None:
+                        break
+                elif placement is not None and ('"add"' in line or '"remove"' in line):
+                    action = json.loads(line)
+                    placement.place(action.get("add") or action.get("remove") or {})
         at = ""
         if isinstance(info.get("timestamp"), int):
             moment = datetime.fromtimestamp(info["timestamp"] / 1000, timezone.utc)
@@ -91,9 +117,58 @@ def read_log_commits(folder: Path) -> tuple[Commit, ...]:
                 str(info.get("operation") or ""),
                 str(metadata) if metadata is not None else None,
                 at,
+                placement,
             )
         )
     return tuple(sorted(commits, key=lambda c: c.version))
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where one commit's files fall: per partition column, the values its ``add`` and
+    ``remove`` actions name; per other column, the least and greatest value their
+    statistics give (``ranges``, valid for a column only when every file stated it)."""
+
+    files: int = 0
+    values: dict[str, set[str]] = field(default_factory=dict)
+    ranges: dict[str, tuple[str, str]] = field(default_factory=dict)
+    stated: dict[str, int] = field(default_factory=dict)
+
+    def place(self, action: dict[str, Any]) -> None:
+        """Count one ``add`` or ``remove`` action."""
+        self.files += 1
+        for column, value in (action.get("partitionValues") or {}).items():
+            self.values.setdefault(column, set()).add("" if value is None else str(value))
+        stats = action.get("stats")
+        if not isinstance(stats, str):
+            return
+        try:
+            parsed = json.loads(stats)
+        except ValueError:
+            return
+        lows, highs = parsed.get("minValues") or {}, parsed.get("maxValues") or {}
+        for column, low in lows.items():
+            high = highs.get(column)
+            if isinstance(low, dict) or low is None or high is None:
+                continue  # a struct's nested statistics, or none
+            low, high = str(low), str(high)
+            known = self.ranges.get(column)
+            self.ranges[column] = (
+                (low, high)
+                if known is None
+                else (
+                    min(known[0], low),
+                    max(known[1], high),
+                )
+            )
+            self.stated[column] = self.stated.get(column, 0) + 1
+
+    def range_of(self, column: str) -> tuple[str, str] | None:
+        """The least and greatest value of ``column`` in the commit's files, when every
+        file stated them."""
+        if self.stated.get(column, 0) != self.files:
+            return None
+        return self.ranges.get(column)
 
 
 MAINTENANCE_OPERATIONS: frozenset[str] = frozenset(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...backfill.wire.provenance import split_provenance
 from ..core.predicates import quote_identifier
 from .formats import TableRef
 
@@ -89,6 +90,7 @@ def commit_metadata(identity: str, backfill_id: str) -> str:
 
 def split_metadata(metadata: str) -> tuple[str, str]:
     """``(identity, backfill id)`` of a commit's ``userMetadata``, the inverse of
-    :func:`commit_metadata`."""
+    :func:`commit_metadata`; a provenance record after the identity is left out."""
+    metadata = split_provenance(metadata)[0]
     identity, mark, backfill_id = metadata.rpartition(BACKFILL_MARK)
     return (identity, backfill_id) if mark and identity else (metadata, "")
