@@ -5,8 +5,11 @@ A written key is stale when
   for it;
 * the task that wrote it has other code now (its fingerprint differs, or it is gone);
 * a table it read has committed row changes since the version the read was pinned to,
-  in the windows the key reads (its own and its lookback's; placed by the change's
-  partition values, else its files' statistics, else anywhere); or
+  in the windows the key reads (its own and its lookback's). A change is placed by the
+  partition values of the column the read filters on; for a table dbxdec writes, by its
+  key partitions (a partition holds its key's rows); else by the least and greatest value
+  of that column in the commit's files, when every file states them (a ``remove`` action
+  often does not); else it counts for every key; or
 * a key it reads of a table dbxdec writes is itself stale (so a change reaches every
   dependant, in every job, before anything is recomputed).
 
@@ -79,8 +82,14 @@ class StaleReport:
     """What ``stale`` found: the stale keys (writers first), and how many keys it judged."""
 
     keys: list[StaleKey] = field(default_factory=list)
-    judged: int = 0
     tables: list[str] = field(default_factory=list)
+    judged_in: dict[str, int] = field(default_factory=dict)
+    """Keys judged per table."""
+
+    @property
+    def judged(self) -> int:
+        """How many keys were judged (in the tables kept)."""
+        return sum(self.judged_in.get(table_key(t), 0) for t in self.tables)
 
     def of(self, table: str) -> list[StaleKey]:
         return [k for k in self.keys if table_key(k.table) == table_key(table)]
@@ -151,8 +160,10 @@ class StaleJudge:
             index = self.index(writer.table)
             report.tables.append(writer.table)
             stale: list[tuple[Interval, str]] = []
-            for key, record in index.written() if index is not None else ():
-                report.judged += 1
+            written = list(index.written()) if index is not None else []
+            name = table_key(writer.table)
+            report.judged_in[name] = report.judged_in.get(name, 0) + len(written)
+            for key, record in written:
                 reasons = self._reasons(writer, index, key, record) if index else []
                 if reasons:
                     report.keys.append(
@@ -213,8 +224,11 @@ class StaleJudge:
         cache_key = (table_key(table), change.version, column, tz)
         if cache_key not in self._places:
             writer = self._written_by.get(table_key(table))
-            backfill = writer.job.backfill if writer is not None else None
-            self._places[cache_key] = _places(change, column, tz, backfill)
+            places = _places(change, column, tz, None)
+            if places is None and writer is not None and writer.column in change.values:
+                # a table dbxdec writes: each partition holds one key's rows, in its window
+                places = _places(change, writer.column, tz, writer.job.backfill)
+            self._places[cache_key] = places
         places = self._places[cache_key]
         return places is None or any(p is None or _overlap(p, s) for p in places for s in spans)
 
@@ -225,13 +239,16 @@ def find_stale(
     """The stale keys of every local table the jobs write; with ``only`` (job names or
     table names), the report keeps those jobs' and tables' keys (every upstream is still
     judged: a key is stale through them)."""
-    report = StaleJudge(jobs, warehouse, place).judge()
+    judge = StaleJudge(jobs, warehouse, place)
+    report = judge.judge()
     wanted = {table_key(name) for name in only}
     if wanted:
-        report.keys = [
-            k for k in report.keys if k.job.lower() in wanted or table_key(k.table) in wanted
-        ]
-        report.tables = [t for t in report.tables if table_key(t) in wanted] or report.tables
+
+        def kept(job: str, table: str) -> bool:
+            return job.lower() in wanted or table_key(table) in wanted
+
+        report.keys = [k for k in report.keys if kept(k.job, k.table)]
+        report.tables = [w.table for w in judge.writers if kept(w.job.name, w.table)]
     return report
 
 
@@ -303,7 +320,7 @@ def _places(
     ``None``: that value could not be placed)."""
     if column is not None and column in change.values:
         return [_value_interval(v, tz, backfill) for v in change.values[column]]
-    if column is not None and column in change.ranges:
+    if column is not None and column in change.ranges and backfill is None:
         low, high = change.ranges[column]
         first, last = _value_interval(low, tz, None), _value_interval(high, tz, None)
         return [None if first is None or last is None else (first[0], last[1])]
