@@ -104,7 +104,7 @@ def test_stale_lists_what_old_code_and_changed_sources_computed_and_runs_clear_i
     reasons = {item["key"]: item["reasons"] for item in document["stale"]}
     assert set(reasons) == set(DAYS)  # TABLE keeps that table's keys
     assert all("code of task 'write_b' changed" in r[0] for r in reasons.values())
-    provenance = document["stale"][0]["provenance"]
+    provenance = document["records"][document["stale"][0]["record"]]
     assert provenance["job"] == "pv_b" and provenance["task"] == "write_b"
     assert set(provenance["reads"]) == {A_OUT}  # pinned: the version B read
     # the same code again: nothing stale (the fingerprint is of the code, not of the run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -36,10 +37,42 @@ def _echo_report(report: StaleReport) -> None:
         click.echo(f"{stale.job}  {stale.table}  {stale.key}  {'; '.join(stale.reasons)}")
 
 
+def report_json(report: StaleReport) -> dict[str, Any]:
+    """``stale --json``: each stale key with its reasons and the index of its provenance
+    record in ``records`` (one per commit: a commit writes many keys), or ``null``."""
+    numbers: dict[int, int] = {}
+    records: list[dict[str, Any]] = []
+    stale = []
+    for item in report.keys:
+        number = None
+        if item.provenance is not None:
+            number = numbers.get(id(item.provenance))
+            if number is None:
+                number = numbers[id(item.provenance)] = len(records)
+                records.append(item.provenance.to_json())
+        stale.append(
+            {
+                "job": item.job,
+                "task": item.task,
+                "table": item.table,
+                "key": item.key,
+                "reasons": list(item.reasons),
+                "record": number,
+            }
+        )
+    return {"judged": report.judged, "tables": report.tables, "stale": stale, "records": records}
+
+
 @click.command("stale")
 @click.argument("target", required=False, metavar="[JOB|TABLE]")
 @pipelines_option
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the report as one line of JSON: judged, tables, stale (each key with its "
+    "reasons and the number of its provenance record) and records (one per commit).",
+)
 def stale_command(
     target: str | None, project: Path | None, pipelines: tuple[str, ...], as_json: bool
 ) -> None:
@@ -73,12 +106,7 @@ def stale_command(
     place = LocalPlace(opened.config.root / PROVENANCE_FOLDER)
     report = find_stale(jobs, opened.config.warehouse, place, only=only)
     if as_json:
-        document = {
-            "stale": [k.to_json() for k in report.keys],
-            "judged": report.judged,
-            "tables": report.tables,
-        }
-        click.echo(json.dumps(document, indent=2))
+        click.echo(json.dumps(report_json(report), separators=(",", ":")))
         return
     _echo_report(report)
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from zoneinfo import ZoneInfo
 
 from ...backfill.base import BackfillDef
@@ -40,6 +40,12 @@ from .index import WHOLE_TABLE, Change, TableIndex, read_index
 Interval = tuple[float, float]
 """Seconds since the epoch, ``[start, end)``."""
 _EVERYWHERE: Interval = (float("-inf"), float("inf"))
+T = TypeVar("T")
+
+
+_ReadCheck = tuple[str, int, "Placed[Change] | None", "StaleKeys | None"]
+"""A read to place each key against: table, version read, its later changes, its stale
+keys."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +139,10 @@ class StaleJudge:
         self.place = place
         self._indexes: dict[str, TableIndex | None] = {}
         self._code: dict[tuple[str, str], str] = {}
-        self._stale: dict[str, list[tuple[Interval, str]]] = {}
+        self._stale: dict[str, StaleKeys] = {}
         self._written_by = {table_key(w.table): w for w in self.writers}
-        self._places: dict[tuple[str, int, str | None, str], list[Interval | None] | None] = {}
+        self._records: dict[int, tuple[Provenance, str, list[_ReadCheck]]] = {}
+        self._changes: dict[tuple[str, int, str | None, str], Placed[Change] | None] = {}
 
     def index(self, table: str) -> TableIndex | None:
         """The table's index, read once (``None``: no local table of that name)."""
@@ -159,7 +166,7 @@ class StaleJudge:
         for writer in self.writers:
             index = self.index(writer.table)
             report.tables.append(writer.table)
-            stale: list[tuple[Interval, str]] = []
+            stale: list[str] = []
             written = list(index.written()) if index is not None else []
             name = table_key(writer.table)
             report.judged_in[name] = report.judged_in.get(name, 0) + len(written)
@@ -171,9 +178,8 @@ class StaleJudge:
                             writer.job.name, writer.task, writer.table, key, tuple(reasons), record
                         )
                     )
-                    stale.append((_key_interval(writer.job.backfill, key), key))
-            stale.sort()
-            self._stale[table_key(writer.table)] = stale
+                    stale.append(key)
+            self._stale[table_key(writer.table)] = StaleKeys.of(writer.job.backfill, stale)
         return report
 
     def _reasons(
@@ -182,55 +188,71 @@ class StaleJudge:
         if record is None:
             version, operation = index.foreign.get(key, (index.version, "?"))
             return [f"written by a commit without provenance (version {version}, {operation})"]
-        reasons: list[str] = []
-        current = self.code(record.job, record.task)
-        if current is None:
-            reasons.append(f"task {record.task!r} of job {record.job!r} no longer exists")
-        elif current != record.code:
-            reasons.append(
-                f"code of task {record.task!r} changed (written by {record.code}, now {current})"
-            )
+        code_reason, checks = self._per_record(record)
+        reasons = [code_reason] if code_reason else []
+        if not checks:
+            return reasons
         reader = self.jobs.get(record.job)
-        spans: list[Interval] | None = None
-        for table, version in sorted(record.reads.items()):
-            later = []
-            read = self.index(table)
-            if read is not None:
-                later = read.changes_after(version)
-            upstream = self._stale.get(table_key(table), [])
-            if not later and not upstream:
-                continue
-            if spans is None:
-                spans = _read_spans(reader.backfill if reader else None, key)
-            column, tz = _read_column(reader, table, self._written_by.get(table_key(table)))
-            hits = [c for c in later if self._touches(table, c, column, tz, spans)]
+        spans = _read_spans(reader.backfill if reader else None, key)
+        for table, version, changed, upstream in checks:
+            hits = {c.version: c for c in changed.meeting(spans)} if changed else {}
             if hits:
-                versions = ", ".join(str(c.version) for c in hits)
-                operations = ", ".join(sorted({c.operation for c in hits}))
+                versions = ", ".join(str(v) for v in sorted(hits))
+                operations = ", ".join(sorted({c.operation for c in hits.values()}))
                 reasons.append(
                     f"{table} changed in the windows this key reads since version {version} "
                     f"(version {versions}: {operations})"
                 )
-            upstream_keys = _overlapping(upstream, spans)
+            upstream_keys = upstream.meeting(spans) if upstream else []
             if upstream_keys:
                 shown = ", ".join(upstream_keys[:3]) + (" ..." if len(upstream_keys) > 3 else "")
                 reasons.append(f"reads {table} key {shown}, which is stale")
         return reasons
 
-    def _touches(
-        self, table: str, change: Change, column: str | None, tz: str, spans: Sequence[Interval]
-    ) -> bool:
-        """Whether ``change`` of ``table`` may have changed rows in ``spans``."""
-        cache_key = (table_key(table), change.version, column, tz)
-        if cache_key not in self._places:
+    def _per_record(self, record: Provenance) -> tuple[str, list[_ReadCheck]]:
+        """What a record's keys share (a commit writes many keys): its code reason, and
+        the reads that have later changes or stale keys to place against each key."""
+        known = self._records.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1], known[2]
+        code_reason = ""
+        current = self.code(record.job, record.task)
+        if current is None:
+            code_reason = f"task {record.task!r} of job {record.job!r} no longer exists"
+        elif current != record.code:
+            code_reason = (
+                f"code of task {record.task!r} changed (written by {record.code}, now {current})"
+            )
+        reader = self.jobs.get(record.job)
+        checks: list[_ReadCheck] = []
+        for table, version in sorted(record.reads.items()):
+            column, tz = _read_column(reader, table, self._written_by.get(table_key(table)))
+            changed = self._changed(table, version, column, tz)
+            upstream = self._stale.get(table_key(table))
+            if changed or upstream:
+                checks.append((table, version, changed, upstream or None))
+        self._records[id(record)] = (record, code_reason, checks)
+        return code_reason, checks
+
+    def _changed(
+        self, table: str, version: int, column: str | None, tz: str
+    ) -> Placed[Change] | None:
+        """Where the commits of ``table`` after ``version`` fell, read on ``column``
+        (``None``: none changed rows), computed once per read version."""
+        cache_key = (table_key(table), version, column, tz)
+        if cache_key not in self._changes:
+            read = self.index(table)
+            later = read.changes_after(version) if read is not None else []
             writer = self._written_by.get(table_key(table))
-            places = _places(change, column, tz, None)
-            if places is None and writer is not None and writer.column in change.values:
-                # a table dbxdec writes: each partition holds one key's rows, in its window
-                places = _places(change, writer.column, tz, writer.job.backfill)
-            self._places[cache_key] = places
-        places = self._places[cache_key]
-        return places is None or any(p is None or _overlap(p, s) for p in places for s in spans)
+            placed: list[tuple[Interval | None, Change]] = []
+            for change in later:
+                places = _places(change, column, tz, None)
+                if places is None and writer is not None and writer.column in change.values:
+                    # a table dbxdec writes: each partition holds one key's rows, in its window
+                    places = _places(change, writer.column, tz, writer.job.backfill)
+                placed.extend((p, change) for p in places or [None])
+            self._changes[cache_key] = Placed.of(placed) if placed else None
+        return self._changes[cache_key]
 
 
 def find_stale(
@@ -327,27 +349,81 @@ def _places(
     return None
 
 
-def _overlap(a: Interval, b: Interval) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
+@dataclass(frozen=True, slots=True)
+class Placed(Generic[T]):
+    """Items placed in time, for "which meet these spans" in logarithmic time: sorted by
+    start, with the longest interval's length bounding how far back one may begin; items
+    placed nowhere in particular (``None``, or all of time) meet every span."""
+
+    starts: list[float]
+    items: list[tuple[Interval, T]]
+    longest: float
+    everywhere: list[T]
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[Interval | None, T]]) -> Placed[T]:
+        placed: list[tuple[Interval, T]] = []
+        everywhere: list[T] = []
+        for interval, item in pairs:
+            if interval is None or interval[0] == float("-inf") or interval[1] == float("inf"):
+                everywhere.append(item)
+            else:
+                placed.append((interval, item))
+        placed.sort(key=lambda pair: pair[0])
+        longest = max((i[1] - i[0] for i, _ in placed), default=0.0)
+        return cls([i[0] for i, _ in placed], placed, longest, everywhere)
+
+    def __bool__(self) -> bool:
+        return bool(self.items or self.everywhere)
+
+    def meeting(self, spans: Sequence[Interval]) -> list[T]:
+        """The items whose intervals overlap any of ``spans`` (with repeats)."""
+        found = list(self.everywhere)
+        for start, end in spans:
+            first = bisect.bisect_left(self.starts, start - self.longest)
+            last = bisect.bisect_left(self.starts, end)
+            found.extend(item for (_, stop), item in self.items[first:last] if stop > start)
+        return found
 
 
-def _overlapping(stale: Sequence[tuple[Interval, str]], spans: Sequence[Interval]) -> list[str]:
-    """The stale keys (sorted by window) whose windows meet ``spans``."""
-    if not stale:
-        return []
-    if stale[0][0][0] == float("-inf"):  # a whole table (or an unplaced key): every span
-        return sorted({item[1] for item in stale if item[0][0] == float("-inf")})
-    found: list[str] = []
-    starts = [item[0][0] for item in stale]
-    for span in spans:
-        # windows do not overlap each other, so those meeting a span sit together,
-        # from the last that starts before it (whole-table ones start at -inf)
-        at = max(bisect.bisect_left(starts, span[0]) - 1, 0)
-        while at < len(stale) and stale[at][0][0] < span[1]:
-            if _overlap(stale[at][0], span):
-                found.append(stale[at][1])
-            at += 1
-    return sorted(set(found))
+@dataclass(frozen=True, slots=True)
+class StaleKeys:
+    """A table's stale keys, for "which does a reader's window read": a time backfill's
+    keys sorted as text (its keys are fixed-width ISO 8601, so text order is time
+    order), found by the keys holding each span's ends; any other key meets every span."""
+
+    backfill: BackfillDef | None
+    keys: list[str]
+    anywhere: bool
+    """Whether a key may be anywhere in time (the whole table, static keys)."""
+
+    @classmethod
+    def of(cls, backfill: BackfillDef | None, keys: Iterable[str]) -> StaleKeys:
+        ordered = sorted(keys)
+        timed = backfill is not None and backfill.is_time_based
+        return cls(backfill, ordered, not timed or WHOLE_TABLE in ordered)
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def meeting(self, spans: Sequence[Interval]) -> list[str]:
+        """The stale keys whose windows overlap any of ``spans``, sorted, once each."""
+        backfill = self.backfill
+        if self.anywhere or backfill is None:
+            return list(self.keys)
+        found: set[str] = set()
+        for start, end in spans:
+            if start == float("-inf") or end == float("inf"):
+                return list(self.keys)
+            first = backfill.key_of(datetime.fromtimestamp(start, timezone.utc))  # type: ignore[attr-defined]
+            last = backfill.key_of(datetime.fromtimestamp(end, timezone.utc) - _TICK)  # type: ignore[attr-defined]
+            low = bisect.bisect_left(self.keys, first)
+            high = bisect.bisect_right(self.keys, last)
+            found.update(self.keys[low:high])
+        return sorted(found)
+
+
+_TICK = timedelta(microseconds=1)
 
 
 def summary(report: StaleReport) -> Mapping[str, int]:

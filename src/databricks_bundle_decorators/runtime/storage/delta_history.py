@@ -97,15 +97,19 @@ def read_log_commits(folder: Path, *, after: int = -1, files: bool = False) -> t
             continue
         info: dict[str, Any] = {}
         placement = Placement() if files else None
-        with path.open(encoding="utf-8") as actions:
-            for line in actions:
-                if '"commitInfo"' in line:
-                    info = json.loads(line).get("commitInfo") or {}
-                    if placement is None:
-                        break
-                elif placement is not None and ('"add"' in line or '"remove"' in line):
-                    action = json.loads(line)
+        if placement is not None:  # every action: one JSON document of the whole file
+            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+            for action in json.loads("[" + ",".join(lines) + "]"):
+                if "commitInfo" in action:
+                    info = action["commitInfo"] or {}
+                elif "add" in action or "remove" in action:
                     placement.place(action.get("add") or action.get("remove") or {})
+        else:
+            with path.open(encoding="utf-8") as actions:
+                for line in actions:
+                    if '"commitInfo"' in line:
+                        info = json.loads(line).get("commitInfo") or {}
+                        break
         at = ""
         if isinstance(info.get("timestamp"), int):
             moment = datetime.fromtimestamp(info["timestamp"] / 1000, timezone.utc)
