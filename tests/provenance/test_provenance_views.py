@@ -123,6 +123,7 @@ def test_stale_replaces_succeeded_alone_and_shows_only_where_judged() -> None:
     history = {keys[0]: KeyState.SUCCEEDED, keys[1]: KeyState.FAILED, keys[2]: KeyState.RUNNING}
     grid = build_grid("j", "daily", keys, history)
     assert "stale" not in legend(grid)  # a workspace's status: not judged
+    assert "stale" not in legend(with_stale(grid, JobProvenance("j")))  # no local table
     judged = JobProvenance(
         "j",
         ("main.t.out",),

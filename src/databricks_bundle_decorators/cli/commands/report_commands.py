@@ -135,7 +135,13 @@ def backfills_command(
     "for a detached backfill (any checkout); with --html also its timeline (a bar per "
     "run attempt, stragglers, runs in flight against max_concurrent).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Key states as JSON; with --local also the stale keys, each with its reasons "
+    "and provenance.",
+)
 @click.option(
     "--overdue",
     is_flag=True,

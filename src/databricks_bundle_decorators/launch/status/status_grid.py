@@ -95,8 +95,10 @@ class PartitionGrid:
 
     @property
     def shown_states(self) -> tuple[KeyState, ...]:
-        """The states the legend lists: ``stale`` only where staleness was judged."""
-        if self.provenance is not None or KeyState.STALE in self.states.values():
+        """The states the legend lists: ``stale`` only where staleness was judged (the
+        job writes local tables whose provenance was read)."""
+        judged = self.provenance is not None and bool(self.provenance.tables)
+        if judged or KeyState.STALE in self.states.values():
             return KEY_STATES
         return STATES
 
