@@ -27,6 +27,7 @@ from databricks_bundle_decorators.launch.provenance.job_keys import JobProvenanc
 from databricks_bundle_decorators.launch.provenance.stale import StaleKey
 from databricks_bundle_decorators.launch.status.status import with_stale
 from databricks_bundle_decorators.launch.status.status_grid import build_grid, legend
+from databricks_bundle_decorators.launch.status.status_view import fold_grid
 from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 from tests.app.appserver import Browserless, serving
 
@@ -116,6 +117,15 @@ def test_status_shows_the_changed_day_and_its_dependants_stale_with_reasons(
     assert row.split()[1:6] == ["■", "□", "□", "■", "·"]
     assert "□ stale 2" in " ".join(text.split())
     assert f"Stale 2024-01-03: reads main.pv.a_out key {CHANGED}, which is stale" in text
+    # the HTML page: the cell's title and a table of the stale keys with their reasons
+    page = chain / "status.html"
+    assert (
+        dbxdec(chain, "status", "pv_b", "--local", "--end", "2024-01-05", "--html", str(page)) == 0
+    )
+    html = page.read_text(encoding="utf-8")
+    assert '<td class="stale" title="2024-01-02: stale, run ' in html
+    assert "<h2>Stale keys (2)</h2>" in html
+    assert f"<tr><td>2024-01-03</td><td>reads main.pv.a_out key {CHANGED}, which is stale" in html
 
 
 def test_stale_replaces_succeeded_alone_and_shows_only_where_judged() -> None:
@@ -133,6 +143,10 @@ def test_stale_replaces_succeeded_alone_and_shows_only_where_judged() -> None:
     assert list(shown.states.values()) == ["stale", "failed", "running", "missing"]
     assert shown.stale_reasons(keys[0]) == ("code changed",)
     assert legend(shown).endswith("⊘ cancelled 0  □ stale 1")
+    # folded, a stale key is worse than a missing one (wrong data is read; missing is not)
+    ok = with_stale(build_grid("j", "daily", keys, dict.fromkeys(keys[:3], "succeeded")), judged)
+    week = next(fold_grid(ok, "week").cells())
+    assert (week.worst, week.describe()) == ("stale", "2024-W01: 1 missing, 3 stale")
 
 
 @pytest.mark.spark
