@@ -19,6 +19,10 @@ Levels of the page (``Focus``):
   :data:`~..launch.status.status_view.PAGE_MAX_ROWS` rows;
 - ``?month=YYYY-MM``: an hourly job's days x hours, a daily job's keys of the month;
 - ``?day=YYYY-MM-DD``: that day's keys, each with its state, run link and one-line error.
+
+Over a project's local tables (no workspace), a key also shows its provenance (what its
+last commit was computed by and from: :mod:`~..launch.provenance.job_keys`), and a
+succeeded key that is stale shows ``stale``, its reasons in its cell's title and its line.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
@@ -41,12 +45,12 @@ from ..errors import DbxdecError
 from ..launch.ledger.ledger import list_ledgers
 from ..launch.plan.request import Connection
 from ..launch.plan.states import KeyState
+from ..launch.provenance.job_keys import KeyRecord
 from ..launch.status.overdue import OverdueKey, failed_checks, overdue_keys
 from ..launch.status.status import job_status, partition_grid
 from ..launch.status.status_grid import (
     GLYPH,
     HTML_COLOUR,
-    STATES,
     KeyDetail,
     PageOrigin,
     PartitionGrid,
@@ -192,13 +196,16 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class KeyLine:
-    """One key of a day (or month, for a daily job): its state and latest run."""
+    """One key of a day (or month, for a daily job): its state and latest run; over local
+    tables also why it is stale (``reasons``) and what wrote it, per table (``records``)."""
 
     key: str
     state: KeyState
     run_id: str
     url: str | None
     error: str
+    reasons: tuple[str, ...] = ()
+    records: tuple[KeyRecord, ...] = ()
 
     @property
     def glyph(self) -> str:
@@ -266,9 +273,11 @@ def job_health(
     connection: Connection | None,
     focus: Focus,
     now: datetime,
+    warehouse: Path | None = None,
 ) -> JobHealth:
     """``job``'s page at ``focus``: key states from the workspace's run history and the local
-    ledgers as the viewer sees them (``connection`` ``None``: the local ledgers alone).
+    ledgers as the viewer sees them (``connection`` ``None``: the local ledgers alone, and
+    with the project's local ``warehouse`` its keys' provenance and stale keys).
 
     Raises:
         BadQuery: a month or day for a job that does not drill down.
@@ -282,7 +291,16 @@ def job_health(
         raise BadQuery(f"a {kind} job's page has no month or day: those are for hourly and daily")
     local = connection is None or viewer.client is None  # no workspace: the ledgers
     where = Connection(local=True) if local or connection is None else connection
-    status = job_status(job, where, root=root, now=now, client=viewer.client, restore=False)
+    status = job_status(
+        job,
+        where,
+        root=root,
+        now=now,
+        client=viewer.client,
+        restore=False,
+        warehouse=warehouse if local else None,
+        jobs=list(registry),
+    )
     grid, origin = partition_grid(job, status, start=None, end=None)
     counts = grid.counts()
     health = JobHealth(
@@ -292,7 +310,7 @@ def job_health(
         origin,
         focus,
         len(grid.states),
-        [(s, GLYPH[s], counts.get(s, 0)) for s in STATES],
+        [(s, GLYPH[s], counts.get(s, 0)) for s in grid.shown_states],
         "key",
     )
     if focus.level == "all":
@@ -323,7 +341,7 @@ def _whole(health: JobHealth, grid: PartitionGrid) -> None:
             _per_key(health, grid)
         else:
             _folded(health, folded, drill=False)
-    failed = (KeyState.FAILED, KeyState.CANCELLED)
+    failed = (KeyState.FAILED, KeyState.CANCELLED, KeyState.STALE)
     if grid.kind not in DRILLED_KINDS:  # no drill-down: the failed keys are listed here
         shown = [key for key, state in grid.states.items() if state in failed][:FAILED_SHOWN]
         health.keys = [_key_line(grid, key) for key in shown]
@@ -364,7 +382,8 @@ def _per_key(
         state = grid.states[key]
         href = cell_href(key) if cell_href else None
         label = key if grid.kind == "static" else ""
-        return Cell(state, _title(key, state, details.get(key)), href, label)
+        reasons = grid.stale_reasons(key) if state == KeyState.STALE else ()
+        return Cell(state, _title(key, state, details.get(key), reasons), href, label)
 
     health.rows = [
         Row(
@@ -376,12 +395,16 @@ def _per_key(
     ]
 
 
-def _title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
+def _title(
+    key: str, state: KeyState, detail: KeyDetail | None, reasons: tuple[str, ...] = ()
+) -> str:
     title = f"{key}: {state}"
     if detail is not None and detail.run_id:
         title += f", run {detail.run_id}"
     if detail is not None and detail.error:
         title += f": {_one_line(detail.error)}"
+    if reasons:
+        title += f"; stale: {'; '.join(reasons)}"
     return title
 
 
@@ -396,7 +419,7 @@ def _part(health: JobHealth, grid: PartitionGrid, prefix: str, size: int) -> lis
     first, last = positions[0], positions[-1]
     keys = ordered[first : last + 1]
     found = Counter(grid.states[key] for key in keys)
-    health.part_counts = [(s, GLYPH[s], found.get(s, 0)) for s in STATES]
+    health.part_counts = [(s, GLYPH[s], found.get(s, 0)) for s in grid.shown_states]
     name = "month" if size == 7 else "day"
     if first > 0:
         health.before = f"?{name}={ordered[first - 1][:size]}"
@@ -410,7 +433,9 @@ def _month(health: JobHealth, grid: PartitionGrid, month: str) -> None:
     if not keys:
         raise NoSuchPart(f"job {grid.job!r} has no keys in {month} (its keys: {health.range})")
     if grid.kind == "hourly":  # a row per day, a cell per hour
-        days = build_grid(grid.job, "hourly", keys, grid.states, grid.details)
+        days = build_grid(grid.job, "hourly", keys, grid.states)
+        kept = {key: grid.details[key] for key in keys if key in grid.details}
+        days = replace(days, details=kept, provenance=grid.provenance)  # as the job's grid
         _per_key(health, days, row_href=_day_query, cell_href=_day_query)
     else:
         health.keys = [_key_line(grid, key) for key in keys]
@@ -428,10 +453,14 @@ def _day(health: JobHealth, grid: PartitionGrid, day: str) -> None:
 
 
 def _key_line(grid: PartitionGrid, key: str) -> KeyLine:
+    state = grid.states[key]
+    records = grid.provenance.records.get(key, ()) if grid.provenance is not None else ()
+    reasons = grid.stale_reasons(key)
     detail = grid.details.get(key)
     if detail is None:
-        return KeyLine(key, grid.states[key], "", None, "")
-    return KeyLine(key, grid.states[key], detail.run_id or "", detail.url, _one_line(detail.error))
+        return KeyLine(key, state, "", None, "", reasons, records)
+    error = _one_line(detail.error)
+    return KeyLine(key, state, detail.run_id or "", detail.url, error, reasons, records)
 
 
 def _one_line(text: str) -> str:

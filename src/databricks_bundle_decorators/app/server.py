@@ -328,6 +328,7 @@ def _job(state: AppState, request: Request, viewer: Viewer, ctx: dict[str, Any])
             connection=state.settings.connection,
             focus=focus,
             now=datetime.now(timezone.utc),
+            warehouse=config.warehouse,
         )
     except (BadQuery, NoSuchPart) as exc:
         return _one_line(400 if isinstance(exc, BadQuery) else 404, exc.render())

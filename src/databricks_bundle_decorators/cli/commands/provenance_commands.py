@@ -13,11 +13,9 @@ from ...bundle.table_graph import build_table_graph, table_key
 from ...bundle.workflows import open_project
 from ...errors import UsageError, did_you_mean
 from ...launch.ledger.place import LocalPlace
+from ...launch.provenance.job_keys import PROVENANCE_FOLDER
 from ...launch.provenance.stale import StaleReport, find_stale, summary
 from ..inputs.options import pipelines_option
-
-PROVENANCE_FOLDER = Path(".dbxdec") / "provenance"
-"""Where the provenance index of a project's local tables is kept (rebuildable)."""
 
 
 def _counted(count: int, what: str) -> str:

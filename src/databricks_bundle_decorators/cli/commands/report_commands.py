@@ -20,6 +20,7 @@ from ...bundle.workflows import open_project
 from ...errors import UsageError
 from ...launch.ledger.ledger import list_ledgers
 from ...launch.plan.request import Connection
+from ...launch.plan.states import KeyState
 from ...launch.status.journal_status import workspace_journals
 from ...launch.status.overdue import failed_checks, overdue_keys, require_deadlines
 from ...launch.status.status import job_status, partition_grid
@@ -41,6 +42,8 @@ from ..output.journal_output import (
 )
 from .steer_commands import workspace_options
 
+_STALE_LINES = 10
+"""The most stale keys ``dbxdec status`` lists with their reasons under the grid."""
 _COUNTS = ("succeeded", "failed", "runs")
 _FULL = ("started", "job", "backend", "state", "succeeded", "failed", "runs")
 _NARROW = ("started", "state (runs ok)")  # the id holds the job's name
@@ -132,7 +135,13 @@ def backfills_command(
     "for a detached backfill (any checkout); with --html also its timeline (a bar per "
     "run attempt, stragglers, runs in flight against max_concurrent).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Key states as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Key states as JSON; with --local also the stale keys, each with its reasons "
+    "and provenance.",
+)
 @click.option(
     "--overdue",
     is_flag=True,
@@ -157,11 +166,14 @@ def status_command(
     pipelines: tuple[str, ...],
 ) -> None:
     """Partition health of JOB: one cell per key (succeeded, failed, running, missing,
-    unknown).
+    unknown, and with --local stale).
 
     From the workspace's run history (job_parameters on runs; the workspace keeps runs
     60 days) and then the local backfill ledgers, or with --local from the ledgers alone.
     A key with no record that ended more than 60 days ago is unknown, not missing.
+    With --local, a succeeded key of the project's local tables that is stale (its task's
+    code or the data it read changed since it was written, as `dbxdec stale` says) is
+    stale, its reasons listed under the grid and, with --json, with its provenance.
     Daily keys are drawn as a calendar; each state has its own glyph, so the grid reads
     the same without colour.
     """
@@ -184,7 +196,14 @@ def status_command(
         if html_file is not None:
             raise UsageError("--overdue lists keys; it draws no page: leave out --html")
         require_deadlines(definition)  # before asking the workspace
-    status = job_status(definition, connection, root=config.root, now=now)
+    status = job_status(
+        definition,
+        connection,
+        root=config.root,
+        now=now,
+        warehouse=config.warehouse,
+        jobs=list(registry),
+    )
     if overdue:
         late = overdue_keys(
             definition,
@@ -207,11 +226,20 @@ def status_command(
         page = status_page(grid, origin, extra_html=extra)
         write_atomically(html_file, page, mode=umask_mode())
     unchecked = unchecked_keys(grid.details, grid.states)
+    stale = [key for key, state in grid.states.items() if state == KeyState.STALE]
     if as_json:
-        click.echo(json.dumps({"job": job, "states": dict(grid.states), "checks_off": unchecked}))
+        document: dict[str, Any] = {"job": job, "states": dict(grid.states)}
+        document["checks_off"] = unchecked
+        if grid.provenance is not None:  # local tables: what wrote each stale key, and why
+            document["stale"] = grid.provenance.stale_json(stale)
+        click.echo(json.dumps(document))
         return
     console = Console()
     console.print(terminal_table(grid, console))
+    for key in stale[:_STALE_LINES]:
+        click.echo(f"Stale {key}: {'; '.join(grid.stale_reasons(key))}")
+    if len(stale) > _STALE_LINES:
+        click.echo(f"... and {len(stale) - _STALE_LINES} more stale keys: dbxdec stale {job}")
     if unchecked:
         shown = ", ".join(unchecked[:10]) + (
             f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""

@@ -54,7 +54,10 @@ SLICE_STATES: tuple[RunState, ...] = (
 
 
 class KeyState(_Word):
-    """A key: its latest run's state, ``missing`` (never run) or ``unknown`` (beyond history)."""
+    """A key: its latest run's state, ``missing`` (never run) or ``unknown`` (beyond history);
+    ``stale``: it succeeded, but its table's provenance says the task's code or the data it
+    read changed since (``launch/provenance``; judged for local tables only).
+    """
 
     SUCCEEDED = "succeeded"
     FAILED = "failed"
@@ -62,6 +65,7 @@ class KeyState(_Word):
     RUNNING = "running"
     MISSING = "missing"
     UNKNOWN = "unknown"
+    STALE = "stale"
 
 
 class BackfillState(_Word):

@@ -1,6 +1,11 @@
 """The partition health grid of ``dbxdec status``: one cell per key, in a calendar, each
-state with a glyph besides its colour (``■ ✗ ⊘ ○ · ?``); a cell's details are its key's
-latest run in the local ledgers (:class:`KeyDetail`)."""
+state with a glyph besides its colour (``■ ✗ ⊘ ○ · ? □``); a cell's details are its key's
+latest run in the local ledgers (:class:`KeyDetail`).
+
+``stale`` (``□``) is shown only where the keys' provenance was read (local tables:
+:attr:`PartitionGrid.provenance`); it replaces ``succeeded`` alone: a key that failed, was
+cancelled or is running keeps that state, the more urgent one (its stale reasons are
+still in its provenance)."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from ...errors import counted
 from ..ledger.ledger import Attempt, Ledger
 from ..plan.history import KeyHistory, attempt_key_state
 from ..plan.states import KeyState
+from ..provenance.job_keys import JobProvenance
 
 STATES: tuple[KeyState, ...] = (
     KeyState.SUCCEEDED,
@@ -29,6 +35,10 @@ STATES: tuple[KeyState, ...] = (
     KeyState.UNKNOWN,
     KeyState.CANCELLED,  # last, as unknown was added: the index of each older state stays
 )
+"""The states every grid shows, from runs (its legend's, in order)."""
+KEY_STATES: tuple[KeyState, ...] = (*STATES, KeyState.STALE)
+"""Every state a grid's key takes: :data:`STATES`, then ``stale`` (shown only where the
+keys' provenance was read)."""
 _STYLE: dict[KeyState, str] = {
     KeyState.SUCCEEDED: "green",
     KeyState.FAILED: "bold red",
@@ -36,6 +46,7 @@ _STYLE: dict[KeyState, str] = {
     KeyState.RUNNING: "yellow",
     KeyState.MISSING: "grey50",
     KeyState.UNKNOWN: "blue",
+    KeyState.STALE: "dark_orange",
 }
 GLYPH: dict[KeyState, str] = {  # also the app's pages' (app/reading.py, app/job_health.py)
     KeyState.SUCCEEDED: "■",
@@ -44,6 +55,7 @@ GLYPH: dict[KeyState, str] = {  # also the app's pages' (app/reading.py, app/job
     KeyState.RUNNING: "○",
     KeyState.MISSING: "·",
     KeyState.UNKNOWN: "?",
+    KeyState.STALE: "□",
 }
 HTML_COLOUR: dict[KeyState, str] = {
     KeyState.SUCCEEDED: "#2da44e",
@@ -52,6 +64,7 @@ HTML_COLOUR: dict[KeyState, str] = {
     KeyState.RUNNING: "#d4a72c",
     KeyState.MISSING: "#d0d7de",
     KeyState.UNKNOWN: "#b6e3ff",
+    KeyState.STALE: "#fb8f44",
 }
 _STATIC_ROW = 10
 
@@ -66,7 +79,8 @@ class GridRow:
 
 @dataclass(frozen=True, slots=True)
 class PartitionGrid:
-    """Keys, their states and a calendar layout."""
+    """Keys, their states and a calendar layout; ``provenance``: the keys' provenance and
+    stale verdicts, when they were read (then ``stale`` is one of the states shown)."""
 
     job: str
     kind: str
@@ -74,9 +88,23 @@ class PartitionGrid:
     rows: tuple[GridRow, ...]
     states: Mapping[str, KeyState]
     details: Mapping[str, KeyDetail] = field(default_factory=dict)
+    provenance: JobProvenance | None = None
 
     def counts(self) -> Counter[KeyState]:
         return Counter(self.states.values())
+
+    @property
+    def shown_states(self) -> tuple[KeyState, ...]:
+        """The states the legend lists: ``stale`` only where staleness was judged (the
+        job writes local tables whose provenance was read)."""
+        judged = self.provenance is not None and bool(self.provenance.tables)
+        if judged or KeyState.STALE in self.states.values():
+            return KEY_STATES
+        return STATES
+
+    def stale_reasons(self, key: str) -> tuple[str, ...]:
+        """Why ``key`` is stale (empty: it is not, or it was not judged)."""
+        return self.provenance.reasons(key) if self.provenance is not None else ()
 
 
 def build_grid(
@@ -222,7 +250,7 @@ def legend(grid: PartitionGrid) -> str:
     '■ succeeded 0  ✗ failed 1  ○ running 0  · missing 1  ? unknown 0  ⊘ cancelled 0'
     """
     counts = grid.counts()
-    return "  ".join(f"{GLYPH[s]} {s} {counts.get(s, 0)}" for s in STATES)
+    return "  ".join(f"{GLYPH[s]} {s} {counts.get(s, 0)}" for s in grid.shown_states)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +275,8 @@ _HTML_PATTERN: dict[KeyState, str] = {
     "background-size: 4px 4px;",
     KeyState.MISSING: "outline: 1px dashed #8c959f; outline-offset: -1px;",
     KeyState.UNKNOWN: "outline: 1px dotted #0969da; outline-offset: -1px;",
+    KeyState.STALE: "background-image: repeating-linear-gradient(-45deg, transparent 0 3px, "
+    "rgba(0,0,0,.2) 3px 4px);",
 }
 _HTML_STYLE = (
     "body { font-family: sans-serif; } table { border-collapse: separate; border-spacing: 2px; } "
@@ -258,7 +288,9 @@ _HTML_STYLE = (
 )
 
 
-def _cell_title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
+def _cell_title(
+    key: str, state: KeyState, detail: KeyDetail | None, reasons: Sequence[str] = ()
+) -> str:
     title = f"{key}: {state}"
     if detail is not None and detail.run_id:
         title += f", run {detail.run_id}"
@@ -266,6 +298,8 @@ def _cell_title(key: str, state: KeyState, detail: KeyDetail | None) -> str:
         title += " (checks off)"
     if detail is not None and detail.error:
         title += f": {detail.error}"
+    if reasons:
+        title += f"; stale: {'; '.join(reasons)}"
     return title
 
 
@@ -279,7 +313,8 @@ def _html_cell(grid: PartitionGrid, key: str | None) -> str:
     text = f"{glyph} {esc(key)}" if grid.kind == "static" else glyph
     if detail is not None and detail.url:
         text = f'<a href="{esc(detail.url)}">{text}</a>'
-    title = esc(_cell_title(key, state, detail))
+    reasons = grid.stale_reasons(key) if state is KeyState.STALE else ()
+    title = esc(_cell_title(key, state, detail, reasons))
     return f'<td class="{state}" title="{title}">{text}</td>'
 
 
@@ -332,6 +367,28 @@ def runs_table_html(grid: PartitionGrid, state: KeyState, *, folded: bool = Fals
     )
 
 
+STALE_SHOWN = 500
+"""The most stale keys a status page lists with their reasons (it counts them all)."""
+
+
+def stale_table_html(grid: PartitionGrid) -> str:
+    """The keys shown ``stale``, each with its reasons (at most :data:`STALE_SHOWN`);
+    ``""`` when none."""
+    esc = html.escape
+    keys = [key for key, state in grid.states.items() if state is KeyState.STALE]
+    if not keys:
+        return ""
+    rows = "".join(
+        f"<tr><td>{esc(key)}</td><td>{esc('; '.join(grid.stale_reasons(key)))}</td></tr>"
+        for key in keys[:STALE_SHOWN]
+    )
+    more = f"<p>The first {STALE_SHOWN} shown.</p>" if len(keys) > STALE_SHOWN else ""
+    return (
+        f"<h2>Stale keys ({len(keys)})</h2><table class='failures'>"
+        f"<tr><th>key</th><th>why</th></tr>{rows}</table>{more}"
+    )
+
+
 def html_page(
     grid: PartitionGrid,
     origin: PageOrigin | None,
@@ -349,7 +406,7 @@ def html_page(
     counts = grid.counts()
     legend_html = " ".join(
         f'<span class="{s}">&nbsp;{esc(GLYPH[s])}&nbsp;</span> {s} {counts.get(s, 0)}'
-        for s in STATES
+        for s in grid.shown_states
     )
     title = esc(f"{grid.job}: partition status ({counted(len(grid.states), f'{grid.kind} key')})")
     made = ""
@@ -370,7 +427,7 @@ def grid_html(
     grid: PartitionGrid, origin: PageOrigin | None = None, *, extra_html: str = ""
 ) -> str:
     """The grid as a standalone HTML page (no scripts): cells with glyph, pattern and colour, a
-    failed key linking to its run; tables of the failed and cancelled keys below, then
+    failed key linking to its run; tables of the failed, cancelled and stale keys below, then
     ``extra_html`` (a backfill's timeline).
     """
     esc = html.escape
@@ -384,6 +441,7 @@ def grid_html(
         for s, c in HTML_COLOUR.items()
     )
     runs = runs_table_html(grid, KeyState.FAILED) + runs_table_html(grid, KeyState.CANCELLED)
+    runs += stale_table_html(grid)
     return html_page(grid, origin, head, body, style=styles, after=runs + extra_html)
 
 

@@ -24,7 +24,7 @@ from .status_grid import (
     _STYLE,
     GLYPH,
     HTML_COLOUR,
-    STATES,
+    KEY_STATES,
     PageOrigin,
     PartitionGrid,
     glyph_table,
@@ -33,6 +33,7 @@ from .status_grid import (
     html_page,
     legend_lines,
     runs_table_html,
+    stale_table_html,
 )
 
 PAGE_FULL_KEYS = 5000
@@ -55,7 +56,7 @@ def status_table(grid: PartitionGrid, *, max_rows: int, width: int) -> Renderabl
 
 def fold_note(grid: PartitionGrid, folded: FoldedGrid) -> str:
     """What a folded cell is, in one line."""
-    order = ", ".join(f"{GLYPH[s]} {s}" for s in WORST_FIRST)
+    order = ", ".join(f"{GLYPH[s]} {s}" for s in WORST_FIRST if s in grid.shown_states)
     return (
         f"A cell is one {folded.unit} of {grid.kind} keys, shown as its worst key's state "
         f"({order}); {counted(len(grid.states), 'key')} in "
@@ -116,12 +117,17 @@ def _folded_page(
         body.append(f"<tr><th>{esc(row.label)}</th>{cells}</tr>")
     styles = " ".join(
         f"td.{s}, span.{s} {{ background-color: {c}; {_HTML_PATTERN[s]} }} "
-        f"pre i.{s[0]} {{ color: {c}; }}"
+        f"pre i.{_LETTER[s]} {{ color: {c}; }}"
         for s, c in HTML_COLOUR.items()
     )
     note = esc(fold_note(grid, folded)) + " Hover a cell for its counts per state."
-    after = "".join(_key_details(grid)) + "".join(
-        runs_table_html(grid, state, folded=True) for state in (KeyState.FAILED, KeyState.CANCELLED)
+    after = (
+        "".join(_key_details(grid))
+        + "".join(
+            runs_table_html(grid, state, folded=True)
+            for state in (KeyState.FAILED, KeyState.CANCELLED)
+        )
+        + stale_table_html(grid)
     )
     return html_page(
         grid, origin, head, body, style=f"{_FOLDED_STYLE} {styles}", note=f"<p>{note}</p>",
@@ -139,7 +145,7 @@ def _key_details(grid: PartitionGrid) -> Iterator[str]:
     head = "".join((c if i % 3 == 0 else "").ljust(2) for i, c in enumerate(grid.columns))
     for section, rows in groupby(grid.rows, key=lambda r: r.label[:width]):
         lines: list[str] = []
-        tally = dict.fromkeys(STATES, 0)
+        tally = dict.fromkeys(KEY_STATES, 0)
         for row in rows:
             parts = [esc(row.label[width + 1 :]), " "]
             states = (None if key is None else grid.states[key] for key in row.cells)
@@ -149,12 +155,23 @@ def _key_details(grid: PartitionGrid) -> Iterator[str]:
                     parts.append("  " * n)
                     continue
                 tally[state] += n
-                parts.append(f"<i class={state[0]}>{(GLYPH[state] + ' ') * n}</i>")
+                parts.append(f"<i class={_LETTER[state]}>{(GLYPH[state] + ' ') * n}</i>")
             lines.append("".join(parts))
         shown = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
         body = "\n".join(["   " + esc(head), *lines])  # a row label: a day or month, 2 wide
         yield f"<details><summary>{esc(section)}: {shown}</summary><pre>{body}</pre></details>"
 
+
+_LETTER: dict[KeyState, str] = {
+    KeyState.SUCCEEDED: "s",
+    KeyState.FAILED: "f",
+    KeyState.CANCELLED: "c",
+    KeyState.RUNNING: "r",
+    KeyState.MISSING: "m",
+    KeyState.UNKNOWN: "u",
+    KeyState.STALE: "t",
+}
+"""A state's class in the folded page's key lines (short: 87,000 keys; unique)."""
 
 PIPE_MAX_ROWS = 60
 """The most rows of cells ``dbxdec status`` prints when its output is not a terminal."""
@@ -170,6 +187,7 @@ FoldLevel = Literal["key", "day", "week", "month"]
 WORST_FIRST: tuple[KeyState, ...] = (
     KeyState.FAILED,
     KeyState.CANCELLED,
+    KeyState.STALE,  # wrong data is being read; a missing key is not read at all
     KeyState.MISSING,
     KeyState.UNKNOWN,
     KeyState.RUNNING,
@@ -180,7 +198,9 @@ WORST_FIRST: tuple[KeyState, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class FoldedCell:
-    """A period of keys (``2024-01-05``, ``2024-W02``, ``2024-01``) and its keys per state."""
+    """A period of keys (``2024-01-05``, ``2024-W02``, ``2024-01``) and its keys per state
+    (of :data:`~.status_grid.KEY_STATES`, in its order; a shorter tuple has none of the
+    states after its end)."""
 
     label: str
     counts: tuple[int, ...]
@@ -192,11 +212,16 @@ class FoldedCell:
     @property
     def worst(self) -> KeyState:
         """The state the cell shows: its worst key's (see :data:`WORST_FIRST`)."""
-        return next(s for s in WORST_FIRST if self.counts[STATES.index(s)])
+        return next(s for s in WORST_FIRST if self.count(s))
+
+    def count(self, state: KeyState) -> int:
+        """The cell's keys in ``state``."""
+        at = KEY_STATES.index(state)
+        return self.counts[at] if at < len(self.counts) else 0
 
     def describe(self) -> str:
         """``2024-01-05: 20 succeeded, 4 failed`` (states without keys left out)."""
-        parts = [f"{n} {s}" for s, n in zip(STATES, self.counts, strict=True) if n]
+        parts = [f"{n} {s}" for s, n in zip(KEY_STATES, self.counts, strict=False) if n]
         return f"{self.label}: {', '.join(parts)}"
 
 
@@ -233,7 +258,7 @@ def fold_levels(kind: str) -> tuple[FoldLevel, ...]:
 
 def _day_counts(grid: PartitionGrid) -> dict[tuple[str, str], list[int]]:
     """Keys per state of each (static value or ``""``, ``YYYY-MM-DD``)."""
-    index = {state: i for i, state in enumerate(STATES)}
+    index = {state: i for i, state in enumerate(KEY_STATES)}
     pairs: Counter[tuple[str, str, KeyState]]
     if grid.kind.startswith(MULTI_KIND_PREFIX):
         split = (key.partition(MULTI_SEPARATOR) for key in grid.states)
@@ -245,7 +270,7 @@ def _day_counts(grid: PartitionGrid) -> dict[tuple[str, str], list[int]]:
         pairs = Counter(("", key[:10], state) for key, state in grid.states.items())
     days: dict[tuple[str, str], list[int]] = {}
     for (row, day, state), n in pairs.items():
-        days.setdefault((row, day), [0] * len(STATES))[index[state]] += n
+        days.setdefault((row, day), [0] * len(KEY_STATES))[index[state]] += n
     return days
 
 
@@ -294,7 +319,7 @@ def fold_grid(
             row, column = static, column_of[label]
         else:
             column = number - 1
-        total = counts.setdefault((row, label), [0] * len(STATES))
+        total = counts.setdefault((row, label), [0] * len(KEY_STATES))
         places[(row, label)] = (row, column)
         for i, n in enumerate(tally):
             total[i] += n
