@@ -50,6 +50,15 @@ EXPECTED = {
     "pv_b": ["2024-01-05", "2024-01-06", "2024-01-07", "2024-01-08"],
     "pv_c": ["2024-01-01"],
 }
+WAITS = {  # each run of the restatement: the restated keys it reads
+    "pv_a 2024-01-05": [],
+    "pv_a 2024-01-07": [],
+    "pv_b 2024-01-05": ["pv_a 2024-01-05"],
+    "pv_b 2024-01-06": ["pv_a 2024-01-05"],
+    "pv_b 2024-01-07": ["pv_a 2024-01-07"],
+    "pv_b 2024-01-08": ["pv_a 2024-01-07"],
+    "pv_c 2024-01-01": [f"pv_b 2024-01-0{d}" for d in (5, 6, 7, 8)],
+}
 GATE_ENV = "PV_RESTATE_GATE"
 # pv_b's body waits at a FIFO gate when the environment names one: opening ``.reached``
 # for writing blocks until the test opens it for reading, then ``.hold`` (never written)
@@ -280,6 +289,8 @@ def test_restate_runs_in_order_with_keys_always_readable_resumes_after_a_kill_an
         ran = {job: [r.keys[0] for r in ledger.slices if r.job == job] for job in EXPECTED}
         assert ran == EXPECTED
         assert all(r.state == "succeeded" and len(r.attempts) == 1 for r in ledger.slices)
+        waits = {r.label: [ledger.slices[w].label for w in r.waits_for] for r in ledger.slices}
+        assert waits == WAITS
         assert _in_order(ledger) == []
         restated = {t: table_rows(spark, project, t) for t in TABLES}
         assert restated[B_OUT] != before[B_OUT] and restated[C_OUT] != before[C_OUT]
@@ -303,6 +314,7 @@ def test_restate_runs_in_order_with_keys_always_readable_resumes_after_a_kill_an
     code, out, err = dbxdec("backfill", *resume, root=copy)
     assert code == 0, out + err
     assert {t: table_rows(spark, copy, t) for t in TABLES} == restated
+    assert {r.state for r in list_ledgers(copy)[0].slices} == {"succeeded"}
 
     code, out, err = dbxdec("backfill", "undo", ledger.id, "--yes")
     assert code == 0, out + err
