@@ -87,6 +87,9 @@ def test_versions_are_one_or_an_inclusive_range(text: str, first: int, last: int
     versions = Versions.parse(text)
     assert (versions.first, versions.last) == (first, last)
     assert first in versions and last + 1 not in versions
+    assert versions.label() == (
+        f"version {first}" if first == last else f"versions {first}..{last}"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "x", "1-", "-1", "3-1", "1,2"])

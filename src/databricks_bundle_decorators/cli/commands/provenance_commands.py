@@ -202,7 +202,7 @@ def restate_command(
         place = LocalPlace(config.root / PROVENANCE_FOLDER)
         roots = source_roots(jobs, config.warehouse, place, source, parsed)
         if not roots.keys:
-            line = f"no key of the project read {source} at versions {parsed}: nothing to restate"
+            line = f"no key of the project read {source} at {parsed.label()}: nothing to restate"
             click.echo(
                 json.dumps({"restate": roots.what, "jobs": {}, "message": line})
                 if as_json

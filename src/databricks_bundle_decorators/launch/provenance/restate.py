@@ -68,6 +68,10 @@ class Versions:
     def __str__(self) -> str:
         return str(self.first) if self.first == self.last else f"{self.first}..{self.last}"
 
+    def label(self) -> str:
+        """``version 41``, ``versions 41..43``."""
+        return f"version {self}" if self.first == self.last else f"versions {self}"
+
 
 @dataclass
 class Roots:
@@ -177,7 +181,7 @@ def source_roots(
             f"{source!r} is no table of the project (read or written by a job)."
             f"{did_you_mean(source, graph.tables())}"
         )
-    roots = Roots(f"what read {source} at version {versions}")
+    roots = Roots(f"what read {source} at {versions.label()}")
     wanted = table_key(source)
     for writer in writers_in_order(jobs):
         folder = TableName.parse(table_key(writer.table)).local_path(warehouse)
@@ -196,7 +200,7 @@ def source_roots(
         backfill = writer.job.backfill
         if backfill is None or any(key == WHOLE_TABLE for key, _ in found):
             raise UsageError(
-                f"job {writer.job.name!r} read {source} at version {versions} but has no "
+                f"job {writer.job.name!r} read {source} at {versions.label()} but has no "
                 f"backfill keys to rerun ({writer.table} is written whole): run it with "
                 f"dbxdec run {writer.job.name}"
             )
