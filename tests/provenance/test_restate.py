@@ -308,9 +308,8 @@ def test_restate_runs_in_order_with_keys_always_readable_resumes_after_a_kill_an
     states = {(r.job, r.keys[0]): r.state for r in cut.slices}
     assert states[("pv_a", "2024-01-05")] == states[("pv_a", "2024-01-07")] == "succeeded"
     assert states[("pv_c", "2024-01-01")] == "pending", log.read_text()
-    # the run held at the gate died with its launcher: the resumed local backend does not
-    # know it and reports it failed, so one retry reruns it (its keys replaced whole)
-    resume = ("--resume", cut.id, "--local", "--retries", "1", "--poll-interval", "0.02")
+    # the run held at the gate died with its launcher: the resume runs its key again
+    resume = ("--resume", cut.id, "--local", "--poll-interval", "0.02")
     code, out, err = dbxdec("backfill", *resume, root=copy)
     assert code == 0, out + err
     assert {t: table_rows(spark, copy, t) for t in TABLES} == restated
