@@ -20,6 +20,7 @@ from .operations.presence import check_upstream, find_missing_data
 from .operations.undo import carry_id
 from .plan.options import Pacing
 from .plan.request import BackfillRequest, Connection, ResumeRequest
+from .plan.slice_graph import SliceGraph
 from .prepare import planners
 from .prepare.planners import Draft, Planner, Planning
 from .prepare.prepared import PreparedBackfill, RunOutcome
@@ -85,15 +86,17 @@ def plan_backfill(
     client: WorkspaceClient | None = None,
     dry_run: bool = False,
     now: datetime | None = None,
+    slice_graph: SliceGraph | None = None,
 ) -> PreparedBackfill:
     """Plan ``request`` and connect its backend (``now``: the run history's horizon). A dry
     run launches nothing, but on Databricks reads the job's recent runs for the estimate,
-    and ``catchup --by data`` runs the job once to list the partitions present.
+    and ``catchup --by data`` runs the job once to list the partitions present. With
+    ``slice_graph`` (``dbxdec restate``), those slices as a ``--downstream`` backfill.
 
     Raises:
         UsageError: bad job, keys, options, target or credentials; an unfinished twin.
     """
-    if request.downstream:
+    if request.downstream or slice_graph is not None:
         return plan_downstream(
             request,
             root=root,
@@ -102,6 +105,7 @@ def plan_backfill(
             dry_run=dry_run,
             now=now,
             client=client,
+            graph=slice_graph,
         )
     job = registry.get(request.job)
     planning = Planning(request, job, registry, root, warehouse, client, dry_run, now)

@@ -140,6 +140,7 @@ def backfill_row(found: Ledger | JournalSummary) -> dict[str, Any]:
         "failed": counts.get("failed", 0),
         "created_at": found.created_at,
         "where": where,
+        **({"because": found.because} if isinstance(found, Ledger) and found.because else {}),
     }
 
 

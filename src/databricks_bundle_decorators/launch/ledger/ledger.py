@@ -317,6 +317,7 @@ class Ledger:
         store: SliceStore | None = None,
         undone: frozenset[tuple[str, int]] = frozenset(),
         started_by: str = "",
+        because: str = "",
     ) -> None:
         self.path = path
         self.id = backfill_id
@@ -328,6 +329,7 @@ class Ledger:
         self.updated_at = self.created_at
         self.state: BackfillState = state
         self.started_by = started_by  # who launched it: a user name, or "" when unknown
+        self.because = because  # why, in the launcher's words (dbxdec restate --because)
         self.undone = undone
         """``(table, version)`` of every commit an undo of this backfill made."""
         self.dirty = True
@@ -403,6 +405,7 @@ class Ledger:
             "options": self.options.to_json(),
             **({"undone": [list(pair) for pair in sorted(self.undone)]} if self.undone else {}),
             **({"started_by": self.started_by} if self.started_by else {}),
+            **({"because": self.because} if self.because else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -447,6 +450,7 @@ class Ledger:
             store=store,
             undone=frozenset((str(t), int(v)) for t, v in data.get("undone", ())),
             started_by=str(data.get("started_by", "")),
+            because=str(data.get("because", "")),
         )
         ledger.updated_at = float(data["updated_at"])
         ledger.dirty = False

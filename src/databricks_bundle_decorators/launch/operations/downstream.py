@@ -109,6 +109,7 @@ def downstream_ledger(
         options=options,
         slices=records,
         started_by=request.started_by or this_user(),
+        because=request.because,
     )
 
 
@@ -121,15 +122,19 @@ def plan_downstream(
     dry_run: bool = False,
     now: datetime | None = None,
     client: WorkspaceClient | None = None,
+    graph: SliceGraph | None = None,
 ) -> PreparedBackfill:
-    """Plan ``request`` with ``--downstream`` and connect its backend (the module docstring).
+    """Plan ``request`` with ``--downstream`` and connect its backend (the module docstring);
+    ``graph``: these slices instead of the request's keys' (``dbxdec restate``: from
+    several roots; the request then names ``graph.root``).
 
     Raises:
         UsageError: see :func:`plan_slice_graph`; an option it does not take; the last
             backfill of the named job's keys did not finish (without ``--new``).
     """
     _refuse_combinations(request)
-    graph = plan_slice_graph(request, registry, now=now)
+    if graph is None:
+        graph = plan_slice_graph(request, registry, now=now)
     if not dry_run:
         check_can_start(
             root, graph.root, graph.keys_of(graph.root), request.context_args, new=request.new

@@ -51,6 +51,8 @@ class BackfillRequest:
         tasks, skip_tasks: Run only these tasks, or all but these.
         started_by: Who launches it, as the ledger records it (default: this machine's
             user; the backfill app: the viewer's workspace identity).
+        because: Why it is launched, as the ledger records it (``dbxdec restate
+            --because``; ``""``: not said).
     """
 
     job: str
@@ -73,6 +75,7 @@ class BackfillRequest:
     skip_tasks: tuple[str, ...] = ()
     allow_missing_upstream: bool = False
     started_by: str = ""
+    because: str = ""
 
     def plan(
         self,

@@ -75,20 +75,45 @@ def build_slice_graph(
     Raises:
         UsageError: a dependant has no backfill definition (it has no key to run).
     """
+    return build_slice_graph_from(graph, definitions, {root: keys}, order=order, now=now)
+
+
+def build_slice_graph_from(
+    graph: TableGraph,
+    definitions: Mapping[str, BackfillDef | None],
+    roots: Mapping[str, Sequence[str]],
+    *,
+    order: Order = "forward",
+    now: datetime | None = None,
+) -> SliceGraph:
+    """:func:`build_slice_graph` from several roots: each job of ``roots`` with its keys
+    (``dbxdec restate``: the keys that read a source's versions may be in several jobs).
+    A root job that also reads another root's tables runs its own keys and those it maps
+    to, in its definition's order; the graph's :attr:`SliceGraph.root` is the first root,
+    upstream first. One root is :func:`build_slice_graph` exactly.
+
+    Raises:
+        UsageError: no root; a dependant has no backfill definition.
+    """
     if order not in ORDERS:
         raise UsageError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
-    jobs = _downstream_jobs(graph, root)
-    planned: dict[str, list[str]] = {root: list(keys)}
-    for job in jobs[1:]:
-        definition = definitions[job]
+    if not roots:
+        raise UsageError("nothing to plan: no job and keys to start from")
+    jobs = _downstream_jobs(graph, list(roots))
+    planned: dict[str, list[str]] = {}
+    for job in jobs:
+        definition = definitions.get(job)
         incoming = [e for e in graph.upstreams(job) if planned.get(e.upstream)]
+        if not incoming:
+            planned[job] = list(roots.get(job, ()))  # a root nothing planned feeds: as given
+            continue
         if definition is None:
             raise UsageError(
                 f"--downstream: job {job!r} reads {incoming[0].table} (written by "
                 f"{incoming[0].upstream!r}) but has no backfill definition, so it has no key "
                 "to rerun: give it one, or backfill without --downstream"
             )
-        found: set[str] = set()
+        found: set[str] = set(roots.get(job, ()))
         for edge in incoming:
             found.update(downstream_keys(edge.keys, planned[edge.upstream], now=now))
         planned[job] = definition.sort_keys(list(found))
@@ -101,7 +126,8 @@ def build_slice_graph(
             waits = _waits_for(job, key, used, index, now)
             index[(job, key)] = len(slices)
             slices.append(JobSlice(len(slices), job, key, waits))
-    return SliceGraph(root, tuple(slices), tuple(used))
+    first = next(job for job in jobs if job in roots)
+    return SliceGraph(first, tuple(slices), tuple(used))
 
 
 def _waits_for(
@@ -122,10 +148,10 @@ def _waits_for(
     return tuple(sorted(found))
 
 
-def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
-    """``root`` and its transitive readers, each after the jobs it reads."""
-    reached = {root}
-    frontier = [root]
+def _downstream_jobs(graph: TableGraph, roots: Sequence[str]) -> list[str]:
+    """The ``roots`` and their transitive readers, each after the jobs it reads."""
+    reached = set(roots)
+    frontier = list(roots)
     while frontier:
         job = frontier.pop()
         for edge in graph.dependants(job):
@@ -141,7 +167,9 @@ def _downstream_jobs(graph: TableGraph, root: str) -> list[str]:
                     ordered.append(job)
                     break
         else:  # pragma: no cover - build_table_graph refuses cycles
-            raise UsageError(f"--downstream: the jobs below {root!r} read each other in a cycle")
+            raise UsageError(
+                f"--downstream: the jobs below {roots[0]!r} read each other in a cycle"
+            )
     return ordered
 
 

@@ -25,6 +25,7 @@ from ..ledger.lease import LocalLock, WorkspaceClaims
 from ..ledger.ledger import Ledger, load_ledger
 from ..plan.plan import BackfillPlan, Slice, with_options
 from ..plan.request import Connection, ResumeRequest
+from ..plan.states import RunState
 from ..policy.retry_budget import check_retry_budgets
 from ..run.blocking import is_downstream, ledger_jobs
 from .prepared import PreparedBackfill
@@ -32,6 +33,22 @@ from .rebatch import Rebatcher
 
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
+
+
+LOST_LOCAL_RUN = (
+    "its launcher stopped before the run ended (a local run lives in its launcher's process)"
+)
+
+
+def _close_lost_local_runs(ledger: Ledger) -> None:
+    """Close each open attempt of a local ledger as failed, so the resume runs its slice
+    again: a local run lived in the launcher that stopped (killed, crashed), so it ended
+    with it; no token can find it (its keys are replaced whole by the new attempt)."""
+    for record in ledger.slices:
+        last = record.last
+        if last is not None and last.is_open:
+            lost = replace(last, state=RunState.FAILED, error=LOST_LOCAL_RUN)
+            ledger.update(record.with_attempt(lost))
 
 
 def prepare_resume(
@@ -43,11 +60,12 @@ def prepare_resume(
     ledger: Ledger | None = None,
 ) -> PreparedBackfill:
     """Load backfill ``request.backfill_id`` (or the given ``ledger``: a detached backfill's
-    journal) and reconnect its backend; only the pacing may change. Succeeded slices are
-    skipped, open attempts re-submitted with their token, failed ones get a new attempt.
+        journal) and reconnect its backend; only the pacing may change. Succeeded slices are
+        skipped, open attempts re-submitted with their token (locally: closed as failed, their
+    run died with its launcher), failed ones get a new attempt.
 
-    Raises:
-        UsageError: unknown id, missing credentials, or the job no longer exists.
+        Raises:
+            UsageError: unknown id, missing credentials, or the job no longer exists.
     """
     ledger = ledger or load_ledger(root, request.backfill_id)  # given: a journal's
     old, pacing = ledger.options, request.pacing
@@ -77,6 +95,7 @@ def prepare_resume(
         if is_downstream(ledger):  # each job's keys under that job's lock
             jobs = list(dict.fromkeys(r.job or ledger.job for r in ledger.slices))
             guard = job_locks(root, jobs, force=request.force)
+        _close_lost_local_runs(ledger)
     else:
         if client is None:
             conn = request.connection
