@@ -6,7 +6,9 @@ Two uses of the log folder are allowed, both of *local* tables (a folder of the 
 warehouse, never a catalog table): asking whether a folder holds a Delta table at all,
 ``(path / DELTA_LOG).is_dir()`` (or ``.exists()``), and the one reader of a local table's
 history, :func:`...runtime.storage.delta_history.read_log_commits` (the commit files as the
-Delta protocol defines them, so ``undo --dry-run`` needs no JVM: issue 40).
+Delta protocol defines them, so ``undo --dry-run`` needs no JVM: issue 40), with its one
+sibling :func:`...delta_history.local_table_version` (the newest commit file's number, which
+a task run's pinned read of a local table takes without a query: issue 43).
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "databricks_bundle_decorators"
 _EXISTENCE = frozenset({"is_dir", "exists"})
-LOCAL_HISTORY_READER = ("runtime/storage/delta_history.py", "read_log_commits")
-"""The one function allowed to read a local table's log files (see the module doc)."""
+LOCAL_HISTORY_READER = (
+    "runtime/storage/delta_history.py",
+    ("read_log_commits", "local_table_version"),
+)
+"""The functions allowed to read a local table's log files (see the module doc)."""
 
 
-def delta_log_reads(source: str, allowed_function: str | None = None) -> list[int]:
+def delta_log_reads(source: str, allowed: tuple[str, ...] = ()) -> list[int]:
     """Lines of ``source`` that touch ``_delta_log`` other than to test a folder exists
-    (or inside the function ``allowed_function``)."""
+    (or inside the functions ``allowed``)."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == allowed_function:
+        if isinstance(node, ast.FunctionDef) and node.name in allowed:
             node.body = []  # its reads are the allowed ones
             node.decorator_list = []
     parents: dict[ast.AST, ast.AST] = {}
@@ -73,7 +78,7 @@ def test_the_package_never_reads_delta_log_files() -> None:
                 path.read_text(),
                 LOCAL_HISTORY_READER[1]
                 if str(path.relative_to(PACKAGE)) == LOCAL_HISTORY_READER[0]
-                else None,
+                else (),
             )
         )
     }

@@ -42,14 +42,27 @@ def latest_commit(spark: Any, table: TableRef) -> Any:
 
 def table_version(spark: Any, table: TableRef) -> int | None:
     """The table's latest version, to pin a read to; ``None`` when it has none (missing,
-    or not a Delta table: a view), from ``DESCRIBE HISTORY ... LIMIT 1``."""
-    if table.path is not None and not delta_table_exists(spark, table):
-        return None
+    or not a Delta table: a view). A catalog table's from ``DESCRIBE HISTORY ... LIMIT 1``;
+    a local table's from its log's file names (:func:`local_table_version`: no query)."""
+    if table.path is not None:
+        return local_table_version(table.path)
     try:
         row = latest_commit(spark, table)
     except Exception:  # a view, a foreign table: nothing to pin, read as it is
         return None
     return None if row is None else int(row["version"])
+
+
+def local_table_version(folder: Path) -> int | None:
+    """The latest version of the local Delta table in ``folder``: the highest
+    ``_delta_log/<version>.json`` (the newest commit always has its file, checkpoints or
+    not: https://github.com/delta-io/delta/blob/master/PROTOCOL.md#delta-log-entries);
+    ``None`` without a log. Lists the folder, reads no file."""
+    log = folder / DELTA_LOG
+    if not log.is_dir():
+        return None
+    versions = (p.stem for p in log.glob("*.json"))
+    return max((int(v) for v in versions if v.isdigit() and len(v) == 20), default=None)
 
 
 def read_commits(spark: Any, table: TableRef) -> tuple[Commit, ...]:
