@@ -4,9 +4,11 @@ computed by other code.
 It hashes the task function's source and the project code it reaches: the functions and
 classes of the project it names (followed the same way, so a helper's change counts), and
 the project modules it names (their whole source). "The project" is the top-level package
-of the task's module, so the fingerprint is the same in a checkout and in the installed
-wheel (the same files, found by module name, not by path); dbxdec's own code and other
-installed packages are not part of it. Sources are compared as text with blank lines,
+of the task's module and the top-level modules beside it from the same distribution (the
+project's wheel) or, in a checkout, from none (:func:`is_project_module`), so the
+fingerprint is the same in a checkout and in the installed wheel (the same files, found by
+module name, not by path); dbxdec's own code, the standard library and other installed
+distributions are not part of it. Sources are compared as text with blank lines,
 whole-line comments and trailing spaces left out (an edit of those changes nothing), and
 independent of the Python version (no AST or token stream, whose shapes change between
 versions). A function whose source cannot be read (defined in a REPL) hashes its bytecode
@@ -22,12 +24,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.metadata
 import inspect
 import sys
 import textwrap
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
@@ -145,10 +149,8 @@ def _names(code: CodeType) -> list[str]:
 
 
 def _in_project(value: Any, root: str) -> bool:
-    """Whether ``value`` is a function, class or module of the project ``root`` (the
-    task's top-level package), never dbxdec's own."""
-    if not root or root == _OWN:
-        return False
+    """Whether ``value`` is a function, class or module of the project whose task module's
+    top-level package is ``root`` (see :func:`is_project_module`)."""
     if isinstance(value, ModuleType):
         module = value.__name__
     elif isinstance(value, type | FunctionType):
@@ -157,4 +159,35 @@ def _in_project(value: Any, root: str) -> bool:
             return False
     else:
         return False
-    return module == root or module.startswith(root + ".")
+    return is_project_module(module, root)
+
+
+def is_project_module(module: str, root: str) -> bool:
+    """Whether ``module`` is the project's code: in the task module's top-level package
+    ``root``, or a top-level module beside it that comes from the same distribution (the
+    project's wheel) or, in a checkout, from none (not the standard library, not another
+    installed distribution). Never dbxdec's own.
+
+    Example:
+        >>> is_project_module("json", "my_pipelines"), is_project_module("click", "x")
+        (False, False)
+        >>> is_project_module("my_pipelines.jobs", "my_pipelines")
+        True
+    """
+    top = module.split(".")[0]
+    if not root or root == _OWN or top == _OWN:
+        return False
+    if top == root:
+        return True
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
+        return False
+    owners = _distributions()
+    theirs = set(owners.get(top, ()))
+    ours = set(owners.get(root, ()))
+    return bool(theirs & ours) if ours else not theirs
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module names -> the installed distributions that provide them (read once)."""
+    return importlib.metadata.packages_distributions()
