@@ -3,7 +3,8 @@
 A test that passes on an idle laptop and fails on a loaded CI machine throws a day's
 work away. This script loads every core with a busy loop (one process per core, at
 ``--nice`` priority: 19, the lowest, leaves the tests most of the CPU; 0 competes with
-them as equals), runs the launcher, CLI, emulator and durability tests ``--runs`` times
+them as equals), runs the long scenarios make test leaves out (tests marked ``soak``) once,
+the launcher, CLI, emulator and durability tests ``--runs`` times
 and the whole suite ``--full-runs`` times exactly as ``make test`` runs it (two
 pytest-xdist workers, the Spark tests grouped on one), and prints each run's outcome, the
 tests that failed and how often, the load average seen, and the ten slowest tests of the
@@ -145,7 +146,9 @@ def main() -> int:
         suite = ["--durations=10"]  # as make test runs it: xdist workers, Spark on one
         if args.workers:
             suite += ["-n", str(args.workers), "--dist", "loadgroup"]
-        plan = [(f"subset {i + 1}/{args.runs}", subset) for i in range(args.runs)]
+        # the long scenarios (marked soak: make test leaves them out), once
+        plan = [("scenarios", ["--soak", "-m", "soak", "tests"])]
+        plan += [(f"subset {i + 1}/{args.runs}", subset) for i in range(args.runs)]
         plan += [(f"suite {i + 1}/{args.full_runs}", suite) for i in range(args.full_runs)]
         for label, paths in plan:
             result = run_pytest(label, paths, args.pytest_args)

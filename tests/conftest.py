@@ -90,12 +90,23 @@ def workspace_env(
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     connect_lane.add_option(parser)
+    parser.addoption(
+        "--soak",
+        action="store_true",
+        help="also run the long scenarios marked soak (make soak does; make test does not)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs two pytest-xdist workers; every test that uses Spark goes to one
     of them (``--dist loadgroup``), so a run still starts ONE SparkSession, and the other
-    worker runs the tests that need no Spark meanwhile."""
+    worker runs the tests that need no Spark meanwhile. Tests marked ``soak`` are left out
+    unless ``--soak`` is given."""
+    if not config.getoption("--soak"):
+        long = [item for item in items if item.get_closest_marker("soak") is not None]
+        if long:
+            config.hook.pytest_deselected(items=long)
+            items[:] = [item for item in items if item.get_closest_marker("soak") is None]
     for item in items:
         uses_spark = "spark" in getattr(item, "fixturenames", ())
         if uses_spark or item.get_closest_marker("spark") is not None:

@@ -4,10 +4,12 @@ source's version 0, then a source commit touching 2024-01-05 and 2024-01-07 (ver
 and pv_a rerun for those two days only, so that their provenance cites version 1.
 
 One module-scoped project (the suite pays for one chain); the dry runs and bad inputs
-first, then one flow: the restatement of what read version 1 runs in dependency order
-while a reader polls the three tables; a copy of the starting project is restated by a
-launcher in a subprocess, killed (SIGKILL) while a pv_b run is held at a FIFO gate and
-resumed, to the same rows; ``undo`` restores the three tables.
+first, then the restatement of what read version 1 runs in dependency order while a
+reader polls the three tables, and ``undo`` restores them. The long scenario runs in
+``make soak`` (marked ``soak``; ``pytest --soak`` runs it): a copy of the starting project
+is restated by a launcher in a subprocess, killed (SIGKILL) while a pv_b run is held at a
+FIFO gate, checked key by key (each key's record is there exactly with its rows) and
+resumed, to the rows of an uninterrupted restatement of another copy.
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ def project(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[Pa
                 main(["run", job, "--local", "--start", start, "--end", end,
                       "--project", str(root)])  # fmt: skip
             assert done.value.code == 0
-        shutil.copytree(root, root.parent / "proj-copy")
+        shutil.copytree(root, root.parent / "proj-copy")  # for the killed restatement
+        shutil.copytree(root, root.parent / "proj-uncut")  # for its uninterrupted twin
         yield root
 
 
@@ -232,8 +235,11 @@ class Reader:
         from pyspark.sql import functions as F
 
         while not self.stop.is_set():
-            frames = [
-                self.spark.read.format("delta").load(path).select(F.lit(table).alias("t"), "day")
+            frames = [  # the restated keys' partitions only (pruned: a light query)
+                self.spark.read.format("delta")
+                .load(path)
+                .where(F.col("day").isin(self.wanted[table]))
+                .select(F.lit(table).alias("t"), "day")
                 for table, path in self.paths.items()
             ]
             union = frames[0].unionByName(frames[1]).unionByName(frames[2])
@@ -252,6 +258,37 @@ class Reader:
         self.thread.join()
 
 
+def _record_with_its_rows(
+    spark: Any,
+    root: Path,
+    cut: Ledger,
+    states: dict[tuple[str | None, str], str],
+    before: dict[str, list[tuple[Any, ...]]],
+    restated: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """After the kill, every restated key of ``root`` holds the restatement's rows and
+    a record of ``cut``'s backfill exactly when its run succeeded, else the rows and the
+    record from before."""
+    from databricks_bundle_decorators.launch.ledger.place import LocalPlace
+    from databricks_bundle_decorators.launch.provenance.index import read_index
+    from databricks_bundle_decorators.launch.provenance.job_keys import PROVENANCE_FOLDER
+    from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
+
+    warehouse = root / ".dbxdec" / "warehouse"
+    place = LocalPlace(root / PROVENANCE_FOLDER)
+    now = {t: table_rows(spark, root, t) for t in TABLES}
+    for table, (job, keys) in zip(TABLES, EXPECTED.items(), strict=True):
+        index = read_index(place, table, local_table_path(table, warehouse))
+        for key in keys:
+            record = index.record(key)
+            assert record is not None, (table, key)
+            done = states[(job, key)] == "succeeded"
+            assert (record.backfill_id == cut.id) is done, (table, key, states[(job, key)])
+            rows = [r for r in now[table] if r[0] == key]
+            assert rows == [r for r in (restated if done else before)[table] if r[0] == key]
+    assert "succeeded" in states.values() and set(states.values()) != {"succeeded"}
+
+
 def _in_order(ledger: Ledger) -> list[str]:
     """Slices that started before a slice they wait for ended (from the attempts' times)."""
     wrong = []
@@ -267,38 +304,55 @@ def _in_order(ledger: Ledger) -> list[str]:
     return wrong
 
 
-def test_restate_runs_in_order_with_keys_always_readable_resumes_after_a_kill_and_undoes(
+def test_restate_runs_in_order_with_keys_always_readable_and_undoes(
+    project: Path, spark: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dbxdec = Dbxdec(project, capsys)
+    before = {t: table_rows(spark, project, t) for t in TABLES}
+    # the restatement, a reader polling the three tables throughout
+    with Reader(spark, project) as reader:
+        code, out, err = dbxdec(
+            "restate", "--source", SOURCE, "--versions", "1-1", "--local",
+            "--because", "source v1 fixed days 5 and 7", "--poll-interval", "0.02",
+        )  # fmt: skip
+    assert code == 0, out + err
+    assert reader.polls > 0 and reader.absent == []
+    (ledger,) = list_ledgers(project)
+    assert ledger.because == "source v1 fixed days 5 and 7"
+    ran = {job: [r.keys[0] for r in ledger.slices if r.job == job] for job in EXPECTED}
+    assert ran == EXPECTED
+    assert all(r.state == "succeeded" and len(r.attempts) == 1 for r in ledger.slices)
+    waits = {r.label: [ledger.slices[w].label for w in r.waits_for] for r in ledger.slices}
+    assert waits == WAITS
+    assert _in_order(ledger) == []
+    restated = {t: table_rows(spark, project, t) for t in TABLES}
+    assert restated[B_OUT] != before[B_OUT] and restated[C_OUT] != before[C_OUT]
+    a_rows = {day: labels for day, _, labels in restated[A_OUT]}
+    assert (a_rows["2024-01-05"], a_rows["2024-01-06"]) == ("x05", "v06")
+    code, listing, err = dbxdec("backfills", "--json")
+    assert json.loads(listing)[0]["because"] == "source v1 fixed days 5 and 7"
+
+    code, out, err = dbxdec("backfill", "undo", ledger.id, "--yes")
+    assert code == 0, out + err
+    assert {t: table_rows(spark, project, t) for t in TABLES} == before
+
+
+@pytest.mark.soak  # a second JVM and two more restatements: make soak runs it
+def test_a_killed_restatement_resumes_to_the_uninterrupted_tables(
     project: Path, spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     dbxdec = Dbxdec(project, capsys)
-    copy = project.parent / "proj-copy"
-    before = {t: table_rows(spark, project, t) for t in TABLES}
+    copy, uncut = project.parent / "proj-copy", project.parent / "proj-uncut"
+    before = {t: table_rows(spark, copy, t) for t in TABLES}
     gate, log = tmp_path / "gate", tmp_path / "killed.log"
     killed = _start_killed_restate(copy, gate, log)  # its Spark starts while this one runs
     try:
-        # the restatement, a reader polling the three tables throughout
-        with Reader(spark, project) as reader:
-            code, out, err = dbxdec(
-                "restate", "--source", SOURCE, "--versions", "1-1", "--local",
-                "--because", "source v1 fixed days 5 and 7", "--poll-interval", "0.02",
-            )  # fmt: skip
+        code, out, err = dbxdec(
+            "restate", "--source", SOURCE, "--versions", "1-1", "--local",
+            "--poll-interval", "0.02", root=uncut,
+        )  # fmt: skip
         assert code == 0, out + err
-        assert reader.polls > 0 and reader.absent == []
-        (ledger,) = list_ledgers(project)
-        assert ledger.because == "source v1 fixed days 5 and 7"
-        ran = {job: [r.keys[0] for r in ledger.slices if r.job == job] for job in EXPECTED}
-        assert ran == EXPECTED
-        assert all(r.state == "succeeded" and len(r.attempts) == 1 for r in ledger.slices)
-        waits = {r.label: [ledger.slices[w].label for w in r.waits_for] for r in ledger.slices}
-        assert waits == WAITS
-        assert _in_order(ledger) == []
-        restated = {t: table_rows(spark, project, t) for t in TABLES}
-        assert restated[B_OUT] != before[B_OUT] and restated[C_OUT] != before[C_OUT]
-        a_rows = {day: labels for day, _, labels in restated[A_OUT]}
-        assert (a_rows["2024-01-05"], a_rows["2024-01-06"]) == ("x05", "v06")
-        code, listing, err = dbxdec("backfills", "--json")
-        assert json.loads(listing)[0]["because"] == "source v1 fixed days 5 and 7"
-
+        restated = {t: table_rows(spark, uncut, t) for t in TABLES}
         # the copy's restatement, killed while a pv_b run is held at the gate
         _wait_at_gate(killed, gate, log)
     finally:
@@ -308,13 +362,12 @@ def test_restate_runs_in_order_with_keys_always_readable_resumes_after_a_kill_an
     states = {(r.job, r.keys[0]): r.state for r in cut.slices}
     assert states[("pv_a", "2024-01-05")] == states[("pv_a", "2024-01-07")] == "succeeded"
     assert states[("pv_c", "2024-01-01")] == "pending", log.read_text()
+    # the crash trial: each key's provenance is its data's, committed together or not at
+    # all (the run killed at the gate committed neither its rows nor its record)
+    _record_with_its_rows(spark, copy, cut, states, before, restated)
     # the run held at the gate died with its launcher: the resume runs its key again
     resume = ("--resume", cut.id, "--local", "--poll-interval", "0.02")
     code, out, err = dbxdec("backfill", *resume, root=copy)
     assert code == 0, out + err
     assert {t: table_rows(spark, copy, t) for t in TABLES} == restated
     assert {r.state for r in list_ledgers(copy)[0].slices} == {"succeeded"}
-
-    code, out, err = dbxdec("backfill", "undo", ledger.id, "--yes")
-    assert code == 0, out + err
-    assert {t: table_rows(spark, project, t) for t in TABLES} == before
