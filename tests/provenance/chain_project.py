@@ -8,10 +8,12 @@ rewrite to change B's code (``CHANGE_B``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.launch.downstream_project import own_jobs, table_rows
+
+__all__ = ["own_jobs", "table_rows", "write_chain_project", "write_events"]
 
 SOURCE, A_OUT, B_OUT, C_OUT = "main.raw.events", "main.pv.a_out", "main.pv.b_out", "main.pv.c_out"
 CHANGE_B = ('suffix = "b1"', 'suffix = "b2"')
@@ -109,24 +111,3 @@ def write_events(spark: Any, root: Path, rows: list[tuple[str, str]], *, days: l
         .partitionBy("day")
         .save(str(source_path(root)))
     )
-
-
-def table_rows(spark: Any, root: Path, name: str) -> list[tuple[Any, ...]]:
-    from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
-
-    path = local_table_path(name, root / ".dbxdec" / "warehouse")
-    return sorted(tuple(row) for row in spark.read.format("delta").load(str(path)).collect())
-
-
-@contextmanager
-def own_jobs() -> Iterator[None]:
-    """The process-wide job registry emptied while the block runs, then put back."""
-    from databricks_bundle_decorators.definitions.registry import default_registry
-
-    saved = dict(default_registry._jobs)
-    default_registry._jobs.clear()
-    try:
-        yield
-    finally:
-        default_registry._jobs.clear()
-        default_registry._jobs.update(saved)

@@ -270,8 +270,7 @@ def _record_with_its_rows(
     a record of ``cut``'s backfill exactly when its run succeeded, else the rows and the
     record from before."""
     from databricks_bundle_decorators.launch.ledger.place import LocalPlace
-    from databricks_bundle_decorators.launch.provenance.index import read_index
-    from databricks_bundle_decorators.launch.provenance.job_keys import PROVENANCE_FOLDER
+    from databricks_bundle_decorators.launch.provenance.index import PROVENANCE_FOLDER, read_index
     from databricks_bundle_decorators.runtime.job_tables.tables import local_table_path
 
     warehouse = root / ".dbxdec" / "warehouse"

@@ -17,7 +17,7 @@ from ...launch.launcher import plan_backfill
 from ...launch.ledger.place import LocalPlace
 from ...launch.plan.options import Pacing
 from ...launch.plan.request import BackfillRequest, Connection
-from ...launch.provenance.job_keys import PROVENANCE_FOLDER
+from ...launch.provenance.index import PROVENANCE_FOLDER
 from ...launch.provenance.restate import (
     RestatePlan,
     Roots,

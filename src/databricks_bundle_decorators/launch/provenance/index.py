@@ -28,6 +28,9 @@ from ...backfill.wire.provenance import Provenance, split_provenance
 from ...runtime.storage.delta_history import Placement, changes_rows, read_log_commits
 from ..ledger.place import Place
 
+PROVENANCE_FOLDER = Path(".dbxdec") / "provenance"
+"""Where the index of a project's local tables is kept, under its root (rebuildable from
+the tables' history)."""
 FORMAT = 1
 WHOLE_TABLE = "(table)"
 """The key of an unpartitioned table's one record (it is written whole)."""

@@ -14,11 +14,8 @@ from typing import Any
 from ...backfill.wire.provenance import Provenance
 from ...definitions import JobDefinition
 from ..ledger.place import LocalPlace
+from .index import PROVENANCE_FOLDER
 from .stale import StaleJudge, StaleKey
-
-PROVENANCE_FOLDER = Path(".dbxdec") / "provenance"
-"""Where the provenance index of a project's local tables is kept, under its root
-(rebuildable from the tables' history)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +54,8 @@ class JobProvenance:
         return tuple(reason for s in found for reason in s.reasons)
 
     def stale_json(self, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The stale keys (of ``keys``, in their order; else all) as ``dbxdec stale
-        --json`` prints them, one item per key and table."""
+        """The stale keys (of ``keys``, in their order; else all), one item per key and
+        table, each with its reasons and its provenance record."""
         chosen = self.stale if keys is None else [k for k in keys if k in self.stale]
         return [s.to_json() for key in chosen for s in self.stale[key]]
 
