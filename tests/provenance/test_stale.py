@@ -2,10 +2,11 @@
 pv_c (monthly) of tests/provenance/chain_project.py.
 
 One scenario (the suite pays for one chain): a code change to B makes exactly B's keys and
-C's month stale, and runs of the current code clear them; one upstream commit touching
-the source's 2024-01-05 and 2024-01-07 (D-3 and D-1 of D = 2024-01-08) makes exactly A's
-{D-3, D-1}, B's {D-3, D-2, D-1, D} and C's month stale, and runs clear them again. The
-index is a cache: deleted or damaged, it is rebuilt from the tables' history.
+C's month stale (and the old code again, none); one upstream commit touching the source's
+2024-01-05 and 2024-01-07 (D-3 and D-1 of D = 2024-01-08) makes exactly A's {D-3, D-1},
+B's {D-3, D-2, D-1, D} and C's month stale; then, B's code changed again, runs of the
+current code clear both kinds, each in order. The index is a cache: deleted or damaged,
+it is rebuilt from the tables' history.
 """
 
 from __future__ import annotations
@@ -113,13 +114,7 @@ def test_stale_lists_what_old_code_and_changed_sources_computed_and_runs_clear_i
     load_code(project, PIPELINES.replace(*CHANGE_B))
     assert dbxdec.stale("pv_c") == {"pv_c": {"2024-01-01"}}
 
-    # runs of the current code clear each, in order
-    dbxdec.run("pv_b", DAYS[0], DAYS[-1])
-    found = json.loads(dbxdec("stale", "--json")[1])["stale"]
-    assert [(i["job"], i["key"]) for i in found] == [("pv_c", "2024-01-01")]
-    assert found[0]["reasons"][0].startswith(f"{B_OUT} changed in the windows this key reads")
-    dbxdec.run("pv_c", "2024-01-01", "2024-01-01")
-    assert dbxdec.stale() == {}
+    load_code(project, PIPELINES)  # back to the code that wrote them
 
     # one upstream commit touching D-3 and D-1 (D = 2024-01-08)
     write_events(spark, project, [("2024-01-05", "x05"), ("2024-01-07", "x07")],
@@ -139,10 +134,14 @@ def test_stale_lists_what_old_code_and_changed_sources_computed_and_runs_clear_i
     (project / ".dbxdec" / "provenance" / f"{A_OUT}.json").write_text("{not json")
     assert dbxdec.stale()["pv_a"] == {"2024-01-05", "2024-01-07"}
 
+    # runs of the current code (B's changed again) clear each, in order
+    load_code(project, PIPELINES.replace(*CHANGE_B))
     dbxdec.run("pv_a", "2024-01-05", "2024-01-07")
     assert set(dbxdec.stale()) == {"pv_b", "pv_c"}
-    dbxdec.run("pv_b", "2024-01-05", "2024-01-08")
-    assert set(dbxdec.stale()) == {"pv_c"}
+    dbxdec.run("pv_b", DAYS[0], DAYS[-1])
+    found = json.loads(dbxdec("stale", "--json")[1])["stale"]
+    assert [(i["job"], i["key"]) for i in found] == [("pv_c", "2024-01-01")]
+    assert found[0]["reasons"][0].startswith(f"{B_OUT} changed in the windows this key reads")
     dbxdec.run("pv_c", "2024-01-01", "2024-01-01")
     assert dbxdec.stale() == {}
     assert C_OUT in json.loads(dbxdec("stale", "--json")[1])["tables"]
