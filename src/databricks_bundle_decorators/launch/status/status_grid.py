@@ -95,12 +95,9 @@ class PartitionGrid:
 
     @property
     def shown_states(self) -> tuple[KeyState, ...]:
-        """The states the legend lists: ``stale`` only where staleness was judged (the
-        job writes local tables whose provenance was read)."""
-        judged = self.provenance is not None and bool(self.provenance.tables)
-        if judged or KeyState.STALE in self.states.values():
-            return KEY_STATES
-        return STATES
+        """The states the legend lists: ``stale`` only when a key is shown stale (so a
+        grid with nothing stale reads as before provenance was judged)."""
+        return KEY_STATES if KeyState.STALE in self.states.values() else STATES
 
     def stale_reasons(self, key: str) -> tuple[str, ...]:
         """Why ``key`` is stale (empty: it is not, or it was not judged)."""

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ...backfill.wire.provenance import split_provenance
 from ..core.errors import TaskRunError
 from .delta import DELTA_LOG, delta_table_exists
 from .delta import sql_target as sql_target
@@ -28,9 +29,11 @@ class Commit:
     """Where its files fall (only when read with ``files=True``)."""
 
     def describe(self) -> str:
-        """``version 6 (WRITE at 2024-06-01 12:00:00Z by 'dbxdec:other:t:9')``."""
+        """``version 6 (WRITE at 2024-06-01 12:00:00Z by 'dbxdec:other:t:9')`` (the
+        identity of its ``userMetadata``: a provenance record after it is left out)."""
         at = f" at {self.at}" if self.at else ""
-        by = f" by {self.metadata!r}" if self.metadata else " without userMetadata"
+        identity = split_provenance(self.metadata)[0] if self.metadata else ""
+        by = f" by {identity!r}" if identity else " without userMetadata"
         return f"version {self.version} ({self.operation}{at}{by})"
 
 
