@@ -97,11 +97,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs two pytest-xdist workers; every test that uses Spark goes to one
     of them (``--dist loadgroup``), so a run still starts ONE SparkSession, and the other
     worker runs the tests that need no Spark meanwhile. Tests marked ``soak`` are left out
-    unless ``--soak`` is given."""
+    unless ``--soak`` is given. ``tryfirst``: pytest-xdist's own hook of this name turns the
+    ``xdist_group`` mark into the node id's ``@spark`` suffix its scheduler groups by, and a
+    worker registers that hook after this conftest, so it would run first (pluggy calls the
+    last registered first) and see no mark: every worker then started a SparkSession."""
     if not config.getoption("--soak"):
         long = [item for item in items if item.get_closest_marker("soak") is not None]
         if long:
@@ -112,6 +116,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if uses_spark or item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
     connect_lane.select(config, items)
+
+
+@pytest.fixture(autouse=True)
+def _spark_in_its_group(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` (make test) a test on the Spark session runs on the worker
+    of the group ``spark`` (its node id ends ``@spark``); one that did not would make the
+    other worker start a second SparkSession, two JVMs on two cores."""
+    grouped = getattr(request.config.option, "loadgroup", False)
+    if not grouped or "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    if "spark" in request.fixturenames and not request.node.nodeid.endswith("@spark"):
+        pytest.fail(
+            f"{request.node.nodeid} uses the Spark session outside the xdist group 'spark'; "
+            "tests/conftest.py pytest_collection_modifyitems must mark it before xdist reads it"
+        )
 
 
 @pytest.fixture(autouse=True)
