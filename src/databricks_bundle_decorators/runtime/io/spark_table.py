@@ -34,10 +34,10 @@ from ..checks.metering import Measured
 from ..checks.quarantine import Quarantine
 from ..core.errors import InputMissing, OutputRejected, TaskRunError
 from ..core.predicates import check_column, conjunction, keys_predicate, windows_predicate
-from ..core.provenance import current_recorder, pinned_version
+from ..core.provenance import current_recorder
 from ..session.spark import has_delta
-from ..storage.delta import DeltaFormat, delta_table_exists, read_delta
-from ..storage.delta_history import table_version
+from ..storage.delta import DeltaFormat, delta_table_exists
+from ..storage.delta_history import read_pinned
 from ..storage.dimensions import is_two_dimensional, per_static_predicate
 from ..storage.formats import TableFormat, TableRef, WriteRequest
 from ..storage.layout import TableLayout
@@ -292,9 +292,7 @@ class SparkTableIoManager(IoManager):
         table_format = self.table_format(environment)
         if isinstance(table_format, DeltaFormat) and delta_table_exists(environment.spark, ref):
             # read at the version this task run pinned, which its output's commit records
-            spark = environment.spark
-            version = pinned_version(ref.name, lambda: table_version(spark, ref))
-            frame = read_delta(spark, ref, version)
+            frame = read_pinned(environment.spark, ref)
         else:
             frame = table_format.read(
                 environment.spark,

@@ -23,10 +23,8 @@ from ...errors import UsageError, counted
 from ..core.context import current_environment
 from ..core.errors import TaskRunError
 from ..core.predicates import quote_identifier, quote_literal, windows_predicate
-from ..core.provenance import pinned_version
 from ..io.spark_table import TableName
-from ..storage.delta import read_delta
-from ..storage.delta_history import table_version
+from ..storage.delta_history import read_pinned
 from ..storage.formats import TableRef
 from .tables import local_table_exists, local_table_path
 
@@ -116,9 +114,7 @@ def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWi
     spark = environment.spark
     name = TableName.parse(declared.name)
     if environment.databricks:
-        ref = TableRef(declared.name, name.quoted, None)
-        version = pinned_version(declared.name, lambda: table_version(spark, ref))
-        return read_delta(spark, ref, version)
+        return read_pinned(spark, TableRef(declared.name, name.quoted, None))
     if callable(declared.local):
         start = min((s.start_utc() for s in spans), default=datetime.min)
         end = max((s.end_utc() for s in spans), default=datetime.max)
@@ -132,8 +128,7 @@ def _frame(declared: Source, environment: RunEnvironment, spans: Sequence[TimeWi
             f"source {declared.name} has no local table ({table}) and no stand-in; "
             "declare one with source(..., local=...)"
         )
-    ref = TableRef(declared.name, name.quoted, table)
-    return read_delta(spark, ref, pinned_version(declared.name, lambda: table_version(spark, ref)))
+    return read_pinned(spark, TableRef(declared.name, name.quoted, table))
 
 
 def _read_seed(spark: Any, seed: Path, name: str) -> Any:

@@ -12,7 +12,8 @@ from typing import Any
 
 from ...backfill.wire.provenance import split_provenance
 from ..core.errors import TaskRunError
-from .delta import DELTA_LOG, delta_table_exists
+from ..core.provenance import pinned_version
+from .delta import DELTA_LOG, delta_table_exists, read_delta
 from .delta import sql_target as sql_target
 from .formats import TableRef
 
@@ -54,6 +55,14 @@ def table_version(spark: Any, table: TableRef) -> int | None:
     except Exception:  # a view, a foreign table: nothing to pin, read as it is
         return None
     return None if row is None else int(row["version"])
+
+
+def read_pinned(spark: Any, table: TableRef) -> Any:
+    """The existing Delta ``table`` as a task's input: at the version the running task
+    pinned for it on its first read (:func:`table_version`), which its output's commit
+    records (``runtime/core/provenance.py``); as it is outside a task run. Inputs only:
+    a task's reads of its own output (presence, baselines, upserts) take the latest."""
+    return read_delta(spark, table, pinned_version(table.name, lambda: table_version(spark, table)))
 
 
 def local_table_version(folder: Path) -> int | None:

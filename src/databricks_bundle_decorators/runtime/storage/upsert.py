@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core.errors import OutputRejected, TaskRunError
 from .delta import delta_table_exists, read_delta
-from .delta_history import latest_commit
+from .delta_history import table_version
 from .formats import TableRef, schema_difference
 
 _SHOWN = 5
@@ -63,7 +63,7 @@ def upserted(
     spark = frame.sparkSession
     if not delta_table_exists(spark, table):
         return frame  # the first write creates the table, as a replacing write does
-    current = read_delta(spark, table, _latest_version(spark, table)).where(replaced)
+    current = read_delta(spark, table, table_version(spark, table)).where(replaced)
     difference = schema_difference(current.schema.jsonValue(), frame.schema.jsonValue())
     if difference is not None:
         raise TaskRunError(
@@ -104,7 +104,3 @@ def _refuse_duplicates(frame: Any, upsert_on: Sequence[str], task_key: str, tabl
         f"task {task_key!r}: the output repeats upsert_on values of table {table} "
         f"({shown}{more}); each must occur once; nothing was written"
     )
-
-
-def _latest_version(spark: Any, table: TableRef) -> int:
-    return int(latest_commit(spark, table)["version"])
