@@ -83,17 +83,19 @@ def test_two_keys_upserted_side_by_side_both_commit_and_undo_restores(
     both_staged = threading.Barrier(2, timeout=120)
     read_versions: list[int] = []
     commit = delta._DeltaStagedWrite.commit
-    latest: Callable[..., int] = upsert._latest_version
+    latest: Callable[..., int | None] = upsert.table_version
 
-    def recorded_version(*args: Any) -> int:
-        read_versions.append(latest(*args))
-        return read_versions[-1]
+    def recorded_version(*args: Any) -> int | None:
+        version = latest(*args)
+        assert version is not None
+        read_versions.append(version)
+        return version
 
     def commit_together(self: Any, request: Any) -> None:
         both_staged.wait()
         commit(self, request)
 
-    monkeypatch.setattr(upsert, "_latest_version", recorded_version)
+    monkeypatch.setattr(upsert, "table_version", recorded_version)
     monkeypatch.setattr(delta._DeltaStagedWrite, "commit", commit_together)
     out = dbxdec(
         root,
