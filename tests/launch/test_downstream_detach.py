@@ -73,10 +73,16 @@ class Chain:
         )
 
     def wait_controllers_ended(self, at_least: int = 1) -> None:
+        """Until ``at_least`` controller runs exist and none is active. Each generation is a
+        new Python process (with coverage's tracing under make test): on a loaded 2-core
+        machine a chain of them took over the usual 60 s, so the wait allows 240 s."""
+
         def ended(runs: list) -> bool:  # type: ignore[type-arg]
             return len(runs) >= at_least and not any(r.active for r in runs)
 
-        self.emu.wait_for(ended, job_id=self.controller, what="every controller run ended")
+        self.emu.wait_for(
+            ended, job_id=self.controller, what="every controller run ended", timeout=240
+        )
 
 
 @pytest.fixture
