@@ -84,6 +84,13 @@ class Provenance:
         record.update({k: v for k, v in optional.items() if v})
         return record
 
+    def key_json(self) -> dict[str, Any]:
+        """The record as one key's provenance: :meth:`to_json` without the commit's other
+        keys (shown per key, they would repeat every key of the commit at each one)."""
+        record = self.to_json()
+        del record["keys"]
+        return record
+
     @classmethod
     def from_json(cls, record: object) -> Provenance | None:
         """The record, or ``None`` when it is not one of this format (never raises)."""

@@ -70,9 +70,7 @@ class StaleKey:
     provenance: Provenance | None
 
     def to_json(self) -> dict[str, Any]:
-        record = self.provenance.to_json() if self.provenance is not None else None
-        if record is not None:
-            record.pop("keys", None)  # the commit's other keys: not this key's business
+        record = self.provenance.key_json() if self.provenance is not None else None
         return {
             "job": self.job,
             "task": self.task,
