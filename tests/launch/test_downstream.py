@@ -19,6 +19,7 @@ import pytest
 
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import list_ledgers
+from tests.cli.clirun import Cli
 
 from .downstream_project import (
     A_OUT,
@@ -52,22 +53,6 @@ EVERY_SLICE = {
 }
 BLOCKED = {("ds_b", "2024-01-31"), ("ds_b", "2024-02-01")}
 BLOCKED |= {("ds_c", "2024-01-01"), ("ds_c", "2024-02-01")}
-
-
-class Dbxdec:
-    """``dbxdec ... --project ROOT`` in-process: exit code, stdout, stderr."""
-
-    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.root = root
-        self.capsys = capsys
-
-    def __call__(self, *args: str) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([*args, "--project", str(self.root)])
-        out, err = self.capsys.readouterr()
-        code = exit_info.value.code
-        return (code if isinstance(code, int) else 1), out, err
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +91,7 @@ def _states(root: Path) -> dict[tuple[str | None, str], str]:
 def test_downstream_blocks_what_a_failure_feeds_resumes_in_order_and_undoes_three_tables(
     project: Path, spark: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dbxdec = Dbxdec(project, capsys)
+    dbxdec = Cli(project, capsys)
     before = {t: table_rows(spark, project, t) for t in TABLES}
     (project / "fail_on").write_text("2024-01-31")
     code, out, err = dbxdec(

@@ -29,6 +29,7 @@ import pytest
 
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.launch.ledger.ledger import Ledger, list_ledgers
+from tests.cli.clirun import Cli
 
 from .chain_project import (
     A_OUT,
@@ -79,22 +80,6 @@ def _gate():
 """
 
 
-class Dbxdec:
-    """``dbxdec ... --project ROOT`` in-process: exit code, stdout, stderr."""
-
-    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.root = root
-        self.capsys = capsys
-
-    def __call__(self, *args: str, root: Path | None = None) -> tuple[int, str, str]:
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([*args, "--project", str(root or self.root)])
-        out, err = self.capsys.readouterr()
-        code = exit_info.value.code
-        return (code if isinstance(code, int) else 1), out, err
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Iterator[Path]:
     """The chain after pv_a's rerun of 2024-01-05 and 2024-01-07 from the source's version 1
@@ -136,7 +121,7 @@ def _keys(out: str) -> dict[str, dict[str, str]]:
 def test_dry_run_of_a_source_version_lists_what_read_it_and_its_dependants(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dbxdec = Dbxdec(project, capsys)
+    dbxdec = Cli(project, capsys)
     code, out, err = dbxdec(
         "restate", "--source", SOURCE, "--versions", "1-1", "--dry-run", "--json"
     )
@@ -161,7 +146,7 @@ def test_dry_run_of_a_source_version_lists_what_read_it_and_its_dependants(
 def test_dry_run_of_a_table_range_and_bad_inputs(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dbxdec = Dbxdec(project, capsys)
+    dbxdec = Cli(project, capsys)
     range_ = ("--start", "2024-01-03", "--end", "2024-01-04")
     code, out, err = dbxdec("restate", A_OUT, *range_, "--dry-run", "--json")
     assert code == 0, out + err
@@ -306,7 +291,7 @@ def _in_order(ledger: Ledger) -> list[str]:
 def test_restate_runs_in_order_with_keys_always_readable_and_undoes(
     project: Path, spark: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dbxdec = Dbxdec(project, capsys)
+    dbxdec = Cli(project, capsys)
     before = {t: table_rows(spark, project, t) for t in TABLES}
     # the restatement, a reader polling the three tables throughout
     with Reader(spark, project) as reader:
@@ -340,7 +325,7 @@ def test_restate_runs_in_order_with_keys_always_readable_and_undoes(
 def test_a_killed_restatement_resumes_to_the_uninterrupted_tables(
     project: Path, spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    dbxdec = Dbxdec(project, capsys)
+    dbxdec = Cli(project, capsys)
     copy, uncut = project.parent / "proj-copy", project.parent / "proj-uncut"
     before = {t: table_rows(spark, copy, t) for t in TABLES}
     gate, log = tmp_path / "gate", tmp_path / "killed.log"
@@ -366,7 +351,7 @@ def test_a_killed_restatement_resumes_to_the_uninterrupted_tables(
     _record_with_its_rows(spark, copy, cut, states, before, restated)
     # the run held at the gate died with its launcher: the resume runs its key again
     resume = ("--resume", cut.id, "--local", "--poll-interval", "0.02")
-    code, out, err = dbxdec("backfill", *resume, root=copy)
+    code, out, err = Cli(copy, capsys)("backfill", *resume)
     assert code == 0, out + err
     assert {t: table_rows(spark, copy, t) for t in TABLES} == restated
     assert {r.state for r in list_ledgers(copy)[0].slices} == {"succeeded"}

@@ -22,6 +22,7 @@ import pytest
 
 from databricks_bundle_decorators.cli.main import main
 from databricks_bundle_decorators.definitions.registry import default_registry
+from tests.cli.clirun import Cli
 
 from .chain_project import (
     A_OUT,
@@ -40,19 +41,11 @@ MODULE = "pv_stale_pipelines"
 DAYS = [f"2024-01-{d:02d}" for d in range(1, 11)]
 
 
-class Dbxdec:
-    """``dbxdec ... --project ROOT`` in-process: exit code and stdout."""
+class Dbxdec(Cli):
+    """``dbxdec ... --project ROOT`` in-process, which must succeed: exit code and stdout."""
 
-    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.root = root
-        self.capsys = capsys
-
-    def __call__(self, *args: str) -> tuple[int, str]:
-        self.capsys.readouterr()
-        with pytest.raises(SystemExit) as exit_info:
-            main([*args, "--project", str(self.root)])
-        out, err = self.capsys.readouterr()
-        code = exit_info.value.code
+    def __call__(self, *args: str) -> tuple[int, str]:  # type: ignore[override]
+        code, out, err = super().__call__(*args)
         assert code == 0, out + err
         return code, out
 
