@@ -41,7 +41,8 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "backfill": ("backfill_commands", "steer_commands"),  # steer makes it a group
     "catchup": ("backfill_commands",),
     **dict.fromkeys(["backfills", "status", "graph"], ("report_commands",)),
-    **dict.fromkeys(["stale", "restate"], ("provenance_commands",)),
+    "stale": ("stale_commands",),
+    "restate": ("restate_commands",),
 }
 """Each ``dbxdec`` command and the modules of :mod:`.commands` whose ``register`` adds it,
 in order (``tests/cli/test_main.py`` checks the map against what they register)."""

@@ -105,7 +105,7 @@ class Provenance:
                 code=_text(record["code"]),
                 dbxdec=_text(record["dbxdec"]),
                 reads={_text(k): _version(v) for k, v in dict(reads).items()},
-                keys=tuple(_text(k) for k in record.get("keys") or ()),
+                keys=_texts(record.get("keys") or ()),
                 column=_text(record["column"]) if record.get("column") else None,
                 checks=tuple(_text(c) for c in record.get("checks") or ()),
                 warned=tuple(_text(c) for c in record.get("warned") or ()),
@@ -119,6 +119,16 @@ def _text(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError("not a string")
     return value
+
+
+def _texts(values: object) -> tuple[str, ...]:
+    """A list of strings as a tuple (one pass: a commit's record lists up to thousands)."""
+    if not isinstance(values, list | tuple):
+        raise TypeError("not a list")
+    texts = tuple(values)
+    if not all(type(v) is str for v in texts):
+        raise TypeError("not a list of strings")
+    return texts
 
 
 def _version(value: object) -> int:

@@ -2,8 +2,8 @@
 
 Owns ``app_commands`` (``app``: the backfill app on loopback), ``backfill_commands``
 (``backfill``, ``catchup``), ``bundle_commands`` (``init``,
-``generate``, ``validate``, ``deploy``, ``wheel``), ``provenance_commands`` (``stale``,
-``restate``), ``emulator_commands`` (``emulator``:
+``generate``, ``validate``, ``deploy``, ``wheel``), ``stale_commands`` (``stale``),
+``restate_commands`` (``restate``), ``emulator_commands`` (``emulator``:
 it starts ``testing.local_workspace`` as a program, never importing it),
 ``report_commands`` (``backfills``, ``status``, ``graph``), ``run_commands`` (``run``,
 ``setup-spark``) and ``steer_commands`` (the ``backfill`` group: ``undo``, ``cost``,
