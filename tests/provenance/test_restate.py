@@ -325,15 +325,14 @@ def test_restate_runs_in_order_with_keys_always_readable_and_undoes(
 def test_a_killed_restatement_resumes_to_the_uninterrupted_tables(
     project: Path, spark: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    dbxdec = Cli(project, capsys)
     copy, uncut = project.parent / "proj-copy", project.parent / "proj-uncut"
     before = {t: table_rows(spark, copy, t) for t in TABLES}
     gate, log = tmp_path / "gate", tmp_path / "killed.log"
     killed = _start_killed_restate(copy, gate, log)  # its Spark starts while this one runs
     try:
-        code, out, err = dbxdec(
+        code, out, err = Cli(uncut, capsys)(
             "restate", "--source", SOURCE, "--versions", "1-1", "--local",
-            "--poll-interval", "0.02", root=uncut,
+            "--poll-interval", "0.02",
         )  # fmt: skip
         assert code == 0, out + err
         restated = {t: table_rows(spark, uncut, t) for t in TABLES}
