@@ -170,25 +170,14 @@ class StaleJudge:
             report.judged_in[name] = report.judged_in.get(name, 0) + len(written)
             shared: tuple[Provenance | None, tuple[str, list[_ReadCheck]]] = (None, ("", []))
             for key, record in written:
-                if record is not None:
-                    if shared[0] is not record:  # a commit's keys mostly come one after another
-                        shared = (record, self._per_record(record))
-                    code_reason, checks = shared[1]
-                    if not checks:  # the common case: what the record's keys share decides
-                        if code_reason:
-                            report.keys.append(
-                                StaleKey(
-                                    writer.job.name,
-                                    writer.task,
-                                    writer.table,
-                                    key,
-                                    (code_reason,),
-                                    record,
-                                )
-                            )
-                            stale.append(key)
-                        continue
-                reasons = self._reasons(writer, index, key, record) if index else []
+                if record is not None and shared[0] is not record:
+                    shared = (record, self._per_record(record))  # a commit's keys come together
+                code_reason, checks = shared[1]
+                reasons: Sequence[str]
+                if record is not None and not checks:  # what the record's keys share decides
+                    reasons = (code_reason,) if code_reason else ()
+                else:
+                    reasons = self._reasons(writer, index, key, record) if index else []
                 if reasons:
                     report.keys.append(
                         StaleKey(
