@@ -17,6 +17,17 @@ UPDATE = "/api/2.2/jobs/update"
 RUN_NOW = "/api/2.2/jobs/run-now"
 
 
+def pause_calls(emu: JobsEmulator) -> list[str]:
+    """The schedule updates and run-nows in order, repeated run-nows as one: a slow
+    run-now is sent again with its idempotency token (the launcher's overtaker), so
+    under load there may be more requests than runs."""
+    calls: list[str] = []
+    for _, path in emu.request_log:
+        if path in (UPDATE, RUN_NOW) and not (path == RUN_NOW and calls[-1:] == [RUN_NOW]):
+            calls.append(path)
+    return calls
+
+
 def scheduled_job(emu: JobsEmulator, max_concurrent_runs: int = 10) -> int:
     return emu.create_job(
         "nightly",
@@ -37,9 +48,8 @@ def test_the_schedule_is_paused_for_the_backfill_and_restored(
 
     assert code == 0, out + err
     assert sorted(keys_of(emu, job_id)) == DAYS
-    calls = [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)]
-    # paused before the first run, put back after the last one
-    assert calls == [UPDATE, *[RUN_NOW] * len(DAYS), UPDATE]
+    # paused before the first run, put back after the last one (one run a day, above)
+    assert pause_calls(emu) == [UPDATE, RUN_NOW, UPDATE]
     assert emu.job_settings(job_id)["schedule"]["pause_status"] == "UNPAUSED"
     assert not list((project / ".dbxdec" / "paused").glob("*.json"))
     ledger = read_ledger(next((project / ".dbxdec" / "backfills").glob("*.sqlite")))
@@ -109,8 +119,7 @@ def test_pause_schedule_without_can_manage_is_refused_before_anything_starts(
     emu.set_job_permissions(job_id, [("user", alice, "CAN_MANAGE")])
     code, out, err = dbxdec("backfill", "nightly", "--keys", DAYS[0], "--pause-schedule", *FAST)
     assert code == 0, out + err
-    calls = [path for _, path in emu.request_log if path in (UPDATE, RUN_NOW)]
-    assert calls == [UPDATE, RUN_NOW, UPDATE]
+    assert pause_calls(emu) == [UPDATE, RUN_NOW, UPDATE] and len(emu.runs(job_id)) == 1
 
 
 def test_a_resume_that_pauses_again_checks_the_caller_first(
