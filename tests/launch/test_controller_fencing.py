@@ -63,7 +63,7 @@ def test_a_second_controller_past_the_claim_loses_the_journal_append_and_stops_w
         lambda runs: any(r.run_id == first.run_id and not r.active for r in runs),
         what="the first controller finished",
     )
-    launched = len(emu.run_now_bodies(workspace.job_id))
+    launched = len(emu.launch_bodies(workspace.job_id))
     emu.release_requests()  # the second takes the free claim, a journal behind
     workspace.wait_backfill_done(len(KEYS))
 
@@ -76,7 +76,7 @@ def test_a_second_controller_past_the_claim_loses_the_journal_append_and_stops_w
         lost,
     ), lost
     assert "submitted" not in lost  # it launched nothing ...
-    assert len(emu.run_now_bodies(workspace.job_id)) == launched == len(KEYS)  # ... not even
+    assert len(emu.launch_bodies(workspace.job_id)) == launched == len(KEYS)  # ... not even
     # a run-now answered with an existing run
     assert "has nothing left to run" in attempts[1].stdout.decode()  # its retry: done
     assert [r.result_state for r in emu.runs(workspace.controller_job)] == ["SUCCESS"] * 2

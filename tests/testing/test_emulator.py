@@ -189,6 +189,12 @@ def test_idempotency_token(emu: JobsEmulator, w: WorkspaceClient) -> None:
     with pytest.raises(InvalidParameterValue, match="64"):
         w.jobs.run_now(job_id, idempotency_token="x" * 65)
     assert len(emu.runs(job_id)) == 3
+    # what was meant to start: one body per token; bodies without a token all count
+    w.jobs.run_now(job_id)
+    w.jobs.run_now(job_id)
+    assert len(emu.run_now_bodies(job_id)) == 7
+    tokens = [b.get("idempotency_token") for b in emu.launch_bodies(job_id)]
+    assert tokens == ["tok-1", "tok-2", "x" * 64, "x" * 65, None, None]
 
 
 def test_queue_caps_concurrency_fifo(emu: JobsEmulator, w: WorkspaceClient) -> None:

@@ -300,6 +300,22 @@ class JobsEmulator(HttpFrontEnd, SyncControls, PermissionControls):
             bodies = list(self._model.run_now_bodies)
         return [b for b in bodies if job_id is None or b.get("job_id") == job_id]
 
+    def launch_bodies(self, job_id: int | None = None) -> list[JsonDict]:
+        """:meth:`run_now_bodies` with one body per ``idempotency_token`` (its first): a
+        client may send a slow ``run-now`` again with the same token (dbxdec's launcher
+        does), and the workspace starts one run for them, so this counts what was meant
+        to start, however loaded the machine. Bodies without a token all count."""
+        seen: set[str] = set()
+        firsts = []
+        for body in self.run_now_bodies(job_id):
+            token = body.get("idempotency_token")
+            if isinstance(token, str):
+                if token in seen:
+                    continue
+                seen.add(token)
+            firsts.append(body)
+        return firsts
+
     def job_change_bodies(self, job_id: int | None = None) -> list[tuple[str, JsonDict]]:
         """Every ``jobs/create``, ``jobs/update`` and ``jobs/reset`` request received (of one
         job), in order: ``(endpoint, body as sent)`` (a create's body gets its ``job_id``).
