@@ -21,10 +21,17 @@ settings.register_profile("deterministic", derandomize=True, database=None, dead
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
+# The short-lived JVMs tests start in subprocesses take tests/spark_conf/spark-defaults.conf
+# (JIT and GC flags that start them faster); set before any JVM, inherited by subprocesses.
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).resolve().parent / "spark_conf"))
+
 SPARK_TEST_CONF = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     "spark.sql.adaptive.enabled": "false",
+    # long-lived (the session of every in-process Spark test, the Connect lane's server):
+    # the JVM's default JIT, not spark_conf's first tier only
+    "spark.driver.defaultJavaOptions": "",
 }
 
 

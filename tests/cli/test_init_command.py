@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,23 @@ def _project_texts(project: Path) -> dict[Path, str]:
     }
 
 
-@pytest.mark.slow
-@pytest.mark.spark
-def test_an_initialised_project_installs_and_passes_its_own_tests(
-    tmp_path: Path, spark: Any
-) -> None:
-    """The Must-show path: dbxdec init, install dbxdec from the wheel init copied, pip
-    install -e ".[dev]", pytest, validate, generate.
+@dataclass
+class Initialised:
+    """A project ``dbxdec init`` made, installed (dbxdec from the wheel init copied, then
+    ``pip install -e ".[dev]"``) in a venv of its own; ``call`` runs a command in it."""
+
+    project: Path
+    python: Path
+    dbxdec: list[str]
+
+    def call(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            list(args), cwd=cwd or self.project, capture_output=True, text=True, timeout=300
+        )
+
+
+def _initialise_and_install(tmp_path: Path) -> Initialised:
+    """The README's path up to the install, checking where dbxdec comes from.
 
     Kept fast: the throw-away venv has no pip of its own (this interpreter's pip installs
     into it with --python) and sees this environment's packages through a .pth file, so
@@ -111,15 +122,11 @@ def test_an_initialised_project_installs_and_passes_its_own_tests(
     )
     dbxdec = [str(python), "-c", "from databricks_bundle_decorators.cli.main import main; main()"]
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
-    project = tmp_path / "shop-etl"
+    made = Initialised(tmp_path / "shop-etl", python, dbxdec)
 
-    def call(*args: str, cwd: Path = project) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            list(args), cwd=cwd, capture_output=True, text=True, timeout=300, check=False
-        )
-
-    created = call(*dbxdec, "init", "shop-etl", cwd=tmp_path)
+    created = made.call(*dbxdec, "init", "shop-etl", cwd=tmp_path)
     assert created.returncode == 0, created.stderr
+    project = made.project
     wheel = f"wheels/dbxdec-{__version__}-py3-none-any.whl"
     assert [p.relative_to(project).as_posix() for p in project.glob("wheels/*")] == [wheel]
     for path, text in _project_texts(project).items():
@@ -127,11 +134,11 @@ def test_an_initialised_project_installs_and_passes_its_own_tests(
     readme = (project / "README.md").read_text(encoding="utf-8")
     assert f"pip install {wheel}\n" in readme
 
-    installed = call(*pip, "--no-deps", wheel)
+    installed = made.call(*pip, "--no-deps", wheel)
     assert installed.returncode == 0, installed.stderr
-    installed = call(*pip, "-e", ".[dev]")
+    installed = made.call(*pip, "-e", ".[dev]")
     assert installed.returncode == 0, installed.stderr
-    origin = call(
+    origin = made.call(
         str(python),
         "-c",
         "import json, databricks_bundle_decorators as d, importlib.metadata as m; "
@@ -141,7 +148,7 @@ def test_an_initialised_project_installs_and_passes_its_own_tests(
     module_file, direct_url = origin.stdout.strip().splitlines()
     assert Path(module_file).is_relative_to(purelib), module_file
     assert json.loads(direct_url)["url"] == (project / wheel).as_uri()
-    imported = call(
+    imported = made.call(
         str(python),
         "-c",
         "import shop_etl.pipelines.daily_orders as m; print(m.__file__)",
@@ -150,12 +157,20 @@ def test_an_initialised_project_installs_and_passes_its_own_tests(
     assert imported.stdout.strip() == str(
         project / "src" / "shop_etl" / "pipelines" / "daily_orders.py"
     )
-    tests = call(str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "3 passed" in tests.stdout, tests.stdout
-    validated = call(*dbxdec, "validate", "--schema", str(schema_path()))
+    return made
+
+
+@pytest.mark.slow
+def test_an_initialised_project_installs_validates_and_generates(tmp_path: Path) -> None:
+    """The Must-show path without a JVM: dbxdec init, install dbxdec from the wheel init
+    copied, pip install -e ".[dev]", validate, generate. The project's own tests run on the
+    getting-started page (tests/test_getting_started.py: "3 passed"); the soak scenario
+    below runs them here too, with the README's local backfill."""
+    made = _initialise_and_install(tmp_path)
+    project, dbxdec = made.project, made.dbxdec
+    validated = made.call(*dbxdec, "validate", "--schema", str(schema_path()))
     assert validated.returncode == 0, validated.stdout + validated.stderr
-    generated = call(*dbxdec, "generate")
+    generated = made.call(*dbxdec, "generate")
     assert generated.returncode == 0, generated.stderr
     document = yaml.safe_load(
         (project / "resources" / "daily_orders.job.yml").read_text(encoding="utf-8")
@@ -163,10 +178,22 @@ def test_an_initialised_project_installs_and_passes_its_own_tests(
     job = document["resources"]["jobs"]["daily_orders"]
     assert SchemaValidator(schema_path()).problems("daily_orders", job) == []
     assert job["tasks"][0]["python_wheel_task"]["package_name"] == "shop-etl"
+    wheel = f"wheels/dbxdec-{__version__}-py3-none-any.whl"
     assert job["environments"][0]["spec"]["dependencies"] == [f"../{wheel}", "../dist/*.whl"]
     for path, text in _project_texts(project).items():
         assert "databricks-bundle-decorators" not in text, path
-    _backfill_three_days_locally(project, call, dbxdec, spark)
+
+
+@pytest.mark.soak  # three JVMs (the project's pytest, two backfills): ~100 s of make test
+@pytest.mark.spark
+def test_an_initialised_project_passes_its_own_tests_and_backfills_locally(
+    tmp_path: Path, spark: Any
+) -> None:
+    made = _initialise_and_install(tmp_path)
+    tests = made.call(str(made.python), "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "3 passed" in tests.stdout, tests.stdout
+    _backfill_three_days_locally(made.project, made.call, made.dbxdec, spark)
 
 
 def _backfill_three_days_locally(project: Path, call: Any, dbxdec: list[str], spark: Any) -> None:

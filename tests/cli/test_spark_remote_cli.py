@@ -20,6 +20,7 @@ from tests import connect_lane
 from tests.cli.clirun import assert_one_error_line, run
 
 DAYS = ("--start", "2024-01-01", "--end", "2024-01-03")
+TWO_DAYS = ("--start", "2024-01-01", "--end", "2024-01-02")  # the lane's budget: 2 x 4 tasks
 TABLES = ("sales_raw", "sales_clean", "sales_daily", "sales_region_totals")
 
 
@@ -118,23 +119,33 @@ def test_a_backfill_through_spark_connect_writes_what_the_embedded_spark_writes(
         pytest.skip("runs in the Spark Connect lane, which has a server (tests/connect_lane.py)")
     url = spark.server.url
     monkeypatch.delenv("SPARK_REMOTE")  # the option alone sends the runs to the server
-    remote = _project(tmp_path / "remote")
-    argv = ["backfill", "sales_pipeline", "--local", "--spark-remote", url, *DAYS]
-    code, out, err = run([*argv, "--param", "events_per_day=50", "--project", str(remote)], capsys)
-    assert code == 0, out + err
-    assert os.environ["SPARK_REMOTE"] == url
     # the same backfill on the embedded Spark, in a process of its own (a classic session
     # cannot live beside a Connect one, and PySpark marks this process's environment as
-    # Connect mode, which a child would inherit)
+    # Connect mode, which a child would inherit); started first, it runs beside the
+    # Connect one (each waits on its own JVM)
     classic = _project(tmp_path / "classic")
     connect = ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_SUBMIT_ARGS")
     env = {k: v for k, v in os.environ.items() if k not in connect}
     dbxdec = Path(sys.executable).parent / "dbxdec"
-    argv = ["backfill", "sales_pipeline", "--local", *DAYS, "--param", "events_per_day=50"]
-    done = subprocess.run(
-        [str(dbxdec), *argv, "--project", str(classic)], env=env, capture_output=True, text=True
+    argv = ["backfill", "sales_pipeline", "--local", *TWO_DAYS, "--param", "events_per_day=50"]
+    embedded = subprocess.Popen(
+        [str(dbxdec), *argv, "--project", str(classic)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    remote = _project(tmp_path / "remote")
+    argv = ["backfill", "sales_pipeline", "--local", "--spark-remote", url, *TWO_DAYS]
+    try:
+        code, out, err = run(
+            [*argv, "--param", "events_per_day=50", "--project", str(remote)], capsys
+        )
+    finally:
+        classic_out, classic_err = embedded.communicate(timeout=600)
+    assert code == 0, out + err
+    assert os.environ["SPARK_REMOTE"] == url
+    assert embedded.returncode == 0, classic_out + classic_err
     for table in TABLES:
         rows = [_rows(spark, root, table) for root in (remote, classic)]
         assert rows[0] == rows[1] and rows[0], table

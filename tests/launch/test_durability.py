@@ -94,16 +94,31 @@ def assert_each_key_ran_once(emu: JobsEmulator, job_id: int, expected: int) -> N
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_then_resume_runs_every_key_exactly_once(tmp_path: Path) -> None:
+    """Three trials in make test (before any run, then two random points); the soak
+    scenario below runs the ten of the crash test."""
+    sigkill_trials(tmp_path, 3)
+
+
+@pytest.mark.soak  # ten launchers killed and ten resumed: ~140 s of make test
+def test_sigkill_at_ten_random_points_then_resume_runs_every_key_exactly_once(
+    tmp_path: Path,
+) -> None:
+    sigkill_trials(tmp_path, 10)
+
+
+def sigkill_trials(tmp_path: Path, trials: int) -> None:
     """The launcher dies at a random point, chosen by how many runs exist, not by time.
 
     The emulator's gate parks the next ``run-now`` (before it is applied) once the
     chosen number of runs exists and the held key's run is RUNNING; SIGKILL lands
     while that request waits. The parked request is then applied with nobody to read
-    the reply, like a response lost in the network.
+    the reply, like a response lost in the network. Trial 0 dies before any run; the
+    points of the others come from one seeded generator, so a trial is the same in both
+    tests.
     """
     rng = random.Random(20240101)
     keys = [(date(2024, 1, 1) + timedelta(days=i)).isoformat() for i in range(KEYS)]
-    for trial in range(10):
+    for trial in range(trials):
         project = write_project(tmp_path / f"trial{trial}")
         with JobsEmulator() as emu:
             emu.default_duration = 0.05
