@@ -136,7 +136,7 @@ def test_the_triggers_stay_paused_across_a_handover_and_are_restored_by_the_last
     chain: Chain,
 ) -> None:
     emu, ids = chain.emu, chain.ids
-    chain.tune(handover_after="2")
+    chain.tune(handover_after="2")  # two handovers while held; few processes once released
     emu.set_outcome("2024-02-01", job_id=ids["job_b"], hold=True)
     chain.detach()
     emu.wait_for(lambda runs: len(runs) >= 3, job_id=chain.controller, what="two handovers")
