@@ -16,8 +16,6 @@ from databricks_bundle_decorators.testing import JobsEmulator
 from tests.cli.clirun import FAST, Cli, assert_one_error_line
 from tests.launch.conftest import BACKFILL_PARAMS
 
-RUN_NOW = "/api/2.2/jobs/run-now"
-
 
 class TerminalInput(io.StringIO):
     """What the user types, on a stdin that says it is a terminal."""
