@@ -129,7 +129,9 @@ def test_a_run_now_held_by_the_emulator_is_sent_again_and_makes_one_run(
     (run,) = emu.runs(job_id)
     assert str(run.run_id) == submitted.run_id
     tokens = [body["idempotency_token"] for body in emu.run_now_bodies(job_id)]
-    assert tokens == ["token-a", "token-a"]
+    # the held copy and the one answered; on a loaded machine the answered copy may itself
+    # take over 0.01 s, and a third goes out (three copies at most), with the same token
+    assert set(tokens) == {"token-a"} and 2 <= len(tokens) <= 3, tokens
 
 
 def test_resend_after_0_never_sends_a_held_run_now_again(emu: JobsEmulator) -> None:
